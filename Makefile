@@ -1,0 +1,109 @@
+# sluice - build, test, demo, install.
+#
+#   make                 build build/sluice (installs missing dependencies first)
+#   make test            build and run both test layers; ends with "N passed, N failed"
+#   make demo            run the bundled example campaign end to end
+#   make install         PREFIX=/usr/local DESTDIR=
+#   DEVELOPER=1          warnings are errors (CI sets it)
+#   SANITIZE=address,undefined
+#
+# Everything is built out of tree under build/.  Grammar sources come from the
+# pinned npm packages in node_modules/ (package-lock.json) and are compiled
+# here; they are never committed.
+
+CC ?= cc
+PREFIX ?= /usr/local
+BUILD := build
+PKGS := libgit2 tree-sitter libcurl jansson sqlite3 yaml-0.1 libseccomp
+GRAMMARS := c python
+
+ifeq ($(CI),true)
+DEVELOPER ?= 1
+endif
+
+CFLAGS ?= -O2 -g
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
+	-I. -Icommon -MMD -MP
+ifeq ($(DEVELOPER),1)
+BASE_CFLAGS += -Werror
+endif
+ifneq ($(SANITIZE),)
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+
+CLI_SRC := pipeline/main.c $(wildcard pipeline/cmd_*.c)
+LIB_SRC := $(filter-out $(CLI_SRC), \
+	$(wildcard common/*.c scoping/*.c pipeline/*.c validators/*.c storage/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+GRAMMAR_SRC := $(foreach g,$(GRAMMARS),node_modules/tree-sitter-$(g)/src/parser.c) \
+	node_modules/tree-sitter-python/src/scanner.c
+GRAMMAR_OBJ := $(patsubst node_modules/tree-sitter-%.c,$(BUILD)/grammars/%.o,$(GRAMMAR_SRC))
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:%.c=$(BUILD)/%)
+HELPER_SRC := $(wildcard tests/helper/*.c)
+HELPER_BIN := $(HELPER_SRC:%.c=$(BUILD)/%)
+
+LIBSLUICE := $(BUILD)/libsluice.a
+
+.PHONY: all deps test unit-test shell-test demo install clean distclean
+all: $(BUILD)/sluice
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): ci/install-deps.sh package.json package-lock.json
+	@sh ci/install-deps.sh
+	@mkdir -p $(@D) && touch $@
+
+node_modules/tree-sitter-%/src/parser.c node_modules/tree-sitter-python/src/scanner.c: | $(DEPS_STAMP)
+	@test -f $@ || { echo "missing $@: run sh ci/install-deps.sh" >&2; exit 2; }
+
+$(BUILD)/grammars/%.o: node_modules/tree-sitter-%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -w -fPIC -I$(dir $<) -c $< -o $@
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBSLUICE): $(LIB_OBJ) $(GRAMMAR_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/sluice: $(CLI_OBJ) $(LIBSLUICE)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBSLUICE) $(PKG_LIBS) -lpthread
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSLUICE) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBSLUICE) $(LDFLAGS) $(PKG_LIBS) -lpthread
+
+$(BUILD)/tests/helper/%: tests/helper/%.c $(LIBSLUICE) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBSLUICE) $(LDFLAGS) $(PKG_LIBS) -lpthread
+
+test: $(BUILD)/sluice $(UNIT_BIN) $(HELPER_BIN)
+	@sh tests/run-tests.sh $(BUILD)
+
+demo: $(BUILD)/sluice
+	@sh examples/run-demo.sh $(BUILD)
+
+install: $(BUILD)/sluice
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/sluice $(DESTDIR)$(PREFIX)/bin/sluice
+	install -m 0644 docs/sluice.1 $(DESTDIR)$(PREFIX)/share/man/man1/sluice.1
+
+clean:
+	rm -rf $(BUILD)/common $(BUILD)/scoping $(BUILD)/pipeline $(BUILD)/validators \
+		$(BUILD)/storage $(BUILD)/tests $(BUILD)/sluice $(LIBSLUICE)
+
+distclean:
+	rm -rf $(BUILD) node_modules
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,54 @@
+#!/bin/sh
+# install-deps.sh - install what sluice needs to build, test and run its demo,
+# and only what is missing.
+#
+# Debian packages (apt-get, as root or through sudo) and the pinned tree-sitter
+# grammars (npm ci from package-lock.json into node_modules/; only their
+# generated C sources are used, no install scripts run).  Safe to run again:
+# when everything is present it does nothing and prints nothing.
+set -eu
+cd "$(dirname "$0")/.."
+
+PKGS="build-essential pkg-config git ca-certificates
+libgit2-dev libtree-sitter-dev libcurl4-openssl-dev libjansson-dev
+libsqlite3-dev libyaml-dev libseccomp-dev
+nodejs npm sqlite3 bubblewrap ripgrep iproute2 procps util-linux"
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+# node and npm may come from elsewhere (nodesource, nvm): accept them on PATH
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+	missing=$(printf '%s\n' $missing | grep -vx -e nodejs -e npm | tr '\n' ' ' || true)
+fi
+missing=$(echo $missing)
+
+if [ -n "$missing" ]; then
+	echo "install-deps: installing Debian packages: $missing" >&2
+	if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+		echo "install-deps: need root or sudo to install: $missing" >&2
+		exit 2
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq >/dev/null || $SUDO apt-get update
+	# shellcheck disable=SC2086
+	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+		$SUDO apt-get install -y --no-install-recommends $missing
+fi
+
+# The grammars: reinstall when node_modules does not match package-lock.json.
+need_npm=0
+for g in c python; do
+	want=$(sed -n "s/.*\"tree-sitter-$g\": \"\([0-9.]*\)\".*/\1/p" package.json | head -n 1)
+	have=$(sed -n 's/^ *"version": "\([0-9.]*\)".*/\1/p' \
+		"node_modules/tree-sitter-$g/package.json" 2>/dev/null | head -n 1)
+	[ -n "$want" ] && [ "$want" = "$have" ] && [ -f "node_modules/tree-sitter-$g/src/parser.c" ] ||
+		need_npm=1
+done
+if [ "$need_npm" = 1 ]; then
+	echo "install-deps: installing pinned tree-sitter grammars (npm ci)" >&2
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+fi
+exit 0

@@ -1,0 +1,93 @@
+/*
+ * util.h - small helpers every stage uses: checked allocation and size
+ * arithmetic, BUG(), files, directories, globs, clocks, string vectors.
+ *
+ * Allocation failure aborts with a message (there is no useful recovery);
+ * everything that can fail because of the outside world returns an SL_E*
+ * code and fills an sl_err.
+ */
+#ifndef SL_UTIL_H
+#define SL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* A state that cannot happen: print where and abort. */
+#define BUG(...) sl_bug(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void sl_bug(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void *sl_xmalloc(size_t n);
+void *sl_xcalloc(size_t nmemb, size_t size);
+void *sl_xrealloc(void *p, size_t n);
+char *sl_xstrdup(const char *s);
+char *sl_xstrndup(const char *s, size_t n);
+/* NULL-safe strdup: NULL in, NULL out. */
+char *sl_xstrdup_or_null(const char *s);
+
+/* Checked size arithmetic: abort on overflow (sizes from input are checked first). */
+size_t sl_st_add(size_t a, size_t b);
+size_t sl_st_mult(size_t a, size_t b);
+
+/* Grow *v (holding *alloc elements of size elem) to hold at least n. */
+#define SL_ALLOC_GROW(v, n, alloc) \
+	do { if ((n) > (alloc)) { \
+		size_t na_ = (alloc) ? (alloc) * 2 : 8; \
+		while (na_ < (n)) na_ *= 2; \
+		(v) = sl_xrealloc((v), sl_st_mult(na_, sizeof(*(v)))); \
+		(alloc) = na_; } } while (0)
+
+/* A NULL-terminated vector of owned strings. */
+typedef struct sl_strvec {
+	char **v;        /* v[n] == NULL once anything was pushed; may be NULL when n == 0 */
+	size_t n, alloc;
+} sl_strvec;
+#define SL_STRVEC_INIT { NULL, 0, 0 }
+void sl_strvec_push(sl_strvec *sv, const char *s);       /* copies s */
+void sl_strvec_push_nodup(sl_strvec *sv, char *s);       /* takes s */
+void sl_strvec_release(sl_strvec *sv);
+
+/* Read a whole file into b (appending); cap 0 = unbounded. */
+int sl_read_file(sl_buf *b, const char *path, size_t cap, sl_err *err);
+/* Read everything from fd into b until EOF (appending). */
+int sl_read_fd(sl_buf *b, int fd, sl_err *err);
+/* Write len bytes atomically enough for our use: temp file + rename. */
+int sl_write_file(const char *path, const void *data, size_t len, sl_err *err);
+/* Write all bytes to fd, retrying on EINTR and short writes. */
+int sl_write_all(int fd, const void *data, size_t len);
+
+/* mkdir -p with mode. */
+int sl_mkdir_p(const char *path, unsigned mode, sl_err *err);
+/* rm -rf that never follows symlinks and never crosses into other mounts. */
+int sl_rm_rf(const char *path, sl_err *err);
+
+/* Absolute, normalised path of an existing file; caller frees. */
+char *sl_realpath(const char *path, sl_err *err);
+/* Join dir and name with one '/'; caller frees. */
+char *sl_path_join(const char *dir, const char *name);
+/* 1 if path is dir itself or below it (both absolute and normalised). */
+int sl_path_is_under(const char *path, const char *dir);
+
+/*
+ * Glob match on '/'-separated paths: '*' and '?' do not cross '/', '**'
+ * matches any number of directories ("src/**" + "/" + "*.c" matches src/a.c
+ * and src/x/y/a.c), [...] classes as fnmatch.  Returns 1 on match.
+ */
+int sl_glob_match(const char *pattern, const char *path);
+
+/* Monotonic milliseconds, and wall-clock seconds formatted as ISO-8601 UTC. */
+int64_t sl_now_ms(void);
+void sl_iso8601_now(char out[32]);
+
+/* Nearest line/column helpers on a byte buffer: 1-based line of offset. */
+uint32_t sl_line_of(const char *text, size_t len, size_t offset);
+
+/* Environment variable or default. */
+const char *sl_getenv_or(const char *name, const char *dflt);
+
+#include "banned.h"
+
+#endif

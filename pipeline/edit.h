@@ -1,0 +1,69 @@
+/*
+ * edit.h - edits, and parsing model replies into them.
+ *
+ * An edit says how to change one file of the base commit.  Three kinds:
+ *   SL_EDIT_SPLICE   replace bytes [start, end) of the file; old_text is what
+ *                    must be there (rules and node replacement produce these);
+ *   SL_EDIT_REPLACE  replace the one occurrence of old_text by new_text
+ *                    (search/replace blocks; old_text "" with new_file=1
+ *                    creates a file);
+ *   SL_EDIT_HUNK     a unified-diff hunk: old_text is its preimage lines,
+ *                    new_text its postimage lines, old_line the line its
+ *                    header names (a hint; apply locates the preimage).
+ *
+ * sl_reply_parse() reads a model reply in the campaign's edit format and is
+ * tolerant of what models wrap around edits: prose before and after, code
+ * fences (```diff, ```c, ~~~), CRLF line ends, "a/" and "b/" prefixes,
+ * missing "diff --git" lines, wrong hunk counts (recounted from the lines)
+ * and a missing final newline.  When nothing usable is found it returns
+ * SL_EINPUT with a message that tells the model precisely what was wrong.
+ */
+#ifndef SL_EDIT_H
+#define SL_EDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum sl_edit_kind {
+	SL_EDIT_SPLICE = 1,
+	SL_EDIT_REPLACE,
+	SL_EDIT_HUNK,
+};
+
+enum sl_edit_format {
+	SL_FORMAT_UDIFF = 1,          /* "udiff" */
+	SL_FORMAT_SEARCH_REPLACE,     /* "search-replace" */
+};
+
+typedef struct sl_edit {
+	int kind;                   /* enum sl_edit_kind */
+	char *path;                 /* repository-relative, as written (prefixes stripped) */
+	uint32_t start, end;        /* SPLICE: byte range in the base file */
+	char *old_text;             /* what must be found (never NULL; "" for a new file) */
+	char *new_text;             /* what replaces it (never NULL) */
+	uint32_t old_line;          /* HUNK: 1-based line from the header, 0 if none */
+	int new_file;               /* the edit creates the file */
+	int delete_file;            /* the edit deletes the file */
+} sl_edit;
+
+typedef struct sl_edit_list {
+	sl_edit *v;
+	size_t n, alloc;
+} sl_edit_list;
+#define SL_EDIT_LIST_INIT { NULL, 0, 0 }
+
+/* Append a copy of each string argument; returns the new edit. */
+sl_edit *sl_edit_list_add(sl_edit_list *list, int kind, const char *path,
+			  const char *old_text, const char *new_text);
+void sl_edit_list_release(sl_edit_list *list);
+
+/* "udiff" / "search-replace" <-> enum; 0 for an unknown name. */
+int sl_edit_format_parse(const char *name);
+const char *sl_edit_format_name(int format);
+
+/* Parse a reply into edits appended to *out. */
+int sl_reply_parse(sl_edit_list *out, const char *reply, size_t len, int format, sl_err *err);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * spec.h - the campaign file: parsing (libyaml) and validation.
+ *
+ * A campaign is one YAML mapping (see README.md, "The campaign file").
+ * sl_spec_load() reads it, checks every key and type, fills defaults, and on
+ * any problem returns SL_EINPUT with a message that starts with
+ * "FILE:LINE:COLUMN: " (1-based) naming the offending node: an unknown key,
+ * a wrong type, a missing required field (positioned at the mapping that
+ * lacks it), a bad enum value.  Positions of fields validated later by other
+ * stages (the query, the language, the prompt) are kept so their errors can
+ * name the line too.
+ */
+#ifndef SL_SPEC_H
+#define SL_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "util.h"
+
+typedef struct sl_pos {
+	uint32_t line, col;         /* 1-based; 0 when unknown */
+} sl_pos;
+
+typedef struct sl_spec_rule {
+	char *capture;
+	char *template_text;
+	sl_pos pos;
+} sl_spec_rule;
+
+typedef struct sl_spec_gate {
+	char *name;
+	char *command;
+	unsigned timeout_s;         /* default 600 */
+	sl_pos pos;
+} sl_spec_gate;
+
+typedef struct sl_spec {
+	char *path;                 /* the file as given */
+	char *dir;                  /* its directory (for relative paths) */
+	char *name;                 /* required; [A-Za-z0-9._-]+ */
+	char *repository;           /* required; resolved against dir */
+	char *base;                 /* default "HEAD" */
+	char *scratch;              /* worktree root; NULL = $TMPDIR/sluice-<uid> */
+
+	/* targets: */
+	char *language;             /* required */
+	sl_pos language_pos;
+	sl_strvec paths;            /* globs; empty = all files of the language */
+	char *query;                /* required */
+	sl_pos query_pos;           /* of the query's first character in the file */
+	int query_block;            /* the query was a block scalar (| or >) */
+	char *capture;              /* NULL = the query's first capture */
+	char *unit;                 /* "capture" (default) or "function" */
+
+	sl_spec_rule *rules;
+	size_t nrules;
+
+	/* provider: */
+	int provider;               /* enum sl_provider_kind; default rules */
+	char *base_url, *model, *api_key_env, *command;
+	double temperature;         /* default -1: not sent */
+	int max_tokens;             /* default 0: not sent */
+	unsigned provider_timeout_s;/* default 300 */
+
+	char *instructions;         /* what the model is asked to do; may be NULL */
+	char *prompt;               /* template; NULL = the default template */
+	sl_pos prompt_pos;
+	int edit_format;            /* enum sl_edit_format; default udiff */
+	unsigned attempts;          /* default 3, 1..100 */
+
+	sl_spec_gate *gates;
+	size_t ngates;
+
+	char *branch_prefix;        /* default "sluice/<name>" */
+} sl_spec;
+
+/* Load and validate; *out is NULL on error. */
+int sl_spec_load(sl_spec **out, const char *path, sl_err *err);
+void sl_spec_free(sl_spec *spec);
+
+/* Map an offset in spec->query to the file position (best effort). */
+sl_pos sl_spec_query_pos(const sl_spec *spec, uint32_t offset);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * scope.h - find the places a campaign will change.
+ *
+ * Reads the files of one commit straight from the object database (never the
+ * working tree, so bare repositories and any revision work), keeps those whose
+ * path matches the globs and whose language is the campaign's, parses them
+ * with tree-sitter, runs the query, filters matches with the predicates the C
+ * library leaves to its caller (#eq?, #not-eq?, #match?, #not-match?), and
+ * turns each remaining match into a site.  Sites are grouped into targets: a
+ * target is the region a candidate may edit (the site capture itself, or the
+ * function enclosing it); sites in the same region become one target.
+ *
+ * Calling sequence:
+ *     sl_scope_check_query(lang, query, &off, err)   optional, for early errors
+ *     sl_scope(&list, repo, &commit_oid, &opts, err)
+ *     ... use list.v[0 .. list.n) ...
+ *     sl_target_list_release(&list)
+ *
+ * Positions: lines are 1-based, columns are 1-based byte columns; byte
+ * offsets are 0-based and half-open [start, end).
+ */
+#ifndef SL_SCOPE_H
+#define SL_SCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <git2.h>
+
+#include "err.h"
+
+typedef struct sl_capture {
+	char *name;                 /* capture name without '@' */
+	uint32_t start_byte, end_byte;
+	char *text;                 /* the captured source text */
+} sl_capture;
+
+typedef struct sl_site {
+	uint32_t start_byte, end_byte;          /* the site capture */
+	uint32_t start_line, start_col, end_line, end_col;
+	sl_capture *caps;                       /* every capture of the match */
+	size_t ncaps;
+} sl_site;
+
+typedef struct sl_target {
+	char *path;                 /* repository-relative, '/'-separated */
+	const char *lang;           /* static language name ("c", "python") */
+	char blob[GIT_OID_HEXSZ + 1]; /* the file's blob id at the scoped commit */
+	const char *unit;           /* static: "capture" or "function" */
+	uint32_t start_byte, end_byte;          /* the unit's region */
+	uint32_t start_line, start_col, end_line, end_col;
+	char *unit_text;            /* the region's text */
+	sl_site *sites;             /* sorted by start_byte */
+	size_t nsites;
+} sl_target;
+
+typedef struct sl_target_list {
+	sl_target *v;               /* sorted by path, then start_byte */
+	size_t n, alloc;
+} sl_target_list;
+
+#define SL_TARGET_LIST_INIT { NULL, 0, 0 }
+
+#define SL_SCOPE_OPTS_VERSION 1
+typedef struct sl_scope_opts {
+	unsigned version;
+	const char *language;       /* required: a name sl_lang_known() accepts */
+	const char *query;          /* required: tree-sitter query source */
+	const char *const *globs;   /* path globs (sl_glob_match); none = every file of the language */
+	size_t nglobs;
+	const char *capture;        /* the capture marking a site; NULL = the query's first capture */
+	const char *unit;           /* "capture" (default when NULL) or "function" */
+} sl_scope_opts;
+#define SL_SCOPE_OPTS_INIT { SL_SCOPE_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL }
+
+/*
+ * Compile the query for the language and check its predicates and the named
+ * capture.  On error returns SL_EINPUT with a message and, when the error has
+ * a position, *offset_out = its byte offset in the query (else UINT32_MAX).
+ */
+int sl_scope_check_query(const char *language, const char *query, const char *capture,
+			 uint32_t *offset_out, sl_err *err);
+
+/* Scope the tree of `commit`.  Appends to *out; the caller releases it. */
+int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
+	     const sl_scope_opts *opts, sl_err *err);
+
+void sl_target_list_release(sl_target_list *list);
+
+/* 1 if the language is built in. */
+int sl_lang_known(const char *name);
+/* The language of a path by its extension, or NULL. */
+const char *sl_lang_for_path(const char *path);
+/* Comma-separated names of the built-in languages (static). */
+const char *sl_lang_names(void);
+
+#endif

@@ -1,0 +1,45 @@
+#!/bin/sh
+# run-tests.sh BUILD - run both test layers and print one line "N passed, N failed".
+#
+# Unit tests: every build/tests/unit/test_* binary.  End-to-end tests: every
+# tests/t/t[0-9]*.sh script.  Both print TAP lines ("ok N - ..." /
+# "not ok N - ..."); this script counts them, and counts a script or binary
+# that exits non-zero without a "not ok" line (a crash) as one failure.
+# Set T=t4 to run only the end-to-end scripts whose names start with t4.
+set -u
+BUILD=${1:-build}
+BUILD=$(cd "$BUILD" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+export SLUICE_BUILD="$BUILD"
+log="$BUILD/tests/log"
+rm -rf "$log" && mkdir -p "$log"
+pass=0 fail=0
+
+count() { # name logfile rc
+	p=$(grep -c '^ok ' "$2")
+	f=$(grep -c '^not ok ' "$2")
+	if [ "$3" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		echo "not ok - $1 exited with status $3 (see $2)"
+	fi
+	grep '^not ok ' "$2" | sed "s|^|$1: |"
+	pass=$((pass + p)); fail=$((fail + f))
+	printf '%-40s %3d passed, %d failed\n' "$1" "$p" "$f"
+}
+
+for t in "$BUILD"/tests/unit/test_*; do
+	[ -x "$t" ] || continue
+	name=unit/$(basename "$t")
+	( cd "$top" && timeout 300 "$t" ) >"$log/$(basename "$t").out" 2>&1
+	count "$name" "$log/$(basename "$t").out" $?
+done
+
+for t in "$top"/tests/t/${T:-t}[0-9]*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	( cd "$top/tests/t" && timeout 900 sh "$t" ) >"$log/$name.out" 2>&1 </dev/null
+	count "$name" "$log/$name.out" $?
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

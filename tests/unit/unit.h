@@ -1,0 +1,48 @@
+/*
+ * unit.h - the unit-test layer's whole framework.
+ *
+ * A test file defines test functions and lists them in main():
+ *
+ *     static void test_empty(void) { CHECK(parse("") == 0); }
+ *     int main(void) { RUN(test_empty); return unit_done(); }
+ *
+ * Each RUN prints "ok N - name" or "not ok N - name" (TAP), each failed
+ * CHECK prints the file, line and expression on stderr.  unit_done() prints
+ * the totals and returns the exit status (non-zero if anything failed).
+ */
+#ifndef SL_UNIT_H
+#define SL_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int unit_n, unit_failed, unit_cur_failed;
+
+#define CHECK(expr) do { if (!(expr)) { \
+	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
+	unit_cur_failed = 1; } } while (0)
+
+#define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); \
+	if (!a_ || !b_ || strcmp(a_, b_)) { \
+	fprintf(stderr, "%s:%d: check failed: %s == %s\n  got:      '%s'\n  expected: '%s'\n", \
+		__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
+	unit_cur_failed = 1; } } while (0)
+
+#define CHECK_INT(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
+	if (a_ != b_) { \
+	fprintf(stderr, "%s:%d: check failed: %s == %s (got %lld, expected %lld)\n", \
+		__FILE__, __LINE__, #a, #b, a_, b_); \
+	unit_cur_failed = 1; } } while (0)
+
+#define RUN(fn) do { unit_cur_failed = 0; fn(); unit_n++; \
+	if (unit_cur_failed) unit_failed++; \
+	printf("%sok %d - %s\n", unit_cur_failed ? "not " : "", unit_n, #fn); \
+	fflush(stdout); } while (0)
+
+static inline int unit_done(void)
+{
+	printf("# %d passed, %d failed\n", unit_n - unit_failed, unit_failed);
+	return unit_failed ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * gate.h - a gate: one command whose exit status judges a candidate.
+ *
+ * The command runs in the jail (jail.h) with the candidate's worktree as its
+ * working directory.  Verdicts: pass (exit 0), fail (any other exit, or
+ * killed by a signal), timeout (the wall clock ran out; everything killed),
+ * error (the jail itself could not run the command: not the candidate's
+ * fault).
+ */
+#ifndef SL_GATE_H
+#define SL_GATE_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+
+typedef enum sl_verdict {
+	SL_VERDICT_PASS = 0,
+	SL_VERDICT_FAIL,
+	SL_VERDICT_TIMEOUT,
+	SL_VERDICT_ERROR,
+} sl_verdict;
+
+const char *sl_verdict_name(sl_verdict v);  /* "pass", "fail", "timeout", "error" */
+
+typedef struct sl_gate_def {
+	const char *name;
+	const char *command;
+	unsigned timeout_s;         /* 0 = 600 */
+} sl_gate_def;
+
+typedef struct sl_gate_result {
+	sl_verdict verdict;
+	int exit_status;            /* -1 unless the command exited */
+	int64_t duration_ms;
+	sl_buf output;              /* the tail of the output (capped at 64 KiB) */
+	size_t output_total;
+	char error[256];            /* why, when verdict is error */
+} sl_gate_result;
+
+void sl_gate_result_init(sl_gate_result *r);
+void sl_gate_result_release(sl_gate_result *r);
+
+/* Run the gate in the jail on workdir; always fills *out, returns 0. */
+int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdir);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * jail.h - run one command of hostile code, contained.
+ *
+ * The command runs in new user, mount, pid, network, IPC and UTS namespaces:
+ * a tmpfs root holding read-only binds of the toolchain (/usr and the
+ * merged-/usr links, a curated /etc), a minimal /dev, a /proc of its own pid
+ * namespace, a private size-capped /tmp, and the candidate's worktree bound
+ * read-write at /src (its working directory).  No network (a fresh network
+ * namespace has only a down loopback), a cleared environment (PATH, HOME=/tmp,
+ * LANG=C.UTF-8, TERM=dumb, plus opts->env), rlimits, no inherited
+ * descriptors, stdin from /dev/null, a new session, no-new-privileges, and the
+ * payload runs as uid/gid 1000 inside with no capabilities.  Process 1 of the
+ * jail is a small reaper; when the payload exits, or the wall-clock timeout
+ * fires, process 1 dies and the kernel kills every process left in the pid
+ * namespace, so nothing of the command outlives sl_jail_run().
+ *
+ * Works as root and as an unprivileged user (needs unprivileged user
+ * namespaces).  Output (stdout and stderr interleaved) is kept up to a cap:
+ * the last output_cap bytes, with output_total counting everything.
+ */
+#ifndef SL_JAIL_H
+#define SL_JAIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+
+#define SL_JAIL_OPTS_VERSION 1
+typedef struct sl_jail_opts {
+	unsigned version;
+	const char *workdir;        /* host directory bound read-write at /src */
+	const char *command;        /* run as /bin/sh -c COMMAND inside */
+	unsigned timeout_ms;        /* wall clock; 0 = 600000 */
+	size_t output_cap;          /* bytes of output tail kept; 0 = 64 KiB */
+	unsigned tmp_mb;            /* size of /tmp (and /dev/shm); 0 = 256 */
+	const char *const *env;     /* extra "NAME=VALUE" entries, NULL-terminated, or NULL */
+} sl_jail_opts;
+#define SL_JAIL_OPTS_INIT { SL_JAIL_OPTS_VERSION, NULL, NULL, 0, 0, 0, NULL }
+
+typedef struct sl_jail_result {
+	int exited;                 /* the command exited (exit_status valid) */
+	int exit_status;
+	int term_signal;            /* the command died of this signal, else 0 */
+	int timed_out;              /* the timeout fired and everything was killed */
+	int64_t duration_ms;
+	sl_buf output;              /* the tail of stdout+stderr */
+	size_t output_total;        /* bytes the command wrote in all */
+} sl_jail_result;
+
+void sl_jail_result_init(sl_jail_result *r);
+void sl_jail_result_release(sl_jail_result *r);
+
+/*
+ * Run opts->command in the jail and wait for it.  Returns 0 when the command
+ * ran (whatever its exit status; read *out), SL_ERROR when the jail could
+ * not be set up (message in err).
+ */
+int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
+
+#endif
