@@ -33,7 +33,17 @@ void sl_err_prefix(sl_err *err, const char *fmt, ...)
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
 	memcpy(tail, err->msg, sizeof(tail));
-	snprintf(err->msg, sizeof(err->msg), "%s%s", head, tail);
+	{
+		size_t hl = strlen(head), tl = strlen(tail);
+
+		if (hl >= sizeof(err->msg))
+			hl = sizeof(err->msg) - 1;
+		if (tl > sizeof(err->msg) - 1 - hl)
+			tl = sizeof(err->msg) - 1 - hl;
+		memcpy(err->msg, head, hl);
+		memcpy(err->msg + hl, tail, tl);
+		err->msg[hl + tl] = '\0';
+	}
 }
 
 void sl_err_clear(sl_err *err)

@@ -224,30 +224,30 @@ int sl_mkdir_p(const char *path, unsigned mode, sl_err *err)
 	return ret;
 }
 
-static int rm_rf_at(int dirfd, const char *name, dev_t dev, sl_err *err)
+static int rm_rf_at(int atfd, const char *name, dev_t dev, sl_err *err)
 {
 	struct stat st;
 	DIR *d;
 	int fd;
 	struct dirent *de;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+	if (fstatat(atfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (errno == ENOENT)
 			return SL_OK;
 		return sl_err_set(err, SL_ERROR, "cannot stat '%s': %s", name, strerror(errno));
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		if (unlinkat(atfd, name, 0) && errno != ENOENT)
 			return sl_err_set(err, SL_ERROR, "cannot remove '%s': %s", name, strerror(errno));
 		return SL_OK;
 	}
 	if (st.st_dev != dev)
 		return sl_err_set(err, SL_ERROR, "refusing to cross a mount at '%s'", name);
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		/* a directory we cannot read: make it readable and retry once */
-		if (errno != EACCES || fchmodat(dirfd, name, 0700, 0) ||
-		    (fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		if (errno != EACCES || fchmodat(atfd, name, 0700, 0) ||
+		    (fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			return sl_err_set(err, SL_ERROR, "cannot open '%s': %s", name, strerror(errno));
 	}
 	if (!(d = fdopendir(fd))) {
@@ -263,9 +263,9 @@ static int rm_rf_at(int dirfd, const char *name, dev_t dev, sl_err *err)
 		}
 	}
 	closedir(d);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT) {
-		if (errno == EACCES && !fchmodat(dirfd, name, 0700, 0) &&
-		    !unlinkat(dirfd, name, AT_REMOVEDIR))
+	if (unlinkat(atfd, name, AT_REMOVEDIR) && errno != ENOENT) {
+		if (errno == EACCES && !fchmodat(atfd, name, 0700, 0) &&
+		    !unlinkat(atfd, name, AT_REMOVEDIR))
 			return SL_OK;
 		return sl_err_set(err, SL_ERROR, "cannot remove '%s': %s", name, strerror(errno));
 	}

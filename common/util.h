@@ -72,9 +72,10 @@ char *sl_path_join(const char *dir, const char *name);
 int sl_path_is_under(const char *path, const char *dir);
 
 /*
- * Glob match on '/'-separated paths: '*' and '?' do not cross '/', '**'
- * matches any number of directories ("src/**" + "/" + "*.c" matches src/a.c
- * and src/x/y/a.c), [...] classes as fnmatch.  Returns 1 on match.
+ * Glob match on '/'-separated paths: '*' and '?' do not cross '/', a whole
+ * segment "**" matches any number of directories (so "src/ ** /x.c", without
+ * the spaces, matches src/x.c and src/a/b/x.c), [...] classes as fnmatch.
+ * Returns 1 on match.
  */
 int sl_glob_match(const char *pattern, const char *path);
 
