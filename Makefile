@@ -23,7 +23,7 @@ endif
 
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
-	-I. -Icommon -MMD -MP
+	-I. -Icommon -Iscoping -Ipipeline -Ivalidators -Istorage -MMD -MP
 ifeq ($(DEVELOPER),1)
 BASE_CFLAGS += -Werror
 endif

@@ -1,0 +1,395 @@
+/*
+ * cmd_campaign.c - `sluice scope`, `sluice run`, `sluice status`, and the
+ * helpers every command shares (errors, usage, opening the store).
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "cmd.h"
+#include "review.h"
+#include "run.h"
+#include "util.h"
+
+int sl_cmd_fail(const sl_err *err)
+{
+	fprintf(stderr, "sluice: %s\n", err->msg[0] ? err->msg : "unknown error");
+	switch (err->code) {
+	case SL_EINPUT:
+	case SL_ENOTFOUND:
+	case SL_EREFUSED:
+		return SL_EXIT_USAGE;
+	default:
+		return SL_EXIT_INTERNAL;
+	}
+}
+
+int sl_cmd_help(const char *cmd)
+{
+	const sl_command *c = sl_command_find(cmd);
+
+	fputs(c ? c->usage : "", stdout);
+	return SL_EXIT_OK;
+}
+
+int sl_cmd_usage(const char *cmd, const char *fmt, ...)
+{
+	const sl_command *c = sl_command_find(cmd);
+	va_list ap;
+
+	fprintf(stderr, "sluice %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c)
+		fputs(c->usage, stderr);
+	return SL_EXIT_USAGE;
+}
+
+long long sl_cmd_parse_id(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return 0;
+	v = strtoll(s, &end, 10);
+	return *end || v <= 0 ? 0 : v;
+}
+
+int sl_cmd_open_campaign(sl_store **st, sl_campaign_rec *camp, const char *store_path,
+			 const char *name, sl_err *err)
+{
+	char *path = sl_default_store_path(store_path);
+	sl_campaign_rec *all = NULL;
+	size_t n = 0;
+	int ret;
+
+	memset(camp, 0, sizeof(*camp));
+	*st = NULL;
+	if (access(path, F_OK)) {
+		ret = sl_err_set(err, SL_EINPUT, "no store at '%s' (run a campaign first, or "
+				 "pass --store)", path);
+		goto done;
+	}
+	if ((ret = sl_store_open(st, path, 0, err)))
+		goto done;
+	if (name) {
+		ret = sl_store_campaign_get(*st, name, camp, err);
+		goto done;
+	}
+	if ((ret = sl_store_campaign_list(*st, &all, &n, err)))
+		goto done;
+	if (n != 1) {
+		ret = sl_err_set(err, SL_EINPUT, n ? "store '%s' holds %zu campaigns; name one" :
+				 "store '%s' holds no campaign%.0zu", path, n);
+		goto done;
+	}
+	*camp = all[0];
+	memset(&all[0], 0, sizeof(all[0]));
+done:
+	if (ret) {
+		sl_store_free(*st);
+		*st = NULL;
+	}
+	sl_campaign_list_free(all, n);
+	free(path);
+	return ret;
+}
+
+enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT };
+
+static const struct option long_opts[] = {
+	{ "repo", required_argument, NULL, OPT_REPO },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "reason", required_argument, NULL, OPT_REASON },
+	{ "out", required_argument, NULL, OPT_OUT },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parsed options common to the commands; each command says which it takes. */
+typedef struct cmd_opts {
+	const char *repo, *store, *reason, *out;
+	int json;
+	char **args;                /* positional arguments */
+	int nargs;
+} cmd_opts;
+
+/* allowed: a string of the letters r(epo) s(tore) j(son) R(eason) o(ut) */
+static int parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+		const char *letter = c == OPT_REPO ? "r" : c == OPT_STORE ? "s" : c == OPT_JSON ?
+			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : NULL;
+
+		if (c == ':')
+			return sl_cmd_usage(argv[0], "option '%s' needs a value", argv[optind - 1]);
+		if (!letter || !strchr(allowed, *letter))
+			return sl_cmd_usage(argv[0], "unknown option '%s'", argv[optind - 1]);
+		switch (c) {
+		case OPT_REPO: o->repo = optarg; break;
+		case OPT_STORE: o->store = optarg; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_REASON: o->reason = optarg; break;
+		case OPT_OUT: o->out = optarg; break;
+		}
+	}
+	o->args = argv + optind;
+	o->nargs = argc - optind;
+	return 0;
+}
+
+static void print_target_json(const sl_target *t)
+{
+	json_t *o = json_object();
+	char *s;
+
+	json_object_set_new(o, "path", json_string(t->path));
+	json_object_set_new(o, "start_line", json_integer(t->start_line));
+	json_object_set_new(o, "start_col", json_integer(t->start_col));
+	json_object_set_new(o, "end_line", json_integer(t->end_line));
+	json_object_set_new(o, "end_col", json_integer(t->end_col));
+	json_object_set_new(o, "start_byte", json_integer(t->start_byte));
+	json_object_set_new(o, "end_byte", json_integer(t->end_byte));
+	json_object_set_new(o, "unit", json_string(t->unit));
+	json_object_set_new(o, "language", json_string(t->lang));
+	json_object_set_new(o, "sites", json_integer((json_int_t)t->nsites));
+	json_object_set_new(o, "blob", json_string(t->blob));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	puts(s);
+	free(s);
+	json_decref(o);
+}
+
+int cmd_scope(int argc, char **argv)
+{
+	cmd_opts o;
+	sl_campaign *c = NULL;
+	sl_target_list list = SL_TARGET_LIST_INIT;
+	sl_err err = SL_ERR_INIT;
+	int ret;
+
+	if ((ret = parse_opts(&o, argc, argv, "rj")))
+		return ret;
+	if (o.nargs != 1)
+		return sl_cmd_usage("scope", "expected one campaign file");
+	if (sl_campaign_load(&c, o.args[0], o.repo, &err) || sl_campaign_scope(&list, c, &err)) {
+		ret = sl_cmd_fail(&err);
+		goto done;
+	}
+	for (size_t i = 0; i < list.n; i++) {
+		const sl_target *t = &list.v[i];
+
+		if (o.json)
+			print_target_json(t);
+		else
+			printf("%s:%u:%u: %s (%zu site%s)\n", t->path, t->start_line, t->start_col,
+			       t->unit, t->nsites, t->nsites == 1 ? "" : "s");
+	}
+	ret = SL_EXIT_OK;
+done:
+	sl_target_list_release(&list);
+	sl_campaign_free(c);
+	return ret;
+}
+
+/* Print the funnel (and, with text, the proposed candidates); returns proposed count. */
+static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
+			sl_err *err)
+{
+	sl_funnel f;
+	sl_buf out = SL_BUF_INIT;
+	sl_candidate_rec *cands = NULL;
+	size_t nc = 0;
+	int ret;
+
+	if ((ret = sl_store_funnel(st, camp->id, &f, err)))
+		return ret;
+	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &cands, &nc, err)))
+		goto done;
+	if (json) {
+		sl_review_funnel_json(&out, camp, &f);
+		sl_buf_addch(&out, '\n');
+	} else {
+		sl_review_funnel_text(&out, camp, &f);
+		if (nc)
+			sl_buf_adds(&out, "\nproposed candidates:\n");
+		for (size_t i = 0; i < nc; i++)
+			sl_buf_addf(&out, "  %4lld  %s:%lld  %s%s%s\n", (long long)cands[i].id,
+				    cands[i].path, (long long)cands[i].start_line, cands[i].branch,
+				    cands[i].decision ? "  " : "",
+				    cands[i].decision ? cands[i].decision : "");
+	}
+	fputs(out.buf, stdout);
+	*proposed = f.proposed;
+done:
+	sl_candidate_list_free(cands, nc);
+	sl_funnel_release(&f);
+	sl_buf_release(&out);
+	return ret;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	cmd_opts o;
+	sl_run_opts ro = SL_RUN_OPTS_INIT;
+	sl_run_summary sum;
+	sl_store *st = NULL;
+	sl_campaign_rec camp = { 0 };
+	sl_err err = SL_ERR_INIT;
+	char *store = NULL;
+	int64_t proposed = 0;
+	int ret;
+
+	if ((ret = parse_opts(&o, argc, argv, "rsj")))
+		return ret;
+	if (o.nargs != 1)
+		return sl_cmd_usage("run", "expected one campaign file");
+	store = sl_default_store_path(o.store);
+	ro.spec_path = o.args[0];
+	ro.repo = o.repo;
+	ro.store = store;
+	ro.progress = isatty(2);
+	if (sl_run(&sum, &ro, &err) ||
+	    sl_cmd_open_campaign(&st, &camp, store, sum.campaign, &err) ||
+	    print_status(st, &camp, o.json, &proposed, &err)) {
+		ret = sl_cmd_fail(&err);
+		goto done;
+	}
+	ret = proposed > 0 ? SL_EXIT_OK : SL_EXIT_NOTHING;
+done:
+	sl_run_summary_release(&sum);
+	sl_campaign_rec_release(&camp);
+	sl_store_free(st);
+	free(store);
+	return ret;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	cmd_opts o;
+	sl_store *st = NULL;
+	sl_campaign_rec camp = { 0 };
+	sl_err err = SL_ERR_INIT;
+	int64_t proposed;
+	int ret;
+
+	if ((ret = parse_opts(&o, argc, argv, "sj")))
+		return ret;
+	if (o.nargs > 1)
+		return sl_cmd_usage("status", "expected at most one campaign name");
+	if (sl_cmd_open_campaign(&st, &camp, o.store, o.nargs ? o.args[0] : NULL, &err) ||
+	    print_status(st, &camp, o.json, &proposed, &err))
+		ret = sl_cmd_fail(&err);
+	sl_campaign_rec_release(&camp);
+	sl_store_free(st);
+	return ret;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	cmd_opts o;
+	sl_store *st = NULL;
+	sl_buf out = SL_BUF_INIT;
+	sl_err err = SL_ERR_INIT;
+	char *path = NULL;
+	long long id;
+	int ret;
+
+	if ((ret = parse_opts(&o, argc, argv, "sj")))
+		return ret;
+	if (o.nargs != 1 || !(id = sl_cmd_parse_id(o.args[0])))
+		return sl_cmd_usage("show", "expected one candidate id");
+	path = sl_default_store_path(o.store);
+	if (sl_store_open(&st, path, 0, &err) || sl_review_show(&out, st, id, o.json, &err))
+		ret = sl_cmd_fail(&err);
+	else
+		fputs(out.buf, stdout);
+	sl_buf_release(&out);
+	sl_store_free(st);
+	free(path);
+	return ret;
+}
+
+static int decide(int argc, char **argv, const char *decision)
+{
+	cmd_opts o;
+	sl_store *st = NULL;
+	sl_err err = SL_ERR_INIT;
+	char *path = NULL;
+	long long id;
+	int ret;
+
+	if ((ret = parse_opts(&o, argc, argv, "sR")))
+		return ret;
+	if (o.nargs != 1 || !(id = sl_cmd_parse_id(o.args[0])))
+		return sl_cmd_usage(argv[0], "expected one candidate id");
+	if (!strcmp(decision, "reject") && (!o.reason || !*o.reason))
+		return sl_cmd_usage(argv[0], "a rejection needs --reason TEXT");
+	path = sl_default_store_path(o.store);
+	if (sl_store_open(&st, path, 0, &err) || sl_store_decide(st, id, decision, o.reason, &err))
+		ret = sl_cmd_fail(&err);
+	else
+		printf("candidate %lld %s\n", id, !strcmp(decision, "accept") ? "accepted" : "rejected");
+	sl_store_free(st);
+	free(path);
+	return ret;
+}
+
+int cmd_accept(int argc, char **argv)
+{
+	return decide(argc, argv, "accept");
+}
+
+int cmd_reject(int argc, char **argv)
+{
+	return decide(argc, argv, "reject");
+}
+
+int cmd_export(int argc, char **argv)
+{
+	cmd_opts o;
+	sl_store *st = NULL;
+	sl_campaign_rec camp = { 0 };
+	git_repository *repo = NULL;
+	sl_err err = SL_ERR_INIT;
+	size_t count = 0;
+	int ret;
+
+	if ((ret = parse_opts(&o, argc, argv, "so")))
+		return ret;
+	if (o.nargs > 1 || !o.out)
+		return sl_cmd_usage("export", o.out ? "expected at most one campaign name" :
+				    "--out DIR is required");
+	if (sl_cmd_open_campaign(&st, &camp, o.store, o.nargs ? o.args[0] : NULL, &err))
+		goto fail;
+	if (git_repository_open_ext(&repo, camp.repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
+		sl_err_set(&err, SL_EINPUT, "repository '%s': %s", camp.repo_path,
+			   git_error_last() ? git_error_last()->message : "cannot open");
+		goto fail;
+	}
+	if (sl_review_export(st, &camp, repo, o.out, &count, &err))
+		goto fail;
+	printf("%zu patch%s in %s/series.mbox, report in %s/report.md\n", count,
+	       count == 1 ? "" : "es", o.out, o.out);
+	ret = SL_EXIT_OK;
+	goto done;
+fail:
+	ret = sl_cmd_fail(&err);
+done:
+	git_repository_free(repo);
+	sl_campaign_rec_release(&camp);
+	sl_store_free(st);
+	return ret;
+}

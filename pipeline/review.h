@@ -1,0 +1,32 @@
+/*
+ * review.h - what humans see: the funnel, a candidate, the exported series.
+ *
+ * Reads the store (and, for export, the candidate commits in the
+ * repository); writes only into the output directory it is given.
+ */
+#ifndef SL_REVIEW_H
+#define SL_REVIEW_H
+
+#include <git2.h>
+
+#include "buf.h"
+#include "err.h"
+#include "store.h"
+
+/* The funnel as aligned text lines, or as one JSON object (no newline). */
+void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f);
+void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f);
+
+/* A candidate with its gate runs and diff, as text or JSON. */
+int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl_err *err);
+
+/*
+ * Write OUTDIR/series.mbox (every proposed, not rejected candidate of the
+ * campaign as a numbered patch against the base, `git am`-able) and
+ * OUTDIR/report.md (the funnel, the proposed candidates with their gates and
+ * diffs, the targets that failed and why).  *count_out = patches written.
+ */
+int sl_review_export(sl_store *st, const sl_campaign_rec *c, git_repository *repo,
+		     const char *outdir, size_t *count_out, sl_err *err);
+
+#endif

@@ -1,0 +1,717 @@
+/*
+ * run.c - the orchestrator (see run.h for the sequence).
+ *
+ * Reads: the campaign file, the repository's objects, the store.  Writes: the
+ * store, candidate commits and branches under the campaign's prefix, scratch
+ * worktrees under the scratch root (removed after their gates).  Never
+ * touches the user's working tree or index.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "edit.h"
+#include "gate.h"
+#include "prompt.h"
+#include "provider.h"
+#include "rules.h"
+#include "run.h"
+#include "store.h"
+#include "util.h"
+
+char *sl_default_store_path(const char *explicit_path)
+{
+	const char *env = getenv("SLUICE_STORE"), *data = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	sl_buf b = SL_BUF_INIT;
+
+	if (explicit_path && *explicit_path)
+		return sl_xstrdup(explicit_path);
+	if (env && *env)
+		return sl_xstrdup(env);
+	if (data && *data)
+		sl_buf_addf(&b, "%s/sluice/sluice.db", data);
+	else
+		sl_buf_addf(&b, "%s/.local/share/sluice/sluice.db", home && *home ? home : ".");
+	return sl_buf_detach(&b, NULL);
+}
+
+static int fail_at(sl_err *err, const sl_spec *spec, sl_pos pos)
+{
+	if (pos.line)
+		sl_err_prefix(err, "%s:%u:%u: ", spec->path, pos.line, pos.col);
+	else
+		sl_err_prefix(err, "%s: ", spec->path);
+	if (err)
+		err->code = SL_EINPUT;
+	return SL_EINPUT;
+}
+
+static int validate(const sl_spec *spec, sl_err *err)
+{
+	uint32_t off = UINT32_MAX;
+
+	if (!sl_lang_known(spec->language)) {
+		sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)", spec->language,
+			   sl_lang_names());
+		return fail_at(err, spec, spec->language_pos);
+	}
+	if (sl_scope_check_query(spec->language, spec->query, spec->capture, &off, err))
+		return fail_at(err, spec, off == UINT32_MAX ? spec->query_pos :
+			       sl_spec_query_pos(spec, off));
+	if (spec->prompt && sl_prompt_check(spec->prompt, err))
+		return fail_at(err, spec, spec->prompt_pos);
+	for (size_t i = 0; i < spec->nrules; i++)
+		if (sl_rules_check_template(spec->rules[i].template_text, err))
+			return fail_at(err, spec, spec->rules[i].pos);
+	return SL_OK;
+}
+
+void sl_campaign_free(sl_campaign *c)
+{
+	if (!c)
+		return;
+	git_repository_free(c->repo);
+	sl_spec_free(c->spec);
+	free(c->repo_path);
+	free(c);
+}
+
+int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_override,
+		     sl_err *err)
+{
+	sl_campaign *c = sl_xcalloc(1, sizeof(*c));
+	git_object *obj = NULL;
+	git_commit *commit = NULL;
+	char *repo = NULL;
+	int ret;
+
+	*out = NULL;
+	if ((ret = sl_spec_load(&c->spec, spec_path, err)) || (ret = validate(c->spec, err)))
+		goto done;
+	if (repo_override)
+		repo = sl_xstrdup(repo_override);
+	else if (c->spec->repository[0] == '/')
+		repo = sl_xstrdup(c->spec->repository);
+	else
+		repo = sl_path_join(c->spec->dir, c->spec->repository);
+	ret = SL_EINPUT;
+	if (!(c->repo_path = sl_realpath(repo, err))) {
+		sl_err_prefix(err, "repository: ");
+		goto done;
+	}
+	if (git_repository_open_ext(&c->repo, c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
+		sl_err_set(err, SL_EINPUT, "repository '%s': %s", c->repo_path, sl_git_error());
+		goto done;
+	}
+	if (git_revparse_single(&obj, c->repo, c->spec->base) ||
+	    git_object_peel((git_object **)&commit, obj, GIT_OBJECT_COMMIT)) {
+		sl_err_set(err, SL_EINPUT, "base revision '%s' not found in '%s'", c->spec->base,
+			   c->repo_path);
+		goto done;
+	}
+	git_oid_cpy(&c->base, git_commit_id(commit));
+	git_oid_tostr(c->base_hex, sizeof(c->base_hex), &c->base);
+	*out = c;
+	c = NULL;
+	ret = SL_OK;
+done:
+	git_commit_free(commit);
+	git_object_free(obj);
+	free(repo);
+	sl_campaign_free(c);
+	return ret;
+}
+
+int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_err *err)
+{
+	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
+
+	so.language = c->spec->language;
+	so.query = c->spec->query;
+	so.globs = (const char *const *)c->spec->paths.v;
+	so.nglobs = c->spec->paths.n;
+	so.capture = c->spec->capture;
+	so.unit = c->spec->unit;
+	return sl_scope(out, c->repo, &c->base, &so, err);
+}
+
+void sl_run_summary_release(sl_run_summary *s)
+{
+	free(s->campaign);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The per-run state shared by the steps below. */
+typedef struct run_ctx {
+	const sl_run_opts *opts;
+	sl_campaign *c;
+	sl_store *st;
+	sl_provider *provider;      /* NULL for the rules kind */
+	char *scratch;              /* this campaign's worktree root */
+	int64_t campaign_id;
+	size_t seq;                 /* worktree names */
+} run_ctx;
+
+/* One earlier attempt of the target in this run, for the next prompt. */
+typedef struct history {
+	char *reply;                /* the model's reply, or NULL for rules */
+	char *diff;                 /* rules: what they produced */
+	char *feedback;
+} history;
+
+static void key_of(sl_buf *b, const sl_target *t)
+{
+	sl_buf_reset(b);
+	sl_buf_addf(b, "%s:%u-%u", t->path, t->start_byte, t->end_byte);
+}
+
+static char *branch_name(const char *prefix, const sl_target_rec *t)
+{
+	sl_buf b = SL_BUF_INIT, ref = SL_BUF_INIT;
+	int valid = 0;
+
+	sl_buf_addf(&b, "%s/", prefix);
+	for (const char *p = t->path; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (isalnum(ch) || ch == '_' || ch == '-' || (ch == '.' && p[1] != '.'))
+			sl_buf_addch(&b, ch);
+		else
+			sl_buf_addch(&b, '-');
+	}
+	sl_buf_addf(&b, "-L%lld", (long long)t->start_line);
+	if (t->start_col > 1)
+		sl_buf_addf(&b, "C%lld", (long long)t->start_col);
+	sl_buf_addf(&ref, "refs/heads/%s", b.buf);
+	if (git_reference_name_is_valid(&valid, ref.buf) || !valid) {
+		sl_buf_reset(&b);
+		sl_buf_addf(&b, "%s/target-%lld", prefix, (long long)t->id);
+	}
+	sl_buf_release(&ref);
+	return sl_buf_detach(&b, NULL);
+}
+
+static int read_blob_text(sl_buf *out, git_repository *repo, const char *hex, sl_err *err)
+{
+	git_oid oid;
+	git_blob *blob = NULL;
+
+	if (git_oid_fromstr(&oid, hex) || git_blob_lookup(&blob, repo, &oid))
+		return sl_err_set(err, SL_ERROR, "cannot read blob %s: %s", hex, sl_git_error());
+	sl_buf_add(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	return SL_OK;
+}
+
+static void build_chat(sl_buf *prompt, sl_chat_msg **msgs, size_t *n, const char *system,
+		       const history *h, size_t nh)
+{
+	size_t alloc = 0;
+
+	*msgs = NULL;
+	*n = 0;
+	SL_ALLOC_GROW(*msgs, 2 + 2 * nh, alloc);
+	(*msgs)[(*n)++] = (sl_chat_msg){ "system", system };
+	(*msgs)[(*n)++] = (sl_chat_msg){ "user", prompt->buf };
+	for (size_t i = 0; i < nh; i++) {
+		if (h[i].reply)
+			(*msgs)[(*n)++] = (sl_chat_msg){ "assistant", h[i].reply };
+		(*msgs)[(*n)++] = (sl_chat_msg){ "user", h[i].feedback };
+	}
+}
+
+/* Flatten a chat into the text recorded as the attempt's prompt. */
+static char *chat_text(const sl_chat_msg *msgs, size_t n)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	for (size_t i = 0; i < n; i++)
+		sl_buf_addf(&b, "%s### %s\n%s\n", i ? "\n" : "", msgs[i].role, msgs[i].content);
+	return sl_buf_detach(&b, NULL);
+}
+
+typedef struct gate_outcome {
+	sl_gate_run_rec *v;         /* gate, verdict and output_tail owned */
+	size_t n;
+} gate_outcome;
+
+static void gate_outcome_release(gate_outcome *o)
+{
+	sl_gate_run_list_free(o->v, o->n);
+	o->v = NULL;
+	o->n = 0;
+}
+
+/*
+ * Run the gates on a candidate, in order, stopping at the first that does
+ * not pass.  Results go to *o (written to the store later, in the attempt's
+ * transaction, so no lock is held while gates run).  SL_ERROR when the jail
+ * itself broke: that is not the candidate's fault.
+ */
+static int run_gates(run_ctx *x, const char *workdir, gate_outcome *o, int *passed,
+		     sl_buf *feedback, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+
+	*passed = 1;
+	o->v = sl_xcalloc(spec->ngates ? spec->ngates : 1, sizeof(*o->v));
+	for (size_t g = 0; g < spec->ngates && *passed; g++) {
+		sl_gate_def def = { spec->gates[g].name, spec->gates[g].command,
+				    spec->gates[g].timeout_s };
+		sl_gate_result r;
+		sl_gate_run_rec *rec;
+
+		sl_gate_result_init(&r);
+		sl_gate_run(&r, &def, workdir);
+		if (r.verdict == SL_VERDICT_ERROR) {
+			sl_err_set(err, SL_ERROR, "gate '%s' could not run: %s", def.name, r.error);
+			sl_gate_result_release(&r);
+			return SL_ERROR;
+		}
+		rec = &o->v[o->n++];
+		rec->gate = sl_xstrdup(def.name);
+		rec->verdict = sl_xstrdup(sl_verdict_name(r.verdict));
+		rec->exit_status = r.exit_status;
+		rec->duration_ms = r.duration_ms;
+		rec->output_bytes = (int64_t)r.output_total;
+		rec->output_tail = sl_xstrdup(r.output.buf);
+		if (r.verdict != SL_VERDICT_PASS) {
+			*passed = 0;
+			sl_prompt_feedback(feedback, def.name, sl_verdict_name(r.verdict), r.output.buf);
+		}
+		sl_gate_result_release(&r);
+	}
+	return SL_OK;
+}
+
+/*
+ * One attempt at a target: get edits, build the candidate, gate it, record
+ * everything in one transaction.  *done is set when the target reached a
+ * final state.  Returns SL_ERROR only for machinery failures (the attempt is
+ * then not recorded and the target stays pending for a later run).
+ */
+static int attempt(run_ctx *x, sl_target_rec *rec, const sl_target *t, int64_t n,
+		   history **hist, size_t *nhist, size_t *ahist, int *done, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	sl_edit_list edits = SL_EDIT_LIST_INIT;
+	sl_completion comp;
+	sl_buf prompt = SL_BUF_INIT, file = SL_BUF_INIT, diff = SL_BUF_INIT;
+	sl_buf feedback = SL_BUF_INIT, msg = SL_BUF_INIT;
+	sl_attempt_rec a = { 0 };
+	sl_candidate_rec cand = { 0 };
+	sl_chat_msg *msgs = NULL;
+	sl_worktree *wt = NULL;
+	gate_outcome gates = { NULL, 0 };
+	sl_err aerr = SL_ERR_INIT;
+	char *branch = NULL, *chat = NULL, wtname[64], hex[GIT_OID_HEXSZ + 1];
+	int64_t attempt_id = 0, cand_id = 0;
+	int use_rules = 0, passed = 0, ret = SL_ERROR, in_tx = 0;
+	git_oid commit;
+	size_t nmsgs = 0;
+
+	sl_completion_init(&comp);
+	*done = 0;
+	a.target_id = rec->id;
+	a.n = n;
+	a.tokens_in = a.tokens_out = -1;
+
+	if (n == 1 && spec->nrules) {
+		sl_rule *rules = sl_xcalloc(spec->nrules, sizeof(*rules));
+		int r;
+
+		for (size_t i = 0; i < spec->nrules; i++) {
+			rules[i].capture = spec->rules[i].capture;
+			rules[i].template_text = spec->rules[i].template_text;
+		}
+		r = sl_rules_apply(&edits, rules, spec->nrules, t, &aerr);
+		free(rules);
+		if (r < 0) {
+			ret = sl_err_set(err, aerr.code, "%s", aerr.msg);
+			goto done;
+		}
+		use_rules = r > 0;
+	}
+	if (!use_rules && !x->provider) {
+		/* rules only, and none applies (or they already failed): nothing to try */
+		const char *why = n == 1 ? "no rule applies to this target" :
+			"the rules' candidate failed and there is no model to retry";
+
+		if (sl_store_begin(x->st, err))
+			goto done;
+		in_tx = 1;
+		if (n == 1) {
+			a.source = "rules";
+			a.outcome = "no_edit";
+			a.error = (char *)why;
+			if (sl_store_attempt_add(x->st, &a, &attempt_id, err))
+				goto done;
+		}
+		if (sl_store_target_update(x->st, rec->id, n == 1 ? SL_T_SKIPPED : SL_T_FAILED,
+					   n == 1 ? 1 : n - 1, why, err) ||
+		    sl_store_commit(x->st, err))
+			goto done;
+		in_tx = 0;
+		*done = 1;
+		ret = SL_OK;
+		goto done;
+	}
+
+	if (use_rules) {
+		a.source = "rules";
+	} else {
+		sl_prompt_vars vars = { 0 };
+
+		a.source = (char *)sl_provider_kind_name(spec->provider);
+		if (read_blob_text(&file, x->c->repo, t->blob, err))
+			goto done;
+		vars.path = t->path;
+		vars.language = t->lang;
+		vars.unit = t->unit_text;
+		vars.file = file.buf;
+		vars.instructions = spec->instructions ? spec->instructions : "";
+		vars.start_line = t->start_line;
+		vars.end_line = t->end_line;
+		vars.edit_format = spec->edit_format;
+		if (sl_prompt_render(&prompt, spec->prompt ? spec->prompt : sl_prompt_default_template,
+				     &vars, err))
+			goto done;
+		build_chat(&prompt, &msgs, &nmsgs, sl_prompt_system(spec->edit_format), *hist, *nhist);
+		chat = chat_text(msgs, nmsgs);
+		a.prompt = chat;
+		if (sl_provider_complete(x->provider, msgs, nmsgs, &comp, &aerr)) {
+			a.outcome = "provider_error";
+			a.error = aerr.msg;
+			sl_buf_addf(&feedback, "The previous request failed: %s", aerr.msg);
+		} else {
+			a.reply = comp.text.buf;
+			a.tokens_in = comp.tokens_in;
+			a.tokens_out = comp.tokens_out;
+			a.latency_ms = comp.latency_ms;
+			if (sl_reply_parse(&edits, comp.text.buf, comp.text.len, spec->edit_format,
+					   &aerr)) {
+				a.outcome = "parse_error";
+				a.error = aerr.msg;
+				sl_buf_addf(&feedback, "Your reply could not be used: %s\n"
+					    "Answer again in the required format.", aerr.msg);
+			}
+		}
+	}
+
+	if (!a.outcome) {
+		sl_buf_addf(&msg, "sluice(%s): %s:%u\n\nCampaign: %s\nTarget: %s:%u-%u\n"
+			    "Attempt: %lld (%s)\n", spec->name, t->path, t->start_line, spec->name,
+			    t->path, t->start_line, t->end_line, (long long)n, a.source);
+		if (sl_apply_edits(&commit, &diff, x->c->repo, &x->c->base, &edits, msg.buf, &aerr)) {
+			if (aerr.code != SL_EREFUSED && aerr.code != SL_EINPUT) {
+				ret = sl_err_set(err, aerr.code, "%s", aerr.msg);
+				goto done;
+			}
+			a.outcome = "apply_error";
+			a.error = aerr.msg;
+			sl_buf_addf(&feedback, "Your edit could not be applied: %s", aerr.msg);
+		} else {
+			a.outcome = "candidate";
+		}
+	}
+
+	if (!strcmp(a.outcome, "candidate")) {
+		branch = branch_name(x->c->spec->branch_prefix, rec);
+		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
+		if (sl_worktree_add(&wt, x->c->repo, x->scratch, wtname, branch, &commit, err) ||
+		    run_gates(x, sl_worktree_path(wt), &gates, &passed, &feedback, err))
+			goto done;
+		ret = sl_worktree_remove(wt, err);
+		wt = NULL;
+		if (ret || (!passed && sl_branch_delete(x->c->repo, branch, err))) {
+			ret = SL_ERROR;
+			goto done;
+		}
+		ret = SL_ERROR;
+	}
+
+	if (sl_store_begin(x->st, err))
+		goto done;
+	in_tx = 1;
+	if (sl_store_attempt_add(x->st, &a, &attempt_id, err))
+		goto done;
+	if (branch) {
+		git_oid_tostr(hex, sizeof(hex), &commit);
+		cand.attempt_id = attempt_id;
+		cand.target_id = rec->id;
+		cand.diff = diff.buf;
+		cand.commit_oid = hex;
+		cand.state = passed ? SL_C_PASSED : SL_C_FAILED;
+		cand.branch = passed ? branch : NULL;
+		if (sl_store_candidate_add(x->st, &cand, &cand_id, err))
+			goto done;
+		for (size_t g = 0; g < gates.n; g++) {
+			gates.v[g].candidate_id = cand_id;
+			if (sl_store_gate_run_add(x->st, &gates.v[g], err))
+				goto done;
+		}
+	}
+	if (passed) {
+		if (sl_store_target_update(x->st, rec->id, SL_T_PROPOSED, n, NULL, err))
+			goto done;
+		*done = 1;
+	} else {
+		int last = n >= (int64_t)spec->attempts || (use_rules && !x->provider);
+
+		if (sl_store_target_update(x->st, rec->id, last ? SL_T_FAILED : SL_T_PENDING, n,
+					   feedback.buf, err))
+			goto done;
+		*done = last;
+	}
+	if (sl_store_commit(x->st, err))
+		goto done;
+	in_tx = 0;
+	if (!passed) {
+		history *h;
+
+		SL_ALLOC_GROW(*hist, *nhist + 1, *ahist);
+		h = &(*hist)[(*nhist)++];
+		h->reply = comp.text.len ? sl_xstrdup(comp.text.buf) : NULL;
+		h->diff = use_rules ? sl_xstrdup(diff.buf) : NULL;
+		if (use_rules) {
+			sl_buf fb = SL_BUF_INIT;
+
+			sl_buf_addf(&fb, "A deterministic rewrite was tried first and failed. "
+				    "Its diff:\n```diff\n%s```\n%s", diff.buf, feedback.buf);
+			h->feedback = sl_buf_detach(&fb, NULL);
+		} else {
+			h->feedback = sl_xstrdup(feedback.buf);
+		}
+	}
+	ret = SL_OK;
+done:
+	if (in_tx)
+		sl_store_rollback(x->st);
+	if (wt)
+		sl_worktree_remove(wt, NULL);
+	if (branch && ret)
+		sl_branch_delete(x->c->repo, branch, NULL);
+	gate_outcome_release(&gates);
+	free(branch);
+	free(chat);
+	free(msgs);
+	sl_completion_release(&comp);
+	sl_edit_list_release(&edits);
+	sl_buf_release(&prompt);
+	sl_buf_release(&file);
+	sl_buf_release(&diff);
+	sl_buf_release(&feedback);
+	sl_buf_release(&msg);
+	return ret;
+}
+
+static int process_target(run_ctx *x, sl_target_rec *rec, const sl_target *t, sl_err *err)
+{
+	history *hist = NULL;
+	size_t nhist = 0, ahist = 0;
+	int ret = SL_OK, done = 0;
+
+	for (int64_t n = rec->attempts + 1; !done && n <= (int64_t)x->c->spec->attempts; n++)
+		if ((ret = attempt(x, rec, t, n, &hist, &nhist, &ahist, &done, err)))
+			break;
+	if (!ret && !done) {
+		/* attempts were used up in an earlier run */
+		ret = sl_store_target_update(x->st, rec->id, SL_T_FAILED, rec->attempts,
+					     "attempts exhausted", err);
+	}
+	for (size_t i = 0; i < nhist; i++) {
+		free(hist[i].reply);
+		free(hist[i].diff);
+		free(hist[i].feedback);
+	}
+	free(hist);
+	return ret;
+}
+
+static int record_campaign(run_ctx *x, sl_err *err)
+{
+	sl_campaign_rec rec = { 0 }, in = { 0 };
+	sl_buf text = SL_BUF_INIT;
+	int ret;
+
+	ret = sl_store_campaign_get(x->st, x->c->spec->name, &rec, err);
+	if (ret == SL_OK) {
+		if (strcmp(rec.repo_path, x->c->repo_path)) {
+			ret = sl_err_set(err, SL_EINPUT, "campaign '%s' in this store belongs to "
+					 "repository '%s'; use another name or --store",
+					 rec.name, rec.repo_path);
+			goto done;
+		}
+		/* resume on the tree the campaign started from */
+		if (git_oid_fromstr(&x->c->base, rec.base_oid)) {
+			ret = sl_err_set(err, SL_ERROR, "bad base id in store: %s", rec.base_oid);
+			goto done;
+		}
+		git_oid_tostr(x->c->base_hex, sizeof(x->c->base_hex), &x->c->base);
+		x->campaign_id = rec.id;
+		goto done;
+	}
+	if (ret != SL_ENOTFOUND)
+		goto done;
+	sl_err_clear(err);
+	if ((ret = sl_read_file(&text, x->c->spec->path, 1 << 20, err)))
+		goto done;
+	in.name = x->c->spec->name;
+	in.spec_path = x->c->spec->path;
+	in.spec_text = text.buf;
+	in.repo_path = x->c->repo_path;
+	in.base_rev = x->c->spec->base;
+	in.base_oid = x->c->base_hex;
+	in.branch_prefix = x->c->spec->branch_prefix;
+	ret = sl_store_campaign_add(x->st, &in, &x->campaign_id, err);
+done:
+	sl_campaign_rec_release(&rec);
+	sl_buf_release(&text);
+	return ret;
+}
+
+static int record_targets(run_ctx *x, const sl_target_list *list, sl_err *err)
+{
+	sl_buf key = SL_BUF_INIT;
+	int ret = SL_ERROR;
+
+	if (sl_store_begin(x->st, err))
+		return SL_ERROR;
+	for (size_t i = 0; i < list->n; i++) {
+		const sl_target *t = &list->v[i];
+		sl_target_rec r = { 0 };
+		int64_t id;
+
+		key_of(&key, t);
+		r.campaign_id = x->campaign_id;
+		r.key = key.buf;
+		r.path = t->path;
+		r.lang = (char *)t->lang;
+		r.blob = (char *)t->blob;
+		r.unit = (char *)t->unit;
+		r.start_byte = t->start_byte;
+		r.end_byte = t->end_byte;
+		r.start_line = t->start_line;
+		r.start_col = t->start_col;
+		r.end_line = t->end_line;
+		r.end_col = t->end_col;
+		r.nsites = (int64_t)t->nsites;
+		if (sl_store_target_add(x->st, &r, &id, NULL, err))
+			goto done;
+	}
+	ret = sl_store_commit(x->st, err);
+done:
+	if (ret)
+		sl_store_rollback(x->st);
+	sl_buf_release(&key);
+	return ret;
+}
+
+static const sl_target *find_target(const sl_target_list *list, const char *key, sl_buf *tmp)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		key_of(tmp, &list->v[i]);
+		if (!strcmp(tmp->buf, key))
+			return &list->v[i];
+	}
+	return NULL;
+}
+
+static char *scratch_root(const sl_spec *spec)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	if (spec->scratch)
+		sl_buf_addf(&b, "%s/%s", spec->scratch, spec->name);
+	else
+		sl_buf_addf(&b, "%s/sluice-%ld/%s", sl_getenv_or("TMPDIR", "/tmp"),
+			    (long)getuid(), spec->name);
+	return sl_buf_detach(&b, NULL);
+}
+
+int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
+{
+	run_ctx x = { 0 };
+	sl_target_list list = SL_TARGET_LIST_INIT;
+	sl_target_rec *pending = NULL;
+	size_t npending = 0;
+	sl_buf tmp = SL_BUF_INIT;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	x.opts = opts;
+	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
+		goto done;
+	if (x.c->spec->provider != SL_PROVIDER_RULES) {
+		sl_provider_opts po = SL_PROVIDER_OPTS_INIT;
+
+		po.kind = x.c->spec->provider;
+		po.base_url = x.c->spec->base_url;
+		po.model = x.c->spec->model;
+		po.api_key_env = x.c->spec->api_key_env;
+		po.temperature = x.c->spec->temperature;
+		po.max_tokens = x.c->spec->max_tokens;
+		po.timeout_s = x.c->spec->provider_timeout_s;
+		po.command = x.c->spec->command;
+		if ((ret = sl_provider_new(&x.provider, &po, err)))
+			goto done;
+	}
+	if ((ret = sl_store_open(&x.st, opts->store, 1, err)) || (ret = record_campaign(&x, err)))
+		goto done;
+	out->campaign_id = x.campaign_id;
+	out->campaign = sl_xstrdup(x.c->spec->name);
+	x.scratch = scratch_root(x.c->spec);
+	if (sl_path_is_under(x.scratch, x.c->repo_path)) {
+		ret = sl_err_set(err, SL_EINPUT, "scratch root '%s' is inside the repository",
+				 x.scratch);
+		goto done;
+	}
+	if ((ret = sl_worktree_cleanup(x.c->repo, x.scratch, err)) ||
+	    (ret = sl_campaign_scope(&list, x.c, err)) ||
+	    (ret = record_targets(&x, &list, err)) ||
+	    (ret = sl_store_targets(x.st, x.campaign_id, SL_T_PENDING, &pending, &npending, err)))
+		goto done;
+	out->targets = list.n;
+	for (size_t i = 0; i < npending; i++) {
+		const sl_target *t = find_target(&list, pending[i].key, &tmp);
+		sl_target_rec after = { 0 };
+
+		if (!t) {
+			ret = sl_store_target_update(x.st, pending[i].id, SL_T_SKIPPED,
+						     pending[i].attempts,
+						     "no longer matches the query", err);
+		} else {
+			ret = process_target(&x, &pending[i], t, err);
+		}
+		if (ret) {
+			sl_err_prefix(err, "%s:%lld: ", pending[i].path,
+				      (long long)pending[i].start_line);
+			goto done;
+		}
+		out->processed++;
+		if ((ret = sl_store_target_get(x.st, pending[i].id, &after, err)))
+			goto done;
+		if (!strcmp(after.state, SL_T_PROPOSED))
+			out->proposed_now++;
+		if (opts->progress)
+			fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s\n", i + 1, npending,
+				after.path, (long long)after.start_line, after.state,
+				(long long)after.attempts, after.attempts == 1 ? "" : "s");
+		sl_target_rec_release(&after);
+	}
+	ret = SL_OK;
+done:
+	sl_buf_release(&tmp);
+	sl_target_list_free(pending, npending);
+	sl_target_list_release(&list);
+	sl_provider_free(x.provider);
+	sl_store_free(x.st);
+	sl_campaign_free(x.c);
+	free(x.scratch);
+	return ret;
+}

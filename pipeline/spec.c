@@ -1,0 +1,930 @@
+/*
+ * spec.c - load a campaign file into an sl_spec.
+ *
+ * Reads the file named by the caller (whole, at most 1 MiB) and writes a new
+ * sl_spec that the caller frees with sl_spec_free().  Two passes: libyaml's
+ * event stream is turned into a small tree of nodes that keeps each node's
+ * mark, then the tree is walked key by key, checking names, types and
+ * values and filling defaults.  Every problem becomes SL_EINPUT with a
+ * "FILE:LINE:COLUMN: " message naming the node at fault.
+ *
+ * The event API is used rather than yaml_parser_load() because only events
+ * show anchors, aliases, tags and extra documents.  All of these are
+ * rejected: a campaign has no use for them, and aliases are the road to
+ * exponential expansion ("billion laughs").  YAML nulls (an empty value,
+ * "~", "null") mean "not set".
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "edit.h"
+#include "provider.h"
+#include "spec.h"
+
+#define SPEC_MAX_BYTES (1u << 20)
+#define SPEC_MAX_DEPTH 32
+#define MAX_KEYS 16
+
+enum { N_SCALAR = 1, N_MAP, N_SEQ };
+
+struct node {
+	int type;
+	yaml_mark_t start;
+	char *text;                 /* scalars: NUL-terminated (may hold NULs) */
+	size_t len;
+	yaml_scalar_style_t style;
+	struct node **kid;          /* maps: key, value, key, value...; seqs: items */
+	size_t nkid, alloc;
+};
+
+struct loader {
+	const char *path;
+	const char *src;
+	size_t srclen;
+	sl_err *err;
+};
+
+static void node_free(struct node *n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n->nkid; i++)
+		node_free(n->kid[i]);
+	free(n->kid);
+	free(n->text);
+	free(n);
+}
+
+/* A short, printable copy of untrusted text for a message. */
+static const char *show(char *buf, size_t size, const char *s, size_t len)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len && o + 4 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		buf[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (i < len) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int fail_at(struct loader *ld, size_t line, size_t col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail_at(struct loader *ld, size_t line, size_t col, const char *fmt, ...)
+{
+	char msg[800];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return sl_err_set(ld->err, SL_EINPUT, "%s:%zu:%zu: %s", ld->path, line, col, msg);
+}
+
+#define fail(ld, mark, ...) fail_at((ld), (mark).line + 1, (mark).column + 1, __VA_ARGS__)
+
+/* "'key'" at the top level, "'key' in 'ctx'" below it. */
+static const char *keyname(char *buf, size_t size, const char *key, const char *ctx)
+{
+	if (ctx)
+		snprintf(buf, size, "'%s' in '%s'", key, ctx);
+	else
+		snprintf(buf, size, "'%s'", key);
+	return buf;
+}
+
+/* ---- events to tree ---- */
+
+static int yaml_failed(struct loader *ld, yaml_parser_t *p)
+{
+	const char *problem = p->problem ? p->problem : "unknown problem";
+
+	if (p->error == YAML_MEMORY_ERROR)
+		return sl_err_set(ld->err, SL_ERROR, "%s: out of memory", ld->path);
+	if (p->error == YAML_READER_ERROR) {
+		size_t i, line = 1, col = 1;
+
+		for (i = 0; i < p->problem_offset && i < ld->srclen; i++) {
+			if (ld->src[i] == '\n') {
+				line++;
+				col = 1;
+			} else {
+				col++;
+			}
+		}
+		return fail_at(ld, line, col, "invalid YAML: %s", problem);
+	}
+	if (p->context)
+		return fail(ld, p->problem_mark, "invalid YAML: %s (%s at line %zu, column %zu)",
+			    problem, p->context, p->context_mark.line + 1,
+			    p->context_mark.column + 1);
+	return fail(ld, p->problem_mark, "invalid YAML: %s", problem);
+}
+
+static int next_event(struct loader *ld, yaml_parser_t *p, yaml_event_t *ev)
+{
+	if (yaml_parser_parse(p, ev))
+		return 0;
+	return yaml_failed(ld, p);
+}
+
+/* Build the node that *ev starts; consumes *ev. */
+static int build(struct loader *ld, yaml_parser_t *p, yaml_event_t *ev, int depth,
+		 struct node **out)
+{
+	struct node *n = NULL;
+	yaml_char_t *anchor = NULL, *tag = NULL;
+	int ret = SL_EINPUT;
+
+	*out = NULL;
+	switch (ev->type) {
+	case YAML_ALIAS_EVENT:
+		fail(ld, ev->start_mark, "anchors and aliases are not supported");
+		goto done;
+	case YAML_SCALAR_EVENT:
+		anchor = ev->data.scalar.anchor;
+		tag = ev->data.scalar.tag;
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		anchor = ev->data.sequence_start.anchor;
+		tag = ev->data.sequence_start.tag;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		anchor = ev->data.mapping_start.anchor;
+		tag = ev->data.mapping_start.tag;
+		break;
+	default:
+		BUG("unexpected YAML event %d", (int)ev->type);
+	}
+	if (anchor) {
+		fail(ld, ev->start_mark, "anchors and aliases are not supported");
+		goto done;
+	}
+	if (tag) {
+		fail(ld, ev->start_mark, "tags are not supported");
+		goto done;
+	}
+
+	n = sl_xcalloc(1, sizeof(*n));
+	n->start = ev->start_mark;
+	if (ev->type == YAML_SCALAR_EVENT) {
+		n->type = N_SCALAR;
+		n->len = ev->data.scalar.length;
+		n->text = sl_xmalloc(sl_st_add(n->len, 1));
+		memcpy(n->text, ev->data.scalar.value, n->len);
+		n->text[n->len] = '\0';
+		n->style = ev->data.scalar.style;
+		ret = 0;
+		goto done;
+	}
+
+	n->type = ev->type == YAML_MAPPING_START_EVENT ? N_MAP : N_SEQ;
+	if (depth >= SPEC_MAX_DEPTH) {
+		fail(ld, ev->start_mark, "nesting deeper than %d levels", SPEC_MAX_DEPTH);
+		goto done;
+	}
+	for (;;) {
+		yaml_event_t kev;
+		struct node *kid;
+
+		if (next_event(ld, p, &kev))
+			goto done;
+		if (kev.type == YAML_MAPPING_END_EVENT || kev.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&kev);
+			break;
+		}
+		if (build(ld, p, &kev, depth + 1, &kid))
+			goto done;
+		SL_ALLOC_GROW(n->kid, n->nkid + 1, n->alloc);
+		n->kid[n->nkid++] = kid;
+	}
+	ret = 0;
+done:
+	yaml_event_delete(ev);
+	if (ret) {
+		node_free(n);
+		n = NULL;
+	}
+	*out = n;
+	return ret;
+}
+
+/* Parse the whole stream: exactly one document, whose root is returned. */
+static int parse_tree(struct loader *ld, struct node **out)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	struct node *root = NULL;
+	int ret = SL_EINPUT;
+
+	*out = NULL;
+	if (!yaml_parser_initialize(&p))
+		return sl_err_set(ld->err, SL_ERROR, "%s: out of memory", ld->path);
+	yaml_parser_set_input_string(&p, (const unsigned char *)ld->src, ld->srclen);
+
+	if (next_event(ld, &p, &ev))           /* STREAM-START */
+		goto done;
+	yaml_event_delete(&ev);
+	if (next_event(ld, &p, &ev))
+		goto done;
+	if (ev.type == YAML_STREAM_END_EVENT) {
+		yaml_event_delete(&ev);
+		fail_at(ld, 1, 1, "empty file");
+		goto done;
+	}
+	yaml_event_delete(&ev);                /* DOCUMENT-START */
+	if (next_event(ld, &p, &ev) || build(ld, &p, &ev, 0, &root))
+		goto done;
+	if (next_event(ld, &p, &ev))           /* DOCUMENT-END */
+		goto done;
+	yaml_event_delete(&ev);
+	if (next_event(ld, &p, &ev))
+		goto done;
+	if (ev.type == YAML_DOCUMENT_START_EVENT) {
+		fail(ld, ev.start_mark, "multiple YAML documents are not supported");
+		yaml_event_delete(&ev);
+		goto done;
+	}
+	yaml_event_delete(&ev);
+	*out = root;
+	root = NULL;
+	ret = 0;
+done:
+	node_free(root);
+	yaml_parser_delete(&p);
+	return ret;
+}
+
+/* ---- node helpers ---- */
+
+static int is_null(const struct node *n)
+{
+	return n->type == N_SCALAR && n->style == YAML_PLAIN_SCALAR_STYLE &&
+		(!n->len || !strcmp(n->text, "~") || !strcmp(n->text, "null") ||
+		 !strcmp(n->text, "Null") || !strcmp(n->text, "NULL"));
+}
+
+/*
+ * Check a mapping's keys against the NULL-terminated list keys: no unknown
+ * and no duplicate key.  vals[i] gets the value of keys[i], NULL when the
+ * key is absent or its value is null.
+ */
+static int map_fields(struct loader *ld, const struct node *map, const char *ctx,
+		      const char *const *keys, const struct node **vals)
+{
+	unsigned char seen[MAX_KEYS] = { 0 };
+	size_t i, k, nkeys = 0;
+	char sbuf[80];
+
+	while (keys[nkeys])
+		nkeys++;
+	if (nkeys > MAX_KEYS)
+		BUG("too many keys");
+	for (k = 0; k < nkeys; k++)
+		vals[k] = NULL;
+	for (i = 0; i + 1 < map->nkid; i += 2) {
+		const struct node *key = map->kid[i], *val = map->kid[i + 1];
+
+		if (key->type != N_SCALAR) {
+			if (ctx)
+				return fail(ld, key->start, "expected a string key in '%s'", ctx);
+			return fail(ld, key->start, "expected a string key");
+		}
+		for (k = 0; k < nkeys; k++)
+			if (strlen(keys[k]) == key->len && !memcmp(keys[k], key->text, key->len))
+				break;
+		show(sbuf, sizeof(sbuf), key->text, key->len);
+		if (k == nkeys) {
+			if (ctx)
+				return fail(ld, key->start, "unknown key '%s' in '%s'", sbuf, ctx);
+			return fail(ld, key->start, "unknown key '%s'", sbuf);
+		}
+		if (seen[k]) {
+			if (ctx)
+				return fail(ld, key->start, "duplicate key '%s' in '%s'", sbuf, ctx);
+			return fail(ld, key->start, "duplicate key '%s'", sbuf);
+		}
+		seen[k] = 1;
+		vals[k] = is_null(val) ? NULL : val;
+	}
+	return 0;
+}
+
+static int need(struct loader *ld, const struct node *map, const struct node *val,
+		const char *key, const char *ctx)
+{
+	if (val)
+		return 0;
+	if (ctx)
+		return fail(ld, map->start, "missing required field '%s' in '%s'", key, ctx);
+	return fail(ld, map->start, "missing required field '%s'", key);
+}
+
+static int want_type(struct loader *ld, const struct node *v, int type,
+		     const char *key, const char *ctx)
+{
+	static const char *const what[] = { "", "a string", "a mapping", "a sequence" };
+	char kbuf[96];
+
+	if (v->type == type)
+		return 0;
+	return fail(ld, v->start, "expected %s for %s", what[type],
+		    keyname(kbuf, sizeof(kbuf), key, ctx));
+}
+
+/* A string field; NULL v leaves *out alone. */
+static int get_str(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		   int nonempty, char **out)
+{
+	if (!v)
+		return 0;
+	if (want_type(ld, v, N_SCALAR, key, ctx))
+		return SL_EINPUT;
+	if (strlen(v->text) != v->len)
+		return fail(ld, v->start, "'%s' must not contain NUL characters", key);
+	if (nonempty && !v->len)
+		return fail(ld, v->start, "'%s' must not be empty", key);
+	free(*out);
+	*out = sl_xstrdup(v->text);
+	return 0;
+}
+
+/* A plain decimal integer: -?[0-9]+ without leading zeros. */
+static int get_int(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		   long long min, long long max, long long *out)
+{
+	const char *s;
+	size_t i;
+	char kbuf[96];
+
+	if (!v)
+		return 0;
+	if (v->type != N_SCALAR || v->style != YAML_PLAIN_SCALAR_STYLE)
+		goto bad;
+	s = v->text;
+	i = s[0] == '-';
+	if (!isdigit((unsigned char)s[i]) || (s[i] == '0' && s[i + 1]) ||
+	    strspn(s + i, "0123456789") != v->len - i)
+		goto bad;
+	if (v->len - i > 18)
+		*out = s[0] == '-' ? LLONG_MIN : LLONG_MAX;
+	else
+		*out = strtoll(s, NULL, 10);
+	if (*out < min || *out > max) {
+		if (min == 1 && max == INT_MAX && *out < min)
+			return fail(ld, v->start, "'%s' must be a positive integer", key);
+		return fail(ld, v->start, "'%s' must be between %lld and %lld", key, min, max);
+	}
+	return 0;
+bad:
+	return fail(ld, v->start, "expected an integer for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
+}
+
+/* A plain decimal number: [-+]?(.d+|d+(.d*)?)([eE][-+]?d+)? as YAML's core schema. */
+static int get_num(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		   double min, double max, double *out)
+{
+	const char *s;
+	size_t i = 0, digits = 0;
+	char kbuf[96];
+
+	if (!v)
+		return 0;
+	s = v->text;
+	if (v->type != N_SCALAR || v->style != YAML_PLAIN_SCALAR_STYLE)
+		goto bad;
+	if (s[i] == '-' || s[i] == '+')
+		i++;
+	while (isdigit((unsigned char)s[i]))
+		i++, digits++;
+	if (s[i] == '.')
+		for (i++; isdigit((unsigned char)s[i]); i++)
+			digits++;
+	if (!digits)
+		goto bad;
+	if (s[i] == 'e' || s[i] == 'E') {
+		i++;
+		if (s[i] == '-' || s[i] == '+')
+			i++;
+		if (!isdigit((unsigned char)s[i]))
+			goto bad;
+		while (isdigit((unsigned char)s[i]))
+			i++;
+	}
+	if (i != v->len)
+		goto bad;
+	*out = strtod(s, NULL);
+	if (!(*out >= min && *out <= max))
+		return fail(ld, v->start, "'%s' must be between %g and %g", key, min, max);
+	return 0;
+bad:
+	return fail(ld, v->start, "expected a number for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
+}
+
+/* One of names[] (a NULL-terminated list), stored as values[index]. */
+static int get_enum(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		    const char *const *names, const int *values, int *out)
+{
+	char list[160] = "";
+	size_t i, used = 0;
+
+	if (!v)
+		return 0;
+	if (want_type(ld, v, N_SCALAR, key, ctx))
+		return SL_EINPUT;
+	for (i = 0; names[i]; i++) {
+		if (!strcmp(names[i], v->text) && strlen(v->text) == v->len) {
+			*out = values[i];
+			return 0;
+		}
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+					 i ? ", " : "", names[i]);
+		if (used >= sizeof(list))
+			BUG("enum list too long");
+	}
+	return fail(ld, v->start, "'%s' must be one of: %s", key, list);
+}
+
+static int valid_name(const char *s)
+{
+	return *s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			    "0123456789._-") == strlen(s);
+}
+
+/* NULL if s is usable as a ref path prefix (git check-ref-format rules), else why not. */
+static const char *bad_branch_prefix(const char *s)
+{
+	const char *comp, *end;
+
+	if (!*s)
+		return "it must not be empty";
+	if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		   "0123456789._/-") != strlen(s))
+		return "use only A-Z, a-z, 0-9, '.', '_', '-' and '/'";
+	if (strstr(s, ".."))
+		return "it must not contain '..'";
+	if (s[0] == '/' || s[strlen(s) - 1] == '/')
+		return "it must not start or end with '/'";
+	if (strstr(s, "//"))
+		return "it must not contain '//'";
+	if (s[strlen(s) - 1] == '.')
+		return "it must not end with '.'";
+	for (comp = s;; comp = end + 1) {
+		size_t len;
+
+		end = strchr(comp, '/');
+		len = end ? (size_t)(end - comp) : strlen(comp);
+
+		if (comp[0] == '.')
+			return "a component must not start with '.'";
+		if (len >= 5 && !memcmp(comp + len - 5, ".lock", 5))
+			return "a component must not end with '.lock'";
+		if (!end)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * Where a string value's first character sits in the file.  For a block
+ * scalar that is on the line after the indicator, at the block's
+ * indentation: the source's leading spaces on the first non-blank line minus
+ * those the value kept on the same line.
+ */
+static sl_pos text_pos(struct loader *ld, const struct node *v)
+{
+	sl_pos pos;
+	size_t i, nl = 0, k = 0, s = 0, line, off;
+
+	pos.line = (uint32_t)(v->start.line + 1);
+	pos.col = (uint32_t)(v->start.column + 1);
+	if (v->style == YAML_SINGLE_QUOTED_SCALAR_STYLE || v->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+		pos.col++;
+	if (v->style != YAML_LITERAL_SCALAR_STYLE && v->style != YAML_FOLDED_SCALAR_STYLE)
+		return pos;
+
+	pos.line++;
+	pos.col = 1;
+	for (i = 0; i < v->len; i++) {
+		if (v->text[i] == '\n') {
+			nl++;
+			k = 0;
+		} else if (v->text[i] == ' ') {
+			k++;
+		} else {
+			break;
+		}
+	}
+	if (i == v->len)
+		return pos;
+	line = v->start.line + 1 + nl;
+	for (off = 0; off < ld->srclen && line; off++)
+		if (ld->src[off] == '\n')
+			line--;
+	while (off + s < ld->srclen && ld->src[off + s] == ' ')
+		s++;
+	if (s >= k)
+		pos.col = (uint32_t)(s - k + 1);
+	return pos;
+}
+
+/* ---- the campaign's sections ---- */
+
+static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "language", "paths", "query", "capture", "unit", NULL };
+	static const char *const units[] = { "capture", "function", NULL };
+	static const int unit_ix[] = { 0, 1 };
+	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT };
+	const struct node *v[MAX_KEYS];
+	int unit = 0;
+	size_t i;
+
+	if (map_fields(ld, map, "targets", keys, v) ||
+	    get_str(ld, v[K_LANGUAGE], "language", "targets", 1, &spec->language) ||
+	    get_str(ld, v[K_QUERY], "query", "targets", 1, &spec->query) ||
+	    get_str(ld, v[K_CAPTURE], "capture", "targets", 1, &spec->capture) ||
+	    get_enum(ld, v[K_UNIT], "unit", "targets", units, unit_ix, &unit) ||
+	    need(ld, map, v[K_LANGUAGE], "language", "targets") ||
+	    need(ld, map, v[K_QUERY], "query", "targets"))
+		return SL_EINPUT;
+	spec->language_pos = text_pos(ld, v[K_LANGUAGE]);
+	spec->query_pos = text_pos(ld, v[K_QUERY]);
+	spec->query_block = v[K_QUERY]->style == YAML_LITERAL_SCALAR_STYLE ||
+		v[K_QUERY]->style == YAML_FOLDED_SCALAR_STYLE;
+	spec->unit = sl_xstrdup(units[unit]);
+
+	if (!v[K_PATHS])
+		return 0;
+	if (v[K_PATHS]->type == N_MAP)
+		return fail(ld, v[K_PATHS]->start,
+			    "expected a string or a sequence for 'paths' in 'targets'");
+	if (v[K_PATHS]->type == N_SCALAR) {
+		char *one = NULL;
+
+		if (get_str(ld, v[K_PATHS], "paths", "targets", 1, &one))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(&spec->paths, one);
+		return 0;
+	}
+	for (i = 0; i < v[K_PATHS]->nkid; i++) {
+		const struct node *item = v[K_PATHS]->kid[i];
+		char *one = NULL;
+
+		if (item->type != N_SCALAR || is_null(item))
+			return fail(ld, item->start, "expected a string for an entry of 'paths'");
+		if (get_str(ld, item, "paths", "targets", 1, &one))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(&spec->paths, one);
+	}
+	return 0;
+}
+
+static int load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
+{
+	static const char *const keys[] = { "capture", "template", NULL };
+	enum { K_CAPTURE, K_TEMPLATE };
+	const struct node *v[MAX_KEYS];
+	size_t i;
+
+	if (want_type(ld, seq, N_SEQ, "rules", NULL))
+		return SL_EINPUT;
+	spec->rules = sl_xcalloc(seq->nkid ? seq->nkid : 1, sizeof(*spec->rules));
+	for (i = 0; i < seq->nkid; i++) {
+		const struct node *item = seq->kid[i];
+		sl_spec_rule *r = &spec->rules[spec->nrules];
+
+		if (item->type != N_MAP)
+			return fail(ld, item->start, "expected a mapping for an entry of 'rules'");
+		spec->nrules++;
+		r->pos.line = (uint32_t)(item->start.line + 1);
+		r->pos.col = (uint32_t)(item->start.column + 1);
+		if (map_fields(ld, item, "rules", keys, v) ||
+		    get_str(ld, v[K_CAPTURE], "capture", "rules", 1, &r->capture) ||
+		    get_str(ld, v[K_TEMPLATE], "template", "rules", 0, &r->template_text) ||
+		    need(ld, item, v[K_CAPTURE], "capture", "rules") ||
+		    need(ld, item, v[K_TEMPLATE], "template", "rules"))
+			return SL_EINPUT;
+	}
+	return 0;
+}
+
+static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "kind", "base_url", "model", "api_key_env",
+		"temperature", "max_tokens", "timeout", "command", NULL };
+	static const char *const kinds[] = { "rules", "openai", "command", NULL };
+	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND };
+	enum { K_KIND, K_BASE_URL, K_MODEL, K_KEY_ENV, K_TEMP, K_MAX_TOKENS, K_TIMEOUT, K_COMMAND };
+	const struct node *v[MAX_KEYS];
+	long long n;
+
+	if (want_type(ld, map, N_MAP, "provider", NULL) ||
+	    map_fields(ld, map, "provider", keys, v) ||
+	    get_enum(ld, v[K_KIND], "kind", "provider", kinds, kind_ix, &spec->provider) ||
+	    get_str(ld, v[K_BASE_URL], "base_url", "provider", 1, &spec->base_url) ||
+	    get_str(ld, v[K_MODEL], "model", "provider", 1, &spec->model) ||
+	    get_str(ld, v[K_KEY_ENV], "api_key_env", "provider", 1, &spec->api_key_env) ||
+	    get_num(ld, v[K_TEMP], "temperature", "provider", 0, 2, &spec->temperature) ||
+	    get_str(ld, v[K_COMMAND], "command", "provider", 1, &spec->command))
+		return SL_EINPUT;
+	if (v[K_MAX_TOKENS]) {
+		if (get_int(ld, v[K_MAX_TOKENS], "max_tokens", "provider", 1, INT_MAX, &n))
+			return SL_EINPUT;
+		spec->max_tokens = (int)n;
+	}
+	if (v[K_TIMEOUT]) {
+		if (get_int(ld, v[K_TIMEOUT], "timeout", "provider", 1, INT_MAX, &n))
+			return SL_EINPUT;
+		spec->provider_timeout_s = (unsigned)n;
+	}
+	/* Never echo this value: a user may have pasted the key itself here. */
+	if (spec->api_key_env &&
+	    (isdigit((unsigned char)spec->api_key_env[0]) ||
+	     strspn(spec->api_key_env, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_") != strlen(spec->api_key_env)))
+		return fail(ld, v[K_KEY_ENV]->start,
+			    "'api_key_env' must be the name of an environment variable "
+			    "(letters, digits and '_'), not the key itself");
+	if (spec->base_url && strncmp(spec->base_url, "http://", 7) &&
+	    strncmp(spec->base_url, "https://", 8))
+		return fail(ld, v[K_BASE_URL]->start, "'base_url' must start with http:// or https://");
+	if (spec->provider == SL_PROVIDER_OPENAI &&
+	    (need(ld, map, v[K_BASE_URL], "base_url", "provider") ||
+	     need(ld, map, v[K_MODEL], "model", "provider")))
+		return SL_EINPUT;
+	if (spec->provider == SL_PROVIDER_COMMAND &&
+	    need(ld, map, v[K_COMMAND], "command", "provider"))
+		return SL_EINPUT;
+	return 0;
+}
+
+static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
+{
+	static const char *const keys[] = { "name", "command", "timeout", NULL };
+	enum { K_NAME, K_COMMAND, K_TIMEOUT };
+	const struct node *v[MAX_KEYS];
+	size_t i, j;
+	long long n;
+	char sbuf[80];
+
+	if (want_type(ld, seq, N_SEQ, "gates", NULL))
+		return SL_EINPUT;
+	spec->gates = sl_xcalloc(seq->nkid ? seq->nkid : 1, sizeof(*spec->gates));
+	for (i = 0; i < seq->nkid; i++) {
+		const struct node *item = seq->kid[i];
+		sl_spec_gate *g = &spec->gates[spec->ngates];
+
+		if (item->type != N_MAP)
+			return fail(ld, item->start, "expected a mapping for an entry of 'gates'");
+		spec->ngates++;
+		g->pos.line = (uint32_t)(item->start.line + 1);
+		g->pos.col = (uint32_t)(item->start.column + 1);
+		g->timeout_s = 600;
+		if (map_fields(ld, item, "gates", keys, v) ||
+		    get_str(ld, v[K_NAME], "name", "gates", 1, &g->name) ||
+		    get_str(ld, v[K_COMMAND], "command", "gates", 1, &g->command) ||
+		    need(ld, item, v[K_NAME], "name", "gates") ||
+		    need(ld, item, v[K_COMMAND], "command", "gates"))
+			return SL_EINPUT;
+		if (!valid_name(g->name))
+			return fail(ld, v[K_NAME]->start,
+				    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+				    show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
+		for (j = 0; j < i; j++)
+			if (!strcmp(spec->gates[j].name, g->name))
+				return fail(ld, v[K_NAME]->start, "duplicate gate name '%s'", g->name);
+		if (v[K_TIMEOUT]) {
+			if (get_int(ld, v[K_TIMEOUT], "timeout", "gates", 1, INT_MAX, &n))
+				return SL_EINPUT;
+			g->timeout_s = (unsigned)n;
+		}
+	}
+	return 0;
+}
+
+static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "branch_prefix", NULL };
+	const struct node *v[MAX_KEYS];
+	const char *why;
+	char sbuf[80];
+
+	if (want_type(ld, map, N_MAP, "review", NULL) ||
+	    map_fields(ld, map, "review", keys, v) ||
+	    get_str(ld, v[0], "branch_prefix", "review", 1, &spec->branch_prefix))
+		return SL_EINPUT;
+	if (spec->branch_prefix && (why = bad_branch_prefix(spec->branch_prefix)))
+		return fail(ld, v[0]->start, "invalid branch prefix '%s': %s",
+			    show(sbuf, sizeof(sbuf), spec->branch_prefix,
+				 strlen(spec->branch_prefix)), why);
+	return 0;
+}
+
+static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
+{
+	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
+		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
+		"gates", "review", NULL };
+	static const char *const formats[] = { "udiff", "search-replace", NULL };
+	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE };
+	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
+		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW };
+	const struct node *v[MAX_KEYS];
+	const char *why;
+	long long n;
+	char sbuf[80];
+
+	if (root->type == N_SCALAR && root->style == YAML_PLAIN_SCALAR_STYLE && !root->len)
+		return fail_at(ld, 1, 1, "empty file");
+	if (root->type != N_MAP)
+		return fail(ld, root->start, "expected a mapping at the top level");
+	if (map_fields(ld, root, NULL, keys, v) ||
+	    get_str(ld, v[K_NAME], "name", NULL, 1, &spec->name) ||
+	    get_str(ld, v[K_REPOSITORY], "repository", NULL, 1, &spec->repository) ||
+	    get_str(ld, v[K_BASE], "base", NULL, 1, &spec->base) ||
+	    get_str(ld, v[K_SCRATCH], "scratch", NULL, 1, &spec->scratch) ||
+	    need(ld, root, v[K_NAME], "name", NULL) ||
+	    need(ld, root, v[K_REPOSITORY], "repository", NULL) ||
+	    need(ld, root, v[K_TARGETS], "targets", NULL))
+		return SL_EINPUT;
+	if (!valid_name(spec->name))
+		return fail(ld, v[K_NAME]->start,
+			    "invalid name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+			    show(sbuf, sizeof(sbuf), spec->name, strlen(spec->name)));
+	/* A revision that looks like an option could reach a git command line. */
+	if (spec->base && spec->base[0] == '-')
+		return fail(ld, v[K_BASE]->start, "'base' must not start with '-'");
+	if (want_type(ld, v[K_TARGETS], N_MAP, "targets", NULL) ||
+	    load_targets(ld, v[K_TARGETS], spec) ||
+	    (v[K_RULES] && load_rules(ld, v[K_RULES], spec)) ||
+	    (v[K_PROVIDER] && load_provider(ld, v[K_PROVIDER], spec)) ||
+	    get_str(ld, v[K_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
+	    get_str(ld, v[K_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
+	    get_enum(ld, v[K_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
+		     &spec->edit_format))
+		return SL_EINPUT;
+	if (v[K_PROMPT])
+		spec->prompt_pos = text_pos(ld, v[K_PROMPT]);
+	if (v[K_ATTEMPTS]) {
+		if (get_int(ld, v[K_ATTEMPTS], "attempts", NULL, 1, 100, &n))
+			return SL_EINPUT;
+		spec->attempts = (unsigned)n;
+	}
+	if ((v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
+	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)))
+		return SL_EINPUT;
+
+	if (spec->provider == SL_PROVIDER_RULES && !spec->nrules) {
+		yaml_mark_t at = root->start;
+
+		if (v[K_PROVIDER])
+			at = v[K_PROVIDER]->start;
+		return fail(ld, at, "the 'rules' provider needs at least one entry in 'rules'");
+	}
+	if (!spec->branch_prefix) {
+		sl_buf b = SL_BUF_INIT;
+
+		sl_buf_addf(&b, "sluice/%s", spec->name);
+		spec->branch_prefix = sl_buf_detach(&b, NULL);
+		if ((why = bad_branch_prefix(spec->branch_prefix)))
+			return fail(ld, v[K_NAME]->start,
+				    "invalid branch prefix '%s' made from 'name': %s "
+				    "(set 'branch_prefix' in 'review')",
+				    show(sbuf, sizeof(sbuf), spec->branch_prefix,
+					 strlen(spec->branch_prefix)), why);
+	}
+	if (!spec->base)
+		spec->base = sl_xstrdup("HEAD");
+	return 0;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return sl_xstrdup(".");
+	while (slash > path && slash[-1] == '/')
+		slash--;
+	if (slash == path)
+		return sl_xstrdup("/");
+	return sl_xstrndup(path, (size_t)(slash - path));
+}
+
+int sl_spec_load(sl_spec **out, const char *path, sl_err *err)
+{
+	sl_buf text = SL_BUF_INIT;
+	struct loader ld;
+	struct node *root = NULL;
+	sl_spec *spec = NULL;
+	int ret;
+
+	*out = NULL;
+	ld.path = path;
+	ld.err = err;
+	if ((ret = sl_read_file(&text, path, SPEC_MAX_BYTES, err)))
+		goto done;
+	if (text.truncated) {
+		ret = fail_at(&ld, 1, 1, "file is larger than 1 MiB");
+		goto done;
+	}
+	ld.src = text.buf;
+	ld.srclen = text.len;
+	if ((ret = parse_tree(&ld, &root)))
+		goto done;
+
+	spec = sl_xcalloc(1, sizeof(*spec));
+	spec->path = sl_xstrdup(path);
+	spec->dir = dir_of(path);
+	spec->provider = SL_PROVIDER_RULES;
+	spec->temperature = -1;
+	spec->provider_timeout_s = 300;
+	spec->edit_format = SL_FORMAT_UDIFF;
+	spec->attempts = 3;
+	if ((ret = load_root(&ld, root, spec)))
+		goto done;
+	*out = spec;
+	spec = NULL;
+done:
+	sl_spec_free(spec);
+	node_free(root);
+	sl_buf_release(&text);
+	return ret;
+}
+
+void sl_spec_free(sl_spec *spec)
+{
+	size_t i;
+
+	if (!spec)
+		return;
+	for (i = 0; i < spec->nrules; i++) {
+		free(spec->rules[i].capture);
+		free(spec->rules[i].template_text);
+	}
+	free(spec->rules);
+	for (i = 0; i < spec->ngates; i++) {
+		free(spec->gates[i].name);
+		free(spec->gates[i].command);
+	}
+	free(spec->gates);
+	sl_strvec_release(&spec->paths);
+	free(spec->path);
+	free(spec->dir);
+	free(spec->name);
+	free(spec->repository);
+	free(spec->base);
+	free(spec->scratch);
+	free(spec->language);
+	free(spec->query);
+	free(spec->capture);
+	free(spec->unit);
+	free(spec->base_url);
+	free(spec->model);
+	free(spec->api_key_env);
+	free(spec->command);
+	free(spec->instructions);
+	free(spec->prompt);
+	free(spec->branch_prefix);
+	free(spec);
+}
+
+sl_pos sl_spec_query_pos(const sl_spec *spec, uint32_t offset)
+{
+	sl_pos pos = { 0, 0 };
+	size_t len, i, nl = 0, last = 0;
+
+	if (!spec || !spec->query || !spec->query_pos.line)
+		return pos;
+	pos = spec->query_pos;
+	len = strlen(spec->query);
+	if (offset > len)
+		offset = (uint32_t)len;
+	if (!spec->query_block) {
+		pos.col += offset;
+		return pos;
+	}
+	for (i = 0; i < offset; i++) {
+		if (spec->query[i] == '\n') {
+			nl++;
+			last = i + 1;
+		}
+	}
+	pos.line += (uint32_t)nl;
+	pos.col = (uint32_t)(nl ? spec->query_pos.col + (offset - last) : spec->query_pos.col + offset);
+	return pos;
+}

@@ -1,0 +1,103 @@
+/*
+ * migrations.c - the store's schema, as numbered migrations.
+ *
+ * Migration N (1-based) moves PRAGMA user_version from N-1 to N.  Never edit
+ * a migration that has shipped: append a new one.  store.c applies the ones
+ * a file lacks, each in its own transaction.
+ */
+#include <stddef.h>
+
+#include "migrations.h"
+
+static const char *const migrations[] = {
+	/* 1: the walking skeleton's schema */
+	"CREATE TABLE campaigns("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  spec_path TEXT NOT NULL,"
+	"  spec_text TEXT NOT NULL,"
+	"  repo_path TEXT NOT NULL,"
+	"  base_rev TEXT NOT NULL,"
+	"  base_oid TEXT NOT NULL,"
+	"  branch_prefix TEXT NOT NULL,"
+	"  created_at TEXT NOT NULL"
+	") STRICT;"
+	"CREATE TABLE targets("
+	"  id INTEGER PRIMARY KEY,"
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  key TEXT NOT NULL,"
+	"  path TEXT NOT NULL,"
+	"  lang TEXT NOT NULL,"
+	"  blob TEXT NOT NULL,"
+	"  unit TEXT NOT NULL,"
+	"  start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL,"
+	"  start_line INTEGER NOT NULL, start_col INTEGER NOT NULL,"
+	"  end_line INTEGER NOT NULL, end_col INTEGER NOT NULL,"
+	"  nsites INTEGER NOT NULL,"
+	"  state TEXT NOT NULL CHECK (state IN"
+	"    ('pending','proposed','failed','skipped','accepted','rejected')),"
+	"  attempts INTEGER NOT NULL DEFAULT 0,"
+	"  reason TEXT,"
+	"  updated_at TEXT NOT NULL,"
+	"  UNIQUE (campaign_id, key)"
+	") STRICT;"
+	"CREATE TABLE attempts("
+	"  id INTEGER PRIMARY KEY,"
+	"  target_id INTEGER NOT NULL REFERENCES targets(id),"
+	"  n INTEGER NOT NULL,"
+	"  source TEXT NOT NULL,"
+	"  prompt TEXT,"
+	"  reply TEXT,"
+	"  tokens_in INTEGER NOT NULL DEFAULT -1,"
+	"  tokens_out INTEGER NOT NULL DEFAULT -1,"
+	"  latency_ms INTEGER NOT NULL DEFAULT 0,"
+	"  outcome TEXT NOT NULL CHECK (outcome IN"
+	"    ('candidate','parse_error','apply_error','provider_error','no_edit')),"
+	"  error TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  UNIQUE (target_id, n)"
+	") STRICT;"
+	"CREATE TABLE candidates("
+	"  id INTEGER PRIMARY KEY,"
+	"  attempt_id INTEGER NOT NULL UNIQUE REFERENCES attempts(id),"
+	"  target_id INTEGER NOT NULL REFERENCES targets(id),"
+	"  diff TEXT NOT NULL,"
+	"  commit_oid TEXT NOT NULL,"
+	"  branch TEXT,"
+	"  state TEXT NOT NULL CHECK (state IN ('passed','failed','error')),"
+	"  created_at TEXT NOT NULL"
+	") STRICT;"
+	"CREATE TABLE gate_runs("
+	"  id INTEGER PRIMARY KEY,"
+	"  candidate_id INTEGER NOT NULL REFERENCES candidates(id),"
+	"  gate TEXT NOT NULL,"
+	"  verdict TEXT NOT NULL CHECK (verdict IN ('pass','fail','timeout','error')),"
+	"  exit_status INTEGER NOT NULL,"
+	"  duration_ms INTEGER NOT NULL,"
+	"  output_bytes INTEGER NOT NULL,"
+	"  output_tail TEXT NOT NULL,"
+	"  created_at TEXT NOT NULL"
+	") STRICT;"
+	"CREATE TABLE decisions("
+	"  id INTEGER PRIMARY KEY,"
+	"  candidate_id INTEGER NOT NULL REFERENCES candidates(id),"
+	"  decision TEXT NOT NULL CHECK (decision IN ('accept','reject')),"
+	"  reason TEXT,"
+	"  decided_at TEXT NOT NULL"
+	") STRICT;"
+	"CREATE INDEX targets_by_state ON targets(campaign_id, state);"
+	"CREATE INDEX attempts_by_target ON attempts(target_id);"
+	"CREATE INDEX candidates_by_target ON candidates(target_id);"
+	"CREATE INDEX gate_runs_by_candidate ON gate_runs(candidate_id);"
+	"CREATE INDEX decisions_by_candidate ON decisions(candidate_id);",
+};
+
+size_t sl_migrations_count(void)
+{
+	return sizeof(migrations) / sizeof(migrations[0]);
+}
+
+const char *sl_migration(size_t i)
+{
+	return i < sl_migrations_count() ? migrations[i] : NULL;
+}

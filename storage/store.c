@@ -1,0 +1,872 @@
+/*
+ * store.c - the SQLite campaign store.
+ *
+ * Reads and writes the tables of migrations.c.  Every function prepares its
+ * statement, binds, steps, reads the columns into owned records and
+ * finalizes, translating SQLite's codes into SL_E* at this boundary.  The
+ * connection waits up to 10 s on a lock held by another sluice process.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "store.h"
+#include "migrations.h"
+#include "util.h"
+
+struct sl_store {
+	sqlite3 *db;
+	char *path;
+};
+
+static int db_fail(sl_store *st, sl_err *err, const char *what)
+{
+	return sl_err_set(err, SL_ERROR, "store '%s': %s: %s", st->path, what,
+			  sqlite3_errmsg(st->db));
+}
+
+static sqlite3_stmt *prep(sl_store *st, const char *sql, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		db_fail(st, err, "prepare");
+		sqlite3_finalize(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static char *col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return t ? sl_xstrndup((const char *)t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
+}
+
+/* Step a statement that returns no rows; finalize it. */
+static int exec_stmt(sl_store *st, sqlite3_stmt *s, const char *what, sl_err *err)
+{
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return db_fail(st, err, what);
+	return SL_OK;
+}
+
+static int exec_sql(sl_store *st, const char *sql, sl_err *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		sl_err_set(err, SL_ERROR, "store '%s': %s", st->path,
+			   msg ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return SL_ERROR;
+	}
+	return SL_OK;
+}
+
+int sl_store_schema_version(sl_store *st)
+{
+	sqlite3_stmt *s = NULL;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int migrate(sl_store *st, sl_err *err)
+{
+	int have = sl_store_schema_version(st);
+	size_t want = sl_migrations_count();
+
+	if (have < 0)
+		return db_fail(st, err, "read schema version");
+	if ((size_t)have > want)
+		return sl_err_set(err, SL_EINPUT,
+				  "store '%s' has schema version %d, newer than this sluice (%zu)",
+				  st->path, have, want);
+	for (size_t i = (size_t)have; i < want; i++) {
+		char pragma[64];
+
+		if (exec_sql(st, "BEGIN IMMEDIATE", err))
+			return SL_ERROR;
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %zu", i + 1);
+		if (exec_sql(st, sl_migration(i), err) || exec_sql(st, pragma, err)) {
+			sl_err_prefix(err, "migration %zu: ", i + 1);
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+			return SL_ERROR;
+		}
+		if (exec_sql(st, "COMMIT", err))
+			return SL_ERROR;
+	}
+	return SL_OK;
+}
+
+int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
+{
+	sl_store *st = sl_xcalloc(1, sizeof(*st));
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX;
+	int ret = SL_ERROR;
+
+	*out = NULL;
+	st->path = sl_xstrdup(path);
+	if (create) {
+		char *dir = sl_xstrdup(path), *slash = strrchr(dir, '/');
+
+		flags |= SQLITE_OPEN_CREATE;
+		if (slash && slash != dir) {
+			*slash = '\0';
+			if (sl_mkdir_p(dir, 0700, err)) {
+				free(dir);
+				goto done;
+			}
+		}
+		free(dir);
+	}
+	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
+		if (!create && !st->db)
+			ret = sl_err_set(err, SL_ENOTFOUND, "cannot open store '%s'", path);
+		else
+			ret = sl_err_set(err, create ? SL_ERROR : SL_ENOTFOUND,
+					 "cannot open store '%s': %s", path,
+					 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		goto done;
+	}
+	sqlite3_busy_timeout(st->db, 10000);
+	sqlite3_extended_result_codes(st->db, 1);
+	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
+		     "PRAGMA synchronous = NORMAL;", err)) {
+		sl_err_prefix(err, "not a sluice store? ");
+		ret = SL_EINPUT;
+		goto done;
+	}
+	if (migrate(st, err)) {
+		ret = err ? err->code : SL_ERROR;
+		goto done;
+	}
+	*out = st;
+	st = NULL;
+	ret = SL_OK;
+done:
+	sl_store_free(st);
+	return ret;
+}
+
+void sl_store_free(sl_store *st)
+{
+	if (!st)
+		return;
+	sqlite3_close_v2(st->db);
+	free(st->path);
+	free(st);
+}
+
+int sl_store_begin(sl_store *st, sl_err *err)
+{
+	return exec_sql(st, "BEGIN IMMEDIATE", err);
+}
+
+int sl_store_commit(sl_store *st, sl_err *err)
+{
+	return exec_sql(st, "COMMIT", err);
+}
+
+void sl_store_rollback(sl_store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* campaigns */
+
+void sl_campaign_rec_release(sl_campaign_rec *c)
+{
+	if (!c)
+		return;
+	free(c->name);
+	free(c->spec_path);
+	free(c->spec_text);
+	free(c->repo_path);
+	free(c->base_rev);
+	free(c->base_oid);
+	free(c->branch_prefix);
+	free(c->created_at);
+	memset(c, 0, sizeof(*c));
+}
+
+void sl_campaign_list_free(sl_campaign_rec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sl_campaign_rec_release(&v[i]);
+	free(v);
+}
+
+#define CAMPAIGN_COLS "id, name, spec_path, spec_text, repo_path, base_rev, base_oid, " \
+	"branch_prefix, created_at"
+
+static void read_campaign(sqlite3_stmt *s, sl_campaign_rec *c)
+{
+	c->id = sqlite3_column_int64(s, 0);
+	c->name = col_text(s, 1);
+	c->spec_path = col_text(s, 2);
+	c->spec_text = col_text(s, 3);
+	c->repo_path = col_text(s, 4);
+	c->base_rev = col_text(s, 5);
+	c->base_oid = col_text(s, 6);
+	c->branch_prefix = col_text(s, 7);
+	c->created_at = col_text(s, 8);
+}
+
+int sl_store_campaign_get(sl_store *st, const char *name, sl_campaign_rec *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT " CAMPAIGN_COLS " FROM campaigns WHERE name = ?", err);
+	int rc, ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return SL_ERROR;
+	bind_text(s, 1, name);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		read_campaign(s, out);
+		ret = SL_OK;
+	} else if (rc == SQLITE_DONE) {
+		ret = sl_err_set(err, SL_ENOTFOUND, "no campaign '%s' in store '%s'", name, st->path);
+	} else {
+		ret = db_fail(st, err, "read campaign");
+	}
+	sqlite3_finalize(s);
+	return ret;
+}
+
+int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_out, sl_err *err)
+{
+	char now[32];
+	sqlite3_stmt *s = prep(st, "INSERT INTO campaigns (name, spec_path, spec_text, repo_path, "
+			       "base_rev, base_oid, branch_prefix, created_at) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_iso8601_now(now);
+	bind_text(s, 1, in->name);
+	bind_text(s, 2, in->spec_path);
+	bind_text(s, 3, in->spec_text);
+	bind_text(s, 4, in->repo_path);
+	bind_text(s, 5, in->base_rev);
+	bind_text(s, 6, in->base_oid);
+	bind_text(s, 7, in->branch_prefix);
+	bind_text(s, 8, now);
+	if (exec_stmt(st, s, "add campaign", err))
+		return SL_ERROR;
+	*id_out = sqlite3_last_insert_rowid(st->db);
+	return SL_OK;
+}
+
+int sl_store_campaign_list(sl_store *st, sl_campaign_rec **out, size_t *n, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT " CAMPAIGN_COLS " FROM campaigns ORDER BY id", err);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return SL_ERROR;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		SL_ALLOC_GROW(*out, *n + 1, alloc);
+		memset(&(*out)[*n], 0, sizeof(**out));
+		read_campaign(s, &(*out)[(*n)++]);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_fail(st, err, "list campaigns");
+	return SL_OK;
+}
+
+/* targets */
+
+void sl_target_rec_release(sl_target_rec *t)
+{
+	if (!t)
+		return;
+	free(t->key);
+	free(t->path);
+	free(t->lang);
+	free(t->blob);
+	free(t->unit);
+	free(t->state);
+	free(t->reason);
+	memset(t, 0, sizeof(*t));
+}
+
+void sl_target_list_free(sl_target_rec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sl_target_rec_release(&v[i]);
+	free(v);
+}
+
+#define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
+	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason"
+
+static void read_target(sqlite3_stmt *s, sl_target_rec *t)
+{
+	t->id = sqlite3_column_int64(s, 0);
+	t->campaign_id = sqlite3_column_int64(s, 1);
+	t->key = col_text(s, 2);
+	t->path = col_text(s, 3);
+	t->lang = col_text(s, 4);
+	t->blob = col_text(s, 5);
+	t->unit = col_text(s, 6);
+	t->start_byte = sqlite3_column_int64(s, 7);
+	t->end_byte = sqlite3_column_int64(s, 8);
+	t->start_line = sqlite3_column_int64(s, 9);
+	t->start_col = sqlite3_column_int64(s, 10);
+	t->end_line = sqlite3_column_int64(s, 11);
+	t->end_col = sqlite3_column_int64(s, 12);
+	t->nsites = sqlite3_column_int64(s, 13);
+	t->state = col_text(s, 14);
+	t->attempts = sqlite3_column_int64(s, 15);
+	t->reason = col_text(s, 16);
+}
+
+int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
+			int *inserted_out, sl_err *err)
+{
+	char now[32];
+	sqlite3_stmt *s;
+	int rc, changes;
+
+	sl_iso8601_now(now);
+	s = prep(st, "INSERT INTO targets (campaign_id, key, path, lang, blob, unit, start_byte, "
+		 "end_byte, start_line, start_col, end_line, end_col, nsites, state, updated_at) "
+		 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) "
+		 "ON CONFLICT (campaign_id, key) DO NOTHING", err);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, in->campaign_id);
+	bind_text(s, 2, in->key);
+	bind_text(s, 3, in->path);
+	bind_text(s, 4, in->lang);
+	bind_text(s, 5, in->blob);
+	bind_text(s, 6, in->unit);
+	sqlite3_bind_int64(s, 7, in->start_byte);
+	sqlite3_bind_int64(s, 8, in->end_byte);
+	sqlite3_bind_int64(s, 9, in->start_line);
+	sqlite3_bind_int64(s, 10, in->start_col);
+	sqlite3_bind_int64(s, 11, in->end_line);
+	sqlite3_bind_int64(s, 12, in->end_col);
+	sqlite3_bind_int64(s, 13, in->nsites);
+	bind_text(s, 14, now);
+	if (exec_stmt(st, s, "add target", err))
+		return SL_ERROR;
+	changes = sqlite3_changes(st->db);
+	if (inserted_out)
+		*inserted_out = changes > 0;
+	s = prep(st, "SELECT id FROM targets WHERE campaign_id = ? AND key = ?", err);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, in->campaign_id);
+	bind_text(s, 2, in->key);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*id_out = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? SL_OK : db_fail(st, err, "read target id");
+}
+
+int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
+		     sl_target_rec **out, size_t *n, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT " TARGET_COLS " FROM targets WHERE campaign_id = ? "
+			       "AND (?2 IS NULL OR state = ?2) ORDER BY id", err);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	bind_text(s, 2, state);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		SL_ALLOC_GROW(*out, *n + 1, alloc);
+		memset(&(*out)[*n], 0, sizeof(**out));
+		read_target(s, &(*out)[(*n)++]);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list targets");
+}
+
+int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT " TARGET_COLS " FROM targets WHERE id = ?", err);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		read_target(s, out);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return SL_OK;
+	if (rc == SQLITE_DONE)
+		return sl_err_set(err, SL_ENOTFOUND, "no target %lld", (long long)id);
+	return db_fail(st, err, "read target");
+}
+
+int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t attempts,
+			   const char *reason, sl_err *err)
+{
+	char now[32];
+	sqlite3_stmt *s = prep(st, "UPDATE targets SET state = ?, attempts = ?, reason = ?, "
+			       "updated_at = ? WHERE id = ?", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_iso8601_now(now);
+	bind_text(s, 1, state);
+	sqlite3_bind_int64(s, 2, attempts);
+	bind_text(s, 3, reason);
+	bind_text(s, 4, now);
+	sqlite3_bind_int64(s, 5, id);
+	return exec_stmt(st, s, "update target", err);
+}
+
+/* attempts */
+
+void sl_attempt_rec_release(sl_attempt_rec *a)
+{
+	if (!a)
+		return;
+	free(a->source);
+	free(a->prompt);
+	free(a->reply);
+	free(a->outcome);
+	free(a->error);
+	free(a->created_at);
+	memset(a, 0, sizeof(*a));
+}
+
+void sl_attempt_list_free(sl_attempt_rec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sl_attempt_rec_release(&v[i]);
+	free(v);
+}
+
+int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out, sl_err *err)
+{
+	char now[32];
+	sqlite3_stmt *s = prep(st, "INSERT INTO attempts (target_id, n, source, prompt, reply, "
+			       "tokens_in, tokens_out, latency_ms, outcome, error, created_at) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_iso8601_now(now);
+	sqlite3_bind_int64(s, 1, in->target_id);
+	sqlite3_bind_int64(s, 2, in->n);
+	bind_text(s, 3, in->source);
+	bind_text(s, 4, in->prompt);
+	bind_text(s, 5, in->reply);
+	sqlite3_bind_int64(s, 6, in->tokens_in);
+	sqlite3_bind_int64(s, 7, in->tokens_out);
+	sqlite3_bind_int64(s, 8, in->latency_ms);
+	bind_text(s, 9, in->outcome);
+	bind_text(s, 10, in->error);
+	bind_text(s, 11, now);
+	if (exec_stmt(st, s, "add attempt", err))
+		return SL_ERROR;
+	*id_out = sqlite3_last_insert_rowid(st->db);
+	return SL_OK;
+}
+
+int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, size_t *n,
+		      sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT id, target_id, n, source, prompt, reply, tokens_in, "
+			       "tokens_out, latency_ms, outcome, error, created_at FROM attempts "
+			       "WHERE target_id = ? ORDER BY n", err);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, target_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		sl_attempt_rec *a;
+
+		SL_ALLOC_GROW(*out, *n + 1, alloc);
+		a = &(*out)[(*n)++];
+		memset(a, 0, sizeof(*a));
+		a->id = sqlite3_column_int64(s, 0);
+		a->target_id = sqlite3_column_int64(s, 1);
+		a->n = sqlite3_column_int64(s, 2);
+		a->source = col_text(s, 3);
+		a->prompt = col_text(s, 4);
+		a->reply = col_text(s, 5);
+		a->tokens_in = sqlite3_column_int64(s, 6);
+		a->tokens_out = sqlite3_column_int64(s, 7);
+		a->latency_ms = sqlite3_column_int64(s, 8);
+		a->outcome = col_text(s, 9);
+		a->error = col_text(s, 10);
+		a->created_at = col_text(s, 11);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list attempts");
+}
+
+/* candidates */
+
+void sl_candidate_rec_release(sl_candidate_rec *c)
+{
+	if (!c)
+		return;
+	free(c->diff);
+	free(c->commit_oid);
+	free(c->branch);
+	free(c->state);
+	free(c->decision);
+	free(c->decision_reason);
+	free(c->created_at);
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+}
+
+void sl_candidate_list_free(sl_candidate_rec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sl_candidate_rec_release(&v[i]);
+	free(v);
+}
+
+int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id_out, sl_err *err)
+{
+	char now[32];
+	sqlite3_stmt *s = prep(st, "INSERT INTO candidates (attempt_id, target_id, diff, commit_oid, "
+			       "branch, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_iso8601_now(now);
+	sqlite3_bind_int64(s, 1, in->attempt_id);
+	sqlite3_bind_int64(s, 2, in->target_id);
+	bind_text(s, 3, in->diff ? in->diff : "");
+	bind_text(s, 4, in->commit_oid);
+	bind_text(s, 5, in->branch);
+	bind_text(s, 6, in->state);
+	bind_text(s, 7, now);
+	if (exec_stmt(st, s, "add candidate", err))
+		return SL_ERROR;
+	*id_out = sqlite3_last_insert_rowid(st->db);
+	return SL_OK;
+}
+
+int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const char *branch,
+			   sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "UPDATE candidates SET state = ?, branch = ? WHERE id = ?", err);
+
+	if (!s)
+		return SL_ERROR;
+	bind_text(s, 1, state);
+	bind_text(s, 2, branch);
+	sqlite3_bind_int64(s, 3, id);
+	return exec_stmt(st, s, "update candidate", err);
+}
+
+#define CANDIDATE_SELECT \
+	"SELECT c.id, c.attempt_id, c.target_id, t.campaign_id, c.diff, c.commit_oid, c.branch, " \
+	"c.state, d.decision, d.reason, c.created_at, t.path, t.start_line, t.end_line, a.n " \
+	"FROM candidates c JOIN targets t ON t.id = c.target_id " \
+	"JOIN attempts a ON a.id = c.attempt_id " \
+	"LEFT JOIN decisions d ON d.id = (SELECT max(id) FROM decisions WHERE candidate_id = c.id) "
+
+static void read_candidate(sqlite3_stmt *s, sl_candidate_rec *c)
+{
+	c->id = sqlite3_column_int64(s, 0);
+	c->attempt_id = sqlite3_column_int64(s, 1);
+	c->target_id = sqlite3_column_int64(s, 2);
+	c->campaign_id = sqlite3_column_int64(s, 3);
+	c->diff = col_text(s, 4);
+	c->commit_oid = col_text(s, 5);
+	c->branch = col_text(s, 6);
+	c->state = col_text(s, 7);
+	c->decision = col_text(s, 8);
+	c->decision_reason = col_text(s, 9);
+	c->created_at = col_text(s, 10);
+	c->path = col_text(s, 11);
+	c->start_line = sqlite3_column_int64(s, 12);
+	c->end_line = sqlite3_column_int64(s, 13);
+	c->attempt_n = sqlite3_column_int64(s, 14);
+}
+
+int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE c.id = ?", err);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		read_candidate(s, out);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return SL_OK;
+	if (rc == SQLITE_DONE)
+		return sl_err_set(err, SL_ENOTFOUND, "no candidate %lld", (long long)id);
+	return db_fail(st, err, "read candidate");
+}
+
+int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
+			sl_candidate_rec **out, size_t *n, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE t.campaign_id = ?1 "
+			       "AND (?2 IS NULL OR c.state = ?2) ORDER BY c.id", err);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	bind_text(s, 2, state);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		SL_ALLOC_GROW(*out, *n + 1, alloc);
+		memset(&(*out)[*n], 0, sizeof(**out));
+		read_candidate(s, &(*out)[(*n)++]);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list candidates");
+}
+
+/* gate runs */
+
+void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].gate);
+		free(v[i].verdict);
+		free(v[i].output_tail);
+	}
+	free(v);
+}
+
+int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
+{
+	char now[32];
+	sqlite3_stmt *s = prep(st, "INSERT INTO gate_runs (candidate_id, gate, verdict, "
+			       "exit_status, duration_ms, output_bytes, output_tail, created_at) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_iso8601_now(now);
+	sqlite3_bind_int64(s, 1, in->candidate_id);
+	bind_text(s, 2, in->gate);
+	bind_text(s, 3, in->verdict);
+	sqlite3_bind_int64(s, 4, in->exit_status);
+	sqlite3_bind_int64(s, 5, in->duration_ms);
+	sqlite3_bind_int64(s, 6, in->output_bytes);
+	bind_text(s, 7, in->output_tail ? in->output_tail : "");
+	bind_text(s, 8, now);
+	return exec_stmt(st, s, "add gate run", err);
+}
+
+int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out, size_t *n,
+		       sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT id, candidate_id, gate, verdict, exit_status, "
+			       "duration_ms, output_bytes, output_tail FROM gate_runs "
+			       "WHERE candidate_id = ? ORDER BY id", err);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, candidate_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		sl_gate_run_rec *g;
+
+		SL_ALLOC_GROW(*out, *n + 1, alloc);
+		g = &(*out)[(*n)++];
+		g->id = sqlite3_column_int64(s, 0);
+		g->candidate_id = sqlite3_column_int64(s, 1);
+		g->gate = col_text(s, 2);
+		g->verdict = col_text(s, 3);
+		g->exit_status = sqlite3_column_int64(s, 4);
+		g->duration_ms = sqlite3_column_int64(s, 5);
+		g->output_bytes = sqlite3_column_int64(s, 6);
+		g->output_tail = col_text(s, 7);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list gate runs");
+}
+
+/* decisions */
+
+int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
+		    const char *reason, sl_err *err)
+{
+	char now[32];
+	sl_candidate_rec c;
+	sqlite3_stmt *s;
+	int ret = SL_ERROR;
+
+	if (strcmp(decision, "accept") && strcmp(decision, "reject"))
+		BUG("bad decision '%s'", decision);
+	if (sl_store_begin(st, err))
+		return SL_ERROR;
+	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
+		goto done;
+	ret = SL_EINPUT;
+	if (strcmp(c.state, SL_C_PASSED)) {
+		sl_err_set(err, SL_EINPUT, "candidate %lld was not proposed (it %s its gates)",
+			   (long long)candidate_id, c.state);
+		goto done;
+	}
+	ret = SL_ERROR;
+	sl_iso8601_now(now);
+	if (!(s = prep(st, "INSERT INTO decisions (candidate_id, decision, reason, decided_at) "
+		       "VALUES (?, ?, ?, ?)", err)))
+		goto done;
+	sqlite3_bind_int64(s, 1, candidate_id);
+	bind_text(s, 2, decision);
+	bind_text(s, 3, reason);
+	bind_text(s, 4, now);
+	if (exec_stmt(st, s, "add decision", err))
+		goto done;
+	if (!(s = prep(st, "UPDATE targets SET state = ?, updated_at = ? WHERE id = ?", err)))
+		goto done;
+	bind_text(s, 1, !strcmp(decision, "accept") ? SL_T_ACCEPTED : SL_T_REJECTED);
+	bind_text(s, 2, now);
+	sqlite3_bind_int64(s, 3, c.target_id);
+	if (exec_stmt(st, s, "update target", err))
+		goto done;
+	ret = sl_store_commit(st, err);
+done:
+	if (ret)
+		sl_store_rollback(st);
+	sl_candidate_rec_release(&c);
+	return ret;
+}
+
+/* the funnel */
+
+void sl_funnel_release(sl_funnel *f)
+{
+	for (size_t i = 0; i < f->ngates; i++)
+		free(f->gates[i].gate);
+	free(f->gates);
+	memset(f, 0, sizeof(*f));
+}
+
+int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err)
+{
+	sqlite3_stmt *s;
+	size_t alloc = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	s = prep(st, "SELECT count(*), "
+		 "count(*) FILTER (WHERE state = 'pending'), "
+		 "count(*) FILTER (WHERE state IN ('proposed','accepted','rejected')), "
+		 "count(*) FILTER (WHERE state = 'failed'), "
+		 "count(*) FILTER (WHERE state = 'skipped'), "
+		 "count(*) FILTER (WHERE state = 'accepted'), "
+		 "count(*) FILTER (WHERE state = 'rejected') "
+		 "FROM targets WHERE campaign_id = ?", err);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		out->targets = sqlite3_column_int64(s, 0);
+		out->pending = sqlite3_column_int64(s, 1);
+		out->proposed = sqlite3_column_int64(s, 2);
+		out->failed = sqlite3_column_int64(s, 3);
+		out->skipped = sqlite3_column_int64(s, 4);
+		out->accepted = sqlite3_column_int64(s, 5);
+		out->rejected = sqlite3_column_int64(s, 6);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return db_fail(st, err, "funnel");
+
+	s = prep(st, "SELECT count(*), "
+		 "count(*) FILTER (WHERE a.outcome = 'candidate'), "
+		 "count(*) FILTER (WHERE a.outcome = 'apply_error'), "
+		 "count(*) FILTER (WHERE a.outcome = 'parse_error'), "
+		 "count(*) FILTER (WHERE a.outcome = 'provider_error'), "
+		 "coalesce(sum(max(a.tokens_in, 0)), 0), coalesce(sum(max(a.tokens_out, 0)), 0) "
+		 "FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?", err);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		out->attempts = sqlite3_column_int64(s, 0);
+		out->candidates = sqlite3_column_int64(s, 1);
+		out->apply_errors = sqlite3_column_int64(s, 2);
+		out->parse_errors = sqlite3_column_int64(s, 3);
+		out->provider_errors = sqlite3_column_int64(s, 4);
+		out->tokens_in = sqlite3_column_int64(s, 5);
+		out->tokens_out = sqlite3_column_int64(s, 6);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return db_fail(st, err, "funnel");
+
+	s = prep(st, "SELECT g.gate, count(*), count(*) FILTER (WHERE g.verdict = 'pass') "
+		 "FROM gate_runs g JOIN candidates c ON c.id = g.candidate_id "
+		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? "
+		 "GROUP BY g.gate ORDER BY min(g.id)", err);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		sl_funnel_gate *g;
+
+		SL_ALLOC_GROW(out->gates, out->ngates + 1, alloc);
+		g = &out->gates[out->ngates++];
+		g->gate = col_text(s, 0);
+		g->runs = sqlite3_column_int64(s, 1);
+		g->passed = sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		sl_funnel_release(out);
+		return db_fail(st, err, "funnel");
+	}
+	return SL_OK;
+}

@@ -1,0 +1,152 @@
+/*
+ * store.h - the campaign store: one SQLite file holding every campaign run
+ * against it, every target, attempt, candidate, gate run and decision.
+ *
+ * The file is opened in WAL mode with foreign keys on; tables are STRICT;
+ * the schema is created and upgraded by numbered migrations tracked with
+ * PRAGMA user_version (storage/migrations.c), each applied in its own
+ * transaction.  Callers group the writes of one state change of a target in
+ * sl_store_begin()/sl_store_commit(), so a kill at any instant loses at most
+ * the step in flight and `sluice run` resumes from the last committed state.
+ *
+ * Records returned by the read functions are owned by the caller and freed
+ * with the matching *_release / *_list_free function.
+ */
+#ifndef SL_STORE_H
+#define SL_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct sl_store sl_store;
+
+/* Open (creating the file and its directory when create is set) and migrate. */
+int sl_store_open(sl_store **out, const char *path, int create, sl_err *err);
+void sl_store_free(sl_store *st);
+int sl_store_schema_version(sl_store *st);
+
+int sl_store_begin(sl_store *st, sl_err *err);
+int sl_store_commit(sl_store *st, sl_err *err);
+void sl_store_rollback(sl_store *st);
+
+typedef struct sl_campaign_rec {
+	int64_t id;
+	char *name, *spec_path, *spec_text, *repo_path, *base_rev, *base_oid;
+	char *branch_prefix, *created_at;
+} sl_campaign_rec;
+
+void sl_campaign_rec_release(sl_campaign_rec *c);
+/* SL_ENOTFOUND if no campaign has that name. */
+int sl_store_campaign_get(sl_store *st, const char *name, sl_campaign_rec *out, sl_err *err);
+int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_out, sl_err *err);
+int sl_store_campaign_list(sl_store *st, sl_campaign_rec **out, size_t *n, sl_err *err);
+void sl_campaign_list_free(sl_campaign_rec *v, size_t n);
+
+/* Target states. */
+#define SL_T_PENDING  "pending"   /* not finished: `sluice run` works on it */
+#define SL_T_PROPOSED "proposed"  /* a candidate passed every gate */
+#define SL_T_FAILED   "failed"    /* every attempt failed */
+#define SL_T_SKIPPED  "skipped"   /* nothing to try (no rule applies, no model) */
+#define SL_T_ACCEPTED "accepted"  /* a reviewer accepted its candidate */
+#define SL_T_REJECTED "rejected"  /* a reviewer rejected its candidate */
+
+typedef struct sl_target_rec {
+	int64_t id, campaign_id;
+	char *key;                  /* path:start_byte-end_byte */
+	char *path, *lang, *blob, *unit;
+	int64_t start_byte, end_byte, start_line, start_col, end_line, end_col, nsites;
+	char *state;
+	int64_t attempts;
+	char *reason;               /* why it failed or was skipped; may be NULL */
+} sl_target_rec;
+
+void sl_target_rec_release(sl_target_rec *t);
+void sl_target_list_free(sl_target_rec *v, size_t n);
+/* Insert unless (campaign, key) exists; *id_out is the row either way. */
+int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
+			int *inserted_out, sl_err *err);
+/* Targets of a campaign in id order; state NULL = all. */
+int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
+		     sl_target_rec **out, size_t *n, sl_err *err);
+int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err);
+int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t attempts,
+			   const char *reason, sl_err *err);
+
+typedef struct sl_attempt_rec {
+	int64_t id, target_id, n;
+	char *source;               /* "rules", "openai", "command" */
+	char *prompt, *reply;       /* may be NULL (rules) */
+	int64_t tokens_in, tokens_out, latency_ms;
+	char *outcome;              /* "candidate", "parse_error", "apply_error", "provider_error", "no_edit" */
+	char *error;                /* may be NULL */
+	char *created_at;
+} sl_attempt_rec;
+
+void sl_attempt_rec_release(sl_attempt_rec *a);
+void sl_attempt_list_free(sl_attempt_rec *v, size_t n);
+int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out, sl_err *err);
+int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, size_t *n, sl_err *err);
+
+/* Candidate states. */
+#define SL_C_PASSED "passed"  /* every gate passed: proposed for review */
+#define SL_C_FAILED "failed"  /* a gate said no */
+#define SL_C_ERROR  "error"   /* a gate could not run */
+
+typedef struct sl_candidate_rec {
+	int64_t id, attempt_id, target_id, campaign_id;
+	char *diff, *commit_oid;
+	char *branch;               /* set when proposed; NULL otherwise */
+	char *state;
+	char *decision, *decision_reason; /* latest decision, NULL if none */
+	char *created_at;
+	/* joined from the target, for display: */
+	char *path;
+	int64_t start_line, end_line, attempt_n;
+} sl_candidate_rec;
+
+void sl_candidate_rec_release(sl_candidate_rec *c);
+void sl_candidate_list_free(sl_candidate_rec *v, size_t n);
+int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id_out, sl_err *err);
+int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const char *branch,
+			   sl_err *err);
+/* SL_ENOTFOUND when there is no candidate with that id. */
+int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err);
+/* Candidates of a campaign in id order; state NULL = all. */
+int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
+			sl_candidate_rec **out, size_t *n, sl_err *err);
+
+typedef struct sl_gate_run_rec {
+	int64_t id, candidate_id;
+	char *gate, *verdict;
+	int64_t exit_status, duration_ms, output_bytes;
+	char *output_tail;
+} sl_gate_run_rec;
+
+void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n);
+int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err);
+int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out, size_t *n,
+		       sl_err *err);
+
+/* Record a decision and move the target to accepted/rejected. */
+int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
+		    const char *reason, sl_err *err);
+
+typedef struct sl_funnel_gate {
+	char *gate;
+	int64_t runs, passed;
+} sl_funnel_gate;
+
+typedef struct sl_funnel {
+	int64_t targets, pending, proposed, failed, skipped, accepted, rejected;
+	int64_t attempts, candidates, tokens_in, tokens_out;
+	int64_t apply_errors, parse_errors, provider_errors;
+	sl_funnel_gate *gates;      /* in order of first run */
+	size_t ngates;
+} sl_funnel;
+
+int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err);
+void sl_funnel_release(sl_funnel *f);
+
+#endif

@@ -1,0 +1,66 @@
+# lib-campaign.sh - helpers for the campaign tests (sourced after test-lib.sh).
+#
+# greet_repo DIR      a git repository holding the demo project (3 call sites)
+# write_campaign F [extra yaml]   the rules campaign of the demo, against ./repo
+# refs_outside PREFIX REPO        every ref except those under refs/heads/PREFIX/
+
+greet_repo() {
+	cp -R "$EXAMPLES/greet/project" "$1"
+	make_repo "$1"
+}
+
+write_campaign() {
+	file=$1
+	shift
+	cat >"$file" <<EOF2
+name: greet
+repository: repo
+base: main
+scratch: $TRASH/scratch
+targets:
+  language: c
+  paths: ["src/*.c"]
+  query: |
+    (call_expression
+      function: (identifier) @fn
+      arguments: (argument_list . (_) @out . (_) @name .)
+      (#eq? @fn "greet_old")) @call
+  capture: call
+rules:
+  - capture: call
+    template: "${RULE_TEMPLATE:-greet(\${out}, sizeof \${out}, \${name})}"
+attempts: 1
+gates:
+  - name: build
+    command: make CFLAGS='-std=c11 -O1 -Wall -Wextra -Werror -Iinclude -Isrc'
+    timeout: 120
+  - name: test
+    command: make test
+    timeout: 120
+EOF2
+	for extra in "$@"; do printf '%s\n' "$extra" >>"$file"; done
+}
+
+refs_outside() {
+	git -C "$2" for-each-ref --format='%(refname) %(objectname)' | grep -v "^refs/heads/$1/" || true
+}
+
+store_query() {
+	sqlite3 "$1" "$2"
+}
+
+# openai_reply FILE: wrap stdin as the content of an OpenAI chat-completions reply.
+openai_reply() {
+	content=$(awk 'BEGIN { ORS = "" } { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); print $0 "\\n" }')
+	printf '{"id":"cmpl-1","object":"chat.completion","model":"stub","choices":[{"index":0,"message":{"role":"assistant","content":"%s"},"finish_reason":"stop"}],"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}\n' "$content" >"$1"
+}
+
+# start_stub DIR: start the stub model server on 127.0.0.1; sets $stub_port, $stub_pid.
+start_stub() {
+	rm -f "$1/port"
+	stub-model --dir "$1" --port-file "$1/port" --max-seconds 300 &
+	stub_pid=$!
+	for i in $(seq 1 100); do test -s "$1/port" && break; sleep 0.1; done
+	stub_port=$(cat "$1/port")
+	test -n "$stub_port"
+}

@@ -1,0 +1,87 @@
+#!/bin/sh
+test_description='command line: dispatch, help, exit codes, bad specs'
+. ./test-lib.sh
+. ./lib-campaign.sh
+
+test_expect_success 'help lists every command' '
+	sluice help >out &&
+	for c in scope run status show accept reject export; do grep -q "^  $c " out || exit 1; done
+'
+
+test_expect_success 'no command is a usage error (2)' '
+	test_expect_code 2 sluice
+'
+
+test_expect_success 'unknown command exits 2 and names it' '
+	test_expect_code 2 sluice frobnicate 2>err &&
+	grep -q "frobnicate" err
+'
+
+test_expect_success 'every command has --help' '
+	for c in scope run status show accept reject export; do
+		sluice $c --help >out && grep -q "usage: sluice $c" out || exit 1
+	done
+'
+
+test_expect_success 'unknown option exits 2' '
+	test_expect_code 2 sluice status --bogus 2>err &&
+	grep -q "unknown option" err
+'
+
+test_expect_success 'missing campaign file exits 2' '
+	test_expect_code 2 sluice scope nope.yaml 2>err &&
+	grep -q "nope.yaml" err
+'
+
+test_expect_success 'a bad spec exits 2 naming file, line and column' '
+	greet_repo repo &&
+	write_campaign c.yaml "colour: blue" &&
+	test_expect_code 2 sluice run --store s.db c.yaml 2>err &&
+	grep -q "^sluice: c.yaml:[0-9]*:1: unknown key .colour." err &&
+	! test -e s.db
+'
+
+test_expect_success 'a wrong type exits 2 naming the line' '
+	write_campaign c.yaml &&
+	sed -i "s/^attempts: 1/attempts: many/" c.yaml &&
+	line=$(grep -n "^attempts:" c.yaml | cut -d: -f1) &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	grep -q "^sluice: c.yaml:$line:11: " err
+'
+
+test_expect_success 'a query syntax error names the line in the spec' '
+	write_campaign c.yaml &&
+	sed -i "s/(#eq? @fn \"greet_old\")) @call/(#eq? @fn \"greet_old\") @call/" c.yaml &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	grep -q "^sluice: c.yaml:[0-9]*:[0-9]*: " err
+'
+
+test_expect_success 'an unknown predicate is an input error' '
+	write_campaign c.yaml &&
+	sed -i "s/#eq?/#frob?/" c.yaml &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	grep -q "frob" err
+'
+
+test_expect_success 'an unknown language is an input error with its line' '
+	write_campaign c.yaml &&
+	sed -i "s/language: c/language: cobol/" c.yaml &&
+	line=$(grep -n "language:" c.yaml | cut -d: -f1) &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	grep -q "^sluice: c.yaml:$line:[0-9]*: unknown language .cobol." err
+'
+
+test_expect_success 'status without a store exits 2' '
+	test_expect_code 2 sluice status --store missing.db 2>err &&
+	grep -q "missing.db" err
+'
+
+test_expect_success 'show of an unknown candidate exits 2' '
+	write_campaign c.yaml &&
+	sluice run --store s.db c.yaml >/dev/null &&
+	test_expect_code 2 sluice show --store s.db 999 2>err &&
+	grep -q "no candidate 999" err &&
+	test_expect_code 2 sluice show --store s.db abc
+'
+
+test_done
