@@ -62,7 +62,7 @@ $(DEPS_STAMP): ci/install-deps.sh package.json package-lock.json
 	@sh ci/install-deps.sh
 	@mkdir -p $(@D) && touch $@
 
-node_modules/tree-sitter-%/src/parser.c node_modules/tree-sitter-python/src/scanner.c: | $(DEPS_STAMP)
+$(GRAMMAR_SRC): | $(DEPS_STAMP)
 	@test -f $@ || { echo "missing $@: run sh ci/install-deps.sh" >&2; exit 2; }
 
 $(BUILD)/grammars/%.o: node_modules/tree-sitter-%.c | $(DEPS_STAMP)

@@ -32,7 +32,7 @@ rules:
 attempts: 1
 gates:
   - name: build
-    command: make CFLAGS='-std=c11 -O1 -Wall -Wextra -Werror -Iinclude -Isrc'
+    command: make
     timeout: 120
   - name: test
     command: make test

@@ -55,7 +55,7 @@ test_expect_success 'setup: repository, stub replies (first breaks the build, se
 	attempts: 3
 	gates:
 	  - name: build
-	    command: make CFLAGS="-std=c11 -O1 -Wall -Wextra -Werror -Iinclude -Isrc"
+	    command: make
 	    timeout: 120
 	  - name: test
 	    command: make test

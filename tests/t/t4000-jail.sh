@@ -1,0 +1,119 @@
+#!/bin/sh
+test_description='the jail contains a hostile command (network, files, processes)'
+. ./test-lib.sh
+
+# Layout in the trash directory:
+#   work/      the workdir, bound read-write at /src
+#   sibling/   another candidate's worktree next to it: must stay untouched
+#   canary     a secret outside the workdir: must stay unreadable
+mkdir -p work sibling/sub
+echo "sibling data" >sibling/a
+echo "more" >sibling/sub/b
+echo "canary-secret-4000" >canary
+echo "in work" >work/file
+before=$(tree_digest sibling; sha1sum canary)
+
+test_expect_success 'output and exit status come back' '
+	test_expect_code 3 jail-run work "cat file; echo err >&2; exit 3" >out &&
+	printf "in work\nerr\n" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'a timeout kills the command (exit 124)' '
+	test_expect_code 124 jail-run --timeout 300 work "sleep 60"
+'
+
+test_expect_success 'writes to the workdir reach the host' '
+	jail-run work "echo from-jail >made" &&
+	echo from-jail >expect &&
+	test_cmp expect work/made
+'
+
+test_expect_success 'writes to /, /usr, /etc and /bin fail' '
+	jail-run work "for p in /x /usr/x /etc/x /bin/x; do
+		touch \$p 2>/dev/null && echo wrote \$p; done; echo done" >out &&
+	echo done >expect &&
+	test_cmp expect out &&
+	test ! -e /x && test ! -e /usr/x
+'
+
+test_expect_success 'the canary outside the workdir cannot be read or written' '
+	test_must_fail jail-run work "cat \"$TRASH/canary\"" &&
+	test_must_fail jail-run work "echo pwned >\"$TRASH/canary\"" &&
+	test_must_fail jail-run work "cat /src/../canary" &&
+	jail-run work "grep -r canary-secret-4000 / 2>/dev/null; echo searched" >out &&
+	echo searched >expect &&
+	test_cmp expect out &&
+	echo canary-secret-4000 >expect &&
+	test_cmp expect canary
+'
+
+test_expect_success 'only the toolchain and the jail tree are visible at /' '
+	jail-run work "ls /" >out &&
+	printf "%s\n" bin dev etc lib lib32 lib64 libx32 proc sbin src tmp usr >all &&
+	grep -v -x -F -f all out >extra || true &&
+	test ! -s extra &&
+	test_must_fail jail-run work "ls /work /root /home /var 2>/dev/null"
+'
+
+test_expect_success 'a TCP connection to a host listener fails inside' '
+	rm -f port &&
+	jail-run --listen port 20 >accepted &
+	i=0 &&
+	while test ! -s port && test $i -lt 100; do sleep 0.1; i=$((i + 1)); done &&
+	PORT=$(cat port) &&
+	test_must_fail jail-run work "bash -c \"echo from-jail >/dev/tcp/127.0.0.1/$PORT\"" &&
+	bash -c "echo from-host >/dev/tcp/127.0.0.1/$PORT" &&
+	wait &&
+	echo from-host >expect &&
+	test_cmp expect accepted
+'
+
+test_expect_success 'the host processes and their environment are out of reach' '
+	SLUICE_TOKEN=tok-4000-secret jail-run work "
+		cat /proc/1/comm;
+		cat /proc/1/environ 2>/dev/null || echo no-environ;
+		test -e /proc/$$ || echo no-host-pid;
+		cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null |
+			tr \"\\0\" \"\\n\" | grep -c \"tok-4000-[s]ecret\"" >out &&
+	printf "sluice-init\nno-environ\nno-host-pid\n0\n" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'a daemon does not outlive its gate' '
+	marker=301.$$4000 &&
+	jail-run work "(setsid sleep $marker &); echo started" >out &&
+	echo started >expect &&
+	test_cmp expect out &&
+	! grep -a -l "sleep.$marker" /proc/[0-9]*/cmdline 2>/dev/null | grep -v self
+'
+
+test_expect_success 'a setup failure is an error (exit 125) with the reason' '
+	test_expect_code 125 jail-run work/file "true" 2>err &&
+	grep "bind /src: Not a directory" err
+'
+
+test_expect_success 'as an unprivileged user too' '
+	if test "$(id -u)" != 0 || ! command -v setpriv >/dev/null; then
+		echo "skipped: needs root and setpriv to become nobody"; exit 0
+	fi &&
+	nwork=$(mktemp -d /tmp/t4000.XXXXXX) &&
+	chmod 755 "$nwork" && chown 65534 "$nwork" &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR=/tmp \
+		"$SLUICE_BUILD/tests/helper/jail-run" "$nwork" \
+		"id -u; touch /src/n /usr/n 2>/dev/null; grep CapEff /proc/self/status" >out;
+	rc=$? &&
+	owner=$(stat -c %u "$nwork/n") &&
+	rm -rf "$nwork" &&
+	test $rc = 0 &&
+	printf "1000\nCapEff:\t0000000000000000\n" >expect &&
+	test_cmp expect out &&
+	test "$owner" = 65534
+'
+
+test_expect_success 'the other siblings are unchanged' '
+	after=$(tree_digest sibling; sha1sum canary) &&
+	test "$before" = "$after"
+'
+
+test_done
