@@ -51,6 +51,44 @@ static int fail_at(sl_err *err, const sl_spec *spec, sl_pos pos)
 	return SL_EINPUT;
 }
 
+/* 1 if the query text defines the capture @name (name of len bytes). */
+static int query_has_capture(const char *query, const char *name, size_t len)
+{
+	for (const char *p = strchr(query, '@'); p; p = strchr(p + 1, '@')) {
+		unsigned char next = (unsigned char)p[1 + len];
+
+		if (!strncmp(p + 1, name, len) && !isalnum(next) && next != '_' && next != '-' &&
+		    next != '.')
+			return 1;
+	}
+	return 0;
+}
+
+/* Every capture a rule names (its target and its ${...}) must exist in the query. */
+static int check_rule_captures(const sl_spec *spec, const sl_spec_rule *r, sl_err *err)
+{
+	const char *t = r->template_text;
+
+	if (!query_has_capture(spec->query, r->capture, strlen(r->capture)))
+		return sl_err_set(err, SL_EINPUT, "rule replaces capture '%s', which the query "
+				  "does not define", r->capture);
+	for (const char *p = strstr(t, "${"); p; p = strstr(p, "${")) {
+		const char *close = strchr(p, '}');
+
+		if (p > t && p[-1] == '$') {
+			p += 2;
+			continue;
+		}
+		if (!close)
+			break;
+		if (!query_has_capture(spec->query, p + 2, (size_t)(close - p - 2)))
+			return sl_err_set(err, SL_EINPUT, "rule template uses '%.*s', which is not a "
+					  "capture of the query", (int)(close - p + 1), p);
+		p = close;
+	}
+	return SL_OK;
+}
+
 static int validate(const sl_spec *spec, sl_err *err)
 {
 	uint32_t off = UINT32_MAX;
@@ -66,7 +104,8 @@ static int validate(const sl_spec *spec, sl_err *err)
 	if (spec->prompt && sl_prompt_check(spec->prompt, err))
 		return fail_at(err, spec, spec->prompt_pos);
 	for (size_t i = 0; i < spec->nrules; i++)
-		if (sl_rules_check_template(spec->rules[i].template_text, err))
+		if (sl_rules_check_template(spec->rules[i].template_text, err) ||
+		    check_rule_captures(spec, &spec->rules[i], err))
 			return fail_at(err, spec, spec->rules[i].pos);
 	return SL_OK;
 }

@@ -12,6 +12,8 @@ greet_repo() {
 write_campaign() {
 	file=$1
 	shift
+	tmpl='greet(${out}, sizeof ${out}, ${name})'
+	test -n "${RULE_TEMPLATE:-}" && tmpl=$RULE_TEMPLATE
 	cat >"$file" <<EOF2
 name: greet
 repository: repo
@@ -28,7 +30,7 @@ targets:
   capture: call
 rules:
   - capture: call
-    template: "${RULE_TEMPLATE:-greet(\${out}, sizeof \${out}, \${name})}"
+    template: "$tmpl"
 attempts: 1
 gates:
   - name: build

@@ -1,7 +1,7 @@
 #!/bin/sh
 test_description='command line: dispatch, help, exit codes, bad specs'
 . ./test-lib.sh
-. ./lib-campaign.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
 
 test_expect_success 'help lists every command' '
 	sluice help >out &&
@@ -69,6 +69,13 @@ test_expect_success 'an unknown language is an input error with its line' '
 	line=$(grep -n "language:" c.yaml | cut -d: -f1) &&
 	test_expect_code 2 sluice scope c.yaml 2>err &&
 	grep -q "^sluice: c.yaml:$line:[0-9]*: unknown language .cobol." err
+'
+
+test_expect_success 'a rule naming a capture the query lacks exits 2 with the rule line' '
+	RULE_TEMPLATE="greet(\${buf}, \${name})" write_campaign c.yaml &&
+	line=$(grep -n "^  - capture:" c.yaml | cut -d: -f1) &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	grep -q "^sluice: c.yaml:$line:[0-9]*: rule template uses .\${buf}." err
 '
 
 test_expect_success 'status without a store exits 2' '

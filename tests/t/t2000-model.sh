@@ -1,7 +1,7 @@
 #!/bin/sh
 test_description='a model campaign against a stub OpenAI-compatible server: self-correction, secrets'
 . ./test-lib.sh
-. ./lib-campaign.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
 
 KEY=sk-test-4f1d9c2b7a0e
 export SLUICE_TEST_KEY=$KEY

@@ -1,7 +1,7 @@
 #!/bin/sh
 test_description='gates decide: a broken candidate is rejected and not proposed; hostile gates stay inside'
 . ./test-lib.sh
-. ./lib-campaign.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
 
 test_expect_success 'setup' '
 	greet_repo repo

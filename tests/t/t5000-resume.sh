@@ -1,7 +1,7 @@
 #!/bin/sh
 test_description='the store: kill -9 mid-campaign, then resume where it stopped'
 . ./test-lib.sh
-. ./lib-campaign.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
 
 test_expect_success 'setup: a campaign whose gate is slow' '
 	greet_repo repo &&

@@ -1,7 +1,7 @@
 #!/bin/sh
 test_description='a rules migration end to end: scope, apply, gates in the jail, store, review'
 . ./test-lib.sh
-. ./lib-campaign.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
 
 test_expect_success 'setup: the demo project in a repository, with a dirty working tree' '
 	greet_repo repo &&
@@ -119,7 +119,8 @@ test_expect_success 'export writes a git am-able series without the rejected can
 	git clone -q repo clone &&
 	git -C clone am -q ../export/series.mbox &&
 	! grep -q greet_old clone/src/app.c &&
-	grep -q "greet_old(line, author)" clone/src/report.c
+	grep -q "greet_old(line, team)" clone/src/report.c &&
+	grep -q "greet(line, sizeof line, author)" clone/src/report.c
 '
 
 test_done
