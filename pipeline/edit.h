@@ -17,6 +17,9 @@
  * missing "diff --git" lines, wrong hunk counts (recounted from the lines)
  * and a missing final newline.  When nothing usable is found it returns
  * SL_EINPUT with a message that tells the model precisely what was wrong.
+ * The exact rules (where a hunk ends, how the path of a search/replace block
+ * is found) are in reply.c's opening comment; tests/fixtures/replies holds
+ * examples.
  */
 #ifndef SL_EDIT_H
 #define SL_EDIT_H
@@ -54,7 +57,10 @@ typedef struct sl_edit_list {
 } sl_edit_list;
 #define SL_EDIT_LIST_INIT { NULL, 0, 0 }
 
-/* Append a copy of each string argument; returns the new edit. */
+/*
+ * Append a copy of each string argument (NULL texts become ""); the other
+ * fields are zero.  Returns the new edit, valid until the next add.
+ */
 sl_edit *sl_edit_list_add(sl_edit_list *list, int kind, const char *path,
 			  const char *old_text, const char *new_text);
 void sl_edit_list_release(sl_edit_list *list);
@@ -63,7 +69,11 @@ void sl_edit_list_release(sl_edit_list *list);
 int sl_edit_format_parse(const char *name);
 const char *sl_edit_format_name(int format);
 
-/* Parse a reply into edits appended to *out. */
+/*
+ * Parse a reply into edits appended to *out: one SL_EDIT_HUNK per hunk that
+ * changes something (udiff), one SL_EDIT_REPLACE per block whose sections
+ * differ (search-replace).  All or nothing: on error nothing is appended.
+ */
 int sl_reply_parse(sl_edit_list *out, const char *reply, size_t len, int format, sl_err *err);
 
 #endif

@@ -6,13 +6,30 @@
  *   openai   any OpenAI-compatible chat-completions endpoint over HTTP
  *            (POST {base_url}/chat/completions); the API key is read from
  *            the environment variable the spec names, sent only in the
- *            Authorization header, and never copied into errors or records;
- *   command  an external program run with /bin/sh -c on the host: the chat
- *            flattened to text on its stdin, the reply read from its stdout.
+ *            Authorization header, and never copied into errors or records.
+ *            The request is {model, messages: [{role, content}...],
+ *            temperature?, max_tokens?}; the reply is
+ *            choices[0].message.content, tokens from usage.prompt_tokens and
+ *            usage.completion_tokens.  Redirects are not followed.
+ *   command  an external program run with /bin/sh -c on the host, with the
+ *            host environment, in its own process group: the chat flattened
+ *            to text on its stdin (sl_provider_flatten_chat), the reply read
+ *            from its stdout (capped at 1 MiB; the rest is read and
+ *            dropped), stderr kept only for its last line.  At the timeout,
+ *            and after every run, the process group is killed with SIGKILL,
+ *            so a command cannot leave background processes behind.  It
+ *            inherits no descriptor other than its stdin (a Unix stream
+ *            socket, so that a command which stops reading cannot raise
+ *            SIGPIPE in sluice), stdout and stderr (pipes).  The caller must
+ *            not reap children it did not start (no waitpid(-1)).
  * (The rules kind never reaches a provider: see rules.h.)
  *
+ * libcurl: sl_provider_new calls curl_global_init itself, once per process
+ * (pthread_once); callers need not and should not call it.
+ *
  * Calling sequence: sl_provider_new, sl_provider_complete (any number of
- * times, from one thread at a time), sl_provider_free.
+ * times, from one thread at a time), sl_provider_free.  Distinct providers
+ * may be used from distinct threads concurrently.
  */
 #ifndef SL_PROVIDER_H
 #define SL_PROVIDER_H
@@ -53,7 +70,8 @@ typedef struct sl_chat_msg {
 typedef struct sl_completion {
 	sl_buf text;                /* the reply (capped at 1 MiB) */
 	int64_t tokens_in, tokens_out; /* as reported by the endpoint; -1 if unknown */
-	int http_status;            /* openai: last HTTP status; command: exit status */
+	int http_status;            /* openai: last HTTP status (0: none); command: exit
+				     * status, 128+N when killed by signal N */
 	int64_t latency_ms;
 } sl_completion;
 
@@ -64,11 +82,32 @@ void sl_completion_release(sl_completion *c);
 int sl_provider_kind_parse(const char *name);
 const char *sl_provider_kind_name(int kind);
 
-/* SL_EINPUT when the options are incomplete or the key variable is unset. */
+/*
+ * SL_EINPUT when the options are incomplete, the kind is rules or unknown,
+ * or the key variable is unset or empty ("environment variable 'X' is not
+ * set").  The key is copied now; later changes to the environment do not
+ * matter.
+ */
 int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err);
-/* SL_ERROR on transport failure or a non-2xx status (message from the body). */
+/*
+ * Complete a chat into *out (initialised by the caller with
+ * sl_completion_init; its text is reset first).  SL_ERROR on transport
+ * failure, timeout, a non-2xx status ("HTTP 429: <error.message from the
+ * body>"), a reply without choices or content, or a command that exits
+ * non-zero ("the command exited with status 3: <last line of stderr>").
+ * Messages never contain the API key.  msgs are borrowed for the call.
+ */
 int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 			 sl_completion *out, sl_err *err);
 void sl_provider_free(sl_provider *p);
+
+/*
+ * Append the chat as the command provider's stdin gets it: for each message
+ * a line "### ROLE" (the role in upper case: SYSTEM, USER, ASSISTANT), its
+ * content, a newline if the content does not end with one, and a blank line
+ * between messages:
+ *     ### SYSTEM\n<system>\n\n### USER\n<user>\n
+ */
+void sl_provider_flatten_chat(sl_buf *out, const sl_chat_msg *msgs, size_t n);
 
 #endif

@@ -5,19 +5,28 @@
  * working tree, so bare repositories and any revision work), keeps those whose
  * path matches the globs and whose language is the campaign's, parses them
  * with tree-sitter, runs the query, filters matches with the predicates the C
- * library leaves to its caller (#eq?, #not-eq?, #match?, #not-match?), and
- * turns each remaining match into a site.  Sites are grouped into targets: a
- * target is the region a candidate may edit (the site capture itself, or the
- * function enclosing it); sites in the same region become one target.
+ * library leaves to its caller (#eq?, #not-eq?, #match?, #not-match?,
+ * #any-of?, #not-any-of?, the #any-eq?-style forms for quantified captures;
+ * #set! is accepted and ignored; regexes are POSIX extended), and turns each
+ * remaining match into a site.  Sites are grouped into targets: a target is
+ * the region a candidate may edit (the site capture itself, or the function
+ * enclosing it); sites in the same region become one target, and two
+ * patterns matching the same range give one site.
+ *
+ * Skipped without error: files of another language or outside the globs,
+ * symlinks, submodules, blobs over 8 MiB, blobs with a NUL byte in their
+ * first 8000 bytes (binary).
  *
  * Calling sequence:
- *     sl_scope_check_query(lang, query, &off, err)   optional, for early errors
+ *     sl_scope_check_query(lang, query, capture, &off, err)   optional, early errors
  *     sl_scope(&list, repo, &commit_oid, &opts, err)
  *     ... use list.v[0 .. list.n) ...
  *     sl_target_list_release(&list)
  *
  * Positions: lines are 1-based, columns are 1-based byte columns; byte
- * offsets are 0-based and half-open [start, end).
+ * offsets are 0-based and half-open [start, end).  end_line/end_col name the
+ * position just past the region, in the same convention ("foo" at the start
+ * of line 1 is 1:1 to 1:4).
  */
 #ifndef SL_SCOPE_H
 #define SL_SCOPE_H
@@ -37,7 +46,9 @@ typedef struct sl_capture {
 typedef struct sl_site {
 	uint32_t start_byte, end_byte;          /* the site capture */
 	uint32_t start_line, start_col, end_line, end_col;
-	sl_capture *caps;                       /* every capture of the match */
+	sl_capture *caps;                       /* every capture of the match, in the
+						   match's order (a quantified capture
+						   may appear several times) */
 	size_t ncaps;
 } sl_site;
 
@@ -45,7 +56,9 @@ typedef struct sl_target {
 	char *path;                 /* repository-relative, '/'-separated */
 	const char *lang;           /* static language name ("c", "python") */
 	char blob[GIT_OID_HEXSZ + 1]; /* the file's blob id at the scoped commit */
-	const char *unit;           /* static: "capture" or "function" */
+	const char *unit;           /* static: "function", or "capture" (also when
+				       unit "function" was asked but no function
+				       encloses the site) */
 	uint32_t start_byte, end_byte;          /* the unit's region */
 	uint32_t start_line, start_col, end_line, end_col;
 	char *unit_text;            /* the region's text */
@@ -67,8 +80,12 @@ typedef struct sl_scope_opts {
 	const char *query;          /* required: tree-sitter query source */
 	const char *const *globs;   /* path globs (sl_glob_match); none = every file of the language */
 	size_t nglobs;
-	const char *capture;        /* the capture marking a site; NULL = the query's first capture */
-	const char *unit;           /* "capture" (default when NULL) or "function" */
+	const char *capture;        /* the capture marking a site ("name" or "@name");
+				       NULL = the query's first capture; a match
+				       without it is ignored */
+	const char *unit;           /* "capture" (default when NULL) or "function":
+				       the innermost function definition holding
+				       the site (python: with its decorators) */
 } sl_scope_opts;
 #define SL_SCOPE_OPTS_INIT { SL_SCOPE_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL }
 
@@ -80,7 +97,13 @@ typedef struct sl_scope_opts {
 int sl_scope_check_query(const char *language, const char *query, const char *capture,
 			 uint32_t *offset_out, sl_err *err);
 
-/* Scope the tree of `commit`.  Appends to *out; the caller releases it. */
+/*
+ * Scope the tree of `commit`.  Appends this commit's targets to *out (an
+ * initialised list, possibly holding earlier results), sorted among
+ * themselves; the caller releases the list.  On error nothing is appended.
+ * Errors: SL_EINPUT (options, query), SL_ENOTFOUND (no such commit),
+ * SL_ERROR (libgit2, tree-sitter).
+ */
 int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	     const sl_scope_opts *opts, sl_err *err);
 
