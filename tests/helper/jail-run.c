@@ -1,0 +1,135 @@
+/*
+ * jail-run - the jail (validators/jail.h) for the shell tests.
+ *
+ *   jail-run [--timeout MS] [--tmp-mb N] [--cap BYTES] [--env NAME=VALUE]...
+ *            WORKDIR COMMAND
+ *       Runs COMMAND in the jail on WORKDIR, copies its captured output to
+ *       stdout and exits with its status: the exit code, 128+N when killed
+ *       by signal N, 124 on timeout, 125 (message on stderr) when the jail
+ *       could not be set up.
+ *
+ *   jail-run --listen PORTFILE SECONDS
+ *       A loopback TCP listener for network tests: binds 127.0.0.1:0, writes
+ *       the port to PORTFILE, accepts one connection, prints what the peer
+ *       sent (until EOF, at most 1 s and 4 KiB) and exits 0; prints
+ *       "no connection" and exits 1 if none came within SECONDS.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "validators/jail.h"
+#include "util.h"
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: jail-run [--timeout MS] [--tmp-mb N] [--cap BYTES] "
+		"[--env NAME=VALUE]... WORKDIR COMMAND\n"
+		"       jail-run --listen PORTFILE SECONDS\n");
+	return 2;
+}
+
+static int listen_once(const char *portfile, int seconds)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct pollfd pfd;
+	char buf[4096], port[16];
+	size_t got = 0;
+	int s, c;
+	int64_t end;
+
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 8) ||
+	    getsockname(s, (struct sockaddr *)&sa, &sl)) {
+		perror("jail-run: listen");
+		return 2;
+	}
+	snprintf(port, sizeof(port), "%u\n", (unsigned)ntohs(sa.sin_port));
+	if (sl_write_file(portfile, port, strlen(port), NULL)) {
+		fprintf(stderr, "jail-run: cannot write '%s'\n", portfile);
+		return 2;
+	}
+	pfd.fd = s;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, seconds * 1000) <= 0) {
+		printf("no connection\n");
+		return 1;
+	}
+	c = accept(s, NULL, NULL);
+	if (c < 0) {
+		perror("jail-run: accept");
+		return 2;
+	}
+	end = sl_now_ms() + 1000;
+	while (got < sizeof(buf) && sl_now_ms() < end) {
+		ssize_t n;
+
+		pfd.fd = c;
+		if (poll(&pfd, 1, (int)(end - sl_now_ms())) <= 0)
+			break;
+		n = read(c, buf + got, sizeof(buf) - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	fwrite(buf, 1, got, stdout);
+	close(c);
+	close(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	sl_jail_opts opts = SL_JAIL_OPTS_INIT;
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	sl_strvec env = SL_STRVEC_INIT;
+	int i = 1, code;
+
+	if (argc == 4 && !strcmp(argv[1], "--listen"))
+		return listen_once(argv[2], atoi(argv[3]));
+	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
+		if (!strcmp(argv[i], "--timeout"))
+			opts.timeout_ms = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--tmp-mb"))
+			opts.tmp_mb = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--cap"))
+			opts.output_cap = strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--env"))
+			sl_strvec_push(&env, argv[i + 1]);
+		else
+			return usage();
+	}
+	if (argc - i != 2)
+		return usage();
+	opts.workdir = argv[i];
+	opts.command = argv[i + 1];
+	opts.env = (const char *const *)env.v;
+
+	sl_jail_result_init(&r);
+	if (sl_jail_run(&r, &opts, &err)) {
+		fprintf(stderr, "jail-run: %s\n", err.msg);
+		code = 125;
+	} else {
+		fwrite(r.output.buf, 1, r.output.len, stdout);
+		if (r.timed_out)
+			code = 124;
+		else if (r.exited)
+			code = r.exit_status;
+		else
+			code = 128 + r.term_signal;
+	}
+	sl_jail_result_release(&r);
+	sl_strvec_release(&env);
+	return code;
+}

@@ -1,0 +1,96 @@
+/*
+ * gate.c - run one gate command in the jail and turn its end into a verdict.
+ *
+ * Reads nothing but the gate definition; the jail (jail.c) does the work.
+ * Keeps the candidate's failures (fail, timeout) apart from the machinery's
+ * (error), whose message is copied into the result.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gate.h"
+#include "jail.h"
+#include "util.h"
+
+#define GATE_OUTPUT_CAP (64 * 1024)
+#define GATE_DEFAULT_TIMEOUT_S 600u
+
+const char *sl_verdict_name(sl_verdict v)
+{
+	switch (v) {
+	case SL_VERDICT_PASS:
+		return "pass";
+	case SL_VERDICT_FAIL:
+		return "fail";
+	case SL_VERDICT_TIMEOUT:
+		return "timeout";
+	case SL_VERDICT_ERROR:
+		return "error";
+	}
+	return "unknown";
+}
+
+void sl_gate_result_init(sl_gate_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->verdict = SL_VERDICT_ERROR;
+	r->exit_status = -1;
+	sl_buf_init(&r->output, 0);
+}
+
+void sl_gate_result_release(sl_gate_result *r)
+{
+	sl_buf_release(&r->output);
+}
+
+int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdir)
+{
+	sl_jail_opts opts = SL_JAIL_OPTS_INIT;
+	sl_jail_result jr;
+	sl_err err = SL_ERR_INIT;
+	unsigned timeout_s;
+
+	sl_buf_release(&out->output);
+	out->verdict = SL_VERDICT_ERROR;
+	out->exit_status = -1;
+	out->duration_ms = 0;
+	out->output_total = 0;
+	out->error[0] = '\0';
+	if (!gate || !gate->command || !workdir) {
+		snprintf(out->error, sizeof(out->error), "gate '%s' has no %s",
+			 gate && gate->name ? gate->name : "?",
+			 gate && gate->command ? "workdir" : "command");
+		return 0;
+	}
+
+	timeout_s = gate->timeout_s ? gate->timeout_s : GATE_DEFAULT_TIMEOUT_S;
+	if (timeout_s > UINT_MAX / 1000)
+		timeout_s = UINT_MAX / 1000;
+	opts.workdir = workdir;
+	opts.command = gate->command;
+	opts.timeout_ms = timeout_s * 1000;
+	opts.output_cap = GATE_OUTPUT_CAP;
+
+	sl_jail_result_init(&jr);
+	if (sl_jail_run(&jr, &opts, &err)) {
+		size_t n = strnlen(err.msg, sizeof(out->error) - 1);
+
+		memcpy(out->error, err.msg, n);     /* truncation is fine here */
+		out->error[n] = '\0';
+	} else if (jr.timed_out) {
+		out->verdict = SL_VERDICT_TIMEOUT;
+	} else if (jr.exited && jr.exit_status == 0) {
+		out->verdict = SL_VERDICT_PASS;
+	} else {
+		out->verdict = SL_VERDICT_FAIL;
+	}
+	if (jr.exited && !jr.timed_out)
+		out->exit_status = jr.exit_status;
+	out->duration_ms = jr.duration_ms;
+	out->output_total = jr.output_total;
+	out->output = jr.output;     /* take the buffer */
+	sl_buf_init(&jr.output, 0);
+	sl_jail_result_release(&jr);
+	return 0;
+}

@@ -1,0 +1,1046 @@
+/*
+ * jail.c - sl_jail_run(): one command in fresh namespaces, reaped whole.
+ *
+ * Three processes take part:
+ *
+ *   supervisor (the caller's thread): resolves the workdir, builds the
+ *     whole jail plan in memory (every path, file body and the environment),
+ *     makes the new root's mount point with mkdtemp, clones the jail, writes
+ *     its uid/gid maps and releases it through a pipe.  Then it polls the
+ *     output pipe, the report pipe and a pidfd of pid 1 until pid 1 is gone,
+ *     or the timeout fires and pid 1 gets SIGKILL.  Last it drains the pipes
+ *     briefly, removes the mount point and fills the result.
+ *
+ *   pid 1 of the jail (a copy of the caller, never exec'd): carries out the
+ *     plan (mounts, files, pivot_root), forks the payload and reaps every
+ *     process until the payload exits, then sends the payload's wait status
+ *     up the report pipe and exits.  The kernel then kills everything left in
+ *     the pid namespace before pid 1's exit is reported to the supervisor, so
+ *     once waitpid() returns nothing of the command runs any more.
+ *
+ *   payload: new session, stdin /dev/null, stdout+stderr to the output pipe,
+ *     no other descriptors, rlimits, no capabilities, no-new-privs, a fresh
+ *     environment, exec /bin/sh -c COMMAND.
+ *
+ * sluice calls this from several threads at once.  A child cloned from a
+ * multi-threaded process may find a lock (malloc's, stdio's) held by a thread
+ * that does not exist in the copy, so between clone and exec the children only
+ * make system calls on memory the supervisor prepared: no malloc, no stdio, no
+ * glibc fork() (its atfork handlers take those locks); children are made with
+ * the raw clone system call.  A failure there travels as a fixed-size record
+ * (step, errno) on the report pipe; the supervisor writes the message.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "jail.h"
+#include "util.h"
+
+#define JAIL_UID 1000
+#define JAIL_GID 1000
+#define DEFAULT_TIMEOUT_MS 600000u
+#define DEFAULT_OUTPUT_CAP (64 * 1024)
+#define DEFAULT_TMP_MB 256u
+/* How long to keep reading the pipes once pid 1 is reaped. */
+#define DRAIN_MS 1000
+
+enum op_kind { OP_MKDIR, OP_SYMLINK, OP_FILE, OP_BIND, OP_MOUNT };
+
+/* OP_BIND flags */
+#define BIND_RO   1  /* read-only */
+#define BIND_DEV  2  /* device nodes: keep them usable (no nodev) */
+#define BIND_REC  4  /* may fall back to a recursive bind if the source has submounts */
+
+/*
+ * One step of the plan.  All pointers are borrowed from the plan's strings
+ * and stay valid until plan_release().  dst is the full host-side path under
+ * the new root; what names the step in error messages ("bind /usr").
+ */
+struct op {
+	enum op_kind kind;
+	const char *what;
+	const char *src;      /* BIND: host path; SYMLINK: target; FILE: body; MOUNT: fstype */
+	const char *dst;
+	const char *data;     /* MOUNT: options */
+	size_t len;           /* FILE: body length */
+	unsigned long flags;  /* BIND: BIND_*; MOUNT: MS_*; MKDIR: mode */
+};
+
+struct plan {
+	char *root;           /* the mkdtemp directory (host side) */
+	struct op *ops;
+	size_t nops, alloc;
+	sl_strvec strings;    /* owns every string the ops point at */
+	sl_strvec env;        /* the payload's environment */
+	char *argv[4];
+	const char *userns_max;  /* the jail's /proc/sys/user/max_user_namespaces */
+	unsigned tmp_mb;
+	rlim_t cpu_s;
+};
+
+/* What the children send up the report pipe; small enough to be atomic. */
+enum { REP_FAIL = 1, REP_STATUS = 2 };
+struct report {
+	int kind;
+	int err;              /* REP_FAIL: errno */
+	int status;           /* REP_STATUS: the payload's wait status */
+	char what[116];       /* REP_FAIL: the step */
+};
+
+void sl_jail_result_init(sl_jail_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	sl_buf_init(&r->output, 0);
+}
+
+void sl_jail_result_release(sl_jail_result *r)
+{
+	sl_buf_release(&r->output);
+}
+
+/* ---- the plan (supervisor side, may allocate) ---- */
+
+static const char *plan_str(struct plan *p, char *s)
+{
+	sl_strvec_push_nodup(&p->strings, s);
+	return s;
+}
+
+static const char *plan_strf(struct plan *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static const char *plan_strf(struct plan *p, const char *fmt, ...)
+{
+	sl_buf b = SL_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sl_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	return plan_str(p, sl_buf_detach(&b, NULL));
+}
+
+/* Add a step acting on the jail path jpath ("/usr"); returns it for extra fields. */
+static struct op *plan_add(struct plan *p, enum op_kind kind, const char *verb,
+			   const char *jpath)
+{
+	struct op *op;
+
+	SL_ALLOC_GROW(p->ops, p->nops + 1, p->alloc);
+	op = &p->ops[p->nops++];
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	op->what = plan_strf(p, "%s %s", verb, jpath);
+	op->dst = plan_strf(p, "%s%s", p->root, jpath);
+	return op;
+}
+
+static void plan_mkdir(struct plan *p, const char *jpath, unsigned mode)
+{
+	plan_add(p, OP_MKDIR, "mkdir", jpath)->flags = mode;
+}
+
+static void plan_file(struct plan *p, const char *jpath, const char *body)
+{
+	struct op *op = plan_add(p, OP_FILE, "write", jpath);
+
+	op->src = body;
+	op->len = strlen(body);
+}
+
+static void plan_symlink(struct plan *p, const char *jpath, const char *target)
+{
+	plan_add(p, OP_SYMLINK, "symlink", jpath)->src = target;
+}
+
+static void plan_bind(struct plan *p, const char *host, const char *jpath, unsigned flags)
+{
+	struct op *op = plan_add(p, OP_BIND, "bind", jpath);
+
+	op->src = host;
+	op->flags = flags;
+}
+
+static void plan_mount(struct plan *p, const char *fstype, const char *jpath,
+		       unsigned long flags, const char *data)
+{
+	struct op *op = plan_add(p, OP_MOUNT, "mount", jpath);
+
+	op->src = fstype;
+	op->flags = flags;
+	op->data = data;
+}
+
+/*
+ * Mirror host path "/name" (or "/etc/name") into the jail as the host has it:
+ * a symlink stays the same symlink, a directory or a file becomes a read-only
+ * bind; a missing entry is skipped.
+ */
+static int plan_mirror(struct plan *p, const char *hpath, unsigned flags, sl_err *err)
+{
+	struct stat st;
+	char target[PATH_MAX];
+	ssize_t n;
+
+	if (lstat(hpath, &st))
+		return errno == ENOENT ? 0 :
+			sl_err_set(err, SL_ERROR, "cannot stat '%s': %s", hpath, strerror(errno));
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(hpath, target, sizeof(target) - 1);
+		if (n < 0)
+			return sl_err_set(err, SL_ERROR, "cannot read link '%s': %s",
+					  hpath, strerror(errno));
+		target[n] = '\0';
+		plan_symlink(p, hpath, plan_str(p, sl_xstrdup(target)));
+	} else if (S_ISDIR(st.st_mode)) {
+		plan_mkdir(p, hpath, 0755);
+		plan_bind(p, hpath, hpath, BIND_RO | flags);
+	} else if (S_ISREG(st.st_mode)) {
+		plan_file(p, hpath, "");
+		plan_bind(p, hpath, hpath, BIND_RO | flags);
+	}
+	return 0;
+}
+
+static const char passwd_body[] =
+	"root:x:0:0:root:/root:/bin/sh\n"
+	"sluice:x:1000:1000:sluice:/tmp:/bin/sh\n"
+	"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group_body[] =
+	"root:x:0:\n"
+	"sluice:x:1000:\n"
+	"nogroup:x:65534:\n";
+static const char hosts_body[] =
+	"127.0.0.1\tlocalhost\n"
+	"127.0.1.1\tsluice\n"
+	"::1\tlocalhost ip6-localhost ip6-loopback\n";
+static const char nsswitch_body[] =
+	"passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+	"networks: files\nprotocols: files\nservices: files\n";
+
+/* Toolchain entries of /etc that compiling and running need; nothing secret. */
+static const char *const etc_mirrored[] = {
+	"alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
+};
+/* Merged-/usr links (or real directories on older systems). */
+static const char *const top_mirrored[] = {
+	"bin", "sbin", "lib", "lib32", "lib64", "libx32",
+};
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom" };
+
+static void env_set(sl_strvec *env, const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	size_t nl = eq ? (size_t)(eq - entry) : strlen(entry);
+
+	for (size_t i = 0; i < env->n; i++) {
+		if (!strncmp(env->v[i], entry, nl) && env->v[i][nl] == '=') {
+			free(env->v[i]);
+			env->v[i] = sl_xstrdup(entry);
+			return;
+		}
+	}
+	sl_strvec_push(env, entry);
+}
+
+static void plan_release(struct plan *p)
+{
+	free(p->root);
+	free(p->ops);
+	sl_strvec_release(&p->strings);
+	sl_strvec_release(&p->env);
+}
+
+static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *workdir,
+		      unsigned timeout_ms, sl_err *err)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	const char *size;
+	char hpath[64];
+
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	p->root = sl_path_join(tmpdir, "sluice-jail-XXXXXX");
+	if (!mkdtemp(p->root)) {
+		sl_err_set(err, SL_ERROR, "cannot create the jail's root '%s': %s",
+			   p->root, strerror(errno));
+		free(p->root);
+		p->root = NULL;
+		return SL_ERROR;
+	}
+
+	plan_mkdir(p, "/usr", 0755);
+	plan_bind(p, "/usr", "/usr", BIND_RO | BIND_REC);
+	for (size_t i = 0; i < sizeof(top_mirrored) / sizeof(*top_mirrored); i++) {
+		snprintf(hpath, sizeof(hpath), "/%s", top_mirrored[i]);
+		if (plan_mirror(p, plan_str(p, sl_xstrdup(hpath)), BIND_REC, err))
+			return SL_ERROR;
+	}
+
+	plan_mkdir(p, "/etc", 0755);
+	plan_file(p, "/etc/passwd", passwd_body);
+	plan_file(p, "/etc/group", group_body);
+	plan_file(p, "/etc/hosts", hosts_body);
+	plan_file(p, "/etc/hostname", "sluice\n");
+	plan_file(p, "/etc/nsswitch.conf", nsswitch_body);
+	for (size_t i = 0; i < sizeof(etc_mirrored) / sizeof(*etc_mirrored); i++) {
+		snprintf(hpath, sizeof(hpath), "/etc/%s", etc_mirrored[i]);
+		if (plan_mirror(p, plan_str(p, sl_xstrdup(hpath)), 0, err))
+			return SL_ERROR;
+	}
+
+	plan_mkdir(p, "/dev", 0755);
+	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(*dev_nodes); i++) {
+		const char *node = plan_strf(p, "/dev/%s", dev_nodes[i]);
+
+		plan_file(p, node, "");
+		plan_bind(p, node, node, BIND_DEV);
+	}
+	plan_symlink(p, "/dev/fd", "/proc/self/fd");
+	plan_symlink(p, "/dev/stdin", "/proc/self/fd/0");
+	plan_symlink(p, "/dev/stdout", "/proc/self/fd/1");
+	plan_symlink(p, "/dev/stderr", "/proc/self/fd/2");
+	size = plan_strf(p, "mode=1777,size=%um", p->tmp_mb);
+	plan_mkdir(p, "/dev/shm", 0755);
+	plan_mount(p, "tmpfs", "/dev/shm", MS_NOSUID | MS_NODEV, size);
+
+	plan_mkdir(p, "/proc", 0555);
+	plan_mount(p, "proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	p->userns_max = plan_strf(p, "%s/proc/sys/user/max_user_namespaces", p->root);
+	plan_mkdir(p, "/tmp", 01777);
+	plan_mount(p, "tmpfs", "/tmp", MS_NOSUID | MS_NODEV, size);
+	plan_mkdir(p, "/src", 0755);
+	plan_bind(p, workdir, "/src", 0);
+
+	env_set(&p->env, "PATH=/usr/local/bin:/usr/bin:/bin");
+	env_set(&p->env, "HOME=/tmp");
+	env_set(&p->env, "LANG=C.UTF-8");
+	env_set(&p->env, "TERM=dumb");
+	env_set(&p->env, "TMPDIR=/tmp");
+	for (size_t i = 0; opts->env && opts->env[i]; i++)
+		env_set(&p->env, opts->env[i]);
+	if (!p->env.v)
+		BUG("empty jail environment");
+
+	p->argv[0] = "sh";
+	p->argv[1] = "-c";
+	/* a copy: pid 1 wipes the caller's argv and environ, which may hold it */
+	p->argv[2] = (char *)plan_str(p, sl_xstrdup(opts->command));
+	p->argv[3] = NULL;
+	p->cpu_s = (rlim_t)(timeout_ms / 1000 + 1 + 5);   /* timeout rounded up, + 5 s */
+	return 0;
+}
+
+/* ---- the children: raw system calls on prepared memory only ---- */
+
+static void report_fail(int fd, const char *what, int e)
+{
+	struct report r;
+	size_t n = strlen(what);
+
+	memset(&r, 0, sizeof(r));
+	r.kind = REP_FAIL;
+	r.err = e;
+	if (n > sizeof(r.what) - 1)
+		n = sizeof(r.what) - 1;
+	memcpy(r.what, what, n);
+	if (write(fd, &r, sizeof(r)) < 0) {
+		/* the supervisor is gone; nobody to tell */
+	}
+}
+
+static _Noreturn void fail(int fd, const char *what)
+{
+	report_fail(fd, what, errno);
+	_exit(126);
+}
+
+static pid_t raw_fork(unsigned long flags)
+{
+	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+static void close_from(unsigned lo, unsigned hi)
+{
+	struct rlimit rl;
+	unsigned max = 65536;
+
+#ifdef SYS_close_range
+	if (!syscall(SYS_close_range, lo, hi, 0))
+		return;
+#endif
+	/* before Linux 5.9: one by one, up to the descriptor limit */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < max)
+		max = (unsigned)rl.rlim_cur;
+	for (unsigned fd = lo; fd <= hi && fd < max; fd++)
+		close((int)fd);
+}
+
+/* Close every descriptor not in keep[0..n) (n small). */
+static void close_except(int *keep, int n)
+{
+	unsigned next = 0;
+
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > next)
+			close_from(next, (unsigned)keep[i] - 1);
+		if ((unsigned)keep[i] + 1 > next)
+			next = (unsigned)keep[i] + 1;
+	}
+	close_from(next, ~0u);
+}
+
+/* Move fd to 3 or above (so 0-2 can be set up freely); close-on-exec. */
+static int fd_high(int fd)
+{
+	int nfd;
+
+	if (fd >= 3)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return nfd;
+}
+
+/*
+ * The flags a bind mount must keep when it is remounted inside a user
+ * namespace: the kernel locks read-only, nosuid, nodev, noexec and the atime
+ * mode of mounts that came from a more privileged namespace, and a remount
+ * that would clear one of them fails with EPERM.
+ */
+static unsigned long locked_flags(const char *path, int *ok)
+{
+	struct statfs sf;
+	unsigned long f = 0;
+
+	*ok = !statfs(path, &sf);
+	if (!*ok)
+		return 0;
+	if (sf.f_flags & ST_RDONLY)
+		f |= MS_RDONLY;
+	if (sf.f_flags & ST_NOSUID)
+		f |= MS_NOSUID;
+	if (sf.f_flags & ST_NODEV)
+		f |= MS_NODEV;
+	if (sf.f_flags & ST_NOEXEC)
+		f |= MS_NOEXEC;
+	if (sf.f_flags & ST_NODIRATIME)
+		f |= MS_NODIRATIME;
+	if (sf.f_flags & ST_NOATIME)
+		f |= MS_NOATIME;
+	else if (sf.f_flags & ST_RELATIME)
+		f |= MS_RELATIME;
+	else
+		f |= MS_STRICTATIME;
+	return f;
+}
+
+static void do_bind(int rep, const struct op *op)
+{
+	unsigned long fl = MS_REMOUNT | MS_BIND | MS_NOSUID;
+	int rec = 0, ok;
+
+	/*
+	 * Not recursive, so no submount of the source comes along unchecked.
+	 * A source with submounts refuses that inside a user namespace (EINVAL);
+	 * for the toolchain we then take the whole tree and make every mount of
+	 * it read-only with mount_setattr(AT_RECURSIVE), or fail.
+	 */
+	if (mount(op->src, op->dst, NULL, MS_BIND, NULL)) {
+		if (errno != EINVAL || !(op->flags & BIND_REC))
+			fail(rep, op->what);
+		if (mount(op->src, op->dst, NULL, MS_BIND | MS_REC, NULL))
+			fail(rep, op->what);
+		rec = 1;
+	}
+	fl |= locked_flags(op->dst, &ok);
+	if (!ok)
+		fail(rep, op->what);
+	if (op->flags & BIND_RO)
+		fl |= MS_RDONLY;
+	if (!(op->flags & BIND_DEV))
+		fl |= MS_NODEV;
+	if (mount(NULL, op->dst, NULL, fl, NULL))
+		fail(rep, op->what);
+	if (rec) {
+#if defined(SYS_mount_setattr) && defined(MOUNT_ATTR_RDONLY)
+		struct mount_attr ma;
+
+		memset(&ma, 0, sizeof(ma));
+		ma.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			((op->flags & BIND_RO) ? MOUNT_ATTR_RDONLY : 0);
+		if (syscall(SYS_mount_setattr, AT_FDCWD, op->dst, AT_RECURSIVE, &ma, sizeof(ma)))
+			fail(rep, op->what);
+#else
+		errno = ENOSYS;
+		fail(rep, op->what);
+#endif
+	}
+}
+
+static void do_op(int rep, const struct op *op)
+{
+	int fd;
+
+	switch (op->kind) {
+	case OP_MKDIR:
+		if (mkdir(op->dst, (mode_t)op->flags) || chmod(op->dst, (mode_t)op->flags))
+			fail(rep, op->what);
+		break;
+	case OP_SYMLINK:
+		if (symlink(op->src, op->dst))
+			fail(rep, op->what);
+		break;
+	case OP_FILE:
+		fd = open(op->dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 || (op->len && write(fd, op->src, op->len) != (ssize_t)op->len))
+			fail(rep, op->what);
+		close(fd);
+		break;
+	case OP_BIND:
+		do_bind(rep, op);
+		break;
+	case OP_MOUNT:
+		if (mount(op->src, op->dst, op->src, op->flags, op->data))
+			fail(rep, op->what);
+		break;
+	}
+}
+
+/*
+ * Wipe pid 1's copy of the caller's command line and environment, which
+ * /proc/1/cmdline would otherwise show to the payload.  The addresses are
+ * fields 48-51 of /proc/self/stat (after the parenthesised comm).
+ */
+static void wipe_args_and_env(void)
+{
+	char buf[2048], *s;
+	unsigned long v[4];
+	ssize_t n;
+	int fd, field;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	s = strrchr(buf, ')');
+	if (!s)
+		return;
+	for (field = 2; *s && field < 48; s++)
+		if (*s == ' ')
+			field++;
+	for (int i = 0; i < 4; i++) {
+		v[i] = 0;
+		while (*s == ' ')
+			s++;
+		if (*s < '0' || *s > '9')
+			return;
+		while (*s >= '0' && *s <= '9')
+			v[i] = v[i] * 10 + (unsigned long)(*s++ - '0');
+	}
+	if (v[0] && v[1] > v[0] && v[1] - v[0] < (1ul << 24)) {
+		memset((void *)v[0], 0, v[1] - v[0]);
+		if (v[1] - v[0] > 12)
+			memcpy((void *)v[0], "sluice-init", 12);
+	}
+	if (v[2] && v[3] > v[2] && v[3] - v[2] < (1ul << 24))
+		memset((void *)v[2], 0, v[3] - v[2]);
+}
+
+/*
+ * No nested user namespaces: inside one the payload would be root again and
+ * could mount, unshare and reach kernel code that unprivileged users cannot.
+ * The limit is per user namespace and the payload cannot write it back (it
+ * has no CAP_SYS_RESOURCE).  Kernels before 4.9 lack the file.
+ */
+static void limit_userns(int rep, const struct plan *p)
+{
+	int fd = open(p->userns_max, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		return;
+	if (fd < 0 || write(fd, "0\n", 2) != 2)
+		fail(rep, "limit user namespaces");
+	close(fd);
+}
+
+static void loopback_up(int rep)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr))
+		fail(rep, "loopback up");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr))
+		fail(rep, "loopback up");
+	close(s);
+}
+
+static void set_limit(int res, rlim_t v)
+{
+	struct rlimit rl;
+
+	if (getrlimit(res, &rl))
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < v)
+		v = rl.rlim_max;
+	rl.rlim_cur = rl.rlim_max = v;
+	setrlimit(res, &rl);
+}
+
+static _Noreturn void payload(const struct plan *p, int out_w, int rep)
+{
+	struct __user_cap_header_struct ch = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cd[2];
+	struct sigaction sa;
+	sigset_t all;
+	int keep[4], fd;
+
+	if (setsid() < 0)
+		fail(rep, "setsid");
+	fd = open("/dev/null", O_RDONLY);
+	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
+		fail(rep, "set up stdio");
+	keep[0] = 0;
+	keep[1] = 1;
+	keep[2] = 2;
+	keep[3] = rep;
+	close_except(keep, 4);
+
+	set_limit(RLIMIT_CORE, 0);
+	set_limit(RLIMIT_NOFILE, 1024);
+	set_limit(RLIMIT_FSIZE, (rlim_t)1 << 30);
+	/*
+	 * 8 GiB of address space: enough for compilers and JVMs with default
+	 * heaps; sanitizer runtimes (ASan reserves terabytes) do not fit.
+	 */
+	set_limit(RLIMIT_AS, (rlim_t)8 << 30);
+	set_limit(RLIMIT_CPU, p->cpu_s);
+	/*
+	 * Since Linux 5.14 RLIMIT_NPROC counts per user namespace, so this is
+	 * the jail's own count, also when the caller is root (and root's own
+	 * exemption does not apply: the payload has no capability in the
+	 * initial namespace).  On older kernels it counts every process of the
+	 * caller's real uid, which can make fork fail in a busy unprivileged
+	 * session.
+	 */
+	set_limit(RLIMIT_NPROC, 512);
+
+	/* Ignored signals would survive exec; blocked ones too. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != 1)
+		fail(rep, "set parent-death signal");
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		fail(rep, "clear ambient capabilities");
+	for (int cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)) {
+			if (errno == EINVAL)
+				break;
+			fail(rep, "drop capability bounding set");
+		}
+	memset(cd, 0, sizeof(cd));
+	if (syscall(SYS_capset, &ch, cd))
+		fail(rep, "drop capabilities");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		fail(rep, "set no-new-privs");
+	umask(022);
+	execve("/bin/sh", p->argv, p->env.v);
+	fail(rep, "exec /bin/sh");
+}
+
+static _Noreturn void jail_init(const struct plan *p, int sync_r, int out_w, int rep)
+{
+	struct report r;
+	struct sigaction sa;
+	int keep[3] = { sync_r, out_w, rep };
+	pid_t child, w;
+	char c;
+	int st;
+
+	close_except(keep, 3);
+	sync_r = fd_high(sync_r);
+	out_w = fd_high(out_w);
+	rep = fd_high(rep);
+	if (sync_r < 0 || out_w < 0 || rep < 0)
+		_exit(126);
+	/* If the supervisor dies before releasing us, read() sees EOF. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		fail(rep, "set parent-death signal");
+	if (read(sync_r, &c, 1) != 1)
+		_exit(126);
+	close(sync_r);
+	prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	wipe_args_and_env();
+	/* The caller may ignore SIGCHLD; then wait4 would see no status. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		fail(rep, "make / private");
+	if (mount("tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"))
+		fail(rep, "mount tmpfs on /");
+	for (size_t i = 0; i < p->nops; i++)
+		do_op(rep, &p->ops[i]);
+	limit_userns(rep, p);
+	if (chdir(p->root))
+		fail(rep, "chdir /");
+	if (syscall(SYS_pivot_root, ".", "."))
+		fail(rep, "pivot_root");
+	if (umount2(".", MNT_DETACH))
+		fail(rep, "detach the old root");
+	if (chdir("/"))
+		fail(rep, "chdir /");
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
+		fail(rep, "remount / read-only");
+	if (sethostname("sluice", 6))
+		fail(rep, "sethostname");
+	loopback_up(rep);
+	if (chdir("/src"))
+		fail(rep, "chdir /src");
+
+	child = raw_fork(0);
+	if (child < 0)
+		fail(rep, "fork the payload");
+	if (child == 0)
+		payload(p, out_w, rep);
+	close(out_w);
+
+	for (;;) {
+		w = wait4(-1, &st, 0, NULL);
+		if (w == child)
+			break;
+		if (w < 0 && errno != EINTR)
+			fail(rep, "wait for the payload");
+	}
+	memset(&r, 0, sizeof(r));
+	r.kind = REP_STATUS;
+	r.status = st;
+	if (write(rep, &r, sizeof(r)) < 0) {
+		/* the supervisor is gone */
+	}
+	_exit(0);
+}
+
+/* ---- the supervisor ---- */
+
+static int write_proc(pid_t pid, const char *name, const char *data, sl_err *err)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || sl_write_all(fd, data, strlen(data)))
+		ret = sl_err_set(err, SL_ERROR, "cannot write %s of the jail: %s",
+				 name, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int map_ids(pid_t pid, sl_err *err)
+{
+	char map[64];
+
+	snprintf(map, sizeof(map), "%d %u 1\n", JAIL_UID, (unsigned)geteuid());
+	if (write_proc(pid, "uid_map", map, err))
+		return SL_ERROR;
+	/*
+	 * "deny" is required before an unprivileged gid_map; it also keeps the
+	 * payload from dropping a supplementary group to pass a deny-by-group
+	 * permission.  The caller's supplementary groups stay (unmapped).
+	 */
+	if (write_proc(pid, "setgroups", "deny", err))
+		return SL_ERROR;
+	snprintf(map, sizeof(map), "%d %u 1\n", JAIL_GID, (unsigned)getegid());
+	return write_proc(pid, "gid_map", map, err);
+}
+
+/* Keep only the last cap bytes of b once it holds twice that (amortised). */
+static void keep_tail(sl_buf *b, size_t cap, int final)
+{
+	if (b->len <= cap || (!final && b->len < 2 * cap))
+		return;
+	memmove(b->buf, b->buf + b->len - cap, cap);
+	sl_buf_setlen(b, cap);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The supervisor's view of one running jail. */
+struct sup {
+	pid_t pid;
+	int pidfd, out_fd, rep_fd;
+	int reaped, wst;              /* pid 1 reaped, and its wait status */
+	int got_status, status;       /* the payload's wait status, from pid 1 */
+	struct report fail;           /* the first setup failure, if any */
+};
+
+static void read_output(struct sup *s, sl_jail_result *out, size_t cap, char *chunk, size_t sz)
+{
+	ssize_t n = read(s->out_fd, chunk, sz);
+
+	if (n > 0) {
+		out->output_total += (size_t)n;
+		sl_buf_add(&out->output, chunk, (size_t)n);
+		keep_tail(&out->output, cap, 0);
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close_fd(&s->out_fd);
+	}
+}
+
+static void read_report(struct sup *s)
+{
+	struct report r;
+	ssize_t n = read(s->rep_fd, &r, sizeof(r));
+
+	if (n == (ssize_t)sizeof(r) && r.kind == REP_STATUS) {
+		s->status = r.status;
+		s->got_status = 1;
+	} else if (n == (ssize_t)sizeof(r) && r.kind == REP_FAIL) {
+		if (!s->fail.kind)
+			s->fail = r;
+	} else if (n >= 0 || (errno != EINTR && errno != EAGAIN)) {
+		close_fd(&s->rep_fd);
+	}
+}
+
+/*
+ * Collect output and reports until pid 1 is reaped (killing it at the
+ * deadline), then drain what is still in the pipes for at most DRAIN_MS: once
+ * pid 1 is reaped nothing in the jail holds them any more, but a process of
+ * the caller forked by another thread may, until it execs.
+ */
+static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t deadline,
+		     char *chunk, size_t sz, sl_err *err)
+{
+	int64_t drain_until = 0;
+
+	for (;;) {
+		struct pollfd pfd[3];
+		int nfd = 0, i_out = -1, i_rep = -1, i_pid = -1, wait_ms;
+		int64_t now = sl_now_ms();
+
+		if (s->reaped && ((s->out_fd < 0 && s->rep_fd < 0) || now >= drain_until))
+			return 0;
+		if (!s->reaped && !out->timed_out && now >= deadline) {
+			kill(s->pid, SIGKILL);
+			out->timed_out = 1;
+		}
+		if (s->reaped)
+			wait_ms = (int)(drain_until - now);
+		else if (out->timed_out)
+			wait_ms = 100;
+		else
+			wait_ms = deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
+		if (!s->reaped && s->pidfd < 0 && wait_ms > 10)
+			wait_ms = 10;
+		if (s->out_fd >= 0) {
+			pfd[nfd].fd = s->out_fd;
+			pfd[nfd].events = POLLIN;
+			i_out = nfd++;
+		}
+		if (s->rep_fd >= 0) {
+			pfd[nfd].fd = s->rep_fd;
+			pfd[nfd].events = POLLIN;
+			i_rep = nfd++;
+		}
+		if (!s->reaped && s->pidfd >= 0) {
+			pfd[nfd].fd = s->pidfd;
+			pfd[nfd].events = POLLIN;
+			i_pid = nfd++;
+		}
+		if (poll(pfd, (nfds_t)nfd, wait_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			return sl_err_set(err, SL_ERROR, "jail: poll: %s", strerror(errno));
+		}
+		if (i_out >= 0 && pfd[i_out].revents)
+			read_output(s, out, cap, chunk, sz);
+		if (i_rep >= 0 && pfd[i_rep].revents)
+			read_report(s);
+		if (!s->reaped && (i_pid < 0 || pfd[i_pid].revents)) {
+			pid_t w = waitpid(s->pid, &s->wst, WNOHANG);
+
+			if (w == s->pid) {
+				s->reaped = 1;
+				drain_until = sl_now_ms() + DRAIN_MS;
+			} else if (w < 0 && errno != EINTR) {
+				return sl_err_set(err, SL_ERROR, "jail: waitpid: %s",
+						  strerror(errno));
+			}
+		}
+	}
+}
+
+int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err)
+{
+	enum { CHUNK = 65536 };
+	struct plan plan;
+	struct sup s;
+	unsigned timeout_ms;
+	size_t cap;
+	char *workdir = NULL, *chunk = NULL;
+	int sync_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, rep_p[2] = { -1, -1 };
+	int ret = SL_ERROR;
+	int64_t start, deadline;
+
+	memset(&plan, 0, sizeof(plan));
+	memset(&s, 0, sizeof(s));
+	s.pid = -1;
+	s.pidfd = s.out_fd = s.rep_fd = -1;
+	out->exited = out->exit_status = out->term_signal = out->timed_out = 0;
+	out->duration_ms = 0;
+	out->output_total = 0;
+	sl_buf_reset(&out->output);
+
+	if (!opts || opts->version != SL_JAIL_OPTS_VERSION)
+		return sl_err_set(err, SL_EINPUT, "jail: unsupported options version");
+	if (!opts->command || !opts->workdir)
+		return sl_err_set(err, SL_EINPUT, "jail: no %s given",
+				  opts->command ? "workdir" : "command");
+	timeout_ms = opts->timeout_ms ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+	cap = opts->output_cap ? opts->output_cap : DEFAULT_OUTPUT_CAP;
+	plan.tmp_mb = opts->tmp_mb ? opts->tmp_mb : DEFAULT_TMP_MB;
+	start = sl_now_ms();
+	deadline = start + timeout_ms;
+
+	if (!(workdir = sl_realpath(opts->workdir, err)))
+		goto done;
+	if (plan_build(&plan, opts, workdir, timeout_ms, err))
+		goto done;
+	if (pipe2(sync_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(rep_p, O_CLOEXEC)) {
+		sl_err_set(err, SL_ERROR, "jail: cannot create pipes: %s", strerror(errno));
+		goto done;
+	}
+	chunk = sl_xmalloc(CHUNK);
+
+	s.pid = raw_fork(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+			 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP);
+	if (s.pid < 0) {
+		sl_err_set(err, SL_ERROR, "jail: cannot create namespaces: %s%s", strerror(errno),
+			   errno == EPERM || errno == ENOSPC || errno == EINVAL ?
+			   " (are unprivileged user namespaces enabled?)" : "");
+		goto done;
+	}
+	if (s.pid == 0)
+		jail_init(&plan, sync_p[0], out_p[1], rep_p[1]);
+
+	close_fd(&out_p[1]);
+	close_fd(&rep_p[1]);
+	s.out_fd = out_p[0];
+	s.rep_fd = rep_p[0];
+	out_p[0] = rep_p[0] = -1;
+#ifdef SYS_pidfd_open
+	/* Without a pidfd (before Linux 5.3) the loop polls waitpid every 10 ms. */
+	s.pidfd = (int)syscall(SYS_pidfd_open, s.pid, 0);
+#endif
+	if (map_ids(s.pid, err))
+		goto done;
+	/* We still hold the read end, so this write cannot raise SIGPIPE. */
+	if (write(sync_p[1], "x", 1) != 1) {
+		sl_err_set(err, SL_ERROR, "jail: cannot release the jail: %s", strerror(errno));
+		goto done;
+	}
+	close_fd(&sync_p[1]);
+	close_fd(&sync_p[0]);
+
+	if (supervise(&s, out, cap, deadline, chunk, CHUNK, err))
+		goto done;
+	out->duration_ms = sl_now_ms() - start;
+	keep_tail(&out->output, cap, 1);
+	out->output.truncated = out->output_total > out->output.len;
+	if (s.fail.kind) {
+		s.fail.what[sizeof(s.fail.what) - 1] = '\0';
+		sl_err_set(err, SL_ERROR, "jail setup: %s: %s", s.fail.what,
+			   strerror(s.fail.err));
+		goto done;
+	}
+	if (s.got_status) {
+		if (WIFEXITED(s.status)) {
+			out->exited = 1;
+			out->exit_status = WEXITSTATUS(s.status);
+		} else if (WIFSIGNALED(s.status)) {
+			out->term_signal = WTERMSIG(s.status);
+		}
+	} else if (out->timed_out) {
+		out->term_signal = SIGKILL;
+	} else if (WIFSIGNALED(s.wst)) {
+		/* pid 1 itself was killed (the OOM killer, someone outside) */
+		out->term_signal = WTERMSIG(s.wst);
+	} else {
+		sl_err_set(err, SL_ERROR, "jail: init exited with status %d before the command ran",
+			   WIFEXITED(s.wst) ? WEXITSTATUS(s.wst) : -1);
+		goto done;
+	}
+	ret = 0;
+
+done:
+	if (s.pid > 0 && !s.reaped) {
+		kill(s.pid, SIGKILL);
+		while (waitpid(s.pid, &s.wst, 0) < 0 && errno == EINTR)
+			;
+	}
+	close_fd(&s.pidfd);
+	close_fd(&s.out_fd);
+	close_fd(&s.rep_fd);
+	close_fd(&sync_p[0]);
+	close_fd(&sync_p[1]);
+	close_fd(&out_p[0]);
+	close_fd(&out_p[1]);
+	close_fd(&rep_p[0]);
+	close_fd(&rep_p[1]);
+	if (plan.root)
+		rmdir(plan.root);
+	plan_release(&plan);
+	free(workdir);
+	free(chunk);
+	return ret;
+}
