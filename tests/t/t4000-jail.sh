@@ -99,13 +99,16 @@ test_expect_success 'as an unprivileged user too' '
 		echo "skipped: needs root and setpriv to become nobody"; exit 0
 	fi &&
 	nwork=$(mktemp -d /tmp/t4000.XXXXXX) &&
-	chmod 755 "$nwork" && chown 65534 "$nwork" &&
+	nbin=$(mktemp -d /tmp/t4000-bin.XXXXXX) &&
+	chmod 755 "$nwork" "$nbin" && chown 65534 "$nwork" &&
+	cp "$SLUICE_BUILD/tests/helper/jail-run" "$nbin/jail-run" &&
+	chmod 755 "$nbin/jail-run" &&
 	setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR=/tmp \
-		"$SLUICE_BUILD/tests/helper/jail-run" "$nwork" \
+		"$nbin/jail-run" "$nwork" \
 		"id -u; touch /src/n /usr/n 2>/dev/null; grep CapEff /proc/self/status" >out;
 	rc=$? &&
 	owner=$(stat -c %u "$nwork/n") &&
-	rm -rf "$nwork" &&
+	rm -rf "$nwork" "$nbin" &&
 	test $rc = 0 &&
 	printf "1000\nCapEff:\t0000000000000000\n" >expect &&
 	test_cmp expect out &&
