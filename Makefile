@@ -15,7 +15,9 @@ CC ?= cc
 PREFIX ?= /usr/local
 BUILD := build
 PKGS := libgit2 tree-sitter libcurl jansson sqlite3 yaml-0.1 libseccomp
-GRAMMARS := c python
+# grammar source dirs under node_modules/tree-sitter-*/ ; those with an external scanner
+GRAMMARS := bash c cpp go java javascript json python rust typescript/typescript typescript/tsx
+SCANNERS := bash cpp javascript python rust typescript/typescript typescript/tsx
 
 ifeq ($(CI),true)
 DEVELOPER ?= 1
@@ -44,7 +46,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 
 GRAMMAR_SRC := $(foreach g,$(GRAMMARS),node_modules/tree-sitter-$(g)/src/parser.c) \
-	node_modules/tree-sitter-python/src/scanner.c
+	$(foreach g,$(SCANNERS),node_modules/tree-sitter-$(g)/src/scanner.c)
 GRAMMAR_OBJ := $(patsubst node_modules/tree-sitter-%.c,$(BUILD)/grammars/%.o,$(GRAMMAR_SRC))
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

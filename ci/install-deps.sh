@@ -40,12 +40,11 @@ fi
 
 # The grammars: reinstall when node_modules does not match package-lock.json.
 need_npm=0
-for g in c python; do
+for g in $(sed -n 's/.*"tree-sitter-\([a-z]*\)": "[0-9.]*".*/\1/p' package.json); do
 	want=$(sed -n "s/.*\"tree-sitter-$g\": \"\([0-9.]*\)\".*/\1/p" package.json | head -n 1)
 	have=$(sed -n 's/^ *"version": "\([0-9.]*\)".*/\1/p' \
 		"node_modules/tree-sitter-$g/package.json" 2>/dev/null | head -n 1)
-	[ -n "$want" ] && [ "$want" = "$have" ] && [ -f "node_modules/tree-sitter-$g/src/parser.c" ] ||
-		need_npm=1
+	[ -n "$want" ] && [ "$want" = "$have" ] || need_npm=1
 done
 if [ "$need_npm" = 1 ]; then
 	echo "install-deps: installing pinned tree-sitter grammars (npm ci)" >&2

@@ -54,6 +54,21 @@ int sl_cmd_help(const char *cmd);
 int sl_cmd_open_campaign(sl_store **st, sl_campaign_rec *camp, const char *store_path,
 			 const char *name, sl_err *err);
 
+/* Options common to the commands; each command says which it takes. */
+typedef struct cmd_opts {
+	const char *repo, *store, *reason, *out;
+	int json;
+	char **args;                /* positional arguments (borrowed from argv) */
+	int nargs;
+} cmd_opts;
+
+/*
+ * Parse --repo --store --json --reason --out; `allowed` lists the letters a
+ * command accepts: r(epo) s(tore) j(son) R(eason) o(ut).  Returns 0, or the
+ * exit status of a usage error (already printed).
+ */
+int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);
+
 /* Parse a positive decimal id; 0 on error. */
 long long sl_cmd_parse_id(const char *s);
 

@@ -113,16 +113,7 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Parsed options common to the commands; each command says which it takes. */
-typedef struct cmd_opts {
-	const char *repo, *store, *reason, *out;
-	int json;
-	char **args;                /* positional arguments */
-	int nargs;
-} cmd_opts;
-
-/* allowed: a string of the letters r(epo) s(tore) j(son) R(eason) o(ut) */
-static int parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
+int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 {
 	int c;
 
@@ -148,60 +139,6 @@ static int parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	o->args = argv + optind;
 	o->nargs = argc - optind;
 	return 0;
-}
-
-static void print_target_json(const sl_target *t)
-{
-	json_t *o = json_object();
-	char *s;
-
-	json_object_set_new(o, "path", json_string(t->path));
-	json_object_set_new(o, "start_line", json_integer(t->start_line));
-	json_object_set_new(o, "start_col", json_integer(t->start_col));
-	json_object_set_new(o, "end_line", json_integer(t->end_line));
-	json_object_set_new(o, "end_col", json_integer(t->end_col));
-	json_object_set_new(o, "start_byte", json_integer(t->start_byte));
-	json_object_set_new(o, "end_byte", json_integer(t->end_byte));
-	json_object_set_new(o, "unit", json_string(t->unit));
-	json_object_set_new(o, "language", json_string(t->lang));
-	json_object_set_new(o, "sites", json_integer((json_int_t)t->nsites));
-	json_object_set_new(o, "blob", json_string(t->blob));
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	puts(s);
-	free(s);
-	json_decref(o);
-}
-
-int cmd_scope(int argc, char **argv)
-{
-	cmd_opts o;
-	sl_campaign *c = NULL;
-	sl_target_list list = SL_TARGET_LIST_INIT;
-	sl_err err = SL_ERR_INIT;
-	int ret;
-
-	if ((ret = parse_opts(&o, argc, argv, "rj")))
-		return ret;
-	if (o.nargs != 1)
-		return sl_cmd_usage("scope", "expected one campaign file");
-	if (sl_campaign_load(&c, o.args[0], o.repo, &err) || sl_campaign_scope(&list, c, &err)) {
-		ret = sl_cmd_fail(&err);
-		goto done;
-	}
-	for (size_t i = 0; i < list.n; i++) {
-		const sl_target *t = &list.v[i];
-
-		if (o.json)
-			print_target_json(t);
-		else
-			printf("%s:%u:%u: %s (%zu site%s)\n", t->path, t->start_line, t->start_col,
-			       t->unit, t->nsites, t->nsites == 1 ? "" : "s");
-	}
-	ret = SL_EXIT_OK;
-done:
-	sl_target_list_release(&list);
-	sl_campaign_free(c);
-	return ret;
 }
 
 /* Print the funnel (and, with text, the proposed candidates); returns proposed count. */
@@ -252,7 +189,7 @@ int cmd_run(int argc, char **argv)
 	int64_t proposed = 0;
 	int ret;
 
-	if ((ret = parse_opts(&o, argc, argv, "rsj")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "rsj")))
 		return ret;
 	if (o.nargs != 1)
 		return sl_cmd_usage("run", "expected one campaign file");
@@ -285,7 +222,7 @@ int cmd_status(int argc, char **argv)
 	int64_t proposed;
 	int ret;
 
-	if ((ret = parse_opts(&o, argc, argv, "sj")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sj")))
 		return ret;
 	if (o.nargs > 1)
 		return sl_cmd_usage("status", "expected at most one campaign name");
@@ -307,7 +244,7 @@ int cmd_show(int argc, char **argv)
 	long long id;
 	int ret;
 
-	if ((ret = parse_opts(&o, argc, argv, "sj")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sj")))
 		return ret;
 	if (o.nargs != 1 || !(id = sl_cmd_parse_id(o.args[0])))
 		return sl_cmd_usage("show", "expected one candidate id");
@@ -331,7 +268,7 @@ static int decide(int argc, char **argv, const char *decision)
 	long long id;
 	int ret;
 
-	if ((ret = parse_opts(&o, argc, argv, "sR")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sR")))
 		return ret;
 	if (o.nargs != 1 || !(id = sl_cmd_parse_id(o.args[0])))
 		return sl_cmd_usage(argv[0], "expected one candidate id");
@@ -367,7 +304,7 @@ int cmd_export(int argc, char **argv)
 	size_t count = 0;
 	int ret;
 
-	if ((ret = parse_opts(&o, argc, argv, "so")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "so")))
 		return ret;
 	if (o.nargs > 1 || !o.out)
 		return sl_cmd_usage("export", o.out ? "expected at most one campaign name" :

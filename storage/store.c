@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_internal.h"
 #include "migrations.h"
 #include "util.h"
 
@@ -79,6 +80,16 @@ static int exec_sql(sl_store *st, const char *sql, sl_err *err)
 		return SL_ERROR;
 	}
 	return SL_OK;
+}
+
+sqlite3 *sl_store_sqlite(sl_store *st)
+{
+	return st->db;
+}
+
+const char *sl_store_path(sl_store *st)
+{
+	return st->path;
 }
 
 int sl_store_schema_version(sl_store *st)
