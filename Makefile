@@ -14,7 +14,7 @@
 CC ?= cc
 PREFIX ?= /usr/local
 BUILD := build
-PKGS := libgit2 tree-sitter libcurl jansson sqlite3 yaml-0.1 libseccomp
+PKGS := libgit2 tree-sitter libcurl jansson sqlite3 yaml-0.1 libseccomp libxml-2.0
 # grammar source dirs under node_modules/tree-sitter-*/ ; those with an external scanner
 GRAMMARS := bash c cpp go java javascript json python rust typescript/typescript typescript/tsx
 SCANNERS := bash cpp javascript python rust typescript/typescript typescript/tsx

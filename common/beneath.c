@@ -1,0 +1,62 @@
+/*
+ * beneath.c - openat2-confined reads of candidate-controlled files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+
+#include "beneath.h"
+#include "util.h"
+
+int sl_open_beneath(const char *root, const char *rel, sl_err *err)
+{
+	struct open_how how;
+	struct stat st;
+	int dfd, fd;
+
+	while (*rel == '/')
+		rel++;
+	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return sl_err_set(err, SL_ERROR, "cannot open '%s': %s", root, strerror(errno));
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+		RESOLVE_NO_XDEV;
+	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
+	close(dfd);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT)
+			return sl_err_set(err, SL_ENOTFOUND, "'%s' does not exist", rel);
+		if (e == EXDEV || e == ELOOP || e == EACCES || e == EPERM)
+			return sl_err_set(err, SL_EREFUSED, "refusing to read '%s': %s", rel,
+					  e == ELOOP ? "it passes through a symbolic link" :
+					  e == EXDEV ? "it leaves the directory" : strerror(e));
+		return sl_err_set(err, SL_ERROR, "cannot open '%s': %s", rel, strerror(e));
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return sl_err_set(err, SL_EREFUSED, "refusing to read '%s': not a regular file", rel);
+	}
+	return fd;
+}
+
+int sl_read_beneath(sl_buf *out, const char *root, const char *rel, size_t cap, sl_err *err)
+{
+	size_t old_cap = out->cap;
+	int fd = sl_open_beneath(root, rel, err), ret;
+
+	if (fd < 0)
+		return fd;
+	out->cap = out->len + (cap ? cap : 16u << 20);
+	ret = sl_read_fd(out, fd, err);
+	out->cap = old_cap;
+	close(fd);
+	return ret;
+}
