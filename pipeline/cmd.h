@@ -58,13 +58,14 @@ int sl_cmd_open_campaign(sl_store **st, sl_campaign_rec *camp, const char *store
 typedef struct cmd_opts {
 	const char *repo, *store, *reason, *out;
 	int json;
+	int attempts;               /* --attempts */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
 } cmd_opts;
 
 /*
- * Parse --repo --store --json --reason --out; `allowed` lists the letters a
- * command accepts: r(epo) s(tore) j(son) R(eason) o(ut).  Returns 0, or the
+ * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
+ * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts).  Returns 0, or the
  * exit status of a usage error (already printed).
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);

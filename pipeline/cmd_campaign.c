@@ -102,7 +102,7 @@ done:
 	return ret;
 }
 
-enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT };
+enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT, OPT_ATTEMPTS };
 
 static const struct option long_opts[] = {
 	{ "repo", required_argument, NULL, OPT_REPO },
@@ -110,6 +110,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "reason", required_argument, NULL, OPT_REASON },
 	{ "out", required_argument, NULL, OPT_OUT },
+	{ "attempts", no_argument, NULL, OPT_ATTEMPTS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -122,7 +123,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
 		const char *letter = c == OPT_REPO ? "r" : c == OPT_STORE ? "s" : c == OPT_JSON ?
-			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : NULL;
+			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : c == OPT_ATTEMPTS ? "a" : NULL;
 
 		if (c == ':')
 			return sl_cmd_usage(argv[0], "option '%s' needs a value", argv[optind - 1]);
@@ -134,6 +135,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		case OPT_JSON: o->json = 1; break;
 		case OPT_REASON: o->reason = optarg; break;
 		case OPT_OUT: o->out = optarg; break;
+		case OPT_ATTEMPTS: o->attempts = 1; break;
 		}
 	}
 	o->args = argv + optind;
@@ -244,12 +246,13 @@ int cmd_show(int argc, char **argv)
 	long long id;
 	int ret;
 
-	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sj")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sja")))
 		return ret;
 	if (o.nargs != 1 || !(id = sl_cmd_parse_id(o.args[0])))
 		return sl_cmd_usage("show", "expected one candidate id");
 	path = sl_default_store_path(o.store);
-	if (sl_store_open(&st, path, 0, &err) || sl_review_show(&out, st, id, o.json, &err))
+	if (sl_store_open(&st, path, 0, &err) ||
+	    sl_review_show(&out, st, id, o.json | (o.attempts ? SL_SHOW_ATTEMPTS : 0), &err))
 		ret = sl_cmd_fail(&err);
 	else
 		fputs(out.buf, stdout);

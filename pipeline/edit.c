@@ -46,6 +46,8 @@ int sl_edit_format_parse(const char *name)
 		return SL_FORMAT_UDIFF;
 	if (!strcmp(name, "search-replace"))
 		return SL_FORMAT_SEARCH_REPLACE;
+	if (!strcmp(name, "node"))
+		return SL_FORMAT_NODE;
 	return 0;
 }
 
@@ -56,6 +58,8 @@ const char *sl_edit_format_name(int format)
 		return "udiff";
 	case SL_FORMAT_SEARCH_REPLACE:
 		return "search-replace";
+	case SL_FORMAT_NODE:
+		return "node";
 	}
 	return "unknown";
 }

@@ -38,6 +38,7 @@ enum sl_edit_kind {
 enum sl_edit_format {
 	SL_FORMAT_UDIFF = 1,          /* "udiff" */
 	SL_FORMAT_SEARCH_REPLACE,     /* "search-replace" */
+	SL_FORMAT_NODE,               /* "node": the complete new text of the target unit */
 };
 
 typedef struct sl_edit {
@@ -75,5 +76,15 @@ const char *sl_edit_format_name(int format);
  * differ (search-replace).  All or nothing: on error nothing is appended.
  */
 int sl_reply_parse(sl_edit_list *out, const char *reply, size_t len, int format, sl_err *err);
+
+/*
+ * Parse a node-replacement reply (SL_FORMAT_NODE): the new text of the unit
+ * at bytes [start, end) of path, whose current text is old_text.  The text is
+ * the one fenced block of the reply (or the longest, if several; or the whole
+ * reply when it has no fence), with the unit's first-line indentation and a
+ * final newline the unit does not have removed.  Appends one SL_EDIT_SPLICE.
+ */
+int sl_reply_parse_node(sl_edit_list *out, const char *reply, size_t len, const char *path,
+			uint32_t start, uint32_t end, const char *old_text, sl_err *err);
 
 #endif

@@ -45,7 +45,11 @@ static const sl_command commands[] = {
 	  "\n"
 	  "NAME may be left out when the store holds one campaign.\n" },
 	{ "show", cmd_show, "show a candidate: gates and diff",
-	  "usage: sluice show ID [--store PATH] [--json]\n" },
+	  "usage: sluice show ID [--store PATH] [--json] [--attempts]\n"
+	  "\n"
+	  "  --attempts    also every attempt at the candidate's target: source,\n"
+	  "                outcome, tokens, cost, latency, HTTP status, retries,\n"
+	  "                the request and the reply\n" },
 	{ "accept", cmd_accept, "record that a reviewer accepted a candidate",
 	  "usage: sluice accept ID [--reason TEXT] [--store PATH]\n" },
 	{ "reject", cmd_reject, "record that a reviewer rejected a candidate",

@@ -77,9 +77,24 @@ static const char system_search_replace[] =
 	"Edit only the file shown.  Do not reformat or rename code the instructions do "
 	"not mention.\n";
 
+static const char system_node[] =
+	"You are a careful software engineer who edits source files.  You are shown one "
+	"part of a file (a function, class, statement or expression: the unit).  Answer "
+	"with the complete new text of that unit, in one fenced code block, and nothing "
+	"else in the block.\n"
+	"\n"
+	"Rules:\n"
+	"- the block replaces the unit exactly: from its first character to its last, "
+	"so give all of it, including the lines you do not change;\n"
+	"- keep the indentation of the lines as they are in the file;\n"
+	"- do not add code outside the unit, and do not elide anything with '...';\n"
+	"- do not reformat or rename code the instructions do not mention.\n";
+
 const char *sl_prompt_system(int edit_format)
 {
 	switch (edit_format) {
+	case SL_FORMAT_NODE:
+		return system_node;
 	case SL_FORMAT_UDIFF:
 		return system_udiff;
 	case SL_FORMAT_SEARCH_REPLACE:
@@ -95,6 +110,8 @@ static const char *format_phrase(int edit_format)
 		return "unified diff";
 	case SL_FORMAT_SEARCH_REPLACE:
 		return "SEARCH/REPLACE block";
+	case SL_FORMAT_NODE:
+		return "complete new text of the part to change";
 	}
 	return "unified diff";
 }
@@ -121,6 +138,10 @@ static int expand(sl_buf *out, const char *name, size_t len, const sl_prompt_var
 		s = v ? v->file : NULL;
 	else if (is_name(name, len, "instructions"))
 		s = v ? v->instructions : NULL;
+	else if (is_name(name, len, "context"))
+		s = v ? v->context : NULL;
+	else if (is_name(name, len, "feedback"))
+		s = v ? v->feedback : NULL;
 	else if (is_name(name, len, "edit_format"))
 		s = format_phrase(v ? v->edit_format : 0);
 	else if (is_name(name, len, "start_line")) {

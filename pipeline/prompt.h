@@ -26,6 +26,7 @@
 
 typedef struct sl_prompt_vars {
 	const char *path, *language, *unit, *file, *instructions;
+	const char *context, *feedback;  /* may be NULL: rendered as "" */
 	unsigned start_line, end_line;
 	int edit_format;            /* enum sl_edit_format */
 } sl_prompt_vars;

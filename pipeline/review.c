@@ -20,8 +20,9 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	sl_buf_addf(out, "campaign %s (base %.12s, %s)\n", c->name, c->base_oid, c->repo_path);
 	sl_buf_addf(out, "  targets      %6lld\n", (long long)f->targets);
 	sl_buf_addf(out, "  attempts     %6lld  (apply errors %lld, reply errors %lld, "
-		    "provider errors %lld)\n", (long long)f->attempts, (long long)f->apply_errors,
-		    (long long)f->parse_errors, (long long)f->provider_errors);
+		    "provider errors %lld, syntax errors %lld)\n", (long long)f->attempts,
+		    (long long)f->apply_errors, (long long)f->parse_errors,
+		    (long long)f->provider_errors, (long long)f->syntax_errors);
 	sl_buf_addf(out, "  candidates   %6lld\n", (long long)f->candidates);
 	for (size_t i = 0; i < f->ngates; i++)
 		sl_buf_addf(out, "    %-10s %6lld passed of %lld run\n", f->gates[i].gate,
@@ -33,9 +34,12 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	sl_buf_addf(out, "  failed       %6lld\n", (long long)f->failed);
 	sl_buf_addf(out, "  skipped      %6lld\n", (long long)f->skipped);
 	sl_buf_addf(out, "  pending      %6lld\n", (long long)f->pending);
+	if (f->budget)
+		sl_buf_addf(out, "  budget       %6lld  (stopped by a budget; rerun to continue)\n",
+			    (long long)f->budget);
 	if (f->tokens_in || f->tokens_out)
-		sl_buf_addf(out, "  tokens       %lld in, %lld out\n", (long long)f->tokens_in,
-			    (long long)f->tokens_out);
+		sl_buf_addf(out, "  tokens       %lld in, %lld out, cost %.4f\n",
+			    (long long)f->tokens_in, (long long)f->tokens_out, f->cost);
 }
 
 void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f)
@@ -51,6 +55,7 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	json_object_set_new(o, "apply_errors", json_integer(f->apply_errors));
 	json_object_set_new(o, "reply_errors", json_integer(f->parse_errors));
 	json_object_set_new(o, "provider_errors", json_integer(f->provider_errors));
+	json_object_set_new(o, "syntax_errors", json_integer(f->syntax_errors));
 	json_object_set_new(o, "candidates", json_integer(f->candidates));
 	for (size_t i = 0; i < f->ngates; i++) {
 		json_t *g = json_object();
@@ -67,6 +72,8 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	json_object_set_new(o, "failed", json_integer(f->failed));
 	json_object_set_new(o, "skipped", json_integer(f->skipped));
 	json_object_set_new(o, "pending", json_integer(f->pending));
+	json_object_set_new(o, "budget", json_integer(f->budget));
+	json_object_set_new(o, "cost", json_real(f->cost));
 	json_object_set_new(o, "tokens_in", json_integer(f->tokens_in));
 	json_object_set_new(o, "tokens_out", json_integer(f->tokens_out));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -75,16 +82,74 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	json_decref(o);
 }
 
-int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl_err *err)
+static json_t *json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *attempts_json(const sl_attempt_rec *a, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "n", json_integer(a[i].n));
+		json_object_set_new(o, "source", json_string(a[i].source));
+		json_object_set_new(o, "outcome", json_string(a[i].outcome));
+		json_object_set_new(o, "error", json_str_or_null(a[i].error));
+		json_object_set_new(o, "tokens_in", json_integer(a[i].tokens_in));
+		json_object_set_new(o, "tokens_out", json_integer(a[i].tokens_out));
+		json_object_set_new(o, "cost", json_real(a[i].cost));
+		json_object_set_new(o, "latency_ms", json_integer(a[i].latency_ms));
+		json_object_set_new(o, "http_status", json_integer(a[i].http_status));
+		json_object_set_new(o, "retries", json_integer(a[i].retries));
+		json_object_set_new(o, "request", json_str_or_null(a[i].request));
+		json_object_set_new(o, "prompt", json_str_or_null(a[i].prompt));
+		json_object_set_new(o, "reply", json_str_or_null(a[i].reply));
+		json_object_set_new(o, "apply_report", json_str_or_null(a[i].apply_report));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static void attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
+			    a[i].outcome);
+		if (a[i].tokens_in >= 0)
+			sl_buf_addf(out, ", %lld+%lld tokens, cost %.6f, %lld ms, HTTP %lld, "
+				    "%lld retr%s", (long long)a[i].tokens_in,
+				    (long long)a[i].tokens_out, a[i].cost, (long long)a[i].latency_ms,
+				    (long long)a[i].http_status, (long long)a[i].retries,
+				    a[i].retries == 1 ? "y" : "ies");
+		sl_buf_addch(out, '\n');
+		if (a[i].error)
+			sl_buf_addf(out, "error: %s\n", a[i].error);
+		if (a[i].apply_report)
+			sl_buf_addf(out, "apply: %s\n", a[i].apply_report);
+		if (a[i].prompt)
+			sl_buf_addf(out, "--- request\n%s", a[i].prompt);
+		if (a[i].reply)
+			sl_buf_addf(out, "--- reply\n%s\n", a[i].reply);
+	}
+}
+
+int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err)
 {
 	sl_candidate_rec c;
 	sl_gate_run_rec *g = NULL;
-	size_t ng = 0;
-	int ret;
+	sl_attempt_rec *att = NULL;
+	size_t ng = 0, na = 0;
+	int ret, json = flags & 1;
 
 	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
 		return ret;
 	if ((ret = sl_store_gate_runs(st, candidate_id, &g, &ng, err)))
+		goto done;
+	if ((flags & SL_SHOW_ATTEMPTS) &&
+	    (ret = sl_store_attempts(st, c.target_id, &att, &na, err)))
 		goto done;
 	if (json) {
 		json_t *o = json_object(), *ga = json_array();
@@ -115,6 +180,8 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl
 		}
 		json_object_set_new(o, "gates", ga);
 		json_object_set_new(o, "diff", json_string(c.diff));
+		if (flags & SL_SHOW_ATTEMPTS)
+			json_object_set_new(o, "attempts", attempts_json(att, na));
 		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		sl_buf_adds(out, s ? s : "null");
 		sl_buf_addch(out, '\n');
@@ -141,7 +208,10 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl
 	}
 	sl_buf_addch(out, '\n');
 	sl_buf_adds(out, c.diff);
+	if (flags & SL_SHOW_ATTEMPTS)
+		attempts_text(out, att, na);
 done:
+	sl_attempt_list_free(att, na);
 	sl_gate_run_list_free(g, ng);
 	sl_candidate_rec_release(&c);
 	return ret;

@@ -17,8 +17,13 @@
 void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f);
 void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f);
 
-/* A candidate with its gate runs and diff, as text or JSON. */
-int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl_err *err);
+/*
+ * A candidate with its gate runs and diff, as text or JSON (flags: 1 = JSON,
+ * SL_SHOW_ATTEMPTS = also every attempt at its target: source, outcome,
+ * tokens, cost, latency, HTTP status, retries, the request and the reply).
+ */
+#define SL_SHOW_ATTEMPTS 2
+int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err);
 
 /*
  * Write OUTDIR/series.mbox (every proposed, not rejected candidate of the

@@ -7,6 +7,8 @@
  * touches the user's working tree or index.
  */
 #include <ctype.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +187,12 @@ void sl_run_summary_release(sl_run_summary *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The per-run state shared by the steps below. */
+/*
+ * The per-run state.  Workers (threads) share it; everything below `lock`
+ * is guarded by it.  Each worker opens its own git_repository (libgit2
+ * objects are not shared across threads); the store serialises
+ * transactions itself; the provider may be called from several threads.
+ */
 typedef struct run_ctx {
 	const sl_run_opts *opts;
 	sl_campaign *c;
@@ -193,13 +200,28 @@ typedef struct run_ctx {
 	sl_provider *provider;      /* NULL for the rules kind */
 	char *scratch;              /* this campaign's worktree root */
 	int64_t campaign_id;
+	const sl_target_list *list; /* scoped at the base; read-only */
+	sl_target_rec *pending;     /* targets this run works on */
+	size_t npending;
+	sem_t model_slots;          /* `concurrency` */
+	sem_t gate_slots;           /* `jobs` */
+	int64_t start_ms;
+
+	pthread_mutex_t lock;
+	size_t next;                /* next index into pending */
 	size_t seq;                 /* worktree names */
+	size_t finished, passed_now;
+	int64_t tokens_used;        /* campaign-wide, including earlier runs */
+	double cost_used;
+	int stop;                   /* a budget ran out: start nothing new */
+	char stop_reason[160];
+	int failed;                 /* machinery broke: every worker stops */
+	sl_err err;                 /* the first such error */
 } run_ctx;
 
 /* One earlier attempt of the target in this run, for the next prompt. */
 typedef struct history {
 	char *reply;                /* the model's reply, or NULL for rules */
-	char *diff;                 /* rules: what they produced */
 	char *feedback;
 } history;
 
@@ -247,7 +269,7 @@ static int read_blob_text(sl_buf *out, git_repository *repo, const char *hex, sl
 	return SL_OK;
 }
 
-static void build_chat(sl_buf *prompt, sl_chat_msg **msgs, size_t *n, const char *system,
+static void build_chat(const sl_buf *prompt, sl_chat_msg **msgs, size_t *n, const char *system,
 		       const history *h, size_t nh)
 {
 	size_t alloc = 0;
@@ -272,6 +294,37 @@ static char *chat_text(const sl_chat_msg *msgs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		sl_buf_addf(&b, "%s### %s\n%s\n", i ? "\n" : "", msgs[i].role, msgs[i].content);
 	return sl_buf_detach(&b, NULL);
+}
+
+/* Budgets: call with x->lock held.  Sets x->stop and the reason once. */
+static int budget_reached(run_ctx *x)
+{
+	const sl_spec *spec = x->c->spec;
+
+	if (x->stop)
+		return 1;
+	if (spec->budget_tokens && x->tokens_used >= spec->budget_tokens)
+		snprintf(x->stop_reason, sizeof(x->stop_reason),
+			 "token budget reached (%lld of %lld)", (long long)x->tokens_used,
+			 (long long)spec->budget_tokens);
+	else if (spec->budget_cost > 0 && x->cost_used >= spec->budget_cost)
+		snprintf(x->stop_reason, sizeof(x->stop_reason), "cost budget reached (%.4f of %.4f)",
+			 x->cost_used, spec->budget_cost);
+	else if (spec->budget_wall_s && sl_now_ms() - x->start_ms >= (int64_t)spec->budget_wall_s * 1000)
+		snprintf(x->stop_reason, sizeof(x->stop_reason), "wall-time budget reached (%us)",
+			 spec->budget_wall_s);
+	else
+		return 0;
+	x->stop = 1;
+	return 1;
+}
+
+static double cost_of(const sl_spec *spec, int64_t tin, int64_t tout)
+{
+	if (spec->price_in < 0)
+		return 0;
+	return ((double)(tin > 0 ? tin : 0) * spec->price_in +
+		(double)(tout > 0 ? tout : 0) * spec->price_out) / 1e6;
 }
 
 typedef struct gate_outcome {
@@ -328,162 +381,294 @@ static int run_gates(run_ctx *x, const char *workdir, gate_outcome *o, int *pass
 	return SL_OK;
 }
 
+static int make_branch(git_repository *repo, const char *branch, const git_oid *commit,
+		       sl_err *err)
+{
+	git_commit *c = NULL;
+	git_reference *ref = NULL;
+	int ret = SL_OK;
+
+	if (git_commit_lookup(&c, repo, commit) || git_branch_create(&ref, repo, branch, c, 1))
+		ret = sl_err_set(err, SL_ERROR, "cannot create branch '%s': %s", branch,
+				 sl_git_error());
+	git_reference_free(ref);
+	git_commit_free(c);
+	return ret;
+}
+
+/* What one attempt produced, before it is recorded. */
+typedef struct attempt_state {
+	sl_attempt_rec a;           /* strings borrowed from the fields below */
+	sl_edit_list edits;
+	sl_completion comp;
+	sl_buf prompt, file, diff, feedback, report_json;
+	sl_apply_report report;
+	sl_err aerr;                /* why the attempt's edits were unusable */
+	char *chat;
+	int use_rules;
+} attempt_state;
+
+static void attempt_state_init(attempt_state *s, const sl_target_rec *rec, int64_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->a.target_id = rec->id;
+	s->a.n = n;
+	s->a.tokens_in = s->a.tokens_out = -1;
+	sl_completion_init(&s->comp);
+	sl_buf_init(&s->prompt, 0);
+	sl_buf_init(&s->file, 0);
+	sl_buf_init(&s->diff, 0);
+	sl_buf_init(&s->feedback, 0);
+	sl_buf_init(&s->report_json, 0);
+}
+
+static void attempt_state_release(attempt_state *s)
+{
+	sl_edit_list_release(&s->edits);
+	sl_completion_release(&s->comp);
+	sl_buf_release(&s->prompt);
+	sl_buf_release(&s->file);
+	sl_buf_release(&s->diff);
+	sl_buf_release(&s->feedback);
+	sl_buf_release(&s->report_json);
+	sl_apply_report_release(&s->report);
+	free(s->chat);
+}
+
+/*
+ * Ask the model for edits.  Returns SL_OK (a.outcome set when the request or
+ * the reply failed), SL_EBUDGET when a budget ran out before the request
+ * started (nothing was spent), or SL_ERROR.
+ */
+static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attempt_state *s,
+		     const history *hist, size_t nhist, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	sl_prompt_vars vars = { 0 };
+	sl_chat_msg *msgs = NULL;
+	size_t nmsgs = 0;
+	int reached, rc;
+
+	s->a.source = (char *)sl_provider_kind_name(spec->provider);
+	if (read_blob_text(&s->file, repo, t->blob, err))
+		return SL_ERROR;
+	vars.path = t->path;
+	vars.language = t->lang;
+	vars.unit = t->unit_text;
+	vars.file = s->file.buf;
+	vars.instructions = spec->instructions ? spec->instructions : "";
+	vars.feedback = nhist ? hist[nhist - 1].feedback : "";
+	vars.start_line = t->start_line;
+	vars.end_line = t->end_line;
+	vars.edit_format = spec->edit_format;
+	if (sl_prompt_render(&s->prompt, spec->prompt ? spec->prompt : sl_prompt_default_template,
+			     &vars, err))
+		return SL_EINPUT;
+	build_chat(&s->prompt, &msgs, &nmsgs, sl_prompt_system(spec->edit_format), hist, nhist);
+	s->chat = chat_text(msgs, nmsgs);
+	s->a.prompt = s->chat;
+
+	sem_wait(&x->model_slots);
+	pthread_mutex_lock(&x->lock);
+	reached = budget_reached(x) || x->failed;
+	pthread_mutex_unlock(&x->lock);
+	if (reached) {
+		sem_post(&x->model_slots);
+		free(msgs);
+		return SL_EBUDGET;
+	}
+	rc = sl_provider_complete(x->provider, msgs, nmsgs, &s->comp, &s->aerr);
+	sem_post(&x->model_slots);
+	free(msgs);
+
+	s->a.tokens_in = s->comp.tokens_in;
+	s->a.tokens_out = s->comp.tokens_out;
+	s->a.latency_ms = s->comp.latency_ms;
+	s->a.http_status = s->comp.http_status;
+	s->a.cost = cost_of(spec, s->comp.tokens_in, s->comp.tokens_out);
+	pthread_mutex_lock(&x->lock);
+	x->tokens_used += (s->comp.tokens_in > 0 ? s->comp.tokens_in : 0) +
+		(s->comp.tokens_out > 0 ? s->comp.tokens_out : 0);
+	x->cost_used += s->a.cost;
+	pthread_mutex_unlock(&x->lock);
+
+	if (rc) {
+		s->a.outcome = "provider_error";
+		s->a.error = s->aerr.msg;
+		sl_buf_addf(&s->feedback, "The previous request failed: %s", s->aerr.msg);
+		return SL_OK;
+	}
+	s->a.reply = s->comp.text.buf;
+	if (spec->edit_format == SL_FORMAT_NODE)
+		rc = sl_reply_parse_node(&s->edits, s->comp.text.buf, s->comp.text.len, t->path,
+					 t->start_byte, t->end_byte, t->unit_text, &s->aerr);
+	else
+		rc = sl_reply_parse(&s->edits, s->comp.text.buf, s->comp.text.len,
+				    spec->edit_format, &s->aerr);
+	if (rc) {
+		s->a.outcome = "parse_error";
+		s->a.error = s->aerr.msg;
+		sl_buf_addf(&s->feedback, "Your reply could not be used: %s\n"
+			    "Answer again in the required format.", s->aerr.msg);
+	}
+	return SL_OK;
+}
+
+/* Rules on the first attempt: sets s->use_rules when some rule rewrote a site. */
+static int try_rules(run_ctx *x, const sl_target *t, attempt_state *s, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	sl_rule *rules = sl_xcalloc(spec->nrules, sizeof(*rules));
+	int r;
+
+	for (size_t i = 0; i < spec->nrules; i++) {
+		rules[i].capture = spec->rules[i].capture;
+		rules[i].template_text = spec->rules[i].template_text;
+	}
+	r = sl_rules_apply(&s->edits, rules, spec->nrules, t, &s->aerr);
+	free(rules);
+	if (r < 0)
+		return sl_err_set(err, s->aerr.code, "%s", s->aerr.msg);
+	s->use_rules = r > 0;
+	if (s->use_rules)
+		s->a.source = "rules";
+	return SL_OK;
+}
+
+/* Record an attempt that produced no candidate and move the target. */
+static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
+			const char *state, int64_t attempts, const char *reason, sl_err *err)
+{
+	int64_t id;
+
+	if (sl_store_begin(x->st, err))
+		return SL_ERROR;
+	if ((s->a.outcome && sl_store_attempt_add(x->st, &s->a, &id, err)) ||
+	    sl_store_target_update(x->st, rec->id, state, attempts, reason, err)) {
+		sl_store_rollback(x->st);
+		return SL_ERROR;
+	}
+	return sl_store_commit(x->st, err);
+}
+
 /*
  * One attempt at a target: get edits, build the candidate, gate it, record
  * everything in one transaction.  *done is set when the target reached a
  * final state.  Returns SL_ERROR only for machinery failures (the attempt is
  * then not recorded and the target stays pending for a later run).
  */
-static int attempt(run_ctx *x, sl_target_rec *rec, const sl_target *t, int64_t n,
-		   history **hist, size_t *nhist, size_t *ahist, int *done, sl_err *err)
+static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const sl_target *t,
+		   int64_t n, history **hist, size_t *nhist, size_t *ahist, int *done, sl_err *err)
 {
 	const sl_spec *spec = x->c->spec;
-	sl_edit_list edits = SL_EDIT_LIST_INIT;
-	sl_completion comp;
-	sl_buf prompt = SL_BUF_INIT, file = SL_BUF_INIT, diff = SL_BUF_INIT;
-	sl_buf feedback = SL_BUF_INIT, msg = SL_BUF_INIT;
-	sl_attempt_rec a = { 0 };
-	sl_candidate_rec cand = { 0 };
-	sl_chat_msg *msgs = NULL;
-	sl_worktree *wt = NULL;
+	attempt_state s;
 	gate_outcome gates = { NULL, 0 };
-	sl_err aerr = SL_ERR_INIT;
-	char *branch = NULL, *chat = NULL, wtname[64], hex[GIT_OID_HEXSZ + 1];
+	sl_buf msg = SL_BUF_INIT;
+	sl_worktree *wt = NULL;
+	sl_candidate_rec cand = { 0 };
+	char *branch = NULL, wtname[64], hex[GIT_OID_HEXSZ + 1];
 	int64_t attempt_id = 0, cand_id = 0;
-	int use_rules = 0, passed = 0, ret = SL_ERROR, in_tx = 0;
+	int passed = 0, ret = SL_ERROR, in_tx = 0, r;
 	git_oid commit;
-	size_t nmsgs = 0;
 
-	sl_completion_init(&comp);
+	attempt_state_init(&s, rec, n);
 	*done = 0;
-	a.target_id = rec->id;
-	a.n = n;
-	a.tokens_in = a.tokens_out = -1;
-
-	if (n == 1 && spec->nrules) {
-		sl_rule *rules = sl_xcalloc(spec->nrules, sizeof(*rules));
-		int r;
-
-		for (size_t i = 0; i < spec->nrules; i++) {
-			rules[i].capture = spec->rules[i].capture;
-			rules[i].template_text = spec->rules[i].template_text;
-		}
-		r = sl_rules_apply(&edits, rules, spec->nrules, t, &aerr);
-		free(rules);
-		if (r < 0) {
-			ret = sl_err_set(err, aerr.code, "%s", aerr.msg);
-			goto done;
-		}
-		use_rules = r > 0;
-	}
-	if (!use_rules && !x->provider) {
+	if (n == 1 && spec->nrules && try_rules(x, t, &s, err))
+		goto done;
+	if (!s.use_rules && !x->provider) {
 		/* rules only, and none applies (or they already failed): nothing to try */
 		const char *why = n == 1 ? "no rule applies to this target" :
 			"the rules' candidate failed and there is no model to retry";
 
-		if (sl_store_begin(x->st, err))
-			goto done;
-		in_tx = 1;
 		if (n == 1) {
-			a.source = "rules";
-			a.outcome = "no_edit";
-			a.error = (char *)why;
-			if (sl_store_attempt_add(x->st, &a, &attempt_id, err))
-				goto done;
+			s.a.source = "rules";
+			s.a.outcome = "no_edit";
+			s.a.error = (char *)why;
 		}
-		if (sl_store_target_update(x->st, rec->id, n == 1 ? SL_T_SKIPPED : SL_T_FAILED,
-					   n == 1 ? 1 : n - 1, why, err) ||
-		    sl_store_commit(x->st, err))
+		if (record_plain(x, &s, rec, n == 1 ? SL_T_SKIPPED : SL_T_FAILED,
+				 n == 1 ? 1 : n - 1, why, err))
 			goto done;
-		in_tx = 0;
 		*done = 1;
 		ret = SL_OK;
 		goto done;
 	}
-
-	if (use_rules) {
-		a.source = "rules";
-	} else {
-		sl_prompt_vars vars = { 0 };
-
-		a.source = (char *)sl_provider_kind_name(spec->provider);
-		if (read_blob_text(&file, x->c->repo, t->blob, err))
+	if (!s.use_rules) {
+		r = ask_model(x, repo, t, &s, *hist, *nhist, err);
+		if (r == SL_EBUDGET) {
+			pthread_mutex_lock(&x->lock);
+			r = record_plain(x, &s, rec, SL_T_BUDGET, n - 1, x->stop_reason, err);
+			pthread_mutex_unlock(&x->lock);
+			if (r)
+				goto done;
+			*done = 1;
+			ret = SL_OK;
 			goto done;
-		vars.path = t->path;
-		vars.language = t->lang;
-		vars.unit = t->unit_text;
-		vars.file = file.buf;
-		vars.instructions = spec->instructions ? spec->instructions : "";
-		vars.start_line = t->start_line;
-		vars.end_line = t->end_line;
-		vars.edit_format = spec->edit_format;
-		if (sl_prompt_render(&prompt, spec->prompt ? spec->prompt : sl_prompt_default_template,
-				     &vars, err))
-			goto done;
-		build_chat(&prompt, &msgs, &nmsgs, sl_prompt_system(spec->edit_format), *hist, *nhist);
-		chat = chat_text(msgs, nmsgs);
-		a.prompt = chat;
-		if (sl_provider_complete(x->provider, msgs, nmsgs, &comp, &aerr)) {
-			a.outcome = "provider_error";
-			a.error = aerr.msg;
-			sl_buf_addf(&feedback, "The previous request failed: %s", aerr.msg);
-		} else {
-			a.reply = comp.text.buf;
-			a.tokens_in = comp.tokens_in;
-			a.tokens_out = comp.tokens_out;
-			a.latency_ms = comp.latency_ms;
-			if (sl_reply_parse(&edits, comp.text.buf, comp.text.len, spec->edit_format,
-					   &aerr)) {
-				a.outcome = "parse_error";
-				a.error = aerr.msg;
-				sl_buf_addf(&feedback, "Your reply could not be used: %s\n"
-					    "Answer again in the required format.", aerr.msg);
-			}
 		}
+		if (r)
+			goto done;
 	}
 
-	if (!a.outcome) {
+	if (!s.a.outcome) {
 		sl_buf_addf(&msg, "sluice(%s): %s:%u\n\nCampaign: %s\nTarget: %s:%u-%u\n"
 			    "Attempt: %lld (%s)\n", spec->name, t->path, t->start_line, spec->name,
-			    t->path, t->start_line, t->end_line, (long long)n, a.source);
-		if (sl_apply_edits(&commit, &diff, x->c->repo, &x->c->base, &edits, msg.buf, &aerr)) {
-			if (aerr.code != SL_EREFUSED && aerr.code != SL_EINPUT) {
-				ret = sl_err_set(err, aerr.code, "%s", aerr.msg);
+			    t->path, t->start_line, t->end_line, (long long)n, s.a.source);
+		sl_apply_opts ao = SL_APPLY_OPTS_INIT;
+
+		ao.allowed_globs = (const char *const *)spec->paths.v;
+		ao.nglobs = spec->paths.n;
+		r = sl_apply_edits_ext(&commit, &s.diff, repo, &x->c->base, &s.edits, msg.buf, &ao,
+				       &s.report, &s.aerr);
+		if (s.report.n) {
+			sl_apply_report_json(&s.report_json, &s.report);
+			s.a.apply_report = s.report_json.buf;
+		}
+		if (r) {
+			if (s.aerr.code != SL_EREFUSED && s.aerr.code != SL_EINPUT) {
+				ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
 				goto done;
 			}
-			a.outcome = "apply_error";
-			a.error = aerr.msg;
-			sl_buf_addf(&feedback, "Your edit could not be applied: %s", aerr.msg);
+			s.a.outcome = "apply_error";
+			s.a.error = s.aerr.msg;
+			sl_buf_addf(&s.feedback, "Your edit could not be applied: %s", s.aerr.msg);
 		} else {
-			a.outcome = "candidate";
+			s.a.outcome = "candidate";
 		}
 	}
 
-	if (!strcmp(a.outcome, "candidate")) {
-		branch = branch_name(x->c->spec->branch_prefix, rec);
+	if (!strcmp(s.a.outcome, "candidate")) {
+		branch = branch_name(spec->branch_prefix, rec);
+		pthread_mutex_lock(&x->lock);
 		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
-		if (sl_worktree_add(&wt, x->c->repo, x->scratch, wtname, branch, &commit, err) ||
-		    run_gates(x, sl_worktree_path(wt), &gates, &passed, &feedback, err))
-			goto done;
-		ret = sl_worktree_remove(wt, err);
-		wt = NULL;
-		if (ret || (!passed && sl_branch_delete(x->c->repo, branch, err))) {
-			ret = SL_ERROR;
-			goto done;
+		pthread_mutex_unlock(&x->lock);
+		sem_wait(&x->gate_slots);
+		if (!spec->ngates) {
+			/* nothing to run: no checkout, the branch is the proposal */
+			r = make_branch(repo, branch, &commit, err);
+			passed = !r;
+		} else {
+			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, &commit, err) ||
+				run_gates(x, sl_worktree_path(wt), &gates, &passed, &s.feedback,
+					  err);
 		}
-		ret = SL_ERROR;
+		if (wt) {
+			r |= sl_worktree_remove(wt, err) != SL_OK;
+			wt = NULL;
+		}
+		sem_post(&x->gate_slots);
+		if (r || (!passed && sl_branch_delete(repo, branch, err)))
+			goto done;
 	}
 
 	if (sl_store_begin(x->st, err))
 		goto done;
 	in_tx = 1;
-	if (sl_store_attempt_add(x->st, &a, &attempt_id, err))
+	if (sl_store_attempt_add(x->st, &s.a, &attempt_id, err))
 		goto done;
 	if (branch) {
 		git_oid_tostr(hex, sizeof(hex), &commit);
 		cand.attempt_id = attempt_id;
 		cand.target_id = rec->id;
-		cand.diff = diff.buf;
+		cand.diff = s.diff.buf;
 		cand.commit_oid = hex;
 		cand.state = passed ? SL_C_PASSED : SL_C_FAILED;
 		cand.branch = passed ? branch : NULL;
@@ -500,10 +685,10 @@ static int attempt(run_ctx *x, sl_target_rec *rec, const sl_target *t, int64_t n
 			goto done;
 		*done = 1;
 	} else {
-		int last = n >= (int64_t)spec->attempts || (use_rules && !x->provider);
+		int last = n >= (int64_t)spec->attempts || (s.use_rules && !x->provider);
 
 		if (sl_store_target_update(x->st, rec->id, last ? SL_T_FAILED : SL_T_PENDING, n,
-					   feedback.buf, err))
+					   s.feedback.buf, err))
 			goto done;
 		*done = last;
 	}
@@ -515,16 +700,15 @@ static int attempt(run_ctx *x, sl_target_rec *rec, const sl_target *t, int64_t n
 
 		SL_ALLOC_GROW(*hist, *nhist + 1, *ahist);
 		h = &(*hist)[(*nhist)++];
-		h->reply = comp.text.len ? sl_xstrdup(comp.text.buf) : NULL;
-		h->diff = use_rules ? sl_xstrdup(diff.buf) : NULL;
-		if (use_rules) {
+		h->reply = s.comp.text.len ? sl_xstrdup(s.comp.text.buf) : NULL;
+		if (s.use_rules) {
 			sl_buf fb = SL_BUF_INIT;
 
 			sl_buf_addf(&fb, "A deterministic rewrite was tried first and failed. "
-				    "Its diff:\n```diff\n%s```\n%s", diff.buf, feedback.buf);
+				    "Its diff:\n```diff\n%s```\n%s", s.diff.buf, s.feedback.buf);
 			h->feedback = sl_buf_detach(&fb, NULL);
 		} else {
-			h->feedback = sl_xstrdup(feedback.buf);
+			h->feedback = sl_xstrdup(s.feedback.buf);
 		}
 	}
 	ret = SL_OK;
@@ -534,29 +718,23 @@ done:
 	if (wt)
 		sl_worktree_remove(wt, NULL);
 	if (branch && ret)
-		sl_branch_delete(x->c->repo, branch, NULL);
+		sl_branch_delete(repo, branch, NULL);
 	gate_outcome_release(&gates);
 	free(branch);
-	free(chat);
-	free(msgs);
-	sl_completion_release(&comp);
-	sl_edit_list_release(&edits);
-	sl_buf_release(&prompt);
-	sl_buf_release(&file);
-	sl_buf_release(&diff);
-	sl_buf_release(&feedback);
+	attempt_state_release(&s);
 	sl_buf_release(&msg);
 	return ret;
 }
 
-static int process_target(run_ctx *x, sl_target_rec *rec, const sl_target *t, sl_err *err)
+static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
+			  const sl_target *t, sl_err *err)
 {
 	history *hist = NULL;
 	size_t nhist = 0, ahist = 0;
 	int ret = SL_OK, done = 0;
 
 	for (int64_t n = rec->attempts + 1; !done && n <= (int64_t)x->c->spec->attempts; n++)
-		if ((ret = attempt(x, rec, t, n, &hist, &nhist, &ahist, &done, err)))
+		if ((ret = attempt(x, repo, rec, t, n, &hist, &nhist, &ahist, &done, err)))
 			break;
 	if (!ret && !done) {
 		/* attempts were used up in an earlier run */
@@ -565,11 +743,118 @@ static int process_target(run_ctx *x, sl_target_rec *rec, const sl_target *t, sl
 	}
 	for (size_t i = 0; i < nhist; i++) {
 		free(hist[i].reply);
-		free(hist[i].diff);
 		free(hist[i].feedback);
 	}
 	free(hist);
 	return ret;
+}
+
+static const sl_target *find_target(const sl_target_list *list, const char *key, sl_buf *tmp)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		key_of(tmp, &list->v[i]);
+		if (!strcmp(tmp->buf, key))
+			return &list->v[i];
+	}
+	return NULL;
+}
+
+/* After a target finished: progress line and the early-stop rule. */
+static void finished_one(run_ctx *x, const sl_target_rec *after)
+{
+	const sl_spec *spec = x->c->spec;
+	int final = strcmp(after->state, SL_T_BUDGET) && strcmp(after->state, SL_T_SKIPPED);
+
+	pthread_mutex_lock(&x->lock);
+	if (final)
+		x->finished++;
+	if (!strcmp(after->state, SL_T_PROPOSED))
+		x->passed_now++;
+	if (x->opts->progress) {
+		int64_t el = sl_now_ms() - x->start_ms;
+
+		fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s  (%zu proposed, "
+			"%.1f targets/min, %lld tokens, cost %.4f)\n", x->next, x->npending,
+			after->path, (long long)after->start_line, after->state,
+			(long long)after->attempts, after->attempts == 1 ? "" : "s", x->passed_now,
+			el > 0 ? 60000.0 * (double)x->finished / (double)el : 0.0,
+			(long long)x->tokens_used, x->cost_used);
+	}
+	if (spec->early_stop_after && !x->stop && x->finished >= spec->early_stop_after &&
+	    (double)x->passed_now < spec->early_stop_rate * (double)x->finished) {
+		x->stop = 1;
+		snprintf(x->stop_reason, sizeof(x->stop_reason),
+			 "early stop: %zu of the first %zu targets passed (below %.0f%%)",
+			 x->passed_now, x->finished, spec->early_stop_rate * 100);
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+static void fail_run(run_ctx *x, const sl_err *err, const sl_target_rec *rec)
+{
+	pthread_mutex_lock(&x->lock);
+	if (!x->failed) {
+		x->failed = 1;
+		sl_err_set(&x->err, err->code ? err->code : SL_ERROR, "%s", err->msg);
+		sl_err_prefix(&x->err, "%s:%lld: ", rec->path, (long long)rec->start_line);
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+static void *worker(void *arg)
+{
+	run_ctx *x = arg;
+	git_repository *repo = NULL;
+	sl_buf tmp = SL_BUF_INIT;
+	sl_err err = SL_ERR_INIT;
+
+	if (git_repository_open_ext(&repo, x->c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
+		sl_err_set(&err, SL_ERROR, "cannot open '%s': %s", x->c->repo_path, sl_git_error());
+		pthread_mutex_lock(&x->lock);
+		if (!x->failed) {
+			x->failed = 1;
+			x->err = err;
+		}
+		pthread_mutex_unlock(&x->lock);
+		return NULL;
+	}
+	for (;;) {
+		sl_target_rec *rec, after = { 0 };
+		const sl_target *t;
+		int stop, ret;
+
+		pthread_mutex_lock(&x->lock);
+		if (x->failed || x->next >= x->npending) {
+			pthread_mutex_unlock(&x->lock);
+			break;
+		}
+		rec = &x->pending[x->next++];
+		stop = budget_reached(x);
+		pthread_mutex_unlock(&x->lock);
+
+		sl_err_clear(&err);
+		t = find_target(x->list, rec->key, &tmp);
+		if (!t)
+			ret = sl_store_target_update(x->st, rec->id, SL_T_SKIPPED, rec->attempts,
+						     "no longer matches the query", &err);
+		else if (stop)
+			ret = sl_store_target_update(x->st, rec->id, SL_T_BUDGET, rec->attempts,
+						     x->stop_reason, &err);
+		else
+			ret = process_target(x, repo, rec, t, &err);
+		if (!ret)
+			ret = sl_store_target_get(x->st, rec->id, &after, &err);
+		if (ret) {
+			fail_run(x, &err, rec);
+			sl_target_rec_release(&after);
+			break;
+		}
+		finished_one(x, &after);
+		sl_target_rec_release(&after);
+	}
+	sl_buf_release(&tmp);
+	git_repository_free(repo);
+	return NULL;
 }
 
 static int record_campaign(run_ctx *x, sl_err *err)
@@ -651,14 +936,23 @@ done:
 	return ret;
 }
 
-static const sl_target *find_target(const sl_target_list *list, const char *key, sl_buf *tmp)
+/* Pending targets, and those a budget stopped in an earlier run, in id order. */
+static int load_pending(run_ctx *x, sl_err *err)
 {
-	for (size_t i = 0; i < list->n; i++) {
-		key_of(tmp, &list->v[i]);
-		if (!strcmp(tmp->buf, key))
-			return &list->v[i];
+	sl_target_rec *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+
+	if (sl_store_targets(x->st, x->campaign_id, SL_T_PENDING, &a, &na, err))
+		return SL_ERROR;
+	if (sl_store_targets(x->st, x->campaign_id, SL_T_BUDGET, &b, &nb, err)) {
+		sl_target_list_free(a, na);
+		return SL_ERROR;
 	}
-	return NULL;
+	x->pending = sl_xrealloc(a, sl_st_mult(na + nb + 1, sizeof(*a)));
+	memcpy(x->pending + na, b, nb * sizeof(*b));
+	free(b);
+	x->npending = na + nb;
+	return SL_OK;
 }
 
 static char *scratch_root(const sl_spec *spec)
@@ -673,33 +967,48 @@ static char *scratch_root(const sl_spec *spec)
 	return sl_buf_detach(&b, NULL);
 }
 
+static int open_provider(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	sl_provider_opts po = SL_PROVIDER_OPTS_INIT;
+
+	if (spec->provider == SL_PROVIDER_RULES)
+		return SL_OK;
+	po.kind = spec->provider;
+	po.base_url = spec->base_url;
+	po.model = spec->model;
+	po.api_key_env = spec->api_key_env;
+	po.temperature = spec->temperature;
+	po.max_tokens = spec->max_tokens;
+	po.timeout_s = spec->provider_timeout_s;
+	po.command = spec->command;
+	return sl_provider_new(&x->provider, &po, err);
+}
+
+static unsigned online_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
 int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 {
-	run_ctx x = { 0 };
+	run_ctx x;
 	sl_target_list list = SL_TARGET_LIST_INIT;
-	sl_target_rec *pending = NULL;
-	size_t npending = 0;
-	sl_buf tmp = SL_BUF_INIT;
-	int ret;
+	pthread_t *threads = NULL;
+	size_t nthreads = 0, want;
+	unsigned jobs;
+	int ret, sems = 0;
 
 	memset(out, 0, sizeof(*out));
+	memset(&x, 0, sizeof(x));
+	pthread_mutex_init(&x.lock, NULL);
 	x.opts = opts;
-	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
+	x.start_ms = sl_now_ms();
+	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)) ||
+	    (ret = open_provider(&x, err)))
 		goto done;
-	if (x.c->spec->provider != SL_PROVIDER_RULES) {
-		sl_provider_opts po = SL_PROVIDER_OPTS_INIT;
-
-		po.kind = x.c->spec->provider;
-		po.base_url = x.c->spec->base_url;
-		po.model = x.c->spec->model;
-		po.api_key_env = x.c->spec->api_key_env;
-		po.temperature = x.c->spec->temperature;
-		po.max_tokens = x.c->spec->max_tokens;
-		po.timeout_s = x.c->spec->provider_timeout_s;
-		po.command = x.c->spec->command;
-		if ((ret = sl_provider_new(&x.provider, &po, err)))
-			goto done;
-	}
 	if ((ret = sl_store_open(&x.st, opts->store, 1, err)) || (ret = record_campaign(&x, err)))
 		goto done;
 	out->campaign_id = x.campaign_id;
@@ -713,44 +1022,57 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	if ((ret = sl_worktree_cleanup(x.c->repo, x.scratch, err)) ||
 	    (ret = sl_campaign_scope(&list, x.c, err)) ||
 	    (ret = record_targets(&x, &list, err)) ||
-	    (ret = sl_store_targets(x.st, x.campaign_id, SL_T_PENDING, &pending, &npending, err)))
+	    (ret = load_pending(&x, err)) ||
+	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)))
 		goto done;
+	x.list = &list;
 	out->targets = list.n;
-	for (size_t i = 0; i < npending; i++) {
-		const sl_target *t = find_target(&list, pending[i].key, &tmp);
-		sl_target_rec after = { 0 };
 
-		if (!t) {
-			ret = sl_store_target_update(x.st, pending[i].id, SL_T_SKIPPED,
-						     pending[i].attempts,
-						     "no longer matches the query", err);
-		} else {
-			ret = process_target(&x, &pending[i], t, err);
+	jobs = x.c->spec->jobs ? x.c->spec->jobs : online_cores();
+	sem_init(&x.model_slots, 0, x.c->spec->concurrency);
+	sem_init(&x.gate_slots, 0, jobs);
+	sems = 1;
+	want = (x.provider ? x.c->spec->concurrency : 0) + jobs;
+	if (want > x.npending)
+		want = x.npending;
+	threads = sl_xcalloc(want ? want : 1, sizeof(*threads));
+	for (size_t i = 0; i < want; i++) {
+		if (pthread_create(&threads[nthreads], NULL, worker, &x)) {
+			if (!nthreads) {
+				ret = sl_err_set(err, SL_ERROR, "cannot start a worker thread");
+				goto done;
+			}
+			break;
 		}
-		if (ret) {
-			sl_err_prefix(err, "%s:%lld: ", pending[i].path,
-				      (long long)pending[i].start_line);
-			goto done;
-		}
-		out->processed++;
-		if ((ret = sl_store_target_get(x.st, pending[i].id, &after, err)))
-			goto done;
-		if (!strcmp(after.state, SL_T_PROPOSED))
-			out->proposed_now++;
-		if (opts->progress)
-			fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s\n", i + 1, npending,
-				after.path, (long long)after.start_line, after.state,
-				(long long)after.attempts, after.attempts == 1 ? "" : "s");
-		sl_target_rec_release(&after);
+		nthreads++;
 	}
+	for (size_t i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	nthreads = 0;
+	out->processed = x.next;
+	out->proposed_now = x.passed_now;
+	if (x.failed) {
+		ret = sl_err_set(err, x.err.code, "%s", x.err.msg);
+		goto done;
+	}
+	if (x.stop && opts->progress)
+		fprintf(stderr, "stopped: %s; `sluice run` continues after the budget is raised\n",
+			x.stop_reason);
 	ret = SL_OK;
 done:
-	sl_buf_release(&tmp);
-	sl_target_list_free(pending, npending);
+	for (size_t i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	if (sems) {
+		sem_destroy(&x.model_slots);
+		sem_destroy(&x.gate_slots);
+	}
+	sl_target_list_free(x.pending, x.npending);
 	sl_target_list_release(&list);
 	sl_provider_free(x.provider);
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);
+	pthread_mutex_destroy(&x.lock);
 	return ret;
 }

@@ -29,7 +29,7 @@
 
 #define SPEC_MAX_BYTES (1u << 20)
 #define SPEC_MAX_DEPTH 32
-#define MAX_KEYS 16
+#define MAX_KEYS 32
 
 enum { N_SCALAR = 1, N_MAP, N_SEQ };
 
@@ -546,8 +546,9 @@ static sl_pos text_pos(struct loader *ld, const struct node *v)
 static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "language", "paths", "query", "capture", "unit", NULL };
-	static const char *const units[] = { "capture", "function", NULL };
-	static const int unit_ix[] = { 0, 1 };
+	static const char *const units[] = { "capture", "statement", "function", "class", "file",
+		NULL };
+	static const int unit_ix[] = { 0, 1, 2, 3, 4 };
 	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT };
 	const struct node *v[MAX_KEYS];
 	int unit = 0;
@@ -622,13 +623,105 @@ static int load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
 	return 0;
 }
 
+static int load_headers(struct loader *ld, const struct node *seq, sl_spec *spec)
+{
+	if (want_type(ld, seq, N_SEQ, "headers", "provider"))
+		return SL_EINPUT;
+	for (size_t i = 0; i < seq->nkid; i++) {
+		const struct node *h = seq->kid[i];
+		const char *colon;
+		char *text = NULL;
+
+		if (get_str(ld, h, "headers", "provider", 1, &text))
+			return SL_EINPUT;
+		colon = strchr(text, ':');
+		if (!colon || colon == text || strpbrk(text, "\r\n")) {
+			free(text);
+			return fail(ld, h->start, "a header must look like 'Name: value'");
+		}
+		sl_strvec_push_nodup(&spec->headers, text);
+	}
+	return 0;
+}
+
+/* prices: {MODEL: {input: X, output: Y}} per million tokens; keeps the spec's model. */
+static int load_prices(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "input", "output", NULL };
+	const struct node *v[MAX_KEYS];
+
+	if (want_type(ld, map, N_MAP, "prices", "provider"))
+		return SL_EINPUT;
+	spec->prices_pos.line = (uint32_t)(map->start.line + 1);
+	spec->prices_pos.col = (uint32_t)(map->start.column + 1);
+	for (size_t i = 0; i + 1 < map->nkid; i += 2) {
+		const struct node *key = map->kid[i], *val = map->kid[i + 1];
+		double in = -1, out = -1;
+
+		if (key->type != N_SCALAR)
+			return fail(ld, key->start, "expected a model name in 'prices'");
+		if (want_type(ld, val, N_MAP, "prices", "provider") ||
+		    map_fields(ld, val, "prices", keys, v) ||
+		    need(ld, val, v[0], "input", "prices") ||
+		    need(ld, val, v[1], "output", "prices") ||
+		    get_num(ld, v[0], "input", "prices", 0, 1e9, &in) ||
+		    get_num(ld, v[1], "output", "prices", 0, 1e9, &out))
+			return SL_EINPUT;
+		if (spec->model && !strcmp(key->text, spec->model)) {
+			spec->price_in = in;
+			spec->price_out = out;
+		}
+	}
+	return 0;
+}
+
+static int load_budget(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "max_tokens", "max_cost", "max_wall_time",
+		"early_stop_after", "early_stop_below", NULL };
+	enum { K_TOKENS, K_COST, K_WALL, K_AFTER, K_BELOW };
+	const struct node *v[MAX_KEYS];
+	long long n;
+
+	if (want_type(ld, map, N_MAP, "budget", NULL) ||
+	    map_fields(ld, map, "budget", keys, v) ||
+	    get_num(ld, v[K_COST], "max_cost", "budget", 0, 1e12, &spec->budget_cost) ||
+	    get_num(ld, v[K_BELOW], "early_stop_below", "budget", 0, 1, &spec->early_stop_rate))
+		return SL_EINPUT;
+	if (v[K_TOKENS]) {
+		if (get_int(ld, v[K_TOKENS], "max_tokens", "budget", 1, LLONG_MAX, &n))
+			return SL_EINPUT;
+		spec->budget_tokens = n;
+	}
+	if (v[K_WALL]) {
+		if (get_int(ld, v[K_WALL], "max_wall_time", "budget", 1, INT_MAX, &n))
+			return SL_EINPUT;
+		spec->budget_wall_s = (unsigned)n;
+	}
+	if (v[K_AFTER]) {
+		if (get_int(ld, v[K_AFTER], "early_stop_after", "budget", 1, INT_MAX, &n))
+			return SL_EINPUT;
+		spec->early_stop_after = (unsigned)n;
+	}
+	if (!!v[K_AFTER] != !!v[K_BELOW])
+		return fail(ld, map->start, "'early_stop_after' and 'early_stop_below' go together");
+	if (spec->budget_cost > 0 && spec->price_in < 0)
+		return fail(ld, v[K_COST]->start, "'max_cost' needs a price for model '%s' in "
+			    "'prices' of 'provider'", spec->model ? spec->model : "(none)");
+	return 0;
+}
+
 static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "kind", "base_url", "model", "api_key_env",
-		"temperature", "max_tokens", "timeout", "command", NULL };
-	static const char *const kinds[] = { "rules", "openai", "command", NULL };
-	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND };
-	enum { K_KIND, K_BASE_URL, K_MODEL, K_KEY_ENV, K_TEMP, K_MAX_TOKENS, K_TIMEOUT, K_COMMAND };
+		"temperature", "max_tokens", "timeout", "command", "headers",
+		"anthropic_version", "max_retries", "replay", "prices", NULL };
+	static const char *const kinds[] = { "rules", "openai", "command", "anthropic", "replay",
+		NULL };
+	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND,
+		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
+	enum { K_KIND, K_BASE_URL, K_MODEL, K_KEY_ENV, K_TEMP, K_MAX_TOKENS, K_TIMEOUT, K_COMMAND,
+		K_HEADERS, K_ANTHROPIC_VERSION, K_MAX_RETRIES, K_REPLAY, K_PRICES };
 	const struct node *v[MAX_KEYS];
 	long long n;
 
@@ -639,7 +732,18 @@ static int load_provider(struct loader *ld, const struct node *map, sl_spec *spe
 	    get_str(ld, v[K_MODEL], "model", "provider", 1, &spec->model) ||
 	    get_str(ld, v[K_KEY_ENV], "api_key_env", "provider", 1, &spec->api_key_env) ||
 	    get_num(ld, v[K_TEMP], "temperature", "provider", 0, 2, &spec->temperature) ||
-	    get_str(ld, v[K_COMMAND], "command", "provider", 1, &spec->command))
+	    get_str(ld, v[K_COMMAND], "command", "provider", 1, &spec->command) ||
+	    get_str(ld, v[K_ANTHROPIC_VERSION], "anthropic_version", "provider", 1,
+		    &spec->anthropic_version) ||
+	    get_str(ld, v[K_REPLAY], "replay", "provider", 1, &spec->replay) ||
+	    (v[K_HEADERS] && load_headers(ld, v[K_HEADERS], spec)))
+		return SL_EINPUT;
+	if (v[K_MAX_RETRIES]) {
+		if (get_int(ld, v[K_MAX_RETRIES], "max_retries", "provider", 0, 20, &n))
+			return SL_EINPUT;
+		spec->max_retries = (int)n;
+	}
+	if (v[K_PRICES] && load_prices(ld, v[K_PRICES], spec))
 		return SL_EINPUT;
 	if (v[K_MAX_TOKENS]) {
 		if (get_int(ld, v[K_MAX_TOKENS], "max_tokens", "provider", 1, INT_MAX, &n))
@@ -662,9 +766,11 @@ static int load_provider(struct loader *ld, const struct node *map, sl_spec *spe
 	if (spec->base_url && strncmp(spec->base_url, "http://", 7) &&
 	    strncmp(spec->base_url, "https://", 8))
 		return fail(ld, v[K_BASE_URL]->start, "'base_url' must start with http:// or https://");
-	if (spec->provider == SL_PROVIDER_OPENAI &&
+	if ((spec->provider == SL_PROVIDER_OPENAI || spec->provider == SL_PROVIDER_ANTHROPIC) &&
 	    (need(ld, map, v[K_BASE_URL], "base_url", "provider") ||
 	     need(ld, map, v[K_MODEL], "model", "provider")))
+		return SL_EINPUT;
+	if (spec->provider == SL_PROVIDER_REPLAY && need(ld, map, v[K_REPLAY], "replay", "provider"))
 		return SL_EINPUT;
 	if (spec->provider == SL_PROVIDER_COMMAND &&
 	    need(ld, map, v[K_COMMAND], "command", "provider"))
@@ -738,11 +844,12 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
-		"gates", "review", NULL };
-	static const char *const formats[] = { "udiff", "search-replace", NULL };
-	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE };
+		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", NULL };
+	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
+	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
-		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW };
+		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
+		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS };
 	const struct node *v[MAX_KEYS];
 	const char *why;
 	long long n;
@@ -785,8 +892,27 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 		spec->attempts = (unsigned)n;
 	}
 	if ((v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
-	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)))
+	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
+	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)))
 		return SL_EINPUT;
+	if (v[K_CONCURRENCY]) {
+		if (get_int(ld, v[K_CONCURRENCY], "concurrency", NULL, 1, 256, &n))
+			return SL_EINPUT;
+		spec->concurrency = (unsigned)n;
+	}
+	if (v[K_JOBS]) {
+		if (get_int(ld, v[K_JOBS], "jobs", NULL, 1, 256, &n))
+			return SL_EINPUT;
+		spec->jobs = (unsigned)n;
+	}
+	if (v[K_CONTEXT_TOKENS]) {
+		if (get_int(ld, v[K_CONTEXT_TOKENS], "context_tokens", NULL, 0, 1000000, &n))
+			return SL_EINPUT;
+		spec->context_tokens = (unsigned)n;
+	}
+	if (!spec->edit_format)
+		spec->edit_format = spec->unit && strcmp(spec->unit, "capture") &&
+			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;
 
 	if (spec->provider == SL_PROVIDER_RULES && !spec->nrules) {
 		yaml_mark_t at = root->start;
@@ -853,8 +979,11 @@ int sl_spec_load(sl_spec **out, const char *path, sl_err *err)
 	spec->provider = SL_PROVIDER_RULES;
 	spec->temperature = -1;
 	spec->provider_timeout_s = 300;
-	spec->edit_format = SL_FORMAT_UDIFF;
 	spec->attempts = 3;
+	spec->max_retries = -1;
+	spec->price_in = spec->price_out = -1;
+	spec->concurrency = 4;
+	spec->context_tokens = 2000;
 	if ((ret = load_root(&ld, root, spec)))
 		goto done;
 	*out = spec;
@@ -897,6 +1026,9 @@ void sl_spec_free(sl_spec *spec)
 	free(spec->model);
 	free(spec->api_key_env);
 	free(spec->command);
+	free(spec->anthropic_version);
+	free(spec->replay);
+	sl_strvec_release(&spec->headers);
 	free(spec->instructions);
 	free(spec->prompt);
 	free(spec->branch_prefix);

@@ -63,11 +63,28 @@ typedef struct sl_spec {
 	double temperature;         /* default -1: not sent */
 	int max_tokens;             /* default 0: not sent */
 	unsigned provider_timeout_s;/* default 300 */
+	sl_strvec headers;          /* extra "Name: value" request headers */
+	char *anthropic_version;    /* NULL = the provider's default */
+	int max_retries;            /* -1 = the provider's default */
+	char *replay;               /* replay: a JSON lines file or a store (resolved against dir) */
+	double price_in, price_out; /* per million tokens of `model`; -1 = not in the table */
+	sl_pos prices_pos;
+
+	/* execution and budgets: */
+	unsigned concurrency;       /* model requests at once; default 4 */
+	unsigned jobs;              /* candidates gated at once; default 0 = online cores */
+	int64_t budget_tokens;      /* campaign-wide tokens in+out; 0 = none */
+	double budget_cost;         /* campaign-wide cost; 0 = none */
+	unsigned budget_wall_s;     /* wall time of one run; 0 = none */
+	unsigned early_stop_after;  /* judge the pass rate after this many targets; 0 = off */
+	double early_stop_rate;     /* stop when the pass rate is below this (0..1) */
+	unsigned context_tokens;    /* budget of {{context}}; default 2000 */
 
 	char *instructions;         /* what the model is asked to do; may be NULL */
 	char *prompt;               /* template; NULL = the default template */
 	sl_pos prompt_pos;
-	int edit_format;            /* enum sl_edit_format; default udiff */
+	int edit_format;            /* enum sl_edit_format; default node for function, class
+				       and statement units, udiff otherwise */
 	unsigned attempts;          /* default 3, 1..100 */
 
 	sl_spec_gate *gates;

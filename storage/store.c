@@ -7,6 +7,7 @@
  * connection waits up to 10 s on a lock held by another sluice process.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@
 struct sl_store {
 	sqlite3 *db;
 	char *path;
+	pthread_mutex_t tx_lock;    /* held from sl_store_begin to commit/rollback */
+	pthread_t tx_owner;
+	int in_tx;
 };
 
 static int db_fail(sl_store *st, sl_err *err, const char *what)
@@ -140,6 +144,7 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 
 	*out = NULL;
 	st->path = sl_xstrdup(path);
+	pthread_mutex_init(&st->tx_lock, NULL);
 	if (create) {
 		char *dir = sl_xstrdup(path), *slash = strrchr(dir, '/');
 
@@ -187,24 +192,55 @@ void sl_store_free(sl_store *st)
 	if (!st)
 		return;
 	sqlite3_close_v2(st->db);
+	pthread_mutex_destroy(&st->tx_lock);
 	free(st->path);
 	free(st);
 }
 
+static int holds_tx(sl_store *st)
+{
+	return st->in_tx && pthread_equal(st->tx_owner, pthread_self());
+}
+
+static void release_tx(sl_store *st)
+{
+	st->in_tx = 0;
+	pthread_mutex_unlock(&st->tx_lock);
+}
+
 int sl_store_begin(sl_store *st, sl_err *err)
 {
-	return exec_sql(st, "BEGIN IMMEDIATE", err);
+	if (holds_tx(st))
+		BUG("nested store transaction");
+	pthread_mutex_lock(&st->tx_lock);
+	if (exec_sql(st, "BEGIN IMMEDIATE", err)) {
+		pthread_mutex_unlock(&st->tx_lock);
+		return SL_ERROR;
+	}
+	st->tx_owner = pthread_self();
+	st->in_tx = 1;
+	return SL_OK;
 }
 
 int sl_store_commit(sl_store *st, sl_err *err)
 {
-	return exec_sql(st, "COMMIT", err);
+	int ret;
+
+	if (!holds_tx(st))
+		BUG("commit without a transaction");
+	ret = exec_sql(st, "COMMIT", err);
+	if (ret)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	release_tx(st);
+	return ret;
 }
 
 void sl_store_rollback(sl_store *st)
 {
-	if (!sqlite3_get_autocommit(st->db))
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (!holds_tx(st))
+		return;
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	release_tx(st);
 }
 
 /* campaigns */
@@ -476,6 +512,9 @@ void sl_attempt_rec_release(sl_attempt_rec *a)
 	free(a->source);
 	free(a->prompt);
 	free(a->reply);
+	free(a->request);
+	free(a->request_key);
+	free(a->apply_report);
 	free(a->outcome);
 	free(a->error);
 	free(a->created_at);
@@ -493,8 +532,9 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 {
 	char now[32];
 	sqlite3_stmt *s = prep(st, "INSERT INTO attempts (target_id, n, source, prompt, reply, "
-			       "tokens_in, tokens_out, latency_ms, outcome, error, created_at) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+			       "tokens_in, tokens_out, latency_ms, outcome, error, created_at, "
+			       "request, request_key, http_status, retries, cost, apply_report) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
 
 	if (!s)
 		return SL_ERROR;
@@ -510,17 +550,90 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	bind_text(s, 9, in->outcome);
 	bind_text(s, 10, in->error);
 	bind_text(s, 11, now);
+	bind_text(s, 12, in->request);
+	bind_text(s, 13, in->request_key);
+	sqlite3_bind_int64(s, 14, in->http_status);
+	sqlite3_bind_int64(s, 15, in->retries);
+	sqlite3_bind_double(s, 16, in->cost);
+	bind_text(s, 17, in->apply_report);
 	if (exec_stmt(st, s, "add attempt", err))
 		return SL_ERROR;
 	*id_out = sqlite3_last_insert_rowid(st->db);
 	return SL_OK;
 }
 
+#define ATTEMPT_COLS "id, target_id, n, source, prompt, reply, tokens_in, tokens_out, " \
+	"latency_ms, outcome, error, created_at, request, request_key, http_status, retries, " \
+	"cost, apply_report"
+
+static void read_attempt(sqlite3_stmt *s, sl_attempt_rec *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->id = sqlite3_column_int64(s, 0);
+	a->target_id = sqlite3_column_int64(s, 1);
+	a->n = sqlite3_column_int64(s, 2);
+	a->source = col_text(s, 3);
+	a->prompt = col_text(s, 4);
+	a->reply = col_text(s, 5);
+	a->tokens_in = sqlite3_column_int64(s, 6);
+	a->tokens_out = sqlite3_column_int64(s, 7);
+	a->latency_ms = sqlite3_column_int64(s, 8);
+	a->outcome = col_text(s, 9);
+	a->error = col_text(s, 10);
+	a->created_at = col_text(s, 11);
+	a->request = col_text(s, 12);
+	a->request_key = col_text(s, 13);
+	a->http_status = sqlite3_column_int64(s, 14);
+	a->retries = sqlite3_column_int64(s, 15);
+	a->cost = sqlite3_column_double(s, 16);
+	a->apply_report = col_text(s, 17);
+}
+
+int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT " ATTEMPT_COLS " FROM attempts WHERE request_key = ? "
+			       "AND reply IS NOT NULL ORDER BY id DESC LIMIT 1", err);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return SL_ERROR;
+	bind_text(s, 1, key);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		read_attempt(s, out);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return SL_OK;
+	if (rc == SQLITE_DONE)
+		return sl_err_set(err, SL_ENOTFOUND, "no recorded reply for request %.16s", key);
+	return db_fail(st, err, "find reply");
+}
+
+int sl_store_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, double *cost_out,
+		   sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT coalesce(sum(max(a.tokens_in, 0) + max(a.tokens_out, 0)), 0), "
+			       "coalesce(sum(a.cost), 0) FROM attempts a JOIN targets t "
+			       "ON t.id = a.target_id WHERE t.campaign_id = ?", err);
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*tokens_out = sqlite3_column_int64(s, 0);
+		*cost_out = sqlite3_column_double(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? SL_OK : db_fail(st, err, "usage");
+}
+
 int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, size_t *n,
 		      sl_err *err)
 {
-	sqlite3_stmt *s = prep(st, "SELECT id, target_id, n, source, prompt, reply, tokens_in, "
-			       "tokens_out, latency_ms, outcome, error, created_at FROM attempts "
+	sqlite3_stmt *s = prep(st, "SELECT " ATTEMPT_COLS " FROM attempts "
 			       "WHERE target_id = ? ORDER BY n", err);
 	size_t alloc = 0;
 	int rc;
@@ -531,23 +644,8 @@ int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, siz
 		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, target_id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		sl_attempt_rec *a;
-
 		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		a = &(*out)[(*n)++];
-		memset(a, 0, sizeof(*a));
-		a->id = sqlite3_column_int64(s, 0);
-		a->target_id = sqlite3_column_int64(s, 1);
-		a->n = sqlite3_column_int64(s, 2);
-		a->source = col_text(s, 3);
-		a->prompt = col_text(s, 4);
-		a->reply = col_text(s, 5);
-		a->tokens_in = sqlite3_column_int64(s, 6);
-		a->tokens_out = sqlite3_column_int64(s, 7);
-		a->latency_ms = sqlite3_column_int64(s, 8);
-		a->outcome = col_text(s, 9);
-		a->error = col_text(s, 10);
-		a->created_at = col_text(s, 11);
+		read_attempt(s, &(*out)[(*n)++]);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list attempts");
@@ -817,7 +915,8 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		 "count(*) FILTER (WHERE state = 'failed'), "
 		 "count(*) FILTER (WHERE state = 'skipped'), "
 		 "count(*) FILTER (WHERE state = 'accepted'), "
-		 "count(*) FILTER (WHERE state = 'rejected') "
+		 "count(*) FILTER (WHERE state = 'rejected'), "
+		 "count(*) FILTER (WHERE state = 'budget') "
 		 "FROM targets WHERE campaign_id = ?", err);
 	if (!s)
 		return SL_ERROR;
@@ -830,6 +929,7 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		out->skipped = sqlite3_column_int64(s, 4);
 		out->accepted = sqlite3_column_int64(s, 5);
 		out->rejected = sqlite3_column_int64(s, 6);
+		out->budget = sqlite3_column_int64(s, 7);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW)
@@ -840,7 +940,8 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		 "count(*) FILTER (WHERE a.outcome = 'apply_error'), "
 		 "count(*) FILTER (WHERE a.outcome = 'parse_error'), "
 		 "count(*) FILTER (WHERE a.outcome = 'provider_error'), "
-		 "coalesce(sum(max(a.tokens_in, 0)), 0), coalesce(sum(max(a.tokens_out, 0)), 0) "
+		 "coalesce(sum(max(a.tokens_in, 0)), 0), coalesce(sum(max(a.tokens_out, 0)), 0), "
+		 "count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0) "
 		 "FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?", err);
 	if (!s)
 		return SL_ERROR;
@@ -853,6 +954,8 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		out->provider_errors = sqlite3_column_int64(s, 4);
 		out->tokens_in = sqlite3_column_int64(s, 5);
 		out->tokens_out = sqlite3_column_int64(s, 6);
+		out->syntax_errors = sqlite3_column_int64(s, 7);
+		out->cost = sqlite3_column_double(s, 8);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW)

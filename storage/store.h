@@ -27,9 +27,20 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err);
 void sl_store_free(sl_store *st);
 int sl_store_schema_version(sl_store *st);
 
+/*
+ * Transactions.  A store may be shared by threads: sl_store_begin() takes
+ * the store's lock (waiting for another thread's transaction to end) and
+ * sl_store_commit()/sl_store_rollback() release it, so a thread's writes
+ * between them are never interleaved with another's.  Reads outside a
+ * transaction need no lock.
+ */
 int sl_store_begin(sl_store *st, sl_err *err);
 int sl_store_commit(sl_store *st, sl_err *err);
 void sl_store_rollback(sl_store *st);
+
+/* Sum of tokens and cost over the campaign's attempts (for campaign-wide budgets). */
+int sl_store_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, double *cost_out,
+		   sl_err *err);
 
 typedef struct sl_campaign_rec {
 	int64_t id;
@@ -51,6 +62,7 @@ void sl_campaign_list_free(sl_campaign_rec *v, size_t n);
 #define SL_T_SKIPPED  "skipped"   /* nothing to try (no rule applies, no model) */
 #define SL_T_ACCEPTED "accepted"  /* a reviewer accepted its candidate */
 #define SL_T_REJECTED "rejected"  /* a reviewer rejected its candidate */
+#define SL_T_BUDGET   "budget"    /* a budget ran out first: a later run continues it */
 
 typedef struct sl_target_rec {
 	int64_t id, campaign_id;
@@ -78,9 +90,14 @@ typedef struct sl_attempt_rec {
 	int64_t id, target_id, n;
 	char *source;               /* "rules", "openai", "command" */
 	char *prompt, *reply;       /* may be NULL (rules) */
-	int64_t tokens_in, tokens_out, latency_ms;
-	char *outcome;              /* "candidate", "parse_error", "apply_error", "provider_error", "no_edit" */
+	char *request;              /* the request body sent (never holds a key); may be NULL */
+	char *request_key;          /* hash of the request, for replay; may be NULL */
+	int64_t tokens_in, tokens_out, latency_ms, http_status, retries;
+	double cost;                /* in the price table's currency; 0 if unknown */
+	char *outcome;              /* "candidate", "parse_error", "apply_error", "syntax_error",
+				       "provider_error", "no_edit" */
 	char *error;                /* may be NULL */
+	char *apply_report;         /* JSON from apply; may be NULL */
 	char *created_at;
 } sl_attempt_rec;
 
@@ -88,6 +105,8 @@ void sl_attempt_rec_release(sl_attempt_rec *a);
 void sl_attempt_list_free(sl_attempt_rec *v, size_t n);
 int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out, sl_err *err);
 int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, size_t *n, sl_err *err);
+/* The recorded reply for a request key (replay); SL_ENOTFOUND if none. */
+int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, sl_err *err);
 
 /* Candidate states. */
 #define SL_C_PASSED "passed"  /* every gate passed: proposed for review */
@@ -141,7 +160,8 @@ typedef struct sl_funnel_gate {
 typedef struct sl_funnel {
 	int64_t targets, pending, proposed, failed, skipped, accepted, rejected;
 	int64_t attempts, candidates, tokens_in, tokens_out;
-	int64_t apply_errors, parse_errors, provider_errors;
+	int64_t apply_errors, parse_errors, provider_errors, syntax_errors, budget;
+	double cost;
 	sl_funnel_gate *gates;      /* in order of first run */
 	size_t ngates;
 } sl_funnel;
