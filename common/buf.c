@@ -47,7 +47,8 @@ void sl_buf_reset(sl_buf *b)
 {
 	b->len = 0;
 	b->truncated = 0;
-	b->buf[0] = '\0';
+	if (b->alloc)
+		b->buf[0] = '\0';
 }
 
 void sl_buf_grow(sl_buf *b, size_t extra)

@@ -34,6 +34,8 @@ int cmd_show(int argc, char **argv);
 int cmd_accept(int argc, char **argv);
 int cmd_reject(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 
 /* The table, for help. */
 const sl_command *sl_commands(void);
@@ -59,13 +61,15 @@ typedef struct cmd_opts {
 	const char *repo, *store, *reason, *out;
 	int json;
 	int attempts;               /* --attempts */
+	const char *record;         /* --record FILE */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
 } cmd_opts;
 
 /*
  * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
- * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts).  Returns 0, or the
+ * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
+ * w (--record).  Returns 0, or the
  * exit status of a usage error (already printed).
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);

@@ -30,7 +30,7 @@ static const sl_command commands[] = {
 	  "  --json        one JSON object per line: path, start_line, start_col,\n"
 	  "                end_line, end_col, start_byte, end_byte, unit, sites, blob\n" },
 	{ "run", cmd_run, "run a campaign: generate, apply, gate, record, propose",
-	  "usage: sluice run CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json]\n"
+	  "usage: sluice run CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] [--record FILE]\n"
 	  "\n"
 	  "Scope, then take every pending target through rules or the model, apply,\n"
 	  "and run the gates in the jail; record everything in the store.  A second\n"
@@ -39,6 +39,8 @@ static const sl_command commands[] = {
 	  "  --store PATH  the store file (default $SLUICE_STORE, else\n"
 	  "                $XDG_DATA_HOME/sluice/sluice.db)\n"
 	  "  --json        print the funnel as JSON\n"
+	  "  --record FILE append every model reply to FILE (JSON lines) for a later\n"
+	  "                `provider: {kind: replay, replay: FILE}`\n"
 	  "Exit status: 0 if some target passed every gate, 1 if none did.\n" },
 	{ "status", cmd_status, "print a campaign's funnel and its proposed candidates",
 	  "usage: sluice status [NAME] [--store PATH] [--json]\n"
@@ -59,6 +61,20 @@ static const sl_command commands[] = {
 	  "\n"
 	  "Writes DIR/series.mbox (apply with `git am DIR/series.mbox` on the base)\n"
 	  "and DIR/report.md.  Rejected candidates are left out.\n" },
+	{ "doctor", cmd_doctor, "show which layers of the jail work on this machine",
+	  "usage: sluice doctor [--json]\n"
+	  "\n"
+	  "Probe each layer of the jail (namespaces, private root, overlay, seccomp,\n"
+	  "Landlock, cgroups, rlimits) as the current user and print what works.\n"
+	  "Exit status: 0 if user, mount, pid and network namespaces work (the\n"
+	  "minimum for gates), 1 if not.\n" },
+	{ "gc", cmd_gc, "remove scratch worktrees left by crashed runs",
+	  "usage: sluice gc [--scratch DIR] [--repo PATH] [--store PATH]\n"
+	  "\n"
+	  "Remove the linked worktrees under the scratch root (default\n"
+	  "$TMPDIR/sluice-UID and each stored campaign's scratch root) of --repo, or\n"
+	  "of every campaign's repository in the store, and leftover checkouts of\n"
+	  "runs that are gone.  Worktrees of a run still in progress are kept.\n" },
 	{ "help", cmd_help, "show help for sluice or a command",
 	  "usage: sluice help [COMMAND]\n" },
 	{ "version", cmd_version, "print the version",

@@ -213,6 +213,7 @@ typedef struct run_ctx {
 	size_t finished, passed_now;
 	int64_t tokens_used;        /* campaign-wide, including earlier runs */
 	double cost_used;
+	char *replay_file;          /* replay: the JSON lines file in use */
 	int stop;                   /* a budget ran out: start nothing new */
 	char stop_reason[160];
 	int failed;                 /* machinery broke: every worker stops */
@@ -485,6 +486,12 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 	s->a.tokens_out = s->comp.tokens_out;
 	s->a.latency_ms = s->comp.latency_ms;
 	s->a.http_status = s->comp.http_status;
+	s->a.retries = s->comp.retries;
+	s->a.request = s->comp.request.len ? s->comp.request.buf : NULL;
+	s->a.request_key = s->comp.key[0] ? s->comp.key : NULL;
+	if (!rc && x->opts->record &&
+	    sl_replay_record(x->opts->record, s->comp.key, &s->comp, err))
+		return SL_ERROR;
 	s->a.cost = cost_of(spec, s->comp.tokens_in, s->comp.tokens_out);
 	pthread_mutex_lock(&x->lock);
 	x->tokens_used += (s->comp.tokens_in > 0 ? s->comp.tokens_in : 0) +
@@ -506,10 +513,13 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 		rc = sl_reply_parse(&s->edits, s->comp.text.buf, s->comp.text.len,
 				    spec->edit_format, &s->aerr);
 	if (rc) {
+		if (s->comp.truncated)
+			sl_err_prefix(&s->aerr, "the reply was cut at the token limit: ");
 		s->a.outcome = "parse_error";
 		s->a.error = s->aerr.msg;
 		sl_buf_addf(&s->feedback, "Your reply could not be used: %s\n"
-			    "Answer again in the required format.", s->aerr.msg);
+			    "Answer again in the required format%s.", s->aerr.msg,
+			    s->comp.truncated ? ", and keep it shorter" : "");
 	}
 	return SL_OK;
 }
@@ -967,6 +977,49 @@ static char *scratch_root(const sl_spec *spec)
 	return sl_buf_detach(&b, NULL);
 }
 
+static int is_sqlite_file(const char *path)
+{
+	char head[16] = { 0 };
+	FILE *fp = fopen(path, "rb");
+	int yes;
+
+	if (!fp)
+		return 0;
+	yes = fread(head, 1, sizeof(head), fp) == sizeof(head) &&
+		!memcmp(head, "SQLite format 3", 16);
+	fclose(fp);
+	return yes;
+}
+
+/*
+ * The JSON lines file the replay provider reads: the spec's file, or, when
+ * the spec names an earlier run's store, every recorded reply of that store
+ * written out to a file under the scratch root.  Caller frees.
+ */
+static char *replay_source(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	char *path = spec->replay[0] == '/' ? sl_xstrdup(spec->replay) :
+		sl_path_join(spec->dir, spec->replay);
+	sl_store *old = NULL;
+	char *out = NULL;
+
+	if (!is_sqlite_file(path))
+		return path;
+	if (sl_store_open(&old, path, 0, err))
+		goto done;
+	out = sl_path_join(x->scratch, "replay.jsonl");
+	if (sl_mkdir_p(x->scratch, 0700, err) ||
+	    sl_store_export_replies(old, out, err)) {
+		free(out);
+		out = NULL;
+	}
+done:
+	sl_store_free(old);
+	free(path);
+	return out;
+}
+
 static int open_provider(run_ctx *x, sl_err *err)
 {
 	const sl_spec *spec = x->c->spec;
@@ -982,6 +1035,14 @@ static int open_provider(run_ctx *x, sl_err *err)
 	po.max_tokens = spec->max_tokens;
 	po.timeout_s = spec->provider_timeout_s;
 	po.command = spec->command;
+	po.headers = spec->headers.n ? (const char *const *)spec->headers.v : NULL;
+	po.anthropic_version = spec->anthropic_version;
+	po.max_retries = spec->max_retries;
+	if (spec->provider == SL_PROVIDER_REPLAY) {
+		if (!(x->replay_file = replay_source(x, err)))
+			return SL_EINPUT;
+		po.replay_path = x->replay_file;
+	}
 	return sl_provider_new(&x->provider, &po, err);
 }
 
@@ -1006,14 +1067,15 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	pthread_mutex_init(&x.lock, NULL);
 	x.opts = opts;
 	x.start_ms = sl_now_ms();
-	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)) ||
-	    (ret = open_provider(&x, err)))
+	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
+		goto done;
+	x.scratch = scratch_root(x.c->spec);
+	if ((ret = open_provider(&x, err)))
 		goto done;
 	if ((ret = sl_store_open(&x.st, opts->store, 1, err)) || (ret = record_campaign(&x, err)))
 		goto done;
 	out->campaign_id = x.campaign_id;
 	out->campaign = sl_xstrdup(x.c->spec->name);
-	x.scratch = scratch_root(x.c->spec);
 	if (sl_path_is_under(x.scratch, x.c->repo_path)) {
 		ret = sl_err_set(err, SL_EINPUT, "scratch root '%s' is inside the repository",
 				 x.scratch);
@@ -1073,6 +1135,7 @@ done:
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);
+	free(x.replay_file);
 	pthread_mutex_destroy(&x.lock);
 	return ret;
 }

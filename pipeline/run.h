@@ -49,8 +49,9 @@ typedef struct sl_run_opts {
 	const char *repo;           /* overrides the spec's repository */
 	const char *store;          /* the store file */
 	int progress;               /* one line per finished target on stderr */
+	const char *record;         /* append every model reply to this JSON lines file */
 } sl_run_opts;
-#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0 }
+#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0, NULL }
 
 typedef struct sl_run_summary {
 	int64_t campaign_id;

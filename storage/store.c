@@ -610,6 +610,30 @@ int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, s
 	return db_fail(st, err, "find reply");
 }
 
+int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT json_object('key', request_key, 'reply', reply, "
+			       "'tokens_in', tokens_in, 'tokens_out', tokens_out, "
+			       "'http_status', http_status) FROM attempts "
+			       "WHERE request_key IS NOT NULL AND reply IS NOT NULL ORDER BY id", err);
+	sl_buf out = SL_BUF_INIT;
+	int rc, ret;
+
+	if (!s)
+		return SL_ERROR;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		sl_buf_add(&out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		sl_buf_addch(&out, '\n');
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		ret = db_fail(st, err, "export replies");
+	else
+		ret = sl_write_file(path, out.buf, out.len, err);
+	sl_buf_release(&out);
+	return ret;
+}
+
 int sl_store_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, double *cost_out,
 		   sl_err *err)
 {

@@ -105,6 +105,11 @@ void sl_attempt_rec_release(sl_attempt_rec *a);
 void sl_attempt_list_free(sl_attempt_rec *v, size_t n);
 int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out, sl_err *err);
 int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, size_t *n, sl_err *err);
+/*
+ * Write every recorded reply (with its request key) as JSON lines in the
+ * format sl_replay_record() writes, for the replay provider.
+ */
+int sl_store_export_replies(sl_store *st, const char *path, sl_err *err);
 /* The recorded reply for a request key (replay); SL_ENOTFOUND if none. */
 int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, sl_err *err);
 

@@ -1,27 +1,44 @@
 /*
- * stub-model.c - a canned OpenAI-compatible endpoint for tests, over real HTTP.
+ * stub-model.c - a canned model endpoint for tests, over real HTTP, with
+ * fault injection.  Speaks whatever wire format its canned bodies are in
+ * (OpenAI chat completions, Anthropic messages); echo replies follow the
+ * request's path (".../messages" gets the Anthropic shape).
  *
  *     stub-model --dir DIR [--port-file FILE] [--max-seconds N]
  *
  * Binds 127.0.0.1 on an ephemeral port, writes the port number and a newline
  * to FILE (a temporary file renamed into place, so a reader never sees half
- * of it; without --port-file the port goes to stdout), then serves requests
- * one at a time, one per connection ("Connection: close").  For request N
- * (1-based) it writes
+ * of it; without --port-file the port goes to stdout), then serves every
+ * connection in a thread of its own, one request per connection
+ * ("Connection: close").  Requests are numbered 1, 2, ... in the order they
+ * have arrived whole.  For request N it writes
  *     DIR/request-N.headers   the request line and headers, as received
  *     DIR/request-N.json      the request body (Content-Length bodies only)
- * and answers with the newest K <= N for which DIR/reply-K.json or
- * DIR/reply-K.status exists: status from reply-K.status (default 200), body
- * from reply-K.json (default a JSON error object), after sleeping
- * reply-K.delay milliseconds if that file exists.  With no such K it answers
- * 500.  Request files are written before the answer is sent.
+ * then answers from the newest K <= N for which any DIR/reply-K.* file below
+ * exists (so the files of K also serve every later request without files):
+ *     reply-K.json     the body (default: a JSON error object)
+ *     reply-K.status   the status (default 200)
+ *     reply-K.headers  extra response header lines ("Retry-After: 2")
+ *     reply-K.delay    milliseconds to wait before answering
+ *     reply-K.echo     (any content) the body is a successful reply whose text
+ *                      is "echo: " and the last message's content, tokens
+ *                      in = that content's length, out = 7
+ *     reply-K.fault    one of
+ *                        drop      send the head with the full Content-Length
+ *                                  and half the body, then close
+ *                        close     close without answering
+ *                        trickle MS  send the body one byte every MS ms
+ * With no such K it answers 500.  Request files are written before the
+ * answer is sent.
  *
  * It exits on SIGTERM, and by itself after --max-seconds (default 300), so a
  * test that forgets it never leaves it running.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <jansson.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +56,10 @@
 #define BODY_CAP (64 * 1024 * 1024)
 
 static const char *dir;
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long count;
+
+static const char *const suffixes[] = { "json", "status", "headers", "delay", "echo", "fault" };
 
 static int exists(const char *path)
 {
@@ -47,16 +68,35 @@ static int exists(const char *path)
 	return !stat(path, &st);
 }
 
-static char *dir_file(const char *fmt, unsigned long n)
+static char *dir_file(unsigned long n, const char *kind, const char *suffix)
 {
 	sl_buf b = SL_BUF_INIT;
 
-	sl_buf_addf(&b, "%s/", dir);
-	sl_buf_addf(&b, fmt, n);
+	sl_buf_addf(&b, "%s/%s-%lu.%s", dir, kind, n, suffix);
 	return sl_buf_detach(&b, NULL);
 }
 
-static void send_all(int fd, const char *data, size_t len)
+/* Read DIR/reply-K.SUFFIX into b; 0 if it exists. */
+static int reply_file(sl_buf *b, unsigned long k, const char *suffix)
+{
+	char *path = dir_file(k, "reply", suffix);
+	int rc;
+
+	sl_buf_reset(b);
+	rc = sl_read_file(b, path, BODY_CAP, NULL);
+	free(path);
+	return rc;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (ms > 0 && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int send_all(int fd, const char *data, size_t len)
 {
 	while (len) {
 		ssize_t k = send(fd, data, len, MSG_NOSIGNAL);
@@ -64,10 +104,11 @@ static void send_all(int fd, const char *data, size_t len)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return;
+			return -1;
 		data += k;
 		len -= (size_t)k;
 	}
+	return 0;
 }
 
 /* The value of header `name` in the header block, or NULL (points into hdr). */
@@ -99,71 +140,138 @@ static const char *reason(int status)
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 404: return "Not Found";
+	case 408: return "Request Timeout";
 	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
+	case 529: return "Overloaded";
 	}
 	return "Status";
 }
 
-static void reply(int fd, unsigned long n)
+/* A successful reply echoing the request's last message, in the request's format. */
+static void echo_body(sl_buf *out, const char *req, size_t len, int anthropic)
 {
-	sl_buf body = SL_BUF_INIT, head = SL_BUF_INIT, tmp = SL_BUF_INIT;
-	int status = 500;
+	json_t *r = json_loadb(req, len, 0, NULL), *msgs, *last, *root;
+	const char *content = "";
+	sl_buf text = SL_BUF_INIT;
+	char *s;
+
+	msgs = json_object_get(r, "messages");
+	last = json_array_get(msgs, json_array_size(msgs) ? json_array_size(msgs) - 1 : 0);
+	if (json_is_string(json_object_get(last, "content")))
+		content = json_string_value(json_object_get(last, "content"));
+	sl_buf_addf(&text, "echo: %s", content);
+	if (anthropic)
+		root = json_pack("{s:s, s:s, s:[{s:s, s:s}], s:s, s:{s:I, s:I}}",
+				 "type", "message", "role", "assistant", "content", "type", "text",
+				 "text", text.buf, "stop_reason", "end_turn", "usage",
+				 "input_tokens", (json_int_t)strlen(content), "output_tokens",
+				 (json_int_t)7);
+	else
+		root = json_pack("{s:[{s:i, s:{s:s, s:s}, s:s}], s:{s:I, s:I}}",
+				 "choices", "index", 0, "message", "role", "assistant", "content",
+				 text.buf, "finish_reason", "stop", "usage", "prompt_tokens",
+				 (json_int_t)strlen(content), "completion_tokens", (json_int_t)7);
+	s = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	sl_buf_adds(out, s ? s : "{\"error\":{\"message\":\"stub-model: cannot echo\"}}");
+	free(s);
+	json_decref(root);
+	json_decref(r);
+	sl_buf_release(&text);
+}
+
+static void reply(int fd, unsigned long n, const char *req, size_t reqlen, int anthropic)
+{
+	sl_buf body = SL_BUF_INIT, head = SL_BUF_INIT, tmp = SL_BUF_INIT, extra = SL_BUF_INIT;
+	int status = 500, found = 0;
+	long trickle = -1;
 	unsigned long k;
 
-	for (k = n; k >= 1; k--) {
-		char *json = dir_file("reply-%lu.json", k), *st = dir_file("reply-%lu.status", k);
-		int found = exists(json) || exists(st);
+	for (k = n; k >= 1 && !found; k--) {
+		for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && !found; i++) {
+			char *path = dir_file(k, "reply", suffixes[i]);
 
-		free(json);
-		free(st);
+			found = exists(path);
+			free(path);
+		}
 		if (found)
 			break;
 	}
-	if (k >= 1) {
-		char *json = dir_file("reply-%lu.json", k), *st = dir_file("reply-%lu.status", k);
-		char *delay = dir_file("reply-%lu.delay", k);
-
+	if (found) {
 		status = 200;
-		if (!sl_read_file(&tmp, st, 64, NULL))
+		if (!reply_file(&tmp, k, "status"))
 			status = atoi(tmp.buf);
 		if (status < 100 || status > 599)
 			status = 500;
-		sl_buf_reset(&tmp);
-		if (!sl_read_file(&tmp, delay, 64, NULL)) {
-			long ms = atol(tmp.buf);
-			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		if (!reply_file(&tmp, k, "delay"))
+			nap_ms(atol(tmp.buf));
+		if (!reply_file(&tmp, k, "headers")) {
+			for (char *line = tmp.buf, *nl; *line; line = nl) {
+				size_t ll;
 
-			while (ms > 0 && nanosleep(&ts, &ts) && errno == EINTR)
-				;
+				nl = strchr(line, '\n');
+				nl = nl ? nl + 1 : line + strlen(line);
+				ll = (size_t)(nl - line);
+				while (ll && (line[ll - 1] == '\n' || line[ll - 1] == '\r'))
+					ll--;
+				if (ll) {
+					sl_buf_add(&extra, line, ll);
+					sl_buf_adds(&extra, "\r\n");
+				}
+			}
 		}
-		if (sl_read_file(&body, json, 0, NULL))
+		if (!reply_file(&tmp, k, "echo")) {
+			echo_body(&body, req, reqlen, anthropic);
+		} else if (reply_file(&body, k, "json")) {
+			sl_buf_reset(&body);
 			sl_buf_addf(&body, "{\"error\":{\"message\":\"stub-model: no reply-%lu.json\"}}", k);
-		free(json);
-		free(st);
-		free(delay);
+		}
+		if (!reply_file(&tmp, k, "fault")) {
+			if (!strncmp(tmp.buf, "close", 5))
+				goto done;
+			if (!strncmp(tmp.buf, "drop", 4))
+				trickle = -2;
+			else if (!strncmp(tmp.buf, "trickle", 7))
+				trickle = atol(tmp.buf + 7);
+		}
 	} else {
 		sl_buf_addf(&body, "{\"error\":{\"message\":\"stub-model: no reply file for request %lu\"}}", n);
 	}
 	sl_buf_addf(&head, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-		    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-		    status, reason(status), body.len);
-	send_all(fd, head.buf, head.len);
-	send_all(fd, body.buf, body.len);
+		    "Content-Length: %zu\r\nConnection: close\r\n%s\r\n",
+		    status, reason(status), body.len, extra.buf);
+	if (send_all(fd, head.buf, head.len))
+		goto done;
+	if (trickle == -2) {
+		send_all(fd, body.buf, body.len / 2);
+	} else if (trickle >= 0) {
+		for (size_t i = 0; i < body.len; i++) {
+			if (send_all(fd, body.buf + i, 1))
+				break;
+			nap_ms(trickle);
+		}
+	} else {
+		send_all(fd, body.buf, body.len);
+	}
+done:
 	sl_buf_release(&body);
 	sl_buf_release(&head);
 	sl_buf_release(&tmp);
+	sl_buf_release(&extra);
 }
 
-/* Read one request; 0 and the request saved, or -1 (nothing usable arrived). */
-static int serve(int fd, unsigned long n)
+/* Read one request, number it, save it and answer it. */
+static void *serve(void *arg)
 {
+	int fd = (int)(intptr_t)arg;
 	sl_buf in = SL_BUF_INIT;
 	char chunk[65536], *end = NULL, *path;
 	size_t hlen, clen = 0, vlen;
-	const char *v;
-	int ret = -1;
+	unsigned long n;
+	const char *v, *sp;
+	int anthropic;
 
 	while (!(end = strstr(in.buf, "\r\n\r\n"))) {
 		ssize_t k = recv(fd, chunk, sizeof(chunk), 0);
@@ -191,17 +299,28 @@ static int serve(int fd, unsigned long n)
 			goto done;
 		sl_buf_add(&in, chunk, (size_t)k);
 	}
-	path = dir_file("request-%lu.headers", n);
+	pthread_mutex_lock(&count_lock);
+	n = ++count;
+	pthread_mutex_unlock(&count_lock);
+	path = dir_file(n, "request", "headers");
 	sl_write_file(path, in.buf, hlen, NULL);
 	free(path);
-	path = dir_file("request-%lu.json", n);
+	path = dir_file(n, "request", "json");
 	sl_write_file(path, in.buf + hlen, clen, NULL);
 	free(path);
-	reply(fd, n);
-	ret = 0;
+	/* the request line's path: "POST /v1/messages HTTP/1.1" */
+	anthropic = 0;
+	if ((sp = memchr(in.buf, ' ', hlen))) {
+		const char *pe = strchrnul(sp + 1, ' ');
+
+		anthropic = pe - (sp + 1) >= 9 && !strncmp(pe - 9, "/messages", 9);
+	}
+	reply(fd, n, in.buf + hlen, clen, anthropic);
 done:
 	sl_buf_release(&in);
-	return ret;
+	shutdown(fd, SHUT_WR);
+	close(fd);
+	return NULL;
 }
 
 static int usage(void)
@@ -217,7 +336,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa;
 	socklen_t salen = sizeof(sa);
 	struct timeval tv = { 10, 0 };
-	unsigned long n = 0;
+	pthread_attr_t attr;
 	int one = 1, lfd;
 	char port[32];
 	sl_err err = SL_ERR_INIT;
@@ -247,7 +366,7 @@ int main(int argc, char **argv)
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sa.sin_port = 0;
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 16) ||
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 256) ||
 	    getsockname(lfd, (struct sockaddr *)&sa, &salen)) {
 		perror("stub-model: bind");
 		return 1;
@@ -263,8 +382,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		pthread_t t;
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -274,9 +397,9 @@ int main(int argc, char **argv)
 		}
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (!serve(fd, n + 1))
-			n++;
-		shutdown(fd, SHUT_WR);
-		close(fd);
+		if (pthread_create(&t, &attr, serve, (void *)(intptr_t)fd)) {
+			/* out of threads: answer in this one rather than drop it */
+			serve((void *)(intptr_t)fd);
+		}
 	}
 }

@@ -360,10 +360,10 @@ static void test_errors(void)
 
 	/* values */
 	EXPECT_ERROR("name: t\nrepository: r\ntargets: {language: c, query: q, unit: fn}\n",
-		     "3:40: 'unit' must be one of: capture, function");
-	EXPECT_ERROR(BASE "edit_format: diff\n", "9:14: 'edit_format' must be one of: udiff, search-replace");
+		     "3:40: 'unit' must be one of: capture, statement, function, class, file");
+	EXPECT_ERROR(BASE "edit_format: diff\n", "9:14: 'edit_format' must be one of: udiff, search-replace, node");
 	EXPECT_ERROR(BASE "provider:\n  kind: claude\n",
-		     "10:9: 'kind' must be one of: rules, openai, command");
+		     "10:9: 'kind' must be one of: rules, openai, command, anthropic, replay");
 	EXPECT_ERROR(BASE "attempts: 0\n", "9:11: 'attempts' must be between 1 and 100");
 	EXPECT_ERROR(BASE "attempts: 101\n", "9:11: 'attempts' must be between 1 and 100");
 	EXPECT_ERROR(BASE "attempts: -1\n", "9:11: 'attempts' must be between 1 and 100");

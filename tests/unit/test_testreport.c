@@ -1,0 +1,243 @@
+/*
+ * test_testreport.c - JUnit XML and TAP to per-test results; regressions,
+ * flaky tests and the feedback summary.
+ *
+ * Fixtures in tests/fixtures/gates/tests: node20-junit.xml and node20.tap
+ * (node 20's --test-reporter junit and tap), ctest.xml (CTest
+ * --output-junit), perl-test-more.tap (Test::More), sluice-unit.tap (our
+ * own unit.h, one line flipped to "not ok") are real outputs made here;
+ * surefire.xml, pytest.xml, go-junit-report.xml and gtest-nested.xml are
+ * written in those tools' shapes; hostile-* must be refused or harmless.
+ * NAME.expect holds the dump below.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/testreport.h"
+#include "gates_fixtures.h"
+
+static void dump_tests(sl_buf *got, const sl_tests *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const char *m = t->v[i].message;
+
+		sl_buf_addf(got, "%s %s\n", sl_test_result_name(t->v[i].result), t->v[i].id);
+		while (m && *m) {
+			const char *nl = strchr(m, '\n');
+			size_t l = nl ? (size_t)(nl - m) : strlen(m);
+
+			sl_buf_addf(got, "  | %.*s\n", (int)l, m);
+			m += l + (nl != NULL);
+		}
+	}
+	if (t->bailed_out)
+		sl_buf_adds(got, "(bailed out)\n");
+}
+
+static void dump_junit(sl_buf *got, const char *name, const sl_buf *in)
+{
+	sl_tests t;
+	sl_err err = SL_ERR_INIT;
+
+	sl_tests_init(&t);
+	if (sl_tests_parse_junit(&t, in->buf, in->len, &err))
+		sl_buf_addf(got, "error: %s\n", err.msg);
+	else
+		dump_tests(got, &t);
+	sl_tests_release(&t);
+}
+
+static void dump_tap(sl_buf *got, const char *name, const sl_buf *in)
+{
+	sl_tests t;
+
+	sl_tests_init(&t);
+	sl_tests_parse_tap(&t, in->buf, in->len);
+	dump_tests(got, &t);
+	sl_tests_release(&t);
+}
+
+static void test_fixtures(void)
+{
+	CHECK(fixture_run_all("tests", "xml", dump_junit) >= 10);
+	CHECK(fixture_run_all("tests", "tap", dump_tap) >= 6);
+}
+
+static void load(sl_tests *t, const char *name)
+{
+	sl_buf b = SL_BUF_INIT, p = SL_BUF_INIT;
+
+	sl_buf_addf(&p, "%s/tests/%s", GATES_FIXTURES, name);
+	CHECK_INT(sl_read_file(&b, p.buf, 0, NULL), 0);
+	sl_tests_init(t);
+	CHECK_INT(sl_tests_parse_junit(t, b.buf, b.len, NULL), 0);
+	sl_buf_release(&b);
+	sl_buf_release(&p);
+}
+
+/* The base passes a, b, c and skips d; the candidate breaks b, loses c. */
+static void test_regressions(void)
+{
+	sl_tests base, cand, out;
+
+	sl_tests_init(&base);
+	sl_tests_init(&cand);
+	sl_tests_init(&out);
+	sl_tests_add(&base, "a", SL_TEST_PASS, NULL);
+	sl_tests_add(&base, "b", SL_TEST_PASS, NULL);
+	sl_tests_add(&base, "c", SL_TEST_PASS, NULL);
+	sl_tests_add(&base, "d", SL_TEST_SKIP, NULL);
+	sl_tests_add(&base, "e", SL_TEST_FAIL, "broken at base");
+	sl_tests_add(&cand, "a", SL_TEST_PASS, NULL);
+	sl_tests_add(&cand, "b", SL_TEST_ERROR, "boom");
+	sl_tests_add(&cand, "d", SL_TEST_FAIL, NULL);
+	sl_tests_add(&cand, "e", SL_TEST_FAIL, "still broken");
+	sl_tests_add(&cand, "new", SL_TEST_FAIL, NULL);
+	CHECK_INT(sl_tests_regressions(&base, &cand, &out), 2);
+	CHECK_STR(out.v[0].id, "b");
+	CHECK_INT(out.v[0].result, SL_TEST_ERROR);
+	CHECK_STR(out.v[0].message, "boom");
+	CHECK_STR(out.v[1].id, "c");
+	CHECK_STR(out.v[1].message, "missing from the report");
+	sl_tests_release(&out);
+	CHECK_INT(sl_tests_regressions(&base, &base, &out), 0);
+	sl_tests_release(&base);
+	sl_tests_release(&cand);
+	sl_tests_release(&out);
+}
+
+/* Two runs of the same tree: pass<->fail flips are flaky, skips are not. */
+static void test_flaky(void)
+{
+	sl_tests a, b, out;
+
+	sl_tests_init(&a);
+	sl_tests_init(&b);
+	sl_tests_init(&out);
+	sl_tests_add(&a, "steady", SL_TEST_PASS, NULL);
+	sl_tests_add(&a, "flips", SL_TEST_PASS, NULL);
+	sl_tests_add(&a, "flops", SL_TEST_ERROR, "timeout");
+	sl_tests_add(&a, "skippy", SL_TEST_SKIP, NULL);
+	sl_tests_add(&a, "broken", SL_TEST_FAIL, NULL);
+	sl_tests_add(&a, "only-a", SL_TEST_PASS, NULL);
+	sl_tests_add(&b, "steady", SL_TEST_PASS, NULL);
+	sl_tests_add(&b, "flips", SL_TEST_FAIL, "race");
+	sl_tests_add(&b, "flops", SL_TEST_PASS, NULL);
+	sl_tests_add(&b, "skippy", SL_TEST_PASS, NULL);
+	sl_tests_add(&b, "broken", SL_TEST_ERROR, NULL);
+	CHECK_INT(sl_tests_flaky(&a, &b, &out), 2);
+	CHECK_STR(out.v[0].id, "flips");
+	CHECK_STR(out.v[0].message, "race");
+	CHECK_STR(out.v[1].id, "flops");
+	CHECK_STR(out.v[1].message, "timeout");
+	sl_tests_release(&a);
+	sl_tests_release(&b);
+	sl_tests_release(&out);
+}
+
+static void test_summary(void)
+{
+	sl_tests t;
+	sl_buf s = SL_BUF_INIT;
+
+	load(&t, "surefire.xml");
+	sl_tests_summary(&t, &s, 0);
+	CHECK_STR(s.buf,
+		  "4 tests: 1 passed, 1 failed, 1 errors, 1 skipped\n"
+		  "fail: com.example.calc.CalculatorTest.dividesByZero\n"
+		  "    expected: <Infinity> but was: <NaN>\n"
+		  "    org.opentest4j.AssertionFailedError: expected: <Infinity> but was: <NaN>\n"
+		  "    \tat org.junit.jupiter.api.AssertionUtils.fail(AssertionUtils.java:55)\n"
+		  "    \tat com.example.calc.CalculatorTest.dividesByZero(CalculatorTest.java:31)\n"
+		  "error: com.example.calc.CalculatorTest.parsesInput\n"
+		  "    Cannot invoke \"String.trim()\" because \"s\" is null\n"
+		  "    java.lang.NullPointerException: Cannot invoke \"String.trim()\" because \"s\" is null\n"
+		  "    \tat com.example.calc.Parser.parse(Parser.java:12)\n");
+	sl_tests_release(&t);
+
+	/* 5000 failures with long messages: capped, and says how many were left. */
+	sl_buf_reset(&s);
+	sl_tests_init(&t);
+	for (int i = 0; i < 5000; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "t%d", i);
+		sl_tests_add(&t, id, SL_TEST_FAIL, "assertion failed: expected the answer to be 42 but it was 41");
+	}
+	sl_tests_summary(&t, &s, 4096);
+	CHECK(s.len <= 4096 + 100);
+	CHECK(strstr(s.buf, "more failing tests\n") != NULL);
+	sl_tests_release(&t);
+	sl_buf_release(&s);
+}
+
+static void test_hostile(void)
+{
+	sl_buf b = SL_BUF_INIT;
+	sl_tests t;
+	sl_err err = SL_ERR_INIT;
+	int64_t t0 = sl_now_ms();
+
+	/* Billion laughs: whatever libxml2 decides, nothing expands. */
+	sl_tests_init(&t);
+	CHECK_INT(sl_read_file(&b, GATES_FIXTURES "/tests/hostile-billion-laughs.xml", 0, NULL), 0);
+	(void)sl_tests_parse_junit(&t, b.buf, b.len, &err);
+	for (size_t i = 0; i < t.n; i++)
+		CHECK(strlen(t.v[i].id) < 100 && (!t.v[i].message || strlen(t.v[i].message) < 2048));
+	CHECK(sl_now_ms() - t0 < 2000);
+	sl_tests_release(&t);
+
+	/* External entities are never fetched: no passwd content anywhere. */
+	sl_buf_reset(&b);
+	CHECK_INT(sl_read_file(&b, GATES_FIXTURES "/tests/hostile-xxe.xml", 0, NULL), 0);
+	sl_err_clear(&err);
+	if (!sl_tests_parse_junit(&t, b.buf, b.len, &err))
+		for (size_t i = 0; i < t.n; i++)
+			CHECK(!t.v[i].message || !strstr(t.v[i].message, "root:"));
+	sl_tests_release(&t);
+
+	/* Over the size cap: refused before parsing. */
+	sl_buf_reset(&b);
+	sl_buf_adds(&b, "<testsuite>");
+	sl_buf_grow(&b, 33u << 20);
+	memset(b.buf + b.len, ' ', 33u << 20);
+	sl_buf_setlen(&b, b.len + (33u << 20));
+	sl_err_clear(&err);
+	CHECK_INT(sl_tests_parse_junit(&t, b.buf, b.len, &err), SL_EINPUT);
+	CHECK(strstr(err.msg, "limit") != NULL);
+
+	/* A 1 MiB test name and message in TAP; a huge plan; binary junk. */
+	sl_buf_reset(&b);
+	sl_buf_adds(&b, "not ok 1 - ");
+	sl_buf_grow(&b, 1u << 20);
+	memset(b.buf + b.len, 'n', 1u << 20);
+	sl_buf_setlen(&b, b.len + (1u << 20));
+	sl_buf_adds(&b, "\n# why\n1..99999999999\n\x01\xff\x00ok\n");
+	sl_tests_parse_tap(&t, b.buf, b.len);
+	CHECK_INT(t.n, 1);
+	CHECK_STR(t.n ? t.v[0].message : "", "why");
+	sl_tests_release(&t);
+
+	/* Deeply nested suites. */
+	sl_buf_reset(&b);
+	for (int i = 0; i < 200; i++)
+		sl_buf_adds(&b, "<testsuite>");
+	sl_buf_adds(&b, "<testcase name=\"deep\"/>");
+	for (int i = 0; i < 200; i++)
+		sl_buf_adds(&b, "</testsuite>");
+	CHECK_INT(sl_tests_parse_junit(&t, b.buf, b.len, NULL), 0);
+	CHECK_INT(t.n, 0);   /* below the 64 levels walked */
+	sl_tests_release(&t);
+	CHECK(sl_now_ms() - t0 < 5000);
+	sl_buf_release(&b);
+}
+
+int main(void)
+{
+	RUN(test_fixtures);
+	RUN(test_regressions);
+	RUN(test_flaky);
+	RUN(test_summary);
+	RUN(test_hostile);
+	return unit_done();
+}

@@ -1,0 +1,493 @@
+/*
+ * diff_lines.c - a unified diff to per-file sets of changed lines.
+ *
+ * One pass over the lines, with two states: between hunks (headers are read:
+ * "diff --git", "---", "+++", mode, rename and binary lines) and inside a
+ * hunk (the header's counts say how many old and new lines remain; a line
+ * that is none of ' ', '+', '-', '\' ends the hunk early, which is how a
+ * truncated or hand-trimmed diff is survived).  Paths from "---"/"+++" win
+ * over those guessed from "diff --git", which are ambiguous when a path
+ * holds " b/".
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff_lines.h"
+#include "util.h"
+
+#define MAX_FILES 100000u
+#define MAX_LINE 0x7fffffffu
+
+void sl_changed_init(sl_changed *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+void sl_changed_release(sl_changed *c)
+{
+	for (size_t i = 0; i < c->nfiles; i++) {
+		free(c->files[i].path);
+		free(c->files[i].old_path);
+		free(c->files[i].lines);
+		free(c->files[i].cuts);
+	}
+	free(c->files);
+	sl_changed_init(c);
+}
+
+/* "a/x" -> "x" (one leading a/ or b/ only). */
+static const char *strip_ab(const char *p)
+{
+	if ((p[0] == 'a' || p[0] == 'b') && p[1] == '/')
+		return p + 2;
+	return p;
+}
+
+/*
+ * Read one path token at s (up to end): a C-quoted string as git writes for
+ * unusual names, or everything up to a tab (plain diffs append timestamps)
+ * or the end.  *next gets where parsing stopped.  Returns an owned string.
+ */
+static char *read_path(const char *s, const char *end, const char **next)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	if (s < end && *s == '"') {
+		s++;
+		while (s < end && *s != '"') {
+			if (*s == '\\' && s + 1 < end) {
+				s++;
+				if (*s >= '0' && *s <= '7') {
+					unsigned v = 0;
+					for (int k = 0; k < 3 && s < end && *s >= '0' && *s <= '7'; k++)
+						v = v * 8 + (unsigned)(*s++ - '0');
+					sl_buf_addch(&b, (int)(v & 0xff));
+					continue;
+				}
+				switch (*s) {
+				case 'n': sl_buf_addch(&b, '\n'); break;
+				case 't': sl_buf_addch(&b, '\t'); break;
+				case 'r': sl_buf_addch(&b, '\r'); break;
+				case 'a': sl_buf_addch(&b, '\a'); break;
+				case 'b': sl_buf_addch(&b, '\b'); break;
+				case 'f': sl_buf_addch(&b, '\f'); break;
+				case 'v': sl_buf_addch(&b, '\v'); break;
+				default: sl_buf_addch(&b, *s); break;
+				}
+				s++;
+				continue;
+			}
+			sl_buf_addch(&b, *s++);
+		}
+		if (s < end)
+			s++;
+	} else {
+		const char *t = s;
+
+		while (t < end && *t != '\t')
+			t++;
+		sl_buf_add(&b, s, (size_t)(t - s));
+		s = t;
+	}
+	if (next)
+		*next = s;
+	return sl_buf_detach(&b, NULL);
+}
+
+static sl_changed_file *new_file(sl_changed *c, sl_err *err)
+{
+	sl_changed_file *f;
+
+	if (c->nfiles >= MAX_FILES) {
+		sl_err_set(err, SL_EINPUT, "diff names more than %u files", MAX_FILES);
+		return NULL;
+	}
+	SL_ALLOC_GROW(c->files, c->nfiles + 1, c->alloc);
+	f = &c->files[c->nfiles++];
+	memset(f, 0, sizeof(*f));
+	return f;
+}
+
+static void set_str(char **dst, char *src)
+{
+	free(*dst);
+	*dst = src;
+}
+
+/* Paths from "diff --git A B": quoted pairs, or "a/P b/P", or split at " b/". */
+static void git_line_paths(sl_changed_file *f, const char *s, const char *end)
+{
+	char *a = NULL, *b = NULL;
+	size_t len = (size_t)(end - s);
+
+	if (s < end && *s == '"') {
+		const char *next;
+
+		a = read_path(s, end, &next);
+		while (next < end && *next == ' ')
+			next++;
+		b = read_path(next, end, NULL);
+	} else if (len >= 5 && (len - 1) % 2 == 0 && !memcmp(s, "a/", 2) &&
+		   !memcmp(s + (len - 1) / 2, " b/", 3) &&
+		   !memcmp(s + 2, s + (len - 1) / 2 + 3, (len - 1) / 2 - 2)) {
+		a = sl_xstrndup(s, (len - 1) / 2);
+		b = sl_xstrndup(s + (len - 1) / 2 + 1, (len - 1) / 2);
+	} else {
+		const char *mid = NULL;
+
+		for (const char *p = s; p + 3 <= end; p++)
+			if (!memcmp(p, " b/", 3))
+				mid = p;
+		if (!mid)
+			return;
+		a = sl_xstrndup(s, (size_t)(mid - s));
+		b = sl_xstrndup(mid + 1, (size_t)(end - mid - 1));
+	}
+	set_str(&f->old_path, sl_xstrdup(strip_ab(a)));
+	set_str(&f->path, sl_xstrdup(strip_ab(b)));
+	free(a);
+	free(b);
+}
+
+static int parse_uint(const char **s, const char *end, unsigned *out)
+{
+	unsigned long v = 0;
+	const char *p = *s;
+
+	if (p >= end || *p < '0' || *p > '9')
+		return -1;
+	while (p < end && *p >= '0' && *p <= '9') {
+		v = v * 10 + (unsigned long)(*p++ - '0');
+		if (v > MAX_LINE)
+			return -1;
+	}
+	*s = p;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* "@@ -a[,b] +c[,d] @@" */
+static int parse_hunk_header(const char *s, const char *end, unsigned *old_n,
+			     unsigned *new_start, unsigned *new_n)
+{
+	unsigned a;
+
+	s += 3;
+	if (s >= end || *s++ != '-' || parse_uint(&s, end, &a))
+		return -1;
+	*old_n = 1;
+	if (s < end && *s == ',' && (s++, parse_uint(&s, end, old_n)))
+		return -1;
+	if (s >= end || *s++ != ' ' || s >= end || *s++ != '+' || parse_uint(&s, end, new_start))
+		return -1;
+	*new_n = 1;
+	if (s < end && *s == ',' && (s++, parse_uint(&s, end, new_n)))
+		return -1;
+	if (end - s < 3 || memcmp(s, " @@", 3))
+		return -1;
+	return 0;
+}
+
+static void push_line(unsigned **v, size_t *n, size_t *alloc, unsigned line)
+{
+	if (*n && (*v)[*n - 1] == line)
+		return;
+	SL_ALLOC_GROW(*v, *n + 1, *alloc);
+	(*v)[(*n)++] = line;
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Hunks of one file may come in any order in a hand-made diff: sort, dedupe. */
+static void normalise(unsigned *v, size_t *n)
+{
+	size_t j = 0;
+
+	if (*n < 2)
+		return;
+	qsort(v, *n, sizeof(*v), cmp_uint);
+	for (size_t i = 0; i < *n; i++)
+		if (!j || v[j - 1] != v[i])
+			v[j++] = v[i];
+	*n = j;
+}
+
+static int starts(const char *s, const char *end, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return (size_t)(end - s) >= n && !memcmp(s, prefix, n);
+}
+
+int sl_changed_parse(sl_changed *out, const char *diff, size_t len,
+		     sl_added_line_fn on_added, void *data, sl_err *err)
+{
+	const char *p = diff, *stop = diff + len;
+	sl_changed_file *f = NULL;
+	unsigned old_left = 0, new_left = 0, new_line = 0;
+	int in_hunk = 0, prev_minus = 0, had_hunk = 0, had_minus_header = 0;
+	size_t first = out->nfiles;
+	int ret = 0;
+
+	while (p < stop) {
+		const char *eol = memchr(p, '\n', (size_t)(stop - p));
+		const char *next = eol ? eol + 1 : stop;
+		const char *end = eol ? eol : stop;
+		const char *hend = end;
+
+		if (hend > p && hend[-1] == '\r')
+			hend--;
+		if (in_hunk) {
+			char c = p < end ? *p : ' ';
+
+			if (c == ' ' && old_left && new_left) {
+				old_left--;
+				new_left--;
+				new_line++;
+				prev_minus = 0;
+				p = next;
+				goto check_end;
+			} else if (c == '+' && new_left) {
+				new_left--;
+				f->added++;
+				out->added++;
+				push_line(&f->lines, &f->nlines, &f->lines_alloc, new_line);
+				if (on_added && (ret = on_added(data, f->path ? f->path : "",
+								new_line, p + 1, (size_t)(end - p - 1))))
+					goto done;
+				new_line++;
+				prev_minus = 0;
+				p = next;
+				goto check_end;
+			} else if (c == '-' && old_left) {
+				old_left--;
+				f->removed++;
+				out->removed++;
+				if (!prev_minus)
+					push_line(&f->cuts, &f->ncuts, &f->cuts_alloc, new_line);
+				prev_minus = 1;
+				p = next;
+				goto check_end;
+			} else if (c == '\\') {
+				p = next;
+				continue;
+			}
+			in_hunk = 0;    /* ended early: read this line as a header */
+		}
+		if (starts(p, hend, "diff --git ")) {
+			if (!(f = new_file(out, err))) {
+				ret = SL_EINPUT;
+				goto done;
+			}
+			git_line_paths(f, p + 11, hend);
+			had_hunk = had_minus_header = 0;
+		} else if (starts(p, hend, "--- ")) {
+			char *path;
+
+			if (!f || had_hunk || had_minus_header) {
+				if (!(f = new_file(out, err))) {
+					ret = SL_EINPUT;
+					goto done;
+				}
+				had_hunk = 0;
+			}
+			had_minus_header = 1;
+			path = read_path(p + 4, hend, NULL);
+			if (!strcmp(path, "/dev/null")) {
+				f->created = 1;
+				set_str(&f->old_path, NULL);
+			} else {
+				set_str(&f->old_path, sl_xstrdup(strip_ab(path)));
+			}
+			free(path);
+		} else if (starts(p, hend, "+++ ") && f) {
+			char *path = read_path(p + 4, hend, NULL);
+
+			if (!strcmp(path, "/dev/null")) {
+				f->deleted = 1;
+				if (f->old_path)
+					set_str(&f->path, sl_xstrdup(f->old_path));
+			} else {
+				set_str(&f->path, sl_xstrdup(strip_ab(path)));
+			}
+			free(path);
+		} else if (starts(p, hend, "@@ ")) {
+			unsigned old_n, new_start, new_n;
+
+			if (!f || parse_hunk_header(p, hend, &old_n, &new_start, &new_n)) {
+				ret = sl_err_set(err, SL_EINPUT, "bad hunk header '%.*s'",
+						 (int)(hend - p > 80 ? 80 : hend - p), p);
+				goto done;
+			}
+			old_left = old_n;
+			new_left = new_n;
+			new_line = new_n ? new_start : new_start + 1;
+			in_hunk = old_left || new_left;
+			had_hunk = 1;
+			prev_minus = 0;
+		} else if (f && starts(p, hend, "new file mode")) {
+			f->created = 1;
+		} else if (f && starts(p, hend, "deleted file mode")) {
+			f->deleted = 1;
+		} else if (f && (starts(p, hend, "rename from ") || starts(p, hend, "copy from "))) {
+			const char *s = p + (p[0] == 'r' ? 12 : 10);
+
+			set_str(&f->old_path, read_path(s, hend, NULL));
+			f->renamed = p[0] == 'r';
+		} else if (f && (starts(p, hend, "rename to ") || starts(p, hend, "copy to "))) {
+			const char *s = p + (p[0] == 'r' ? 10 : 8);
+
+			set_str(&f->path, read_path(s, hend, NULL));
+		} else if (f && (starts(p, hend, "Binary files ") || starts(p, hend, "GIT binary patch"))) {
+			f->binary = 1;
+		}
+		p = next;
+		continue;
+check_end:
+		if (!old_left && !new_left)
+			in_hunk = 0;
+	}
+	for (size_t i = first; i < out->nfiles; i++) {
+		sl_changed_file *g = &out->files[i];
+
+		if (g->created)
+			set_str(&g->old_path, NULL);
+		if (!g->path)
+			g->path = sl_xstrdup(g->old_path ? g->old_path : "");
+		normalise(g->lines, &g->nlines);
+		normalise(g->cuts, &g->ncuts);
+	}
+done:
+	return ret;
+}
+
+const sl_changed_file *sl_changed_find(const sl_changed *c, const char *path)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].path && !strcmp(c->files[i].path, path))
+			return &c->files[i];
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].old_path && !strcmp(c->files[i].old_path, path))
+			return &c->files[i];
+	return NULL;
+}
+
+/* 1 if some v[i] lies in [lo, hi] (v ascending). */
+static int any_in(const unsigned *v, size_t n, unsigned lo, unsigned hi)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (v[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && v[a] <= hi;
+}
+
+int sl_changed_near(const sl_changed *c, const char *path, unsigned line, unsigned radius)
+{
+	char *norm = sl_report_path(path);
+	const sl_changed_file *f = sl_changed_find(c, norm);
+	unsigned lo, hi;
+	int ret = 0;
+
+	if (!f)
+		goto done;
+	if (f->created) {
+		ret = 1;
+		goto done;
+	}
+	lo = line > radius ? line - radius : 0;
+	hi = line > UINT32_MAX - radius ? UINT32_MAX : line + radius;
+	ret = any_in(f->lines, f->nlines, lo, hi) || any_in(f->cuts, f->ncuts, lo, hi);
+done:
+	free(norm);
+	return ret;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *sl_report_path(const char *raw)
+{
+	sl_buf in = SL_BUF_INIT, out = SL_BUF_INIT;
+	const char *s = raw ? raw : "";
+	int absolute;
+	size_t nseg = 0, segalloc = 0;
+	size_t *segstart = NULL;
+
+	if (!strncmp(s, "file://", 7)) {
+		s += 7;
+		if (*s != '/') {    /* file://host/path: drop the host */
+			const char *slash = strchr(s, '/');
+			s = slash ? slash : "";
+		}
+		for (; *s; s++) {
+			int h, l;
+
+			if (*s == '%' && (h = hexval(s[1])) >= 0 && (l = hexval(s[2])) >= 0) {
+				sl_buf_addch(&in, h * 16 + l);
+				s += 2;
+			} else {
+				sl_buf_addch(&in, *s);
+			}
+		}
+	} else {
+		sl_buf_adds(&in, s);
+	}
+	s = in.buf;
+	absolute = *s == '/';
+	if (!strncmp(s, "/src/", 5)) {
+		s += 5;
+		absolute = 0;
+	}
+	/* Segments: drop "" and ".", pop on "..". */
+	while (*s) {
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		if (n == 0 || (n == 1 && s[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && s[0] == '.' && s[1] == '.') {
+			if (nseg) {
+				sl_buf_setlen(&out, segstart[--nseg]);
+			} else if (!absolute) {
+				/* climbs above the root: keep it visibly outside */
+				absolute = 1;
+				sl_buf_adds(&out, "/..");
+			}
+		} else {
+			SL_ALLOC_GROW(segstart, nseg + 1, segalloc);
+			segstart[nseg++] = out.len;
+			if (out.len || absolute)
+				sl_buf_addch(&out, '/');
+			sl_buf_add(&out, s, n);
+		}
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	if (absolute && !out.len)
+		sl_buf_addch(&out, '/');
+	free(segstart);
+	sl_buf_release(&in);
+	return sl_buf_detach(&out, NULL);
+}

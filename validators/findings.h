@@ -1,0 +1,118 @@
+/*
+ * findings.h - static-analysis findings, and which of them a candidate added.
+ *
+ * Two input formats:
+ *   gcc   - gcc/clang (and cppcheck --template=gcc, clang --analyze text)
+ *           diagnostics: "FILE:LINE[:COL]: LEVEL: MESSAGE [FLAG]", LEVEL one
+ *           of warning, error, fatal error, note, remark.  A note attaches
+ *           to the diagnostic before it; "In function", "In file included
+ *           from", "At top level", source excerpts and caret lines are
+ *           skipped.
+ *   sarif - SARIF 2.1.0: runs[].results[] with ruleId (or rule.id),
+ *           level (default "warning"; "none" is a note), message.text,
+ *           locations[0].physicalLocation.artifactLocation.uri (or its
+ *           index into runs[].artifacts[]) and region.startLine.
+ * Paths go through sl_report_path (diff_lines.h): "file://", the jail's
+ * "/src/" and "./" are stripped, so they compare with the diff's.
+ *
+ * A candidate's finding "fails" when it is new compared with the base's
+ * findings and on or near a changed line.  New is decided without line
+ * numbers (code moves): findings are keyed by (file, rule, normalised
+ * message), the message normalised by turning typographic quotes into ',
+ * collapsing white space and replacing numbers that follow ':' or "line "
+ * with '#'; for each key, if the candidate has c findings and the base b,
+ * c - b of them are new, and those taken are the ones nearest changed lines
+ * (so an old warning that merely moved is never blamed while a new copy of
+ * it on an edited line is).  A file renamed by the diff is keyed by its new
+ * name on both sides.
+ *
+ * The `static` gate (proposed spec, the lead wires it):
+ *
+ *     - name: warnings
+ *       kind: static
+ *       command: make -k CFLAGS='-Wall -Wextra' 2>&1     # or an analyzer
+ *       format: gcc            # gcc (from the output) | sarif
+ *       report: out/scan.sarif # sarif: read with sl_read_beneath from the worktree;
+ *                              # gcc: omitted = parse the command's output
+ *       radius: 3              # lines around a changed line; default 3
+ *       fail_on: warning       # warning (default) | error: ignore lower levels
+ *
+ * Calling sequence: run the command on the base once per campaign (cache the
+ * parsed base set), then per candidate:
+ *
+ *     sl_findings base, cand, fresh;  (each sl_findings_init)
+ *     sl_findings_parse_gcc(&cand, out.buf, out.len);    or _sarif(...)
+ *     sl_findings_new_near(&base, &cand, &changed, radius, &fresh);
+ *     verdict = fresh.n ? FAIL : PASS;   (after dropping levels below fail_on)
+ *     sl_findings_text(&fresh, &feedback, 4096);
+ *
+ * The gate's exit status is not the verdict for `static` (analyzers exit
+ * non-zero when they find anything); the lead should record it and treat a
+ * command that produced no parsable report (SARIF missing or malformed) as
+ * a failure of the candidate only when the base produced one.
+ */
+#ifndef SL_FINDINGS_H
+#define SL_FINDINGS_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "diff_lines.h"
+#include "err.h"
+
+enum sl_finding_level {
+	SL_LEVEL_NOTE = 1,
+	SL_LEVEL_WARNING,
+	SL_LEVEL_ERROR,
+};
+
+typedef struct sl_finding {
+	char *file;                 /* repository-relative (sl_report_path); owned */
+	unsigned line, col;         /* 1-based; 0 when unknown */
+	int level;                  /* enum sl_finding_level */
+	char *rule;                 /* "-Wunused-variable", "unix.Malloc", "" if none; owned */
+	char *message;              /* as reported (capped at 1 KiB); owned */
+	char *notes;                /* attached notes, one "FILE:LINE: note: MSG" per line, or NULL; owned */
+} sl_finding;
+
+typedef struct sl_findings {
+	sl_finding *v;
+	size_t n, alloc;
+	size_t dropped;             /* findings past the cap of 10000, counted only */
+} sl_findings;
+
+void sl_findings_init(sl_findings *f);
+void sl_findings_release(sl_findings *f);
+
+/* Append a copy of *src to f (the strings are copied). */
+void sl_findings_add_copy(sl_findings *f, const sl_finding *src);
+
+/* Parse compiler output; never fails (what does not parse is skipped). */
+void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len);
+
+/* Parse a SARIF 2.1.0 log; SL_EINPUT when it is not JSON or has no runs array. */
+int sl_findings_parse_sarif(sl_findings *out, const char *text, size_t len, sl_err *err);
+
+/* Keep only findings at min_level or above (in place). */
+void sl_findings_filter_level(sl_findings *f, int min_level);
+
+/*
+ * Append to *out (copies) the findings of cand that are new compared with
+ * base and within radius lines of a line the diff changed (see above).
+ * Notes are never findings of their own.  Returns how many were appended.
+ */
+size_t sl_findings_new_near(const sl_findings *base, const sl_findings *cand,
+			    const sl_changed *changed, unsigned radius, sl_findings *out);
+
+/*
+ * Append "FILE:LINE:COL: LEVEL: MESSAGE [RULE]" lines (notes indented under
+ * their finding) to out, stopping before out grows by more than cap bytes
+ * (0 = no cap) and saying how many were left out.
+ */
+void sl_findings_text(const sl_findings *f, sl_buf *out, size_t cap);
+
+/* "note", "warning", "error"; and back (0 for an unknown name). */
+const char *sl_finding_level_name(int level);
+int sl_finding_level_parse(const char *name);
+
+#endif

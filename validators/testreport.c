@@ -1,0 +1,584 @@
+/*
+ * testreport.c - JUnit XML and TAP reports to per-test results.
+ *
+ * Reports are written by the candidate's own test code, so they are hostile
+ * input: size is capped before libxml2 sees them, the parser runs with
+ * XML_PARSE_NONET and without XML_PARSE_NOENT/DTDLOAD/HUGE (so libxml2's
+ * default depth and text-size limits and its entity-amplification checks
+ * apply), and text is read from text and CDATA nodes only: never through
+ * xmlNodeGetContent or xmlGetProp, which would expand entity references.
+ * Which element is which is decided by local name, so namespaced reports
+ * work too.
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "testreport.h"
+#include "util.h"
+
+#define MAX_TESTS 100000u
+#define MAX_XML (32u << 20)
+#define MESSAGE_CAP 1024u
+#define SUMMARY_CAP 4096u
+
+void sl_tests_init(sl_tests *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void sl_tests_release(sl_tests *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].id);
+		free(t->v[i].message);
+	}
+	free(t->v);
+	sl_tests_init(t);
+}
+
+static char *cap_message(const char *m)
+{
+	size_t len;
+
+	if (!m)
+		return NULL;
+	len = strlen(m);
+	if (len <= MESSAGE_CAP)
+		return sl_xstrdup(m);
+	{
+		sl_buf b = SL_BUF_INIT;
+
+		sl_buf_add(&b, m, MESSAGE_CAP);
+		sl_buf_adds(&b, "...");
+		return sl_buf_detach(&b, NULL);
+	}
+}
+
+void sl_tests_add(sl_tests *t, const char *id, int result, const char *message)
+{
+	sl_test *x;
+
+	if (t->n >= MAX_TESTS) {
+		t->dropped++;
+		return;
+	}
+	SL_ALLOC_GROW(t->v, t->n + 1, t->alloc);
+	x = &t->v[t->n++];
+	x->id = sl_xstrdup(id);
+	x->result = result;
+	x->message = cap_message(message);
+}
+
+const sl_test *sl_tests_find(const sl_tests *t, const char *id)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].id, id))
+			return &t->v[i];
+	return NULL;
+}
+
+int sl_test_failed(int result)
+{
+	return result == SL_TEST_FAIL || result == SL_TEST_ERROR;
+}
+
+const char *sl_test_result_name(int result)
+{
+	switch (result) {
+	case SL_TEST_PASS: return "pass";
+	case SL_TEST_FAIL: return "fail";
+	case SL_TEST_ERROR: return "error";
+	case SL_TEST_SKIP: return "skip";
+	}
+	return "unknown";
+}
+
+/* --- duplicate ids --- */
+
+typedef struct idref {
+	const char *id;
+	size_t idx;
+} idref;
+
+static int cmp_idref(const void *a, const void *b)
+{
+	const idref *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static void dedupe(sl_tests *t)
+{
+	idref *r;
+
+	if (t->n < 2)
+		return;
+	r = sl_xcalloc(t->n, sizeof(*r));
+	for (size_t i = 0; i < t->n; i++) {
+		r[i].id = t->v[i].id;
+		r[i].idx = i;
+	}
+	qsort(r, t->n, sizeof(*r), cmp_idref);
+	for (size_t i = 1, k = 1; i < t->n; i++) {
+		sl_buf b = SL_BUF_INIT;
+		sl_test *x;
+
+		if (strcmp(r[i].id, r[i - 1].id)) {
+			k = 1;
+			continue;
+		}
+		x = &t->v[r[i].idx];
+		sl_buf_addf(&b, "%s [%zu]", x->id, ++k);
+		free(x->id);
+		x->id = sl_buf_detach(&b, NULL);
+		r[i].id = r[i - 1].id;   /* the group's first id, never renamed */
+	}
+	free(r);
+}
+
+/* --- JUnit --- */
+
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
+static void xml_init(void)
+{
+	xmlInitParser();
+}
+
+/* Text of a node's direct text and CDATA children (entity references skipped). */
+static void node_text(sl_buf *out, xmlNode *children, size_t cap)
+{
+	for (xmlNode *c = children; c && out->len < cap; c = c->next) {
+		if ((c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) && c->content) {
+			size_t len = strlen((const char *)c->content);
+
+			if (len > cap - out->len)
+				len = cap - out->len;
+			sl_buf_add(out, c->content, len);
+		}
+	}
+}
+
+static void attr_text(sl_buf *out, xmlNode *n, const char *name)
+{
+	for (xmlAttr *a = n->properties; a; a = a->next)
+		if (a->name && !strcmp((const char *)a->name, name)) {
+			node_text(out, a->children, MESSAGE_CAP);
+			return;
+		}
+}
+
+static int has_attr(xmlNode *n, const char *name)
+{
+	for (xmlAttr *a = n->properties; a; a = a->next)
+		if (a->name && !strcmp((const char *)a->name, name))
+			return 1;
+	return 0;
+}
+
+static int is_elem(xmlNode *n, const char *name)
+{
+	return n->type == XML_ELEMENT_NODE && n->name && !strcmp((const char *)n->name, name);
+}
+
+static void trim(sl_buf *b)
+{
+	size_t i = 0;
+
+	sl_buf_rtrim(b);
+	while (i < b->len && isspace((unsigned char)b->buf[i]))
+		i++;
+	if (i) {
+		memmove(b->buf, b->buf + i, b->len - i);
+		sl_buf_setlen(b, b->len - i);
+	}
+}
+
+static void junit_case(sl_tests *out, xmlNode *tc, const char *suite)
+{
+	sl_buf cls = SL_BUF_INIT, name = SL_BUF_INIT, id = SL_BUF_INIT, msg = SL_BUF_INIT;
+	int result = SL_TEST_PASS;
+
+	attr_text(&cls, tc, "classname");
+	attr_text(&name, tc, "name");
+	if (!has_attr(tc, "classname") && suite && *suite)
+		sl_buf_adds(&cls, suite);
+	if (cls.len && strcmp(cls.buf, name.buf))
+		sl_buf_addf(&id, "%s.%s", cls.buf, name.buf);
+	else
+		sl_buf_adds(&id, name.buf);
+	for (xmlNode *c = tc->children; c; c = c->next) {
+		int r = is_elem(c, "failure") ? SL_TEST_FAIL : is_elem(c, "error") ? SL_TEST_ERROR :
+			is_elem(c, "skipped") ? SL_TEST_SKIP : 0;
+		sl_buf text = SL_BUF_INIT;
+
+		/* A skip marker wins (node writes a todo as skipped + failure); else the first failure or error. */
+		if (!r || result == SL_TEST_SKIP || (result != SL_TEST_PASS && r != SL_TEST_SKIP))
+			continue;
+		result = r;
+		sl_buf_reset(&msg);
+		attr_text(&msg, c, "message");
+		node_text(&text, c->children, MESSAGE_CAP);
+		trim(&text);
+		if (text.len && strcmp(text.buf, msg.buf))
+			sl_buf_addf(&msg, "%s%s", msg.len ? "\n" : "", text.buf);
+		sl_buf_release(&text);
+	}
+	if (result == SL_TEST_PASS) {
+		/* CTest writes status="disabled"/"notrun", gtest result="skipped". */
+		sl_buf st = SL_BUF_INIT;
+
+		attr_text(&st, tc, "status");
+		attr_text(&st, tc, "result");
+		if (strstr(st.buf, "disabled") || strstr(st.buf, "notrun") || strstr(st.buf, "skipped"))
+			result = SL_TEST_SKIP;
+		sl_buf_release(&st);
+	}
+	if (sl_test_failed(result) && !msg.len) {
+		/* No message (CTest): the test's own output says what went wrong. */
+		for (xmlNode *c = tc->children; c && msg.len < MESSAGE_CAP; c = c->next)
+			if (is_elem(c, "system-err") || is_elem(c, "system-out"))
+				node_text(&msg, c->children, MESSAGE_CAP);
+		trim(&msg);
+	}
+	sl_tests_add(out, id.buf, result, msg.len ? msg.buf : NULL);
+	sl_buf_release(&cls);
+	sl_buf_release(&name);
+	sl_buf_release(&id);
+	sl_buf_release(&msg);
+}
+
+static void junit_walk(sl_tests *out, xmlNode *n, const char *suite, int depth)
+{
+	if (depth > 64)
+		return;
+	for (; n; n = n->next) {
+		if (is_elem(n, "testcase")) {
+			junit_case(out, n, suite);
+		} else if (is_elem(n, "testsuite") || is_elem(n, "testsuites")) {
+			sl_buf name = SL_BUF_INIT;
+
+			attr_text(&name, n, "name");
+			junit_walk(out, n->children, name.len ? name.buf : suite, depth + 1);
+			sl_buf_release(&name);
+		}
+	}
+}
+
+int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err)
+{
+	xmlParserCtxt *ctxt = NULL;
+	xmlDoc *doc = NULL;
+	xmlNode *root;
+	int ret = 0;
+
+	if (len > MAX_XML) {
+		ret = sl_err_set(err, SL_EINPUT, "junit report is %zu bytes, over the %u limit",
+				 len, MAX_XML);
+		goto done;
+	}
+	pthread_once(&xml_once, xml_init);
+	if (!(ctxt = xmlNewParserCtxt()))
+		BUG("xmlNewParserCtxt failed");
+	doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "report.xml", NULL,
+				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!doc || !ctxt->wellFormed) {
+		const xmlError *e = xmlCtxtGetLastError(ctxt);
+		sl_buf m = SL_BUF_INIT;
+
+		sl_buf_adds(&m, e && e->message ? e->message : "not well-formed");
+		sl_buf_rtrim(&m);
+		ret = sl_err_set(err, SL_EINPUT, "junit report: %s (line %d)", m.buf, e ? e->line : 0);
+		sl_buf_release(&m);
+		goto done;
+	}
+	root = xmlDocGetRootElement(doc);
+	if (!root || !(is_elem(root, "testsuites") || is_elem(root, "testsuite"))) {
+		ret = sl_err_set(err, SL_EINPUT, "junit report: root element is not <testsuites> or <testsuite>");
+		goto done;
+	}
+	junit_walk(out, root, NULL, 0);
+	dedupe(out);
+done:
+	xmlFreeDoc(doc);
+	xmlFreeParserCtxt(ctxt);
+	return ret;
+}
+
+/* --- TAP --- */
+
+static int word_ci(const char *s, const char *end, const char *w)
+{
+	size_t n = strlen(w);
+
+	return (size_t)(end - s) >= n && !strncasecmp(s, w, n);
+}
+
+typedef struct tap_state {
+	sl_tests *out;
+	size_t last_fail;           /* index + 1 of the last "not ok", 0 if none */
+	int in_yaml;                /* inside a YAML block ... */
+	int yaml_attach;            /* ... that belongs to the "not ok" just before it */
+	int after_fail;             /* the previous line was a "not ok" */
+	unsigned *nums;             /* the number of each test reported */
+	size_t nnums, nums_alloc;
+	unsigned plan;
+	int have_plan;
+} tap_state;
+
+static void tap_attach(tap_state *st, const char *s, const char *end)
+{
+	sl_test *t;
+	sl_buf b = SL_BUF_INIT;
+
+	if (!st->last_fail)
+		return;
+	t = &st->out->v[st->last_fail - 1];
+	sl_buf_adds(&b, t->message ? t->message : "");
+	if (b.len < MESSAGE_CAP) {
+		if (b.len)
+			sl_buf_addch(&b, '\n');
+		sl_buf_add(&b, s, (size_t)(end - s) > MESSAGE_CAP ? MESSAGE_CAP : (size_t)(end - s));
+	}
+	free(t->message);
+	t->message = cap_message(b.buf);
+	sl_buf_release(&b);
+}
+
+static void tap_test(tap_state *st, const char *p, const char *end, int ok)
+{
+	unsigned long num = 0;
+	const char *desc, *hash = NULL;
+	sl_buf id = SL_BUF_INIT, directive = SL_BUF_INIT;
+	int result = ok ? SL_TEST_PASS : SL_TEST_FAIL;
+
+	while (p < end && *p == ' ')
+		p++;
+	while (p < end && isdigit((unsigned char)*p) && num < 100000000ul)
+		num = num * 10 + (unsigned long)(*p++ - '0');
+	while (p < end && *p == ' ')
+		p++;
+	if (p < end && *p == '-')
+		p++;
+	while (p < end && *p == ' ')
+		p++;
+	desc = p;
+	for (const char *q = p; q < end; q++) {
+		if (*q == '\\' && q + 1 < end) {
+			q++;
+			continue;
+		}
+		if (*q == '#') {
+			hash = q;
+			break;
+		}
+	}
+	for (const char *q = desc; q < (hash ? hash : end); q++) {
+		if (*q == '\\' && q + 1 < end && (q[1] == '#' || q[1] == '\\'))
+			q++;
+		sl_buf_addch(&id, *q);
+	}
+	sl_buf_rtrim(&id);
+	if (hash) {
+		const char *d = hash + 1;
+
+		while (d < end && *d == ' ')
+			d++;
+		if (word_ci(d, end, "skip"))
+			result = SL_TEST_SKIP;
+		else if (word_ci(d, end, "todo") && !ok)
+			result = SL_TEST_SKIP;
+		sl_buf_add(&directive, hash, (size_t)(end - hash));
+	}
+	if (!num)    /* unnumbered: the next in sequence */
+		num = st->nnums + 1;
+	if (!id.len)
+		sl_buf_addf(&id, "test %lu", num);
+	SL_ALLOC_GROW(st->nums, st->nnums + 1, st->nums_alloc);
+	st->nums[st->nnums++] = (unsigned)num;
+	sl_tests_add(st->out, id.buf, result, directive.len ? directive.buf : NULL);
+	st->last_fail = result == SL_TEST_FAIL && st->out->n ? st->out->n : 0;
+	st->in_yaml = 0;
+	sl_buf_release(&id);
+	sl_buf_release(&directive);
+}
+
+void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len)
+{
+	const char *p = text, *stop = text + len;
+	tap_state st = { out, 0, 0, 0, 0, NULL, 0, 0, 0, 0 };
+	sl_buf msg = SL_BUF_INIT;
+	unsigned char *seen = NULL;
+
+	while (p < stop) {
+		const char *eol = memchr(p, '\n', (size_t)(stop - p));
+		const char *next = eol ? eol + 1 : stop;
+		const char *end = eol ? eol : stop;
+
+		if (end > p && end[-1] == '\r')
+			end--;
+		if (p < end && (*p == ' ' || *p == '\t')) {
+			const char *q = p;
+
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (!st.in_yaml && end - q == 3 && !memcmp(q, "---", 3)) {
+				st.in_yaml = 1;
+				st.yaml_attach = st.after_fail;
+			} else if (st.in_yaml && end - q == 3 && !memcmp(q, "...", 3)) {
+				st.in_yaml = 0;
+			} else if (st.in_yaml && st.yaml_attach && !word_ci(q, end, "duration_ms:") &&
+				   !word_ci(q, end, "type:")) {
+				tap_attach(&st, q, end);
+			}
+			st.after_fail = 0;
+			p = next;
+			continue;
+		}
+		st.after_fail = 0;
+		if (word_ci(p, end, "ok") && (end - p == 2 || p[2] == ' ')) {
+			tap_test(&st, p + 2, end, 1);
+		} else if (word_ci(p, end, "not ok") && (end - p == 6 || p[6] == ' ')) {
+			tap_test(&st, p + 6, end, 0);
+			st.after_fail = 1;
+		} else if (p < end && *p == '#') {
+			const char *q = p + 1;
+
+			while (q < end && *q == ' ')
+				q++;
+			if (q < end && !word_ci(q, end, "subtest"))
+				tap_attach(&st, q, end);
+		} else if (word_ci(p, end, "Bail out!")) {
+			sl_buf_reset(&msg);
+			sl_buf_add(&msg, p, (size_t)(end - p));
+			sl_tests_add(out, "bail out", SL_TEST_FAIL, msg.buf);
+			out->bailed_out = 1;
+			st.last_fail = 0;
+			break;
+		} else if (!st.have_plan && word_ci(p, end, "1..")) {
+			const char *q = p + 3;
+			unsigned long n = 0;
+
+			while (q < end && isdigit((unsigned char)*q) && n <= MAX_TESTS)
+				n = n * 10 + (unsigned long)(*q++ - '0');
+			st.last_fail = 0;
+			if (n <= MAX_TESTS) {
+				st.have_plan = 1;
+				st.plan = (unsigned)n;
+			}
+		}
+		p = next;
+	}
+	/* Tests the plan promised that never reported (the run died): failures. */
+	if (st.have_plan && st.plan) {
+		seen = sl_xcalloc(st.plan, 1);
+		for (size_t i = 0; i < st.nnums; i++)
+			if (st.nums[i] && st.nums[i] <= st.plan)
+				seen[st.nums[i] - 1] = 1;
+		for (unsigned i = 0; i < st.plan && !out->bailed_out; i++) {
+			sl_buf name = SL_BUF_INIT;
+
+			if (seen[i])
+				continue;
+			sl_buf_reset(&msg);
+			sl_buf_addf(&msg, "not run (plan 1..%u)", st.plan);
+			sl_buf_addf(&name, "test %u", i + 1);
+			sl_tests_add(out, name.buf, SL_TEST_FAIL, msg.buf);
+			sl_buf_release(&name);
+		}
+	}
+	free(seen);
+	free(st.nums);
+	sl_buf_release(&msg);
+	dedupe(out);
+}
+
+/* --- comparisons and feedback --- */
+
+size_t sl_tests_regressions(const sl_tests *base, const sl_tests *cand, sl_tests *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < base->n; i++) {
+		const sl_test *b = &base->v[i], *c;
+
+		if (b->result != SL_TEST_PASS)
+			continue;
+		c = sl_tests_find(cand, b->id);
+		if (c && c->result == SL_TEST_PASS)
+			continue;
+		if (c)
+			sl_tests_add(out, c->id, c->result, c->message);
+		else
+			sl_tests_add(out, b->id, SL_TEST_FAIL, "missing from the report");
+		n++;
+	}
+	return n;
+}
+
+size_t sl_tests_flaky(const sl_tests *run_a, const sl_tests *run_b, sl_tests *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < run_a->n; i++) {
+		const sl_test *a = &run_a->v[i];
+		const sl_test *b = sl_tests_find(run_b, a->id);
+
+		if (!b)
+			continue;
+		if (a->result == SL_TEST_PASS && sl_test_failed(b->result))
+			sl_tests_add(out, b->id, b->result, b->message);
+		else if (b->result == SL_TEST_PASS && sl_test_failed(a->result))
+			sl_tests_add(out, a->id, a->result, a->message);
+		else
+			continue;
+		n++;
+	}
+	return n;
+}
+
+void sl_tests_summary(const sl_tests *t, sl_buf *out, size_t cap)
+{
+	size_t count[5] = { 0 }, start = out->len, shown = 0, failing;
+
+	if (!cap)
+		cap = SUMMARY_CAP;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].result >= SL_TEST_PASS && t->v[i].result <= SL_TEST_SKIP)
+			count[t->v[i].result]++;
+	failing = count[SL_TEST_FAIL] + count[SL_TEST_ERROR];
+	sl_buf_addf(out, "%zu tests: %zu passed, %zu failed, %zu errors, %zu skipped%s\n",
+		    t->n, count[SL_TEST_PASS], count[SL_TEST_FAIL], count[SL_TEST_ERROR],
+		    count[SL_TEST_SKIP], t->bailed_out ? " (bailed out)" : "");
+	for (size_t i = 0; i < t->n; i++) {
+		const sl_test *x = &t->v[i];
+		size_t before = out->len;
+
+		if (!sl_test_failed(x->result))
+			continue;
+		sl_buf_addf(out, "%s: %s\n", sl_test_result_name(x->result), x->id);
+		for (const char *m = x->message; m && *m;) {
+			const char *nl = strchr(m, '\n');
+			size_t l = nl ? (size_t)(nl - m) : strlen(m);
+
+			sl_buf_addf(out, "    %.*s\n", (int)l, m);
+			m += l + (nl != NULL);
+		}
+		if (out->len - start > cap) {
+			sl_buf_setlen(out, before);
+			sl_buf_addf(out, "... %zu more failing test%s\n", failing - shown,
+				    failing - shown == 1 ? "" : "s");
+			break;
+		}
+		shown++;
+	}
+	if (t->dropped)
+		sl_buf_addf(out, "... %zu tests over the limit not parsed\n", t->dropped);
+}

@@ -1,0 +1,112 @@
+/*
+ * testreport.h - per-test results from JUnit XML and TAP, and comparisons.
+ *
+ * JUnit XML (the de-facto schema: Ant/Maven surefire, pytest, Jest's
+ * jest-junit, go-junit-report, CTest --output-junit, gtest): every
+ * <testcase> under <testsuites>/<testsuite> (suites may nest); its id is
+ * "CLASSNAME.NAME" (only NAME when classname is empty or equal to NAME,
+ * "SUITE.NAME" when classname is absent); a <failure> child makes it FAIL,
+ * <error> ERROR, <skipped> SKIP, none PASS; the message is the failure's
+ * message attribute, then its text, capped.  Parsed with libxml2 without
+ * network, without entity substitution, without DTD loading; entity
+ * references are never expanded (text is collected from text and CDATA
+ * nodes only), so a billion-laughs document costs nothing.  Input over
+ * 32 MiB is refused.
+ *
+ * TAP (12/13/14): "ok N - name", "not ok N - name", directives "# SKIP" (a
+ * SKIP) and "# TODO" ("not ok" becomes SKIP: an expected failure; "ok"
+ * stays PASS), the plan "1..N" (before or after; tests in the plan that
+ * never reported are FAIL "not run"), "Bail out!" (a FAIL named "bail out"),
+ * "# ..." lines and YAML blocks ("  ---" .. "  ...") after a "not ok" as its
+ * message.  Indented subtest lines are skipped.  Ids are the names, or
+ * "test N" when a line has none.
+ *
+ * Duplicate ids (parameterised tests with one name) get " [2]", " [3]"...
+ * in order of appearance.  A set holds at most 100000 tests.
+ *
+ * The `test` gate (proposed spec, the lead wires it):
+ *
+ *     - name: unit
+ *       kind: test
+ *       command: make check
+ *       report: build/test-results.xml   # read with sl_read_beneath; optional
+ *       format: junit                     # junit | tap (tap: may be the output itself)
+ *       reruns: 3                         # flakiness, see sl_tests_flaky
+ *       must_fix: ["suite.test_name"]     # fix campaigns: must now pass
+ *
+ * Calling sequence (lead): base runs once per campaign, twice when reruns > 1
+ * to find flaky tests: flaky = sl_tests_flaky(base1, base2).  Per candidate:
+ * parse its report(s); fail if sl_tests_regressions(base, cand) has an entry
+ * not in flaky, if a must_fix id is not PASS in cand, or (with reruns N) if
+ * any run's regressions are non-empty.  Without a report the exit status
+ * decides as before.  Feedback: sl_tests_summary(cand, &buf, 4096).
+ */
+#ifndef SL_TESTREPORT_H
+#define SL_TESTREPORT_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "err.h"
+
+enum sl_test_result {
+	SL_TEST_PASS = 1,
+	SL_TEST_FAIL,
+	SL_TEST_ERROR,
+	SL_TEST_SKIP,
+};
+
+typedef struct sl_test {
+	char *id;                   /* owned */
+	int result;                 /* enum sl_test_result */
+	char *message;              /* failure/error/skip text, capped at 1 KiB; owned; may be NULL */
+} sl_test;
+
+typedef struct sl_tests {
+	sl_test *v;                 /* in report order */
+	size_t n, alloc;
+	size_t dropped;             /* tests past the cap, counted only */
+	int bailed_out;             /* TAP "Bail out!" seen */
+} sl_tests;
+
+void sl_tests_init(sl_tests *t);
+void sl_tests_release(sl_tests *t);
+
+/* Append a test (id and message copied; message may be NULL). */
+void sl_tests_add(sl_tests *t, const char *id, int result, const char *message);
+
+/* Parse and append.  SL_EINPUT when the XML is not well-formed or too large. */
+int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err);
+/* Never fails; text with no TAP line yields no tests. */
+void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
+
+/* The test with this id, or NULL (linear; sets are small). */
+const sl_test *sl_tests_find(const sl_tests *t, const char *id);
+
+/* 1 for FAIL and ERROR. */
+int sl_test_failed(int result);
+const char *sl_test_result_name(int result);   /* "pass" "fail" "error" "skip" */
+
+/*
+ * Append to *out the tests that PASS in base and do not PASS in cand (a
+ * test missing from cand counts, message "missing from the report").
+ * Returns how many.
+ */
+size_t sl_tests_regressions(const sl_tests *base, const sl_tests *cand, sl_tests *out);
+
+/*
+ * Append to *out the tests present in both runs (of the same tree) that
+ * PASS in one and FAIL or ERROR in the other; SKIP in either is not a flip.
+ * The result and message stored are those of the run that did not pass.
+ * Returns how many.
+ */
+size_t sl_tests_flaky(const sl_tests *run_a, const sl_tests *run_b, sl_tests *out);
+
+/*
+ * Feedback for the model: "N tests: P passed, F failed, E errors, S
+ * skipped" then each failing test with its message indented, stopping
+ * before out grows past cap bytes (0 = 4096) and saying how many were left.
+ */
+void sl_tests_summary(const sl_tests *t, sl_buf *out, size_t cap);
+
+#endif
