@@ -19,8 +19,14 @@
  *     once waitpid() returns nothing of the command runs any more.
  *
  *   payload: new session, stdin /dev/null, stdout+stderr to the output pipe,
- *     no other descriptors, rlimits, no capabilities, no-new-privs, a fresh
- *     environment, exec /bin/sh -c COMMAND.
+ *     no other descriptors, rlimits, no capabilities, no-new-privs, Landlock,
+ *     the seccomp filter, a fresh environment, exec /bin/sh -c COMMAND.
+ *
+ * The supervisor also makes the jail's cgroup (cgroup.c) and moves pid 1 in
+ * before releasing it; pid 1 then makes its cgroup namespace, so the jail
+ * sees its own group as the root.  With opts.collect pid 1 kills everything
+ * else in the jail once the payload exits and streams the files up a fourth
+ * pipe (struct file_hdr + bytes each).
  *
  * sluice calls this from several threads at once.  A child cloned from a
  * multi-threaded process may find a lock (malloc's, stdio's) held by a thread
@@ -36,6 +42,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,8 +60,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
+#include <stddef.h>
 
+#include "cgroup.h"
 #include "jail.h"
+#include "landlock.h"
+#include "sysfilter.h"
 #include "util.h"
 
 #define JAIL_UID 1000
@@ -62,6 +74,11 @@
 #define DEFAULT_TIMEOUT_MS 600000u
 #define DEFAULT_OUTPUT_CAP (64 * 1024)
 #define DEFAULT_TMP_MB 256u
+#define DEFAULT_MEM_MB 4096u
+#define DEFAULT_PIDS_MAX 1024u
+#define DEFAULT_COLLECT_CAP (16u << 20)
+#define ALL_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
+		CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 /* How long to keep reading the pipes once pid 1 is reaped. */
 #define DRAIN_MS 1000
 
@@ -97,6 +114,15 @@ struct plan {
 	const char *userns_max;  /* the jail's /proc/sys/user/max_user_namespaces */
 	unsigned tmp_mb;
 	rlim_t cpu_s;
+	unsigned long ns;        /* the namespaces pid 1 lives in (CLONE_NEW*) */
+	int fs;                  /* build the private root (else: the host's, unsafe) */
+	const char *hostdir;     /* the workdir on the host */
+	const char *ovl;         /* overlay mode: the scratch tmpfs, jail path "/.ovl" */
+	const struct sock_fprog *filter;
+	int landlock_abi, allow_inet;
+	const char *ll_rw[4], *ll_dev[8];
+	const char *const *collect;   /* relative paths, borrowed from opts */
+	size_t collect_cap;
 };
 
 /* What the children send up the report pipe; small enough to be atomic. */
@@ -114,9 +140,47 @@ void sl_jail_result_init(sl_jail_result *r)
 	sl_buf_init(&r->output, 0);
 }
 
+static void files_release(sl_jail_result *r)
+{
+	for (size_t i = 0; i < r->nfiles; i++) {
+		free(r->files[i].path);
+		sl_buf_release(&r->files[i].data);
+	}
+	free(r->files);
+	r->files = NULL;
+	r->nfiles = 0;
+}
+
 void sl_jail_result_release(sl_jail_result *r)
 {
 	sl_buf_release(&r->output);
+	files_release(r);
+}
+
+static const char *const layer_names[SL_JAIL_NLAYERS] = {
+	"userns", "mntns", "pidns", "netns", "ipcns", "utsns", "cgroupns", "rootfs",
+	"seccomp", "landlock", "cgroup-memory", "cgroup-pids", "cgroup-kill", "overlay",
+	"rlimits", "no-new-privs",
+};
+
+const char *sl_jail_layer_name(unsigned bit)
+{
+	for (unsigned i = 0; i < SL_JAIL_NLAYERS; i++)
+		if (bit == 1u << i)
+			return layer_names[i];
+	return NULL;
+}
+
+void sl_jail_layers_format(sl_buf *out, unsigned layers)
+{
+	int first = 1;
+
+	for (unsigned i = 0; i < SL_JAIL_NLAYERS; i++) {
+		if (!(layers & (1u << i)))
+			continue;
+		sl_buf_addf(out, "%s%s", first ? "" : ",", layer_names[i]);
+		first = 0;
+	}
 }
 
 /* ---- the plan (supervisor side, may allocate) ---- */
@@ -271,12 +335,13 @@ static void plan_release(struct plan *p)
 	sl_strvec_release(&p->env);
 }
 
-static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *workdir,
-		      unsigned timeout_ms, sl_err *err)
+/* The private root: everything pid 1 mounts and writes before pivot_root. */
+static int plan_root(struct plan *p, const char *workdir, unsigned disk_mb, sl_err *err)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	const char *size;
-	char hpath[64];
+	char hpath[64], *git;
+	struct stat st;
 
 	if (!tmpdir || tmpdir[0] != '/')
 		tmpdir = "/tmp";
@@ -330,7 +395,60 @@ static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *work
 	plan_mkdir(p, "/tmp", 01777);
 	plan_mount(p, "tmpfs", "/tmp", MS_NOSUID | MS_NODEV, size);
 	plan_mkdir(p, "/src", 0755);
-	plan_bind(p, workdir, "/src", 0);
+	if (disk_mb) {
+		/*
+		 * The upper layer and overlayfs' work directory live on a
+		 * size-capped tmpfs that pid 1 detaches after pivot_root (the
+		 * overlay keeps its own reference): the payload cannot reach
+		 * them except through /src.  Overlay options cannot quote ','
+		 * or ':' in a path.
+		 */
+		if (strpbrk(workdir, ",:\\"))
+			return sl_err_set(err, SL_EINPUT, "jail: cannot overlay '%s': "
+					  "',', ':' or '\\' in the path", workdir);
+		p->ovl = "/.ovl";
+		plan_mkdir(p, "/.ovl", 0700);
+		plan_mount(p, "tmpfs", "/.ovl", MS_NOSUID | MS_NODEV,
+			   plan_strf(p, "mode=0755,size=%um", disk_mb));
+		plan_mkdir(p, "/.ovl/u", 0755);
+		plan_mkdir(p, "/.ovl/w", 0755);
+		plan_mount(p, "overlay", "/src", MS_NOSUID | MS_NODEV,
+			   plan_strf(p, "lowerdir=%s,upperdir=%s/.ovl/u,workdir=%s/.ovl/w",
+				     workdir, p->root, p->root));
+	} else {
+		plan_bind(p, workdir, "/src", 0);
+	}
+	/*
+	 * .git read-only, and being a mount point it cannot be removed or
+	 * renamed either: no hooks, config (core.fsmonitor, core.hooksPath) or
+	 * objects for host-side git to trip over afterwards.
+	 */
+	git = sl_path_join(workdir, ".git");
+	if (!lstat(git, &st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		plan_bind(p, plan_strf(p, "%s/src/.git", p->root), "/src/.git", BIND_RO);
+	free(git);
+	p->ll_rw[0] = "/src";
+	p->ll_rw[1] = "/tmp";
+	p->ll_rw[2] = "/dev/shm";
+	return 0;
+}
+
+static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *workdir,
+		      unsigned timeout_ms, sl_err *err)
+{
+	p->hostdir = workdir;
+	if (p->fs && plan_root(p, workdir, opts->disk_mb, err))
+		return SL_ERROR;
+	if (!p->fs) {
+		p->ll_rw[0] = workdir;
+		p->ll_rw[1] = "/tmp";
+		p->ll_rw[2] = "/dev/shm";
+	}
+	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(*dev_nodes); i++)
+		p->ll_dev[i] = plan_strf(p, "/dev/%s", dev_nodes[i]);
+	p->collect = opts->collect;
+	p->collect_cap = opts->collect_cap ? opts->collect_cap : DEFAULT_COLLECT_CAP;
+	p->allow_inet = opts->allow_inet;
 
 	env_set(&p->env, "PATH=/usr/local/bin:/usr/bin:/bin");
 	env_set(&p->env, "HOME=/tmp");
@@ -584,9 +702,9 @@ static void wipe_args_and_env(void)
  * The limit is per user namespace and the payload cannot write it back (it
  * has no CAP_SYS_RESOURCE).  Kernels before 4.9 lack the file.
  */
-static void limit_userns(int rep, const struct plan *p)
+static void limit_userns(int rep, const char *path)
 {
-	int fd = open(p->userns_max, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT)
 		return;
@@ -622,7 +740,7 @@ static void set_limit(int res, rlim_t v)
 	setrlimit(res, &rl);
 }
 
-static _Noreturn void payload(const struct plan *p, int out_w, int rep)
+static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int rep)
 {
 	struct __user_cap_header_struct ch = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct cd[2];
@@ -668,7 +786,7 @@ static _Noreturn void payload(const struct plan *p, int out_w, int rep)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != 1)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != init)
 		fail(rep, "set parent-death signal");
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
 		fail(rep, "clear ambient capabilities");
@@ -684,23 +802,138 @@ static _Noreturn void payload(const struct plan *p, int out_w, int rep)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		fail(rep, "set no-new-privs");
 	umask(022);
+	if (p->landlock_abi > 0 &&
+	    sl_landlock_apply(p->landlock_abi, p->ll_rw, p->ll_dev, p->allow_inet))
+		fail(rep, "landlock");
+	/* last: from here on only execve */
+	if (p->filter && sl_seccomp_install(p->filter))
+		fail(rep, "install the seccomp filter");
 	execve("/bin/sh", p->argv, p->env.v);
 	fail(rep, "exec /bin/sh");
 }
 
-static _Noreturn void jail_init(const struct plan *p, int sync_r, int out_w, int rep)
+/*
+ * Send one collected file up the files pipe: a struct file_hdr, then len
+ * bytes.  The file is opened from /src with openat2 so that nothing the
+ * payload planted (a symlink, "..", a mount) leads pid 1 outside, and only
+ * a regular file is read (a FIFO would block, a device would never end).
+ */
+struct file_hdr {
+	uint32_t index;
+	int32_t err;
+	int32_t truncated;
+	uint32_t pad;
+	uint64_t len;
+};
+
+static int send_all(int fd, const void *data, size_t len)
+{
+	const char *s = data;
+
+	while (len) {
+		ssize_t n = write(fd, s, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		s += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void collect_one(const struct plan *p, int dirfd, uint32_t index, int fw)
+{
+	static char chunk[16384];
+	struct file_hdr h;
+	struct open_how how;
+	struct stat st;
+	uint64_t left;
+	int fd;
+
+	memset(&h, 0, sizeof(h));
+	memset(&how, 0, sizeof(how));
+	h.index = index;
+	how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+		RESOLVE_NO_XDEV;
+	fd = (int)syscall(SYS_openat2, dirfd, p->collect[index], &how, sizeof(how));
+	if (fd < 0) {
+		h.err = errno;
+	} else if (fstat(fd, &st)) {
+		h.err = errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		h.err = EINVAL;
+	} else {
+		h.len = (uint64_t)st.st_size;
+		if (h.len > p->collect_cap) {
+			h.len = p->collect_cap;
+			h.truncated = 1;
+		}
+	}
+	if (send_all(fw, &h, sizeof(h)))
+		_exit(0);
+	/* the file may shrink meanwhile: pad with zeros to the length announced */
+	for (left = h.len; left; ) {
+		size_t want = left < sizeof(chunk) ? (size_t)left : sizeof(chunk);
+		ssize_t n = read(fd, chunk, want);
+
+		if (n <= 0) {
+			memset(chunk, 0, want);
+			n = (ssize_t)want;
+		}
+		if (send_all(fw, chunk, (size_t)n))
+			_exit(0);
+		left -= (uint64_t)n;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void collect_files(const struct plan *p, const char *srcdir, int fw)
+{
+	int dirfd = open(srcdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	for (uint32_t i = 0; p->collect[i]; i++) {
+		if (dirfd < 0) {
+			struct file_hdr h;
+
+			memset(&h, 0, sizeof(h));
+			h.index = i;
+			h.err = errno;
+			if (send_all(fw, &h, sizeof(h)))
+				return;
+			continue;
+		}
+		collect_one(p, dirfd, i, fw);
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+}
+
+/* The descriptors pid 1 gets from the supervisor. */
+struct init_fds {
+	int sync_r, out_w, rep, files_w;
+};
+
+static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 {
 	struct report r;
 	struct sigaction sa;
-	int keep[3] = { sync_r, out_w, rep };
-	pid_t child, w;
+	int keep[4] = { fds.sync_r, fds.out_w, fds.rep, fds.files_w };
+	int nkeep = fds.files_w >= 0 ? 4 : 3;
+	int sync_r, out_w, rep, files_w = -1;
+	pid_t child, w, me;
 	char c;
 	int st;
 
-	close_except(keep, 3);
-	sync_r = fd_high(sync_r);
-	out_w = fd_high(out_w);
-	rep = fd_high(rep);
+	close_except(keep, nkeep);
+	sync_r = fd_high(fds.sync_r);
+	out_w = fd_high(fds.out_w);
+	rep = fd_high(fds.rep);
+	if (fds.files_w >= 0 && (files_w = fd_high(fds.files_w)) < 0)
+		_exit(126);
 	if (sync_r < 0 || out_w < 0 || rep < 0)
 		_exit(126);
 	/* If the supervisor dies before releasing us, read() sees EOF. */
@@ -709,6 +942,7 @@ static _Noreturn void jail_init(const struct plan *p, int sync_r, int out_w, int
 	if (read(sync_r, &c, 1) != 1)
 		_exit(126);
 	close(sync_r);
+	me = (pid_t)syscall(SYS_getpid);
 	prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	wipe_args_and_env();
@@ -716,35 +950,53 @@ static _Noreturn void jail_init(const struct plan *p, int sync_r, int out_w, int
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, NULL);
+	/* Now, after the supervisor moved us into our cgroup: that is our root. */
+	if ((p->ns & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP))
+		fail(rep, "new cgroup namespace");
+	/* Without a pid namespace (unsafe mode) orphans come to us, for the kill. */
+	if (!(p->ns & CLONE_NEWPID))
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		fail(rep, "make / private");
-	if (mount("tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"))
-		fail(rep, "mount tmpfs on /");
-	for (size_t i = 0; i < p->nops; i++)
-		do_op(rep, &p->ops[i]);
-	limit_userns(rep, p);
-	if (chdir(p->root))
-		fail(rep, "chdir /");
-	if (syscall(SYS_pivot_root, ".", "."))
-		fail(rep, "pivot_root");
-	if (umount2(".", MNT_DETACH))
-		fail(rep, "detach the old root");
-	if (chdir("/"))
-		fail(rep, "chdir /");
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
-		fail(rep, "remount / read-only");
-	if (sethostname("sluice", 6))
+	if (p->fs) {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			fail(rep, "make / private");
+		if (mount("tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"))
+			fail(rep, "mount tmpfs on /");
+		for (size_t i = 0; i < p->nops; i++)
+			do_op(rep, &p->ops[i]);
+		if (p->ns & CLONE_NEWUSER)
+			limit_userns(rep, p->userns_max);
+		if (chdir(p->root))
+			fail(rep, "chdir /");
+		if (syscall(SYS_pivot_root, ".", "."))
+			fail(rep, "pivot_root");
+		if (umount2(".", MNT_DETACH))
+			fail(rep, "detach the old root");
+		if (chdir("/"))
+			fail(rep, "chdir /");
+		if (p->ovl && (umount2(p->ovl, MNT_DETACH) || rmdir(p->ovl)))
+			fail(rep, "detach the overlay's upper layer");
+		if (mount(NULL, "/", NULL,
+			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
+			fail(rep, "remount / read-only");
+		if (chdir("/src"))
+			fail(rep, "chdir /src");
+	} else {
+		if (p->ns & CLONE_NEWUSER)
+			limit_userns(rep, p->userns_max);
+		if (chdir(p->hostdir))
+			fail(rep, "chdir to the workdir");
+	}
+	if ((p->ns & CLONE_NEWUTS) && sethostname("sluice", 6))
 		fail(rep, "sethostname");
-	loopback_up(rep);
-	if (chdir("/src"))
-		fail(rep, "chdir /src");
+	if (p->ns & CLONE_NEWNET)
+		loopback_up(rep);
 
 	child = raw_fork(0);
 	if (child < 0)
 		fail(rep, "fork the payload");
 	if (child == 0)
-		payload(p, out_w, rep);
+		payload(p, me, out_w, rep);
 	close(out_w);
 
 	for (;;) {
@@ -754,12 +1006,33 @@ static _Noreturn void jail_init(const struct plan *p, int sync_r, int out_w, int
 		if (w < 0 && errno != EINTR)
 			fail(rep, "wait for the payload");
 	}
+	if (files_w >= 0 || !(p->ns & CLONE_NEWPID)) {
+		int dummy;
+
+		/*
+		 * Nothing of the command may run while we read its files (nor
+		 * outlive it without a pid namespace): kill every process we
+		 * may signal (in a pid namespace: all but us) and reap them.
+		 */
+		if (p->ns & CLONE_NEWPID) {
+			kill(-1, SIGKILL);
+			while (wait4(-1, &dummy, __WALL, NULL) > 0 || errno == EINTR)
+				;
+		} else {
+			/* best effort: what left the session is the cgroup's job */
+			kill(-child, SIGKILL);
+			while (wait4(-1, &dummy, __WALL | WNOHANG, NULL) > 0)
+				;
+		}
+	}
 	memset(&r, 0, sizeof(r));
 	r.kind = REP_STATUS;
 	r.status = st;
 	if (write(rep, &r, sizeof(r)) < 0) {
 		/* the supervisor is gone */
 	}
+	if (files_w >= 0)
+		collect_files(p, p->fs ? "/src" : p->hostdir, files_w);
 	_exit(0);
 }
 
@@ -817,7 +1090,8 @@ static void close_fd(int *fd)
 /* The supervisor's view of one running jail. */
 struct sup {
 	pid_t pid;
-	int pidfd, out_fd, rep_fd;
+	int pidfd, out_fd, rep_fd, files_fd;
+	sl_buf files;                 /* the raw stream of collected files */
 	int reaped, wst;              /* pid 1 reaped, and its wait status */
 	int got_status, status;       /* the payload's wait status, from pid 1 */
 	struct report fail;           /* the first setup failure, if any */
@@ -833,6 +1107,18 @@ static void read_output(struct sup *s, sl_jail_result *out, size_t cap, char *ch
 		keep_tail(&out->output, cap, 0);
 	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 		close_fd(&s->out_fd);
+	}
+}
+
+static void read_files(struct sup *s, char *chunk, size_t sz)
+{
+	ssize_t n = read(s->files_fd, chunk, sz);
+
+	if (n > 0) {
+		/* past the cap the stream is cut; parse_files() then stops */
+		sl_buf_add(&s->files, chunk, (size_t)n);
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close_fd(&s->files_fd);
 	}
 }
 
@@ -864,11 +1150,12 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 	int64_t drain_until = 0;
 
 	for (;;) {
-		struct pollfd pfd[3];
-		int nfd = 0, i_out = -1, i_rep = -1, i_pid = -1, wait_ms;
+		struct pollfd pfd[4];
+		int nfd = 0, i_out = -1, i_rep = -1, i_pid = -1, i_files = -1, wait_ms;
 		int64_t now = sl_now_ms();
 
-		if (s->reaped && ((s->out_fd < 0 && s->rep_fd < 0) || now >= drain_until))
+		if (s->reaped && ((s->out_fd < 0 && s->rep_fd < 0 && s->files_fd < 0) ||
+				  now >= drain_until))
 			return 0;
 		if (!s->reaped && !out->timed_out && now >= deadline) {
 			kill(s->pid, SIGKILL);
@@ -892,6 +1179,11 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 			pfd[nfd].events = POLLIN;
 			i_rep = nfd++;
 		}
+		if (s->files_fd >= 0) {
+			pfd[nfd].fd = s->files_fd;
+			pfd[nfd].events = POLLIN;
+			i_files = nfd++;
+		}
 		if (!s->reaped && s->pidfd >= 0) {
 			pfd[nfd].fd = s->pidfd;
 			pfd[nfd].events = POLLIN;
@@ -906,6 +1198,8 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 			read_output(s, out, cap, chunk, sz);
 		if (i_rep >= 0 && pfd[i_rep].revents)
 			read_report(s);
+		if (i_files >= 0 && pfd[i_files].revents)
+			read_files(s, chunk, sz);
 		if (!s->reaped && (i_pid < 0 || pfd[i_pid].revents)) {
 			pid_t w = waitpid(s->pid, &s->wst, WNOHANG);
 
@@ -920,69 +1214,204 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 	}
 }
 
-int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err)
+/*
+ * Turn the files stream into out->files: one entry per opts.collect path, in
+ * order; an entry the stream does not cover (cut at the cap, or pid 1 died)
+ * gets EIO.
+ */
+static void parse_files(sl_jail_result *out, const sl_jail_opts *opts, const sl_buf *raw)
+{
+	size_t n = 0, at = 0;
+
+	while (opts->collect[n])
+		n++;
+	out->files = sl_xcalloc(n ? n : 1, sizeof(*out->files));
+	out->nfiles = n;
+	for (size_t i = 0; i < n; i++) {
+		out->files[i].path = sl_xstrdup(opts->collect[i]);
+		out->files[i].err = EIO;
+		sl_buf_init(&out->files[i].data, 0);
+	}
+	while (raw->len - at >= sizeof(struct file_hdr)) {
+		struct file_hdr h;
+		sl_jail_file *f;
+
+		memcpy(&h, raw->buf + at, sizeof(h));
+		at += sizeof(h);
+		if (h.index >= n || h.len > raw->len - at)
+			break;
+		f = &out->files[h.index];
+		f->err = h.err;
+		f->truncated = h.truncated;
+		sl_buf_add(&f->data, raw->buf + at, (size_t)h.len);
+		at += (size_t)h.len;
+	}
+}
+
+/* Whether a child can be made in the namespaces of flags. */
+static int ns_works(unsigned long flags)
+{
+	pid_t pid = raw_fork(flags);
+	int st;
+
+	if (pid < 0)
+		return 0;
+	if (pid == 0)
+		_exit(0);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static const unsigned long ns_flags[] = {
+	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS,
+	CLONE_NEWCGROUP,
+};
+
+static pthread_once_t ns_once = PTHREAD_ONCE_INIT;
+static unsigned long ns_usable;
+
+static void probe_ns(void)
+{
+	int user = ns_works(CLONE_NEWUSER);
+	unsigned long u = user ? CLONE_NEWUSER : 0;
+
+	for (size_t i = 1; i < sizeof(ns_flags) / sizeof(*ns_flags); i++)
+		if (ns_works((user ? CLONE_NEWUSER : 0) | ns_flags[i]))
+			u |= ns_flags[i];
+	ns_usable = u;
+}
+
+/* The namespaces that work here, as the jail uses them (inside a user namespace). */
+static unsigned long usable_ns(void)
+{
+	pthread_once(&ns_once, probe_ns);
+	return ns_usable;
+}
+
+static unsigned ns_layers(unsigned long ns)
+{
+	unsigned l = 0;
+
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(*ns_flags); i++)
+		if (ns & ns_flags[i])
+			l |= 1u << i;
+	return l;
+}
+
+int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 {
 	enum { CHUNK = 65536 };
+	sl_jail_opts opts = SL_JAIL_OPTS_INIT;
 	struct plan plan;
 	struct sup s;
-	unsigned timeout_ms;
+	struct init_fds fds;
+	unsigned timeout_ms, cg_layers = 0;
 	size_t cap;
 	char *workdir = NULL, *chunk = NULL;
 	int sync_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, rep_p[2] = { -1, -1 };
+	int files_p[2] = { -1, -1 };
 	int ret = SL_ERROR;
 	int64_t start, deadline;
+	sl_cgroup *cg = NULL;
+	const char *const no_paths[] = { NULL };
 
 	memset(&plan, 0, sizeof(plan));
 	memset(&s, 0, sizeof(s));
 	s.pid = -1;
-	s.pidfd = s.out_fd = s.rep_fd = -1;
-	out->exited = out->exit_status = out->term_signal = out->timed_out = 0;
+	s.pidfd = s.out_fd = s.rep_fd = s.files_fd = -1;
+	sl_buf_init(&s.files, 0);
+	out->exited = out->exit_status = out->term_signal = out->timed_out = out->oom = 0;
 	out->duration_ms = 0;
 	out->output_total = 0;
+	out->layers = 0;
 	sl_buf_reset(&out->output);
+	files_release(out);
 
-	if (!opts || opts->version != SL_JAIL_OPTS_VERSION)
+	if (!opts_in || opts_in->version < 1 || opts_in->version > SL_JAIL_OPTS_VERSION)
 		return sl_err_set(err, SL_EINPUT, "jail: unsupported options version");
-	if (!opts->command || !opts->workdir)
+	/* a version 1 caller's struct ends before mem_mb */
+	memcpy(&opts, opts_in, opts_in->version == 1 ? offsetof(sl_jail_opts, mem_mb) :
+	       sizeof(opts));
+	if (!opts.collect)
+		opts.collect = no_paths;
+	if (!opts.command || !opts.workdir)
 		return sl_err_set(err, SL_EINPUT, "jail: no %s given",
-				  opts->command ? "workdir" : "command");
-	timeout_ms = opts->timeout_ms ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
-	cap = opts->output_cap ? opts->output_cap : DEFAULT_OUTPUT_CAP;
-	plan.tmp_mb = opts->tmp_mb ? opts->tmp_mb : DEFAULT_TMP_MB;
+				  opts.command ? "workdir" : "command");
+	timeout_ms = opts.timeout_ms ? opts.timeout_ms : DEFAULT_TIMEOUT_MS;
+	cap = opts.output_cap ? opts.output_cap : DEFAULT_OUTPUT_CAP;
+	plan.tmp_mb = opts.tmp_mb ? opts.tmp_mb : DEFAULT_TMP_MB;
 	start = sl_now_ms();
 	deadline = start + timeout_ms;
 
-	if (!(workdir = sl_realpath(opts->workdir, err)))
+	plan.ns = ALL_NS;
+	if (opts.unsafe)
+		plan.ns &= usable_ns();
+	plan.fs = (plan.ns & CLONE_NEWNS) && ((plan.ns & CLONE_NEWUSER) || !geteuid());
+	if (!plan.fs && opts.disk_mb)
+		return sl_err_set(err, SL_ERROR, "jail: no overlay without a mount namespace");
+	if (sl_seccomp_filter(&plan.filter, opts.allow_inet ? SL_SECCOMP_ALLOW_INET : 0,
+			      opts.unsafe ? NULL : err) && !opts.unsafe)
 		goto done;
-	if (plan_build(&plan, opts, workdir, timeout_ms, err))
+	plan.landlock_abi = sl_landlock_abi();
+
+	if (!(workdir = sl_realpath(opts.workdir, err)))
 		goto done;
-	if (pipe2(sync_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(rep_p, O_CLOEXEC)) {
+	if (plan_build(&plan, &opts, workdir, timeout_ms, err))
+		goto done;
+	if (!plan.fs)
+		plan.userns_max = "/proc/sys/user/max_user_namespaces";
+	if (pipe2(sync_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(rep_p, O_CLOEXEC) ||
+	    (opts.collect[0] && pipe2(files_p, O_CLOEXEC))) {
 		sl_err_set(err, SL_ERROR, "jail: cannot create pipes: %s", strerror(errno));
 		goto done;
 	}
-	chunk = sl_xmalloc(CHUNK);
+	if (opts.collect[0]) {
+		size_t n = 0;
 
-	s.pid = raw_fork(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-			 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP);
+		while (opts.collect[n])
+			n++;
+		s.files.cap = sl_st_add(sl_st_mult(n, sl_st_add(plan.collect_cap,
+							   sizeof(struct file_hdr))), 1);
+	}
+	chunk = sl_xmalloc(CHUNK);
+	cg = sl_cgroup_new((uint64_t)(opts.mem_mb ? opts.mem_mb : DEFAULT_MEM_MB) << 20,
+			   opts.pids_max ? opts.pids_max : DEFAULT_PIDS_MAX, &cg_layers);
+
+	/* the cgroup namespace is made by pid 1, once it is in its cgroup */
+	s.pid = raw_fork(plan.ns & ~(unsigned long)CLONE_NEWCGROUP);
 	if (s.pid < 0) {
 		sl_err_set(err, SL_ERROR, "jail: cannot create namespaces: %s%s", strerror(errno),
 			   errno == EPERM || errno == ENOSPC || errno == EINVAL ?
-			   " (are unprivileged user namespaces enabled?)" : "");
+			   " (are unprivileged user namespaces enabled? see 'sluice doctor')" :
+			   "");
 		goto done;
 	}
-	if (s.pid == 0)
-		jail_init(&plan, sync_p[0], out_p[1], rep_p[1]);
+	if (s.pid == 0) {
+		fds.sync_r = sync_p[0];
+		fds.out_w = out_p[1];
+		fds.rep = rep_p[1];
+		fds.files_w = files_p[1];
+		jail_init(&plan, fds);
+	}
 
 	close_fd(&out_p[1]);
 	close_fd(&rep_p[1]);
+	close_fd(&files_p[1]);
 	s.out_fd = out_p[0];
 	s.rep_fd = rep_p[0];
-	out_p[0] = rep_p[0] = -1;
+	s.files_fd = files_p[0];
+	out_p[0] = rep_p[0] = files_p[0] = -1;
 #ifdef SYS_pidfd_open
 	/* Without a pidfd (before Linux 5.3) the loop polls waitpid every 10 ms. */
 	s.pidfd = (int)syscall(SYS_pidfd_open, s.pid, 0);
 #endif
-	if (map_ids(s.pid, err))
+	if (cg && sl_cgroup_add(cg, s.pid)) {
+		sl_cgroup_free(cg);
+		cg = NULL;
+		cg_layers = 0;
+	}
+	if ((plan.ns & CLONE_NEWUSER) && map_ids(s.pid, err))
 		goto done;
 	/* We still hold the read end, so this write cannot raise SIGPIPE. */
 	if (write(sync_p[1], "x", 1) != 1) {
@@ -992,11 +1421,19 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err)
 	close_fd(&sync_p[1]);
 	close_fd(&sync_p[0]);
 
+	out->layers = ns_layers(plan.ns) | SL_JAIL_RLIMITS | SL_JAIL_NNP |
+		(plan.fs ? SL_JAIL_ROOTFS : 0) | (plan.filter ? SL_JAIL_SECCOMP : 0) |
+		(plan.landlock_abi > 0 ? SL_JAIL_LANDLOCK : 0) |
+		(plan.ovl ? SL_JAIL_OVERLAY : 0) |
+		((cg_layers & SL_CG_MEMORY) ? SL_JAIL_CG_MEMORY : 0) |
+		((cg_layers & SL_CG_PIDS) ? SL_JAIL_CG_PIDS : 0) |
+		((cg_layers & SL_CG_KILL) ? SL_JAIL_CG_KILL : 0);
 	if (supervise(&s, out, cap, deadline, chunk, CHUNK, err))
 		goto done;
 	out->duration_ms = sl_now_ms() - start;
 	keep_tail(&out->output, cap, 1);
 	out->output.truncated = out->output_total > out->output.len;
+	out->oom = sl_cgroup_oom(cg);
 	if (s.fail.kind) {
 		s.fail.what[sizeof(s.fail.what) - 1] = '\0';
 		sl_err_set(err, SL_ERROR, "jail setup: %s: %s", s.fail.what,
@@ -1020,6 +1457,8 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err)
 			   WIFEXITED(s.wst) ? WEXITSTATUS(s.wst) : -1);
 		goto done;
 	}
+	if (opts.collect[0])
+		parse_files(out, &opts, &s.files);
 	ret = 0;
 
 done:
@@ -1028,19 +1467,92 @@ done:
 		while (waitpid(s.pid, &s.wst, 0) < 0 && errno == EINTR)
 			;
 	}
+	sl_cgroup_free(cg);
 	close_fd(&s.pidfd);
 	close_fd(&s.out_fd);
 	close_fd(&s.rep_fd);
+	close_fd(&s.files_fd);
 	close_fd(&sync_p[0]);
 	close_fd(&sync_p[1]);
 	close_fd(&out_p[0]);
 	close_fd(&out_p[1]);
 	close_fd(&rep_p[0]);
 	close_fd(&rep_p[1]);
+	close_fd(&files_p[0]);
+	close_fd(&files_p[1]);
 	if (plan.root)
 		rmdir(plan.root);
 	plan_release(&plan);
+	sl_buf_release(&s.files);
 	free(workdir);
 	free(chunk);
+	return ret;
+}
+
+static void copy_msg(char *dst, size_t n, const char *msg)
+{
+	size_t len = strnlen(msg, n - 1);
+
+	memcpy(dst, msg, len);     /* truncation is fine here */
+	dst[len] = '\0';
+}
+
+int sl_jail_probe(sl_jail_layers *out, sl_err *err)
+{
+	sl_jail_opts o = SL_JAIL_OPTS_INIT;
+	sl_jail_result r;
+	sl_cgroup_info cgi;
+	sl_err e = SL_ERR_INIT;
+	const char *tmp = getenv("TMPDIR");
+	char *dir = sl_path_join(tmp && *tmp == '/' ? tmp : "/tmp", "sluice-probe-XXXXXX");
+	const struct sock_fprog *prog;
+	int ret = SL_ERROR;
+
+	memset(out, 0, sizeof(*out));
+	sl_jail_result_init(&r);
+	if (!mkdtemp(dir)) {
+		sl_err_set(err, SL_ERROR, "cannot create '%s': %s", dir, strerror(errno));
+		goto done;
+	}
+	out->available = ns_layers(usable_ns()) | SL_JAIL_RLIMITS | SL_JAIL_NNP;
+	if (!sl_seccomp_filter(&prog, 0, NULL))
+		out->available |= SL_JAIL_SECCOMP;
+	out->landlock_abi = sl_landlock_abi();
+	if (out->landlock_abi > 0)
+		out->available |= SL_JAIL_LANDLOCK;
+	sl_cgroup_probe(&cgi);
+	out->cgroup_version = cgi.version;
+	snprintf(out->cgroup_v2_controllers, sizeof(out->cgroup_v2_controllers), "%s",
+		 cgi.v2_controllers);
+	snprintf(out->cgroup_detail, sizeof(out->cgroup_detail), "memory: %s; pids: %s; kill: %s",
+		 cgi.v2_memory ? "v2" : *cgi.v1_memory ? "v1" : "no",
+		 cgi.v2_pids ? "v2" : *cgi.v1_pids ? "v1" : "no",
+		 (cgi.layers & SL_CG_KILL) ? "v2 cgroup.kill" : "no");
+
+	/* a real run shows what works together: the private root, the filters */
+	o.workdir = dir;
+	o.command = "true";
+	o.timeout_ms = 10000;
+	o.unsafe = 1;
+	if (sl_jail_run(&r, &o, &e) || !r.exited || r.exit_status) {
+		copy_msg(out->run_error, sizeof(out->run_error),
+			 e.code ? e.msg : "'true' failed in the jail");
+	} else {
+		out->available &= ~(unsigned)(SL_JAIL_SECCOMP | SL_JAIL_LANDLOCK);
+		out->available |= r.layers;
+		sl_err_clear(&e);
+		o.disk_mb = 1;
+		o.command = "echo x >/src/probe";
+		if (sl_jail_run(&r, &o, &e) || !r.exited || r.exit_status)
+			copy_msg(out->overlay_error, sizeof(out->overlay_error),
+				 e.code ? e.msg : "cannot write through the overlay");
+		else
+			out->available |= SL_JAIL_OVERLAY;
+	}
+	ret = 0;
+done:
+	sl_jail_result_release(&r);
+	sl_rm_rf(dir, NULL);
+	free(dir);
 	return ret;
 }

@@ -17,10 +17,20 @@
  * 1024, fsize 1 GiB, as 8 GiB, cpu timeout+5 s, nproc 512), no inherited
  * descriptors, stdin from /dev/null, a new session, no-new-privileges, no
  * nested user namespaces, and runs as uid/gid 1000 inside with no
- * capabilities.  Process 1 of the jail ("sluice-init") is a small reaper;
+ * capabilities, under Landlock where the kernel has it (everything
+ * read-only but /src, /tmp, /dev/shm and the writable /dev nodes; no TCP;
+ * no abstract sockets or signals across its domain) and a seccomp filter
+ * (sysfilter.h).  Where this user may create cgroups the jail gets one
+ * (memory and pids limits, killed whole at the end).  /src/.git, when
+ * present, is bound read-only (and cannot be removed).  Process 1 of the
+ * jail ("sluice-init") is a small reaper;
  * when the payload exits, or the wall-clock timeout fires, process 1 dies
  * and the kernel kills every process left in the pid namespace, so nothing
  * of the command (daemons included) outlives sl_jail_run().
+ *
+ * What a run had is in result.layers (SL_JAIL_* bits); sl_jail_probe()
+ * tells what the machine offers.  A machine without a layer of
+ * SL_JAIL_MINIMUM makes sl_jail_run() fail unless opts.unsafe.
  *
  * Linux only.  Works as root and as an unprivileged user (needs unprivileged
  * user namespaces).  Uid 1000 inside is the caller's euid outside: files the
@@ -41,7 +51,41 @@
 #include "buf.h"
 #include "err.h"
 
-#define SL_JAIL_OPTS_VERSION 1
+/*
+ * The layers of the jail, as bits: what a run had (sl_jail_result.layers)
+ * and what the machine offers (sl_jail_layers.available).
+ */
+enum sl_jail_layer {
+	SL_JAIL_USERNS   = 1u << 0,
+	SL_JAIL_MNTNS    = 1u << 1,
+	SL_JAIL_PIDNS    = 1u << 2,
+	SL_JAIL_NETNS    = 1u << 3,
+	SL_JAIL_IPCNS    = 1u << 4,
+	SL_JAIL_UTSNS    = 1u << 5,
+	SL_JAIL_CGROUPNS = 1u << 6,
+	SL_JAIL_ROOTFS   = 1u << 7,   /* tmpfs root, pivot_root, read-only toolchain */
+	SL_JAIL_SECCOMP  = 1u << 8,
+	SL_JAIL_LANDLOCK = 1u << 9,
+	SL_JAIL_CG_MEMORY = 1u << 10, /* memory limit through a cgroup */
+	SL_JAIL_CG_PIDS  = 1u << 11,  /* process limit through a cgroup */
+	SL_JAIL_CG_KILL  = 1u << 12,  /* the group is killed with cgroup.kill */
+	SL_JAIL_OVERLAY  = 1u << 13,  /* worktree behind a size-capped overlay */
+	SL_JAIL_RLIMITS  = 1u << 14,
+	SL_JAIL_NNP      = 1u << 15,  /* no-new-privileges */
+};
+#define SL_JAIL_NLAYERS 16
+/* Without these a gate must not run (unless the user said --unsafe). */
+#define SL_JAIL_MINIMUM (SL_JAIL_USERNS | SL_JAIL_MNTNS | SL_JAIL_PIDNS | SL_JAIL_NETNS)
+
+/* "userns", "mntns", ... for one bit; NULL for an unknown bit. */
+const char *sl_jail_layer_name(unsigned bit);
+/*
+ * Append the names of the bits in layers to out, comma-separated
+ * ("userns,mntns,pidns,..."): the form to record with a verdict.
+ */
+void sl_jail_layers_format(sl_buf *out, unsigned layers);
+
+#define SL_JAIL_OPTS_VERSION 2
 typedef struct sl_jail_opts {
 	unsigned version;
 	const char *workdir;        /* host directory bound read-write at /src */
@@ -50,17 +94,59 @@ typedef struct sl_jail_opts {
 	size_t output_cap;          /* bytes of output tail kept; 0 = 64 KiB */
 	unsigned tmp_mb;            /* size of /tmp (and /dev/shm); 0 = 256 */
 	const char *const *env;     /* extra "NAME=VALUE" entries, NULL-terminated, or NULL */
+	/* version 2 */
+	unsigned mem_mb;            /* cgroup memory limit, where cgroups work; 0 = 4096 */
+	unsigned pids_max;          /* cgroup process limit, where cgroups work; 0 = 1024 */
+	/*
+	 * Nonzero: /src is an overlay of workdir (read-only lower layer) and a
+	 * tmpfs of disk_mb MiB (upper layer): the command sees the worktree
+	 * and may write up to disk_mb MiB, and nothing it writes reaches the
+	 * host; use collect to get files back.  0: workdir bound read-write.
+	 */
+	unsigned disk_mb;
+	/*
+	 * Paths relative to /src (NULL-terminated, borrowed) that process 1
+	 * reads after the command exits (every other process of the jail
+	 * killed first), through openat2 with RESOLVE_BENEATH and no symlinks,
+	 * regular files only, at most collect_cap bytes each; returned in
+	 * sl_jail_result.files, in this order.
+	 */
+	const char *const *collect;
+	size_t collect_cap;         /* 0 = 16 MiB */
+	int allow_inet;             /* IPv4/IPv6 sockets (on the jail's own loopback) */
+	/*
+	 * Run even where the machine lacks a layer of SL_JAIL_MINIMUM: with
+	 * the namespaces that work, and without the private root when there
+	 * is no mount namespace (the command then sees the host's file system,
+	 * read-only through Landlock if the kernel has it, and runs in
+	 * workdir).  Check result.layers to see what it got.
+	 */
+	int unsafe;
 } sl_jail_opts;
-#define SL_JAIL_OPTS_INIT { SL_JAIL_OPTS_VERSION, NULL, NULL, 0, 0, 0, NULL }
+#define SL_JAIL_OPTS_INIT { .version = SL_JAIL_OPTS_VERSION }
+
+/* One collected file. */
+typedef struct sl_jail_file {
+	char *path;                 /* as given in opts.collect */
+	int err;                    /* 0, or why not read: ENOENT; ELOOP or EXDEV
+				     * (a symlink or a mount on the way); EINVAL
+				     * (not a regular file); another errno */
+	int truncated;              /* longer than collect_cap */
+	sl_buf data;
+} sl_jail_file;
 
 typedef struct sl_jail_result {
 	int exited;                 /* the command exited (exit_status valid) */
 	int exit_status;
 	int term_signal;            /* the command died of this signal, else 0 */
 	int timed_out;              /* the timeout fired and everything was killed */
+	int oom;                    /* the cgroup memory limit killed something */
 	int64_t duration_ms;
 	sl_buf output;              /* the tail of stdout+stderr */
 	size_t output_total;        /* bytes the command wrote in all */
+	unsigned layers;            /* SL_JAIL_* bits this run had */
+	sl_jail_file *files;        /* opts.collect, one entry each, owned */
+	size_t nfiles;
 } sl_jail_result;
 
 void sl_jail_result_init(sl_jail_result *r);
@@ -72,5 +158,25 @@ void sl_jail_result_release(sl_jail_result *r);
  * not be set up (message in err).
  */
 int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
+
+/* What this machine offers, for `sluice doctor` and for refusing to run. */
+typedef struct sl_jail_layers {
+	unsigned available;         /* SL_JAIL_* bits that work here */
+	int landlock_abi;           /* 0 = none */
+	int cgroup_version;         /* 0 none usable, 1 v1, 2 v2, 3 both (hybrid) */
+	char cgroup_v2_controllers[128];   /* cgroup.controllers of our v2 group */
+	char cgroup_detail[256];    /* where each cgroup layer comes from */
+	char overlay_error[256];    /* why the overlay layer is missing, or "" */
+	char run_error[256];        /* why a full jail run failed, or "" */
+} sl_jail_layers;
+
+/*
+ * Probe every layer: each namespace on its own, then a real jail run of
+ * "true" (which shows the private root, seccomp, Landlock, cgroups) and
+ * one with an overlay.  Takes some milliseconds.  Returns 0 (missing
+ * layers are not errors: read out->available), SL_ERROR if the probe
+ * itself broke (no scratch directory).
+ */
+int sl_jail_probe(sl_jail_layers *out, sl_err *err);
 
 #endif

@@ -2,11 +2,16 @@
  * jail-run - the jail (validators/jail.h) for the shell tests.
  *
  *   jail-run [--timeout MS] [--tmp-mb N] [--cap BYTES] [--env NAME=VALUE]...
+ *            [--mem-mb N] [--pids N] [--disk-mb N] [--collect PATH]...
+ *            [--collect-to DIR] [--allow-inet 1] [--unsafe 1] [--layers FILE]
  *            WORKDIR COMMAND
  *       Runs COMMAND in the jail on WORKDIR, copies its captured output to
  *       stdout and exits with its status: the exit code, 128+N when killed
  *       by signal N, 124 on timeout, 125 (message on stderr) when the jail
- *       could not be set up.
+ *       could not be set up.  Collected files are written to DIR/<n> (n the
+ *       position of the --collect), or DIR/<n>.err holding the errno name;
+ *       --layers writes the layers the run had, comma-separated, and
+ *       "oom" on a second line when the memory limit struck.
  *
  *   jail-run --listen PORTFILE SECONDS
  *       A loopback TCP listener for network tests: binds 127.0.0.1:0, writes
@@ -30,7 +35,9 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: jail-run [--timeout MS] [--tmp-mb N] [--cap BYTES] "
-		"[--env NAME=VALUE]... WORKDIR COMMAND\n"
+		"[--env NAME=VALUE]... [--mem-mb N] [--pids N] [--disk-mb N]\n"
+		"                [--collect PATH]... [--collect-to DIR] [--allow-inet 1]"
+		" [--unsafe 1] [--layers FILE] WORKDIR COMMAND\n"
 		"       jail-run --listen PORTFILE SECONDS\n");
 	return 2;
 }
@@ -88,12 +95,40 @@ static int listen_once(const char *portfile, int seconds)
 	return 0;
 }
 
+static void save_results(const sl_jail_result *r, const char *dir, const char *layers_file)
+{
+	char path[4096];
+
+	for (size_t k = 0; k < r->nfiles; k++) {
+		const sl_jail_file *f = &r->files[k];
+
+		if (f->err) {
+			const char *name = strerrorname_np(f->err);
+
+			snprintf(path, sizeof(path), "%s/%zu.err", dir, k);
+			sl_write_file(path, name, strlen(name), NULL);
+		} else {
+			snprintf(path, sizeof(path), "%s/%zu", dir, k);
+			sl_write_file(path, f->data.buf, f->data.len, NULL);
+		}
+	}
+	if (layers_file) {
+		sl_buf b = SL_BUF_INIT;
+
+		sl_jail_layers_format(&b, r->layers);
+		sl_buf_addf(&b, "\n%s", r->oom ? "oom\n" : "");
+		sl_write_file(layers_file, b.buf, b.len, NULL);
+		sl_buf_release(&b);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	sl_jail_opts opts = SL_JAIL_OPTS_INIT;
 	sl_jail_result r;
 	sl_err err = SL_ERR_INIT;
-	sl_strvec env = SL_STRVEC_INIT;
+	sl_strvec env = SL_STRVEC_INIT, collect = SL_STRVEC_INIT;
+	const char *collect_to = ".", *layers_file = NULL;
 	int i = 1, code;
 
 	if (argc == 4 && !strcmp(argv[1], "--listen"))
@@ -107,6 +142,22 @@ int main(int argc, char **argv)
 			opts.output_cap = strtoul(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--env"))
 			sl_strvec_push(&env, argv[i + 1]);
+		else if (!strcmp(argv[i], "--mem-mb"))
+			opts.mem_mb = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--pids"))
+			opts.pids_max = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--disk-mb"))
+			opts.disk_mb = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--collect"))
+			sl_strvec_push(&collect, argv[i + 1]);
+		else if (!strcmp(argv[i], "--collect-to"))
+			collect_to = argv[i + 1];
+		else if (!strcmp(argv[i], "--allow-inet"))
+			opts.allow_inet = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--unsafe"))
+			opts.unsafe = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--layers"))
+			layers_file = argv[i + 1];
 		else
 			return usage();
 	}
@@ -115,6 +166,7 @@ int main(int argc, char **argv)
 	opts.workdir = argv[i];
 	opts.command = argv[i + 1];
 	opts.env = (const char *const *)env.v;
+	opts.collect = (const char *const *)collect.v;
 
 	sl_jail_result_init(&r);
 	if (sl_jail_run(&r, &opts, &err)) {
@@ -122,6 +174,7 @@ int main(int argc, char **argv)
 		code = 125;
 	} else {
 		fwrite(r.output.buf, 1, r.output.len, stdout);
+		save_results(&r, collect_to, layers_file);
 		if (r.timed_out)
 			code = 124;
 		else if (r.exited)
@@ -131,5 +184,6 @@ int main(int argc, char **argv)
 	}
 	sl_jail_result_release(&r);
 	sl_strvec_release(&env);
+	sl_strvec_release(&collect);
 	return code;
 }

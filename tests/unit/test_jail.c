@@ -8,6 +8,13 @@
  * mount flags) only runs as root.
  */
 #include <dirent.h>
+#include <poll.h>
+#include <pty.h>
+#include <termios.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,6 +32,8 @@
 #include "util.h"
 #include "validators/gate.h"
 #include "validators/jail.h"
+#include "validators/landlock.h"
+#include "validators/sysfilter.h"
 
 static char *scratch(void)
 {
@@ -536,6 +545,217 @@ static void test_gate_verdicts(void)
 	unscratch(dir);
 }
 
+
+/*
+ * The filter on a real terminal: TIOCSTI works without it (the control:
+ * root may always inject; others where dev.tty.legacy_tiocsti allows) and
+ * fails with EPERM under it, with and without high bits in the request.
+ */
+static void test_seccomp_tiocsti(void)
+{
+	const struct sock_fprog *prog;
+	sl_err err = SL_ERR_INIT;
+	struct pollfd pfd;
+	struct termios tio;
+	int master, slave, st;
+	char c = 'Q', got = 0;
+	pid_t pid;
+
+	CHECK_INT(sl_seccomp_filter(&prog, 0, &err), 0);
+	if (openpty(&master, &slave, NULL, NULL, NULL)) {
+		printf("# skipped: no pty: %s\n", strerror(errno));
+		return;
+	}
+	/* raw mode: a byte is readable at once, no newline needed */
+	if (!tcgetattr(slave, &tio)) {
+		cfmakeraw(&tio);
+		tcsetattr(slave, TCSANOW, &tio);
+	}
+	fcntl(slave, F_SETFL, fcntl(slave, F_GETFL) | O_NONBLOCK);
+	pfd.fd = slave;
+	pfd.events = POLLIN;
+	if (!ioctl(slave, TIOCSTI, &c)) {
+		/* the injected byte is input of the slave side */
+		CHECK_INT(poll(&pfd, 1, 1000), 1);
+		CHECK_INT(read(slave, &got, 1), 1);
+		CHECK_INT(got, 'Q');
+	} else {
+		printf("# no control: TIOCSTI refused without the filter (%s)\n", strerror(errno));
+	}
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || sl_seccomp_install(prog))
+			_exit(10);
+		if (ioctl(slave, TIOCSTI, &c) != -1 || errno != EPERM)
+			bad |= 1;
+		if (syscall(SYS_ioctl, slave, (unsigned long)TIOCSTI | (1ul << 32), &c) != -1 ||
+		    errno != EPERM)
+			bad |= 2;
+		if (syscall(SYS_ioctl, slave, (unsigned long)TIOCLINUX | (0xfful << 40), &c) != -1 ||
+		    errno != EPERM)
+			bad |= 4;
+		if (socket(AF_INET, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+			bad |= 8;
+		if (socket(AF_UNIX, SOCK_STREAM, 0) < 0)
+			bad |= 16;
+		if (syscall(SYS_clone3, NULL, 0) != -1 || errno != ENOSYS)
+			bad |= 32;
+		if (unshare(CLONE_NEWNS) != -1 || errno != EPERM)
+			bad |= 64;
+		_exit(bad);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+	CHECK_INT(poll(&pfd, 1, 100), 0);    /* nothing was injected */
+	close(master);
+	close(slave);
+}
+
+/* A foreign-architecture system call (int 0x80) kills the payload. */
+static void test_seccomp_foreign_arch(void)
+{
+	char *out = run_out("cat >/tmp/i.c <<'EOF'\n"
+			    "int main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L)); return 0; }\n"
+			    "EOF\n"
+			    "cc -o /tmp/i /tmp/i.c 2>/dev/null || { echo no-cc; exit 0; }; /tmp/i; echo status $?");
+
+	CHECK(strstr(out, "status 159\n") || !strcmp(out, "no-cc\n"));   /* 128 + SIGSYS */
+	free(out);
+}
+
+static void test_layers(void)
+{
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	sl_buf names = SL_BUF_INIT;
+	char *dir = scratch();
+	unsigned want = SL_JAIL_MINIMUM | SL_JAIL_IPCNS | SL_JAIL_UTSNS | SL_JAIL_CGROUPNS |
+		SL_JAIL_ROOTFS | SL_JAIL_SECCOMP | SL_JAIL_RLIMITS | SL_JAIL_NNP;
+
+	sl_jail_result_init(&r);
+	CHECK_INT(run_in(&r, dir, "grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status", 0, &err), 0);
+	CHECK_STR(r.output.buf, "NoNewPrivs:\t1\nSeccomp:\t2\n");
+	CHECK_INT(r.layers & want, want);
+	CHECK(!(r.layers & SL_JAIL_OVERLAY));
+	sl_jail_layers_format(&names, SL_JAIL_USERNS | SL_JAIL_SECCOMP | SL_JAIL_OVERLAY);
+	CHECK_STR(names.buf, "userns,seccomp,overlay");
+	CHECK_STR(sl_jail_layer_name(SL_JAIL_LANDLOCK), "landlock");
+	CHECK(sl_jail_layer_name(3) == NULL);
+	sl_buf_release(&names);
+	sl_jail_result_release(&r);
+	unscratch(dir);
+}
+
+/* Landlock, where the kernel has it: /proc/self/attr and friends are not writable. */
+static void test_landlock(void)
+{
+	char *out;
+
+	if (!sl_landlock_abi()) {
+		printf("# skipped: no Landlock\n");
+		return;
+	}
+	out = run_out("echo x 2>/dev/null >/proc/self/comm && echo wrote-proc;"
+		      " echo ok >/src/f && echo ok >/tmp/f && echo ok >/dev/null && cat /src/f;"
+		      " mkdir -p /src/a /src/b && touch /src/a/x && mv /src/a/x /src/b/x && echo moved");
+	CHECK_STR(out, "ok\nmoved\n");
+	free(out);
+}
+
+static void test_overlay_collect(void)
+{
+	sl_jail_opts o = SL_JAIL_OPTS_INIT;
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	char *dir = scratch(), *f = sl_path_join(dir, "kept");
+	const char *collect[] = { "report.xml", "kept", "missing", "../x", "link", "fifo",
+		"big", NULL };
+	sl_buf b = SL_BUF_INIT;
+
+	sl_write_file(f, "before\n", 7, NULL);
+	o.workdir = dir;
+	o.disk_mb = 4;
+	o.collect = collect;
+	o.collect_cap = 1000;
+	o.timeout_ms = 20000;
+	o.command = "echo '<ok/>' >report.xml; echo after >kept; ln -s /etc/passwd link;"
+		" mkfifo fifo; head -c 3000 /dev/zero >big;"
+		" (setsid sleep 29.7071 &); dd if=/dev/zero of=fill bs=1M count=10 2>/dev/null"
+		" && echo not-capped; df -m /src | tail -1 | tr -s ' ' | cut -d' ' -f2";
+	sl_jail_result_init(&r);
+	CHECK_INT(sl_jail_run(&r, &o, &err), 0);
+	CHECK_STR(r.output.buf, "4\n");
+	CHECK(r.layers & SL_JAIL_OVERLAY);
+	CHECK_INT(r.nfiles, 7);
+	if (r.nfiles == 7) {
+		CHECK_STR(r.files[0].path, "report.xml");
+		CHECK_INT(r.files[0].err, 0);
+		CHECK_STR(r.files[0].data.buf, "<ok/>\n");
+		CHECK_STR(r.files[1].data.buf, "after\n");
+		CHECK_INT(r.files[2].err, ENOENT);
+		CHECK_INT(r.files[3].err, EXDEV);
+		CHECK_INT(r.files[4].err, ELOOP);
+		CHECK_INT(r.files[5].err, EINVAL);
+		CHECK_INT(r.files[6].err, 0);
+		CHECK_INT(r.files[6].truncated, 1);
+		CHECK_INT(r.files[6].data.len, 1000);
+	}
+	/* nothing reached the host */
+	CHECK_INT(sl_read_file(&b, f, 0, NULL), 0);
+	CHECK_STR(b.buf, "before\n");
+	sl_buf_release(&b);
+	free(f);
+	f = sl_path_join(dir, "report.xml");
+	CHECK(access(f, F_OK) != 0);
+	free(f);
+	CHECK_INT(host_procs_with("sleep 29.7071"), 0);
+	sl_jail_result_release(&r);
+	unscratch(dir);
+}
+
+/* Memory and process limits through cgroups, where this user may make one. */
+static void test_cgroup_limits(void)
+{
+	sl_jail_opts o = SL_JAIL_OPTS_INIT;
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	char *dir = scratch();
+
+	o.workdir = dir;
+	o.mem_mb = 64;
+	o.pids_max = 20;
+	o.timeout_ms = 20000;
+	o.command = "for i in $(seq 40); do sleep 5 & done 2>/dev/null; echo spawned;"
+		" head -c 200m /dev/zero | tail -c 1 >/dev/null; echo alive";
+	sl_jail_result_init(&r);
+	CHECK_INT(sl_jail_run(&r, &o, &err), 0);
+	if (!(r.layers & SL_JAIL_CG_MEMORY)) {
+		printf("# skipped: no cgroup for this user\n");
+	} else {
+		CHECK(r.layers & SL_JAIL_CG_PIDS);
+		CHECK(r.oom || !strstr(r.output.buf, "alive"));
+		CHECK(r.duration_ms < 5000);
+	}
+	sl_jail_result_release(&r);
+	unscratch(dir);
+}
+
+static void test_probe(void)
+{
+	sl_jail_layers l;
+	sl_err err = SL_ERR_INIT;
+
+	CHECK_INT(sl_jail_probe(&l, &err), 0);
+	CHECK_INT(l.available & SL_JAIL_MINIMUM, SL_JAIL_MINIMUM);
+	CHECK(l.available & SL_JAIL_ROOTFS);
+	CHECK(l.available & SL_JAIL_SECCOMP);
+	CHECK_STR(l.run_error, "");
+	CHECK_INT(!!(l.available & SL_JAIL_LANDLOCK), l.landlock_abi > 0);
+}
+
 int main(void)
 {
 	RUN(test_exit_status);
@@ -555,5 +775,12 @@ int main(void)
 	RUN(test_locked_mount_flags);
 	RUN(test_concurrent);
 	RUN(test_gate_verdicts);
+	RUN(test_seccomp_tiocsti);
+	RUN(test_seccomp_foreign_arch);
+	RUN(test_layers);
+	RUN(test_landlock);
+	RUN(test_overlay_collect);
+	RUN(test_cgroup_limits);
+	RUN(test_probe);
 	return unit_done();
 }

@@ -1,0 +1,104 @@
+/*
+ * bench/jail.c - spawn latency of the jail against bubblewrap, same run.
+ *
+ *   sh bench/jail.sh [N]        (builds this against build/libsluice.a)
+ *
+ * Runs N rounds (default 200); each round times one sl_jail_run() of
+ * "true" on an empty workdir (every layer this machine offers: namespaces,
+ * private root, seccomp, Landlock, cgroups) and one
+ * `bwrap --unshare-all --new-session --die-with-parent` with read-only
+ * binds of /usr (and the merged-/usr links) running /bin/true, alternating
+ * so that drift hits both alike.  Prints p50 and p90 of each and the ratio
+ * jail/bwrap (below 1: the jail is faster).  Needs bwrap on PATH.
+ */
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "validators/jail.h"
+#include "util.h"
+
+extern char **environ;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, int p)
+{
+	int i = (n * p + 99) / 100 - 1;
+
+	return v[i < 0 ? 0 : i];
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 200;
+	double *tj = calloc((size_t)n, sizeof(double)), *tb = calloc((size_t)n, sizeof(double));
+	char *bw[] = { "bwrap", "--unshare-all", "--new-session", "--die-with-parent",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+		"--proc", "/proc", "--dev", "/dev", "/bin/true", NULL };
+	char dir[] = "/tmp/bench-jail.XXXXXX";
+	sl_jail_opts o = SL_JAIL_OPTS_INIT;
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	sl_buf layers = SL_BUF_INIT;
+
+	if (n < 1 || !tj || !tb || !mkdtemp(dir))
+		return 2;
+	o.workdir = dir;
+	o.command = "true";
+	sl_jail_result_init(&r);
+	for (int i = 0; i < n; i++) {
+		double t0 = now_ms(), t1;
+		pid_t pid;
+		int st;
+
+		if (sl_jail_run(&r, &o, &err) || !r.exited || r.exit_status) {
+			fprintf(stderr, "jail: %s\n", err.msg[0] ? err.msg : "true failed");
+			return 1;
+		}
+		t1 = now_ms();
+		tj[i] = t1 - t0;
+		if (posix_spawnp(&pid, "bwrap", NULL, NULL, bw, environ)) {
+			perror("bwrap");
+			return 1;
+		}
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "bwrap failed\n");
+			return 1;
+		}
+		tb[i] = now_ms() - t1;
+	}
+	sl_jail_layers_format(&layers, r.layers);
+	qsort(tj, (size_t)n, sizeof(double), cmp);
+	qsort(tb, (size_t)n, sizeof(double), cmp);
+	printf("jail layers: %s\n", layers.buf);
+	printf("rounds: %d\n", n);
+	printf("jail   p50 %6.2f ms  p90 %6.2f ms\n", pct(tj, n, 50), pct(tj, n, 90));
+	printf("bwrap  p50 %6.2f ms  p90 %6.2f ms\n", pct(tb, n, 50), pct(tb, n, 90));
+	printf("ratio jail/bwrap  p50 %.2f  p90 %.2f\n", pct(tj, n, 50) / pct(tb, n, 50),
+	       pct(tj, n, 90) / pct(tb, n, 90));
+	sl_jail_result_release(&r);
+	sl_buf_release(&layers);
+	rmdir(dir);
+	free(tj);
+	free(tb);
+	return 0;
+}

@@ -1,0 +1,389 @@
+/*
+ * cgroup.c - per-jail control groups on v2, v1 or a hybrid of both.
+ *
+ * The probe finds the caller's own cgroup in each hierarchy (a child of it
+ * is where delegation, if any, allows us to write) and tries a real mkdir
+ * and rmdir there, which is the only reliable test of "may I": mode bits say
+ * nothing about a read-only cgroupfs or a delegation boundary.  Limits go to
+ * v2 where its controllers are enabled (or can be), else to v1; cgroup.kill
+ * needs a v2 group and Linux 5.14.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+enum { H_V2, H_MEM, H_PIDS, H_N };
+
+struct sl_cgroup {
+	char dir[H_N][320];       /* "" when not used */
+	int v2_mem, v2_pids, kill;
+};
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static sl_cgroup_info probed;
+static unsigned counter;
+
+static int read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, n - 1);
+	close(fd);
+	if (got < 0)
+		return -1;
+	buf[got] = '\0';
+	while (got > 0 && buf[got - 1] == '\n')
+		buf[--got] = '\0';
+	return 0;
+}
+
+static int write_str(const char *dir, const char *name, const char *s)
+{
+	char path[512];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (sl_write_all(fd, s, strlen(s)))
+		rc = -1;
+	close(fd);
+	return rc;
+}
+
+static int has_word(const char *list, const char *word, char sep)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p && *p; ) {
+		const char *e = strchr(p, sep);
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, word, n))
+			return 1;
+		p = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Can we make (and remove) a child of dir?  If so, does it get cgroup.kill? */
+static int try_child(const char *dir, int *kill_file)
+{
+	char path[512], f[600];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/sluice-probe-%d", dir, (int)getpid());
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return 0;
+	if (kill_file) {
+		snprintf(f, sizeof(f), "%s/cgroup.kill", path);
+		*kill_file = !stat(f, &st);
+	}
+	rmdir(path);
+	return 1;
+}
+
+/* dir = mountpoint + cgroup path relative to the mount's root. */
+static void join_mount(char *out, size_t n, const char *mnt, const char *root, const char *cg)
+{
+	size_t rl = strlen(root);
+
+	if (strcmp(root, "/") && !strncmp(cg, root, rl))
+		cg += rl;
+	snprintf(out, n, "%s%s%s", mnt, *cg == '/' ? "" : "/", strcmp(cg, "/") ? cg : "");
+}
+
+/*
+ * Remove the empty groups that callers killed before their cleanup left
+ * behind ("sluice-PID-N" with PID gone).  A group still holding processes
+ * refuses rmdir, so a live jail is never touched.
+ */
+static void sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[600];
+
+	while (d && (e = readdir(d))) {
+		long pid;
+		char *end;
+
+		if (strncmp(e->d_name, "sluice-", 7) || e->d_name[7] < '0' || e->d_name[7] > '9')
+			continue;
+		pid = strtol(e->d_name + 7, &end, 10);
+		if (*end != '-' || pid <= 0 || !kill((pid_t)pid, 0) || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void probe(void)
+{
+	sl_cgroup_info *in = &probed;
+	char cg_v2[256] = "", cg_mem[256] = "", cg_pids[256] = "";
+	char line[1024];
+	FILE *fp;
+
+	memset(in, 0, sizeof(*in));
+	if ((fp = fopen("/proc/self/cgroup", "re"))) {
+		while (fgets(line, sizeof(line), fp)) {
+			char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+			if (!b)
+				continue;
+			*a = *b = '\0';
+			b[1 + strcspn(b + 1, "\n")] = '\0';
+			if (!strcmp(line, "0") && !a[1])
+				snprintf(cg_v2, sizeof(cg_v2), "%s", b + 1);
+			else if (has_word(a + 1, "memory", ','))
+				snprintf(cg_mem, sizeof(cg_mem), "%s", b + 1);
+			else if (has_word(a + 1, "pids", ','))
+				snprintf(cg_pids, sizeof(cg_pids), "%s", b + 1);
+		}
+		fclose(fp);
+	}
+	if ((fp = fopen("/proc/self/mountinfo", "re"))) {
+		while (fgets(line, sizeof(line), fp)) {
+			char *f[6], *dash = strstr(line, " - "), *save = NULL, *fs, *super;
+			int i = 0;
+
+			if (!dash)
+				continue;
+			*dash = '\0';
+			for (char *t = strtok_r(line, " ", &save); t && i < 6;
+			     t = strtok_r(NULL, " ", &save))
+				f[i++] = t;
+			fs = strtok_r(dash + 3, " ", &save);
+			strtok_r(NULL, " ", &save);
+			super = strtok_r(NULL, " \n", &save);
+			if (i < 5 || !fs || !super)
+				continue;
+			if (!strcmp(fs, "cgroup2") && *cg_v2 && !*in->v2_dir)
+				join_mount(in->v2_dir, sizeof(in->v2_dir), f[4], f[3], cg_v2);
+			else if (!strcmp(fs, "cgroup") && *cg_mem && has_word(super, "memory", ',') &&
+				 !*in->v1_memory)
+				join_mount(in->v1_memory, sizeof(in->v1_memory), f[4], f[3], cg_mem);
+			else if (!strcmp(fs, "cgroup") && *cg_pids && has_word(super, "pids", ',') &&
+				 !*in->v1_pids)
+				join_mount(in->v1_pids, sizeof(in->v1_pids), f[4], f[3], cg_pids);
+		}
+		fclose(fp);
+	}
+
+	if (*in->v2_dir) {
+		char path[512], sub[128];
+		int kill_file = 0;
+
+		if (try_child(in->v2_dir, &kill_file)) {
+			snprintf(path, sizeof(path), "%s/cgroup.controllers", in->v2_dir);
+			read_small(path, in->v2_controllers, sizeof(in->v2_controllers));
+			snprintf(path, sizeof(path), "%s/cgroup.subtree_control", in->v2_dir);
+			for (int k = 0; k < 2; k++) {
+				const char *c = k ? "pids" : "memory";
+				char plus[16];
+
+				if (!has_word(in->v2_controllers, c, ' '))
+					continue;
+				read_small(path, sub, sizeof(sub));
+				snprintf(plus, sizeof(plus), "+%s", c);
+				if (!has_word(sub, c, ' ') && write_str(in->v2_dir,
+						"cgroup.subtree_control", plus))
+					continue;
+				in->layers |= k ? SL_CG_PIDS : SL_CG_MEMORY;
+				*(k ? &in->v2_pids : &in->v2_memory) = 1;
+			}
+			in->layers |= SL_CG_GROUP | (kill_file ? SL_CG_KILL : 0);
+			in->version |= 2;
+		} else {
+			in->v2_dir[0] = '\0';
+		}
+	}
+	if (*in->v1_memory && try_child(in->v1_memory, NULL)) {
+		in->layers |= SL_CG_GROUP | SL_CG_MEMORY;
+		in->version |= 1;
+	} else {
+		in->v1_memory[0] = '\0';
+	}
+	if (*in->v1_pids && try_child(in->v1_pids, NULL)) {
+		in->layers |= SL_CG_GROUP | SL_CG_PIDS;
+		in->version |= 1;
+	} else {
+		in->v1_pids[0] = '\0';
+	}
+	if (*in->v2_dir)
+		sweep(in->v2_dir);
+	if (*in->v1_memory)
+		sweep(in->v1_memory);
+	if (*in->v1_pids)
+		sweep(in->v1_pids);
+}
+
+void sl_cgroup_probe(sl_cgroup_info *out)
+{
+	pthread_once(&probe_once, probe);
+	*out = probed;
+}
+
+static void remove_group(sl_cgroup *cg);
+
+sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned *layers)
+{
+	sl_cgroup_info in;
+	sl_cgroup *cg;
+	char name[64], num[32];
+	unsigned n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+	const char *parent[H_N];
+
+	*layers = 0;
+	sl_cgroup_probe(&in);
+	if (!(in.layers & SL_CG_GROUP))
+		return NULL;
+	cg = sl_xcalloc(1, sizeof(*cg));
+	snprintf(name, sizeof(name), "sluice-%d-%u", (int)getpid(), n);
+	cg->v2_mem = in.v2_memory;
+	cg->v2_pids = in.v2_pids;
+	/* a v1 hierarchy only for what v2 cannot limit */
+	parent[H_V2] = in.v2_dir;
+	parent[H_MEM] = in.v2_memory || !mem_bytes ? "" : in.v1_memory;
+	parent[H_PIDS] = in.v2_pids || !pids_max ? "" : in.v1_pids;
+	for (int h = 0; h < H_N; h++) {
+		if (!*parent[h])
+			continue;
+		snprintf(cg->dir[h], sizeof(cg->dir[h]), "%s/%s", parent[h], name);
+		if (mkdir(cg->dir[h], 0755))
+			cg->dir[h][0] = '\0';
+		else
+			*layers |= SL_CG_GROUP;
+	}
+	if (*cg->dir[H_V2]) {
+		char f[400];
+		struct stat st;
+
+		snprintf(f, sizeof(f), "%s/cgroup.kill", cg->dir[H_V2]);
+		if (!stat(f, &st)) {
+			cg->kill = 1;
+			*layers |= SL_CG_KILL;
+		}
+	}
+	if (mem_bytes) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)mem_bytes);
+		if (cg->v2_mem && *cg->dir[H_V2] &&
+		    !write_str(cg->dir[H_V2], "memory.max", num)) {
+			write_str(cg->dir[H_V2], "memory.swap.max", "0");
+			*layers |= SL_CG_MEMORY;
+		} else if (*cg->dir[H_MEM] &&
+			   !write_str(cg->dir[H_MEM], "memory.limit_in_bytes", num)) {
+			*layers |= SL_CG_MEMORY;
+		}
+	}
+	if (pids_max) {
+		snprintf(num, sizeof(num), "%u", pids_max);
+		if (cg->v2_pids && *cg->dir[H_V2] && !write_str(cg->dir[H_V2], "pids.max", num))
+			*layers |= SL_CG_PIDS;
+		else if (*cg->dir[H_PIDS] && !write_str(cg->dir[H_PIDS], "pids.max", num))
+			*layers |= SL_CG_PIDS;
+	}
+	if (!(*layers & SL_CG_GROUP)) {
+		remove_group(cg);
+		return NULL;
+	}
+	return cg;
+}
+
+int sl_cgroup_add(sl_cgroup *cg, pid_t pid)
+{
+	char num[32];
+	int rc = 0;
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	for (int h = 0; h < H_N; h++)
+		if (*cg->dir[h] && write_str(cg->dir[h], "cgroup.procs", num))
+			rc = -1;
+	return rc;
+}
+
+int sl_cgroup_oom(sl_cgroup *cg)
+{
+	char buf[1024], path[400], *p;
+
+	if (!cg)
+		return 0;
+	if (*cg->dir[H_V2] && cg->v2_mem) {
+		snprintf(path, sizeof(path), "%s/memory.events", cg->dir[H_V2]);
+		if (!read_small(path, buf, sizeof(buf)) && (p = strstr(buf, "oom_kill ")))
+			return atoi(p + 9) > 0;
+	}
+	if (*cg->dir[H_MEM]) {
+		snprintf(path, sizeof(path), "%s/memory.oom_control", cg->dir[H_MEM]);
+		if (!read_small(path, buf, sizeof(buf)) && (p = strstr(buf, "oom_kill ")))
+			return atoi(p + 9) > 0;
+	}
+	return 0;
+}
+
+/* SIGKILL every pid listed in dir/cgroup.procs; returns how many were listed. */
+static int kill_listed(const char *dir)
+{
+	char path[400], buf[4096];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (read_small(path, buf, sizeof(buf)))
+		return 0;
+	for (char *p = buf; *p; ) {
+		long pid = strtol(p, &p, 10);
+
+		if (pid > 0) {
+			kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+		while (*p == '\n')
+			p++;
+		if (*p && (*p < '0' || *p > '9'))
+			break;
+	}
+	return n;
+}
+
+static void remove_group(sl_cgroup *cg)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	for (int h = 0; h < H_N; h++) {
+		if (!*cg->dir[h])
+			continue;
+		if (h == H_V2 && cg->kill)
+			write_str(cg->dir[h], "cgroup.kill", "1");
+		/* exiting processes leave the group asynchronously: up to ~0.5 s */
+		for (int round = 0; round < 500 && rmdir(cg->dir[h]) && errno == EBUSY; round++) {
+			kill_listed(cg->dir[h]);
+			nanosleep(&ms, NULL);
+		}
+	}
+	free(cg);
+}
+
+void sl_cgroup_free(sl_cgroup *cg)
+{
+	if (cg)
+		remove_group(cg);
+}

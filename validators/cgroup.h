@@ -1,0 +1,60 @@
+/*
+ * cgroup.h - one control group per jail, where the machine lets us make one.
+ *
+ * sl_cgroup_probe() looks at /proc/self/cgroup and /proc/self/mountinfo
+ * once: the caller's cgroup in the v2 hierarchy (with the controllers it
+ * can enable below it) and in the v1 memory and pids hierarchies, kept
+ * only where the caller may create a child directory.  sl_cgroup_new()
+ * makes a child in each usable hierarchy ("sluice-PID-N"), sets the limits
+ * it can (memory.max / memory.limit_in_bytes, pids.max) and reports in
+ * *layers what took; nothing here is fatal: a machine without writable
+ * cgroups gives a jail without this layer.  sl_cgroup_add() moves a
+ * process in (do it before the process forks).  sl_cgroup_free() kills
+ * every process still in the group (cgroup.kill on v2, SIGKILL to each
+ * listed pid on v1, a bounded number of rounds) and removes the
+ * directories.  The first probe also removes empty "sluice-PID-N" groups
+ * whose PID is gone (a caller killed before its cleanup).
+ */
+#ifndef SL_CGROUP_H
+#define SL_CGROUP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Layer bits (also used in sl_jail_layers, see jail.h) */
+#define SL_CG_MEMORY 1u       /* a memory limit is enforced */
+#define SL_CG_PIDS   2u       /* a process-count limit is enforced */
+#define SL_CG_KILL   4u       /* the whole group is killed through cgroup.kill */
+#define SL_CG_GROUP  8u       /* at least one group was made */
+
+typedef struct sl_cgroup_info {
+	int version;              /* 0 none usable, 1 v1 only, 2 v2 only, 3 both */
+	unsigned layers;          /* what a new group would get (SL_CG_*) */
+	char v2_dir[256];         /* the caller's v2 cgroup, "" if unusable */
+	char v2_controllers[128]; /* cgroup.controllers there */
+	int v2_memory, v2_pids;   /* those controllers are enabled for children */
+	char v1_memory[256];      /* the caller's v1 memory cgroup, "" if unusable */
+	char v1_pids[256];
+} sl_cgroup_info;
+
+/* Probe once per process (cached, thread-safe); *out is a copy. */
+void sl_cgroup_probe(sl_cgroup_info *out);
+
+typedef struct sl_cgroup sl_cgroup;
+
+/*
+ * Make a group with these limits (0 = no limit of that kind).  Returns NULL
+ * when no group could be made; *layers gets the SL_CG_* bits that took.
+ */
+sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned *layers);
+
+/* Move pid into every hierarchy of the group; 0, or -1 (errno). */
+int sl_cgroup_add(sl_cgroup *cg, pid_t pid);
+
+/* Whether the memory limit made the kernel kill something in the group. */
+int sl_cgroup_oom(sl_cgroup *cg);
+
+/* Kill what is left, remove the group, free it.  NULL is a no-op. */
+void sl_cgroup_free(sl_cgroup *cg);
+
+#endif
