@@ -20,9 +20,8 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	sl_buf_addf(out, "campaign %s (base %.12s, %s)\n", c->name, c->base_oid, c->repo_path);
 	sl_buf_addf(out, "  targets      %6lld\n", (long long)f->targets);
 	sl_buf_addf(out, "  attempts     %6lld  (apply errors %lld, reply errors %lld, "
-		    "provider errors %lld, syntax errors %lld)\n", (long long)f->attempts,
-		    (long long)f->apply_errors, (long long)f->parse_errors,
-		    (long long)f->provider_errors, (long long)f->syntax_errors);
+		    "provider errors %lld)\n", (long long)f->attempts, (long long)f->apply_errors,
+		    (long long)f->parse_errors, (long long)f->provider_errors);
 	sl_buf_addf(out, "  candidates   %6lld\n", (long long)f->candidates);
 	for (size_t i = 0; i < f->ngates; i++)
 		sl_buf_addf(out, "    %-10s %6lld passed of %lld run\n", f->gates[i].gate,
@@ -55,7 +54,6 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	json_object_set_new(o, "apply_errors", json_integer(f->apply_errors));
 	json_object_set_new(o, "reply_errors", json_integer(f->parse_errors));
 	json_object_set_new(o, "provider_errors", json_integer(f->provider_errors));
-	json_object_set_new(o, "syntax_errors", json_integer(f->syntax_errors));
 	json_object_set_new(o, "candidates", json_integer(f->candidates));
 	for (size_t i = 0; i < f->ngates; i++) {
 		json_t *g = json_object();

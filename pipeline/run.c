@@ -18,6 +18,8 @@
 #include "apply.h"
 #include "edit.h"
 #include "gate.h"
+#include "gating.h"
+#include "syntax.h"
 #include "prompt.h"
 #include "provider.h"
 #include "rules.h"
@@ -207,6 +209,8 @@ typedef struct run_ctx {
 	sem_t gate_slots;           /* `jobs` */
 	int64_t start_ms;
 
+	pthread_mutex_t git_lock;   /* ref and worktree changes in the repository: libgit2
+				       creates and prunes ref directories without locking */
 	pthread_mutex_t lock;
 	size_t next;                /* next index into pending */
 	size_t seq;                 /* worktree names */
@@ -214,6 +218,7 @@ typedef struct run_ctx {
 	int64_t tokens_used;        /* campaign-wide, including earlier runs */
 	double cost_used;
 	char *replay_file;          /* replay: the JSON lines file in use */
+	sl_gating *gating;          /* the gates and their baseline */
 	int stop;                   /* a budget ran out: start nothing new */
 	char stop_reason[160];
 	int failed;                 /* machinery broke: every worker stops */
@@ -326,60 +331,6 @@ static double cost_of(const sl_spec *spec, int64_t tin, int64_t tout)
 		return 0;
 	return ((double)(tin > 0 ? tin : 0) * spec->price_in +
 		(double)(tout > 0 ? tout : 0) * spec->price_out) / 1e6;
-}
-
-typedef struct gate_outcome {
-	sl_gate_run_rec *v;         /* gate, verdict and output_tail owned */
-	size_t n;
-} gate_outcome;
-
-static void gate_outcome_release(gate_outcome *o)
-{
-	sl_gate_run_list_free(o->v, o->n);
-	o->v = NULL;
-	o->n = 0;
-}
-
-/*
- * Run the gates on a candidate, in order, stopping at the first that does
- * not pass.  Results go to *o (written to the store later, in the attempt's
- * transaction, so no lock is held while gates run).  SL_ERROR when the jail
- * itself broke: that is not the candidate's fault.
- */
-static int run_gates(run_ctx *x, const char *workdir, gate_outcome *o, int *passed,
-		     sl_buf *feedback, sl_err *err)
-{
-	const sl_spec *spec = x->c->spec;
-
-	*passed = 1;
-	o->v = sl_xcalloc(spec->ngates ? spec->ngates : 1, sizeof(*o->v));
-	for (size_t g = 0; g < spec->ngates && *passed; g++) {
-		sl_gate_def def = { spec->gates[g].name, spec->gates[g].command,
-				    spec->gates[g].timeout_s };
-		sl_gate_result r;
-		sl_gate_run_rec *rec;
-
-		sl_gate_result_init(&r);
-		sl_gate_run(&r, &def, workdir);
-		if (r.verdict == SL_VERDICT_ERROR) {
-			sl_err_set(err, SL_ERROR, "gate '%s' could not run: %s", def.name, r.error);
-			sl_gate_result_release(&r);
-			return SL_ERROR;
-		}
-		rec = &o->v[o->n++];
-		rec->gate = sl_xstrdup(def.name);
-		rec->verdict = sl_xstrdup(sl_verdict_name(r.verdict));
-		rec->exit_status = r.exit_status;
-		rec->duration_ms = r.duration_ms;
-		rec->output_bytes = (int64_t)r.output_total;
-		rec->output_tail = sl_xstrdup(r.output.buf);
-		if (r.verdict != SL_VERDICT_PASS) {
-			*passed = 0;
-			sl_prompt_feedback(feedback, def.name, sl_verdict_name(r.verdict), r.output.buf);
-		}
-		sl_gate_result_release(&r);
-	}
-	return SL_OK;
 }
 
 static int make_branch(git_repository *repo, const char *branch, const git_oid *commit,
@@ -561,6 +512,93 @@ static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
 	return sl_store_commit(x->st, err);
 }
 
+static int tree_of(char out[GIT_OID_HEXSZ + 1], git_repository *repo, const git_oid *commit,
+		   sl_err *err)
+{
+	git_commit *c = NULL;
+
+	if (git_commit_lookup(&c, repo, commit))
+		return sl_err_set(err, SL_ERROR, "cannot read candidate: %s", sl_git_error());
+	git_oid_tostr(out, GIT_OID_HEXSZ + 1, git_commit_tree_id(c));
+	git_commit_free(c);
+	return SL_OK;
+}
+
+/*
+ * Judge a candidate commit: the syntax check and the policy gates on the
+ * diff (no checkout), then a worktree and the jailed gates, at most `jobs`
+ * candidates at once.  The branch exists afterwards only if every gate
+ * passed.  SL_ERROR for machinery failures.
+ */
+static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
+			   attempt_state *s, const git_oid *commit, const char *branch,
+			   sl_gate_outcome *gates, int *passed, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	sl_buf report = SL_BUF_INIT;
+	sl_worktree *wt = NULL;
+	char wtname[64], tree[GIT_OID_HEXSZ + 1];
+	int ok = 0, r = SL_OK;
+	int64_t t0 = sl_now_ms();
+	sl_gate_run_rec *rec;
+
+	*passed = 0;
+	if (sl_syntax_check_commit(repo, &x->c->base, commit, &report, &ok, err))
+		return SL_ERROR;
+	SL_ALLOC_GROW(gates->v, gates->n + 1, gates->alloc);
+	rec = &gates->v[gates->n++];
+	memset(rec, 0, sizeof(*rec));
+	rec->gate = sl_xstrdup("syntax");
+	rec->verdict = sl_xstrdup(ok ? "pass" : "fail");
+	rec->exit_status = ok ? 0 : 1;
+	rec->duration_ms = sl_now_ms() - t0;
+	rec->output_bytes = (int64_t)report.len;
+	rec->output_tail = sl_xstrdup(report.buf);
+	if (!ok) {
+		sl_buf_addf(&s->feedback, "The candidate does not parse; nothing was built. "
+			    "Syntax errors it adds:\n%s", report.buf);
+		sl_buf_release(&report);
+		return SL_OK;
+	}
+	sl_buf_release(&report);
+	if (sl_gating_policy(x->gating, s->diff.buf, gates, passed, &s->feedback, err))
+		return SL_ERROR;
+	if (!*passed)
+		return SL_OK;
+
+	sem_wait(&x->gate_slots);
+	if (!spec->ngates) {
+		/* nothing to run: no checkout, the branch is the proposal */
+		pthread_mutex_lock(&x->git_lock);
+		r = make_branch(repo, branch, commit, err);
+		pthread_mutex_unlock(&x->git_lock);
+		*passed = !r;
+	} else {
+		pthread_mutex_lock(&x->lock);
+		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
+		pthread_mutex_unlock(&x->lock);
+		r = tree_of(tree, repo, commit, err);
+		pthread_mutex_lock(&x->git_lock);
+		if (!r)
+			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, commit, err);
+		pthread_mutex_unlock(&x->git_lock);
+		if (!r)
+			r = sl_gating_run(x->gating, sl_worktree_path(wt), tree, s->diff.buf, t,
+					  gates, passed, &s->feedback, err);
+		pthread_mutex_lock(&x->git_lock);
+		if (wt && sl_worktree_remove(wt, r ? NULL : err))
+			r = SL_ERROR;
+		pthread_mutex_unlock(&x->git_lock);
+	}
+	sem_post(&x->gate_slots);
+	if (r)
+		return SL_ERROR;
+	pthread_mutex_lock(&x->git_lock);
+	r = !*passed && sl_branch_delete(repo, branch, err);
+	pthread_mutex_unlock(&x->git_lock);
+	return r ? SL_ERROR : SL_OK;
+}
+
 /*
  * One attempt at a target: get edits, build the candidate, gate it, record
  * everything in one transaction.  *done is set when the target reached a
@@ -572,11 +610,10 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 {
 	const sl_spec *spec = x->c->spec;
 	attempt_state s;
-	gate_outcome gates = { NULL, 0 };
+	sl_gate_outcome gates = { NULL, 0, 0 };
 	sl_buf msg = SL_BUF_INIT;
-	sl_worktree *wt = NULL;
 	sl_candidate_rec cand = { 0 };
-	char *branch = NULL, wtname[64], hex[GIT_OID_HEXSZ + 1];
+	char *branch = NULL, hex[GIT_OID_HEXSZ + 1];
 	int64_t attempt_id = 0, cand_id = 0;
 	int passed = 0, ret = SL_ERROR, in_tx = 0, r;
 	git_oid commit;
@@ -647,25 +684,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 
 	if (!strcmp(s.a.outcome, "candidate")) {
 		branch = branch_name(spec->branch_prefix, rec);
-		pthread_mutex_lock(&x->lock);
-		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
-		pthread_mutex_unlock(&x->lock);
-		sem_wait(&x->gate_slots);
-		if (!spec->ngates) {
-			/* nothing to run: no checkout, the branch is the proposal */
-			r = make_branch(repo, branch, &commit, err);
-			passed = !r;
-		} else {
-			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, &commit, err) ||
-				run_gates(x, sl_worktree_path(wt), &gates, &passed, &s.feedback,
-					  err);
-		}
-		if (wt) {
-			r |= sl_worktree_remove(wt, err) != SL_OK;
-			wt = NULL;
-		}
-		sem_post(&x->gate_slots);
-		if (r || (!passed && sl_branch_delete(repo, branch, err)))
+		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
 			goto done;
 	}
 
@@ -725,11 +744,12 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 done:
 	if (in_tx)
 		sl_store_rollback(x->st);
-	if (wt)
-		sl_worktree_remove(wt, NULL);
-	if (branch && ret)
+	if (branch && ret) {
+		pthread_mutex_lock(&x->git_lock);
 		sl_branch_delete(repo, branch, NULL);
-	gate_outcome_release(&gates);
+		pthread_mutex_unlock(&x->git_lock);
+	}
+	sl_gate_outcome_release(&gates);
 	free(branch);
 	attempt_state_release(&s);
 	sl_buf_release(&msg);
@@ -1065,6 +1085,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
 	pthread_mutex_init(&x.lock, NULL);
+	pthread_mutex_init(&x.git_lock, NULL);
 	x.opts = opts;
 	x.start_ms = sl_now_ms();
 	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
@@ -1089,6 +1110,11 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		goto done;
 	x.list = &list;
 	out->targets = list.n;
+	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base, err)) ||
+	    (x.npending && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
+						      x.c->spec->branch_prefix, opts->progress,
+						      err))))
+		goto done;
 
 	jobs = x.c->spec->jobs ? x.c->spec->jobs : online_cores();
 	sem_init(&x.model_slots, 0, x.c->spec->concurrency);
@@ -1132,10 +1158,12 @@ done:
 	sl_target_list_free(x.pending, x.npending);
 	sl_target_list_release(&list);
 	sl_provider_free(x.provider);
+	sl_gating_free(x.gating);
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);
 	free(x.replay_file);
 	pthread_mutex_destroy(&x.lock);
+	pthread_mutex_destroy(&x.git_lock);
 	return ret;
 }

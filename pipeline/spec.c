@@ -26,6 +26,7 @@
 #include "edit.h"
 #include "provider.h"
 #include "spec.h"
+#include "policy.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
 #define SPEC_MAX_DEPTH 32
@@ -778,10 +779,69 @@ static int load_provider(struct loader *ld, const struct node *map, sl_spec *spe
 	return 0;
 }
 
+/* A sequence of strings (or one string) appended to sv. */
+static int get_strings(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		       sl_strvec *sv)
+{
+	char *text = NULL;
+
+	if (!v)
+		return 0;
+	if (v->type == N_SCALAR) {
+		if (get_str(ld, v, key, ctx, 1, &text))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(sv, text);
+		return 0;
+	}
+	if (want_type(ld, v, N_SEQ, key, ctx))
+		return SL_EINPUT;
+	for (size_t i = 0; i < v->nkid; i++) {
+		text = NULL;
+		if (get_str(ld, v->kid[i], key, ctx, 1, &text))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(sv, text);
+	}
+	return 0;
+}
+
+static int get_bool(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		    int *out)
+{
+	char kbuf[96];
+
+	if (!v)
+		return 0;
+	if (v->type == N_SCALAR && v->style == YAML_PLAIN_SCALAR_STYLE) {
+		if (!strcmp(v->text, "true")) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcmp(v->text, "false")) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return fail(ld, v->start, "expected true or false for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
+}
+
 static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
-	static const char *const keys[] = { "name", "command", "timeout", NULL };
-	enum { K_NAME, K_COMMAND, K_TIMEOUT };
+	static const char *const keys[] = { "name", "command", "timeout", "kind", "format",
+		"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
+		"build_files", "max_files", "max_lines", "allow_build_files", NULL };
+	enum { K_NAME, K_COMMAND, K_TIMEOUT, K_KIND, K_FORMAT, K_REPORT, K_RADIUS, K_FAIL_ON,
+		K_RERUNS, K_MUST_FIX, K_ALLOW_PATHS, K_FORBID, K_BUILD_FILES, K_MAX_FILES,
+		K_MAX_LINES, K_ALLOW_BUILD };
+	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
+		"coverage", NULL };
+	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
+		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE };
+	/* the formats each kind reads; NULL entry = the kind takes no format */
+	static const char *const formats[][4] = {
+		[SL_GATE_STATIC] = { "gcc", "sarif", NULL },
+		[SL_GATE_TEST] = { "junit", "tap", NULL },
+		[SL_GATE_COVERAGE] = { "lcov", "gcov", NULL },
+	};
 	const struct node *v[MAX_KEYS];
 	size_t i, j;
 	long long n;
@@ -793,6 +853,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	for (i = 0; i < seq->nkid; i++) {
 		const struct node *item = seq->kid[i];
 		sl_spec_gate *g = &spec->gates[spec->ngates];
+		int fmt_ok = 0;
 
 		if (item->type != N_MAP)
 			return fail(ld, item->start, "expected a mapping for an entry of 'gates'");
@@ -800,12 +861,27 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		g->pos.line = (uint32_t)(item->start.line + 1);
 		g->pos.col = (uint32_t)(item->start.column + 1);
 		g->timeout_s = 600;
+		g->radius = 3;
+		g->reruns = 1;
 		if (map_fields(ld, item, "gates", keys, v) ||
 		    get_str(ld, v[K_NAME], "name", "gates", 1, &g->name) ||
+		    get_enum(ld, v[K_KIND], "kind", "gates", kinds, kind_ix, &g->kind) ||
 		    get_str(ld, v[K_COMMAND], "command", "gates", 1, &g->command) ||
-		    need(ld, item, v[K_NAME], "name", "gates") ||
-		    need(ld, item, v[K_COMMAND], "command", "gates"))
+		    get_str(ld, v[K_FORMAT], "format", "gates", 1, &g->format) ||
+		    get_str(ld, v[K_REPORT], "report", "gates", 1, &g->report) ||
+		    get_str(ld, v[K_FAIL_ON], "fail_on", "gates", 1, &g->fail_on) ||
+		    get_strings(ld, v[K_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
+		    get_strings(ld, v[K_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
+		    get_strings(ld, v[K_FORBID], "forbid", "gates", &g->forbid) ||
+		    get_strings(ld, v[K_BUILD_FILES], "build_files", "gates", &g->build_files) ||
+		    get_bool(ld, v[K_ALLOW_BUILD], "allow_build_files", "gates",
+			     &g->allow_build_files) ||
+		    need(ld, item, v[K_NAME], "name", "gates"))
 			return SL_EINPUT;
+		if (g->kind != SL_GATE_POLICY && need(ld, item, v[K_COMMAND], "command", "gates"))
+			return SL_EINPUT;
+		if (g->kind == SL_GATE_POLICY && v[K_COMMAND])
+			return fail(ld, v[K_COMMAND]->start, "a policy gate runs no command");
 		if (!valid_name(g->name))
 			return fail(ld, v[K_NAME]->start,
 				    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
@@ -817,6 +893,62 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			if (get_int(ld, v[K_TIMEOUT], "timeout", "gates", 1, INT_MAX, &n))
 				return SL_EINPUT;
 			g->timeout_s = (unsigned)n;
+		}
+		if (v[K_RADIUS]) {
+			if (get_int(ld, v[K_RADIUS], "radius", "gates", 0, 10000, &n))
+				return SL_EINPUT;
+			g->radius = (unsigned)n;
+		}
+		if (v[K_RERUNS]) {
+			if (get_int(ld, v[K_RERUNS], "reruns", "gates", 1, 100, &n))
+				return SL_EINPUT;
+			g->reruns = (unsigned)n;
+		}
+		if (v[K_MAX_FILES]) {
+			if (get_int(ld, v[K_MAX_FILES], "max_files", "gates", 1, INT_MAX, &n))
+				return SL_EINPUT;
+			g->max_files = (unsigned)n;
+		}
+		if (v[K_MAX_LINES]) {
+			if (get_int(ld, v[K_MAX_LINES], "max_lines", "gates", 1, INT_MAX, &n))
+				return SL_EINPUT;
+			g->max_lines = (unsigned)n;
+		}
+		if (g->format) {
+			for (j = 0; j < 3 && formats[g->kind][j]; j++)
+				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
+			if (!fmt_ok)
+				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
+					    kinds[g->kind], g->kind == SL_GATE_STATIC ? "gcc or sarif" :
+					    g->kind == SL_GATE_TEST ? "junit or tap" :
+					    g->kind == SL_GATE_COVERAGE ? "lcov or gcov" :
+					    "left out (this kind reads no report)");
+		}
+		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE) && !g->format)
+			return need(ld, item, NULL, "format", "gates");
+		if (g->kind == SL_GATE_COVERAGE && !g->report)
+			return need(ld, item, NULL, "report", "gates");
+		if (g->fail_on && strcmp(g->fail_on, "warning") && strcmp(g->fail_on, "error"))
+			return fail(ld, v[K_FAIL_ON]->start, "'fail_on' must be warning or error");
+		if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
+			return fail(ld, v[K_REPORT]->start,
+				    "'report' must be a path inside the worktree, without '..'");
+		if ((g->must_fix.n || v[K_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
+			return fail(ld, item->start, "'must_fix' and 'reruns' belong to test gates");
+		if (g->kind != SL_GATE_POLICY &&
+		    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
+		     g->max_lines || v[K_ALLOW_BUILD]))
+			return fail(ld, item->start, "'allow_paths', 'forbid', 'build_files', "
+				    "'max_files', 'max_lines' and 'allow_build_files' belong to "
+				    "policy gates");
+		if (g->kind == SL_GATE_POLICY) {
+			sl_policy_opts po = SL_POLICY_OPTS_INIT;
+			sl_err perr = SL_ERR_INIT;
+
+			po.forbid = g->forbid.n ? (const char *const *)g->forbid.v : NULL;
+			if (sl_policy_validate(&po, &perr))
+				return fail(ld, v[K_FORBID] ? v[K_FORBID]->start : item->start,
+					    "%s", perr.msg);
 		}
 	}
 	return 0;
@@ -1009,6 +1141,13 @@ void sl_spec_free(sl_spec *spec)
 	for (i = 0; i < spec->ngates; i++) {
 		free(spec->gates[i].name);
 		free(spec->gates[i].command);
+		free(spec->gates[i].format);
+		free(spec->gates[i].report);
+		free(spec->gates[i].fail_on);
+		sl_strvec_release(&spec->gates[i].must_fix);
+		sl_strvec_release(&spec->gates[i].allow_paths);
+		sl_strvec_release(&spec->gates[i].forbid);
+		sl_strvec_release(&spec->gates[i].build_files);
 	}
 	free(spec->gates);
 	sl_strvec_release(&spec->paths);

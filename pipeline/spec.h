@@ -29,11 +29,32 @@ typedef struct sl_spec_rule {
 	sl_pos pos;
 } sl_spec_rule;
 
+enum sl_gate_kind {
+	SL_GATE_CUSTOM = 0,         /* exit status decides (the default) */
+	SL_GATE_BUILD,              /* exit status decides */
+	SL_GATE_POLICY,             /* on the diff, before anything runs; no command */
+	SL_GATE_STATIC,             /* new findings on or near changed lines fail */
+	SL_GATE_TEST,               /* regressions and must-fix tests decide; reruns */
+	SL_GATE_COVERAGE,           /* the candidate must raise its target's coverage */
+};
+
 typedef struct sl_spec_gate {
 	char *name;
-	char *command;
+	char *command;              /* NULL only for policy gates */
 	unsigned timeout_s;         /* default 600 */
 	sl_pos pos;
+	int kind;                   /* enum sl_gate_kind */
+	char *format;               /* static: gcc|sarif; test: junit|tap; coverage: lcov|gcov */
+	char *report;               /* file the command writes, relative to the worktree;
+				       NULL = parse the command's output */
+	unsigned radius;            /* static: lines around a change (default 3) */
+	char *fail_on;              /* static: warning (default) | error */
+	unsigned reruns;            /* test: runs that must all pass (default 1) */
+	sl_strvec must_fix;         /* test: ids that must pass now */
+	/* policy: */
+	sl_strvec allow_paths, forbid, build_files;
+	unsigned max_files, max_lines;
+	int allow_build_files;
 } sl_spec_gate;
 
 typedef struct sl_spec {

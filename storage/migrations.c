@@ -78,7 +78,7 @@ static const char *const migrations[] = {
 	"  id INTEGER PRIMARY KEY,"
 	"  candidate_id INTEGER NOT NULL REFERENCES candidates(id),"
 	"  gate TEXT NOT NULL,"
-	"  verdict TEXT NOT NULL CHECK (verdict IN ('pass','fail','timeout','error')),"
+	"  verdict TEXT NOT NULL CHECK (verdict IN ('pass','fail','timeout','error','skip')),"
 	"  exit_status INTEGER NOT NULL,"
 	"  duration_ms INTEGER NOT NULL,"
 	"  output_bytes INTEGER NOT NULL,"
@@ -107,6 +107,30 @@ static const char *const migrations[] = {
 	"  data BLOB NOT NULL,"
 	"  PRIMARY KEY (qkey, lang, blob)"
 	") STRICT, WITHOUT ROWID;",
+	/* 3: gates judged against a baseline, and a verdict cache */
+	"CREATE TABLE baselines("
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  gate TEXT NOT NULL,"
+	"  run INTEGER NOT NULL,"
+	"  verdict TEXT NOT NULL,"
+	"  exit_status INTEGER NOT NULL,"
+	"  output TEXT NOT NULL,"
+	"  report TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  PRIMARY KEY (campaign_id, gate, run)"
+	") STRICT;"
+	"CREATE TABLE gate_cache("
+	"  key TEXT PRIMARY KEY,"
+	"  verdict TEXT NOT NULL,"
+	"  exit_status INTEGER NOT NULL,"
+	"  duration_ms INTEGER NOT NULL,"
+	"  output_bytes INTEGER NOT NULL,"
+	"  output_tail TEXT NOT NULL,"
+	"  feedback TEXT,"
+	"  created_at TEXT NOT NULL"
+	") STRICT;"
+	"ALTER TABLE gate_runs ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE gate_runs ADD COLUMN note TEXT;",
 };
 
 size_t sl_migrations_count(void)

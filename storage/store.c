@@ -811,6 +811,7 @@ void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n)
 		free(v[i].gate);
 		free(v[i].verdict);
 		free(v[i].output_tail);
+		free(v[i].note);
 	}
 	free(v);
 }
@@ -819,8 +820,8 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 {
 	char now[32];
 	sqlite3_stmt *s = prep(st, "INSERT INTO gate_runs (candidate_id, gate, verdict, "
-			       "exit_status, duration_ms, output_bytes, output_tail, created_at) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err);
+			       "exit_status, duration_ms, output_bytes, output_tail, created_at, "
+			       "cached, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
 
 	if (!s)
 		return SL_ERROR;
@@ -833,6 +834,8 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	sqlite3_bind_int64(s, 6, in->output_bytes);
 	bind_text(s, 7, in->output_tail ? in->output_tail : "");
 	bind_text(s, 8, now);
+	sqlite3_bind_int64(s, 9, in->cached);
+	bind_text(s, 10, in->note);
 	return exec_stmt(st, s, "add gate run", err);
 }
 
@@ -840,7 +843,7 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 		       sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, "SELECT id, candidate_id, gate, verdict, exit_status, "
-			       "duration_ms, output_bytes, output_tail FROM gate_runs "
+			       "duration_ms, output_bytes, output_tail, cached, note FROM gate_runs "
 			       "WHERE candidate_id = ? ORDER BY id", err);
 	size_t alloc = 0;
 	int rc;
@@ -863,6 +866,8 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 		g->duration_ms = sqlite3_column_int64(s, 5);
 		g->output_bytes = sqlite3_column_int64(s, 6);
 		g->output_tail = col_text(s, 7);
+		g->cached = sqlite3_column_int64(s, 8);
+		g->note = col_text(s, 9);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list gate runs");
@@ -985,7 +990,7 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	if (rc != SQLITE_ROW)
 		return db_fail(st, err, "funnel");
 
-	s = prep(st, "SELECT g.gate, count(*), count(*) FILTER (WHERE g.verdict = 'pass') "
+	s = prep(st, "SELECT g.gate, count(*), count(*) FILTER (WHERE g.verdict IN ('pass', 'skip')) "
 		 "FROM gate_runs g JOIN candidates c ON c.id = g.candidate_id "
 		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? "
 		 "GROUP BY g.gate ORDER BY min(g.id)", err);

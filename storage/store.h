@@ -143,9 +143,12 @@ int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
 
 typedef struct sl_gate_run_rec {
 	int64_t id, candidate_id;
-	char *gate, *verdict;
+	char *gate, *verdict;       /* verdict: pass, fail, timeout, error, or skip (the gate
+				       fails on the base too, so it cannot judge) */
 	int64_t exit_status, duration_ms, output_bytes;
 	char *output_tail;
+	int64_t cached;             /* the verdict came from the cache */
+	char *note;                 /* why a verdict is what it is (skip, flaky, cache); may be NULL */
 } sl_gate_run_rec;
 
 void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n);

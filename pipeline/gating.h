@@ -1,0 +1,84 @@
+/*
+ * gating.h - judging a candidate: the campaign's gates, each by its kind,
+ * against a baseline measured once on the base commit.
+ *
+ * Kinds (spec.h, enum sl_gate_kind):
+ *   policy    on the candidate's diff, before any checkout (validators/policy.h);
+ *   build, custom
+ *             the exit status decides; a gate that also fails on the base
+ *             cannot judge and is recorded as "skip" (not blamed);
+ *   static    findings (gcc/clang text or SARIF, from the output or a report
+ *             file) that are new compared with the base and on or near a
+ *             changed line fail; the exit status does not decide;
+ *   test      with a format (junit or tap): a test that passed on the base
+ *             and does not pass now fails the gate, as does a must-fix test
+ *             that does not pass; tests whose result flips between two runs
+ *             on the base are flaky, excluded and reported; `reruns: N`
+ *             means all N runs must pass.  Without a format: the exit
+ *             status, N times, with the base rule of build gates;
+ *   coverage  the candidate must raise the coverage of its target's lines.
+ *
+ * Baseline: sl_gating_baseline() runs each jailed gate on the base (twice
+ * for test gates) in a scratch worktree, unless the store has it already.
+ *
+ * Verdict cache: a jailed gate's verdict is stored under the key
+ * sha256(tree id, base id, the gate's definition, environment digest); an
+ * identical candidate, or a resumed run, never runs the same gate twice.
+ * The environment digest covers sluice's version, the kernel release and
+ * the toolchain (/usr's identity and modification time).
+ *
+ * Report files are read with openat2 beneath the worktree (common/beneath.h),
+ * never through a link a candidate planted.
+ *
+ * Thread safety: after sl_gating_baseline(), sl_gating_policy() and
+ * sl_gating_run() may be called from several threads at once.
+ */
+#ifndef SL_GATING_H
+#define SL_GATING_H
+
+#include <git2.h>
+
+#include "buf.h"
+#include "err.h"
+#include "scope.h"
+#include "spec.h"
+#include "store.h"
+
+typedef struct sl_gating sl_gating;
+
+/* The gate runs of one candidate, in order; records own their strings. */
+typedef struct sl_gate_outcome {
+	sl_gate_run_rec *v;
+	size_t n, alloc;
+} sl_gate_outcome;
+
+void sl_gate_outcome_release(sl_gate_outcome *o);
+
+int sl_gating_open(sl_gating **out, const sl_spec *spec, sl_store *st, int64_t campaign_id,
+		   const git_oid *base, sl_err *err);
+void sl_gating_free(sl_gating *g);
+
+/*
+ * Measure (or load) the baseline.  Uses the branch PREFIX/base-<id> for its
+ * worktree under scratch and deletes it afterwards.  progress: print a line.
+ */
+int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
+		       const char *branch_prefix, int progress, sl_err *err);
+
+/* Policy gates on the diff.  *passed = 0 and feedback filled when one fails. */
+int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
+		     sl_buf *feedback, sl_err *err);
+
+/*
+ * The jailed gates, in order, on the candidate checked out at workdir,
+ * stopping at the first that fails.  tree_hex: the candidate's tree id.
+ * SL_ERROR when the jail itself could not run a gate.
+ */
+int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const char *diff,
+		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
+		  sl_err *err);
+
+/* Flaky tests found on the base, one "GATE: TEST" per line (for reports). */
+void sl_gating_flaky_text(const sl_gating *g, sl_buf *out);
+
+#endif
