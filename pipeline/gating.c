@@ -409,10 +409,19 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 				sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
 				goto tests_done;
 			}
+			/* blamed: tests that passed on the base and do not now (also when
+			   they vanished), and tests the base did not have that fail now
+			   (a generated test must pass); never the base's flaky ones */
 			sl_tests_regressions(&s->base_tests, &cand, &reg);
 			for (size_t i = 0; i < reg.n; i++)
 				if (!sl_tests_find(&s->flaky, reg.v[i].id))
 					sl_tests_add(&bad, reg.v[i].id, reg.v[i].result, reg.v[i].message);
+			for (size_t i = 0; i < cand.n; i++)
+				if (sl_test_failed(cand.v[i].result) &&
+				    !sl_tests_find(&s->base_tests, cand.v[i].id) &&
+				    !sl_tests_find(&bad, cand.v[i].id))
+					sl_tests_add(&bad, cand.v[i].id, cand.v[i].result,
+						     cand.v[i].message);
 			for (size_t i = 0; i < d->must_fix.n; i++) {
 				const sl_test *m = sl_tests_find(&cand, d->must_fix.v[i]);
 
@@ -421,8 +430,7 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 						     m ? m->message : "must-fix test did not run");
 			}
 			if (bad.n) {
-				set_rec(rec, "fail", r->output.buf, reg.n ? "regressions" :
-					"must-fix tests do not pass");
+				set_rec(rec, "fail", r->output.buf, "tests that must pass do not");
 				sl_buf_addf(fb, "The gate '%s' failed: these tests do not pass:\n",
 					    d->name);
 				sl_tests_summary(&bad, fb, 4096);

@@ -14,7 +14,7 @@ test_expect_success 'a candidate that breaks the build fails at the build gate' 
 	grep -q "build  *0 passed of 3 run" out &&
 	test "$(store_query s.db "select count(*) from gate_runs where gate = '"'"'test'"'"'")" = 0 &&
 	test "$(store_query s.db "select count(*) from targets where state = '"'"'failed'"'"'")" = 3 &&
-	store_query s.db "select output_tail from gate_runs limit 1" >tail &&
+	store_query s.db "select output_tail from gate_runs where gate = '"'"'build'"'"' limit 1" >tail &&
 	grep -q "too few arguments to function .greet." tail
 '
 
@@ -22,7 +22,7 @@ test_expect_success 'its branch is not proposed' '
 	test -z "$(git -C repo for-each-ref refs/heads/sluice/)"
 '
 
-test_expect_success 'a gate that opens TCP and writes outside its worktree fails; the host is unchanged' '
+test_expect_success 'a gate that opens TCP and writes outside its worktree fails inside (on the base too, so it is not blamed); the host is unchanged' '
 	mkdir m &&
 	stub-model --dir m --port-file port --max-seconds 120 &
 	echo $! >stub.pid &&
@@ -38,11 +38,13 @@ test_expect_success 'a gate that opens TCP and writes outside its worktree fails
 	    command: "echo pwned >$TRASH/canary; w=\$?; echo pwned >/usr/pwned; u=\$?; bash -c \"exec 3<>/dev/tcp/127.0.0.1/$port\"; t=\$?; echo write=\$w usr=\$u tcp=\$t; [ \$w = 0 ] || [ \$u = 0 ] || [ \$t = 0 ]"
 	    timeout: 30
 	EOF
-	test_expect_code 1 sluice run --store h.db h.yaml >out;
+	sluice run --store h.db h.yaml >out;
 	rc=$?; kill $(cat stub.pid) 2>/dev/null; test $rc = 0 &&
 	test "$(sha1sum canary)" = "$digest" &&
 	! test -e /usr/pwned &&
-	test "$(store_query h.db "select count(*) from gate_runs where gate = '"'"'escape'"'"' and verdict = '"'"'fail'"'"'")" = 3 &&
+	store_query h.db "select output from baselines where gate = '"'"'escape'"'"'" >base.tail &&
+	grep -q "write=[1-9][0-9]* usr=[1-9][0-9]* tcp=[1-9]" base.tail &&
+	test "$(store_query h.db "select count(*) from gate_runs where gate = '"'"'escape'"'"' and verdict = '"'"'skip'"'"'")" = 3 &&
 	store_query h.db "select output_tail from gate_runs where gate = '"'"'escape'"'"'" >tails &&
 	test $(grep -c "write=[1-9][0-9]* usr=[1-9][0-9]* tcp=[1-9]" tails) = 3
 '

@@ -56,7 +56,8 @@ test_expect_success 'each proposed candidate has its branch with the migrated ca
 
 test_expect_success 'the store holds the campaign, attempts, candidates and gate runs' '
 	test "$(store_query s.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = 3 &&
-	test "$(store_query s.db "select count(*) from gate_runs where verdict = '"'"'pass'"'"'")" = 6 &&
+	test "$(store_query s.db "select count(*) from gate_runs where verdict = '"'"'pass'"'"' and gate in ('"'"'build'"'"', '"'"'test'"'"')")" = 6 &&
+	test "$(store_query s.db "select count(*) from gate_runs where gate = '"'"'syntax'"'"' and verdict = '"'"'pass'"'"'")" = 3 &&
 	test "$(store_query s.db "select count(*) from candidates where diff like '"'"'%+%greet(%'"'"'")" = 3 &&
 	test "$(store_query s.db "pragma journal_mode")" = wal &&
 	test "$(store_query s.db "pragma user_version")" -ge 1
@@ -92,18 +93,24 @@ test_expect_success 'status shows the funnel and the proposed candidates' '
 	grep -q "\"proposed\":3" out.json
 '
 
+cand_of() { # PATH LINE: the candidate id of the target at PATH:LINE
+	store_query s.db "select c.id from candidates c join targets t on t.id = c.target_id where t.path = '$1' and t.start_line = $2"
+}
+
 test_expect_success 'show prints the gates and the diff' '
-	sluice show --store s.db 1 >out &&
+	app=$(cand_of src/app.c 10) &&
+	sluice show --store s.db $app >out &&
 	grep -q "^gate build *pass" out &&
 	grep -q "^+.*greet(banner, sizeof banner" out &&
-	sluice show --store s.db --json 1 >out.json &&
+	sluice show --store s.db --json $app >out.json &&
 	grep -q "\"state\":\"passed\"" out.json
 '
 
 test_expect_success 'accept and reject are recorded and counted' '
-	sluice accept --store s.db 1 &&
-	test_expect_code 2 sluice reject --store s.db 2 &&
-	sluice reject --store s.db 2 --reason "prefer a named constant" &&
+	sluice accept --store s.db $(cand_of src/app.c 10) &&
+	r10=$(cand_of src/report.c 10) &&
+	test_expect_code 2 sluice reject --store s.db $r10 &&
+	sluice reject --store s.db $r10 --reason "prefer a named constant" &&
 	sluice status --store s.db >out &&
 	grep -q "accepted  *1" out &&
 	grep -q "rejected  *1" out &&
