@@ -1,0 +1,199 @@
+#!/bin/sh
+test_description='gate semantics: baseline, regressions, flaky tests, static findings near changes, cache, policy, syntax'
+. ./test-lib.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
+
+# campaign NAME TEMPLATE ARG GATES...: rules rewrite legacy_scale(ARG) by TEMPLATE
+campaign() {
+	name=$1 tmpl=$2 arg=$3
+	shift 3
+	cat <<EOF2
+name: $name
+repository: repo
+scratch: $TRASH/scratch
+targets:
+  language: c
+  paths: ["src/*.c"]
+  query: |
+    ((call_expression function: (identifier) @fn
+       arguments: (argument_list (identifier) @x)) @call
+     (#eq? @fn "legacy_scale") (#match? @x "^$arg\$"))
+  capture: call
+rules:
+  - capture: call
+    template: "$tmpl"
+attempts: 1
+gates:
+EOF2
+	for g in "$@"; do printf '%s\n' "$g"; done
+}
+
+TEST_GATE='  - {name: test, kind: test, format: tap, command: "sh tests.sh"}'
+STATIC_GATE='  - {name: warnings, kind: static, format: gcc, command: "cc -Wall -Wextra -c src/calc.c -o /tmp/calc.o"}'
+
+verdicts() { # STORE: gate:verdict of every gate run, in order
+	store_query "$1" "select group_concat(gate || ':' || verdict, ' ') from (select gate, verdict from gate_runs order by id)"
+}
+
+test_expect_success 'setup' '
+	mkdir repo && cp -R "$FIXTURES/calc/." repo/ && make_repo repo
+'
+
+test_expect_success 'a failure already on the base is not blamed; a flaky base test is found and excluded' '
+	campaign ok "\${x}" "[ab]" "$TEST_GATE" >ok.yaml &&
+	sluice run --store ok.db ok.yaml >out &&
+	grep -q "proposed  *2" out &&
+	test "$(store_query ok.db "select count(*) from baselines where gate = '"'"'test'"'"'")" = 2 &&
+	test "$(verdicts ok.db)" = "syntax:pass test:pass syntax:pass test:pass" &&
+	test "$(store_query ok.db "select distinct note from gate_runs where gate = '"'"'test'"'"'")" = "flaky tests excluded"
+'
+
+test_expect_success 'a regression is caught, with the failing test named in the feedback' '
+	campaign reg "(\${x})" "b" "$TEST_GATE" >reg.yaml &&
+	test_expect_code 1 sluice run --store reg.db reg.yaml >out &&
+	test "$(verdicts reg.db)" = "syntax:pass test:fail" &&
+	store_query reg.db "select reason from targets" >reason &&
+	grep -q "sub" reason &&
+	! grep -q "broken_at_base" reason &&
+	! grep -q "flaky" reason
+'
+
+test_expect_success 'a generated test that is flaky is rejected by reruns' '
+	cat >reply.txt <<-\EOF &&
+	src/calc.c
+	```
+	<<<<<<< SEARCH
+	 	return legacy_scale(a) + b;
+	=======
+	 	return a + b;
+	>>>>>>> REPLACE
+	```
+	tests.sh
+	```
+	<<<<<<< SEARCH
+	exit 0
+	=======
+	if [ -f .state2 ]; then rm .state2; echo "not ok 5 - new_flaky"; else : >.state2; echo "ok 5 - new_flaky"; fi
+	exit 0
+	>>>>>>> REPLACE
+	```
+	EOF
+	sed -i "s/^ 	/	/" reply.txt &&
+	{
+		campaign gen "unused" "a" "  - {name: test, kind: test, format: tap, command: \"sh tests.sh\", reruns: 2}" |
+		sed -e "/^rules:/,/^    template:/d" -e "s|^  paths: .*|  paths: [\"src/*.c\", \"tests.sh\"]|"
+		echo "provider: {kind: command, command: \"cat $TRASH/reply.txt\"}"
+		echo "edit_format: search-replace"
+	} >gen.yaml &&
+	test_expect_code 1 sluice run --store gen.db gen.yaml >out &&
+	test "$(verdicts gen.db)" = "syntax:pass test:fail" &&
+	test "$(store_query gen.db "select note from gate_runs where gate = '"'"'test'"'"'")" = "failed on run 2 of 2" &&
+	store_query gen.db "select reason from targets" | grep -q new_flaky
+'
+
+test_expect_success 'with one run the same generated test would have passed (the rerun is what caught it)' '
+	sed -e "s/^name: gen/name: gen1/" -e "s/, reruns: 2}/}/" gen.yaml >gen1.yaml &&
+	sluice run --store gen1.db gen1.yaml >out &&
+	test "$(verdicts gen1.db)" = "syntax:pass test:pass"
+'
+
+test_expect_success 'a new warning on a changed line fails the static gate' '
+	campaign warn "({ int unused_new = 0; \${x}; })" "a" "$STATIC_GATE" >warn.yaml &&
+	test_expect_code 1 sluice run --store warn.db warn.yaml >out &&
+	test "$(verdicts warn.db)" = "syntax:pass warnings:fail" &&
+	store_query warn.db "select reason from targets" >reason &&
+	grep -q "unused_new" reason &&
+	! grep -q "unused_old" reason
+'
+
+test_expect_success 'an old warning elsewhere does not' '
+	campaign clean "\${x}" "b" "$STATIC_GATE" >clean.yaml &&
+	sluice run --store clean.db clean.yaml >out &&
+	test "$(verdicts clean.db)" = "syntax:pass warnings:pass" &&
+	store_query clean.db "select output from baselines" | grep -q unused_old
+'
+
+test_expect_success 'an identical candidate hits the verdict cache' '
+	cat >same.txt <<-\EOF &&
+	src/calc.c
+	```
+	<<<<<<< SEARCH
+	 	return legacy_scale(a) + b;
+	=======
+	 	return (a) + b;
+	>>>>>>> REPLACE
+	```
+	EOF
+	sed -i "s/^ 	/	/" same.txt &&
+	{
+		campaign same "unused" "a" "$TEST_GATE" | sed -e "/^rules:/,/^    template:/d" -e "s/^attempts: 1/attempts: 2/"
+		echo "provider: {kind: command, command: \"cat $TRASH/same.txt\"}"
+		echo "edit_format: search-replace"
+	} >same.yaml &&
+	test_expect_code 1 sluice run --store same.db same.yaml >out &&
+	test "$(verdicts same.db)" = "syntax:pass test:fail syntax:pass test:fail" &&
+	test "$(store_query same.db "select group_concat(cached) from gate_runs where gate = '"'"'test'"'"'")" = "0,1"
+'
+
+test_expect_success 'a policy gate refuses forbidden text before any checkout' '
+	campaign pol "\${x} /* TODO */" "a" \
+		"  - {name: policy, kind: policy, forbid: [\"TODO\"], max_files: 1}" "$TEST_GATE" >pol.yaml &&
+	test_expect_code 1 sluice run --store pol.db pol.yaml >out &&
+	test "$(verdicts pol.db)" = "syntax:pass policy:fail" &&
+	store_query pol.db "select reason from targets" | grep -q "TODO"
+'
+
+test_expect_success 'the syntax gate rejects an unbalanced brace in C before any build' '
+	cat >brace.txt <<-\EOF &&
+	src/calc.c
+	```
+	<<<<<<< SEARCH
+	 	return legacy_scale(a) + b;
+	 }
+	=======
+	 	return a + b;
+	>>>>>>> REPLACE
+	```
+	EOF
+	sed -i "s/^ //" brace.txt &&
+	{
+		campaign brace "unused" "a" "  - {name: build, command: \"cc -c src/calc.c -o /tmp/c.o\"}" |
+		sed -e "/^rules:/,/^    template:/d"
+		echo "provider: {kind: command, command: \"cat $TRASH/brace.txt\"}"
+		echo "edit_format: search-replace"
+	} >brace.yaml &&
+	test_expect_code 1 sluice run --store brace.db brace.yaml >out &&
+	test "$(verdicts brace.db)" = "syntax:fail" &&
+	store_query brace.db "select reason from targets" | grep -q "does not parse"
+'
+
+test_expect_success 'and a bad indent in Python' '
+	cat >indent.txt <<-\EOF &&
+	util.py
+	```
+	<<<<<<< SEARCH
+	    return legacy_scale(x)
+	=======
+	    y = x
+	      return y
+	>>>>>>> REPLACE
+	```
+	EOF
+	cat >py.yaml <<-EOF &&
+	name: py
+	repository: repo
+	scratch: $TRASH/scratch
+	targets:
+	  language: python
+	  query: "((call function: (identifier) @fn) @call (#eq? @fn \"legacy_scale\"))"
+	provider: {kind: command, command: "cat $TRASH/indent.txt"}
+	edit_format: search-replace
+	attempts: 1
+	gates:
+	  - {name: build, command: "python3 -c pass"}
+	EOF
+	test_expect_code 1 sluice run --store py.db py.yaml >out &&
+	test "$(verdicts py.db)" = "syntax:fail"
+'
+
+test_done
