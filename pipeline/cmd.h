@@ -62,6 +62,7 @@ typedef struct cmd_opts {
 	int json;
 	int attempts;               /* --attempts */
 	const char *record;         /* --record FILE */
+	int unsafe;                 /* --unsafe */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
 } cmd_opts;
@@ -69,7 +70,7 @@ typedef struct cmd_opts {
 /*
  * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
  * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
- * w (--record).  Returns 0, or the
+ * w (--record) U (--unsafe).  Returns 0, or the
  * exit status of a usage error (already printed).
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);

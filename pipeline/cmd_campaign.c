@@ -102,7 +102,8 @@ done:
 	return ret;
 }
 
-enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT, OPT_ATTEMPTS, OPT_RECORD };
+enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT, OPT_ATTEMPTS, OPT_RECORD,
+	OPT_UNSAFE };
 
 static const struct option long_opts[] = {
 	{ "repo", required_argument, NULL, OPT_REPO },
@@ -112,6 +113,7 @@ static const struct option long_opts[] = {
 	{ "out", required_argument, NULL, OPT_OUT },
 	{ "attempts", no_argument, NULL, OPT_ATTEMPTS },
 	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -125,7 +127,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
 		const char *letter = c == OPT_REPO ? "r" : c == OPT_STORE ? "s" : c == OPT_JSON ?
 			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : c == OPT_ATTEMPTS ? "a" :
-			c == OPT_RECORD ? "w" : NULL;
+			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : NULL;
 
 		if (c == ':')
 			return sl_cmd_usage(argv[0], "option '%s' needs a value", argv[optind - 1]);
@@ -139,6 +141,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		case OPT_OUT: o->out = optarg; break;
 		case OPT_ATTEMPTS: o->attempts = 1; break;
 		case OPT_RECORD: o->record = optarg; break;
+		case OPT_UNSAFE: o->unsafe = 1; break;
 		}
 	}
 	o->args = argv + optind;
@@ -194,11 +197,12 @@ int cmd_run(int argc, char **argv)
 	int64_t proposed = 0;
 	int ret;
 
-	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "rsjw")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "rsjwU")))
 		return ret;
 	if (o.nargs != 1)
 		return sl_cmd_usage("run", "expected one campaign file");
 	ro.record = o.record;
+	ro.unsafe = o.unsafe;
 	store = sl_default_store_path(o.store);
 	ro.spec_path = o.args[0];
 	ro.repo = o.repo;

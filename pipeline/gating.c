@@ -20,6 +20,7 @@
 #include "feedback.h"
 #include "findings.h"
 #include "gate.h"
+#include "jail.h"
 #include "gate_store.h"
 #include "gating.h"
 #include "policy.h"
@@ -50,6 +51,7 @@ struct sl_gating {
 	char env_digest[65];
 	gate_state *gs;
 	size_t n;
+	int unsafe;                 /* --unsafe: gates may run without the minimum jail */
 };
 
 void sl_gate_outcome_release(sl_gate_outcome *o)
@@ -116,10 +118,11 @@ static void digest_env(char out[65])
 }
 
 int sl_gating_open(sl_gating **out, const sl_spec *spec, sl_store *st, int64_t campaign_id,
-		   const git_oid *base, sl_err *err)
+		   const git_oid *base, int unsafe, sl_err *err)
 {
 	sl_gating *g = sl_xcalloc(1, sizeof(*g));
 
+	g->unsafe = unsafe;
 	g->spec = spec;
 	g->st = st;
 	g->campaign_id = campaign_id;
@@ -200,11 +203,22 @@ static int parse_coverage(const sl_spec_gate *d, const char *text, const char *p
 	return sl_coverage_parse_gcov(out, text, strlen(text), path, &e);
 }
 
-/* One run of a jailed gate.  *report_out is NULL when there is no readable report. */
-static int run_once(const sl_spec_gate *d, const char *workdir, sl_gate_result *r,
-		    char **report_out, sl_err *err)
+/* The jail's layers as recorded with a verdict; "unsafe: " when the minimum was missing. */
+static char *jail_text(const sl_gating *g, unsigned layers)
 {
-	sl_gate_def def = { d->name, d->command, d->timeout_s };
+	sl_buf b = SL_BUF_INIT;
+
+	if ((layers & SL_JAIL_MINIMUM) != SL_JAIL_MINIMUM)
+		sl_buf_adds(&b, "unsafe: ");
+	sl_jail_layers_format(&b, layers);
+	return sl_buf_detach(&b, NULL);
+}
+
+/* One run of a jailed gate.  *report_out is NULL when there is no readable report. */
+static int run_once(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+		    sl_gate_result *r, char **report_out, sl_err *err)
+{
+	sl_gate_def def = { d->name, d->command, d->timeout_s, d->loopback, g->unsafe };
 
 	*report_out = NULL;
 	sl_gate_run(r, &def, workdir);
@@ -251,7 +265,7 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 			fprintf(stderr, "baseline: gate '%s' on the base (run %zu)\n", d->name,
 				nruns + 1);
 		sl_gate_result_init(&r);
-		ret = run_once(d, sl_worktree_path(*wt), &r, &report, err);
+		ret = run_once(g, d, sl_worktree_path(*wt), &r, &report, err);
 		if (!ret) {
 			rec.gate = (char *)d->name;
 			rec.run = (int64_t)nruns + 1;
@@ -535,12 +549,14 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			char *report = NULL;
 
 			sl_gate_result_init(&r);
-			if ((ret = run_once(d, workdir, &r, &report, err))) {
+			if ((ret = run_once(g, d, workdir, &r, &report, err))) {
 				sl_gate_result_release(&r);
 				break;
 			}
 			sl_buf_reset(&fb);
 			judge(s, &r, report, &changed, t, rec, &fb);
+			free(rec->jail);
+			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
 			rec->duration_ms += r.duration_ms;
 			rec->output_bytes = (int64_t)r.output_total;

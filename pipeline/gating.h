@@ -54,8 +54,9 @@ typedef struct sl_gate_outcome {
 
 void sl_gate_outcome_release(sl_gate_outcome *o);
 
+/* unsafe: run gates even where the jail lacks user, mount, pid or network namespaces. */
 int sl_gating_open(sl_gating **out, const sl_spec *spec, sl_store *st, int64_t campaign_id,
-		   const git_oid *base, sl_err *err);
+		   const git_oid *base, int unsafe, sl_err *err);
 void sl_gating_free(sl_gating *g);
 
 /*

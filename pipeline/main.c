@@ -31,6 +31,7 @@ static const sl_command commands[] = {
 	  "                end_line, end_col, start_byte, end_byte, unit, sites, blob\n" },
 	{ "run", cmd_run, "run a campaign: generate, apply, gate, record, propose",
 	  "usage: sluice run CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] [--record FILE]\n"
+	  "                  [--unsafe]\n"
 	  "\n"
 	  "Scope, then take every pending target through rules or the model, apply,\n"
 	  "and run the gates in the jail; record everything in the store.  A second\n"
@@ -39,6 +40,9 @@ static const sl_command commands[] = {
 	  "  --store PATH  the store file (default $SLUICE_STORE, else\n"
 	  "                $XDG_DATA_HOME/sluice/sluice.db)\n"
 	  "  --json        print the funnel as JSON\n"
+	  "  --unsafe      run gates even where the jail lacks user, mount, pid or\n"
+	  "                network namespaces (see `sluice doctor`); recorded with\n"
+	  "                every verdict\n"
 	  "  --record FILE append every model reply to FILE (JSON lines) for a later\n"
 	  "                `provider: {kind: replay, replay: FILE}`\n"
 	  "Exit status: 0 if some target passed every gate, 1 if none did.\n" },

@@ -174,6 +174,9 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 			json_object_set_new(r, "duration_ms", json_integer(g[i].duration_ms));
 			json_object_set_new(r, "output_bytes", json_integer(g[i].output_bytes));
 			json_object_set_new(r, "output_tail", json_string(g[i].output_tail));
+			json_object_set_new(r, "cached", json_boolean(g[i].cached));
+			json_object_set_new(r, "note", json_str_or_null(g[i].note));
+			json_object_set_new(r, "jail", json_str_or_null(g[i].jail));
 			json_array_append_new(ga, r);
 		}
 		json_object_set_new(o, "gates", ga);
@@ -196,8 +199,10 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		sl_buf_addf(out, "decision: %s%s%s\n", c.decision, c.decision_reason ? ": " : "",
 			    c.decision_reason ? c.decision_reason : "");
 	for (size_t i = 0; i < ng; i++) {
-		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms\n", g[i].gate, g[i].verdict,
-			    (long long)g[i].exit_status, (long long)g[i].duration_ms);
+		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s\n", g[i].gate,
+			    g[i].verdict, (long long)g[i].exit_status, (long long)g[i].duration_ms,
+			    g[i].note ? " (" : "", g[i].note ? g[i].note : "", g[i].note ? ")" : "",
+			    g[i].jail && !strncmp(g[i].jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
 		if (strcmp(g[i].verdict, "pass") && g[i].output_tail[0]) {
 			sl_buf_adds(out, g[i].output_tail);
 			if (out->buf[out->len - 1] != '\n')

@@ -802,12 +802,14 @@ static void finished_one(run_ctx *x, const sl_target_rec *after)
 		x->passed_now++;
 	if (x->opts->progress) {
 		int64_t el = sl_now_ms() - x->start_ms;
+		double per_min = el > 0 ? 60000.0 * (double)x->finished / (double)el : 0.0;
+		size_t left = x->npending > x->finished ? x->npending - x->finished : 0;
 
-		fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s  (%zu proposed, "
-			"%.1f targets/min, %lld tokens, cost %.4f)\n", x->next, x->npending,
+		fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
+			"%.1f/min, ETA %.0fs, %lld tokens, cost %.4f\n", x->finished, x->npending,
 			after->path, (long long)after->start_line, after->state,
 			(long long)after->attempts, after->attempts == 1 ? "" : "s", x->passed_now,
-			el > 0 ? 60000.0 * (double)x->finished / (double)el : 0.0,
+			per_min, per_min > 0 ? 60.0 * (double)left / per_min : 0.0,
 			(long long)x->tokens_used, x->cost_used);
 	}
 	if (spec->early_stop_after && !x->stop && x->finished >= spec->early_stop_after &&
@@ -1110,7 +1112,8 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		goto done;
 	x.list = &list;
 	out->targets = list.n;
-	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base, err)) ||
+	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
+				   opts->unsafe, err)) ||
 	    (x.npending && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
 						      x.c->spec->branch_prefix, opts->progress,
 						      err))))

@@ -50,8 +50,9 @@ typedef struct sl_run_opts {
 	const char *store;          /* the store file */
 	int progress;               /* one line per finished target on stderr */
 	const char *record;         /* append every model reply to this JSON lines file */
+	int unsafe;                 /* run gates without the minimum jail; recorded */
 } sl_run_opts;
-#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0, NULL }
+#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, 0 }
 
 typedef struct sl_run_summary {
 	int64_t campaign_id;

@@ -828,10 +828,10 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "command", "timeout", "kind", "format",
 		"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
-		"build_files", "max_files", "max_lines", "allow_build_files", NULL };
+		"build_files", "max_files", "max_lines", "allow_build_files", "loopback", NULL };
 	enum { K_NAME, K_COMMAND, K_TIMEOUT, K_KIND, K_FORMAT, K_REPORT, K_RADIUS, K_FAIL_ON,
 		K_RERUNS, K_MUST_FIX, K_ALLOW_PATHS, K_FORBID, K_BUILD_FILES, K_MAX_FILES,
-		K_MAX_LINES, K_ALLOW_BUILD };
+		K_MAX_LINES, K_ALLOW_BUILD, K_LOOPBACK };
 	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
 		"coverage", NULL };
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
@@ -876,6 +876,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		    get_strings(ld, v[K_BUILD_FILES], "build_files", "gates", &g->build_files) ||
 		    get_bool(ld, v[K_ALLOW_BUILD], "allow_build_files", "gates",
 			     &g->allow_build_files) ||
+		    get_bool(ld, v[K_LOOPBACK], "loopback", "gates", &g->loopback) ||
 		    need(ld, item, v[K_NAME], "name", "gates"))
 			return SL_EINPUT;
 		if (g->kind != SL_GATE_POLICY && need(ld, item, v[K_COMMAND], "command", "gates"))

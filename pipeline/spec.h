@@ -50,6 +50,7 @@ typedef struct sl_spec_gate {
 	unsigned radius;            /* static: lines around a change (default 3) */
 	char *fail_on;              /* static: warning (default) | error */
 	unsigned reruns;            /* test: runs that must all pass (default 1) */
+	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test: ids that must pass now */
 	/* policy: */
 	sl_strvec allow_paths, forbid, build_files;

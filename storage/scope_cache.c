@@ -31,7 +31,7 @@ void sl_scope_cache_free(sl_scope_cache *c)
 {
 	if (!c)
 		return;
-	sl_scope_cache_put_abort(c);
+	sl_scope_cache_abort(c);
 	sqlite3_finalize(c->get);
 	sqlite3_finalize(c->put);
 	free(c->lang);
@@ -87,7 +87,7 @@ int sl_scope_cache_get(sl_scope_cache *c, const char *blob, sl_scope_cache_val *
 	return 1;
 }
 
-int sl_scope_cache_put_begin(sl_scope_cache *c, sl_err *err)
+int sl_scope_cache_begin(sl_scope_cache *c, sl_err *err)
 {
 	if (c->in_tx)
 		BUG("scope cache transaction already open");
@@ -118,15 +118,17 @@ int sl_scope_cache_put(sl_scope_cache *c, const char *blob, unsigned flags, cons
 	return SL_OK;
 }
 
-int sl_scope_cache_put_commit(sl_scope_cache *c, sl_err *err)
+int sl_scope_cache_commit(sl_scope_cache *c, sl_err *err)
 {
 	if (!c->in_tx)
 		return SL_OK;
+	sqlite3_reset(c->get);
+	sqlite3_reset(c->put);
 	c->in_tx = 0;
 	return sl_store_commit(c->st, err);
 }
 
-void sl_scope_cache_put_abort(sl_scope_cache *c)
+void sl_scope_cache_abort(sl_scope_cache *c)
 {
 	if (c && c->in_tx) {
 		c->in_tx = 0;

@@ -10,11 +10,16 @@
  *
  * Calling sequence (one thread; the handle holds prepared statements):
  *     sl_scope_cache_open(&c, store, lang, qkey, err)
+ *     sl_scope_cache_begin(c, err)        one transaction for many gets: a
+ *                                         get outside one locks and reads
+ *                                         the file afresh, ~10x slower
  *     sl_scope_cache_get(c, blob_hex, &val, err)          per file, 1 = hit
- *     sl_scope_cache_put_begin(c, err)
+ *     sl_scope_cache_commit(c, err)
+ *     ... (no transaction held while parsing) ...
+ *     sl_scope_cache_begin(c, err)
  *     sl_scope_cache_put(c, blob_hex, flags, data, len, err)   per new result
- *     sl_scope_cache_put_commit(c, err)
- *     sl_scope_cache_free(c)
+ *     sl_scope_cache_commit(c, err)
+ *     sl_scope_cache_free(c)                  rolls back an open transaction
  */
 #ifndef SL_SCOPE_CACHE_H
 #define SL_SCOPE_CACHE_H
@@ -36,12 +41,13 @@ int sl_scope_cache_open(sl_scope_cache **out, sl_store *st, const char *lang,
 			const char *qkey, sl_err *err);
 /* 1 and *out filled on a hit, 0 on a miss, < 0 on error. */
 int sl_scope_cache_get(sl_scope_cache *c, const char *blob, sl_scope_cache_val *out, sl_err *err);
-int sl_scope_cache_put_begin(sl_scope_cache *c, sl_err *err);
+/* A store transaction (sl_store_begin) around gets or puts. */
+int sl_scope_cache_begin(sl_scope_cache *c, sl_err *err);
 int sl_scope_cache_put(sl_scope_cache *c, const char *blob, unsigned flags, const void *data,
 		       size_t len, sl_err *err);
-int sl_scope_cache_put_commit(sl_scope_cache *c, sl_err *err);
-/* Roll back an unfinished put transaction (no-op when none is open). */
-void sl_scope_cache_put_abort(sl_scope_cache *c);
+int sl_scope_cache_commit(sl_scope_cache *c, sl_err *err);
+/* Roll back an open transaction (no-op when none is open). */
+void sl_scope_cache_abort(sl_scope_cache *c);
 void sl_scope_cache_free(sl_scope_cache *c);
 
 /* Number of rows (all queries); for tests and --stats. */

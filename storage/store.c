@@ -812,6 +812,7 @@ void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n)
 		free(v[i].verdict);
 		free(v[i].output_tail);
 		free(v[i].note);
+		free(v[i].jail);
 	}
 	free(v);
 }
@@ -821,7 +822,7 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	char now[32];
 	sqlite3_stmt *s = prep(st, "INSERT INTO gate_runs (candidate_id, gate, verdict, "
 			       "exit_status, duration_ms, output_bytes, output_tail, created_at, "
-			       "cached, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+			       "cached, note, jail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
 
 	if (!s)
 		return SL_ERROR;
@@ -836,6 +837,7 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	bind_text(s, 8, now);
 	sqlite3_bind_int64(s, 9, in->cached);
 	bind_text(s, 10, in->note);
+	bind_text(s, 11, in->jail);
 	return exec_stmt(st, s, "add gate run", err);
 }
 
@@ -843,7 +845,7 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 		       sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, "SELECT id, candidate_id, gate, verdict, exit_status, "
-			       "duration_ms, output_bytes, output_tail, cached, note FROM gate_runs "
+			       "duration_ms, output_bytes, output_tail, cached, note, jail FROM gate_runs "
 			       "WHERE candidate_id = ? ORDER BY id", err);
 	size_t alloc = 0;
 	int rc;
@@ -868,6 +870,7 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 		g->output_tail = col_text(s, 7);
 		g->cached = sqlite3_column_int64(s, 8);
 		g->note = col_text(s, 9);
+		g->jail = col_text(s, 10);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list gate runs");

@@ -149,6 +149,7 @@ typedef struct sl_gate_run_rec {
 	char *output_tail;
 	int64_t cached;             /* the verdict came from the cache */
 	char *note;                 /* why a verdict is what it is (skip, flaky, cache); may be NULL */
+	char *jail;                 /* the jail's layers ("unsafe: ..." when forced); may be NULL */
 } sl_gate_run_rec;
 
 void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n);

@@ -71,6 +71,8 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	opts.command = gate->command;
 	opts.timeout_ms = timeout_s * 1000;
 	opts.output_cap = GATE_OUTPUT_CAP;
+	opts.allow_inet = gate->loopback;
+	opts.unsafe = gate->unsafe;
 
 	sl_jail_result_init(&jr);
 	if (sl_jail_run(&jr, &opts, &err)) {
@@ -89,6 +91,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 		out->exit_status = jr.exit_status;
 	out->duration_ms = jr.duration_ms;
 	out->output_total = jr.output_total;
+	out->layers = jr.layers;
 	out->output = jr.output;     /* take the buffer */
 	sl_buf_init(&jr.output, 0);
 	sl_jail_result_release(&jr);

@@ -28,6 +28,9 @@ typedef struct sl_gate_def {
 	const char *name;
 	const char *command;
 	unsigned timeout_s;         /* 0 = 600 */
+	int loopback;               /* the gate may use 127.0.0.1 inside its own network
+				       namespace (IP sockets are denied otherwise) */
+	int unsafe;                 /* run even without the minimum jail (--unsafe) */
 } sl_gate_def;
 
 typedef struct sl_gate_result {
@@ -37,6 +40,7 @@ typedef struct sl_gate_result {
 	sl_buf output;              /* the tail of the output (capped at 64 KiB) */
 	size_t output_total;
 	char error[256];            /* why, when verdict is error */
+	unsigned layers;            /* SL_JAIL_* bits the jail had (jail.h) */
 } sl_gate_result;
 
 void sl_gate_result_init(sl_gate_result *r);
