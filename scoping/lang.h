@@ -3,8 +3,10 @@
  *
  * Each language names its tree-sitter grammar (linked in from the grammar
  * objects the build compiles), the file extensions that select it, and the
- * node types that make a "function" unit.  The public lookups
- * (sl_lang_known, sl_lang_for_path, sl_lang_names) are declared in scope.h.
+ * node types that make its units: "function" (functions and methods),
+ * "class" (classes, structs, interfaces, impls...) and "statement".  The
+ * public lookups (sl_lang_known, sl_lang_for_path, sl_lang_names) are
+ * declared in scope.h.
  */
 #ifndef SL_SCOPING_LANG_H
 #define SL_SCOPING_LANG_H
@@ -16,13 +18,25 @@ typedef struct sl_lang {
 	const char *const *exts;        /* NULL-terminated, with the dot: ".c" */
 	const TSLanguage *(*grammar)(void);
 	const char *const *func_types;  /* NULL-terminated node types of a function unit */
-	const char *func_wrapper;       /* a parent type that owns the function (decorators), or NULL */
+	const char *func_wrapper;       /* a parent type that owns a function or class
+					   (decorators), or NULL */
+	const char *const *class_types; /* NULL-terminated node types of a class unit */
+	const char *const *stmt_types;  /* statement node types besides "*_statement" */
+	const char *const *not_stmt;    /* "*_statement" types that are blocks, not statements */
+	const char *const *import_types;/* top-level nodes that import or include */
+	const char *const *def_types;   /* nodes that define a named symbol (context index) */
 } sl_lang;
 
 /* The built-in language called name, or NULL. */
 const sl_lang *sl_lang_find(const char *name);
+/* The i-th built-in language, or NULL past the end. */
+const sl_lang *sl_lang_at(size_t i);
 
-/* 1 if a node of this type is a function unit of the language. */
+/* 1 if a node of this type is a function / class / statement unit of the language. */
 int sl_lang_is_func_type(const sl_lang *lang, const char *type);
+int sl_lang_is_class_type(const sl_lang *lang, const char *type);
+int sl_lang_is_stmt_type(const sl_lang *lang, const char *type);
+int sl_lang_is_import_type(const sl_lang *lang, const char *type);
+int sl_lang_is_def_type(const sl_lang *lang, const char *type);
 
 #endif

@@ -1,54 +1,85 @@
 /*
  * scope.c - find a campaign's targets in one commit.
  *
- * Reads: the commit's tree and blobs through libgit2 (never a work tree).
- * Writes: nothing but the caller's sl_target_list.
+ * Reads: the commit's tree and blobs through libgit2 (never a work tree),
+ * and the scope cache of opts->cache.  Writes: the caller's sl_target_list,
+ * opts->stats, and new rows of the scope cache.
  *
- * The query is compiled once (tree-sitter plus our predicate evaluator),
- * then the tree is walked to list the blobs of the language that match the
- * globs, and each blob is parsed with one reused parser and queried with one
- * reused cursor.  Matches that pass the predicates become sites; a file's
- * sites are sorted, duplicates (two patterns matching the same range) are
- * dropped, and sites sharing a unit region are grouped into one target.
- * Each syntax tree is freed before the next file is parsed, so memory grows
- * only with the result.
+ * The query is compiled once (tree-sitter, our predicate evaluator, the
+ * literal prefilter).  The main thread walks the tree, keeps the blobs of
+ * the language that match the globs, and answers what it can from the
+ * cache.  The remaining files are shared out to worker threads; each worker
+ * opens its own git_repository (libgit2 objects are never shared between
+ * threads) and owns a parser and a query cursor, while the TSQuery, the
+ * compiled predicates and the prefilter are only read.  A worker reads a
+ * blob, skips it if the prefilter says no match is possible, else parses
+ * it, runs the query, keeps the matches that pass the predicates, groups
+ * their sites into targets in its own list, and encodes the file's result
+ * for the cache.  Each syntax tree is freed before the next file, so memory
+ * grows with the result, the list of candidate paths and, per thread, one
+ * file.  At the end the main thread concatenates the lists, sorts them
+ * (path, start, end: a total order, so the thread count never changes the
+ * output) and writes the new cache rows in one transaction.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <tree_sitter/api.h>
 
 #include "lang.h"
 #include "predicate.h"
+#include "prefilter.h"
 #include "scope.h"
+#include "scope_cache.h"
 #include "util.h"
 
 #define MAX_BLOB_SIZE (8u << 20)
 #define BINARY_SNIFF 8000
+#define CHUNK 32               /* files a worker takes at a time */
+
+/* Results are encoded for the cache in this format; bump it when it changes. */
+#define CACHE_FORMAT "sluice-scope-1"
+#define CF_PREFILTERED 1u      /* cache flags */
+#define CF_PARSE_ERROR 2u
+#define CF_LIT_NO_MATCH 4u
 
 struct compiled {
 	const sl_lang *lang;
 	TSQuery *q;
 	sl_preds *preds;
+	sl_prefilter *pf;
 	uint32_t site_cap;
 };
 
-/* A file to scope, found by the tree walk. */
+enum unit_kind { U_CAPTURE, U_STATEMENT, U_FUNCTION, U_CLASS, U_FILE };
+static const char *const unit_names[] = { "capture", "statement", "function", "class", "file" };
+
+/* A file to scope, found by the tree walk, and what scoping it gave. */
 struct entry {
 	char *path;
 	git_oid oid;
+	unsigned flags;        /* CF_* once scoped */
+	int scoped;            /* 1: result known (cache hit or a worker's) */
+	int from_cache;
+	int skipped;           /* too large or binary */
+	char *enc;             /* the encoded result for the cache, when wanted */
+	size_t enc_len;
 };
 
 struct walk {
 	const sl_lang *lang;
 	const sl_scope_opts *opts;
+	sl_scope_stats *stats;
 	struct entry *v;
 	size_t n, alloc;
 };
 
 /* A site before grouping, with the region of its unit. */
 struct raw {
-	const char *unit;      /* "function", or "capture" also when no function encloses the site */
+	const char *unit;      /* static unit name; "capture" also when the unit does not enclose the site */
 	uint32_t ustart, uend;
 	TSPoint upt_start, upt_end;
 	sl_site site;
@@ -124,6 +155,8 @@ static int query_error(const char *src, size_t len, uint32_t off, TSQueryError t
 
 static void compiled_release(struct compiled *c)
 {
+	sl_prefilter_free(c->pf);
+	c->pf = NULL;
 	sl_preds_free(c->preds);
 	c->preds = NULL;
 	if (c->q)
@@ -151,6 +184,8 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 		return sl_err_set(err, SL_EINPUT, "query too long");
 
 	c->q = ts_query_new(c->lang->grammar(), query, (uint32_t)len, &off, &type);
+	if (c->q)
+		c->pf = sl_prefilter_new(c->q);
 	if (!c->q) {
 		if (offset_out)
 			*offset_out = off;
@@ -210,7 +245,7 @@ int sl_scope_check_query(const char *language, const char *query, const char *ca
 
 static int path_selected(const sl_scope_opts *opts, const sl_lang *lang, const char *path)
 {
-	const char *l = sl_lang_for_path(path);
+	const char *l = sl_lang_for_path_ex(path, opts->overrides, opts->noverrides);
 
 	if (!l || strcmp(l, lang->name))
 		return 0;
@@ -234,11 +269,15 @@ static int walk_cb(const char *root, const git_tree_entry *te, void *payload)
 		return 0;
 	sl_buf_adds(&path, root);
 	sl_buf_adds(&path, git_tree_entry_name(te));
+	w->stats->files_seen++;
 	if (path_selected(w->opts, w->lang, path.buf)) {
 		SL_ALLOC_GROW(w->v, w->n + 1, w->alloc);
+		memset(&w->v[w->n], 0, sizeof(w->v[w->n]));
 		w->v[w->n].path = sl_buf_detach(&path, NULL);
 		git_oid_cpy(&w->v[w->n].oid, git_tree_entry_id(te));
 		w->n++;
+	} else {
+		w->stats->skipped_lang++;
 	}
 	sl_buf_release(&path);
 	return 0;
@@ -281,13 +320,27 @@ void sl_target_list_release(sl_target_list *list)
 	list->n = list->alloc = 0;
 }
 
-/* The function enclosing (or being) the site in *out: 1 if there is one. */
-static int unit_node(const sl_lang *lang, TSNode site, TSNode *out)
+static int is_unit_type(const sl_lang *lang, enum unit_kind k, const char *type)
+{
+	switch (k) {
+	case U_STATEMENT:
+		return sl_lang_is_stmt_type(lang, type);
+	case U_FUNCTION:
+		return sl_lang_is_func_type(lang, type);
+	case U_CLASS:
+		return sl_lang_is_class_type(lang, type);
+	default:
+		return 0;
+	}
+}
+
+/* The unit of kind k enclosing (or being) the site in *out: 1 if there is one. */
+static int unit_node(const sl_lang *lang, enum unit_kind k, TSNode site, TSNode *out)
 {
 	for (TSNode n = site; !ts_node_is_null(n); n = ts_node_parent(n)) {
-		if (!sl_lang_is_func_type(lang, ts_node_type(n)))
+		if (!is_unit_type(lang, k, ts_node_type(n)))
 			continue;
-		if (lang->func_wrapper) {
+		if (lang->func_wrapper && k != U_STATEMENT) {
 			TSNode p = ts_node_parent(n);
 
 			if (!ts_node_is_null(p) && !strcmp(ts_node_type(p), lang->func_wrapper)) {
@@ -299,6 +352,19 @@ static int unit_node(const sl_lang *lang, TSNode site, TSNode *out)
 		return 1;
 	}
 	return 0;
+}
+
+/* The point just past len bytes of text. */
+static TSPoint end_point(const char *text, size_t len)
+{
+	TSPoint p = { 0, 0 };
+	const char *nl;
+
+	for (const char *s = text; (nl = memchr(s, '\n', len - (size_t)(s - text))); s = nl + 1)
+		p.row++;
+	nl = memrchr(text, '\n', len);
+	p.column = (uint32_t)(nl ? len - (size_t)(nl + 1 - text) : len);
+	return p;
 }
 
 static int raw_cmp(const void *a_, const void *b_)
@@ -338,7 +404,7 @@ static void set_pos(uint32_t *line, uint32_t *col, TSPoint p)
 
 /* Record the match's site (if it has one) in *raws. */
 static void add_raw(struct raw **raws, size_t *nraws, size_t *alloc, const struct compiled *c,
-		    int want_func, const TSQueryMatch *m, const char *text)
+		    enum unit_kind want, const TSQueryMatch *m, const char *text, size_t len)
 {
 	struct raw r;
 	TSNode site, un;
@@ -374,12 +440,19 @@ static void add_raw(struct raw **raws, size_t *nraws, size_t *alloc, const struc
 
 	un = site;
 	r.unit = "capture";
-	if (want_func && unit_node(c->lang, site, &un))
-		r.unit = "function";
-	r.ustart = ts_node_start_byte(un);
-	r.uend = ts_node_end_byte(un);
-	r.upt_start = ts_node_start_point(un);
-	r.upt_end = ts_node_end_point(un);
+	if (want == U_FILE) {
+		r.unit = "file";
+		r.ustart = 0;
+		r.uend = (uint32_t)len;
+		r.upt_end = end_point(text, len);
+	} else {
+		if (want != U_CAPTURE && unit_node(c->lang, want, site, &un))
+			r.unit = unit_names[want];
+		r.ustart = ts_node_start_byte(un);
+		r.uend = ts_node_end_byte(un);
+		r.upt_start = ts_node_start_point(un);
+		r.upt_end = ts_node_end_point(un);
+	}
 	r.seq = *nraws;
 
 	SL_ALLOC_GROW(*raws, *nraws + 1, *alloc);
@@ -425,39 +498,437 @@ static void group_targets(sl_target_list *out, struct raw *raws, size_t nraws,
 	}
 }
 
+/*
+ * The cache encoding of one file's targets: little-endian u32 numbers and
+ * length-prefixed strings; path, blob and language come from the key.
+ */
+static void put_u32(sl_buf *b, uint32_t v)
+{
+	unsigned char x[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24 };
+
+	sl_buf_add(b, x, 4);
+}
+
+static void put_str(sl_buf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	put_u32(b, (uint32_t)n);
+	sl_buf_add(b, s, n);
+}
+
+static void encode_targets(sl_buf *b, const sl_target *v, size_t n)
+{
+	put_u32(b, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		const sl_target *t = &v[i];
+		uint32_t u = 0;
+
+		while (u < 4 && strcmp(unit_names[u], t->unit))
+			u++;
+		put_u32(b, u);
+		put_u32(b, t->start_byte);
+		put_u32(b, t->end_byte);
+		put_u32(b, t->start_line);
+		put_u32(b, t->start_col);
+		put_u32(b, t->end_line);
+		put_u32(b, t->end_col);
+		put_str(b, t->unit_text);
+		put_u32(b, (uint32_t)t->nsites);
+		for (size_t j = 0; j < t->nsites; j++) {
+			const sl_site *s = &t->sites[j];
+
+			put_u32(b, s->start_byte);
+			put_u32(b, s->end_byte);
+			put_u32(b, s->start_line);
+			put_u32(b, s->start_col);
+			put_u32(b, s->end_line);
+			put_u32(b, s->end_col);
+			put_u32(b, (uint32_t)s->ncaps);
+			for (size_t k = 0; k < s->ncaps; k++) {
+				put_str(b, s->caps[k].name);
+				put_u32(b, s->caps[k].start_byte);
+				put_u32(b, s->caps[k].end_byte);
+				put_str(b, s->caps[k].text);
+			}
+		}
+	}
+}
+
+struct reader {
+	const unsigned char *p;
+	size_t left;
+	int bad;
+};
+
+static uint32_t get_u32(struct reader *r)
+{
+	uint32_t v;
+
+	if (r->left < 4) {
+		r->bad = 1;
+		return 0;
+	}
+	v = r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 | (uint32_t)r->p[3] << 24;
+	r->p += 4;
+	r->left -= 4;
+	return v;
+}
+
+static char *get_str(struct reader *r)
+{
+	uint32_t n = get_u32(r);
+	char *s;
+
+	if (r->bad || n > r->left) {
+		r->bad = 1;
+		return sl_xstrdup("");
+	}
+	s = sl_xstrndup((const char *)r->p, n);
+	r->p += n;
+	r->left -= n;
+	return s;
+}
+
+/* Decode a cached result into out; 0, or -1 (nothing appended) if it is corrupt. */
+static int decode_targets(sl_target_list *out, const void *data, size_t len,
+			  const struct entry *e, const sl_lang *lang)
+{
+	struct reader r = { data, len, 0 };
+	size_t base = out->n;
+	uint32_t n = get_u32(&r);
+
+	for (uint32_t i = 0; i < n && !r.bad; i++) {
+		sl_target *t;
+		uint32_t u;
+
+		SL_ALLOC_GROW(out->v, out->n + 1, out->alloc);
+		t = &out->v[out->n++];
+		memset(t, 0, sizeof(*t));
+		t->path = sl_xstrdup(e->path);
+		t->lang = lang->name;
+		git_oid_tostr(t->blob, sizeof(t->blob), &e->oid);
+		u = get_u32(&r);
+		t->unit = unit_names[u < 5 ? u : 0];
+		t->start_byte = get_u32(&r);
+		t->end_byte = get_u32(&r);
+		t->start_line = get_u32(&r);
+		t->start_col = get_u32(&r);
+		t->end_line = get_u32(&r);
+		t->end_col = get_u32(&r);
+		t->unit_text = get_str(&r);
+		t->nsites = get_u32(&r);
+		if (r.bad || t->nsites > r.left / 28) {
+			t->nsites = 0;
+			r.bad = 1;
+			break;
+		}
+		t->sites = sl_xcalloc(t->nsites ? t->nsites : 1, sizeof(*t->sites));
+		for (size_t j = 0; j < t->nsites && !r.bad; j++) {
+			sl_site *s = &t->sites[j];
+
+			s->start_byte = get_u32(&r);
+			s->end_byte = get_u32(&r);
+			s->start_line = get_u32(&r);
+			s->start_col = get_u32(&r);
+			s->end_line = get_u32(&r);
+			s->end_col = get_u32(&r);
+			s->ncaps = get_u32(&r);
+			if (r.bad || s->ncaps > r.left / 16) {
+				s->ncaps = 0;
+				r.bad = 1;
+				break;
+			}
+			s->caps = sl_xcalloc(s->ncaps ? s->ncaps : 1, sizeof(*s->caps));
+			for (size_t k = 0; k < s->ncaps; k++) {
+				s->caps[k].name = get_str(&r);
+				s->caps[k].start_byte = get_u32(&r);
+				s->caps[k].end_byte = get_u32(&r);
+				s->caps[k].text = get_str(&r);
+			}
+		}
+	}
+	if (r.bad || r.left) {
+		for (size_t i = base; i < out->n; i++)
+			target_release(&out->v[i]);
+		out->n = base;
+		return -1;
+	}
+	return 0;
+}
+
+/* The cache key of a query and the options that change a file's result. */
+static void query_key(char out[GIT_OID_HEXSZ + 1], const sl_scope_opts *opts,
+		      const struct compiled *c, enum unit_kind unit)
+{
+	sl_buf b = SL_BUF_INIT;
+	git_oid oid;
+	uint32_t nl;
+	const char *cap = ts_query_capture_name_for_id(c->q, c->site_cap, &nl);
+
+	sl_buf_adds(&b, CACHE_FORMAT);
+	sl_buf_add(&b, "", 1);
+	sl_buf_adds(&b, c->lang->name);
+	sl_buf_add(&b, "", 1);
+	sl_buf_add(&b, cap, nl);
+	sl_buf_add(&b, "", 1);
+	sl_buf_adds(&b, unit_names[unit]);
+	sl_buf_add(&b, "", 1);
+	sl_buf_adds(&b, opts->query);
+	if (git_odb_hash(&oid, b.buf, b.len, GIT_OBJECT_BLOB))
+		memset(&oid, 0, sizeof(oid));
+	git_oid_tostr(out, GIT_OID_HEXSZ + 1, &oid);
+	sl_buf_release(&b);
+}
+
+/* State shared by the workers; everything but `next` and `stop` is read-only. */
+struct shared {
+	const struct compiled *c;
+	const sl_scope_opts *opts;
+	enum unit_kind unit;
+	const char *repo_path;
+	struct entry *v;           /* each worker writes only the entries it took */
+	size_t *todo;              /* indices into v of the files to scope */
+	size_t ntodo;
+	int want_enc;
+	atomic_size_t next;
+	atomic_int stop;
+};
+
+struct worker {
+	struct shared *sh;
+	git_repository *repo;      /* own handle, or the caller's when running inline */
+	sl_target_list out;
+	sl_scope_stats st;         /* counters only */
+	sl_err err;
+	int ret;
+	pthread_t tid;
+};
+
+/* Scope one file of the worker's: append its targets, fill e's flags. */
+static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
+		     struct raw **raws, size_t *raws_alloc, struct entry *e)
+{
+	const struct compiled *c = wk->sh->c;
+	git_odb *odb = NULL;
+	git_blob *blob = NULL;
+	TSTree *tree = NULL;
+	size_t size, nraws = 0, before = wk->out.n;
+	git_object_t type;
+	const char *text;
+	TSQueryMatch m;
+	int ret = SL_ERROR, pass;
+
+	if (git_repository_odb(&odb, wk->repo) || git_odb_read_header(&size, &type, odb, &e->oid)) {
+		git_fail(&wk->err, "cannot read blob header");
+		sl_err_prefix(&wk->err, "%s: ", e->path);
+		goto done;
+	}
+	if (size > MAX_BLOB_SIZE) {
+		e->skipped = 1;
+		ret = 0;
+		goto done;
+	}
+	if (git_blob_lookup(&blob, wk->repo, &e->oid)) {
+		git_fail(&wk->err, "cannot read blob");
+		sl_err_prefix(&wk->err, "%s: ", e->path);
+		goto done;
+	}
+	text = git_blob_rawcontent(blob);
+	size = (size_t)git_blob_rawsize(blob);
+	if (size > MAX_BLOB_SIZE || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
+		e->skipped = 1;
+		ret = 0;
+		goto done;
+	}
+	pass = sl_prefilter_pass(c->pf, text, size);
+	if (!pass && !wk->sh->opts->no_prefilter) {
+		e->flags |= CF_PREFILTERED;
+		wk->st.skipped_prefilter++;
+		goto encode;
+	}
+	if (!(tree = ts_parser_parse_string(parser, NULL, text, (uint32_t)size))) {
+		sl_err_set(&wk->err, SL_ERROR, "%s: tree-sitter could not parse the file", e->path);
+		goto done;
+	}
+	wk->st.parsed++;
+	if (ts_node_has_error(ts_tree_root_node(tree)))
+		e->flags |= CF_PARSE_ERROR;
+	ts_query_cursor_exec(cursor, c->q, ts_tree_root_node(tree));
+	while (ts_query_cursor_next_match(cursor, &m))
+		if (sl_preds_eval(c->preds, &m, text, size))
+			add_raw(raws, &nraws, raws_alloc, c, wk->sh->unit, &m, text, size);
+	group_targets(&wk->out, *raws, nraws, e, c, text);
+	nraws = 0;
+	if (c->pf && pass && wk->out.n == before)
+		e->flags |= CF_LIT_NO_MATCH;
+encode:
+	if (wk->sh->want_enc) {
+		sl_buf b = SL_BUF_INIT;
+
+		encode_targets(&b, wk->out.v + before, wk->out.n - before);
+		e->enc = sl_buf_detach(&b, &e->enc_len);
+	}
+	ret = 0;
+done:
+	for (size_t i = 0; i < nraws; i++)
+		site_release(&(*raws)[i].site);
+	if (tree)
+		ts_tree_delete(tree);
+	git_blob_free(blob);
+	git_odb_free(odb);
+	e->scoped = !ret;
+	return ret;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct shared *sh = wk->sh;
+	TSParser *parser = ts_parser_new();
+	TSQueryCursor *cursor = ts_query_cursor_new();
+	struct raw *raws = NULL;
+	size_t raws_alloc = 0;
+	int own = 0;
+
+	wk->ret = SL_ERROR;
+	if (!wk->repo) {
+		if (git_repository_open_ext(&wk->repo, sh->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH,
+					    NULL)) {
+			git_fail(&wk->err, "cannot open the repository in a worker");
+			goto done;
+		}
+		own = 1;
+	}
+	if (!ts_parser_set_language(parser, sh->c->lang->grammar())) {
+		sl_err_set(&wk->err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter",
+			   sh->c->lang->name);
+		goto done;
+	}
+	/*
+	 * Runs of CHUNK files in tree order: each thread's delta-base cache then
+	 * sees neighbouring objects of the pack.
+	 */
+	while (!atomic_load(&sh->stop)) {
+		size_t first = atomic_fetch_add(&sh->next, CHUNK);
+
+		if (first >= sh->ntodo)
+			break;
+		for (size_t i = first; i < first + CHUNK && i < sh->ntodo; i++)
+			if (scope_one(wk, parser, cursor, &raws, &raws_alloc, &sh->v[sh->todo[i]])) {
+				atomic_store(&sh->stop, 1);
+				goto done;
+			}
+	}
+	wk->ret = 0;
+done:
+	free(raws);
+	ts_query_cursor_delete(cursor);
+	ts_parser_delete(parser);
+	if (own) {
+		git_repository_free(wk->repo);
+		wk->repo = NULL;
+	}
+	return NULL;
+}
+
+static unsigned thread_count(const sl_scope_opts *opts, size_t ntodo)
+{
+	long n = opts->threads ? (long)opts->threads : sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		n = 1;
+	if (n > 64)
+		n = 64;
+	if ((size_t)n > ntodo)
+		n = (long)ntodo;
+	return (unsigned)n;
+}
+
+void sl_scope_stats_release(sl_scope_stats *s)
+{
+	if (!s)
+		return;
+	sl_strvec_release(&s->literal_no_match_paths);
+	memset(s, 0, sizeof(*s));
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int size_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int entry_oid_cmp(const void *a, const void *b)
+{
+	return git_oid_cmp(&(*(struct entry *const *)a)->oid, &(*(struct entry *const *)b)->oid);
+}
+
+static int parse_unit(const char *name, enum unit_kind *out)
+{
+	*out = U_CAPTURE;
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof(unit_names) / sizeof(unit_names[0]); i++)
+		if (!strcmp(unit_names[i], name)) {
+			*out = (enum unit_kind)i;
+			return 0;
+		}
+	return -1;
+}
+
 int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	     const sl_scope_opts *opts, sl_err *err)
 {
 	int ret = SL_ERROR, rc;
-	size_t base = out->n, nraws = 0, raws_alloc = 0;
+	size_t base = out->n;
 	struct compiled c;
 	struct walk w;
-	struct raw *raws = NULL;
-	int want_func;
+	struct entry **order = NULL;
+	struct shared sh;
+	struct worker *wks = NULL;
+	unsigned nthreads = 0, started = 0;
+	enum unit_kind unit;
+	sl_scope_stats local = SL_SCOPE_STATS_INIT, *st;
+	sl_scope_cache *cache = NULL;
 	git_commit *gc = NULL;
 	git_tree *tree = NULL;
-	git_odb *odb = NULL;
-	git_blob *blob = NULL;
-	TSParser *parser = NULL;
-	TSQueryCursor *cursor = NULL;
-	TSTree *ts_tree = NULL;
-	char hex[GIT_OID_HEXSZ + 1];
+	char hex[GIT_OID_HEXSZ + 1], qkey[GIT_OID_HEXSZ + 1];
+	int64_t t0 = sl_now_ms();
 
 	memset(&c, 0, sizeof(c));
 	memset(&w, 0, sizeof(w));
+	memset(&sh, 0, sizeof(sh));
 	if (!opts || opts->version != SL_SCOPE_OPTS_VERSION) {
 		ret = sl_err_set(err, SL_EINPUT, "scope options of an unsupported version");
 		goto done;
 	}
-	if (opts->unit && strcmp(opts->unit, "capture") && strcmp(opts->unit, "function")) {
-		ret = sl_err_set(err, SL_EINPUT, "unknown unit '%s' (known: capture, function)",
+	st = opts->stats ? opts->stats : &local;
+	sl_scope_stats_release(st);
+	if (parse_unit(opts->unit, &unit)) {
+		ret = sl_err_set(err, SL_EINPUT,
+				 "unknown unit '%s' (known: capture, statement, function, class, file)",
 				 opts->unit);
 		goto done;
 	}
-	want_func = opts->unit && !strcmp(opts->unit, "function");
+	for (size_t i = 0; i < opts->noverrides; i++)
+		if (!opts->overrides[i].language || !sl_lang_known(opts->overrides[i].language)) {
+			ret = sl_err_set(err, SL_EINPUT, "language override '%s': unknown language '%s' (known: %s)",
+					 opts->overrides[i].glob ? opts->overrides[i].glob : "",
+					 opts->overrides[i].language ? opts->overrides[i].language : "",
+					 sl_lang_names());
+			goto done;
+		}
 	if ((ret = compile_query(&c, opts->language, opts->query, opts->capture, NULL, err)))
 		goto done;
 	ret = SL_ERROR;
+	st->literals = sl_prefilter_count(c.pf);
 
 	git_oid_tostr(hex, sizeof(hex), commit);
 	if ((rc = git_commit_lookup(&gc, repo, commit))) {
@@ -471,67 +942,132 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 		git_fail(err, "cannot read the tree of the commit");
 		goto done;
 	}
-	if (git_repository_odb(&odb, repo)) {
-		git_fail(err, "cannot open the object database");
-		goto done;
-	}
 	w.lang = c.lang;
 	w.opts = opts;
+	w.stats = st;
 	if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w)) {
 		git_fail(err, "cannot walk the tree of the commit");
 		goto done;
 	}
 
-	parser = ts_parser_new();
-	cursor = ts_query_cursor_new();
-	if (!ts_parser_set_language(parser, c.lang->grammar())) {
-		sl_err_set(err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter", c.lang->name);
+	sh.todo = sl_xcalloc(w.n ? w.n : 1, sizeof(*sh.todo));
+	if (opts->cache) {
+		query_key(qkey, opts, &c, unit);
+		if (sl_scope_cache_open(&cache, opts->cache, c.lang->name, qkey, err) ||
+		    sl_scope_cache_begin(cache, err))
+			goto done;
+	}
+	/* look up in blob-id order: the cache's B-tree is then read front to back */
+	order = sl_xcalloc(w.n ? w.n : 1, sizeof(*order));
+	for (size_t i = 0; i < w.n; i++)
+		order[i] = &w.v[i];
+	if (cache && w.n > 1)
+		qsort(order, w.n, sizeof(*order), entry_oid_cmp);
+	for (size_t k = 0; k < w.n; k++) {
+		struct entry *e = order[k];
+		size_t i = (size_t)(e - w.v);
+		sl_scope_cache_val val;
+		char bhex[GIT_OID_HEXSZ + 1];
+
+		if (cache) {
+			git_oid_tostr(bhex, sizeof(bhex), &e->oid);
+			if ((rc = sl_scope_cache_get(cache, bhex, &val, err)) < 0)
+				goto done;
+			if (rc == 1 && !decode_targets(out, val.data, val.len, e, c.lang)) {
+				e->flags = val.flags;
+				e->scoped = e->from_cache = 1;
+				st->cache_hits++;
+				continue;
+			}
+		}
+		sh.todo[sh.ntodo++] = i;
+	}
+	/* back to tree order: neighbours in a tree are often neighbours in a pack */
+	if (cache && sh.ntodo > 1)
+		qsort(sh.todo, sh.ntodo, sizeof(*sh.todo), size_cmp);
+	/* no store transaction is held while parsing */
+	if (cache && sl_scope_cache_commit(cache, err))
 		goto done;
+
+	sh.c = &c;
+	sh.opts = opts;
+	sh.unit = unit;
+	sh.v = w.v;
+	sh.want_enc = cache != NULL;
+	sh.repo_path = git_repository_path(repo);
+	atomic_init(&sh.next, 0);
+	atomic_init(&sh.stop, 0);
+	nthreads = sh.ntodo ? thread_count(opts, sh.ntodo) : 0;
+	wks = sl_xcalloc(nthreads ? nthreads : 1, sizeof(*wks));
+	for (unsigned i = 0; i < nthreads; i++) {
+		wks[i].sh = &sh;
+		wks[i].out = (sl_target_list)SL_TARGET_LIST_INIT;
+		sl_err_clear(&wks[i].err);
+	}
+	if (nthreads == 1) {
+		wks[0].repo = repo;
+		worker_main(&wks[0]);
+	} else {
+		for (started = 0; started < nthreads; started++)
+			if (pthread_create(&wks[started].tid, NULL, worker_main, &wks[started])) {
+				atomic_store(&sh.stop, 1);
+				sl_err_set(err, SL_ERROR, "cannot start a scoping thread");
+				break;
+			}
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(wks[i].tid, NULL);
+		if (started < nthreads)
+			goto done;
+	}
+	st->threads = nthreads;
+	for (unsigned i = 0; i < nthreads; i++) {
+		if (wks[i].ret) {
+			sl_err_set(err, wks[i].err.code ? wks[i].err.code : SL_ERROR, "%s",
+				   wks[i].err.msg[0] ? wks[i].err.msg : "scoping failed");
+			goto done;
+		}
+		st->parsed += wks[i].st.parsed;
+		st->skipped_prefilter += wks[i].st.skipped_prefilter;
+		for (size_t j = 0; j < wks[i].out.n; j++) {
+			SL_ALLOC_GROW(out->v, out->n + 1, out->alloc);
+			out->v[out->n++] = wks[i].out.v[j];
+		}
+		wks[i].out.n = 0;
 	}
 
 	for (size_t i = 0; i < w.n; i++) {
 		const struct entry *e = &w.v[i];
-		size_t size;
-		git_object_t type;
-		const char *text;
-		TSQueryMatch m;
 
-		if (git_odb_read_header(&size, &type, odb, &e->oid)) {
-			git_fail(err, "cannot read blob header");
-			sl_err_prefix(err, "%s: ", e->path);
-			goto done;
+		if (e->skipped)
+			st->skipped_other++;
+		if (e->flags & CF_PARSE_ERROR)
+			st->parse_errors++;
+		if (e->flags & CF_LIT_NO_MATCH) {
+			st->literal_no_match++;
+			sl_strvec_push(&st->literal_no_match_paths, e->path);
 		}
-		if (size > MAX_BLOB_SIZE)
-			continue;
-		if (git_blob_lookup(&blob, repo, &e->oid)) {
-			git_fail(err, "cannot read blob");
-			sl_err_prefix(err, "%s: ", e->path);
-			goto done;
-		}
-		text = git_blob_rawcontent(blob);
-		size = (size_t)git_blob_rawsize(blob);
-		if (size > MAX_BLOB_SIZE || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
-			git_blob_free(blob);
-			blob = NULL;
-			continue;
-		}
-		ts_tree = ts_parser_parse_string(parser, NULL, text, (uint32_t)size);
-		if (!ts_tree) {
-			sl_err_set(err, SL_ERROR, "%s: tree-sitter could not parse the file", e->path);
-			goto done;
-		}
-		ts_query_cursor_exec(cursor, c.q, ts_tree_root_node(ts_tree));
-		nraws = 0;
-		while (ts_query_cursor_next_match(cursor, &m))
-			if (sl_preds_eval(c.preds, &m, text, size))
-				add_raw(&raws, &nraws, &raws_alloc, &c, want_func, &m, text);
-		group_targets(out, raws, nraws, e, &c, text);
-		nraws = 0;
-		ts_tree_delete(ts_tree);
-		ts_tree = NULL;
-		git_blob_free(blob);
-		blob = NULL;
 	}
+	if (st->literal_no_match_paths.n > 1)
+		qsort(st->literal_no_match_paths.v, st->literal_no_match_paths.n, sizeof(char *), str_cmp);
+
+	if (cache && sh.ntodo) {
+		char bhex[GIT_OID_HEXSZ + 1];
+
+		if (sl_scope_cache_begin(cache, err))
+			goto done;
+		for (size_t i = 0; i < sh.ntodo; i++) {
+			const struct entry *e = &w.v[sh.todo[i]];
+
+			if (!e->scoped || e->skipped || !e->enc)
+				continue;
+			git_oid_tostr(bhex, sizeof(bhex), &e->oid);
+			if (sl_scope_cache_put(cache, bhex, e->flags, e->enc, e->enc_len, err))
+				goto done;
+		}
+		if (sl_scope_cache_commit(cache, err))
+			goto done;
+	}
+
 	if (out->n > base)
 		qsort(out->v + base, out->n - base, sizeof(*out->v), target_cmp);
 	ret = 0;
@@ -541,22 +1077,22 @@ done:
 			target_release(&out->v[i]);
 		out->n = base;
 	}
-	for (size_t i = 0; i < nraws; i++)
-		site_release(&raws[i].site);
-	free(raws);
-	for (size_t i = 0; i < w.n; i++)
+	for (unsigned i = 0; i < nthreads; i++)
+		sl_target_list_release(&wks[i].out);
+	free(wks);
+	free(order);
+	free(sh.todo);
+	for (size_t i = 0; i < w.n; i++) {
 		free(w.v[i].path);
+		free(w.v[i].enc);
+	}
 	free(w.v);
-	if (ts_tree)
-		ts_tree_delete(ts_tree);
-	if (cursor)
-		ts_query_cursor_delete(cursor);
-	if (parser)
-		ts_parser_delete(parser);
-	git_blob_free(blob);
-	git_odb_free(odb);
+	sl_scope_cache_free(cache);
 	git_tree_free(tree);
 	git_commit_free(gc);
 	compiled_release(&c);
+	if (opts && opts->stats)
+		opts->stats->ms = sl_now_ms() - t0;
+	sl_scope_stats_release(&local);
 	return ret;
 }

@@ -3,15 +3,22 @@
  *
  * Reads the files of one commit straight from the object database (never the
  * working tree, so bare repositories and any revision work), keeps those whose
- * path matches the globs and whose language is the campaign's, parses them
- * with tree-sitter, runs the query, filters matches with the predicates the C
- * library leaves to its caller (#eq?, #not-eq?, #match?, #not-match?,
- * #any-of?, #not-any-of?, the #any-eq?-style forms for quantified captures;
- * #set! is accepted and ignored; regexes are POSIX extended), and turns each
- * remaining match into a site.  Sites are grouped into targets: a target is
- * the region a candidate may edit (the site capture itself, or the function
- * enclosing it); sites in the same region become one target, and two
+ * path matches the globs and whose language (by extension, or a glob
+ * override) is the query's, parses them with tree-sitter on several threads,
+ * runs the query, filters matches with the predicates the C library leaves to
+ * its caller (#eq?, #not-eq?, #match?, #not-match?, #any-of?, #not-any-of?,
+ * the #any-eq?-style forms for quantified captures; #set! is accepted and
+ * ignored; regexes are POSIX extended), and turns each remaining match into a
+ * site.  Sites are grouped into targets: a target is the region a candidate
+ * may edit (the site capture itself, or the statement, function, class or
+ * file enclosing it); sites in the same region become one target, and two
  * patterns matching the same range give one site.
+ *
+ * Before parsing, a literal prefilter (prefilter.h) skips files that cannot
+ * match; it never changes the result (opts.no_prefilter turns it off).  With
+ * opts.cache, each file's result is kept in the store keyed by (blob id,
+ * language, hash of the query, site capture and unit), so re-scoping parses
+ * only changed blobs; a hit gives exactly the targets a parse would.
  *
  * Skipped without error: files of another language or outside the globs,
  * symlinks, submodules, blobs over 8 MiB, blobs with a NUL byte in their
@@ -36,6 +43,7 @@
 #include <git2.h>
 
 #include "err.h"
+#include "util.h"
 
 typedef struct sl_capture {
 	char *name;                 /* capture name without '@' */
@@ -54,11 +62,11 @@ typedef struct sl_site {
 
 typedef struct sl_target {
 	char *path;                 /* repository-relative, '/'-separated */
-	const char *lang;           /* static language name ("c", "python") */
+	const char *lang;           /* static language name ("c", "python", ...) */
 	char blob[GIT_OID_HEXSZ + 1]; /* the file's blob id at the scoped commit */
-	const char *unit;           /* static: "function", or "capture" (also when
-				       unit "function" was asked but no function
-				       encloses the site) */
+	const char *unit;           /* static: "capture", "statement", "function",
+				       "class" or "file"; "capture" also when the
+				       asked unit does not enclose the site */
 	uint32_t start_byte, end_byte;          /* the unit's region */
 	uint32_t start_line, start_col, end_line, end_col;
 	char *unit_text;            /* the region's text */
@@ -73,6 +81,40 @@ typedef struct sl_target_list {
 
 #define SL_TARGET_LIST_INIT { NULL, 0, 0 }
 
+/* A per-path language override: files matching glob are of language. */
+typedef struct sl_lang_override {
+	const char *glob;           /* without '/': matched against the base name */
+	const char *language;
+} sl_lang_override;
+
+/*
+ * What sl_scope saw, filled when opts->stats is set (counters are reset by
+ * sl_scope; release with sl_scope_stats_release).  Every regular file of the
+ * tree is "seen" and lands in exactly one of: skipped_lang (other language
+ * or outside the globs), skipped_other (over 8 MiB or binary), cache_hits,
+ * skipped_prefilter, parsed.  parse_errors and literal_no_match count files
+ * whether fresh or from the cache.
+ */
+typedef struct sl_scope_stats {
+	size_t files_seen;
+	size_t skipped_lang;
+	size_t skipped_other;
+	size_t skipped_prefilter;   /* read, but none of the query's literals occur */
+	size_t parsed;
+	size_t parse_errors;        /* parsed with ERROR or MISSING nodes */
+	size_t cache_hits;
+	size_t literal_no_match;    /* a literal of the query occurs, no match came out
+				       (C: e.g. a call inside a macro body) */
+	sl_strvec literal_no_match_paths; /* those files, sorted */
+	size_t literals;            /* 0: the query has no literal to prefilter on */
+	unsigned threads;
+	int64_t ms;                 /* wall-clock time of sl_scope */
+} sl_scope_stats;
+#define SL_SCOPE_STATS_INIT { 0, 0, 0, 0, 0, 0, 0, 0, SL_STRVEC_INIT, 0, 0, 0 }
+void sl_scope_stats_release(sl_scope_stats *s);
+
+struct sl_store;
+
 #define SL_SCOPE_OPTS_VERSION 1
 typedef struct sl_scope_opts {
 	unsigned version;
@@ -83,11 +125,22 @@ typedef struct sl_scope_opts {
 	const char *capture;        /* the capture marking a site ("name" or "@name");
 				       NULL = the query's first capture; a match
 				       without it is ignored */
-	const char *unit;           /* "capture" (default when NULL) or "function":
-				       the innermost function definition holding
-				       the site (python: with its decorators) */
+	const char *unit;           /* the editable region around a site: "capture"
+				       (default when NULL), "statement" (the innermost
+				       statement), "function" (the innermost function or
+				       method, python: with its decorators), "class"
+				       (the innermost class/struct/interface/impl) or
+				       "file".  When no such node encloses the site the
+				       unit falls back to "capture". */
+	const sl_lang_override *overrides; /* consulted before extensions, first match wins */
+	size_t noverrides;
+	unsigned threads;           /* worker threads; 0 = one per online core */
+	int no_prefilter;           /* 1: parse every file (results are identical) */
+	struct sl_store *cache;     /* borrowed; NULL = no cache (see scope_cache.h) */
+	sl_scope_stats *stats;      /* borrowed; NULL = not wanted */
 } sl_scope_opts;
-#define SL_SCOPE_OPTS_INIT { SL_SCOPE_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL }
+#define SL_SCOPE_OPTS_INIT { SL_SCOPE_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL, \
+			     NULL, 0, 0, 0, NULL, NULL }
 
 /*
  * Compile the query for the language and check its predicates and the named
@@ -113,6 +166,8 @@ void sl_target_list_release(sl_target_list *list);
 int sl_lang_known(const char *name);
 /* The language of a path by its extension, or NULL. */
 const char *sl_lang_for_path(const char *path);
+/* The same, trying the overrides first (static name, NULL if none applies). */
+const char *sl_lang_for_path_ex(const char *path, const sl_lang_override *ov, size_t nov);
 /* Comma-separated names of the built-in languages (static). */
 const char *sl_lang_names(void);
 

@@ -409,7 +409,8 @@ static void test_query_errors(void)
 	CHECK_INT(sl_scope_check_query("c", "(identifier)", NULL, &off, &err), SL_EINPUT);
 	sl_err_clear(&err);
 	CHECK_INT(sl_scope_check_query("cobol", "(identifier) @a", NULL, &off, &err), SL_EINPUT);
-	CHECK_STR(err.msg, "unknown language 'cobol' (known: c, python)");
+	CHECK_STR(err.msg, "unknown language 'cobol' (known: c, cpp, python, javascript, "
+		  "typescript, tsx, go, java, rust, bash, json)");
 
 	/* sl_scope reports the same errors and leaves the list alone */
 	{
@@ -420,8 +421,9 @@ static void test_query_errors(void)
 		s = scope_str("c", CALLS, "nope", NULL, NULL, 0);
 		CHECK(!strncmp(s, "ERR -2: capture '@nope' is not defined", 38));
 		free(s);
-		s = scope_str("c", CALLS, NULL, "file", NULL, 0);
-		CHECK_STR(s, "ERR -2: unknown unit 'file' (known: capture, function)");
+		s = scope_str("c", CALLS, NULL, "block", NULL, 0);
+		CHECK_STR(s, "ERR -2: unknown unit 'block' (known: capture, statement, function, "
+			  "class, file)");
 		free(s);
 	}
 }
@@ -450,10 +452,12 @@ static void test_langs(void)
 	CHECK_STR(sl_lang_for_path("a/b/x.c"), "c");
 	CHECK_STR(sl_lang_for_path("x.h"), "c");
 	CHECK_STR(sl_lang_for_path("t/gen.py"), "python");
-	CHECK(sl_lang_for_path("x.cc") == NULL);
+	CHECK_STR(sl_lang_for_path("x.cc"), "cpp");
+	CHECK(sl_lang_for_path("x.cobol") == NULL);
 	CHECK(sl_lang_for_path("a.c/README") == NULL);
 	CHECK(sl_lang_for_path(".c") == NULL);
-	CHECK_STR(sl_lang_names(), "c, python");
+	CHECK_STR(sl_lang_names(), "c, cpp, python, javascript, typescript, tsx, go, java, rust, "
+		  "bash, json");
 }
 
 int main(void)

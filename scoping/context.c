@@ -1,0 +1,505 @@
+/*
+ * context.c - the ranked, budgeted context of one target (see context.h).
+ *
+ * Reads the target's file and, for names not defined there, other blobs of
+ * the same language from the commit's tree; parses with tree-sitter.
+ * Writes only the caller's buffer.  Sections are collected first (each an
+ * owned string with its rank order), then emitted while they fit.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "context.h"
+#include "lang.h"
+#include "util.h"
+
+#define MAX_NAMES 256
+#define MAX_BLOB (8u << 20)
+
+struct file {
+	char *path;
+	git_blob *blob;
+	const char *text;
+	size_t len;
+	TSTree *tree;
+};
+
+struct def {
+	char *name;
+	char *path;
+	uint32_t line;
+	uint32_t start, end;
+	char *text;
+};
+
+struct ctx {
+	const sl_lang *lang;
+	TSParser *parser;
+	sl_strvec names;           /* referenced, in order of first reference */
+	struct def *defs;
+	size_t ndefs, alloc;
+};
+
+unsigned sl_context_tokens(size_t len)
+{
+	return (unsigned)((len + 3) / 4);
+}
+
+static int git_fail(sl_err *err, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	return sl_err_set(err, SL_ERROR, "%s: %s", what, e && e->message ? e->message : "unknown error");
+}
+
+static void file_release(struct file *f)
+{
+	if (f->tree)
+		ts_tree_delete(f->tree);
+	git_blob_free(f->blob);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Read and parse one blob; 1 on success, 0 if skipped (binary, too large). */
+static int file_load(struct file *f, struct ctx *x, git_repository *repo, const git_oid *oid,
+		     const char *path, sl_err *err)
+{
+	memset(f, 0, sizeof(*f));
+	if (git_blob_lookup(&f->blob, repo, oid)) {
+		git_fail(err, "cannot read blob");
+		return -1;
+	}
+	f->text = git_blob_rawcontent(f->blob);
+	f->len = (size_t)git_blob_rawsize(f->blob);
+	f->path = sl_xstrdup(path);
+	if (f->len > MAX_BLOB || memchr(f->text, 0, f->len < 8000 ? f->len : 8000))
+		return 0;
+	f->tree = ts_parser_parse_string(x->parser, NULL, f->text, (uint32_t)f->len);
+	return f->tree != NULL;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int has_name(const sl_strvec *v, const char *s, size_t len)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (strlen(v->v[i]) == len && !memcmp(v->v[i], s, len))
+			return 1;
+	return 0;
+}
+
+/* The identifiers under n, in document order, deduplicated. */
+static void collect_names(struct ctx *x, TSNode n, const char *text)
+{
+	TSTreeCursor cur = ts_tree_cursor_new(n);
+	unsigned depth = 0;
+
+	for (;;) {
+		TSNode c = ts_tree_cursor_current_node(&cur);
+
+		if (ts_node_is_named(c) && ends_with(ts_node_type(c), "identifier") &&
+		    !ts_node_named_child_count(c) && x->names.n < MAX_NAMES) {
+			uint32_t a = ts_node_start_byte(c), b = ts_node_end_byte(c);
+
+			if (b > a && b - a < 200 && !has_name(&x->names, text + a, b - a))
+				sl_strvec_push_nodup(&x->names, sl_xstrndup(text + a, b - a));
+		}
+		if (ts_tree_cursor_goto_first_child(&cur)) {
+			depth++;
+			continue;
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+			if (!depth || !ts_tree_cursor_goto_parent(&cur))
+				goto out;
+			depth--;
+		}
+		if (!depth)
+			break;
+	}
+out:
+	ts_tree_cursor_delete(&cur);
+}
+
+/* The name node of a definition node, or a null node. */
+static TSNode def_name(TSNode n)
+{
+	static const char *const fields[] = { "name", "declarator", "left", NULL };
+
+	for (int hop = 0; hop < 8 && !ts_node_is_null(n); hop++) {
+		TSNode next = { { 0 }, NULL, NULL };
+
+		if (ends_with(ts_node_type(n), "identifier") && hop)
+			return n;
+		for (int i = 0; fields[i]; i++) {
+			next = ts_node_child_by_field_name(n, fields[i], (uint32_t)strlen(fields[i]));
+			if (!ts_node_is_null(next))
+				break;
+		}
+		if (ts_node_is_null(next)) {
+			/* a C declarator in parentheses or a pointer: its first named child */
+			if (ts_node_named_child_count(n) && hop)
+				next = ts_node_named_child(n, 0);
+			else
+				break;
+		}
+		n = next;
+	}
+	if (!ts_node_is_null(n) && ends_with(ts_node_type(n), "identifier"))
+		return n;
+	return (TSNode){ { 0 }, NULL, NULL };
+}
+
+/* The definition node to show for n: python decorators, a C typedef around a struct. */
+static TSNode def_outer(const sl_lang *lang, TSNode n)
+{
+	TSNode p = ts_node_parent(n);
+
+	if (!ts_node_is_null(p) && lang->func_wrapper && !strcmp(ts_node_type(p), lang->func_wrapper))
+		return p;
+	if (!ts_node_is_null(p) && (!strcmp(ts_node_type(p), "type_definition") ||
+				    !strcmp(ts_node_type(p), "type_declaration")))
+		return p;
+	return n;
+}
+
+/*
+ * Index the definitions of f whose name is wanted and not yet found; skip
+ * the region [skip_a, skip_b) (the unit itself).
+ */
+static void index_defs(struct ctx *x, const struct file *f, const sl_strvec *want,
+		       uint32_t skip_a, uint32_t skip_b)
+{
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(f->tree));
+	unsigned depth = 0;
+
+	for (;;) {
+		TSNode c = ts_tree_cursor_current_node(&cur);
+		int descend = 1;
+
+		if (ts_node_is_named(c) && sl_lang_is_def_type(x->lang, ts_node_type(c))) {
+			TSNode nm = def_name(c), outer = def_outer(x->lang, c);
+			uint32_t a = ts_node_start_byte(outer), b = ts_node_end_byte(outer);
+
+			if (!ts_node_is_null(nm) && !(a < skip_b && skip_a < b)) {
+				uint32_t na = ts_node_start_byte(nm), nb = ts_node_end_byte(nm);
+
+				if (has_name(want, f->text + na, nb - na)) {
+					struct def *d;
+					int dup = 0;
+
+					for (size_t i = 0; i < x->ndefs && !dup; i++)
+						dup = x->defs[i].start == a && !strcmp(x->defs[i].path, f->path);
+					if (!dup) {
+						SL_ALLOC_GROW(x->defs, x->ndefs + 1, x->alloc);
+						d = &x->defs[x->ndefs++];
+						d->name = sl_xstrndup(f->text + na, nb - na);
+						d->path = sl_xstrdup(f->path);
+						d->line = ts_node_start_point(outer).row + 1;
+						d->start = a;
+						d->end = b;
+						d->text = sl_xstrndup(f->text + a, b - a);
+					}
+				}
+			}
+			/* a function's locals are not the file's symbols */
+			descend = !sl_lang_is_func_type(x->lang, ts_node_type(c));
+		}
+		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
+			depth++;
+			continue;
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+			if (!depth || !ts_tree_cursor_goto_parent(&cur))
+				goto out;
+			depth--;
+		}
+	}
+out:
+	ts_tree_cursor_delete(&cur);
+}
+
+/* The import / include lines of a file, outside functions and classes. */
+static void collect_imports(const sl_lang *lang, const struct file *f, sl_buf *out)
+{
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(f->tree));
+	unsigned depth = 0;
+
+	for (;;) {
+		TSNode c = ts_tree_cursor_current_node(&cur);
+		const char *type = ts_node_type(c);
+		int descend = 1;
+
+		if (sl_lang_is_import_type(lang, type)) {
+			uint32_t a = ts_node_start_byte(c), b = ts_node_end_byte(c);
+
+			sl_buf_add(out, f->text + a, b - a);
+			if (b == a || f->text[b - 1] != '\n')
+				sl_buf_adds(out, "\n");
+			descend = 0;
+		} else if (sl_lang_is_func_type(lang, type) || sl_lang_is_class_type(lang, type)) {
+			descend = 0;
+		}
+		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
+			depth++;
+			continue;
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+			if (!depth || !ts_tree_cursor_goto_parent(&cur))
+				goto out;
+			depth--;
+		}
+	}
+out:
+	ts_tree_cursor_delete(&cur);
+}
+
+struct blobref {
+	char *path;
+	git_oid oid;
+};
+
+struct walk {
+	const sl_lang *lang;
+	const char *skip;
+	struct blobref *v;
+	size_t n, alloc;
+};
+
+static int walk_cb(const char *root, const git_tree_entry *te, void *payload)
+{
+	struct walk *w = payload;
+	git_filemode_t mode = git_tree_entry_filemode(te);
+	sl_buf p = SL_BUF_INIT;
+	const char *l;
+
+	if (git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
+	    (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE))
+		return 0;
+	sl_buf_adds(&p, root);
+	sl_buf_adds(&p, git_tree_entry_name(te));
+	l = sl_lang_for_path(p.buf);
+	if (l && !strcmp(l, w->lang->name) && strcmp(p.buf, w->skip)) {
+		SL_ALLOC_GROW(w->v, w->n + 1, w->alloc);
+		w->v[w->n].path = sl_buf_detach(&p, NULL);
+		git_oid_cpy(&w->v[w->n].oid, git_tree_entry_id(te));
+		w->n++;
+	}
+	sl_buf_release(&p);
+	return 0;
+}
+
+static size_t dir_len(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? (size_t)(s - path) : 0;
+}
+
+/* Same directory as the unit (arg: its path) first, then by path. */
+static int blobref_cmp(const void *a_, const void *b_, void *arg)
+{
+	const struct blobref *a = a_, *b = b_;
+	const char *rank_dir = arg;
+	size_t dl = dir_len(rank_dir);
+	int sa = dir_len(a->path) == dl && !strncmp(a->path, rank_dir, dl);
+	int sb = dir_len(b->path) == dl && !strncmp(b->path, rank_dir, dl);
+
+	if (sa != sb)
+		return sb - sa;
+	return strcmp(a->path, b->path);
+}
+
+/* Emit section text if it fits in what is left of the budget. */
+static void emit(sl_buf *out, const char *text, size_t len, unsigned budget, unsigned *used)
+{
+	unsigned tok = sl_context_tokens(len);
+
+	if (budget && *used + tok > budget)
+		return;
+	sl_buf_add(out, text, len);
+	*used += tok;
+}
+
+int sl_context_build(sl_buf *out, git_repository *repo, const git_oid *commit,
+		     const sl_target *t, unsigned budget_tokens, sl_err *err)
+{
+	int ret = SL_ERROR;
+	struct ctx x;
+	struct walk w;
+	struct file f;
+	git_commit *gc = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	sl_buf sec = SL_BUF_INIT, imports = SL_BUF_INIT;
+	sl_strvec missing = SL_STRVEC_INIT;
+	unsigned used = 0;
+	size_t parsed = 0, nlocal, hdr;
+
+	memset(&x, 0, sizeof(x));
+	memset(&w, 0, sizeof(w));
+	memset(&f, 0, sizeof(f));
+	if (!(x.lang = sl_lang_find(t->lang))) {
+		ret = sl_err_set(err, SL_EINPUT, "unknown language '%s'", t->lang ? t->lang : "");
+		goto done;
+	}
+	x.parser = ts_parser_new();
+	if (!ts_parser_set_language(x.parser, x.lang->grammar())) {
+		sl_err_set(err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter", t->lang);
+		goto done;
+	}
+	if (git_commit_lookup(&gc, repo, commit) || git_commit_tree(&tree, gc)) {
+		git_fail(err, "cannot read the commit");
+		goto done;
+	}
+	if (git_tree_entry_bypath(&te, tree, t->path)) {
+		ret = sl_err_set(err, SL_ENOTFOUND, "'%s' is not in the commit", t->path);
+		goto done;
+	}
+	if (file_load(&f, &x, repo, git_tree_entry_id(te), t->path, err) != 1) {
+		if (!err || !err->code)
+			sl_err_set(err, SL_ERROR, "cannot parse '%s'", t->path);
+		goto done;
+	}
+	if (t->end_byte > f.len || t->start_byte > t->end_byte) {
+		ret = sl_err_set(err, SL_EINPUT, "target %s:%u is outside the file", t->path, t->start_line);
+		goto done;
+	}
+
+	/* 1. the unit, cut at a line boundary if it alone overruns the budget */
+	sl_buf_addf(&sec, "### unit %s:%u-%u (%s)\n", t->path, t->start_line, t->end_line, t->unit);
+	hdr = sec.len;
+	sl_buf_add(&sec, f.text + t->start_byte, t->end_byte - t->start_byte);
+	if (sec.len && sec.buf[sec.len - 1] != '\n')
+		sl_buf_adds(&sec, "\n");
+	if (budget_tokens && sl_context_tokens(sec.len) > budget_tokens) {
+		static const char mark[] = "... [truncated to the token budget]\n";
+		size_t keep = (size_t)budget_tokens * 4;
+
+		/* the header line stays even when it alone is over the budget */
+		keep = keep > hdr + sizeof(mark) - 1 ? keep - (sizeof(mark) - 1) : hdr;
+		while (keep > hdr && sec.buf[keep - 1] != '\n')
+			keep--;
+		sl_buf_setlen(&sec, keep);
+		sl_buf_adds(&sec, mark);
+	}
+	sl_buf_add(out, sec.buf, sec.len);
+	used += sl_context_tokens(sec.len);
+
+	/* 2. imports */
+	collect_imports(x.lang, &f, &imports);
+	if (imports.len) {
+		sl_buf_reset(&sec);
+		sl_buf_addf(&sec, "### imports of %s\n", t->path);
+		sl_buf_add(&sec, imports.buf, imports.len);
+		emit(out, sec.buf, sec.len, budget_tokens, &used);
+	}
+
+	/* 3. definitions of referenced names: this file, then the others */
+	{
+		TSNode root = ts_tree_root_node(f.tree);
+		TSNode un = ts_node_descendant_for_byte_range(root, t->start_byte,
+							      t->end_byte > t->start_byte ? t->end_byte - 1 : t->end_byte);
+
+		/* the smallest node covering the whole unit */
+		while (!ts_node_is_null(ts_node_parent(un)) &&
+		       (ts_node_start_byte(un) > t->start_byte || ts_node_end_byte(un) < t->end_byte))
+			un = ts_node_parent(un);
+		if (ts_node_start_byte(un) == t->start_byte && ts_node_end_byte(un) == t->end_byte) {
+			collect_names(&x, un, f.text);
+		} else {
+			/* the unit spans several nodes (the whole file): take all children inside */
+			for (uint32_t i = 0; i < ts_node_child_count(un); i++) {
+				TSNode ch = ts_node_child(un, i);
+
+				if (ts_node_start_byte(ch) >= t->start_byte && ts_node_end_byte(ch) <= t->end_byte)
+					collect_names(&x, ch, f.text);
+			}
+		}
+	}
+	index_defs(&x, &f, &x.names, t->start_byte, t->end_byte);
+	nlocal = x.ndefs;
+	for (size_t i = 0; i < x.names.n; i++) {
+		int found = 0;
+
+		for (size_t j = 0; j < x.ndefs && !found; j++)
+			found = !strcmp(x.defs[j].name, x.names.v[i]);
+		if (!found)
+			sl_strvec_push(&missing, x.names.v[i]);
+	}
+	if (missing.n) {
+		w.lang = x.lang;
+		w.skip = t->path;
+		if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w)) {
+			git_fail(err, "cannot walk the tree of the commit");
+			goto done;
+		}
+		if (w.n > 1)
+			qsort_r(w.v, w.n, sizeof(*w.v), blobref_cmp, (void *)t->path);
+		for (size_t i = 0; i < w.n && parsed < SL_CONTEXT_MAX_FILES; i++) {
+			struct file of;
+			git_blob *b = NULL;
+			int any = 0, rc;
+
+			if (git_blob_lookup(&b, repo, &w.v[i].oid)) {
+				git_fail(err, "cannot read blob");
+				goto done;
+			}
+			for (size_t k = 0; k < missing.n && !any; k++)
+				any = memmem(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b),
+					     missing.v[k], strlen(missing.v[k])) != NULL;
+			git_blob_free(b);
+			if (!any)
+				continue;
+			if ((rc = file_load(&of, &x, repo, &w.v[i].oid, w.v[i].path, err)) < 0)
+				goto done;
+			parsed++;
+			if (rc == 1)
+				index_defs(&x, &of, &missing, 0, 0);
+			file_release(&of);
+		}
+	}
+	/* emit: order of first reference; this file's definitions before the others' */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < x.names.n; i++)
+			for (size_t j = pass ? nlocal : 0; j < (pass ? x.ndefs : nlocal); j++) {
+				const struct def *d = &x.defs[j];
+
+				if (strcmp(d->name, x.names.v[i]))
+					continue;
+				sl_buf_reset(&sec);
+				sl_buf_addf(&sec, "### definition of %s (%s:%u)\n", d->name, d->path, d->line);
+				sl_buf_adds(&sec, d->text);
+				if (sec.buf[sec.len - 1] != '\n')
+					sl_buf_adds(&sec, "\n");
+				emit(out, sec.buf, sec.len, budget_tokens, &used);
+			}
+	ret = 0;
+done:
+	for (size_t i = 0; i < x.ndefs; i++) {
+		free(x.defs[i].name);
+		free(x.defs[i].path);
+		free(x.defs[i].text);
+	}
+	free(x.defs);
+	sl_strvec_release(&x.names);
+	sl_strvec_release(&missing);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.v[i].path);
+	free(w.v);
+	file_release(&f);
+	if (x.parser)
+		ts_parser_delete(x.parser);
+	sl_buf_release(&sec);
+	sl_buf_release(&imports);
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_commit_free(gc);
+	return ret;
+}

@@ -1,0 +1,53 @@
+/*
+ * context.h - what a prompt carries about a target, ranked and cut to a
+ * token budget.
+ *
+ * Sections, in rank order:
+ *   1. the unit itself (always; cut at a line boundary if it alone is over
+ *      the budget);
+ *   2. the file's imports / includes (top-level import nodes of the
+ *      language, outside functions and classes);
+ *   3. definitions of the identifiers the unit references (every node type
+ *      ending in "identifier": variables, functions, types, fields), in the
+ *      order of first reference: first those in the same file, then those
+ *      found in other files of the same language through a symbol index
+ *      built with tree-sitter (function / type / class / macro / variable
+ *      definitions by name).  The index is built on demand: only files whose
+ *      bytes contain one of the wanted names are parsed, at most
+ *      SL_CONTEXT_MAX_FILES of them; files in the unit's directory rank
+ *      before the rest, then by path.
+ * A section that would overrun the budget is left out and the next ones are
+ * still tried, so a huge definition does not hide small ones after it.
+ *
+ * Token estimate: ceil(bytes / 4) of the section's text, headers included
+ * (sl_context_tokens); it over-counts code a little for most tokenizers.
+ *
+ * Output text: each section starts with a header line
+ *     "### unit PATH:L1-L2 (UNIT)" / "### imports of PATH" /
+ *     "### definition of NAME (PATH:LINE)"
+ * and ends with a newline.
+ */
+#ifndef SL_CONTEXT_H
+#define SL_CONTEXT_H
+
+#include <git2.h>
+
+#include "buf.h"
+#include "err.h"
+#include "scope.h"
+
+#define SL_CONTEXT_MAX_FILES 256
+
+/* The token estimate of len bytes. */
+unsigned sl_context_tokens(size_t len);
+
+/*
+ * Append the context of target t (scoped from `commit` of repo) to out,
+ * using at most budget_tokens by the estimate above (0 = unlimited).
+ * Errors: SL_ENOTFOUND (path not in the commit), SL_EINPUT (language),
+ * SL_ERROR (libgit2).
+ */
+int sl_context_build(sl_buf *out, git_repository *repo, const git_oid *commit,
+		     const sl_target *t, unsigned budget_tokens, sl_err *err);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * test_scope_lang.c - the language table and the literal prefilter:
+ * every node type the table names exists in its grammar, extensions and
+ * overrides pick the language, and the prefilter's literals are exactly
+ * the ones that are safe to require.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "scoping/lang.h"
+#include "scoping/prefilter.h"
+#include "scoping/scope.h"
+#include "util.h"
+#include "unit.h"
+
+static int type_exists(const TSLanguage *g, const char *type)
+{
+	return ts_language_symbol_for_name(g, type, (uint32_t)strlen(type), 1) != 0;
+}
+
+static void check_list(const sl_lang *l, const char *const *list)
+{
+	for (const char *const *t = list; *t; t++)
+		if (!type_exists(l->grammar(), *t)) {
+			fprintf(stderr, "%s: no node type '%s'\n", l->name, *t);
+			CHECK(0);
+		}
+}
+
+static void test_node_types_exist(void)
+{
+	size_t n = 0;
+
+	for (const sl_lang *l; (l = sl_lang_at(n)); n++) {
+		TSParser *p = ts_parser_new();
+
+		CHECK(ts_parser_set_language(p, l->grammar()));
+		ts_parser_delete(p);
+		check_list(l, l->func_types);
+		check_list(l, l->class_types);
+		check_list(l, l->stmt_types);
+		check_list(l, l->not_stmt);
+		check_list(l, l->import_types);
+		check_list(l, l->def_types);
+		if (l->func_wrapper)
+			CHECK(type_exists(l->grammar(), l->func_wrapper));
+	}
+	CHECK_INT(n, 11);
+}
+
+static void test_lang_for_path(void)
+{
+	sl_lang_override ov[] = { { "*.h", "cpp" }, { "gen/**", "json" } };
+
+	CHECK_STR(sl_lang_for_path("a/b.c"), "c");
+	CHECK_STR(sl_lang_for_path("x.h"), "c");
+	CHECK_STR(sl_lang_for_path("x.hpp"), "cpp");
+	CHECK_STR(sl_lang_for_path("x.tsx"), "tsx");
+	CHECK_STR(sl_lang_for_path("x.ts"), "typescript");
+	CHECK_STR(sl_lang_for_path("x.jsx"), "javascript");
+	CHECK_STR(sl_lang_for_path("x.rs"), "rust");
+	CHECK_STR(sl_lang_for_path("x.go"), "go");
+	CHECK_STR(sl_lang_for_path("X.java"), "java");
+	CHECK_STR(sl_lang_for_path("run.sh"), "bash");
+	CHECK_STR(sl_lang_for_path("p.json"), "json");
+	CHECK(sl_lang_for_path(".bashrc") == NULL);
+	CHECK(sl_lang_for_path("Makefile") == NULL);
+	CHECK_STR(sl_lang_for_path_ex("deep/dir/x.h", ov, 2), "cpp");
+	CHECK_STR(sl_lang_for_path_ex("gen/a/b.c", ov, 2), "json");
+	CHECK_STR(sl_lang_for_path_ex("src/a.c", ov, 2), "c");
+}
+
+static void test_statement_types(void)
+{
+	const sl_lang *c = sl_lang_find("c");
+
+	CHECK(sl_lang_is_stmt_type(c, "expression_statement"));
+	CHECK(sl_lang_is_stmt_type(c, "declaration"));
+	CHECK(!sl_lang_is_stmt_type(c, "compound_statement"));
+	CHECK(!sl_lang_is_stmt_type(c, "call_expression"));
+}
+
+static void check_regex(const char *re, const char *want)
+{
+	char out[64];
+
+	sl_regex_literal(re, out, sizeof(out));
+	if (strcmp(out, want))
+		fprintf(stderr, "regex '%s': got '%s', want '%s'\n", re, out, want);
+	CHECK_STR(out, want);
+}
+
+static void test_regex_literal(void)
+{
+	check_regex("^strcpy$", "strcpy");
+	check_regex("foo.*barbaz", "barbaz");
+	check_regex("ab?cd", "cd");
+	check_regex("ab*", "a");
+	check_regex("ab+c", "ab");
+	check_regex("x{2}yz", "yz");
+	check_regex("a|bcd", "");
+	check_regex("a\\|bcd", "");
+	check_regex("(foo)?barx", "barx");
+	check_regex("(abcdef)bar", "bar");
+	check_regex("[abc]de", "de");
+	check_regex("[]x]yy", "yy");
+	check_regex("\\.open", ".open");
+	check_regex("\\wname", "name");
+	check_regex("", "");
+}
+
+static char *prefilter_of(const char *lang, const char *query, size_t *n, int *null_out)
+{
+	uint32_t off;
+	TSQueryError type;
+	TSQuery *q = ts_query_new(sl_lang_find(lang)->grammar(), query, (uint32_t)strlen(query),
+				  &off, &type);
+	sl_prefilter *f;
+	sl_buf b = SL_BUF_INIT;
+
+	if (!q)
+		return NULL;
+	f = sl_prefilter_new(q);
+	*null_out = f == NULL;
+	*n = sl_prefilter_count(f);
+	for (size_t i = 0; i < *n; i++)
+		sl_buf_addf(&b, "%s%s", i ? "," : "", sl_prefilter_literal(f, i));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+	return sl_buf_detach(&b, NULL);
+}
+
+static void check_pf(const char *query, const char *want)
+{
+	size_t n = 0;
+	int none = 0;
+	char *got = prefilter_of("c", query, &n, &none);
+
+	CHECK(got != NULL);
+	if (!want) {
+		CHECK(none);
+	} else {
+		CHECK(!none);
+		CHECK_STR(got, want);
+	}
+	free(got);
+}
+
+static void test_prefilter_literals(void)
+{
+	check_pf("((identifier) @i (#eq? @i \"strcpy\"))", "strcpy");
+	check_pf("((identifier) @i (#any-of? @i \"a\" \"bb\"))", "a,bb");
+	check_pf("((identifier) @i (#match? @i \"^mem[a-z]+cpy$\"))", "mem");
+	/* negations, capture comparisons, optional captures: nothing safe to require */
+	check_pf("((identifier) @i (#not-eq? @i \"strcpy\"))", NULL);
+	check_pf("((identifier) @i (#not-any-of? @i \"a\"))", NULL);
+	check_pf("((call_expression function: (identifier) @a arguments: (argument_list (identifier) @b)) (#eq? @a @b))", NULL);
+	check_pf("((call_expression function: (identifier) @f arguments: (argument_list (identifier)? @o)) @c (#eq? @o \"x\"))", NULL);
+	check_pf("((call_expression function: (identifier) @f arguments: (argument_list (identifier)* @o)) @c (#eq? @o \"x\"))", NULL);
+	check_pf("((identifier) @i (#match? @i \"a|b\"))", NULL);
+	check_pf("([(identifier) @a (number_literal)] @x (#eq? @a \"foo\"))", NULL);
+	check_pf("([(identifier) @a (number_literal) @a] (#eq? @a \"foo\"))", "foo");
+	check_pf("((identifier) @i (#eq? @i \"\"))", NULL);
+	/* a pattern without a requirement disables the filter */
+	check_pf("((identifier) @i (#eq? @i \"x\")) (string_literal) @s", NULL);
+	/* two patterns: either literal */
+	check_pf("((identifier) @i (#eq? @i \"x\")) ((identifier) @j (#eq? @j \"y\"))", "x,y");
+}
+
+static void test_prefilter_pass(void)
+{
+	const char *query = "((identifier) @i (#eq? @i \"strcpy\") (#any-of? @i \"strcpy\" \"z\"))"
+			    " ((identifier) @j (#eq? @j \"puts\"))";
+	uint32_t off;
+	TSQueryError type;
+	TSQuery *q = ts_query_new(sl_lang_find("c")->grammar(), query, (uint32_t)strlen(query),
+				  &off, &type);
+	sl_prefilter *f = sl_prefilter_new(q);
+
+	CHECK(f != NULL);
+	CHECK(sl_prefilter_pass(f, "x strcpy(a)", 11));
+	CHECK(sl_prefilter_pass(f, "puts", 4));
+	CHECK(!sl_prefilter_pass(f, "strcp puts_", 5));
+	CHECK(!sl_prefilter_pass(f, "nothing", 7));
+	CHECK(sl_prefilter_pass(NULL, "", 0));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+}
+
+int main(void)
+{
+	RUN(test_node_types_exist);
+	RUN(test_lang_for_path);
+	RUN(test_statement_types);
+	RUN(test_regex_literal);
+	RUN(test_prefilter_literals);
+	RUN(test_prefilter_pass);
+	return unit_done();
+}
