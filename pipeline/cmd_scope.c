@@ -247,6 +247,7 @@ int cmd_scope(int argc, char **argv)
 	sl_campaign *c = NULL;
 	sl_target_list list = SL_TARGET_LIST_INIT;
 	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
+	sl_lang_override *campaign_ov = NULL;
 	sl_scope_stats stats = SL_SCOPE_STATS_INIT;
 	sl_err err = SL_ERR_INIT;
 	sl_buf qbuf = SL_BUF_INIT, ctx = SL_BUF_INIT;
@@ -288,12 +289,7 @@ int cmd_scope(int argc, char **argv)
 			ret = sl_cmd_fail(&err);
 			goto done;
 		}
-		so.language = c->spec->language;
-		so.query = c->spec->query;
-		so.globs = (const char *const *)c->spec->paths.v;
-		so.nglobs = c->spec->paths.n;
-		so.capture = c->spec->capture;
-		so.unit = c->spec->unit;
+		campaign_ov = sl_campaign_scope_opts(&so, c);
 		repo = c->repo;
 		base = c->base;
 	} else {
@@ -372,6 +368,7 @@ int cmd_scope(int argc, char **argv)
 		print_stats(&stats, &so, a.json);
 	ret = SL_EXIT_OK;
 done:
+	free(campaign_ov);
 	sl_target_list_release(&list);
 	sl_scope_stats_release(&stats);
 	sl_buf_release(&qbuf);

@@ -21,14 +21,27 @@ static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
 static const sl_command commands[] = {
-	{ "scope", cmd_scope, "list the targets a campaign's query finds",
-	  "usage: sluice scope CAMPAIGN.yaml [--repo PATH] [--json]\n"
+	{ "scope", cmd_scope, "list the targets a query finds (a campaign's, or ad hoc)",
+	  "usage: sluice scope CAMPAIGN.yaml [--repo PATH] [options]\n"
+	  "   or: sluice scope --repo PATH --lang LANG (--query Q | --query-file F)\n"
+	  "                    [--rev REV] [--unit U] [--capture C] [--path GLOB]...\n"
+	  "                    [--lang-override GLOB=LANG]... [options]\n"
 	  "\n"
-	  "Scope the campaign's base revision and print one line per target:\n"
+	  "Scope the base revision and print one line per target:\n"
 	  "  PATH:LINE:COL: UNIT (N sites)\n"
-	  "  --repo PATH   use this repository instead of the campaign's\n"
-	  "  --json        one JSON object per line: path, start_line, start_col,\n"
-	  "                end_line, end_col, start_byte, end_byte, unit, sites, blob\n" },
+	  "options:\n"
+	  "  --json           one JSON object per line: path, start_line, start_col,\n"
+	  "                   end_line, end_col, start_byte, end_byte, unit, language,\n"
+	  "                   sites, blob\n"
+	  "  --stats          files seen, skipped by the prefilter, parsed, parse errors,\n"
+	  "                   cache hits, and files where a literal of the query appears\n"
+	  "                   without an AST match (e.g. inside C macro bodies)\n"
+	  "  --context N|PATH:LINE [--budget TOKENS]\n"
+	  "                   print what a prompt would carry about that target\n"
+	  "  --threads N      parse with N threads (default: one per core)\n"
+	  "  --no-prefilter   parse every file (the result must not change)\n"
+	  "  --cache STORE    keep parse results by blob in STORE (a sluice store)\n"
+	  "units: capture, statement, function, class, file\n" },
 	{ "run", cmd_run, "run a campaign: generate, apply, gate, record, propose",
 	  "usage: sluice run CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] [--record FILE]\n"
 	  "                  [--unsafe]\n"

@@ -18,6 +18,7 @@
 #include "apply.h"
 #include "edit.h"
 #include "gate.h"
+#include "context.h"
 #include "gating.h"
 #include "syntax.h"
 #include "prompt.h"
@@ -102,6 +103,12 @@ static int validate(const sl_spec *spec, sl_err *err)
 			   sl_lang_names());
 		return fail_at(err, spec, spec->language_pos);
 	}
+	for (size_t i = 0; i < spec->override_langs.n; i++)
+		if (!sl_lang_known(spec->override_langs.v[i])) {
+			sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)",
+				   spec->override_langs.v[i], sl_lang_names());
+			return fail_at(err, spec, spec->override_pos[i]);
+		}
 	if (sl_scope_check_query(spec->language, spec->query, spec->capture, &off, err))
 		return fail_at(err, spec, off == UINT32_MAX ? spec->query_pos :
 			       sl_spec_query_pos(spec, off));
@@ -170,17 +177,38 @@ done:
 	return ret;
 }
 
-int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_err *err)
+sl_lang_override *sl_campaign_scope_opts(sl_scope_opts *so, const sl_campaign *c)
+{
+	sl_lang_override *ov = NULL;
+
+	so->language = c->spec->language;
+	so->query = c->spec->query;
+	so->globs = (const char *const *)c->spec->paths.v;
+	so->nglobs = c->spec->paths.n;
+	so->capture = c->spec->capture;
+	so->unit = c->spec->unit;
+	if (c->spec->override_globs.n) {
+		ov = sl_xcalloc(c->spec->override_globs.n, sizeof(*ov));
+		for (size_t i = 0; i < c->spec->override_globs.n; i++) {
+			ov[i].glob = c->spec->override_globs.v[i];
+			ov[i].language = c->spec->override_langs.v[i];
+		}
+		so->overrides = ov;
+		so->noverrides = c->spec->override_globs.n;
+	}
+	return ov;
+}
+
+int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_store *cache, sl_err *err)
 {
 	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
+	sl_lang_override *ov = sl_campaign_scope_opts(&so, c);
+	int ret;
 
-	so.language = c->spec->language;
-	so.query = c->spec->query;
-	so.globs = (const char *const *)c->spec->paths.v;
-	so.nglobs = c->spec->paths.n;
-	so.capture = c->spec->capture;
-	so.unit = c->spec->unit;
-	return sl_scope(out, c->repo, &c->base, &so, err);
+	so.cache = cache;
+	ret = sl_scope(out, c->repo, &c->base, &so, err);
+	free(ov);
+	return ret;
 }
 
 void sl_run_summary_release(sl_run_summary *s)
@@ -353,7 +381,7 @@ typedef struct attempt_state {
 	sl_attempt_rec a;           /* strings borrowed from the fields below */
 	sl_edit_list edits;
 	sl_completion comp;
-	sl_buf prompt, file, diff, feedback, report_json;
+	sl_buf prompt, file, diff, feedback, report_json, context;
 	sl_apply_report report;
 	sl_err aerr;                /* why the attempt's edits were unusable */
 	char *chat;
@@ -372,6 +400,7 @@ static void attempt_state_init(attempt_state *s, const sl_target_rec *rec, int64
 	sl_buf_init(&s->diff, 0);
 	sl_buf_init(&s->feedback, 0);
 	sl_buf_init(&s->report_json, 0);
+	sl_buf_init(&s->context, 0);
 }
 
 static void attempt_state_release(attempt_state *s)
@@ -383,6 +412,7 @@ static void attempt_state_release(attempt_state *s)
 	sl_buf_release(&s->diff);
 	sl_buf_release(&s->feedback);
 	sl_buf_release(&s->report_json);
+	sl_buf_release(&s->context);
 	sl_apply_report_release(&s->report);
 	free(s->chat);
 }
@@ -410,6 +440,11 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 	vars.file = s->file.buf;
 	vars.instructions = spec->instructions ? spec->instructions : "";
 	vars.feedback = nhist ? hist[nhist - 1].feedback : "";
+	if (spec->context_tokens && (!spec->prompt || strstr(spec->prompt, "context"))) {
+		if (sl_context_build(&s->context, repo, &x->c->base, t, spec->context_tokens, err))
+			return SL_ERROR;
+		vars.context = s->context.buf;
+	}
 	vars.start_line = t->start_line;
 	vars.end_line = t->end_line;
 	vars.edit_format = spec->edit_format;
@@ -1105,7 +1140,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		goto done;
 	}
 	if ((ret = sl_worktree_cleanup(x.c->repo, x.scratch, err)) ||
-	    (ret = sl_campaign_scope(&list, x.c, err)) ||
+	    (ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
 	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)))

@@ -26,6 +26,7 @@
 #include "err.h"
 #include "scope.h"
 #include "spec.h"
+#include "store.h"
 
 typedef struct sl_campaign {
 	sl_spec *spec;
@@ -39,8 +40,13 @@ typedef struct sl_campaign {
 int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_override,
 		     sl_err *err);
 void sl_campaign_free(sl_campaign *c);
-/* Scope the campaign's base commit with its target settings. */
-int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_err *err);
+/*
+ * Fill the target settings of so from the campaign; returns the override
+ * array so points into (caller frees it after the scope; NULL if none).
+ */
+sl_lang_override *sl_campaign_scope_opts(sl_scope_opts *so, const sl_campaign *c);
+/* Scope the campaign's base commit with its target settings (cache: may be NULL). */
+int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_store *cache, sl_err *err);
 
 #define SL_RUN_OPTS_VERSION 1
 typedef struct sl_run_opts {

@@ -546,11 +546,12 @@ static sl_pos text_pos(struct loader *ld, const struct node *v)
 
 static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 {
-	static const char *const keys[] = { "language", "paths", "query", "capture", "unit", NULL };
+	static const char *const keys[] = { "language", "paths", "query", "capture", "unit",
+		"language_overrides", NULL };
 	static const char *const units[] = { "capture", "statement", "function", "class", "file",
 		NULL };
 	static const int unit_ix[] = { 0, 1, 2, 3, 4 };
-	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT };
+	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT, K_OVERRIDES };
 	const struct node *v[MAX_KEYS];
 	int unit = 0;
 	size_t i;
@@ -568,6 +569,26 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 	spec->query_block = v[K_QUERY]->style == YAML_LITERAL_SCALAR_STYLE ||
 		v[K_QUERY]->style == YAML_FOLDED_SCALAR_STYLE;
 	spec->unit = sl_xstrdup(units[unit]);
+	if (v[K_OVERRIDES]) {
+		const struct node *m = v[K_OVERRIDES];
+
+		if (want_type(ld, m, N_MAP, "language_overrides", "targets"))
+			return SL_EINPUT;
+		for (i = 0; i + 1 < m->nkid; i++, i++) {
+			char *glob = NULL, *lang = NULL;
+
+			if (get_str(ld, m->kid[i], "language_overrides", "targets", 1, &glob) ||
+			    get_str(ld, m->kid[i + 1], "language_overrides", "targets", 1, &lang)) {
+				free(glob);
+				return SL_EINPUT;
+			}
+			sl_strvec_push_nodup(&spec->override_globs, glob);
+			sl_strvec_push_nodup(&spec->override_langs, lang);
+			SL_ALLOC_GROW(spec->override_pos, spec->override_langs.n,
+				      spec->override_pos_alloc);
+			spec->override_pos[spec->override_langs.n - 1] = text_pos(ld, m->kid[i + 1]);
+		}
+	}
 
 	if (!v[K_PATHS])
 		return 0;
@@ -1152,6 +1173,9 @@ void sl_spec_free(sl_spec *spec)
 	}
 	free(spec->gates);
 	sl_strvec_release(&spec->paths);
+	sl_strvec_release(&spec->override_globs);
+	sl_strvec_release(&spec->override_langs);
+	free(spec->override_pos);
 	free(spec->path);
 	free(spec->dir);
 	free(spec->name);

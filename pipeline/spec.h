@@ -70,6 +70,10 @@ typedef struct sl_spec {
 	char *language;             /* required */
 	sl_pos language_pos;
 	sl_strvec paths;            /* globs; empty = all files of the language */
+	sl_strvec override_globs;   /* language_overrides: files matching override_globs[i] */
+	sl_strvec override_langs;   /* are of language override_langs[i] */
+	sl_pos *override_pos;       /* of each language, for errors */
+	size_t override_pos_alloc;
 	char *query;                /* required */
 	sl_pos query_pos;           /* of the query's first character in the file */
 	int query_block;            /* the query was a block scalar (| or >) */

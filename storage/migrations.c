@@ -130,7 +130,8 @@ static const char *const migrations[] = {
 	"  created_at TEXT NOT NULL"
 	") STRICT;"
 	"ALTER TABLE gate_runs ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE gate_runs ADD COLUMN note TEXT;",
+	"ALTER TABLE gate_runs ADD COLUMN note TEXT;"
+	"ALTER TABLE gate_runs ADD COLUMN jail TEXT;",
 };
 
 size_t sl_migrations_count(void)
