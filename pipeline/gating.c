@@ -28,7 +28,6 @@
 #include "testreport.h"
 #include "util.h"
 
-#define REPORT_CAP (32u << 20)
 #define SLUICE_GATING_VERSION "sluice-gating-1"
 
 /* What the base said for one gate. */
@@ -218,20 +217,17 @@ static char *jail_text(const sl_gating *g, unsigned layers)
 static int run_once(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
 		    sl_gate_result *r, char **report_out, sl_err *err)
 {
-	sl_gate_def def = { d->name, d->command, d->timeout_s, d->loopback, g->unsafe };
+	const sl_spec *spec = g->spec;
+	sl_gate_def def = { d->name, d->command, d->timeout_s, d->loopback, g->unsafe,
+			    d->report, spec->jail_mem_mb, spec->jail_pids, spec->jail_tmp_mb,
+			    spec->jail_disk_mb };
 
 	*report_out = NULL;
 	sl_gate_run(r, &def, workdir);
 	if (r->verdict == SL_VERDICT_ERROR)
 		return sl_err_set(err, SL_ERROR, "gate '%s' could not run: %s", d->name, r->error);
-	if (d->report) {
-		sl_buf b = SL_BUF_INIT;
-		sl_err e = SL_ERR_INIT;
-
-		if (!sl_read_beneath(&b, workdir, d->report, REPORT_CAP, &e))
-			*report_out = sl_buf_detach(&b, NULL);
-		sl_buf_release(&b);
-	}
+	if (r->has_report)
+		*report_out = sl_xstrdup(r->report.buf);
 	return SL_OK;
 }
 

@@ -19,9 +19,16 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 {
 	sl_buf_addf(out, "campaign %s (base %.12s, %s)\n", c->name, c->base_oid, c->repo_path);
 	sl_buf_addf(out, "  targets      %6lld\n", (long long)f->targets);
-	sl_buf_addf(out, "  attempts     %6lld  (apply errors %lld, reply errors %lld, "
-		    "provider errors %lld)\n", (long long)f->attempts, (long long)f->apply_errors,
-		    (long long)f->parse_errors, (long long)f->provider_errors);
+	sl_buf_addf(out, "  attempts     %6lld  (apply errors %lld, reply errors %lld after "
+		    "%lld format errors, provider errors %lld)\n", (long long)f->attempts,
+		    (long long)f->apply_errors, (long long)f->parse_errors,
+		    (long long)f->format_errors, (long long)f->provider_errors);
+	if (f->tier_exact + f->tier_moved + f->tier_whitespace + f->tier_refused)
+		sl_buf_addf(out, "  edits        %6lld  (placed exactly %lld, moved %lld, by whitespace "
+			    "%lld; refused %lld)\n", (long long)(f->tier_exact + f->tier_moved +
+			    f->tier_whitespace + f->tier_refused), (long long)f->tier_exact,
+			    (long long)f->tier_moved, (long long)f->tier_whitespace,
+			    (long long)f->tier_refused);
 	sl_buf_addf(out, "  candidates   %6lld\n", (long long)f->candidates);
 	for (size_t i = 0; i < f->ngates; i++)
 		sl_buf_addf(out, "    %-10s %6lld passed of %lld run\n", f->gates[i].gate,
@@ -54,6 +61,11 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	json_object_set_new(o, "apply_errors", json_integer(f->apply_errors));
 	json_object_set_new(o, "reply_errors", json_integer(f->parse_errors));
 	json_object_set_new(o, "provider_errors", json_integer(f->provider_errors));
+	json_object_set_new(o, "format_errors", json_integer(f->format_errors));
+	json_object_set_new(o, "edits", json_pack("{s:I,s:I,s:I,s:I}", "exact",
+			    (json_int_t)f->tier_exact, "moved", (json_int_t)f->tier_moved,
+			    "whitespace", (json_int_t)f->tier_whitespace, "refused",
+			    (json_int_t)f->tier_refused));
 	json_object_set_new(o, "candidates", json_integer(f->candidates));
 	for (size_t i = 0; i < f->ngates; i++) {
 		json_t *g = json_object();
@@ -102,6 +114,7 @@ static json_t *attempts_json(const sl_attempt_rec *a, size_t n)
 		json_object_set_new(o, "latency_ms", json_integer(a[i].latency_ms));
 		json_object_set_new(o, "http_status", json_integer(a[i].http_status));
 		json_object_set_new(o, "retries", json_integer(a[i].retries));
+		json_object_set_new(o, "format_errors", json_integer(a[i].format_errors));
 		json_object_set_new(o, "request", json_str_or_null(a[i].request));
 		json_object_set_new(o, "prompt", json_str_or_null(a[i].prompt));
 		json_object_set_new(o, "reply", json_str_or_null(a[i].reply));
@@ -122,6 +135,9 @@ static void attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 				    (long long)a[i].tokens_out, a[i].cost, (long long)a[i].latency_ms,
 				    (long long)a[i].http_status, (long long)a[i].retries,
 				    a[i].retries == 1 ? "y" : "ies");
+		if (a[i].format_errors)
+			sl_buf_addf(out, ", %lld format error%s", (long long)a[i].format_errors,
+				    a[i].format_errors == 1 ? "" : "s");
 		sl_buf_addch(out, '\n');
 		if (a[i].error)
 			sl_buf_addf(out, "error: %s\n", a[i].error);

@@ -385,6 +385,8 @@ typedef struct attempt_state {
 	sl_apply_report report;
 	sl_err aerr;                /* why the attempt's edits were unusable */
 	char *chat;
+	char *correction_reply;     /* the unusable reply a correction round quoted */
+	char correction_key[65];    /* and the key of its request */
 	int use_rules;
 } attempt_state;
 
@@ -415,6 +417,7 @@ static void attempt_state_release(attempt_state *s)
 	sl_buf_release(&s->context);
 	sl_apply_report_release(&s->report);
 	free(s->chat);
+	free(s->correction_reply);
 }
 
 /*
@@ -455,58 +458,89 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 	s->chat = chat_text(msgs, nmsgs);
 	s->a.prompt = s->chat;
 
-	sem_wait(&x->model_slots);
-	pthread_mutex_lock(&x->lock);
-	reached = budget_reached(x) || x->failed;
-	pthread_mutex_unlock(&x->lock);
-	if (reached) {
+	/* the request, and at most one format-correction round after it */
+	for (int round = 0; round < 2; round++) {
+		int64_t tin, tout;
+
+		sem_wait(&x->model_slots);
+		pthread_mutex_lock(&x->lock);
+		reached = budget_reached(x) || x->failed;
+		pthread_mutex_unlock(&x->lock);
+		if (reached) {
+			sem_post(&x->model_slots);
+			free(msgs);
+			/* a correction round cut by the budget leaves the format error */
+			return round ? SL_OK : SL_EBUDGET;
+		}
+		sl_completion_release(&s->comp);
+		sl_completion_init(&s->comp);
+		sl_err_clear(&s->aerr);
+		rc = sl_provider_complete(x->provider, msgs, nmsgs, &s->comp, &s->aerr);
 		sem_post(&x->model_slots);
-		free(msgs);
-		return SL_EBUDGET;
-	}
-	rc = sl_provider_complete(x->provider, msgs, nmsgs, &s->comp, &s->aerr);
-	sem_post(&x->model_slots);
-	free(msgs);
 
-	s->a.tokens_in = s->comp.tokens_in;
-	s->a.tokens_out = s->comp.tokens_out;
-	s->a.latency_ms = s->comp.latency_ms;
-	s->a.http_status = s->comp.http_status;
-	s->a.retries = s->comp.retries;
-	s->a.request = s->comp.request.len ? s->comp.request.buf : NULL;
-	s->a.request_key = s->comp.key[0] ? s->comp.key : NULL;
-	if (!rc && x->opts->record &&
-	    sl_replay_record(x->opts->record, s->comp.key, &s->comp, err))
-		return SL_ERROR;
-	s->a.cost = cost_of(spec, s->comp.tokens_in, s->comp.tokens_out);
-	pthread_mutex_lock(&x->lock);
-	x->tokens_used += (s->comp.tokens_in > 0 ? s->comp.tokens_in : 0) +
-		(s->comp.tokens_out > 0 ? s->comp.tokens_out : 0);
-	x->cost_used += s->a.cost;
-	pthread_mutex_unlock(&x->lock);
-
-	if (rc) {
-		s->a.outcome = "provider_error";
-		s->a.error = s->aerr.msg;
-		sl_buf_addf(&s->feedback, "The previous request failed: %s", s->aerr.msg);
-		return SL_OK;
-	}
-	s->a.reply = s->comp.text.buf;
-	if (spec->edit_format == SL_FORMAT_NODE)
-		rc = sl_reply_parse_node(&s->edits, s->comp.text.buf, s->comp.text.len, t->path,
-					 t->start_byte, t->end_byte, t->unit_text, &s->aerr);
-	else
-		rc = sl_reply_parse(&s->edits, s->comp.text.buf, s->comp.text.len,
-				    spec->edit_format, &s->aerr);
-	if (rc) {
+		tin = s->comp.tokens_in > 0 ? s->comp.tokens_in : 0;
+		tout = s->comp.tokens_out > 0 ? s->comp.tokens_out : 0;
+		s->a.tokens_in = (s->a.tokens_in > 0 ? s->a.tokens_in : 0) + tin;
+		s->a.tokens_out = (s->a.tokens_out > 0 ? s->a.tokens_out : 0) + tout;
+		s->a.latency_ms += s->comp.latency_ms;
+		s->a.http_status = s->comp.http_status;
+		s->a.retries += s->comp.retries;
+		s->a.request = s->comp.request.len ? s->comp.request.buf : NULL;
+		s->a.request_key = s->comp.key[0] ? s->comp.key : NULL;
+		s->a.cost += cost_of(spec, tin, tout);
+		pthread_mutex_lock(&x->lock);
+		x->tokens_used += tin + tout;
+		x->cost_used += cost_of(spec, tin, tout);
+		pthread_mutex_unlock(&x->lock);
+		if (!rc && x->opts->record &&
+		    sl_replay_record(x->opts->record, s->comp.key, &s->comp, err)) {
+			free(msgs);
+			return SL_ERROR;
+		}
+		if (rc) {
+			s->a.outcome = "provider_error";
+			s->a.error = s->aerr.msg;
+			sl_buf_reset(&s->feedback);
+			sl_buf_addf(&s->feedback, "The previous request failed: %s", s->aerr.msg);
+			break;
+		}
+		s->a.reply = s->comp.text.buf;
+		s->a.outcome = NULL;
+		sl_edit_list_release(&s->edits);
+		if (spec->edit_format == SL_FORMAT_NODE)
+			rc = sl_reply_parse_node(&s->edits, s->comp.text.buf, s->comp.text.len,
+						 t->path, t->start_byte, t->end_byte, t->unit_text,
+						 &s->aerr);
+		else
+			rc = sl_reply_parse(&s->edits, s->comp.text.buf, s->comp.text.len,
+					    spec->edit_format, &s->aerr);
+		if (!rc)
+			break;
 		if (s->comp.truncated)
 			sl_err_prefix(&s->aerr, "the reply was cut at the token limit: ");
+		s->a.format_errors++;
 		s->a.outcome = "parse_error";
 		s->a.error = s->aerr.msg;
+		sl_buf_reset(&s->feedback);
 		sl_buf_addf(&s->feedback, "Your reply could not be used: %s\n"
 			    "Answer again in the required format%s.", s->aerr.msg,
 			    s->comp.truncated ? ", and keep it shorter" : "");
+		if (round == 0) {
+			/* the correction round: the same chat, the reply, what was wrong */
+			free(s->correction_reply);
+			s->correction_reply = sl_xstrdup(s->comp.text.buf);
+			memcpy(s->correction_key, s->comp.key, sizeof(s->correction_key));
+			s->a.format_reply = s->correction_reply;
+			s->a.format_key = s->correction_key[0] ? s->correction_key : NULL;
+			msgs = sl_xrealloc(msgs, sl_st_mult(nmsgs + 2, sizeof(*msgs)));
+			msgs[nmsgs++] = (sl_chat_msg){ "assistant", s->correction_reply };
+			msgs[nmsgs++] = (sl_chat_msg){ "user", s->feedback.buf };
+			free(s->chat);
+			s->chat = chat_text(msgs, nmsgs);
+			s->a.prompt = s->chat;
+		}
 	}
+	free(msgs);
 	return SL_OK;
 }
 
@@ -1095,6 +1129,7 @@ static int open_provider(run_ctx *x, sl_err *err)
 	po.headers = spec->headers.n ? (const char *const *)spec->headers.v : NULL;
 	po.anthropic_version = spec->anthropic_version;
 	po.max_retries = spec->max_retries;
+	po.response_format = spec->response_format;
 	if (spec->provider == SL_PROVIDER_REPLAY) {
 		if (!(x->replay_file = replay_source(x, err)))
 			return SL_EINPUT;

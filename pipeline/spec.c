@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <yaml.h>
 
 #include "edit.h"
@@ -733,17 +734,37 @@ static int load_budget(struct loader *ld, const struct node *map, sl_spec *spec)
 	return 0;
 }
 
+static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "memory_mb", "pids", "tmp_mb", "disk_mb", NULL };
+	unsigned *fields[] = { &spec->jail_mem_mb, &spec->jail_pids, &spec->jail_tmp_mb,
+			       &spec->jail_disk_mb };
+	const struct node *v[MAX_KEYS];
+	long long n;
+
+	if (want_type(ld, map, N_MAP, "jail", NULL) || map_fields(ld, map, "jail", keys, v))
+		return SL_EINPUT;
+	for (size_t i = 0; keys[i]; i++) {
+		if (!v[i])
+			continue;
+		if (get_int(ld, v[i], keys[i], "jail", 1, 1 << 24, &n))
+			return SL_EINPUT;
+		*fields[i] = (unsigned)n;
+	}
+	return 0;
+}
+
 static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "kind", "base_url", "model", "api_key_env",
 		"temperature", "max_tokens", "timeout", "command", "headers",
-		"anthropic_version", "max_retries", "replay", "prices", NULL };
+		"anthropic_version", "max_retries", "replay", "prices", "response_format", NULL };
 	static const char *const kinds[] = { "rules", "openai", "command", "anthropic", "replay",
 		NULL };
 	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND,
 		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
 	enum { K_KIND, K_BASE_URL, K_MODEL, K_KEY_ENV, K_TEMP, K_MAX_TOKENS, K_TIMEOUT, K_COMMAND,
-		K_HEADERS, K_ANTHROPIC_VERSION, K_MAX_RETRIES, K_REPLAY, K_PRICES };
+		K_HEADERS, K_ANTHROPIC_VERSION, K_MAX_RETRIES, K_REPLAY, K_PRICES, K_RESPONSE_FORMAT };
 	const struct node *v[MAX_KEYS];
 	long long n;
 
@@ -758,8 +779,22 @@ static int load_provider(struct loader *ld, const struct node *map, sl_spec *spe
 	    get_str(ld, v[K_ANTHROPIC_VERSION], "anthropic_version", "provider", 1,
 		    &spec->anthropic_version) ||
 	    get_str(ld, v[K_REPLAY], "replay", "provider", 1, &spec->replay) ||
+	    get_str(ld, v[K_RESPONSE_FORMAT], "response_format", "provider", 1,
+		    &spec->response_format) ||
 	    (v[K_HEADERS] && load_headers(ld, v[K_HEADERS], spec)))
 		return SL_EINPUT;
+	if (spec->response_format) {
+		json_error_t je;
+		json_t *j = json_loads(spec->response_format, 0, &je);
+
+		if (!j || !json_is_object(j)) {
+			json_decref(j);
+			return fail(ld, v[K_RESPONSE_FORMAT]->start,
+				    "'response_format' must be a JSON object, e.g. "
+				    "'{\"type\": \"json_object\"}'");
+		}
+		json_decref(j);
+	}
 	if (v[K_MAX_RETRIES]) {
 		if (get_int(ld, v[K_MAX_RETRIES], "max_retries", "provider", 0, 20, &n))
 			return SL_EINPUT;
@@ -998,12 +1033,12 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
-		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", NULL };
+		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", NULL };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
 	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
-		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS };
+		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL };
 	const struct node *v[MAX_KEYS];
 	const char *why;
 	long long n;
@@ -1047,7 +1082,8 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	}
 	if ((v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
 	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
-	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)))
+	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)) ||
+	    (v[K_JAIL] && load_jail(ld, v[K_JAIL], spec)))
 		return SL_EINPUT;
 	if (v[K_CONCURRENCY]) {
 		if (get_int(ld, v[K_CONCURRENCY], "concurrency", NULL, 1, 256, &n))
@@ -1192,6 +1228,7 @@ void sl_spec_free(sl_spec *spec)
 	free(spec->command);
 	free(spec->anthropic_version);
 	free(spec->replay);
+	free(spec->response_format);
 	sl_strvec_release(&spec->headers);
 	free(spec->instructions);
 	free(spec->prompt);

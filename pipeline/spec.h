@@ -93,6 +93,7 @@ typedef struct sl_spec {
 	char *anthropic_version;    /* NULL = the provider's default */
 	int max_retries;            /* -1 = the provider's default */
 	char *replay;               /* replay: a JSON lines file or a store (resolved against dir) */
+	char *response_format;      /* openai: JSON sent as "response_format" (structured output) */
 	double price_in, price_out; /* per million tokens of `model`; -1 = not in the table */
 	sl_pos prices_pos;
 
@@ -105,6 +106,10 @@ typedef struct sl_spec {
 	unsigned early_stop_after;  /* judge the pass rate after this many targets; 0 = off */
 	double early_stop_rate;     /* stop when the pass rate is below this (0..1) */
 	unsigned context_tokens;    /* budget of {{context}}; default 2000 */
+
+	/* jail limits for every gate (0 = the jail's defaults): */
+	unsigned jail_mem_mb, jail_pids, jail_tmp_mb;
+	unsigned jail_disk_mb;      /* nonzero: gates write to a tmpfs overlay this big */
 
 	char *instructions;         /* what the model is asked to do; may be NULL */
 	char *prompt;               /* template; NULL = the default template */

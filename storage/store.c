@@ -515,6 +515,8 @@ void sl_attempt_rec_release(sl_attempt_rec *a)
 	free(a->request);
 	free(a->request_key);
 	free(a->apply_report);
+	free(a->format_key);
+	free(a->format_reply);
 	free(a->outcome);
 	free(a->error);
 	free(a->created_at);
@@ -533,8 +535,9 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	char now[32];
 	sqlite3_stmt *s = prep(st, "INSERT INTO attempts (target_id, n, source, prompt, reply, "
 			       "tokens_in, tokens_out, latency_ms, outcome, error, created_at, "
-			       "request, request_key, http_status, retries, cost, apply_report) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+			       "request, request_key, http_status, retries, cost, apply_report, "
+			       "format_errors, format_key, format_reply) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
 
 	if (!s)
 		return SL_ERROR;
@@ -556,6 +559,9 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	sqlite3_bind_int64(s, 15, in->retries);
 	sqlite3_bind_double(s, 16, in->cost);
 	bind_text(s, 17, in->apply_report);
+	sqlite3_bind_int64(s, 18, in->format_errors);
+	bind_text(s, 19, in->format_key);
+	bind_text(s, 20, in->format_reply);
 	if (exec_stmt(st, s, "add attempt", err))
 		return SL_ERROR;
 	*id_out = sqlite3_last_insert_rowid(st->db);
@@ -564,7 +570,7 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 
 #define ATTEMPT_COLS "id, target_id, n, source, prompt, reply, tokens_in, tokens_out, " \
 	"latency_ms, outcome, error, created_at, request, request_key, http_status, retries, " \
-	"cost, apply_report"
+	"cost, apply_report, format_errors, format_key, format_reply"
 
 static void read_attempt(sqlite3_stmt *s, sl_attempt_rec *a)
 {
@@ -587,6 +593,9 @@ static void read_attempt(sqlite3_stmt *s, sl_attempt_rec *a)
 	a->retries = sqlite3_column_int64(s, 15);
 	a->cost = sqlite3_column_double(s, 16);
 	a->apply_report = col_text(s, 17);
+	a->format_errors = sqlite3_column_int64(s, 18);
+	a->format_key = col_text(s, 19);
+	a->format_reply = col_text(s, 20);
 }
 
 int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, sl_err *err)
@@ -612,10 +621,14 @@ int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, s
 
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
 {
-	sqlite3_stmt *s = prep(st, "SELECT json_object('key', request_key, 'reply', reply, "
+	sqlite3_stmt *s = prep(st, "SELECT json_object('key', format_key, 'reply', format_reply, "
+			       "'http_status', 200) FROM attempts WHERE format_key IS NOT NULL "
+			       "AND format_reply IS NOT NULL "
+			       "UNION ALL "
+			       "SELECT json_object('key', request_key, 'reply', reply, "
 			       "'tokens_in', tokens_in, 'tokens_out', tokens_out, "
 			       "'http_status', http_status) FROM attempts "
-			       "WHERE request_key IS NOT NULL AND reply IS NOT NULL ORDER BY id", err);
+			       "WHERE request_key IS NOT NULL AND reply IS NOT NULL", err);
 	sl_buf out = SL_BUF_INIT;
 	int rc, ret;
 
@@ -973,7 +986,8 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		 "count(*) FILTER (WHERE a.outcome = 'parse_error'), "
 		 "count(*) FILTER (WHERE a.outcome = 'provider_error'), "
 		 "coalesce(sum(max(a.tokens_in, 0)), 0), coalesce(sum(max(a.tokens_out, 0)), 0), "
-		 "count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0) "
+		 "count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0), "
+		 "coalesce(sum(a.format_errors), 0) "
 		 "FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?", err);
 	if (!s)
 		return SL_ERROR;
@@ -988,6 +1002,26 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		out->tokens_out = sqlite3_column_int64(s, 6);
 		out->syntax_errors = sqlite3_column_int64(s, 7);
 		out->cost = sqlite3_column_double(s, 8);
+		out->format_errors = sqlite3_column_int64(s, 9);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return db_fail(st, err, "funnel");
+
+	s = prep(st, "SELECT count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'exact'), "
+		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'moved'), "
+		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'whitespace'), "
+		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'refused') "
+		 "FROM attempts a JOIN targets t ON t.id = a.target_id, json_each(a.apply_report) j "
+		 "WHERE t.campaign_id = ? AND json_valid(a.apply_report)", err);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		out->tier_exact = sqlite3_column_int64(s, 0);
+		out->tier_moved = sqlite3_column_int64(s, 1);
+		out->tier_whitespace = sqlite3_column_int64(s, 2);
+		out->tier_refused = sqlite3_column_int64(s, 3);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW)

@@ -93,6 +93,9 @@ typedef struct sl_attempt_rec {
 	char *request;              /* the request body sent (never holds a key); may be NULL */
 	char *request_key;          /* hash of the request, for replay; may be NULL */
 	int64_t tokens_in, tokens_out, latency_ms, http_status, retries;
+	int64_t format_errors;      /* replies that did not parse (one correction round) */
+	char *format_key, *format_reply; /* the request key and reply a correction round
+					    replaced; NULL when there was none */
 	double cost;                /* in the price table's currency; 0 if unknown */
 	char *outcome;              /* "candidate", "parse_error", "apply_error", "syntax_error",
 				       "provider_error", "no_edit" */
@@ -170,6 +173,9 @@ typedef struct sl_funnel {
 	int64_t targets, pending, proposed, failed, skipped, accepted, rejected;
 	int64_t attempts, candidates, tokens_in, tokens_out;
 	int64_t apply_errors, parse_errors, provider_errors, syntax_errors, budget;
+	int64_t format_errors;      /* unusable replies, corrected or not */
+	int64_t tier_exact, tier_moved, tier_whitespace, tier_refused; /* edits, by how apply
+								   placed them */
 	double cost;
 	sl_funnel_gate *gates;      /* in order of first run */
 	size_t ngates;

@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "beneath.h"
 #include "gate.h"
 #include "jail.h"
 #include "util.h"
 
 #define GATE_OUTPUT_CAP (64 * 1024)
 #define GATE_DEFAULT_TIMEOUT_S 600u
+#define GATE_REPORT_CAP (32u << 20)
 
 const char *sl_verdict_name(sl_verdict v)
 {
@@ -37,21 +39,26 @@ void sl_gate_result_init(sl_gate_result *r)
 	r->verdict = SL_VERDICT_ERROR;
 	r->exit_status = -1;
 	sl_buf_init(&r->output, 0);
+	sl_buf_init(&r->report, 0);
 }
 
 void sl_gate_result_release(sl_gate_result *r)
 {
 	sl_buf_release(&r->output);
+	sl_buf_release(&r->report);
 }
 
 int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdir)
 {
 	sl_jail_opts opts = SL_JAIL_OPTS_INIT;
+	const char *collect[2] = { NULL, NULL };
 	sl_jail_result jr;
 	sl_err err = SL_ERR_INIT;
 	unsigned timeout_s;
 
 	sl_buf_release(&out->output);
+	sl_buf_release(&out->report);
+	out->has_report = 0;
 	out->verdict = SL_VERDICT_ERROR;
 	out->exit_status = -1;
 	out->duration_ms = 0;
@@ -73,6 +80,16 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	opts.output_cap = GATE_OUTPUT_CAP;
 	opts.allow_inet = gate->loopback;
 	opts.unsafe = gate->unsafe;
+	opts.mem_mb = gate->mem_mb;
+	opts.pids_max = gate->pids_max;
+	opts.tmp_mb = gate->tmp_mb;
+	opts.disk_mb = gate->disk_mb;
+	if (gate->report && gate->disk_mb) {
+		/* the command's writes vanish with the overlay: the jail reads it back */
+		collect[0] = gate->report;
+		opts.collect = collect;
+		opts.collect_cap = GATE_REPORT_CAP;
+	}
 
 	sl_jail_result_init(&jr);
 	if (sl_jail_run(&jr, &opts, &err)) {
@@ -92,6 +109,18 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	out->duration_ms = jr.duration_ms;
 	out->output_total = jr.output_total;
 	out->layers = jr.layers;
+	if (gate->report && jr.nfiles && !jr.files[0].err && !jr.files[0].truncated) {
+		out->report = jr.files[0].data;     /* take the buffer */
+		sl_buf_init(&jr.files[0].data, 0);
+		out->has_report = 1;
+	} else if (gate->report && !gate->disk_mb && out->verdict != SL_VERDICT_ERROR) {
+		sl_err rerr = SL_ERR_INIT;
+
+		/* written into the worktree on the host: never follow a planted link */
+		out->has_report = !sl_read_beneath(&out->report, workdir, gate->report,
+						   GATE_REPORT_CAP, &rerr) &&
+			!out->report.truncated;
+	}
 	out->output = jr.output;     /* take the buffer */
 	sl_buf_init(&jr.output, 0);
 	sl_jail_result_release(&jr);

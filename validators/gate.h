@@ -31,6 +31,12 @@ typedef struct sl_gate_def {
 	int loopback;               /* the gate may use 127.0.0.1 inside its own network
 				       namespace (IP sockets are denied otherwise) */
 	int unsafe;                 /* run even without the minimum jail (--unsafe) */
+	const char *report;         /* a file the command writes, relative to the worktree,
+				       read back without following links; NULL = none */
+	unsigned mem_mb, pids_max;  /* cgroup limits where the machine has them; 0 = defaults */
+	unsigned tmp_mb;            /* private /tmp; 0 = default */
+	unsigned disk_mb;           /* nonzero: the command writes to a tmpfs overlay of
+				       this size, never to the worktree itself */
 } sl_gate_def;
 
 typedef struct sl_gate_result {
@@ -41,6 +47,8 @@ typedef struct sl_gate_result {
 	size_t output_total;
 	char error[256];            /* why, when verdict is error */
 	unsigned layers;            /* SL_JAIL_* bits the jail had (jail.h) */
+	int has_report;             /* the report file was there and readable */
+	sl_buf report;              /* its text (capped at 32 MiB) */
 } sl_gate_result;
 
 void sl_gate_result_init(sl_gate_result *r);

@@ -1,0 +1,60 @@
+#!/bin/sh
+test_description='campaign jail limits: a disk cap through an overlay, reports collected from inside'
+. ./test-lib.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
+
+test_expect_success 'setup' '
+	mkdir -p repo/src &&
+	{
+		echo "int old_api(int x) { return x; }"
+		echo "int f1(void) { return old_api(1); }"
+	} >repo/src/m.c &&
+	printf "%s\n" "#!/bin/sh" "echo 1..1" "echo ok 1 - builds" >repo/t.sh &&
+	make_repo repo &&
+	cat >c.yaml <<-EOF
+	name: capped
+	repository: repo
+	scratch: $TRASH/scratch
+	jail: {disk_mb: 8, memory_mb: 512, pids: 128}
+	targets:
+	  language: c
+	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"
+	  capture: call
+	rules:
+	  - {capture: call, template: "new_api(1)"}
+	attempts: 1
+	gates:
+	  - name: tap
+	    kind: test
+	    format: tap
+	    command: "sh t.sh >report.tap"
+	    report: report.tap
+	EOF
+'
+
+test_expect_success 'a report written inside the overlay is collected and judged' '
+	sluice run --store s.db c.yaml >out &&
+	grep -q "proposed  *1" out &&
+	test "$(store_query s.db "select verdict from gate_runs where gate = '"'"'tap'"'"'")" = pass &&
+	store_query s.db "select report from baselines" | grep -q "ok 1 - builds"
+'
+
+test_expect_success 'a gate that fills the disk hits the cap; nothing reaches the host' '
+	sed -e "s/^name: capped/name: fill/" c.yaml >f.yaml &&
+	cat >>f.yaml <<-\EOF &&
+	  - name: fill
+	    command: "if grep -q new_api src/m.c; then dd if=/dev/zero of=big bs=1M count=20 2>&1; else true; fi"
+	EOF
+	test_expect_code 1 sluice run --store f.db f.yaml >out &&
+	test "$(store_query f.db "select verdict from gate_runs where gate = '"'"'fill'"'"'")" = fail &&
+	store_query f.db "select output_tail from gate_runs where gate = '"'"'fill'"'"'" | grep -q "No space left" &&
+	test -z "$(find "$TRASH" -name big -size +1M)"
+'
+
+test_expect_success 'a bad jail key is an input error with its line' '
+	sed -e "s/memory_mb: 512/memory: 512/" c.yaml >b.yaml &&
+	test_expect_code 2 sluice scope b.yaml 2>err &&
+	grep -q "b.yaml:4:20: unknown key .memory. in .jail." err
+'
+
+test_done
