@@ -496,7 +496,7 @@ static void test_concurrent(void)
 
 static void test_gate_verdicts(void)
 {
-	sl_gate_def g = { "g", NULL, 0 };
+	sl_gate_def g = { .name = "g" };
 	sl_gate_result r;
 	char *dir = scratch(), *file = sl_path_join(dir, "plain");
 
