@@ -8,27 +8,6 @@
 #include "store_internal.h"
 #include "util.h"
 
-static char *col(sqlite3_stmt *s, int i)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-
-	return t ? sl_xstrndup((const char *)t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
-}
-
-static int fail(sl_store *st, sl_err *err, const char *what)
-{
-	return sl_err_set(err, SL_ERROR, "store '%s': %s: %s", sl_store_path(st), what,
-			  sqlite3_errmsg(sl_store_sqlite(st)));
-}
-
-static void bind_text(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(s, i);
-}
-
 void sl_baseline_list_free(sl_baseline_rec *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -52,23 +31,23 @@ int sl_store_baseline_get(sl_store *st, int64_t campaign_id, const char *gate,
 	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT gate, run, verdict, exit_status, "
 			       "output, report FROM baselines WHERE campaign_id = ? AND gate = ? "
 			       "ORDER BY run", -1, &s, NULL) != SQLITE_OK)
-		return fail(st, err, "read baseline");
+		return sl_store_fail(st, err, "read baseline");
 	sqlite3_bind_int64(s, 1, campaign_id);
-	bind_text(s, 2, gate);
+	sl_store_bind_text(s, 2, gate);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		sl_baseline_rec *b;
 
 		SL_ALLOC_GROW(*out, *n + 1, alloc);
 		b = &(*out)[(*n)++];
-		b->gate = col(s, 0);
+		b->gate = sl_store_col_text(s, 0);
 		b->run = sqlite3_column_int64(s, 1);
-		b->verdict = col(s, 2);
+		b->verdict = sl_store_col_text(s, 2);
 		b->exit_status = sqlite3_column_int64(s, 3);
-		b->output = col(s, 4);
-		b->report = col(s, 5);
+		b->output = sl_store_col_text(s, 4);
+		b->report = sl_store_col_text(s, 5);
 	}
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : fail(st, err, "read baseline");
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read baseline");
 }
 
 int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_rec *in,
@@ -82,18 +61,18 @@ int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_r
 	if (sqlite3_prepare_v2(sl_store_sqlite(st), "INSERT OR REPLACE INTO baselines (campaign_id, "
 			       "gate, run, verdict, exit_status, output, report, created_at) "
 			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
-		return fail(st, err, "add baseline");
+		return sl_store_fail(st, err, "add baseline");
 	sqlite3_bind_int64(s, 1, campaign_id);
-	bind_text(s, 2, in->gate);
+	sl_store_bind_text(s, 2, in->gate);
 	sqlite3_bind_int64(s, 3, in->run);
-	bind_text(s, 4, in->verdict);
+	sl_store_bind_text(s, 4, in->verdict);
 	sqlite3_bind_int64(s, 5, in->exit_status);
-	bind_text(s, 6, in->output ? in->output : "");
-	bind_text(s, 7, in->report);
-	bind_text(s, 8, now);
+	sl_store_bind_text(s, 6, in->output ? in->output : "");
+	sl_store_bind_text(s, 7, in->report);
+	sl_store_bind_text(s, 8, now);
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : fail(st, err, "add baseline");
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "add baseline");
 }
 
 int sl_store_cache_get(sl_store *st, const char *key, sl_gate_run_rec *out,
@@ -107,21 +86,21 @@ int sl_store_cache_get(sl_store *st, const char *key, sl_gate_run_rec *out,
 	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT verdict, exit_status, duration_ms, "
 			       "output_bytes, output_tail, feedback FROM gate_cache WHERE key = ?",
 			       -1, &s, NULL) != SQLITE_OK)
-		return fail(st, err, "read verdict cache");
-	bind_text(s, 1, key);
+		return sl_store_fail(st, err, "read verdict cache");
+	sl_store_bind_text(s, 1, key);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
-		out->verdict = col(s, 0);
+		out->verdict = sl_store_col_text(s, 0);
 		out->exit_status = sqlite3_column_int64(s, 1);
 		out->duration_ms = sqlite3_column_int64(s, 2);
 		out->output_bytes = sqlite3_column_int64(s, 3);
-		out->output_tail = col(s, 4);
-		*feedback_out = col(s, 5);
+		out->output_tail = sl_store_col_text(s, 4);
+		*feedback_out = sl_store_col_text(s, 5);
 	}
 	sqlite3_finalize(s);
 	if (rc == SQLITE_ROW)
 		return SL_OK;
-	return rc == SQLITE_DONE ? SL_ENOTFOUND : fail(st, err, "read verdict cache");
+	return rc == SQLITE_DONE ? SL_ENOTFOUND : sl_store_fail(st, err, "read verdict cache");
 }
 
 int sl_store_cache_put(sl_store *st, const char *key, const sl_gate_run_rec *in,
@@ -136,16 +115,16 @@ int sl_store_cache_put(sl_store *st, const char *key, const sl_gate_run_rec *in,
 			       "verdict, exit_status, duration_ms, output_bytes, output_tail, "
 			       "feedback, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &s,
 			       NULL) != SQLITE_OK)
-		return fail(st, err, "write verdict cache");
-	bind_text(s, 1, key);
-	bind_text(s, 2, in->verdict);
+		return sl_store_fail(st, err, "write verdict cache");
+	sl_store_bind_text(s, 1, key);
+	sl_store_bind_text(s, 2, in->verdict);
 	sqlite3_bind_int64(s, 3, in->exit_status);
 	sqlite3_bind_int64(s, 4, in->duration_ms);
 	sqlite3_bind_int64(s, 5, in->output_bytes);
-	bind_text(s, 6, in->output_tail ? in->output_tail : "");
-	bind_text(s, 7, feedback);
-	bind_text(s, 8, now);
+	sl_store_bind_text(s, 6, in->output_tail ? in->output_tail : "");
+	sl_store_bind_text(s, 7, feedback);
+	sl_store_bind_text(s, 8, now);
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : fail(st, err, "write verdict cache");
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "write verdict cache");
 }

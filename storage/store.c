@@ -26,7 +26,7 @@ struct sl_store {
 	int in_tx;
 };
 
-static int db_fail(sl_store *st, sl_err *err, const char *what)
+int sl_store_fail(sl_store *st, sl_err *err, const char *what)
 {
 	return sl_err_set(err, SL_ERROR, "store '%s': %s: %s", st->path, what,
 			  sqlite3_errmsg(st->db));
@@ -37,14 +37,14 @@ static sqlite3_stmt *prep(sl_store *st, const char *sql, sl_err *err)
 	sqlite3_stmt *s = NULL;
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		db_fail(st, err, "prepare");
+		sl_store_fail(st, err, "prepare");
 		sqlite3_finalize(s);
 		return NULL;
 	}
 	return s;
 }
 
-static void bind_text(sqlite3_stmt *s, int i, const char *v)
+void sl_store_bind_text(sqlite3_stmt *s, int i, const char *v)
 {
 	if (v)
 		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
@@ -52,7 +52,7 @@ static void bind_text(sqlite3_stmt *s, int i, const char *v)
 		sqlite3_bind_null(s, i);
 }
 
-static char *col_text(sqlite3_stmt *s, int i)
+char *sl_store_col_text(sqlite3_stmt *s, int i)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
 
@@ -69,7 +69,7 @@ static int exec_stmt(sl_store *st, sqlite3_stmt *s, const char *what, sl_err *er
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return db_fail(st, err, what);
+		return sl_store_fail(st, err, what);
 	return SL_OK;
 }
 
@@ -96,6 +96,35 @@ const char *sl_store_path(sl_store *st)
 	return st->path;
 }
 
+/*
+ * Step s to the end, reading each row with read into a new element of a
+ * growing array of elements of `size` bytes (zeroed first); finalizes s.
+ */
+static int collect_rows(sl_store *st, sqlite3_stmt *s, size_t size,
+			void (*read)(sqlite3_stmt *, void *), void **out, size_t *n,
+			const char *what, sl_err *err)
+{
+	char *v = NULL;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return SL_ERROR;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == alloc) {
+			alloc = alloc ? sl_st_mult(alloc, 2) : 8;
+			v = sl_xrealloc(v, sl_st_mult(alloc, size));
+		}
+		memset(v + *n * size, 0, size);
+		read(s, v + (*n)++ * size);
+	}
+	sqlite3_finalize(s);
+	*out = v;
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, what);
+}
+
 int sl_store_schema_version(sl_store *st)
 {
 	sqlite3_stmt *s = NULL;
@@ -114,7 +143,7 @@ static int migrate(sl_store *st, sl_err *err)
 	size_t want = sl_migrations_count();
 
 	if (have < 0)
-		return db_fail(st, err, "read schema version");
+		return sl_store_fail(st, err, "read schema version");
 	if ((size_t)have > want)
 		return sl_err_set(err, SL_EINPUT,
 				  "store '%s' has schema version %d, newer than this sluice (%zu)",
@@ -270,17 +299,19 @@ void sl_campaign_list_free(sl_campaign_rec *v, size_t n)
 #define CAMPAIGN_COLS "id, name, spec_path, spec_text, repo_path, base_rev, base_oid, " \
 	"branch_prefix, created_at"
 
-static void read_campaign(sqlite3_stmt *s, sl_campaign_rec *c)
+static void read_campaign(sqlite3_stmt *s, void *row)
 {
+	sl_campaign_rec *c = row;
+
 	c->id = sqlite3_column_int64(s, 0);
-	c->name = col_text(s, 1);
-	c->spec_path = col_text(s, 2);
-	c->spec_text = col_text(s, 3);
-	c->repo_path = col_text(s, 4);
-	c->base_rev = col_text(s, 5);
-	c->base_oid = col_text(s, 6);
-	c->branch_prefix = col_text(s, 7);
-	c->created_at = col_text(s, 8);
+	c->name = sl_store_col_text(s, 1);
+	c->spec_path = sl_store_col_text(s, 2);
+	c->spec_text = sl_store_col_text(s, 3);
+	c->repo_path = sl_store_col_text(s, 4);
+	c->base_rev = sl_store_col_text(s, 5);
+	c->base_oid = sl_store_col_text(s, 6);
+	c->branch_prefix = sl_store_col_text(s, 7);
+	c->created_at = sl_store_col_text(s, 8);
 }
 
 int sl_store_campaign_get(sl_store *st, const char *name, sl_campaign_rec *out, sl_err *err)
@@ -291,7 +322,7 @@ int sl_store_campaign_get(sl_store *st, const char *name, sl_campaign_rec *out, 
 	memset(out, 0, sizeof(*out));
 	if (!s)
 		return SL_ERROR;
-	bind_text(s, 1, name);
+	sl_store_bind_text(s, 1, name);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		read_campaign(s, out);
@@ -299,7 +330,7 @@ int sl_store_campaign_get(sl_store *st, const char *name, sl_campaign_rec *out, 
 	} else if (rc == SQLITE_DONE) {
 		ret = sl_err_set(err, SL_ENOTFOUND, "no campaign '%s' in store '%s'", name, st->path);
 	} else {
-		ret = db_fail(st, err, "read campaign");
+		ret = sl_store_fail(st, err, "read campaign");
 	}
 	sqlite3_finalize(s);
 	return ret;
@@ -315,14 +346,14 @@ int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_o
 	if (!s)
 		return SL_ERROR;
 	sl_iso8601_now(now);
-	bind_text(s, 1, in->name);
-	bind_text(s, 2, in->spec_path);
-	bind_text(s, 3, in->spec_text);
-	bind_text(s, 4, in->repo_path);
-	bind_text(s, 5, in->base_rev);
-	bind_text(s, 6, in->base_oid);
-	bind_text(s, 7, in->branch_prefix);
-	bind_text(s, 8, now);
+	sl_store_bind_text(s, 1, in->name);
+	sl_store_bind_text(s, 2, in->spec_path);
+	sl_store_bind_text(s, 3, in->spec_text);
+	sl_store_bind_text(s, 4, in->repo_path);
+	sl_store_bind_text(s, 5, in->base_rev);
+	sl_store_bind_text(s, 6, in->base_oid);
+	sl_store_bind_text(s, 7, in->branch_prefix);
+	sl_store_bind_text(s, 8, now);
 	if (exec_stmt(st, s, "add campaign", err))
 		return SL_ERROR;
 	*id_out = sqlite3_last_insert_rowid(st->db);
@@ -331,23 +362,8 @@ int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_o
 
 int sl_store_campaign_list(sl_store *st, sl_campaign_rec **out, size_t *n, sl_err *err)
 {
-	sqlite3_stmt *s = prep(st, "SELECT " CAMPAIGN_COLS " FROM campaigns ORDER BY id", err);
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!s)
-		return SL_ERROR;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		memset(&(*out)[*n], 0, sizeof(**out));
-		read_campaign(s, &(*out)[(*n)++]);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return db_fail(st, err, "list campaigns");
-	return SL_OK;
+	return collect_rows(st, prep(st, "SELECT " CAMPAIGN_COLS " FROM campaigns ORDER BY id", err),
+			    sizeof(**out), read_campaign, (void **)out, n, "list campaigns", err);
 }
 
 /* targets */
@@ -376,15 +392,17 @@ void sl_target_list_free(sl_target_rec *v, size_t n)
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
 	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason"
 
-static void read_target(sqlite3_stmt *s, sl_target_rec *t)
+static void read_target(sqlite3_stmt *s, void *row)
 {
+	sl_target_rec *t = row;
+
 	t->id = sqlite3_column_int64(s, 0);
 	t->campaign_id = sqlite3_column_int64(s, 1);
-	t->key = col_text(s, 2);
-	t->path = col_text(s, 3);
-	t->lang = col_text(s, 4);
-	t->blob = col_text(s, 5);
-	t->unit = col_text(s, 6);
+	t->key = sl_store_col_text(s, 2);
+	t->path = sl_store_col_text(s, 3);
+	t->lang = sl_store_col_text(s, 4);
+	t->blob = sl_store_col_text(s, 5);
+	t->unit = sl_store_col_text(s, 6);
 	t->start_byte = sqlite3_column_int64(s, 7);
 	t->end_byte = sqlite3_column_int64(s, 8);
 	t->start_line = sqlite3_column_int64(s, 9);
@@ -392,9 +410,9 @@ static void read_target(sqlite3_stmt *s, sl_target_rec *t)
 	t->end_line = sqlite3_column_int64(s, 11);
 	t->end_col = sqlite3_column_int64(s, 12);
 	t->nsites = sqlite3_column_int64(s, 13);
-	t->state = col_text(s, 14);
+	t->state = sl_store_col_text(s, 14);
 	t->attempts = sqlite3_column_int64(s, 15);
-	t->reason = col_text(s, 16);
+	t->reason = sl_store_col_text(s, 16);
 }
 
 int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
@@ -412,11 +430,11 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	if (!s)
 		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, in->campaign_id);
-	bind_text(s, 2, in->key);
-	bind_text(s, 3, in->path);
-	bind_text(s, 4, in->lang);
-	bind_text(s, 5, in->blob);
-	bind_text(s, 6, in->unit);
+	sl_store_bind_text(s, 2, in->key);
+	sl_store_bind_text(s, 3, in->path);
+	sl_store_bind_text(s, 4, in->lang);
+	sl_store_bind_text(s, 5, in->blob);
+	sl_store_bind_text(s, 6, in->unit);
 	sqlite3_bind_int64(s, 7, in->start_byte);
 	sqlite3_bind_int64(s, 8, in->end_byte);
 	sqlite3_bind_int64(s, 9, in->start_line);
@@ -424,7 +442,7 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	sqlite3_bind_int64(s, 11, in->end_line);
 	sqlite3_bind_int64(s, 12, in->end_col);
 	sqlite3_bind_int64(s, 13, in->nsites);
-	bind_text(s, 14, now);
+	sl_store_bind_text(s, 14, now);
 	if (exec_stmt(st, s, "add target", err))
 		return SL_ERROR;
 	changes = sqlite3_changes(st->db);
@@ -434,12 +452,12 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	if (!s)
 		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, in->campaign_id);
-	bind_text(s, 2, in->key);
+	sl_store_bind_text(s, 2, in->key);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		*id_out = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? SL_OK : db_fail(st, err, "read target id");
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "read target id");
 }
 
 int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
@@ -447,22 +465,13 @@ int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
 {
 	sqlite3_stmt *s = prep(st, "SELECT " TARGET_COLS " FROM targets WHERE campaign_id = ? "
 			       "AND (?2 IS NULL OR state = ?2) ORDER BY id", err);
-	size_t alloc = 0;
-	int rc;
 
-	*out = NULL;
-	*n = 0;
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	bind_text(s, 2, state);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		memset(&(*out)[*n], 0, sizeof(**out));
-		read_target(s, &(*out)[(*n)++]);
+	if (s) {
+		sqlite3_bind_int64(s, 1, campaign_id);
+		sl_store_bind_text(s, 2, state);
 	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list targets");
+	return collect_rows(st, s, sizeof(**out), read_target, (void **)out, n, "list targets",
+			    err);
 }
 
 int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err)
@@ -482,7 +491,7 @@ int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *er
 		return SL_OK;
 	if (rc == SQLITE_DONE)
 		return sl_err_set(err, SL_ENOTFOUND, "no target %lld", (long long)id);
-	return db_fail(st, err, "read target");
+	return sl_store_fail(st, err, "read target");
 }
 
 int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t attempts,
@@ -495,10 +504,10 @@ int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t 
 	if (!s)
 		return SL_ERROR;
 	sl_iso8601_now(now);
-	bind_text(s, 1, state);
+	sl_store_bind_text(s, 1, state);
 	sqlite3_bind_int64(s, 2, attempts);
-	bind_text(s, 3, reason);
-	bind_text(s, 4, now);
+	sl_store_bind_text(s, 3, reason);
+	sl_store_bind_text(s, 4, now);
 	sqlite3_bind_int64(s, 5, id);
 	return exec_stmt(st, s, "update target", err);
 }
@@ -544,24 +553,24 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->target_id);
 	sqlite3_bind_int64(s, 2, in->n);
-	bind_text(s, 3, in->source);
-	bind_text(s, 4, in->prompt);
-	bind_text(s, 5, in->reply);
+	sl_store_bind_text(s, 3, in->source);
+	sl_store_bind_text(s, 4, in->prompt);
+	sl_store_bind_text(s, 5, in->reply);
 	sqlite3_bind_int64(s, 6, in->tokens_in);
 	sqlite3_bind_int64(s, 7, in->tokens_out);
 	sqlite3_bind_int64(s, 8, in->latency_ms);
-	bind_text(s, 9, in->outcome);
-	bind_text(s, 10, in->error);
-	bind_text(s, 11, now);
-	bind_text(s, 12, in->request);
-	bind_text(s, 13, in->request_key);
+	sl_store_bind_text(s, 9, in->outcome);
+	sl_store_bind_text(s, 10, in->error);
+	sl_store_bind_text(s, 11, now);
+	sl_store_bind_text(s, 12, in->request);
+	sl_store_bind_text(s, 13, in->request_key);
 	sqlite3_bind_int64(s, 14, in->http_status);
 	sqlite3_bind_int64(s, 15, in->retries);
 	sqlite3_bind_double(s, 16, in->cost);
-	bind_text(s, 17, in->apply_report);
+	sl_store_bind_text(s, 17, in->apply_report);
 	sqlite3_bind_int64(s, 18, in->format_errors);
-	bind_text(s, 19, in->format_key);
-	bind_text(s, 20, in->format_reply);
+	sl_store_bind_text(s, 19, in->format_key);
+	sl_store_bind_text(s, 20, in->format_reply);
 	if (exec_stmt(st, s, "add attempt", err))
 		return SL_ERROR;
 	*id_out = sqlite3_last_insert_rowid(st->db);
@@ -572,30 +581,32 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	"latency_ms, outcome, error, created_at, request, request_key, http_status, retries, " \
 	"cost, apply_report, format_errors, format_key, format_reply"
 
-static void read_attempt(sqlite3_stmt *s, sl_attempt_rec *a)
+static void read_attempt(sqlite3_stmt *s, void *row)
 {
+	sl_attempt_rec *a = row;
+
 	memset(a, 0, sizeof(*a));
 	a->id = sqlite3_column_int64(s, 0);
 	a->target_id = sqlite3_column_int64(s, 1);
 	a->n = sqlite3_column_int64(s, 2);
-	a->source = col_text(s, 3);
-	a->prompt = col_text(s, 4);
-	a->reply = col_text(s, 5);
+	a->source = sl_store_col_text(s, 3);
+	a->prompt = sl_store_col_text(s, 4);
+	a->reply = sl_store_col_text(s, 5);
 	a->tokens_in = sqlite3_column_int64(s, 6);
 	a->tokens_out = sqlite3_column_int64(s, 7);
 	a->latency_ms = sqlite3_column_int64(s, 8);
-	a->outcome = col_text(s, 9);
-	a->error = col_text(s, 10);
-	a->created_at = col_text(s, 11);
-	a->request = col_text(s, 12);
-	a->request_key = col_text(s, 13);
+	a->outcome = sl_store_col_text(s, 9);
+	a->error = sl_store_col_text(s, 10);
+	a->created_at = sl_store_col_text(s, 11);
+	a->request = sl_store_col_text(s, 12);
+	a->request_key = sl_store_col_text(s, 13);
 	a->http_status = sqlite3_column_int64(s, 14);
 	a->retries = sqlite3_column_int64(s, 15);
 	a->cost = sqlite3_column_double(s, 16);
-	a->apply_report = col_text(s, 17);
+	a->apply_report = sl_store_col_text(s, 17);
 	a->format_errors = sqlite3_column_int64(s, 18);
-	a->format_key = col_text(s, 19);
-	a->format_reply = col_text(s, 20);
+	a->format_key = sl_store_col_text(s, 19);
+	a->format_reply = sl_store_col_text(s, 20);
 }
 
 int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, sl_err *err)
@@ -607,7 +618,7 @@ int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, s
 	memset(out, 0, sizeof(*out));
 	if (!s)
 		return SL_ERROR;
-	bind_text(s, 1, key);
+	sl_store_bind_text(s, 1, key);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		read_attempt(s, out);
@@ -616,7 +627,7 @@ int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, s
 		return SL_OK;
 	if (rc == SQLITE_DONE)
 		return sl_err_set(err, SL_ENOTFOUND, "no recorded reply for request %.16s", key);
-	return db_fail(st, err, "find reply");
+	return sl_store_fail(st, err, "find reply");
 }
 
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
@@ -640,7 +651,7 @@ int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		ret = db_fail(st, err, "export replies");
+		ret = sl_store_fail(st, err, "export replies");
 	else
 		ret = sl_write_file(path, out.buf, out.len, err);
 	sl_buf_release(&out);
@@ -664,7 +675,7 @@ int sl_store_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, doubl
 		*cost_out = sqlite3_column_double(s, 1);
 	}
 	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? SL_OK : db_fail(st, err, "usage");
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "usage");
 }
 
 int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, size_t *n,
@@ -672,20 +683,11 @@ int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, siz
 {
 	sqlite3_stmt *s = prep(st, "SELECT " ATTEMPT_COLS " FROM attempts "
 			       "WHERE target_id = ? ORDER BY n", err);
-	size_t alloc = 0;
-	int rc;
 
-	*out = NULL;
-	*n = 0;
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, target_id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		read_attempt(s, &(*out)[(*n)++]);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list attempts");
+	if (s)
+		sqlite3_bind_int64(s, 1, target_id);
+	return collect_rows(st, s, sizeof(**out), read_attempt, (void **)out, n, "list attempts",
+			    err);
 }
 
 /* candidates */
@@ -723,11 +725,11 @@ int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id
 	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->attempt_id);
 	sqlite3_bind_int64(s, 2, in->target_id);
-	bind_text(s, 3, in->diff ? in->diff : "");
-	bind_text(s, 4, in->commit_oid);
-	bind_text(s, 5, in->branch);
-	bind_text(s, 6, in->state);
-	bind_text(s, 7, now);
+	sl_store_bind_text(s, 3, in->diff ? in->diff : "");
+	sl_store_bind_text(s, 4, in->commit_oid);
+	sl_store_bind_text(s, 5, in->branch);
+	sl_store_bind_text(s, 6, in->state);
+	sl_store_bind_text(s, 7, now);
 	if (exec_stmt(st, s, "add candidate", err))
 		return SL_ERROR;
 	*id_out = sqlite3_last_insert_rowid(st->db);
@@ -741,8 +743,8 @@ int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const ch
 
 	if (!s)
 		return SL_ERROR;
-	bind_text(s, 1, state);
-	bind_text(s, 2, branch);
+	sl_store_bind_text(s, 1, state);
+	sl_store_bind_text(s, 2, branch);
 	sqlite3_bind_int64(s, 3, id);
 	return exec_stmt(st, s, "update candidate", err);
 }
@@ -754,20 +756,22 @@ int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const ch
 	"JOIN attempts a ON a.id = c.attempt_id " \
 	"LEFT JOIN decisions d ON d.id = (SELECT max(id) FROM decisions WHERE candidate_id = c.id) "
 
-static void read_candidate(sqlite3_stmt *s, sl_candidate_rec *c)
+static void read_candidate(sqlite3_stmt *s, void *row)
 {
+	sl_candidate_rec *c = row;
+
 	c->id = sqlite3_column_int64(s, 0);
 	c->attempt_id = sqlite3_column_int64(s, 1);
 	c->target_id = sqlite3_column_int64(s, 2);
 	c->campaign_id = sqlite3_column_int64(s, 3);
-	c->diff = col_text(s, 4);
-	c->commit_oid = col_text(s, 5);
-	c->branch = col_text(s, 6);
-	c->state = col_text(s, 7);
-	c->decision = col_text(s, 8);
-	c->decision_reason = col_text(s, 9);
-	c->created_at = col_text(s, 10);
-	c->path = col_text(s, 11);
+	c->diff = sl_store_col_text(s, 4);
+	c->commit_oid = sl_store_col_text(s, 5);
+	c->branch = sl_store_col_text(s, 6);
+	c->state = sl_store_col_text(s, 7);
+	c->decision = sl_store_col_text(s, 8);
+	c->decision_reason = sl_store_col_text(s, 9);
+	c->created_at = sl_store_col_text(s, 10);
+	c->path = sl_store_col_text(s, 11);
 	c->start_line = sqlite3_column_int64(s, 12);
 	c->end_line = sqlite3_column_int64(s, 13);
 	c->attempt_n = sqlite3_column_int64(s, 14);
@@ -790,7 +794,7 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
 		return SL_OK;
 	if (rc == SQLITE_DONE)
 		return sl_err_set(err, SL_ENOTFOUND, "no candidate %lld", (long long)id);
-	return db_fail(st, err, "read candidate");
+	return sl_store_fail(st, err, "read candidate");
 }
 
 int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
@@ -798,22 +802,13 @@ int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
 {
 	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE t.campaign_id = ?1 "
 			       "AND (?2 IS NULL OR c.state = ?2) ORDER BY c.id", err);
-	size_t alloc = 0;
-	int rc;
 
-	*out = NULL;
-	*n = 0;
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	bind_text(s, 2, state);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		memset(&(*out)[*n], 0, sizeof(**out));
-		read_candidate(s, &(*out)[(*n)++]);
+	if (s) {
+		sqlite3_bind_int64(s, 1, campaign_id);
+		sl_store_bind_text(s, 2, state);
 	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list candidates");
+	return collect_rows(st, s, sizeof(**out), read_candidate, (void **)out, n,
+			    "list candidates", err);
 }
 
 /* gate runs */
@@ -841,17 +836,34 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 		return SL_ERROR;
 	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->candidate_id);
-	bind_text(s, 2, in->gate);
-	bind_text(s, 3, in->verdict);
+	sl_store_bind_text(s, 2, in->gate);
+	sl_store_bind_text(s, 3, in->verdict);
 	sqlite3_bind_int64(s, 4, in->exit_status);
 	sqlite3_bind_int64(s, 5, in->duration_ms);
 	sqlite3_bind_int64(s, 6, in->output_bytes);
-	bind_text(s, 7, in->output_tail ? in->output_tail : "");
-	bind_text(s, 8, now);
+	sl_store_bind_text(s, 7, in->output_tail ? in->output_tail : "");
+	sl_store_bind_text(s, 8, now);
 	sqlite3_bind_int64(s, 9, in->cached);
-	bind_text(s, 10, in->note);
-	bind_text(s, 11, in->jail);
+	sl_store_bind_text(s, 10, in->note);
+	sl_store_bind_text(s, 11, in->jail);
 	return exec_stmt(st, s, "add gate run", err);
+}
+
+static void read_gate_run(sqlite3_stmt *s, void *row)
+{
+	sl_gate_run_rec *g = row;
+
+	g->id = sqlite3_column_int64(s, 0);
+	g->candidate_id = sqlite3_column_int64(s, 1);
+	g->gate = sl_store_col_text(s, 2);
+	g->verdict = sl_store_col_text(s, 3);
+	g->exit_status = sqlite3_column_int64(s, 4);
+	g->duration_ms = sqlite3_column_int64(s, 5);
+	g->output_bytes = sqlite3_column_int64(s, 6);
+	g->output_tail = sl_store_col_text(s, 7);
+	g->cached = sqlite3_column_int64(s, 8);
+	g->note = sl_store_col_text(s, 9);
+	g->jail = sl_store_col_text(s, 10);
 }
 
 int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out, size_t *n,
@@ -860,33 +872,11 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 	sqlite3_stmt *s = prep(st, "SELECT id, candidate_id, gate, verdict, exit_status, "
 			       "duration_ms, output_bytes, output_tail, cached, note, jail FROM gate_runs "
 			       "WHERE candidate_id = ? ORDER BY id", err);
-	size_t alloc = 0;
-	int rc;
 
-	*out = NULL;
-	*n = 0;
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, candidate_id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		sl_gate_run_rec *g;
-
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		g = &(*out)[(*n)++];
-		g->id = sqlite3_column_int64(s, 0);
-		g->candidate_id = sqlite3_column_int64(s, 1);
-		g->gate = col_text(s, 2);
-		g->verdict = col_text(s, 3);
-		g->exit_status = sqlite3_column_int64(s, 4);
-		g->duration_ms = sqlite3_column_int64(s, 5);
-		g->output_bytes = sqlite3_column_int64(s, 6);
-		g->output_tail = col_text(s, 7);
-		g->cached = sqlite3_column_int64(s, 8);
-		g->note = col_text(s, 9);
-		g->jail = col_text(s, 10);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : db_fail(st, err, "list gate runs");
+	if (s)
+		sqlite3_bind_int64(s, 1, candidate_id);
+	return collect_rows(st, s, sizeof(**out), read_gate_run, (void **)out, n,
+			    "list gate runs", err);
 }
 
 /* decisions */
@@ -917,15 +907,15 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 		       "VALUES (?, ?, ?, ?)", err)))
 		goto done;
 	sqlite3_bind_int64(s, 1, candidate_id);
-	bind_text(s, 2, decision);
-	bind_text(s, 3, reason);
-	bind_text(s, 4, now);
+	sl_store_bind_text(s, 2, decision);
+	sl_store_bind_text(s, 3, reason);
+	sl_store_bind_text(s, 4, now);
 	if (exec_stmt(st, s, "add decision", err))
 		goto done;
 	if (!(s = prep(st, "UPDATE targets SET state = ?, updated_at = ? WHERE id = ?", err)))
 		goto done;
-	bind_text(s, 1, !strcmp(decision, "accept") ? SL_T_ACCEPTED : SL_T_REJECTED);
-	bind_text(s, 2, now);
+	sl_store_bind_text(s, 1, !strcmp(decision, "accept") ? SL_T_ACCEPTED : SL_T_REJECTED);
+	sl_store_bind_text(s, 2, now);
 	sqlite3_bind_int64(s, 3, c.target_id);
 	if (exec_stmt(st, s, "update target", err))
 		goto done;
@@ -978,7 +968,7 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW)
-		return db_fail(st, err, "funnel");
+		return sl_store_fail(st, err, "funnel");
 
 	s = prep(st, "SELECT count(*), "
 		 "count(*) FILTER (WHERE a.outcome = 'candidate'), "
@@ -1006,7 +996,7 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW)
-		return db_fail(st, err, "funnel");
+		return sl_store_fail(st, err, "funnel");
 
 	s = prep(st, "SELECT count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'exact'), "
 		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'moved'), "
@@ -1025,7 +1015,7 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW)
-		return db_fail(st, err, "funnel");
+		return sl_store_fail(st, err, "funnel");
 
 	s = prep(st, "SELECT g.gate, count(*), count(*) FILTER (WHERE g.verdict IN ('pass', 'skip')) "
 		 "FROM gate_runs g JOIN candidates c ON c.id = g.candidate_id "
@@ -1039,14 +1029,14 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 
 		SL_ALLOC_GROW(out->gates, out->ngates + 1, alloc);
 		g = &out->gates[out->ngates++];
-		g->gate = col_text(s, 0);
+		g->gate = sl_store_col_text(s, 0);
 		g->runs = sqlite3_column_int64(s, 1);
 		g->passed = sqlite3_column_int64(s, 2);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {
 		sl_funnel_release(out);
-		return db_fail(st, err, "funnel");
+		return sl_store_fail(st, err, "funnel");
 	}
 	return SL_OK;
 }

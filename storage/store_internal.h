@@ -13,4 +13,11 @@
 sqlite3 *sl_store_sqlite(sl_store *st);
 const char *sl_store_path(sl_store *st);
 
+/* "store 'PATH': WHAT: <sqlite's message>" as SL_ERROR. */
+int sl_store_fail(sl_store *st, sl_err *err, const char *what);
+/* Column i as an owned string, NULL for SQL NULL. */
+char *sl_store_col_text(sqlite3_stmt *s, int i);
+/* Bind a string, or NULL as SQL NULL. */
+void sl_store_bind_text(sqlite3_stmt *s, int i, const char *v);
+
 #endif
