@@ -51,6 +51,24 @@ static void print_target_json(const sl_target *t)
 	json_object_set_new(o, "language", json_string(t->lang));
 	json_object_set_new(o, "sites", json_integer((json_int_t)t->nsites));
 	json_object_set_new(o, "blob", json_string(t->blob));
+	{
+		json_t *list = json_array();
+
+		for (size_t i = 0; i < t->nsites; i++) {
+			const sl_site *site = &t->sites[i];
+			json_t *caps = json_object();
+
+			for (size_t k = 0; k < site->ncaps; k++)
+				json_object_set_new(caps, site->caps[k].name,
+						    json_string(site->caps[k].text ?
+								site->caps[k].text : ""));
+			json_array_append_new(list, json_pack("{s:i,s:i,s:i,s:i,s:o}",
+				"start_line", (int)site->start_line, "start_col", (int)site->start_col,
+				"end_line", (int)site->end_line, "end_col", (int)site->end_col,
+				"captures", caps));
+		}
+		json_object_set_new(o, "site_list", list);
+	}
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	puts(s);
 	free(s);
