@@ -1181,7 +1181,8 @@ static void do_hunks(apply_ctx *x, size_t fi, const sl_edit_list *edits)
 		sl_buf_release(&why);
 		sl_buf_release(&nt);
 	}
-	qsort(rg.v, rg.n, sizeof(*rg.v), cmp_region);
+	if (rg.n)
+		qsort(rg.v, rg.n, sizeof(*rg.v), cmp_region);
 	for (size_t k = 1; k < rg.n; k++) {
 		const region *a = &rg.v[k - 1], *b = &rg.v[k];
 
@@ -1253,7 +1254,8 @@ static void do_replaces(apply_ctx *x, size_t fi, const sl_edit_list *edits)
 		} else {
 			it->tier = tier_names[tier];
 			note(it, &nt);
-			qsort(rg.v, rg.n, sizeof(*rg.v), cmp_region);
+			if (rg.n)
+		qsort(rg.v, rg.n, sizeof(*rg.v), cmp_region);
 			render_file(&out, &fl, &rg);
 			sl_buf_release(&f->content);
 			f->content = out;

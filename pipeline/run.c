@@ -1050,7 +1050,8 @@ static int load_pending(run_ctx *x, sl_err *err)
 		return SL_ERROR;
 	}
 	x->pending = sl_xrealloc(a, sl_st_mult(na + nb + 1, sizeof(*a)));
-	memcpy(x->pending + na, b, nb * sizeof(*b));
+	if (nb)
+		memcpy(x->pending + na, b, nb * sizeof(*b));
 	free(b);
 	x->npending = na + nb;
 	return SL_OK;
