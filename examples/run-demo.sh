@@ -33,4 +33,4 @@ echo
 echo "branches proposed in $demo/greet:"
 git -C "$demo/greet" for-each-ref --format='  %(refname:short)' refs/heads/sluice/
 echo
-echo "Next: sluice show ID --store $demo/sluice.db, sluice accept ID, sluice reject ID --reason TEXT"
+echo "Next: sluice show ID, sluice accept ID, sluice reject ID --reason TEXT (each with --store $demo/sluice.db)"

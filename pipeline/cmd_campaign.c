@@ -2,12 +2,14 @@
  * cmd_campaign.c - `sluice scope`, `sluice run`, `sluice status`, and the
  * helpers every command shares (errors, usage, opening the store).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <jansson.h>
 
 #include "cmd.h"
@@ -56,10 +58,12 @@ long long sl_cmd_parse_id(const char *s)
 	char *end;
 	long long v;
 
-	if (!s || !*s)
+	/* digits only: strtoll would also take spaces, a sign and overflow */
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
 		return 0;
+	errno = 0;
 	v = strtoll(s, &end, 10);
-	return *end || v <= 0 ? 0 : v;
+	return *end || errno || v <= 0 ? 0 : v;
 }
 
 int sl_cmd_open_campaign(sl_store **st, sl_campaign_rec *camp, const char *store_path,
@@ -117,6 +121,40 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * A path option naming something of the wrong kind is a usage error, caught
+ * before any work: want_dir, else a file, whose directory must exist when
+ * need_parent (stores get theirs created).
+ */
+static int check_path_opt(const char *cmd, const char *opt, const char *path, int want_dir,
+			  int need_parent)
+{
+	struct stat st;
+	char *dir, *slash;
+	int ret = 0;
+
+	if (!path)
+		return 0;
+	if (!stat(path, &st)) {
+		if (want_dir && !S_ISDIR(st.st_mode))
+			return sl_cmd_usage(cmd, "%s '%s' is not a directory", opt, path);
+		if (!want_dir && S_ISDIR(st.st_mode))
+			return sl_cmd_usage(cmd, "%s '%s' is a directory", opt, path);
+		return 0;
+	}
+	if (!need_parent)
+		return 0;
+	dir = sl_xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+			ret = sl_cmd_usage(cmd, "%s '%s': '%s' is not a directory", opt, path, dir);
+	}
+	free(dir);
+	return ret;
+}
+
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 {
 	int c;
@@ -128,11 +166,22 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		const char *letter = c == OPT_REPO ? "r" : c == OPT_STORE ? "s" : c == OPT_JSON ?
 			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : c == OPT_ATTEMPTS ? "a" :
 			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : NULL;
+		const char *name = NULL;
 
+		for (const struct option *lo = long_opts; lo->name; lo++)
+			if (lo->val == c)
+				name = lo->name;
 		if (c == ':')
 			return sl_cmd_usage(argv[0], "option '%s' needs a value", argv[optind - 1]);
-		if (!letter || !strchr(allowed, *letter))
+		if (name && optarg && !*optarg && c != OPT_REASON)
+			return sl_cmd_usage(argv[0], "option '--%s' needs a value", name);
+		/* a bad short option may sit inside a group ("-xy"): name it by optopt */
+		if (c == '?' && optopt > 0 && optopt < OPT_REPO)
+			return sl_cmd_usage(argv[0], "unknown option '-%c'", optopt);
+		if (c == '?')
 			return sl_cmd_usage(argv[0], "unknown option '%s'", argv[optind - 1]);
+		if (!letter || !strchr(allowed, *letter))
+			return sl_cmd_usage(argv[0], "unknown option '--%s'", name ? name : "?");
 		switch (c) {
 		case OPT_REPO: o->repo = optarg; break;
 		case OPT_STORE: o->store = optarg; break;
@@ -146,7 +195,9 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	}
 	o->args = argv + optind;
 	o->nargs = argc - optind;
-	return 0;
+	return check_path_opt(argv[0], "--store", o->store, 0, 0) ||
+		check_path_opt(argv[0], "--record", o->record, 0, 1) ||
+		check_path_opt(argv[0], "--out", o->out, 1, 0) ? SL_EXIT_USAGE : 0;
 }
 
 /* Print the funnel (and, with text, the proposed candidates); returns proposed count. */

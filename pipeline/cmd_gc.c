@@ -11,12 +11,15 @@
  * worktrees of a sluice process still running are kept); then checkouts
  * under a root that no repository knows any more and whose process is gone
  * are deleted (sl_worktree_sweep).  Never opens a worktree as a repository.
- * Prints "removed N worktrees".
+ * A linked worktree under a root that sluice did not make (its name does not
+ * start with "sl-": the user's own `git worktree add`) makes gc refuse, exit
+ * 2, before anything is removed.  Prints "removed N worktrees".
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <git2.h>
 
 #include "apply.h"
@@ -33,14 +36,62 @@ static void add_root(sl_strvec *roots, const char *root)
 	sl_strvec_push(roots, root);
 }
 
-static int clean_repo(const char *path, const sl_strvec *roots, size_t *removed, sl_err *err)
+/* SL_EINPUT if a worktree of repo that sluice did not make lies under a root. */
+static int check_foreign(git_repository *repo, const sl_strvec *roots, sl_err *err)
+{
+	git_strarray names = { 0 };
+	int ret = SL_OK;
+
+	if (git_worktree_list(&names, repo))
+		return sl_err_set(err, SL_ERROR, "cannot list worktrees: %s", sl_git_error());
+	for (size_t i = 0; i < names.count && !ret; i++) {
+		git_worktree *wt = NULL;
+		char *path = NULL;
+
+		if (!strncmp(names.strings[i], "sl-", 3) ||
+		    git_worktree_lookup(&wt, repo, names.strings[i]))
+			continue;
+		if (!(path = realpath(git_worktree_path(wt), NULL)))
+			path = sl_xstrdup(git_worktree_path(wt));
+		for (size_t k = 0; k < roots->n && !ret; k++) {
+			char *root = realpath(roots->v[k], NULL);
+
+			if (root && sl_path_is_under(path, root))
+				ret = sl_err_set(err, SL_EINPUT, "worktree '%s' at '%s' is under the "
+						 "scratch root '%s' but was not made by sluice; "
+						 "refusing to remove it", names.strings[i], path,
+						 roots->v[k]);
+			free(root);
+		}
+		free(path);
+		git_worktree_free(wt);
+	}
+	git_strarray_dispose(&names);
+	return ret;
+}
+
+/*
+ * Clean one repository; check_only just runs check_foreign().  A repository
+ * that does not open is skipped with a warning, or is an error when named.
+ */
+static int clean_repo(const char *path, const sl_strvec *roots, int named, int check_only,
+		      size_t *removed, sl_err *err)
 {
 	git_repository *repo = NULL;
 	int ret = SL_OK;
 
 	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-		fprintf(stderr, "sluice gc: skipping '%s': %s\n", path, sl_git_error());
+		if (named)
+			return sl_err_set(err, SL_EINPUT, "repository '%s': %s", path,
+					  sl_git_error());
+		if (!check_only)
+			fprintf(stderr, "sluice gc: skipping '%s': %s\n", path, sl_git_error());
 		return SL_OK;
+	}
+	if (check_only) {
+		ret = check_foreign(repo, roots, err);
+		git_repository_free(repo);
+		return ret;
 	}
 	for (size_t i = 0; i < roots->n && !ret; i++) {
 		size_t n = 0;
@@ -70,9 +121,15 @@ int cmd_gc(int argc, char **argv)
 
 		if (!slot)
 			return sl_cmd_usage("gc", "unknown argument '%s'", argv[i]);
-		if (i + 1 >= argc)
+		if (i + 1 >= argc || !*argv[i + 1])
 			return sl_cmd_usage("gc", "option '%s' needs a value", argv[i]);
 		*slot = argv[++i];
+	}
+	if (scratch) {
+		struct stat sb;
+
+		if (!stat(scratch, &sb) && !S_ISDIR(sb.st_mode))
+			return sl_cmd_usage("gc", "--scratch '%s' is not a directory", scratch);
 	}
 	if (scratch) {
 		add_root(&roots, scratch);
@@ -110,11 +167,13 @@ int cmd_gc(int argc, char **argv)
 				   "root with --scratch", store);
 		goto done;
 	}
-	for (size_t i = 0; i < repos.n; i++)
-		if (clean_repo(repos.v[i], &roots, &removed, &err)) {
-			ret = sl_cmd_fail(&err);
-			goto done;
-		}
+	/* check every repository before removing anything */
+	for (int check_only = 1; check_only >= 0; check_only--)
+		for (size_t i = 0; i < repos.n; i++)
+			if (clean_repo(repos.v[i], &roots, !!repo, check_only, &removed, &err)) {
+				ret = sl_cmd_fail(&err);
+				goto done;
+			}
 	for (size_t i = 0; i < roots.n; i++) {
 		size_t n = 0;
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <jansson.h>
 
 #include "cmd.h"
@@ -119,9 +120,16 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 
 static int want_arg(int argc, char **argv, int i)
 {
-	if (i + 1 >= argc || !argv[i + 1])
+	if (i + 1 >= argc || !argv[i + 1] || !*argv[i + 1])
 		return sl_cmd_usage("scope", "option '%s' needs a value", argv[i]);
 	return 0;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat sb;
+
+	return path && !stat(path, &sb) && S_ISDIR(sb.st_mode);
 }
 
 static int parse_uint(const char *s, unsigned *out)
@@ -291,6 +299,16 @@ int cmd_scope(int argc, char **argv)
 	if (!a.campaign && (!a.repo || !a.lang || !a.query == !a.query_file)) {
 		ret = sl_cmd_usage("scope", "expected a campaign file, or --repo, --lang and one of "
 				   "--query, --query-file");
+		goto done;
+	}
+	if (a.budget && !a.context) {
+		ret = sl_cmd_usage("scope", "--budget goes with --context");
+		goto done;
+	}
+	if (is_dir(a.cache) || is_dir(a.query_file)) {
+		ret = sl_cmd_usage("scope", "%s '%s' is a directory",
+				   is_dir(a.cache) ? "--cache" : "--query-file",
+				   is_dir(a.cache) ? a.cache : a.query_file);
 		goto done;
 	}
 	so.threads = a.threads;

@@ -129,6 +129,8 @@ static int cmd_help(int argc, char **argv)
 		overview(stdout);
 		return SL_EXIT_OK;
 	}
+	if (argc > 2)
+		return sl_cmd_usage("help", "expected at most one command");
 	if (!sl_command_find(argv[1])) {
 		fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);
 		return SL_EXIT_USAGE;
@@ -138,6 +140,8 @@ static int cmd_help(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
+	if (argc > 1)
+		return sl_cmd_usage("version", "expected no arguments");
 	printf("sluice %s (libgit2 %d.%d.%d)\n", VERSION, LIBGIT2_VER_MAJOR, LIBGIT2_VER_MINOR,
 	       LIBGIT2_VER_REVISION);
 	return SL_EXIT_OK;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 #include <yaml.h>
@@ -129,6 +130,9 @@ static int yaml_failed(struct loader *ld, yaml_parser_t *p)
 		}
 		return fail_at(ld, line, col, "invalid YAML: %s", problem);
 	}
+	if (p->problem_mark.index < ld->srclen && ld->src[p->problem_mark.index] == '\t')
+		return fail(ld, p->problem_mark,
+			    "invalid YAML: a tab is not allowed here (YAML indents with spaces)");
 	if (p->context)
 		return fail(ld, p->problem_mark, "invalid YAML: %s (%s at line %zu, column %zu)",
 			    problem, p->context, p->context_mark.line + 1,
@@ -382,9 +386,8 @@ static int get_int(struct loader *ld, const struct node *v, const char *key, con
 	    strspn(s + i, "0123456789") != v->len - i)
 		goto bad;
 	if (v->len - i > 18)
-		*out = s[0] == '-' ? LLONG_MIN : LLONG_MAX;
-	else
-		*out = strtoll(s, NULL, 10);
+		return fail(ld, v->start, "'%s' must be between %lld and %lld", key, min, max);
+	*out = strtoll(s, NULL, 10);
 	if (*out < min || *out > max) {
 		if (min == 1 && max == INT_MAX && *out < min)
 			return fail(ld, v->start, "'%s' must be a positive integer", key);
@@ -583,6 +586,17 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 				free(glob);
 				return SL_EINPUT;
 			}
+			for (size_t j = 0; j < spec->override_globs.n; j++)
+				if (!strcmp(spec->override_globs.v[j], glob)) {
+					char sbuf[80];
+
+					fail(ld, m->kid[i]->start,
+					     "duplicate key '%s' in 'language_overrides'",
+					     show(sbuf, sizeof(sbuf), glob, strlen(glob)));
+					free(glob);
+					free(lang);
+					return SL_EINPUT;
+				}
 			sl_strvec_push_nodup(&spec->override_globs, glob);
 			sl_strvec_push_nodup(&spec->override_langs, lang);
 			SL_ALLOC_GROW(spec->override_pos, spec->override_langs.n,
@@ -658,7 +672,8 @@ static int load_headers(struct loader *ld, const struct node *seq, sl_spec *spec
 		if (get_str(ld, h, "headers", "provider", 1, &text))
 			return SL_EINPUT;
 		colon = strchr(text, ':');
-		if (!colon || colon == text || strpbrk(text, "\r\n")) {
+		if (!colon || colon == text || strpbrk(text, "\r\n") ||
+		    strcspn(text, " \t\"(),/;<=>?@[\\]{}") < (size_t)(colon - text)) {
 			free(text);
 			return fail(ld, h->start, "a header must look like 'Name: value'");
 		}
@@ -683,6 +698,13 @@ static int load_prices(struct loader *ld, const struct node *map, sl_spec *spec)
 
 		if (key->type != N_SCALAR)
 			return fail(ld, key->start, "expected a model name in 'prices'");
+		for (size_t j = 0; j < i; j += 2)
+			if (!strcmp(map->kid[j]->text, key->text)) {
+				char sbuf[80];
+
+				return fail(ld, key->start, "duplicate key '%s' in 'prices'",
+					    show(sbuf, sizeof(sbuf), key->text, key->len));
+			}
 		if (want_type(ld, val, N_MAP, "prices", "provider") ||
 		    map_fields(ld, val, "prices", keys, v) ||
 		    need(ld, val, v[0], "input", "prices") ||
@@ -853,6 +875,8 @@ static int get_strings(struct loader *ld, const struct node *v, const char *key,
 		return SL_EINPUT;
 	for (size_t i = 0; i < v->nkid; i++) {
 		text = NULL;
+		if (is_null(v->kid[i]))
+			return fail(ld, v->kid[i]->start, "expected a string for an entry of '%s'", key);
 		if (get_str(ld, v->kid[i], key, ctx, 1, &text))
 			return SL_EINPUT;
 		sl_strvec_push_nodup(sv, text);
@@ -939,6 +963,9 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			return SL_EINPUT;
 		if (g->kind == SL_GATE_POLICY && v[K_COMMAND])
 			return fail(ld, v[K_COMMAND]->start, "a policy gate runs no command");
+		if (g->kind == SL_GATE_POLICY && v[K_LOOPBACK])
+			return fail(ld, v[K_LOOPBACK]->start,
+				    "'loopback' belongs to gates that run a command");
 		if (!valid_name(g->name))
 			return fail(ld, v[K_NAME]->start,
 				    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
@@ -1147,11 +1174,16 @@ int sl_spec_load(sl_spec **out, const char *path, sl_err *err)
 	struct loader ld;
 	struct node *root = NULL;
 	sl_spec *spec = NULL;
+	struct stat st;
 	int ret;
 
 	*out = NULL;
 	ld.path = path;
 	ld.err = err;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		ret = sl_err_set(err, SL_EINPUT, "'%s' is a directory, not a campaign file", path);
+		goto done;
+	}
 	if ((ret = sl_read_file(&text, path, SPEC_MAX_BYTES, err)))
 		goto done;
 	if (text.truncated) {
