@@ -241,7 +241,7 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 	int ret;
 
 	if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns, err)))
-		return ret;
+		goto done;
 	while (nruns < want) {
 		sl_gate_result r;
 		sl_baseline_rec rec = { 0 };
@@ -277,7 +277,7 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 			goto done;
 		sl_baseline_list_free(runs, nruns);
 		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns, err)))
-			return ret;
+			goto done;
 	}
 	s->base_failed = strcmp(runs[0].verdict, "pass") != 0;
 	switch (d->kind) {

@@ -265,7 +265,21 @@ static void key_of(sl_buf *b, const sl_target *t)
 	sl_buf_addf(b, "%s:%u-%u", t->path, t->start_byte, t->end_byte);
 }
 
-static char *branch_name(const char *prefix, const sl_target_rec *t)
+/* 1 if another scoped target starts where t does: their names would collide. */
+static int shares_start(const sl_target_list *list, const sl_target_rec *t)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		const sl_target *o = &list->v[i];
+
+		if ((int64_t)o->start_line == t->start_line && (int64_t)o->start_col == t->start_col &&
+		    !strcmp(o->path, t->path) &&
+		    ((int64_t)o->start_byte != t->start_byte || (int64_t)o->end_byte != t->end_byte))
+			return 1;
+	}
+	return 0;
+}
+
+static char *branch_name(const char *prefix, const sl_target_rec *t, const sl_target_list *list)
 {
 	sl_buf b = SL_BUF_INIT, ref = SL_BUF_INIT;
 	int valid = 0;
@@ -283,7 +297,7 @@ static char *branch_name(const char *prefix, const sl_target_rec *t)
 	if (t->start_col > 1)
 		sl_buf_addf(&b, "C%lld", (long long)t->start_col);
 	sl_buf_addf(&ref, "refs/heads/%s", b.buf);
-	if (git_reference_name_is_valid(&valid, ref.buf) || !valid) {
+	if (shares_start(list, t) || git_reference_name_is_valid(&valid, ref.buf) || !valid) {
 		sl_buf_reset(&b);
 		sl_buf_addf(&b, "%s/target-%lld", prefix, (long long)t->id);
 	}
@@ -432,7 +446,7 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 	sl_prompt_vars vars = { 0 };
 	sl_chat_msg *msgs = NULL;
 	size_t nmsgs = 0;
-	int reached, rc;
+	int reached, failed, rc;
 
 	s->a.source = (char *)sl_provider_kind_name(spec->provider);
 	if (read_blob_text(&s->file, repo, t->blob, err))
@@ -464,16 +478,23 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 
 		sem_wait(&x->model_slots);
 		pthread_mutex_lock(&x->lock);
-		reached = budget_reached(x) || x->failed;
+		failed = x->failed;
+		reached = !failed && budget_reached(x);
 		pthread_mutex_unlock(&x->lock);
-		if (reached) {
+		if (reached || failed) {
 			sem_post(&x->model_slots);
 			free(msgs);
-			/* a correction round cut by the budget leaves the format error */
-			return round ? SL_OK : SL_EBUDGET;
+			/* a correction round cut short leaves the format error */
+			if (round)
+				return SL_OK;
+			/* another worker broke the run: the target stays pending */
+			return failed ? sl_err_set(err, SL_ERROR, "the run was stopped") : SL_EBUDGET;
 		}
 		sl_completion_release(&s->comp);
 		sl_completion_init(&s->comp);
+		/* they pointed into the released completion and the cleared error */
+		s->a.reply = NULL;
+		s->a.error = NULL;
 		sl_err_clear(&s->aerr);
 		rc = sl_provider_complete(x->provider, msgs, nmsgs, &s->comp, &s->aerr);
 		sem_post(&x->model_slots);
@@ -612,8 +633,10 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	sl_gate_run_rec *rec;
 
 	*passed = 0;
-	if (sl_syntax_check_commit(repo, &x->c->base, commit, &report, &ok, err))
+	if (sl_syntax_check_commit(repo, &x->c->base, commit, &report, &ok, err)) {
+		sl_buf_release(&report);
 		return SL_ERROR;
+	}
 	SL_ALLOC_GROW(gates->v, gates->n + 1, gates->alloc);
 	rec = &gates->v[gates->n++];
 	memset(rec, 0, sizeof(*rec));
@@ -752,7 +775,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 
 	if (!strcmp(s.a.outcome, "candidate")) {
-		branch = branch_name(spec->branch_prefix, rec);
+		branch = branch_name(spec->branch_prefix, rec, x->list);
 		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
 			goto done;
 	}
@@ -831,8 +854,16 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	history *hist = NULL;
 	size_t nhist = 0, ahist = 0;
 	int ret = SL_OK, done = 0;
+	char *branch = branch_name(x->c->spec->branch_prefix, rec, x->list);
 
-	for (int64_t n = rec->attempts + 1; !done && n <= (int64_t)x->c->spec->attempts; n++)
+	/* the target has no passed candidate: a branch of its name is what a run
+	   killed during the gates of one of its candidates left behind */
+	pthread_mutex_lock(&x->git_lock);
+	ret = sl_branch_delete(repo, branch, err);
+	pthread_mutex_unlock(&x->git_lock);
+	free(branch);
+	for (int64_t n = rec->attempts + 1;
+	     !ret && !done && n <= (int64_t)x->c->spec->attempts; n++)
 		if ((ret = attempt(x, repo, rec, t, n, &hist, &nhist, &ahist, &done, err)))
 			break;
 	if (!ret && !done) {

@@ -73,6 +73,27 @@ static int exec_stmt(sl_store *st, sqlite3_stmt *s, const char *what, sl_err *er
 	return SL_OK;
 }
 
+/*
+ * exec_stmt for an INSERT.  The connection is shared by the run's threads:
+ * the row id and change count are read under the connection's mutex, before
+ * another thread's insert can replace them.
+ */
+static int insert_stmt(sl_store *st, sqlite3_stmt *s, const char *what, int64_t *id_out,
+		       int *changes_out, sl_err *err)
+{
+	sqlite3_mutex *m = sqlite3_db_mutex(st->db);
+	int ret;
+
+	sqlite3_mutex_enter(m);
+	ret = exec_stmt(st, s, what, err);
+	if (!ret && id_out)
+		*id_out = sqlite3_last_insert_rowid(st->db);
+	if (!ret && changes_out)
+		*changes_out = sqlite3_changes(st->db);
+	sqlite3_mutex_leave(m);
+	return ret;
+}
+
 static int exec_sql(sl_store *st, const char *sql, sl_err *err)
 {
 	char *msg = NULL;
@@ -354,10 +375,7 @@ int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_o
 	sl_store_bind_text(s, 6, in->base_oid);
 	sl_store_bind_text(s, 7, in->branch_prefix);
 	sl_store_bind_text(s, 8, now);
-	if (exec_stmt(st, s, "add campaign", err))
-		return SL_ERROR;
-	*id_out = sqlite3_last_insert_rowid(st->db);
-	return SL_OK;
+	return insert_stmt(st, s, "add campaign", id_out, NULL, err);
 }
 
 int sl_store_campaign_list(sl_store *st, sl_campaign_rec **out, size_t *n, sl_err *err)
@@ -443,9 +461,8 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	sqlite3_bind_int64(s, 12, in->end_col);
 	sqlite3_bind_int64(s, 13, in->nsites);
 	sl_store_bind_text(s, 14, now);
-	if (exec_stmt(st, s, "add target", err))
+	if (insert_stmt(st, s, "add target", NULL, &changes, err))
 		return SL_ERROR;
-	changes = sqlite3_changes(st->db);
 	if (inserted_out)
 		*inserted_out = changes > 0;
 	s = prep(st, "SELECT id FROM targets WHERE campaign_id = ? AND key = ?", err);
@@ -571,10 +588,7 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	sqlite3_bind_int64(s, 18, in->format_errors);
 	sl_store_bind_text(s, 19, in->format_key);
 	sl_store_bind_text(s, 20, in->format_reply);
-	if (exec_stmt(st, s, "add attempt", err))
-		return SL_ERROR;
-	*id_out = sqlite3_last_insert_rowid(st->db);
-	return SL_OK;
+	return insert_stmt(st, s, "add attempt", id_out, NULL, err);
 }
 
 #define ATTEMPT_COLS "id, target_id, n, source, prompt, reply, tokens_in, tokens_out, " \
@@ -730,10 +744,7 @@ int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id
 	sl_store_bind_text(s, 5, in->branch);
 	sl_store_bind_text(s, 6, in->state);
 	sl_store_bind_text(s, 7, now);
-	if (exec_stmt(st, s, "add candidate", err))
-		return SL_ERROR;
-	*id_out = sqlite3_last_insert_rowid(st->db);
-	return SL_OK;
+	return insert_stmt(st, s, "add candidate", id_out, NULL, err);
 }
 
 int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const char *branch,
