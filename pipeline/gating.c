@@ -419,6 +419,11 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 				sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
 				goto tests_done;
 			}
+			if (!parsed) {
+				/* neither the base nor the candidate gave a report: no signal */
+				set_rec(rec, "skip", r->output.buf, "no test report, on the base either");
+				goto tests_done;
+			}
 			/* blamed: tests that passed on the base and do not now (also when
 			   they vanished), and tests the base did not have that fail now
 			   (a generated test must pass); never the base's flaky ones */
@@ -496,8 +501,8 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 {
 	sl_buf b = SL_BUF_INIT;
 
-	sl_buf_addf(&b, "tree %s\nbase %s\ngate %s\nenv %s\n", tree_hex, g->base_hex,
-		    s->def_digest, g->env_digest);
+	sl_buf_addf(&b, "tree %s\nbase %s\ngate %s\nenv %s\nunsafe %d\n", tree_hex,
+		    g->base_hex, s->def_digest, g->env_digest, g->unsafe);
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
 }
@@ -527,6 +532,8 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 		cache_key(g, s, tree_hex, key);
 		if (!sl_store_cache_get(g->st, key, &hit, &cached_fb, NULL)) {
 			set_rec(rec, hit.verdict, hit.output_tail, "cached verdict");
+			rec->jail = hit.jail;
+			hit.jail = NULL;
 			rec->exit_status = hit.exit_status;
 			rec->duration_ms = hit.duration_ms;
 			rec->output_bytes = hit.output_bytes;

@@ -602,6 +602,66 @@ static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
 	return sl_store_commit(x->st, err);
 }
 
+typedef struct hunk_scan {
+	const sl_target *t;
+	int hit;
+} hunk_scan;
+
+static int hunk_in_target(const git_diff_delta *delta, const git_diff_hunk *hunk, void *data)
+{
+	hunk_scan *h = data;
+	int64_t first = hunk->old_start, last = hunk->old_start + hunk->old_lines - 1;
+
+	if (!hunk->old_lines)        /* a pure insertion after line old_start */
+		last = first = hunk->old_start + 1;
+	if (first <= (int64_t)h->t->end_line && last >= (int64_t)h->t->start_line)
+		h->hit = 1;
+	return 0;
+}
+
+/*
+ * Does the candidate change the target itself?  A candidate may touch other
+ * places too (an include, a caller), but one that leaves its target's lines
+ * alone is not a candidate for this target.  1 yes, 0 no (reason in err),
+ * negative on a libgit2 failure.
+ */
+static int touches_target(git_repository *repo, const git_oid *base, const git_oid *commit,
+			  const sl_target *t, sl_err *err)
+{
+	git_commit *bc = NULL, *cc = NULL;
+	git_tree *bt = NULL, *ct = NULL;
+	git_diff *diff = NULL;
+	git_diff_options opts;
+	char *paths[1];
+	hunk_scan h = { t, 0 };
+	int ret = SL_ERROR;
+
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	paths[0] = t->path;
+	opts.pathspec.strings = paths;
+	opts.pathspec.count = 1;
+	opts.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	opts.context_lines = 0;
+	if (git_commit_lookup(&bc, repo, base) || git_commit_lookup(&cc, repo, commit) ||
+	    git_commit_tree(&bt, bc) || git_commit_tree(&ct, cc) ||
+	    git_diff_tree_to_tree(&diff, repo, bt, ct, &opts) ||
+	    git_diff_foreach(diff, NULL, NULL, hunk_in_target, NULL, &h)) {
+		sl_err_set(err, SL_ERROR, "cannot diff the candidate: %s", sl_git_error());
+		goto done;
+	}
+	ret = h.hit;
+	if (!h.hit)
+		sl_err_set(err, SL_EREFUSED, "the edit does not change the target, lines %u-%u of "
+			   "'%s'; change that code", t->start_line, t->end_line, t->path);
+done:
+	git_diff_free(diff);
+	git_tree_free(bt);
+	git_tree_free(ct);
+	git_commit_free(bc);
+	git_commit_free(cc);
+	return ret;
+}
+
 static int tree_of(char out[GIT_OID_HEXSZ + 1], git_repository *repo, const git_oid *commit,
 		   sl_err *err)
 {
@@ -769,6 +829,13 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 			s.a.outcome = "apply_error";
 			s.a.error = s.aerr.msg;
 			sl_buf_addf(&s.feedback, "Your edit could not be applied: %s", s.aerr.msg);
+		} else if ((r = touches_target(repo, &x->c->base, &commit, t, &s.aerr)) < 0) {
+			ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
+			goto done;
+		} else if (!r) {
+			s.a.outcome = "apply_error";
+			s.a.error = s.aerr.msg;
+			sl_buf_addf(&s.feedback, "Your edit could not be used: %s", s.aerr.msg);
 		} else {
 			s.a.outcome = "candidate";
 		}

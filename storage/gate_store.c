@@ -84,7 +84,7 @@ int sl_store_cache_get(sl_store *st, const char *key, sl_gate_run_rec *out,
 	memset(out, 0, sizeof(*out));
 	*feedback_out = NULL;
 	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT verdict, exit_status, duration_ms, "
-			       "output_bytes, output_tail, feedback FROM gate_cache WHERE key = ?",
+			       "output_bytes, output_tail, feedback, jail FROM gate_cache WHERE key = ?",
 			       -1, &s, NULL) != SQLITE_OK)
 		return sl_store_fail(st, err, "read verdict cache");
 	sl_store_bind_text(s, 1, key);
@@ -96,6 +96,7 @@ int sl_store_cache_get(sl_store *st, const char *key, sl_gate_run_rec *out,
 		out->output_bytes = sqlite3_column_int64(s, 3);
 		out->output_tail = sl_store_col_text(s, 4);
 		*feedback_out = sl_store_col_text(s, 5);
+		out->jail = sl_store_col_text(s, 6);
 	}
 	sqlite3_finalize(s);
 	if (rc == SQLITE_ROW)
@@ -113,7 +114,7 @@ int sl_store_cache_put(sl_store *st, const char *key, const sl_gate_run_rec *in,
 	sl_iso8601_now(now);
 	if (sqlite3_prepare_v2(sl_store_sqlite(st), "INSERT OR REPLACE INTO gate_cache (key, "
 			       "verdict, exit_status, duration_ms, output_bytes, output_tail, "
-			       "feedback, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &s,
+			       "feedback, created_at, jail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &s,
 			       NULL) != SQLITE_OK)
 		return sl_store_fail(st, err, "write verdict cache");
 	sl_store_bind_text(s, 1, key);
@@ -124,6 +125,7 @@ int sl_store_cache_put(sl_store *st, const char *key, const sl_gate_run_rec *in,
 	sl_store_bind_text(s, 6, in->output_tail ? in->output_tail : "");
 	sl_store_bind_text(s, 7, feedback);
 	sl_store_bind_text(s, 8, now);
+	sl_store_bind_text(s, 9, in->jail);
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "write verdict cache");

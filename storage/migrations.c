@@ -130,6 +130,7 @@ static const char *const migrations[] = {
 	"  output_bytes INTEGER NOT NULL,"
 	"  output_tail TEXT NOT NULL,"
 	"  feedback TEXT,"
+	"  jail TEXT,"
 	"  created_at TEXT NOT NULL"
 	") STRICT;"
 	"ALTER TABLE gate_runs ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;"

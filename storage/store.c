@@ -22,8 +22,6 @@ struct sl_store {
 	sqlite3 *db;
 	char *path;
 	pthread_mutex_t tx_lock;    /* held from sl_store_begin to commit/rollback */
-	pthread_t tx_owner;
-	int in_tx;
 };
 
 int sl_store_fail(sl_store *st, sl_err *err, const char *what)
@@ -247,14 +245,17 @@ void sl_store_free(sl_store *st)
 	free(st);
 }
 
+/* The store whose transaction this thread holds, if any. */
+static _Thread_local const sl_store *tx_held;
+
 static int holds_tx(sl_store *st)
 {
-	return st->in_tx && pthread_equal(st->tx_owner, pthread_self());
+	return tx_held == st;
 }
 
 static void release_tx(sl_store *st)
 {
-	st->in_tx = 0;
+	tx_held = NULL;
 	pthread_mutex_unlock(&st->tx_lock);
 }
 
@@ -267,8 +268,7 @@ int sl_store_begin(sl_store *st, sl_err *err)
 		pthread_mutex_unlock(&st->tx_lock);
 		return SL_ERROR;
 	}
-	st->tx_owner = pthread_self();
-	st->in_tx = 1;
+	tx_held = st;
 	return SL_OK;
 }
 

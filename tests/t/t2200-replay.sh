@@ -120,6 +120,36 @@ test_expect_success 'early stop: after 3 targets with none passing, the rest wai
 	store_query e.db "select distinct reason from targets where state = '"'"'budget'"'"'" | grep -q "early stop"
 '
 
+test_expect_success 'a candidate that leaves its target alone is refused' '
+	cat >other.txt <<-\EOF &&
+	```diff
+	--- a/src/app.c
+	+++ b/src/app.c
+	@@ -10,1 +10,1 @@
+	-	greet_old(banner, argc > 1 ? argv[1] : "world");
+	+	greet(banner, sizeof banner, argc > 1 ? argv[1] : "world");
+	```
+	EOF
+	cat >o.yaml <<-EOF &&
+	name: elsewhere
+	repository: repo
+	scratch: $TRASH/scratch
+	targets:
+	  language: c
+	  paths: ["src/*.c"]
+	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"greet_old\"))"
+	  capture: call
+	provider: {kind: command, command: "cat $TRASH/other.txt"}
+	edit_format: udiff
+	attempts: 1
+	EOF
+	sluice run --store o.db o.yaml >out &&
+	test "$(store_query o.db "select count(*) from attempts where outcome = '"'"'apply_error'"'"'")" = 2 &&
+	store_query o.db "select error from attempts" | grep -q "does not change the target, lines 10-10 of .src/report.c." &&
+	store_query o.db "select error from attempts" | grep -q "does not change the target, lines 18-18 of .src/report.c." &&
+	test "$(git -C repo for-each-ref --format="%(refname:short)" refs/heads/sluice/elsewhere/)" = sluice/elsewhere/src-app.c-L10C2
+'
+
 test_expect_success 'cleanup' '
 	kill $(cat stub.pid) 2>/dev/null; true
 '

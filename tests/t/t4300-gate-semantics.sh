@@ -135,6 +135,12 @@ test_expect_success 'an identical candidate hits the verdict cache' '
 	test "$(store_query same.db "select group_concat(cached) from gate_runs where gate = '"'"'test'"'"'")" = "0,1"
 '
 
+test_expect_success 'a test gate whose report never appears, on the base either, cannot judge' '
+	campaign norep "\${x}" "a" "  - {name: test, kind: test, format: junit, report: none.xml, command: \"true\"}" >norep.yaml &&
+	sluice run --store norep.db norep.yaml >out &&
+	test "$(verdicts norep.db)" = "syntax:pass test:skip"
+'
+
 test_expect_success 'a policy gate refuses forbidden text before any checkout' '
 	campaign pol "\${x} /* TODO */" "a" \
 		"  - {name: policy, kind: policy, forbid: [\"TODO\"], max_files: 1}" "$TEST_GATE" >pol.yaml &&
