@@ -1721,7 +1721,9 @@ int sl_worktree_cleanup_count(git_repository *repo, const char *root, size_t *re
 		git_worktree *wt = NULL;
 		char *path = NULL, *rpath = NULL;
 
-		if (git_worktree_lookup(&wt, repo, names.strings[i]))
+		/* only sluice's own worktrees: never one the user made under the root */
+		if (strncmp(names.strings[i], "sl-", 3) ||
+		    git_worktree_lookup(&wt, repo, names.strings[i]))
 			continue;
 		if (git_worktree_path(wt))
 			path = sl_xstrdup(git_worktree_path(wt));

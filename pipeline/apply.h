@@ -127,7 +127,8 @@ const char *sl_worktree_path(const sl_worktree *wt);
 /* Remove the checkout and its admin files; frees wt (NULL is a no-op). */
 int sl_worktree_remove(sl_worktree *wt, sl_err *err);
 /*
- * Remove every linked worktree of repo whose path lies under root, except
+ * Remove every linked worktree of repo named "sl-..." (only sluice makes those)
+ * whose path lies under root, except
  * those of another live sluice process (named "sl-PID-N" or "sl-base-PID",
  * PID running and not ours).  *removed_out (may be NULL) gets the number removed.
  */

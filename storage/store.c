@@ -217,9 +217,16 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 	}
 	sqlite3_busy_timeout(st->db, 10000);
 	sqlite3_extended_result_codes(st->db, 1);
+	if (!create && sl_store_schema_version(st) <= 0) {
+		/* a read command never turns an empty or foreign file into a store */
+		ret = sl_err_set(err, SL_EINPUT, "'%s' is not a sluice store", path);
+		goto done;
+	}
 	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 		     "PRAGMA synchronous = NORMAL;", err)) {
 		sl_err_prefix(err, "not a sluice store? ");
+		if (err)
+			err->code = SL_EINPUT;
 		ret = SL_EINPUT;
 		goto done;
 	}

@@ -78,6 +78,14 @@ test_expect_success 'a rule naming a capture the query lacks exits 2 with the ru
 	grep -q "^sluice: c.yaml:$line:[0-9]*: rule template uses .\${buf}." err
 '
 
+test_expect_success 'a read command never turns an empty file into a store' '
+	: >empty.db &&
+	test_expect_code 2 sluice status --store empty.db 2>err &&
+	grep -q "not a sluice store" err &&
+	test ! -s empty.db &&
+	! test -e empty.db-wal
+'
+
 test_expect_success 'status without a store exits 2' '
 	test_expect_code 2 sluice status --store missing.db 2>err &&
 	grep -q "missing.db" err

@@ -145,4 +145,14 @@ test_expect_success 'hooks and fsmonitor planted in the worktree during a gate n
 	! ls "$TRASH" | grep pwned
 '
 
+test_expect_success 'a user worktree under the scratch root survives a run' '
+	campaign mine "true" &&
+	mkdir -p scratch/mine &&
+	git -C repo worktree add -q "$TRASH/scratch/mine/users-work" -b users-work &&
+	echo "uncommitted" >scratch/mine/users-work/notes.txt &&
+	sluice run --store m.db mine.yaml >/dev/null &&
+	test -f scratch/mine/users-work/notes.txt &&
+	git -C repo worktree list | grep -q users-work
+'
+
 test_done
