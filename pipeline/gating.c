@@ -581,7 +581,12 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 				sl_buf_add(feedback, fb.buf, fb.len);
 			}
 			/* a failed cache write only costs a rerun later */
-			sl_store_cache_put(g->st, key, rec, fb.len ? fb.buf : NULL, NULL);
+			if (!sl_store_begin(g->st, NULL)) {
+				if (sl_store_cache_put(g->st, key, rec, fb.len ? fb.buf : NULL, NULL))
+					sl_store_rollback(g->st);
+				else
+					sl_store_commit(g->st, NULL);
+			}
 		}
 		sl_buf_release(&fb);
 	}

@@ -586,6 +586,23 @@ static int try_rules(run_ctx *x, const sl_target *t, attempt_state *s, sl_err *e
 	return SL_OK;
 }
 
+/*
+ * Move a target in a transaction of its own: a lone statement on the shared
+ * connection would otherwise join (and could be rolled back with) another
+ * thread's open transaction.
+ */
+static int move_target(run_ctx *x, int64_t id, const char *state, int64_t attempts,
+		       const char *reason, sl_err *err)
+{
+	if (sl_store_begin(x->st, err))
+		return SL_ERROR;
+	if (sl_store_target_update(x->st, id, state, attempts, reason, err)) {
+		sl_store_rollback(x->st);
+		return SL_ERROR;
+	}
+	return sl_store_commit(x->st, err);
+}
+
 /* Record an attempt that produced no candidate and move the target. */
 static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
 			const char *state, int64_t attempts, const char *reason, sl_err *err)
@@ -935,8 +952,8 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 			break;
 	if (!ret && !done) {
 		/* attempts were used up in an earlier run */
-		ret = sl_store_target_update(x->st, rec->id, SL_T_FAILED, rec->attempts,
-					     "attempts exhausted", err);
+		ret = move_target(x, rec->id, SL_T_FAILED, rec->attempts, "attempts exhausted",
+				  err);
 	}
 	for (size_t i = 0; i < nhist; i++) {
 		free(hist[i].reply);
@@ -1034,11 +1051,11 @@ static void *worker(void *arg)
 		sl_err_clear(&err);
 		t = find_target(x->list, rec->key, &tmp);
 		if (!t)
-			ret = sl_store_target_update(x->st, rec->id, SL_T_SKIPPED, rec->attempts,
-						     "no longer matches the query", &err);
+			ret = move_target(x, rec->id, SL_T_SKIPPED, rec->attempts,
+					  "no longer matches the query", &err);
 		else if (stop)
-			ret = sl_store_target_update(x->st, rec->id, SL_T_BUDGET, rec->attempts,
-						     x->stop_reason, &err);
+			ret = move_target(x, rec->id, SL_T_BUDGET, rec->attempts,
+					  x->stop_reason, &err);
 		else
 			ret = process_target(x, repo, rec, t, &err);
 		if (!ret)
