@@ -450,8 +450,11 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 					    d->name);
 				sl_tests_summary(&bad, fb, 4096);
 			} else {
-				set_rec(rec, "pass", r->output.buf, s->flaky.n ?
-					"flaky tests excluded" : NULL);
+				sl_buf_reset(&why);
+				for (size_t i = 0; i < s->flaky.n; i++)
+					sl_buf_addf(&why, "%s%s", i ? ", " : "flaky on the base, excluded: ",
+						    s->flaky.v[i].id);
+				set_rec(rec, "pass", r->output.buf, why.len ? why.buf : NULL);
 			}
 tests_done:
 			sl_tests_release(&cand);
@@ -592,11 +595,4 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 	}
 	sl_changed_release(&changed);
 	return ret;
-}
-
-void sl_gating_flaky_text(const sl_gating *g, sl_buf *out)
-{
-	for (size_t i = 0; i < g->n; i++)
-		for (size_t j = 0; j < g->gs[i].flaky.n; j++)
-			sl_buf_addf(out, "%s: %s\n", g->gs[i].def->name, g->gs[i].flaky.v[j].id);
 }

@@ -79,7 +79,4 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err);
 
-/* Flaky tests found on the base, one "GATE: TEST" per line (for reports). */
-void sl_gating_flaky_text(const sl_gating *g, sl_buf *out);
-
 #endif

@@ -630,27 +630,6 @@ static void read_attempt(sqlite3_stmt *s, void *row)
 	a->format_reply = sl_store_col_text(s, 20);
 }
 
-int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, sl_err *err)
-{
-	sqlite3_stmt *s = prep(st, "SELECT " ATTEMPT_COLS " FROM attempts WHERE request_key = ? "
-			       "AND reply IS NOT NULL ORDER BY id DESC LIMIT 1", err);
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (!s)
-		return SL_ERROR;
-	sl_store_bind_text(s, 1, key);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		read_attempt(s, out);
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
-		return SL_OK;
-	if (rc == SQLITE_DONE)
-		return sl_err_set(err, SL_ENOTFOUND, "no recorded reply for request %.16s", key);
-	return sl_store_fail(st, err, "find reply");
-}
-
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, "SELECT json_object('key', format_key, 'reply', format_reply, "

@@ -113,8 +113,6 @@ int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, siz
  * format sl_replay_record() writes, for the replay provider.
  */
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err);
-/* The recorded reply for a request key (replay); SL_ENOTFOUND if none. */
-int sl_store_reply_for_key(sl_store *st, const char *key, sl_attempt_rec *out, sl_err *err);
 
 /* Candidate states. */
 #define SL_C_PASSED "passed"  /* every gate passed: proposed for review */

@@ -45,7 +45,7 @@ test_expect_success 'a failure already on the base is not blamed; a flaky base t
 	grep -q "proposed  *2" out &&
 	test "$(store_query ok.db "select count(*) from baselines where gate = '"'"'test'"'"'")" = 2 &&
 	test "$(verdicts ok.db)" = "syntax:pass test:pass syntax:pass test:pass" &&
-	test "$(store_query ok.db "select distinct note from gate_runs where gate = '"'"'test'"'"'")" = "flaky tests excluded"
+	test "$(store_query ok.db "select distinct note from gate_runs where gate = '"'"'test'"'"'")" = "flaky on the base, excluded: flaky"
 '
 
 test_expect_success 'a regression is caught, with the failing test named in the feedback' '
