@@ -24,7 +24,7 @@ static void *cache_writer(void *arg)
 
 	r.verdict = "pass";
 	r.output_tail = "";
-	for (unsigned i = 0; !stop_writer; i++) {
+	for (unsigned i = 0; !stop_writer && i < 2000000; i++) {
 		snprintf(key, sizeof(key), "k%u", i);
 		sl_store_cache_put(st, key, &r, NULL, NULL);
 	}
@@ -60,7 +60,7 @@ static void test_insert_ids_under_concurrent_cache_writes(void)
 	CHECK_INT(sl_store_target_add(st, &t, &target, NULL, NULL), 0);
 
 	CHECK_INT(pthread_create(&th, NULL, cache_writer, st), 0);
-	for (int i = 1; i <= 3000 && !wrong; i++) {
+	for (int i = 1; i <= 600 && !wrong; i++) {
 		sl_attempt_rec a = { 0 }, *got = NULL;
 		sl_candidate_rec cand = { 0 }, back;
 		int64_t aid = 0, cid = 0;
