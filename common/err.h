@@ -22,6 +22,8 @@ enum sl_code {
 	SL_ENOTFOUND = -3,/* a named thing does not exist (id, revision, path) */
 	SL_EREFUSED = -4, /* an edit or request was refused for a stated reason */
 	SL_EBUDGET = -5,  /* a budget or limit was reached */
+	SL_EBASE = -6,    /* a gate cannot judge: it fails on the base commit, or its
+			     command is missing (126/127); the campaign stops */
 };
 
 typedef struct sl_err {

@@ -25,6 +25,8 @@ int sl_cmd_fail(const sl_err *err)
 	case SL_ENOTFOUND:
 	case SL_EREFUSED:
 		return SL_EXIT_USAGE;
+	case SL_EBASE:
+		return SL_EXIT_NOTHING;
 	default:
 		return SL_EXIT_INTERNAL;
 	}

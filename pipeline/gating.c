@@ -28,13 +28,15 @@
 #include "testreport.h"
 #include "util.h"
 
-#define SLUICE_GATING_VERSION "sluice-gating-1"
+#define SLUICE_GATING_VERSION "sluice-gating-2"
+#define NOTE_CAP 1024
 
 /* What the base said for one gate. */
 typedef struct gate_state {
 	const sl_spec_gate *def;
 	char def_digest[65];
 	int base_failed;            /* run 1 on the base did not pass */
+	int cannot_judge;           /* allow_skip and the base failed: candidates get skip */
 	sl_findings base_findings;
 	sl_tests base_tests, flaky;
 	int base_tests_ok;          /* the base produced a parseable report */
@@ -86,9 +88,10 @@ static void digest_def(const sl_spec_gate *d, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 
-	sl_buf_addf(&b, "%s\n%d\n%s\n%u\n%s\n%s\n%u\n%s\n%u\n", d->name, d->kind,
-		    d->command ? d->command : "", d->timeout_s, d->format ? d->format : "",
-		    d->report ? d->report : "", d->radius, d->fail_on ? d->fail_on : "", d->reruns);
+	sl_buf_addf(&b, "%s\n%d\n%s\n%u\n%s\n%s\n%u\n%s\n%u\nexpect %d\nallow_skip %d\n",
+		    d->name, d->kind, d->command ? d->command : "", d->timeout_s,
+		    d->format ? d->format : "", d->report ? d->report : "", d->radius,
+		    d->fail_on ? d->fail_on : "", d->reruns, d->expect, d->allow_skip);
 	for (size_t i = 0; i < d->must_fix.n; i++)
 		sl_buf_addf(&b, "must_fix %s\n", d->must_fix.v[i]);
 	sl_sha256_hex(out, b.buf, b.len);
@@ -186,8 +189,96 @@ static int parse_tests(const sl_spec_gate *d, const char *text, sl_tests *out)
 		return SL_ENOTFOUND;
 	if (!strcmp(d->format, "junit"))
 		return sl_tests_parse_junit(out, text, strlen(text), &e);
+	if (!strcmp(d->format, "ctest"))
+		return sl_tests_parse_ctest(out, text, strlen(text), &e);
+	if (!strcmp(d->format, "automake")) {
+		size_t n = d->report ? strlen(d->report) : 0;
+		char *trs = n > 4 && !strcmp(d->report + n - 4, ".trs") ?
+			sl_xstrndup(d->report, n - 4) : NULL;
+
+		sl_tests_parse_automake(out, text, strlen(text), trs);
+		free(trs);
+		return SL_OK;
+	}
 	sl_tests_parse_tap(out, text, strlen(text));
 	return SL_OK;
+}
+
+/* 126 and 127: the shell could not find or execute the command. */
+static int config_exit(int status)
+{
+	return status == 126 || status == 127;
+}
+
+/* The last non-empty line of untrusted output, printable ASCII only, capped. */
+static void tail_line(sl_buf *out, const char *text)
+{
+	const char *end = text + strlen(text), *start;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	if (end - start > 200)
+		start = end - 200;
+	for (const char *p = start; p < end; p++)
+		sl_buf_addch(out, *p >= 0x20 && *p < 0x7f ? *p : '?');
+	if (start == end)
+		sl_buf_adds(out, "(no output)");
+}
+
+/*
+ * Whether gate s can judge, from its first run on the base (README, "Gate
+ * expectations"); SL_EBASE with one line naming the gate when it cannot.
+ */
+static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, sl_err *err)
+{
+	const sl_spec_gate *d = s->def;
+	int per_test = d->kind == SL_GATE_TEST && d->format;
+	sl_buf tail = SL_BUF_INIT, why = SL_BUF_INIT;
+	size_t failing = 0;
+	int ret = SL_OK;
+
+	tail_line(&tail, run->output ? run->output : "");
+	if (run->exit_status >= 0)
+		sl_buf_addf(&why, "exit %d", (int)run->exit_status);
+	else
+		sl_buf_adds(&why, run->verdict);
+	if (config_exit((int)run->exit_status)) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
+				 d->name, why.buf, tail.buf);
+		goto done;
+	}
+	if (d->kind == SL_GATE_STATIC || d->kind == SL_GATE_COVERAGE || d->kind == SL_GATE_POLICY)
+		goto done;
+	for (size_t i = 0; per_test && i < s->base_tests.n; i++)
+		failing += sl_test_failed(s->base_tests.v[i].result) &&
+			!sl_tests_find(&s->flaky, s->base_tests.v[i].id);
+	if (per_test && (!tests_ok || !s->base_tests.n)) {
+		if (d->allow_skip) {
+			s->cannot_judge = 1;
+			goto done;
+		}
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base commit "
+				 "(%s): %s", d->name, why.buf, tail.buf);
+	} else if (per_test && d->expect == SL_EXPECT_FIX && !failing) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' expects a fix, but no test fails on "
+				 "the base commit", d->name);
+	} else if (!per_test && d->expect == SL_EXPECT_FIX && !s->base_failed) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' expects a fix, but passes on the base "
+				 "commit", d->name);
+	} else if (!per_test && d->expect == SL_EXPECT_PASS && s->base_failed) {
+		if (d->allow_skip)
+			s->cannot_judge = 1;
+		else
+			ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
+					 d->name, why.buf, tail.buf);
+	}
+done:
+	sl_buf_release(&tail);
+	sl_buf_release(&why);
+	return ret;
 }
 
 static int parse_coverage(const sl_spec_gate *d, const char *text, const char *path,
@@ -302,7 +393,7 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 		parse_coverage(d, runs[0].report, NULL, &s->base_cov);
 		break;
 	}
-	ret = SL_OK;
+	ret = check_base(s, &runs[0], s->base_tests_ok, err);
 done:
 	sl_baseline_list_free(runs, nruns);
 	return ret;
@@ -369,6 +460,120 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 	return SL_OK;
 }
 
+static int must_fix(const sl_spec_gate *d, const char *id)
+{
+	for (size_t i = 0; i < d->must_fix.n; i++)
+		if (!strcmp(d->must_fix.v[i], id))
+			return 1;
+	return 0;
+}
+
+/* Append "LABEL: a, b, c" to a note (capped) and the tests to the feedback. */
+static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_label,
+		  const sl_tests *t)
+{
+	if (!t->n)
+		return;
+	sl_buf_addf(note, "%s%s: ", note->len ? "; " : "", label);
+	for (size_t i = 0; i < t->n; i++) {
+		if (note->len + strlen(t->v[i].id) > NOTE_CAP) {
+			sl_buf_addf(note, "... (%zu more)", t->n - i);
+			break;
+		}
+		sl_buf_addf(note, "%s%s", i ? ", " : "", t->v[i].id);
+	}
+	sl_buf_addf(fb, "%s\n", fb_label);
+	sl_tests_summary(t, fb, 4096);
+}
+
+/*
+ * A test gate with a report, test by test: the base's passing tests must
+ * pass, no base test may vanish, a new test must not fail, must-fix tests
+ * (and with expect: fix every non-flaky base failure) must pass.
+ */
+static void judge_tests(gate_state *s, const sl_gate_result *r, const char *report,
+			const sl_changed *changed, sl_gate_run_rec *rec, sl_buf *fb)
+{
+	const sl_spec_gate *d = s->def;
+	sl_tests cand, reg, broken, gone, unfixed;
+	sl_buf note = SL_BUF_INIT;
+
+	sl_tests_init(&cand);
+	sl_tests_init(&reg);
+	sl_tests_init(&broken);
+	sl_tests_init(&gone);
+	sl_tests_init(&unfixed);
+	if (s->cannot_judge) {
+		set_rec(rec, "skip", r->output.buf, "no tests on the base: allowed to skip");
+		goto done;
+	}
+	if (parse_tests(d, source_text(d, r->output.buf, report), &cand)) {
+		set_rec(rec, "fail", r->output.buf, "no test report");
+		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
+		goto done;
+	}
+	if (!cand.n) {
+		set_rec(rec, "fail", r->output.buf, "no tests parsed");
+		sl_buf_addf(fb, "The gate '%s' failed: its report names no test at all.\n",
+			    d->name);
+		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
+		goto done;
+	}
+	for (size_t i = 0; i < s->base_tests.n; i++)
+		if (!sl_tests_find(&cand, s->base_tests.v[i].id))
+			sl_tests_add(&gone, s->base_tests.v[i].id, SL_TEST_FAIL,
+				     "ran on the base, missing now");
+	/* broken: passed on the base and not now (never the base's flaky ones),
+	   or new and failing (a generated test must pass) */
+	sl_tests_regressions(&s->base_tests, &cand, &reg);
+	for (size_t i = 0; i < reg.n; i++)
+		if (!sl_tests_find(&s->flaky, reg.v[i].id) && !sl_tests_find(&gone, reg.v[i].id))
+			sl_tests_add(&broken, reg.v[i].id, reg.v[i].result, reg.v[i].message);
+	for (size_t i = 0; i < cand.n; i++)
+		if (sl_test_failed(cand.v[i].result) &&
+		    !sl_tests_find(&s->base_tests, cand.v[i].id) &&
+		    !sl_tests_find(&broken, cand.v[i].id) && !must_fix(d, cand.v[i].id))
+			sl_tests_add(&broken, cand.v[i].id, cand.v[i].result, cand.v[i].message);
+	for (size_t i = 0; i < d->must_fix.n; i++) {
+		const sl_test *m = sl_tests_find(&cand, d->must_fix.v[i]);
+
+		if (!m || m->result != SL_TEST_PASS)
+			sl_tests_add(&unfixed, d->must_fix.v[i], m ? m->result : SL_TEST_FAIL,
+				     m ? m->message : "must-fix test did not run");
+	}
+	for (size_t i = 0; d->expect == SL_EXPECT_FIX && i < s->base_tests.n; i++) {
+		const sl_test *b = &s->base_tests.v[i], *m;
+
+		if (!sl_test_failed(b->result) || sl_tests_find(&s->flaky, b->id) ||
+		    sl_tests_find(&unfixed, b->id) || sl_tests_find(&gone, b->id))
+			continue;
+		if ((m = sl_tests_find(&cand, b->id)) && m->result != SL_TEST_PASS)
+			sl_tests_add(&unfixed, m->id, m->result, m->message);
+	}
+	if (gone.n || broken.n || unfixed.n) {
+		sl_buf_addf(fb, "The gate '%s' failed.\n", d->name);
+		blame(&note, fb, "broken", "These tests passed before and do not now (or are "
+		      "new and fail):", &broken);
+		blame(&note, fb, "still failing", "These tests must be fixed and still do not "
+		      "pass:", &unfixed);
+		blame(&note, fb, "vanished", "These tests ran on the base and are missing now:",
+		      &gone);
+		set_rec(rec, "fail", r->output.buf, note.buf);
+	} else {
+		for (size_t i = 0; i < s->flaky.n; i++)
+			sl_buf_addf(&note, "%s%s", i ? ", " : "flaky on the base, excluded: ",
+				    s->flaky.v[i].id);
+		set_rec(rec, "pass", r->output.buf, note.len ? note.buf : NULL);
+	}
+done:
+	sl_buf_release(&note);
+	sl_tests_release(&cand);
+	sl_tests_release(&reg);
+	sl_tests_release(&broken);
+	sl_tests_release(&gone);
+	sl_tests_release(&unfixed);
+}
+
 /* Judge one run of gate s on a candidate; fills verdict, note and feedback. */
 static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		  const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
@@ -381,6 +586,15 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 	if (r->verdict == SL_VERDICT_TIMEOUT) {
 		set_rec(rec, "timeout", r->output.buf, NULL);
 		sl_feedback_build(fb, d->name, "timeout", r->output.buf, changed, NULL);
+		return;
+	}
+	if (config_exit(r->exit_status)) {
+		/* not the candidate's verdict: the gate's command is missing */
+		set_rec(rec, "error", r->output.buf, r->exit_status == 127 ?
+			"configuration error: command not found (exit 127)" :
+			"configuration error: command not executable (exit 126)");
+		sl_buf_addf(fb, "The gate '%s' could not run its command (exit %d).\n", d->name,
+			    r->exit_status);
 		return;
 	}
 	switch (d->kind) {
@@ -407,59 +621,7 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 	}
 	case SL_GATE_TEST:
 		if (d->format) {
-			sl_tests cand, reg, bad;
-			int parsed;
-
-			sl_tests_init(&cand);
-			sl_tests_init(&reg);
-			sl_tests_init(&bad);
-			parsed = !parse_tests(d, source_text(d, r->output.buf, report), &cand);
-			if (!parsed && s->base_tests_ok) {
-				set_rec(rec, "fail", r->output.buf, "no test report");
-				sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
-				goto tests_done;
-			}
-			if (!parsed) {
-				/* neither the base nor the candidate gave a report: no signal */
-				set_rec(rec, "skip", r->output.buf, "no test report, on the base either");
-				goto tests_done;
-			}
-			/* blamed: tests that passed on the base and do not now (also when
-			   they vanished), and tests the base did not have that fail now
-			   (a generated test must pass); never the base's flaky ones */
-			sl_tests_regressions(&s->base_tests, &cand, &reg);
-			for (size_t i = 0; i < reg.n; i++)
-				if (!sl_tests_find(&s->flaky, reg.v[i].id))
-					sl_tests_add(&bad, reg.v[i].id, reg.v[i].result, reg.v[i].message);
-			for (size_t i = 0; i < cand.n; i++)
-				if (sl_test_failed(cand.v[i].result) &&
-				    !sl_tests_find(&s->base_tests, cand.v[i].id) &&
-				    !sl_tests_find(&bad, cand.v[i].id))
-					sl_tests_add(&bad, cand.v[i].id, cand.v[i].result,
-						     cand.v[i].message);
-			for (size_t i = 0; i < d->must_fix.n; i++) {
-				const sl_test *m = sl_tests_find(&cand, d->must_fix.v[i]);
-
-				if (!m || m->result != SL_TEST_PASS)
-					sl_tests_add(&bad, d->must_fix.v[i], m ? m->result : SL_TEST_FAIL,
-						     m ? m->message : "must-fix test did not run");
-			}
-			if (bad.n) {
-				set_rec(rec, "fail", r->output.buf, "tests that must pass do not");
-				sl_buf_addf(fb, "The gate '%s' failed: these tests do not pass:\n",
-					    d->name);
-				sl_tests_summary(&bad, fb, 4096);
-			} else {
-				sl_buf_reset(&why);
-				for (size_t i = 0; i < s->flaky.n; i++)
-					sl_buf_addf(&why, "%s%s", i ? ", " : "flaky on the base, excluded: ",
-						    s->flaky.v[i].id);
-				set_rec(rec, "pass", r->output.buf, why.len ? why.buf : NULL);
-			}
-tests_done:
-			sl_tests_release(&cand);
-			sl_tests_release(&reg);
-			sl_tests_release(&bad);
+			judge_tests(s, r, report, changed, rec, fb);
 			break;
 		}
 		/* a test gate without a format judges by exit status */
@@ -468,10 +630,11 @@ tests_done:
 	case SL_GATE_CUSTOM:
 		if (r->verdict == SL_VERDICT_PASS) {
 			set_rec(rec, "pass", r->output.buf, NULL);
-		} else if (s->base_failed) {
-			set_rec(rec, "skip", r->output.buf, "fails on the base too: not blamed");
+		} else if (s->cannot_judge) {
+			set_rec(rec, "skip", r->output.buf, "fails on the base too: allowed to skip");
 		} else {
-			set_rec(rec, verdict, r->output.buf, NULL);
+			set_rec(rec, verdict, r->output.buf, d->expect == SL_EXPECT_FIX ?
+				"still fails: the campaign expects a fix" : NULL);
 			sl_feedback_build(fb, d->name, verdict, r->output.buf, changed, NULL);
 		}
 		break;
@@ -497,6 +660,12 @@ tests_done:
 	}
 	}
 	sl_buf_release(&why);
+}
+
+/* A skip lets a candidate through only where the campaign says so in words. */
+static int verdict_ok(const sl_spec_gate *d, const char *verdict)
+{
+	return !strcmp(verdict, "pass") || (d->allow_skip && !strcmp(verdict, "skip"));
 }
 
 static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_hex,
@@ -541,7 +710,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			rec->duration_ms = hit.duration_ms;
 			rec->output_bytes = hit.output_bytes;
 			rec->cached = 1;
-			if (strcmp(hit.verdict, "pass") && strcmp(hit.verdict, "skip")) {
+			if (!verdict_ok(d, hit.verdict)) {
 				*passed = 0;
 				sl_buf_adds(feedback, cached_fb ? cached_fb : "");
 			}
@@ -566,7 +735,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			rec->exit_status = r.exit_status;
 			rec->duration_ms += r.duration_ms;
 			rec->output_bytes = (int64_t)r.output_total;
-			if (runs > 1 && strcmp(rec->verdict, "pass") && strcmp(rec->verdict, "skip")) {
+			if (runs > 1 && !verdict_ok(d, rec->verdict)) {
 				char note[64];
 
 				snprintf(note, sizeof(note), "failed on run %u of %u", k + 1, runs);
@@ -575,11 +744,11 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			}
 			sl_gate_result_release(&r);
 			free(report);
-			if (strcmp(rec->verdict, "pass") && strcmp(rec->verdict, "skip"))
+			if (!verdict_ok(d, rec->verdict))
 				break;
 		}
 		if (!ret) {
-			if (strcmp(rec->verdict, "pass") && strcmp(rec->verdict, "skip")) {
+			if (!verdict_ok(d, rec->verdict)) {
 				*passed = 0;
 				sl_buf_add(feedback, fb.buf, fb.len);
 			}

@@ -30,9 +30,16 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 			    (long long)f->tier_moved, (long long)f->tier_whitespace,
 			    (long long)f->tier_refused);
 	sl_buf_addf(out, "  candidates   %6lld\n", (long long)f->candidates);
-	for (size_t i = 0; i < f->ngates; i++)
-		sl_buf_addf(out, "    %-10s %6lld passed of %lld run\n", f->gates[i].gate,
-			    (long long)f->gates[i].passed, (long long)f->gates[i].runs);
+	for (size_t i = 0; i < f->ngates; i++) {
+		const sl_funnel_gate *g = &f->gates[i];
+
+		sl_buf_addf(out, "    %-10s %6lld passed, %lld failed, %lld skipped, %lld cached",
+			    g->gate, (long long)g->passed, (long long)g->failed,
+			    (long long)g->skipped, (long long)g->cached);
+		if (g->errors)
+			sl_buf_addf(out, ", %lld errors", (long long)g->errors);
+		sl_buf_addf(out, " (%lld run%s)\n", (long long)g->runs, g->runs == 1 ? "" : "s");
+	}
 	sl_buf_addf(out, "  proposed     %6lld  (%.0f%% of targets)\n", (long long)f->proposed,
 		    pct(f->proposed, f->targets));
 	sl_buf_addf(out, "  accepted     %6lld\n", (long long)f->accepted);
@@ -73,6 +80,10 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 		json_object_set_new(g, "gate", json_string(f->gates[i].gate));
 		json_object_set_new(g, "runs", json_integer(f->gates[i].runs));
 		json_object_set_new(g, "passed", json_integer(f->gates[i].passed));
+		json_object_set_new(g, "failed", json_integer(f->gates[i].failed));
+		json_object_set_new(g, "skipped", json_integer(f->gates[i].skipped));
+		json_object_set_new(g, "cached", json_integer(f->gates[i].cached));
+		json_object_set_new(g, "errors", json_integer(f->gates[i].errors));
 		json_array_append_new(gates, g);
 	}
 	json_object_set_new(o, "gates", gates);
@@ -155,6 +166,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	sl_candidate_rec c;
 	sl_gate_run_rec *g = NULL;
 	sl_attempt_rec *att = NULL;
+	sl_funnel_gate n = { 0 };
 	size_t ng = 0, na = 0;
 	int ret, json = flags & 1;
 
@@ -165,6 +177,15 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	if ((flags & SL_SHOW_ATTEMPTS) &&
 	    (ret = sl_store_attempts(st, c.target_id, &att, &na, err)))
 		goto done;
+	for (size_t i = 0; i < ng; i++) {
+		const char *v = g[i].verdict;
+
+		n.cached += g[i].cached != 0;
+		n.passed += !g[i].cached && !strcmp(v, "pass");
+		n.failed += !g[i].cached && (!strcmp(v, "fail") || !strcmp(v, "timeout"));
+		n.skipped += !g[i].cached && !strcmp(v, "skip");
+		n.errors += !g[i].cached && !strcmp(v, "error");
+	}
 	if (json) {
 		json_t *o = json_object(), *ga = json_array();
 		char *s;
@@ -196,6 +217,10 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 			json_array_append_new(ga, r);
 		}
 		json_object_set_new(o, "gates", ga);
+		json_object_set_new(o, "gate_counts", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+				    "passed", (json_int_t)n.passed, "failed", (json_int_t)n.failed,
+				    "skipped", (json_int_t)n.skipped, "cached", (json_int_t)n.cached,
+				    "errors", (json_int_t)n.errors));
 		json_object_set_new(o, "diff", json_string(c.diff));
 		if (flags & SL_SHOW_ATTEMPTS)
 			json_object_set_new(o, "attempts", attempts_json(att, na));
@@ -214,6 +239,12 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	if (c.decision)
 		sl_buf_addf(out, "decision: %s%s%s\n", c.decision, c.decision_reason ? ": " : "",
 			    c.decision_reason ? c.decision_reason : "");
+	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
+		    (long long)n.passed, (long long)n.failed, (long long)n.skipped,
+		    (long long)n.cached);
+	if (n.errors)
+		sl_buf_addf(out, ", %lld errors", (long long)n.errors);
+	sl_buf_addch(out, '\n');
 	for (size_t i = 0; i < ng; i++) {
 		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s\n", g[i].gate,
 			    g[i].verdict, (long long)g[i].exit_status, (long long)g[i].duration_ms,

@@ -908,18 +908,21 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "command", "timeout", "kind", "format",
 		"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
-		"build_files", "max_files", "max_lines", "allow_build_files", "loopback", NULL };
+		"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
+		"allow_skip", NULL };
 	enum { K_NAME, K_COMMAND, K_TIMEOUT, K_KIND, K_FORMAT, K_REPORT, K_RADIUS, K_FAIL_ON,
 		K_RERUNS, K_MUST_FIX, K_ALLOW_PATHS, K_FORBID, K_BUILD_FILES, K_MAX_FILES,
-		K_MAX_LINES, K_ALLOW_BUILD, K_LOOPBACK };
+		K_MAX_LINES, K_ALLOW_BUILD, K_LOOPBACK, K_EXPECT, K_ALLOW_SKIP };
+	static const char *const expects[] = { "pass", "fix", NULL };
+	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
 	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
 		"coverage", NULL };
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE };
 	/* the formats each kind reads; NULL entry = the kind takes no format */
-	static const char *const formats[][4] = {
+	static const char *const formats[][5] = {
 		[SL_GATE_STATIC] = { "gcc", "sarif", NULL },
-		[SL_GATE_TEST] = { "junit", "tap", NULL },
+		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
 		[SL_GATE_COVERAGE] = { "lcov", "gcov", NULL },
 	};
 	const struct node *v[MAX_KEYS];
@@ -957,8 +960,19 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		    get_bool(ld, v[K_ALLOW_BUILD], "allow_build_files", "gates",
 			     &g->allow_build_files) ||
 		    get_bool(ld, v[K_LOOPBACK], "loopback", "gates", &g->loopback) ||
+		    get_enum(ld, v[K_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
+		    get_bool(ld, v[K_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
 		    need(ld, item, v[K_NAME], "name", "gates"))
 			return SL_EINPUT;
+		if (!v[K_EXPECT] && spec->goal_fix && g->kind == SL_GATE_TEST)
+			g->expect = SL_EXPECT_FIX;
+		if (v[K_EXPECT] && g->kind != SL_GATE_BUILD && g->kind != SL_GATE_CUSTOM &&
+		    g->kind != SL_GATE_TEST)
+			return fail(ld, v[K_EXPECT]->start,
+				    "'expect' belongs to build, custom and test gates");
+		if (v[K_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
+			return fail(ld, v[K_ALLOW_SKIP]->start,
+				    "'allow_skip' belongs to gates that run a command");
 		if (g->kind != SL_GATE_POLICY && need(ld, item, v[K_COMMAND], "command", "gates"))
 			return SL_EINPUT;
 		if (g->kind == SL_GATE_POLICY && v[K_COMMAND])
@@ -999,12 +1013,12 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			g->max_lines = (unsigned)n;
 		}
 		if (g->format) {
-			for (j = 0; j < 3 && formats[g->kind][j]; j++)
+			for (j = 0; j < 4 && formats[g->kind][j]; j++)
 				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
 			if (!fmt_ok)
 				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
 					    kinds[g->kind], g->kind == SL_GATE_STATIC ? "gcc or sarif" :
-					    g->kind == SL_GATE_TEST ? "junit or tap" :
+					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
 					    g->kind == SL_GATE_COVERAGE ? "lcov or gcov" :
 					    "left out (this kind reads no report)");
 		}
@@ -1019,6 +1033,10 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 				    "'report' must be a path inside the worktree, without '..'");
 		if ((g->must_fix.n || v[K_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
 			return fail(ld, item->start, "'must_fix' and 'reruns' belong to test gates");
+		/* without a report nothing would ever read the names */
+		if (v[K_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
+			return fail(ld, v[K_MUST_FIX]->start, "'must_fix' needs a test gate with a "
+				    "'format' (junit, tap, automake or ctest)");
 		if (g->kind != SL_GATE_POLICY &&
 		    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
 		     g->max_lines || v[K_ALLOW_BUILD]))
@@ -1060,12 +1078,15 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
-		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", NULL };
+		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
+		NULL };
+	static const char *const goals[] = { "keep", "fix", NULL };
+	static const int goal_ix[] = { 0, 1 };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
 	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
-		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL };
+		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL };
 	const struct node *v[MAX_KEYS];
 	const char *why;
 	long long n;
@@ -1107,7 +1128,8 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 			return SL_EINPUT;
 		spec->attempts = (unsigned)n;
 	}
-	if ((v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
+	if (get_enum(ld, v[K_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
+	    (v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
 	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
 	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)) ||
 	    (v[K_JAIL] && load_jail(ld, v[K_JAIL], spec)))

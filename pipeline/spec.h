@@ -38,6 +38,15 @@ enum sl_gate_kind {
 	SL_GATE_COVERAGE,           /* the candidate must raise its target's coverage */
 };
 
+/* What a gate must say on the base and on the candidate (README, "Gate expectations"). */
+enum sl_gate_expect {
+	SL_EXPECT_PASS = 0,         /* passes on the base, must pass on the candidate; a test
+				       gate with a report: the base's passing tests must pass */
+	SL_EXPECT_FIX,              /* fails on the base, must pass on the candidate; a test
+				       gate with a report: every test failing on the base
+				       (not flaky) must pass */
+};
+
 typedef struct sl_spec_gate {
 	char *name;
 	char *command;              /* NULL only for policy gates */
@@ -51,7 +60,11 @@ typedef struct sl_spec_gate {
 	char *fail_on;              /* static: warning (default) | error */
 	unsigned reruns;            /* test: runs that must all pass (default 1) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
-	sl_strvec must_fix;         /* test: ids that must pass now */
+	sl_strvec must_fix;         /* test with a format: ids that must pass now */
+	int expect;                 /* enum sl_gate_expect; `expect:`, else the campaign's goal */
+	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
+				       recorded skip instead of stopping the campaign, and a
+				       skip does not keep a candidate from review */
 	/* policy: */
 	sl_strvec allow_paths, forbid, build_files;
 	unsigned max_files, max_lines;
@@ -120,6 +133,7 @@ typedef struct sl_spec {
 
 	sl_spec_gate *gates;
 	size_t ngates;
+	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 } sl_spec;

@@ -1014,7 +1014,12 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	if (rc != SQLITE_ROW)
 		return sl_store_fail(st, err, "funnel");
 
-	s = prep(st, "SELECT g.gate, count(*), count(*) FILTER (WHERE g.verdict IN ('pass', 'skip')) "
+	s = prep(st, "SELECT g.gate, count(*), "
+		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'pass'), "
+		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict IN ('fail', 'timeout')), "
+		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'skip'), "
+		 "count(*) FILTER (WHERE g.cached), "
+		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'error') "
 		 "FROM gate_runs g JOIN candidates c ON c.id = g.candidate_id "
 		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? "
 		 "GROUP BY g.gate ORDER BY min(g.id)", err);
@@ -1029,6 +1034,10 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		g->gate = sl_store_col_text(s, 0);
 		g->runs = sqlite3_column_int64(s, 1);
 		g->passed = sqlite3_column_int64(s, 2);
+		g->failed = sqlite3_column_int64(s, 3);
+		g->skipped = sqlite3_column_int64(s, 4);
+		g->cached = sqlite3_column_int64(s, 5);
+		g->errors = sqlite3_column_int64(s, 6);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {

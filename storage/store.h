@@ -144,8 +144,9 @@ int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
 
 typedef struct sl_gate_run_rec {
 	int64_t id, candidate_id;
-	char *gate, *verdict;       /* verdict: pass, fail, timeout, error, or skip (the gate
-				       fails on the base too, so it cannot judge) */
+	char *gate, *verdict;       /* verdict: pass, fail, timeout, error (the machinery, or
+				       a missing command: exit 126/127), or skip (the gate
+				       fails on the base too and the campaign allows it) */
 	int64_t exit_status, duration_ms, output_bytes;
 	char *output_tail;
 	int64_t cached;             /* the verdict came from the cache */
@@ -162,9 +163,10 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 		    const char *reason, sl_err *err);
 
+/* A gate's runs: cached verdicts count only as cached, never as passed. */
 typedef struct sl_funnel_gate {
 	char *gate;
-	int64_t runs, passed;
+	int64_t runs, passed, failed, skipped, cached, errors;  /* failed: fail or timeout */
 } sl_funnel_gate;
 
 typedef struct sl_funnel {

@@ -500,6 +500,209 @@ void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len)
 	dedupe(out);
 }
 
+/* Drop every repeat of an id, keeping its first appearance. */
+static void keep_first(sl_tests *t)
+{
+	idref *r;
+	unsigned char *drop;
+	size_t k = 0;
+
+	if (t->n < 2)
+		return;
+	r = sl_xcalloc(t->n, sizeof(*r));
+	drop = sl_xcalloc(t->n, 1);
+	for (size_t i = 0; i < t->n; i++) {
+		r[i].id = t->v[i].id;
+		r[i].idx = i;
+	}
+	qsort(r, t->n, sizeof(*r), cmp_idref);
+	for (size_t i = 1; i < t->n; i++)
+		if (!strcmp(r[i].id, r[i - 1].id))
+			drop[r[i].idx] = 1;
+	free(r);
+	for (size_t i = 0; i < t->n; i++) {
+		if (drop[i]) {
+			free(t->v[i].id);
+			free(t->v[i].message);
+		} else {
+			t->v[k++] = t->v[i];
+		}
+	}
+	t->n = k;
+	free(drop);
+}
+
+/* One line without its CR and without ANSI colour sequences (ESC [ ... letter). */
+static void clean_line(sl_buf *out, const char *p, const char *end)
+{
+	sl_buf_reset(out);
+	if (end > p && end[-1] == '\r')
+		end--;
+	while (p < end) {
+		if (*p == '\033' && p + 1 < end && p[1] == '[') {
+			p += 2;
+			while (p < end && !isalpha((unsigned char)*p))
+				p++;
+			p += p < end;
+			continue;
+		}
+		sl_buf_addch(out, *p++);
+	}
+}
+
+/* --- automake --- */
+
+static const struct {
+	const char *word;
+	int result;
+	const char *message;
+} am_results[] = {
+	{ "PASS", SL_TEST_PASS, NULL },
+	{ "XFAIL", SL_TEST_PASS, "expected failure" },
+	{ "SKIP", SL_TEST_SKIP, NULL },
+	{ "FAIL", SL_TEST_FAIL, NULL },
+	{ "XPASS", SL_TEST_FAIL, "unexpected pass" },
+	{ "ERROR", SL_TEST_ERROR, NULL },
+};
+
+/* The result word at s (followed by ':'), or -1. */
+static int am_result(const char *s, size_t *len)
+{
+	for (size_t i = 0; i < sizeof(am_results) / sizeof(am_results[0]); i++) {
+		size_t l = strlen(am_results[i].word);
+
+		if (!strncmp(s, am_results[i].word, l) && s[l] == ':') {
+			*len = l;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name)
+{
+	const char *p = text, *stop = text + len;
+	sl_buf line = SL_BUF_INIT, id = SL_BUF_INIT;
+
+	while (p < stop) {
+		const char *eol = memchr(p, '\n', (size_t)(stop - p));
+		const char *next = eol ? eol + 1 : stop;
+		const char *trs, *name, *word;
+		char w[16];
+		size_t wl, nl;
+		int r;
+
+		clean_line(&line, p, eol ? eol : stop);
+		p = next;
+		sl_buf_reset(&id);
+		/* "NAME.trs::test-result: X" (grep -H) or a lone .trs file's ":test-result: X" */
+		if ((trs = strstr(line.buf, ":test-result: ")) && (trs == line.buf ?
+		    trs_name != NULL : trs - line.buf > 5 && !memcmp(trs - 4, ".trs:", 5))) {
+			word = trs + strlen(":test-result: ");
+			if (trs == line.buf)
+				sl_buf_adds(&id, trs_name);
+			else
+				sl_buf_add(&id, line.buf, (size_t)(trs - 4 - line.buf));
+			wl = strcspn(word, " \t");
+			if (wl >= sizeof(w) - 1)
+				continue;
+			memcpy(w, word, wl);
+			w[wl] = ':';
+			w[wl + 1] = '\0';
+			if ((r = am_result(w, &wl)) < 0)
+				continue;
+		} else {
+			if ((r = am_result(line.buf, &wl)) < 0 || line.buf[wl + 1] != ' ')
+				continue;
+			name = line.buf + wl + 2;
+			while (*name == ' ')
+				name++;
+			nl = strlen(name);
+			while (nl && (name[nl - 1] == ' ' || name[nl - 1] == '\t'))
+				nl--;
+			if (!nl)
+				continue;
+			sl_buf_add(&id, name, nl);
+		}
+		if (id.len)
+			sl_tests_add(out, id.buf, am_results[r].result, am_results[r].message);
+	}
+	sl_buf_release(&line);
+	sl_buf_release(&id);
+	keep_first(out);
+}
+
+/* --- ctest --- */
+
+/* "***Failed  0.01 sec": the result of a ctest status after the dots. */
+static int ctest_result(const char *status, const char **message)
+{
+	*message = NULL;
+	if (!strncmp(status, "Passed", 6))
+		return SL_TEST_PASS;
+	if (!strncmp(status, "***Not Run (Disabled)", 21) || !strncmp(status, "***Skipped", 10))
+		return SL_TEST_SKIP;
+	if (!strncmp(status, "***Failed", 9))
+		return SL_TEST_FAIL;
+	*message = status + 3;
+	return SL_TEST_ERROR;       /* ***Timeout, ***Exception: ..., ***Not Run */
+}
+
+int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err)
+{
+	const char *p = text, *stop = text + len;
+	sl_buf line = SL_BUF_INIT, msg = SL_BUF_INIT;
+
+	while (p < stop && isspace((unsigned char)*p))
+		p++;
+	if (p < stop && *p == '<')
+		return sl_tests_parse_junit(out, text, len, err);
+	while (p < stop) {
+		const char *eol = memchr(p, '\n', (size_t)(stop - p));
+		const char *next = eol ? eol + 1 : stop;
+		const char *t, *name, *status, *m, *e;
+		int r;
+
+		clean_line(&line, p, eol ? eol : stop);
+		p = next;
+		/* [N/M ]Test #K: NAME ....   Passed    0.01 sec */
+		if (!(t = strstr(line.buf, "Test #")))
+			continue;
+		t += 6;
+		if (!isdigit((unsigned char)*t))
+			continue;
+		while (isdigit((unsigned char)*t))
+			t++;
+		if (*t++ != ':' || *t++ != ' ')
+			continue;
+		name = t;
+		if (!(status = strstr(name, "***")) && !(status = strstr(name, " Passed")))
+			continue;
+		status += *status == ' ';
+		e = status;
+		while (e > name && (e[-1] == ' ' || e[-1] == '.'))
+			e--;
+		if (e == name)
+			continue;
+		r = ctest_result(status, &m);
+		sl_buf_reset(&msg);
+		if (m) {
+			size_t ml = strlen(m);
+
+			while (ml && (isdigit((unsigned char)m[ml - 1]) || m[ml - 1] == '.' ||
+				      m[ml - 1] == ' ' || !strncmp(m + (ml >= 3 ? ml - 3 : 0), "sec", 3)))
+				ml -= ml >= 3 && !strncmp(m + ml - 3, "sec", 3) ? 3 : 1;
+			sl_buf_add(&msg, m, ml);
+		}
+		*(char *)e = '\0';
+		sl_tests_add(out, name, r, msg.len ? msg.buf : NULL);
+	}
+	sl_buf_release(&line);
+	sl_buf_release(&msg);
+	keep_first(out);
+	return SL_OK;
+}
+
 /* --- comparisons and feedback --- */
 
 size_t sl_tests_regressions(const sl_tests *base, const sl_tests *cand, sl_tests *out)

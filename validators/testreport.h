@@ -13,6 +13,8 @@
  * nodes only), so a billion-laughs document costs nothing.  Input over
  * 32 MiB is refused.
  *
+ * Automake (.trs, test-suite.log, `make check` output) and ctest: below.
+ *
  * TAP (12/13/14): "ok N - name", "not ok N - name", directives "# SKIP" (a
  * SKIP) and "# TODO" ("not ok" becomes SKIP: an expected failure; "ok"
  * stays PASS), the plan "1..N" (before or after; tests in the plan that
@@ -79,6 +81,26 @@ void sl_tests_add(sl_tests *t, const char *id, int result, const char *message);
 int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err);
 /* Never fails; text with no TAP line yields no tests. */
 void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
+
+/*
+ * Automake's test-suite results: "RESULT: NAME" lines (the output of `make
+ * check`; the section headers of test-suite.log, which lists only the tests
+ * that did not pass), "NAME.trs::test-result: RESULT" lines (grep -H over
+ * the .trs files) and, when trs_name is not NULL, the ":test-result: RESULT"
+ * lines of one .trs file, named trs_name.  PASS and XFAIL are PASS, FAIL and
+ * XPASS FAIL, SKIP SKIP, ERROR ERROR.  Colour sequences are ignored; an id
+ * seen twice keeps its first result.  Never fails.
+ */
+void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name);
+
+/*
+ * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines;
+ * "***Failed" is FAIL, "***Skipped" and "***Not Run (Disabled)" SKIP, any
+ * other "***" status (Timeout, Exception, Not Run) ERROR.  Text that starts
+ * with '<' is ctest's JUnit (--output-junit) and is read as JUnit.
+ * SL_EINPUT only for malformed JUnit.
+ */
+int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);
 
 /* The test with this id, or NULL (linear; sets are small). */
 const sl_test *sl_tests_find(const sl_tests *t, const char *id);

@@ -56,6 +56,33 @@ test_expect_success 'a null entry in must_fix exits 2' '
 	spec_error c.yaml "expected a string for an entry of .must_fix."
 '
 
+test_expect_success 'must_fix on a test gate without a report format exits 2, at its line' '
+	write_campaign c.yaml "  - name: t2" "    kind: test" "    command: make test" \
+		"    must_fix: [t1]" &&
+	spec_error c.yaml ".must_fix. needs a test gate with a .format." &&
+	line=$(grep -n "must_fix" c.yaml | cut -d: -f1) &&
+	grep -q "^sluice: c.yaml:$line:" err
+'
+
+test_expect_success 'must_fix on a custom gate exits 2' '
+	write_campaign c.yaml "  - name: t2" "    command: make test" "    must_fix: [t1]" &&
+	spec_error c.yaml ".must_fix. needs a test gate"
+'
+
+test_expect_success 'an unknown expectation or goal exits 2' '
+	write_campaign c.yaml "  - name: t2" "    command: make test" "    expect: maybe" &&
+	spec_error c.yaml ".expect. must be one of: pass, fix" &&
+	write_campaign c.yaml "goal: everything" &&
+	spec_error c.yaml ".goal. must be one of: keep, fix"
+'
+
+test_expect_success 'expect on a static gate, allow_skip on a policy gate exit 2' '
+	write_campaign c.yaml "  - {name: w, kind: static, format: gcc, command: make, expect: fix}" &&
+	spec_error c.yaml ".expect. belongs to build, custom and test gates" &&
+	write_campaign c.yaml "  - {name: p, kind: policy, allow_skip: true}" &&
+	spec_error c.yaml ".allow_skip. belongs to gates that run a command"
+'
+
 test_expect_success 'a header name with a space exits 2' '
 	write_campaign c.yaml "provider:" "  kind: rules" "  headers: [\"X Org: y\"]" &&
 	spec_error c.yaml "a header must look like"

@@ -11,7 +11,7 @@ test_expect_success 'a candidate that breaks the build fails at the build gate' 
 	RULE_TEMPLATE="greet(\${out}, \${name})" write_campaign c.yaml &&
 	test_expect_code 1 sluice run --store s.db c.yaml >out &&
 	grep -q "proposed  *0" out &&
-	grep -q "build  *0 passed of 3 run" out &&
+	grep -q "build  *0 passed, 3 failed, 0 skipped, 0 cached (3 runs)" out &&
 	test "$(store_query s.db "select count(*) from gate_runs where gate = '"'"'test'"'"'")" = 0 &&
 	test "$(store_query s.db "select count(*) from targets where state = '"'"'failed'"'"'")" = 3 &&
 	store_query s.db "select output_tail from gate_runs where gate = '"'"'build'"'"' limit 1" >tail &&
@@ -22,7 +22,7 @@ test_expect_success 'its branch is not proposed' '
 	test -z "$(git -C repo for-each-ref refs/heads/sluice/)"
 '
 
-test_expect_success 'a gate that opens TCP and writes outside its worktree fails inside (on the base too, so it is not blamed); the host is unchanged' '
+test_expect_success 'a gate that opens TCP and writes outside its worktree fails inside, on the base and on each candidate; the host is unchanged' '
 	mkdir m &&
 	stub-model --dir m --port-file port --max-seconds 120 &
 	echo $! >stub.pid &&
@@ -35,7 +35,7 @@ test_expect_success 'a gate that opens TCP and writes outside its worktree fails
 	sed -i "s/^name: greet/name: hostile/" h.yaml &&
 	cat >>h.yaml <<-EOF &&
 	  - name: escape
-	    command: "echo pwned >$TRASH/canary; w=\$?; echo pwned >/usr/pwned; u=\$?; bash -c \"exec 3<>/dev/tcp/127.0.0.1/$port\"; t=\$?; echo write=\$w usr=\$u tcp=\$t; [ \$w = 0 ] || [ \$u = 0 ] || [ \$t = 0 ]"
+	    command: "echo pwned >$TRASH/canary; w=\$?; echo pwned >/usr/pwned; u=\$?; bash -c \"exec 3<>/dev/tcp/127.0.0.1/$port\"; t=\$?; echo write=\$w usr=\$u tcp=\$t; [ \$w != 0 ] && [ \$u != 0 ] && [ \$t != 0 ]"
 	    timeout: 30
 	EOF
 	sluice run --store h.db h.yaml >out;
@@ -44,7 +44,7 @@ test_expect_success 'a gate that opens TCP and writes outside its worktree fails
 	! test -e /usr/pwned &&
 	store_query h.db "select output from baselines where gate = '"'"'escape'"'"'" >base.tail &&
 	grep -q "write=[1-9][0-9]* usr=[1-9][0-9]* tcp=[1-9]" base.tail &&
-	test "$(store_query h.db "select count(*) from gate_runs where gate = '"'"'escape'"'"' and verdict = '"'"'skip'"'"'")" = 3 &&
+	test "$(store_query h.db "select count(*) from gate_runs where gate = '"'"'escape'"'"' and verdict = '"'"'pass'"'"'")" = 3 &&
 	store_query h.db "select output_tail from gate_runs where gate = '"'"'escape'"'"'" >tails &&
 	test $(grep -c "write=[1-9][0-9]* usr=[1-9][0-9]* tcp=[1-9]" tails) = 3
 '

@@ -135,10 +135,20 @@ test_expect_success 'an identical candidate hits the verdict cache' '
 	test "$(store_query same.db "select group_concat(cached) from gate_runs where gate = '"'"'test'"'"'")" = "0,1"
 '
 
-test_expect_success 'a test gate whose report never appears, on the base either, cannot judge' '
-	campaign norep "\${x}" "a" "  - {name: test, kind: test, format: junit, report: none.xml, command: \"true\"}" >norep.yaml &&
-	sluice run --store norep.db norep.yaml >out &&
-	test "$(verdicts norep.db)" = "syntax:pass test:skip"
+test_expect_success 'a test gate whose report never appears on the base stops the campaign before any candidate' '
+	campaign norep "\${x}" "a" "  - {name: test, kind: test, format: junit, report: none.xml, command: \"echo ran\"}" >norep.yaml &&
+	test_expect_code 1 sluice run --store norep.db norep.yaml >out 2>err &&
+	test "$(cat err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit (exit 0): ran" &&
+	test "$(store_query norep.db "select count(*) from attempts")" = 0 &&
+	test "$(store_query norep.db "select count(*) from gate_runs")" = 0
+'
+
+test_expect_success 'with allow_skip it is recorded skip, and the candidate may pass' '
+	campaign norep2 "\${x}" "a" "  - {name: test, kind: test, format: junit, report: none.xml, command: \"true\", allow_skip: true}" >norep2.yaml &&
+	sluice run --store norep2.db norep2.yaml >out &&
+	test "$(verdicts norep2.db)" = "syntax:pass test:skip" &&
+	grep -q "test  *0 passed, 0 failed, 1 skipped, 0 cached (1 run)" out &&
+	grep -q "proposed  *1" out
 '
 
 test_expect_success 'a policy gate refuses forbidden text before any checkout' '

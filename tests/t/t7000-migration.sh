@@ -42,8 +42,8 @@ test_expect_success 'run proposes all three candidates' '
 	sluice run --store s.db c.yaml >out &&
 	grep -q "targets  *3" out &&
 	grep -q "proposed  *3" out &&
-	grep -q "build  *3 passed of 3 run" out &&
-	grep -q "test  *3 passed of 3 run" out
+	grep -q "build  *3 passed, 0 failed, 0 skipped, 0 cached (3 runs)" out &&
+	grep -q "test  *3 passed, 0 failed, 0 skipped, 0 cached (3 runs)" out
 '
 
 test_expect_success 'each proposed candidate has its branch with the migrated call' '
