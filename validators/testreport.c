@@ -1,5 +1,5 @@
 /*
- * testreport.c - JUnit XML and TAP reports to per-test results.
+ * testreport.c - JUnit XML, TAP, automake and ctest reports to per-test results.
  *
  * Reports are written by the candidate's own test code, so they are hostile
  * input: size is capped before libxml2 sees them, the parser runs with
@@ -597,12 +597,12 @@ void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const 
 		sl_buf_reset(&id);
 		/* "NAME.trs::test-result: X" (grep -H) or a lone .trs file's ":test-result: X" */
 		if ((trs = strstr(line.buf, ":test-result: ")) && (trs == line.buf ?
-		    trs_name != NULL : trs - line.buf > 5 && !memcmp(trs - 4, ".trs:", 5))) {
+		    trs_name != NULL : trs - line.buf > 5 && !memcmp(trs - 5, ".trs:", 5))) {
 			word = trs + strlen(":test-result: ");
 			if (trs == line.buf)
 				sl_buf_adds(&id, trs_name);
 			else
-				sl_buf_add(&id, line.buf, (size_t)(trs - 4 - line.buf));
+				sl_buf_add(&id, line.buf, (size_t)(trs - 5 - line.buf));
 			wl = strcspn(word, " \t");
 			if (wl >= sizeof(w) - 1)
 				continue;

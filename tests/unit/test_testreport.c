@@ -1,5 +1,5 @@
 /*
- * test_testreport.c - JUnit XML and TAP to per-test results; regressions,
+ * test_testreport.c - JUnit XML, TAP, automake and ctest to per-test results; regressions,
  * flaky tests and the feedback summary.
  *
  * Fixtures in tests/fixtures/gates/tests: node20-junit.xml and node20.tap
@@ -8,6 +8,9 @@
  * own unit.h, one line flipped to "not ok") are real outputs made here;
  * surefire.xml, pytest.xml, go-junit-report.xml and gtest-nested.xml are
  * written in those tools' shapes; hostile-* must be refused or harmless.
+ * ctest-console.ctest is ctest 3.25's output here (every status it prints);
+ * automake-*.am are written in automake 1.16's shapes (`make check` output
+ * with colour, test-suite.log, grep -H over .trs files).
  * NAME.expect holds the dump below.
  */
 #include <stdlib.h>
@@ -57,10 +60,78 @@ static void dump_tap(sl_buf *got, const char *name, const sl_buf *in)
 	sl_tests_release(&t);
 }
 
+static void dump_automake(sl_buf *got, const char *name, const sl_buf *in)
+{
+	sl_tests t;
+
+	sl_tests_init(&t);
+	sl_tests_parse_automake(&t, in->buf, in->len, NULL);
+	dump_tests(got, &t);
+	sl_tests_release(&t);
+}
+
+static void dump_ctest(sl_buf *got, const char *name, const sl_buf *in)
+{
+	sl_tests t;
+	sl_err err = SL_ERR_INIT;
+
+	sl_tests_init(&t);
+	if (sl_tests_parse_ctest(&t, in->buf, in->len, &err))
+		sl_buf_addf(got, "error: %s\n", err.msg);
+	else
+		dump_tests(got, &t);
+	sl_tests_release(&t);
+}
+
 static void test_fixtures(void)
 {
 	CHECK(fixture_run_all("tests", "xml", dump_junit) >= 10);
 	CHECK(fixture_run_all("tests", "tap", dump_tap) >= 6);
+	CHECK(fixture_run_all("tests", "am", dump_automake) >= 3);
+	CHECK(fixture_run_all("tests", "ctest", dump_ctest) >= 1);
+}
+
+/* One .trs file read as the report: its results take the file's name. */
+static void test_automake_trs(void)
+{
+	static const char trs[] = ":test-result: PASS\n:test-result: FAIL\n"
+		":global-test-result: FAIL\n:recheck: yes\n:copy-in-global-log: yes\n";
+	sl_tests t;
+
+	sl_tests_init(&t);
+	sl_tests_parse_automake(&t, trs, sizeof(trs) - 1, "tests/one");
+	CHECK_INT((int)t.n, 1);
+	CHECK_STR(t.v[0].id, "tests/one");
+	CHECK_INT(t.v[0].result, SL_TEST_PASS);
+	sl_tests_release(&t);
+	sl_tests_init(&t);
+	sl_tests_parse_automake(&t, trs, sizeof(trs) - 1, NULL);
+	CHECK_INT((int)t.n, 0);
+	sl_tests_release(&t);
+}
+
+/* ctest's JUnit goes through the JUnit reader. */
+static void test_ctest_junit(void)
+{
+	{
+		sl_buf b = SL_BUF_INIT, direct = SL_BUF_INIT, via = SL_BUF_INIT;
+		sl_tests a, c;
+
+		CHECK_INT(sl_read_file(&b, GATES_FIXTURES "/tests/ctest.xml", 0, NULL), 0);
+		sl_tests_init(&a);
+		sl_tests_init(&c);
+		CHECK_INT(sl_tests_parse_junit(&a, b.buf, b.len, NULL), 0);
+		CHECK_INT(sl_tests_parse_ctest(&c, b.buf, b.len, NULL), 0);
+		dump_tests(&direct, &a);
+		dump_tests(&via, &c);
+		CHECK(a.n > 0);
+		CHECK_STR(via.buf, direct.buf);
+		sl_tests_release(&a);
+		sl_tests_release(&c);
+		sl_buf_release(&b);
+		sl_buf_release(&direct);
+		sl_buf_release(&via);
+	}
 }
 
 static void load(sl_tests *t, const char *name)
@@ -235,6 +306,8 @@ static void test_hostile(void)
 int main(void)
 {
 	RUN(test_fixtures);
+	RUN(test_automake_trs);
+	RUN(test_ctest_junit);
 	RUN(test_regressions);
 	RUN(test_flaky);
 	RUN(test_summary);
