@@ -37,50 +37,51 @@ static void dump_tests(sl_buf *got, const sl_tests *t)
 		sl_buf_adds(got, "(bailed out)\n");
 }
 
-static void dump_junit(sl_buf *got, const char *name, const sl_buf *in)
+typedef int (*parse_fn)(sl_tests *out, const char *text, size_t len, sl_err *err);
+
+static void dump_parsed(sl_buf *got, const sl_buf *in, parse_fn parse)
 {
 	sl_tests t;
 	sl_err err = SL_ERR_INIT;
 
 	sl_tests_init(&t);
-	if (sl_tests_parse_junit(&t, in->buf, in->len, &err))
+	if (parse(&t, in->buf, in->len, &err))
 		sl_buf_addf(got, "error: %s\n", err.msg);
 	else
 		dump_tests(got, &t);
 	sl_tests_release(&t);
+}
+
+static void dump_junit(sl_buf *got, const char *name, const sl_buf *in)
+{
+	dump_parsed(got, in, sl_tests_parse_junit);
+}
+
+static int parse_tap(sl_tests *out, const char *text, size_t len, sl_err *err)
+{
+	sl_tests_parse_tap(out, text, len);
+	return 0;
+}
+
+static int parse_automake(sl_tests *out, const char *text, size_t len, sl_err *err)
+{
+	sl_tests_parse_automake(out, text, len, NULL);
+	return 0;
 }
 
 static void dump_tap(sl_buf *got, const char *name, const sl_buf *in)
 {
-	sl_tests t;
-
-	sl_tests_init(&t);
-	sl_tests_parse_tap(&t, in->buf, in->len);
-	dump_tests(got, &t);
-	sl_tests_release(&t);
+	dump_parsed(got, in, parse_tap);
 }
 
 static void dump_automake(sl_buf *got, const char *name, const sl_buf *in)
 {
-	sl_tests t;
-
-	sl_tests_init(&t);
-	sl_tests_parse_automake(&t, in->buf, in->len, NULL);
-	dump_tests(got, &t);
-	sl_tests_release(&t);
+	dump_parsed(got, in, parse_automake);
 }
 
 static void dump_ctest(sl_buf *got, const char *name, const sl_buf *in)
 {
-	sl_tests t;
-	sl_err err = SL_ERR_INIT;
-
-	sl_tests_init(&t);
-	if (sl_tests_parse_ctest(&t, in->buf, in->len, &err))
-		sl_buf_addf(got, "error: %s\n", err.msg);
-	else
-		dump_tests(got, &t);
-	sl_tests_release(&t);
+	dump_parsed(got, in, sl_tests_parse_ctest);
 }
 
 static void test_fixtures(void)
