@@ -1,0 +1,243 @@
+#!/bin/sh
+test_description='verdict fidelity: a known bug, five canned candidates, every gate style, broken gates'
+. ./test-lib.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
+
+# The project (tests/fixtures/fidelity): clamp() returns lo for values above
+# hi; the test clamp_above fails on the base.  The candidates (canned
+# search/replace replies, fed by the command provider) are:
+#   right        the fix
+#   noop         changes the buggy line without changing what it does
+#   wrong        changes the condition, the bug stays
+#   regression   the fix, and span() broken
+#   compile-error  the fix calls an undeclared name: nothing builds
+#   vanish       the fix, and the span test deleted
+CANDIDATES=$FIXTURES/fidelity/candidates
+
+TAP_GATE='  - {name: test, kind: test, format: tap, command: "make -s check"}'
+EXIT_GATE='  - {name: test, kind: test, command: "make -s check", expect: fix}'
+MUST_FIX_GATE='  - {name: test, kind: test, format: tap, command: "make -s check", must_fix: [clamp_above]}'
+
+# campaign NAME CANDIDATE [LINE...]: the campaign with the gates (and any
+# top-level lines) given; the provider answers with the canned candidate.
+campaign() {
+	name=$1 cand=$2
+	shift 2
+	cat <<EOF2
+name: $name
+repository: repo
+scratch: $TRASH/scratch
+targets:
+  language: c
+  paths: ["src/*.c", "tests/*.c"]
+  query: |
+    (function_definition
+      declarator: (function_declarator declarator: (identifier) @n)
+      (#eq? @n "clamp")) @fn
+  capture: fn
+provider: {kind: command, command: "touch $TRASH/asked; cat $CANDIDATES/$cand.txt"}
+edit_format: search-replace
+attempts: 1
+jobs: 1
+EOF2
+	for line in "$@"; do printf '%s\n' "$line"; done
+}
+
+verdicts() { # STORE: gate:verdict of every gate run, in order
+	store_query "$1" "select group_concat(gate || ':' || verdict, ' ') from (select gate, verdict from gate_runs order by id)"
+}
+
+test_note() { # STORE: the note of the test gate's run
+	store_query "$1" "select coalesce(note, '') from gate_runs where gate = 'test'"
+}
+
+# judge NAME CANDIDATE VERDICT NOTE LINE...: run, then check the exit
+# status, the verdicts, the test gate's note and (when it failed) that the
+# feedback names what the note names.  (j_ names: test_expect_code sets $want.)
+judge() {
+	j_name=$1 j_cand=$2 j_want=$3 j_note=$4
+	shift 4
+	campaign "$j_name" "$j_cand" "$@" >"$j_name.yaml" &&
+	if test "$j_want" = pass
+	then
+		sluice run --store "$j_name.db" "$j_name.yaml" >"$j_name.out"
+	else
+		test_expect_code 1 sluice run --store "$j_name.db" "$j_name.yaml" >"$j_name.out"
+	fi &&
+	test "$(verdicts "$j_name.db")" = "syntax:pass test:$j_want" &&
+	test "$(test_note "$j_name.db")" = "$j_note" &&
+	if test "$j_want" = pass
+	then
+		grep -q "proposed  *1" "$j_name.out"
+	else
+		grep -q "proposed  *0" "$j_name.out" &&
+		store_query "$j_name.db" "select reason from targets" >"$j_name.reason" &&
+		case "$j_note" in
+		"broken: "*|"still failing: "*|"vanished: "*)
+			grep -q "${j_note#*: }" "$j_name.reason" ;;
+		esac
+	fi
+}
+
+test_expect_success 'setup: the project, its base failing one test' '
+	mkdir repo &&
+	cp -R "$FIXTURES/fidelity/." repo/ &&
+	rm -r repo/candidates &&
+	make_repo repo &&
+	test_expect_code 2 make -s -C repo check >base.tap &&
+	grep -x "not ok 3 - clamp_above" base.tap &&
+	test $(grep -c "^ok" base.tap) = 4 &&
+	make -s -C repo clean
+'
+
+# A per-test report, no must-fix: the base's passing tests must pass; the
+# failing clamp_above is not blamed, so changes that leave the bug pass.
+test_expect_success 'per-test report: the right fix passes' '
+	judge tap-right right pass "" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'per-test report: a no-op passes (the base failure is not blamed)' '
+	judge tap-noop noop pass "" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'per-test report: a wrong fix passes (the base failure is not blamed)' '
+	judge tap-wrong wrong pass "" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'per-test report: the fix with a regression elsewhere fails, naming it' '
+	judge tap-regression regression fail "broken: span" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'per-test report: a compile error fails (no test parsed is no pass)' '
+	judge tap-compile compile-error fail "no tests parsed" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'per-test report: a deleted test fails as vanished' '
+	judge tap-vanish vanish fail "vanished: span" "gates:" "$TAP_GATE"
+'
+
+# The exit status only, expect: fix: fails on the base, must pass.
+test_expect_success 'exit status, expect fix: the right fix passes' '
+	judge exit-right right pass "" "gates:" "$EXIT_GATE"
+'
+
+test_expect_success 'exit status, expect fix: a no-op fails' '
+	judge exit-noop noop fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
+'
+
+test_expect_success 'exit status, expect fix: a wrong fix fails' '
+	judge exit-wrong wrong fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
+'
+
+test_expect_success 'exit status, expect fix: the fix with a regression fails' '
+	judge exit-regression regression fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
+'
+
+test_expect_success 'exit status, expect fix: a compile error fails' '
+	judge exit-compile compile-error fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
+'
+
+# must_fix: the named test must go from fail to pass.
+test_expect_success 'must-fix: the right fix passes' '
+	judge mf-right right pass "" "gates:" "$MUST_FIX_GATE"
+'
+
+test_expect_success 'must-fix: a no-op fails, naming the test still failing' '
+	judge mf-noop noop fail "still failing: clamp_above" "gates:" "$MUST_FIX_GATE"
+'
+
+test_expect_success 'must-fix: a wrong fix fails, naming the test still failing' '
+	judge mf-wrong wrong fail "still failing: clamp_above" "gates:" "$MUST_FIX_GATE"
+'
+
+test_expect_success 'must-fix: the fix with a regression fails, naming the broken test' '
+	judge mf-regression regression fail "broken: span" "gates:" "$MUST_FIX_GATE"
+'
+
+test_expect_success 'must-fix: a compile error fails' '
+	judge mf-compile compile-error fail "no tests parsed" "gates:" "$MUST_FIX_GATE"
+'
+
+# goal: fix: every test failing on the base must pass, none named.
+test_expect_success 'goal fix: the right fix passes' '
+	judge goal-right right pass "" "goal: fix" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'goal fix: a no-op fails, naming the test still failing' '
+	judge goal-noop noop fail "still failing: clamp_above" "goal: fix" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'goal fix: a wrong fix fails, naming the test still failing' '
+	judge goal-wrong wrong fail "still failing: clamp_above" "goal: fix" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'goal fix: the fix with a regression fails, naming the broken test' '
+	judge goal-regression regression fail "broken: span" "goal: fix" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'goal fix: a compile error fails' '
+	judge goal-compile compile-error fail "no tests parsed" "goal: fix" "gates:" "$TAP_GATE"
+'
+
+test_expect_success 'the feedback of a goal-fix rejection names the test for the next attempt' '
+	store_query goal-noop.db "select reason from targets" >reason &&
+	grep -q "must be fixed and still do not pass" reason &&
+	grep -q "clamp_above" reason
+'
+
+# Broken gates: the campaign stops on the base, before any model call.
+test_expect_success 'a missing tool (exit 127) stops the campaign with one line, before the model is asked' '
+	rm -f asked &&
+	campaign tool right "gates:" "  - {name: build, command: \"meson compile\"}" >tool.yaml &&
+	test_expect_code 1 sluice run --store tool.db tool.yaml >out 2>err &&
+	test "$(cat err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
+	! test -e asked &&
+	test "$(store_query tool.db "select count(*) from attempts")" = 0
+'
+
+test_expect_success 'exit 127 stops the campaign even for a gate that expects a fix' '
+	campaign tool2 right "gates:" "  - {name: build, command: \"meson compile\", expect: fix}" >tool2.yaml &&
+	test_expect_code 1 sluice run --store tool2.db tool2.yaml 2>err &&
+	grep -q "^sluice: gate .build. fails on the base commit (exit 127): " err
+'
+
+test_expect_success 'a gate failing on the base stops the campaign, naming its exit status and output' '
+	rm -f asked &&
+	campaign failbase right "gates:" "  - {name: test, kind: test, command: \"make -s check\"}" >failbase.yaml &&
+	test_expect_code 1 sluice run --store failbase.db failbase.yaml >out 2>err &&
+	test "$(wc -l <err)" = 1 &&
+	grep -q "^sluice: gate .test. fails on the base commit (exit 2): make: \*\*\* \[Makefile:[0-9]*: check\] Error 1$" err &&
+	! test -e asked &&
+	test "$(store_query failbase.db "select count(*) from attempts")" = 0
+'
+
+test_expect_success 'a resumed run checks the stored baseline again and stops the same way' '
+	test_expect_code 1 sluice run --store failbase.db failbase.yaml 2>err2 &&
+	test_cmp err err2
+'
+
+test_expect_success 'an empty test report on the base stops the campaign' '
+	campaign empty right "gates:" \
+		"  - {name: test, kind: test, format: junit, report: results.xml, command: \"make -s check >/dev/null 2>&1; true\"}" >empty.yaml &&
+	test_expect_code 1 sluice run --store empty.db empty.yaml 2>err &&
+	test "$(cat err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit (exit 0): (no output)"
+'
+
+test_expect_success 'a fix gate that passes on the base has nothing to fix' '
+	campaign nofix right "gates:" "  - {name: build, command: \"true\", expect: fix}" >nofix.yaml &&
+	test_expect_code 1 sluice run --store nofix.db nofix.yaml 2>err &&
+	test "$(cat err)" = "sluice: gate '"'"'build'"'"' expects a fix, but passes on the base commit"
+'
+
+test_expect_success 'allow_skip: a gate failing on the base is skipped, and the candidate proposed' '
+	campaign skip right "gates:" "  - {name: lint, command: \"exit 3\", allow_skip: true}" "$TAP_GATE" >skip.yaml &&
+	sluice run --store skip.db skip.yaml >out &&
+	test "$(verdicts skip.db)" = "syntax:pass lint:skip test:pass" &&
+	grep -q "lint  *0 passed, 0 failed, 1 skipped, 0 cached (1 run)" out &&
+	sluice status --store skip.db --json >status.json &&
+	grep -q "\"gate\":\"lint\",\"runs\":1,\"passed\":0,\"failed\":0,\"skipped\":1,\"cached\":0" status.json &&
+	sluice show 1 --store skip.db >show &&
+	grep -q "^gates:    2 passed, 0 failed, 1 skipped, 0 cached$" show
+'
+
+test_done
