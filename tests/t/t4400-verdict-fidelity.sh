@@ -51,13 +51,18 @@ test_note() { # STORE: the note of the test gate's run
 	store_query "$1" "select coalesce(note, '') from gate_runs where gate = 'test'"
 }
 
-# judge NAME CANDIDATE VERDICT NOTE LINE...: run, then check the exit
-# status, the verdicts, the test gate's note and (when it failed) that the
-# feedback names what the note names.  (j_ names: test_expect_code sets $want.)
+# judge STYLE CANDIDATE VERDICT NOTE: run the candidate under the gate style,
+# then check the exit status, the verdicts, the test gate's note and (when it
+# failed) that the feedback names what the note names.  (j_ names:
+# test_expect_code sets $want.)
 judge() {
-	j_name=$1 j_cand=$2 j_want=$3 j_note=$4
-	shift 4
-	campaign "$j_name" "$j_cand" "$@" >"$j_name.yaml" &&
+	j_name=$1-$2 j_want=$3 j_note=$4
+	case "$1" in
+	tap) campaign "$j_name" "$2" "gates:" "$TAP_GATE" ;;
+	exit) campaign "$j_name" "$2" "gates:" "$EXIT_GATE" ;;
+	mf) campaign "$j_name" "$2" "gates:" "$MUST_FIX_GATE" ;;
+	goal) campaign "$j_name" "$2" "goal: fix" "gates:" "$TAP_GATE" ;;
+	esac >"$j_name.yaml" &&
 	if test "$j_want" = pass
 	then
 		sluice run --store "$j_name.db" "$j_name.yaml" >"$j_name.out"
@@ -90,94 +95,37 @@ test_expect_success 'setup: the project, its base failing one test' '
 	make -s -C repo clean
 '
 
-# A per-test report, no must-fix: the base's passing tests must pass; the
-# failing clamp_above is not blamed, so changes that leave the bug pass.
-test_expect_success 'per-test report: the right fix passes' '
-	judge tap-right right pass "" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'per-test report: a no-op passes (the base failure is not blamed)' '
-	judge tap-noop noop pass "" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'per-test report: a wrong fix passes (the base failure is not blamed)' '
-	judge tap-wrong wrong pass "" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'per-test report: the fix with a regression elsewhere fails, naming it' '
-	judge tap-regression regression fail "broken: span" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'per-test report: a compile error fails (no test parsed is no pass)' '
-	judge tap-compile compile-error fail "no tests parsed" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'per-test report: a deleted test fails as vanished' '
-	judge tap-vanish vanish fail "vanished: span" "gates:" "$TAP_GATE"
-'
-
-# The exit status only, expect: fix: fails on the base, must pass.
-test_expect_success 'exit status, expect fix: the right fix passes' '
-	judge exit-right right pass "" "gates:" "$EXIT_GATE"
-'
-
-test_expect_success 'exit status, expect fix: a no-op fails' '
-	judge exit-noop noop fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
-'
-
-test_expect_success 'exit status, expect fix: a wrong fix fails' '
-	judge exit-wrong wrong fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
-'
-
-test_expect_success 'exit status, expect fix: the fix with a regression fails' '
-	judge exit-regression regression fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
-'
-
-test_expect_success 'exit status, expect fix: a compile error fails' '
-	judge exit-compile compile-error fail "still fails: the campaign expects a fix" "gates:" "$EXIT_GATE"
-'
-
-# must_fix: the named test must go from fail to pass.
-test_expect_success 'must-fix: the right fix passes' '
-	judge mf-right right pass "" "gates:" "$MUST_FIX_GATE"
-'
-
-test_expect_success 'must-fix: a no-op fails, naming the test still failing' '
-	judge mf-noop noop fail "still failing: clamp_above" "gates:" "$MUST_FIX_GATE"
-'
-
-test_expect_success 'must-fix: a wrong fix fails, naming the test still failing' '
-	judge mf-wrong wrong fail "still failing: clamp_above" "gates:" "$MUST_FIX_GATE"
-'
-
-test_expect_success 'must-fix: the fix with a regression fails, naming the broken test' '
-	judge mf-regression regression fail "broken: span" "gates:" "$MUST_FIX_GATE"
-'
-
-test_expect_success 'must-fix: a compile error fails' '
-	judge mf-compile compile-error fail "no tests parsed" "gates:" "$MUST_FIX_GATE"
-'
-
-# goal: fix: every test failing on the base must pass, none named.
-test_expect_success 'goal fix: the right fix passes' '
-	judge goal-right right pass "" "goal: fix" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'goal fix: a no-op fails, naming the test still failing' '
-	judge goal-noop noop fail "still failing: clamp_above" "goal: fix" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'goal fix: a wrong fix fails, naming the test still failing' '
-	judge goal-wrong wrong fail "still failing: clamp_above" "goal: fix" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'goal fix: the fix with a regression fails, naming the broken test' '
-	judge goal-regression regression fail "broken: span" "goal: fix" "gates:" "$TAP_GATE"
-'
-
-test_expect_success 'goal fix: a compile error fails' '
-	judge goal-compile compile-error fail "no tests parsed" "goal: fix" "gates:" "$TAP_GATE"
-'
+# Styles: tap = a per-test report, no must-fix (the base's passing tests must
+# pass; the failing clamp_above is not blamed, so changes that leave the bug
+# pass); exit = the exit status only, expect: fix (fails on the base, must
+# pass); mf = must_fix: [clamp_above] (must go from fail to pass); goal =
+# goal: fix (every test failing on the base must pass, none named).
+while IFS='|' read -r style cand verdict note title
+do
+	test_expect_success "$style, $cand: $title" "judge $style $cand $verdict '$note'"
+done <<\EOF
+tap|right|pass||the right fix passes
+tap|noop|pass||a no-op passes (the base failure is not blamed)
+tap|wrong|pass||a wrong fix passes (the base failure is not blamed)
+tap|regression|fail|broken: span|the fix with a regression elsewhere fails, naming it
+tap|compile-error|fail|no tests parsed|a compile error fails (no test parsed is no pass)
+tap|vanish|fail|vanished: span|a deleted test fails as vanished
+exit|right|pass||the right fix passes
+exit|noop|fail|still fails: the campaign expects a fix|a no-op fails
+exit|wrong|fail|still fails: the campaign expects a fix|a wrong fix fails
+exit|regression|fail|still fails: the campaign expects a fix|the fix with a regression fails
+exit|compile-error|fail|still fails: the campaign expects a fix|a compile error fails
+mf|right|pass||the right fix passes
+mf|noop|fail|still failing: clamp_above|a no-op fails, naming the test still failing
+mf|wrong|fail|still failing: clamp_above|a wrong fix fails, naming the test still failing
+mf|regression|fail|broken: span|the fix with a regression fails, naming the broken test
+mf|compile-error|fail|no tests parsed|a compile error fails
+goal|right|pass||the right fix passes
+goal|noop|fail|still failing: clamp_above|a no-op fails, naming the test still failing
+goal|wrong|fail|still failing: clamp_above|a wrong fix fails, naming the test still failing
+goal|regression|fail|broken: span|the fix with a regression fails, naming the broken test
+goal|compile-error|fail|no tests parsed|a compile error fails
+EOF
 
 test_expect_success 'the feedback of a goal-fix rejection names the test for the next attempt' '
 	store_query goal-noop.db "select reason from targets" >reason &&
