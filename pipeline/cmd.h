@@ -30,6 +30,7 @@ typedef struct sl_command {
 int cmd_scope(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_accept(int argc, char **argv);
 int cmd_reject(int argc, char **argv);

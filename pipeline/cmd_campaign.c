@@ -1,5 +1,5 @@
 /*
- * cmd_campaign.c - `sluice scope`, `sluice run`, `sluice status`, and the
+ * cmd_campaign.c - `sluice run`, `sluice baseline`, `sluice status`, and the
  * helpers every command shares (errors, usage, opening the store).
  */
 #include <errno.h>
@@ -272,6 +272,33 @@ done:
 	sl_run_summary_release(&sum);
 	sl_campaign_rec_release(&camp);
 	sl_store_free(st);
+	free(store);
+	return ret;
+}
+
+int cmd_baseline(int argc, char **argv)
+{
+	cmd_opts o;
+	sl_run_opts ro = SL_RUN_OPTS_INIT;
+	sl_buf out = SL_BUF_INIT;
+	sl_err err = SL_ERR_INIT;
+	char *store = NULL;
+	int ret, r;
+
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "rsjU")))
+		return ret;
+	if (o.nargs != 1)
+		return sl_cmd_usage("baseline", "expected one campaign file");
+	store = sl_default_store_path(o.store);
+	ro.spec_path = o.args[0];
+	ro.repo = o.repo;
+	ro.store = store;
+	ro.unsafe = o.unsafe;
+	ro.progress = isatty(2);
+	r = sl_run_baseline(&out, &ro, o.json, &err);
+	fputs(out.buf, stdout);
+	ret = r ? sl_cmd_fail(&err) : SL_EXIT_OK;
+	sl_buf_release(&out);
 	free(store);
 	return ret;
 }

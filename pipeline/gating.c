@@ -5,6 +5,7 @@
  * files beneath a worktree.  Writes: baselines and cache entries in the
  * store; runs commands only through the jail (validators/gate.h).
  */
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,10 @@ typedef struct gate_state {
 	char def_digest[65];
 	int base_failed;            /* run 1 on the base did not pass */
 	int cannot_judge;           /* allow_skip and the base failed: candidates get skip */
+	int measured;               /* the base fields below are set */
+	char base_verdict[16];
+	int base_exit;
+	char *base_error;           /* why the gate cannot judge (describe), or NULL */
 	sl_findings base_findings;
 	sl_tests base_tests, flaky;
 	int base_tests_ok;          /* the base produced a parseable report */
@@ -156,6 +161,7 @@ void sl_gating_free(sl_gating *g)
 		sl_tests_release(&g->gs[i].base_tests);
 		sl_tests_release(&g->gs[i].flaky);
 		sl_coverage_release(&g->gs[i].base_cov);
+		free(g->gs[i].base_error);
 	}
 	free(g->gs);
 	free(g);
@@ -204,10 +210,25 @@ static int parse_tests(const sl_spec_gate *d, const char *text, sl_tests *out)
 	return SL_OK;
 }
 
+static int must_fix(const sl_spec_gate *d, const char *id)
+{
+	for (size_t i = 0; i < d->must_fix.n; i++)
+		if (!strcmp(d->must_fix.v[i], id))
+			return 1;
+	return 0;
+}
+
 /* 126 and 127: the shell could not find or execute the command. */
 static int config_exit(int status)
 {
 	return status == 126 || status == 127;
+}
+
+/* Untrusted text for a terminal: printable ASCII kept, anything else '?'. */
+static void add_printable(sl_buf *out, const char *p, const char *end)
+{
+	for (; p < end; p++)
+		sl_buf_addch(out, *p >= 0x20 && *p < 0x7f ? *p : '?');
 }
 
 /* The last non-empty line of untrusted output, printable ASCII only, capped. */
@@ -222,8 +243,7 @@ static void tail_line(sl_buf *out, const char *text)
 		start--;
 	if (end - start > 200)
 		start = end - 200;
-	for (const char *p = start; p < end; p++)
-		sl_buf_addch(out, *p >= 0x20 && *p < 0x7f ? *p : '?');
+	add_printable(out, start, end);
 	if (start == end)
 		sl_buf_adds(out, "(no output)");
 }
@@ -324,7 +344,7 @@ static int run_once(const sl_gating *g, const sl_spec_gate *d, const char *workd
 
 static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const char *scratch,
 		       const char *prefix, sl_worktree **wt, char **branch, int progress,
-		       sl_err *err)
+		       int all, sl_err *err)
 {
 	const sl_spec_gate *d = s->def;
 	sl_baseline_rec *runs = NULL;
@@ -371,6 +391,9 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 			goto done;
 	}
 	s->base_failed = strcmp(runs[0].verdict, "pass") != 0;
+	s->measured = 1;
+	s->base_exit = (int)runs[0].exit_status;
+	snprintf(s->base_verdict, sizeof(s->base_verdict), "%s", runs[0].verdict);
 	switch (d->kind) {
 	case SL_GATE_STATIC:
 		parse_findings(d, source_text(d, runs[0].output, runs[0].report), &s->base_findings);
@@ -393,14 +416,19 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 		parse_coverage(d, runs[0].report, NULL, &s->base_cov);
 		break;
 	}
-	ret = check_base(s, &runs[0], s->base_tests_ok, err);
+	if ((ret = check_base(s, &runs[0], s->base_tests_ok, err)) && all) {
+		/* describing every gate: keep the reason, go on */
+		s->base_error = sl_xstrdup(err->msg);
+		sl_err_clear(err);
+		ret = SL_OK;
+	}
 done:
 	sl_baseline_list_free(runs, nruns);
 	return ret;
 }
 
-int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
-		       const char *branch_prefix, int progress, sl_err *err)
+static int measure_all(sl_gating *g, git_repository *repo, const char *scratch,
+		       const char *branch_prefix, int progress, int all, sl_err *err)
 {
 	sl_worktree *wt = NULL;
 	char *branch = NULL;
@@ -409,13 +437,129 @@ int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
 	for (size_t i = 0; i < g->n && !ret; i++)
 		if (g->gs[i].def->kind != SL_GATE_POLICY)
 			ret = baseline_of(g, &g->gs[i], repo, scratch, branch_prefix, &wt, &branch,
-					  progress, err);
+					  progress, all, err);
 	if (wt && sl_worktree_remove(wt, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
 	if (branch)
 		sl_branch_delete(repo, branch, NULL);
 	free(branch);
 	return ret;
+}
+
+int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
+		       const char *branch_prefix, int progress, sl_err *err)
+{
+	return measure_all(g, repo, scratch, branch_prefix, progress, 0, err);
+}
+
+static const char *const kind_names[] = {
+	[SL_GATE_CUSTOM] = "custom", [SL_GATE_BUILD] = "build", [SL_GATE_POLICY] = "policy",
+	[SL_GATE_STATIC] = "static", [SL_GATE_TEST] = "test", [SL_GATE_COVERAGE] = "coverage",
+};
+
+/* What the campaign makes of base test t of gate s. */
+static const char *blame_of(const gate_state *s, const sl_test *t)
+{
+	if (sl_tests_find(&s->flaky, t->id))
+		return "flaky: excluded";
+	if (must_fix(s->def, t->id) || (s->def->expect == SL_EXPECT_FIX && sl_test_failed(t->result)))
+		return "must fix";
+	if (t->result == SL_TEST_PASS)
+		return "must pass";
+	return sl_test_failed(t->result) ? "not blamed" : "skipped";
+}
+
+static void describe_text(const sl_gating *g, sl_buf *out)
+{
+	sl_buf_addf(out, "base %s\n", g->base_hex);
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *s = &g->gs[i];
+		const sl_spec_gate *d = s->def;
+
+		sl_buf_addf(out, "gate %s (%s%s%s, expect %s%s): ", d->name, kind_names[d->kind],
+			    d->format ? ", " : "", d->format ? d->format : "",
+			    d->expect == SL_EXPECT_FIX ? "fix" : "pass",
+			    d->allow_skip ? ", allow_skip" : "");
+		if (!s->measured) {
+			sl_buf_adds(out, "not run on the base (judges the diff)\n");
+			continue;
+		}
+		sl_buf_addf(out, "%s on the base", s->base_verdict);
+		if (s->base_exit >= 0)
+			sl_buf_addf(out, " (exit %d)", s->base_exit);
+		if (d->kind == SL_GATE_TEST && d->format)
+			sl_buf_addf(out, ", %zu tests", s->base_tests.n);
+		sl_buf_addf(out, "%s\n", s->base_error ? "" : s->cannot_judge ?
+			    "; cannot judge: candidates get skip" : "");
+		if (s->base_error)
+			sl_buf_addf(out, "  cannot judge: %s\n", s->base_error);
+		for (size_t k = 0; d->kind == SL_GATE_TEST && k < s->base_tests.n; k++) {
+			const sl_test *t = &s->base_tests.v[k];
+
+			sl_buf_addf(out, "  %-5s ", sl_test_result_name(t->result));
+			add_printable(out, t->id, t->id + strlen(t->id));
+			sl_buf_addf(out, "  (%s)\n", blame_of(s, t));
+		}
+	}
+}
+
+static void describe_json(const sl_gating *g, sl_buf *out)
+{
+	json_t *o = json_object(), *ga = json_array();
+	char *text;
+
+	json_object_set_new(o, "base", json_string(g->base_hex));
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *s = &g->gs[i];
+		const sl_spec_gate *d = s->def;
+		json_t *x = json_object(), *ta = json_array();
+
+		json_object_set_new(x, "gate", json_string(d->name));
+		json_object_set_new(x, "kind", json_string(kind_names[d->kind]));
+		json_object_set_new(x, "format", d->format ? json_string(d->format) : json_null());
+		json_object_set_new(x, "expect", json_string(d->expect == SL_EXPECT_FIX ? "fix" :
+							     "pass"));
+		json_object_set_new(x, "allow_skip", json_boolean(d->allow_skip));
+		json_object_set_new(x, "verdict", s->measured ? json_string(s->base_verdict) :
+				    json_null());
+		json_object_set_new(x, "exit_status", json_integer(s->measured ? s->base_exit : -1));
+		json_object_set_new(x, "judges", json_boolean(!s->base_error && !s->cannot_judge));
+		json_object_set_new(x, "error", s->base_error ? json_string(s->base_error) :
+				    json_null());
+		for (size_t k = 0; d->kind == SL_GATE_TEST && k < s->base_tests.n; k++) {
+			const sl_test *t = &s->base_tests.v[k];
+
+			json_array_append_new(ta, json_pack("{s:s,s:s,s:s}", "id", t->id, "result",
+							    sl_test_result_name(t->result), "blame",
+							    blame_of(s, t)));
+		}
+		json_object_set_new(x, "tests", ta);
+		json_array_append_new(ga, x);
+	}
+	json_object_set_new(o, "gates", ga);
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	sl_buf_adds(out, text ? text : "null");
+	sl_buf_addch(out, '\n');
+	free(text);
+	json_decref(o);
+}
+
+int sl_gating_describe(sl_gating *g, git_repository *repo, const char *scratch,
+		       const char *branch_prefix, int progress, int json, sl_buf *out,
+		       sl_err *err)
+{
+	int ret;
+
+	if ((ret = measure_all(g, repo, scratch, branch_prefix, progress, 1, err)))
+		return ret;
+	if (json)
+		describe_json(g, out);
+	else
+		describe_text(g, out);
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].base_error)
+			return sl_err_set(err, SL_EBASE, "%s", g->gs[i].base_error);
+	return SL_OK;
 }
 
 int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
@@ -458,14 +602,6 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 		sl_policy_result_release(&pr);
 	}
 	return SL_OK;
-}
-
-static int must_fix(const sl_spec_gate *d, const char *id)
-{
-	for (size_t i = 0; i < d->must_fix.n; i++)
-		if (!strcmp(d->must_fix.v[i], id))
-			return 1;
-	return 0;
 }
 
 /* Append "LABEL: a, b, c" to a note (capped) and the tests to the feedback. */

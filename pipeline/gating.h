@@ -66,6 +66,19 @@ void sl_gating_free(sl_gating *g);
 int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
 		       const char *branch_prefix, int progress, sl_err *err);
 
+/*
+ * Measure (or load) the baseline of every gate like sl_gating_baseline(),
+ * without stopping at a gate that cannot judge, and render it into out
+ * (text, or one JSON object with json): each gate's expectation, verdict
+ * and exit status on the base, why it cannot judge, and for test gates each
+ * base test with its result and what the campaign makes of it (must pass,
+ * must fix, not blamed, flaky: excluded, skipped).  SL_EBASE (out filled)
+ * when some gate cannot judge.
+ */
+int sl_gating_describe(sl_gating *g, git_repository *repo, const char *scratch,
+		       const char *branch_prefix, int progress, int json, sl_buf *out,
+		       sl_err *err);
+
 /* Policy gates on the diff.  *passed = 0 and feedback filled when one fails. */
 int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
 		     sl_buf *feedback, sl_err *err);

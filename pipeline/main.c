@@ -59,6 +59,16 @@ static const sl_command commands[] = {
 	  "  --record FILE append every model reply to FILE (JSON lines) for a later\n"
 	  "                `provider: {kind: replay, replay: FILE}`\n"
 	  "Exit status: 0 if some target passed every gate, 1 if none did.\n" },
+	{ "baseline", cmd_baseline, "run the gates on the base: what a campaign will blame",
+	  "usage: sluice baseline CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] [--unsafe]\n"
+	  "\n"
+	  "Run every gate on the base commit (or read the baseline a run stored) and\n"
+	  "print, per gate, its expectation, its verdict and exit status on the base,\n"
+	  "why it cannot judge if so, and each test of a test gate with its result\n"
+	  "and what the campaign makes of it: must pass, must fix, not blamed,\n"
+	  "flaky: excluded, skipped.  Nothing is generated.\n"
+	  "Exit status: 0 if every gate can judge, 1 if one cannot (the reason is\n"
+	  "printed as `sluice run` would print it).\n" },
 	{ "status", cmd_status, "print a campaign's funnel and its proposed candidates",
 	  "usage: sluice status [NAME] [--store PATH] [--json]\n"
 	  "\n"

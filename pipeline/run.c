@@ -1261,6 +1261,43 @@ static unsigned online_cores(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
+/* Open the store, record (or find) the campaign, clear a crashed run's worktrees. */
+static int open_store(run_ctx *x, sl_err *err)
+{
+	int ret;
+
+	if ((ret = sl_store_open(&x->st, x->opts->store, 1, err)) ||
+	    (ret = record_campaign(x, err)))
+		return ret;
+	if (sl_path_is_under(x->scratch, x->c->repo_path))
+		return sl_err_set(err, SL_EINPUT, "scratch root '%s' is inside the repository",
+				  x->scratch);
+	return sl_worktree_cleanup(x->c->repo, x->scratch, err);
+}
+
+int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
+{
+	run_ctx x;
+	int ret;
+
+	memset(&x, 0, sizeof(x));
+	x.opts = opts;
+	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
+		x.scratch = scratch_root(x.c->spec);
+		if (!(ret = open_store(&x, err)) &&
+		    !(ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
+					   opts->unsafe, err)))
+			ret = sl_gating_describe(x.gating, x.c->repo, x.scratch,
+						 x.c->spec->branch_prefix, opts->progress, json, out,
+						 err);
+	}
+	sl_gating_free(x.gating);
+	sl_store_free(x.st);
+	sl_campaign_free(x.c);
+	free(x.scratch);
+	return ret;
+}
+
 int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 {
 	run_ctx x;
@@ -1281,17 +1318,11 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	x.scratch = scratch_root(x.c->spec);
 	if ((ret = open_provider(&x, err)))
 		goto done;
-	if ((ret = sl_store_open(&x.st, opts->store, 1, err)) || (ret = record_campaign(&x, err)))
+	if ((ret = open_store(&x, err)))
 		goto done;
 	out->campaign_id = x.campaign_id;
 	out->campaign = sl_xstrdup(x.c->spec->name);
-	if (sl_path_is_under(x.scratch, x.c->repo_path)) {
-		ret = sl_err_set(err, SL_EINPUT, "scratch root '%s' is inside the repository",
-				 x.scratch);
-		goto done;
-	}
-	if ((ret = sl_worktree_cleanup(x.c->repo, x.scratch, err)) ||
-	    (ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
+	if ((ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
 	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)))

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <git2.h>
 
+#include "buf.h"
 #include "err.h"
 #include "scope.h"
 #include "spec.h"
@@ -69,6 +70,15 @@ typedef struct sl_run_summary {
 
 void sl_run_summary_release(sl_run_summary *s);
 int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err);
+
+/*
+ * `sluice baseline`: load the campaign, open the store and record the
+ * campaign like sl_run(), measure (or load) every gate on the base and
+ * render it into out (gating.h, sl_gating_describe); no target is scoped
+ * and nothing is generated.  SL_EBASE, with out filled, when a gate cannot
+ * judge.
+ */
+int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err);
 
 /* The store path to use: explicit, else $SLUICE_STORE, else the default. Caller frees. */
 char *sl_default_store_path(const char *explicit_path);

@@ -188,4 +188,62 @@ test_expect_success 'allow_skip: a gate failing on the base is skipped, and the 
 	grep -q "^gates:    2 passed, 0 failed, 1 skipped, 0 cached$" show
 '
 
+test_expect_success 'baseline shows the base tests and what each gate blames, before any model call' '
+	rm -f asked &&
+	campaign bl right "gates:" "$MUST_FIX_GATE" >bl.yaml &&
+	sluice baseline --store bl.db bl.yaml >out &&
+	cat >expect <<-\EOF &&
+	gate test (test, tap, expect pass): fail on the base (exit 2), 5 tests
+	  pass  clamp_below  (must pass)
+	  pass  clamp_inside  (must pass)
+	  fail  clamp_above  (must fix)
+	  pass  span  (must pass)
+	  pass  midpoint  (must pass)
+	EOF
+	sed 1d out >actual &&
+	test_cmp expect actual &&
+	! test -e asked &&
+	test "$(store_query bl.db "select count(*) from baselines")" = 2 &&
+	sluice baseline --store bl.db bl.yaml >again &&
+	test_cmp out again &&
+	test "$(store_query bl.db "select count(*) from baselines")" = 2
+'
+
+test_expect_success 'baseline --json: without must_fix the base failure is not blamed; with goal fix it must be fixed' '
+	campaign bl2 right "gates:" "$TAP_GATE" >bl2.yaml &&
+	sluice baseline --store bl.db bl2.yaml --json >bl2.json &&
+	grep -q "{\"id\":\"clamp_above\",\"result\":\"fail\",\"blame\":\"not blamed\"}" bl2.json &&
+	grep -q "\"expect\":\"pass\",\"allow_skip\":false,\"verdict\":\"fail\",\"exit_status\":2,\"judges\":true,\"error\":null" bl2.json &&
+	campaign bl3 right "goal: fix" "gates:" "$TAP_GATE" >bl3.yaml &&
+	sluice baseline --store bl.db bl3.yaml --json >bl3.json &&
+	grep -q "{\"id\":\"clamp_above\",\"result\":\"fail\",\"blame\":\"must fix\"}" bl3.json &&
+	grep -q "\"expect\":\"fix\"" bl3.json
+'
+
+test_expect_success 'baseline of a gate that cannot judge: shown, and exit 1 with the same line as run' '
+	test_expect_code 1 sluice baseline --store tool.db tool.yaml >out 2>err &&
+	test "$(cat err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
+	grep -q "^gate build (custom, expect pass): fail on the base (exit 127)$" out &&
+	grep -q "^  cannot judge: gate .build. fails on the base commit (exit 127)" out
+'
+
+# automake's output shape (automake is not a dependency: the TAP lines are
+# rewritten as `make check` prints them), read from the output and from a
+# test-suite.log-like report.
+AM_CMD='make -s check | sed -e \"s/^ok [0-9]* - /PASS: /\" -e \"s/^not ok [0-9]* - /FAIL: /\"'
+test_expect_success 'automake results: must-fix from the output; the right fix passes, a regression is named' '
+	campaign am-right right "gates:" "  - {name: test, kind: test, format: automake, command: \"$AM_CMD\", must_fix: [clamp_above]}" >am-right.yaml &&
+	sluice run --store am-right.db am-right.yaml >out &&
+	test "$(verdicts am-right.db)" = "syntax:pass test:pass" &&
+	campaign am-reg regression "gates:" "  - {name: test, kind: test, format: automake, command: \"$AM_CMD\", must_fix: [clamp_above]}" >am-reg.yaml &&
+	test_expect_code 1 sluice run --store am-reg.db am-reg.yaml >out &&
+	test "$(test_note am-reg.db)" = "broken: span"
+'
+
+test_expect_success 'automake results from a report file; a no-op under goal fix fails' '
+	campaign am-log noop "goal: fix" "gates:" "  - {name: test, kind: test, format: automake, report: test-suite.log, command: \"$AM_CMD >test-suite.log\"}" >am-log.yaml &&
+	test_expect_code 1 sluice run --store am-log.db am-log.yaml >out &&
+	test "$(test_note am-log.db)" = "still failing: clamp_above"
+'
+
 test_done
