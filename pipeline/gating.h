@@ -5,21 +5,30 @@
  * Kinds (spec.h, enum sl_gate_kind):
  *   policy    on the candidate's diff, before any checkout (validators/policy.h);
  *   build, custom
- *             the exit status decides; a gate that also fails on the base
- *             cannot judge and is recorded as "skip" (not blamed);
+ *             the exit status decides, against the gate's expectation:
+ *             expect pass (passes on the base, must pass) or expect fix
+ *             (fails on the base, must pass);
  *   static    findings (gcc/clang text or SARIF, from the output or a report
  *             file) that are new compared with the base and on or near a
  *             changed line fail; the exit status does not decide;
- *   test      with a format (junit or tap): a test that passed on the base
- *             and does not pass now fails the gate, as does a must-fix test
- *             that does not pass; tests whose result flips between two runs
- *             on the base are flaky, excluded and reported; `reruns: N`
- *             means all N runs must pass.  Without a format: the exit
- *             status, N times, with the base rule of build gates;
+ *   test      with a format (junit, tap, automake, ctest): a test that passed
+ *             on the base and does not pass now fails the gate, as do a base
+ *             test missing now ("vanished"), a new failing test, a must-fix
+ *             test that does not pass, with expect fix any non-flaky base
+ *             failure that does not pass, and a report naming no test; tests
+ *             whose result flips between two runs on the base are flaky,
+ *             excluded and reported; `reruns: N` means all N runs must pass.
+ *             Without a format: the exit status, N times, like build gates;
  *   coverage  the candidate must raise the coverage of its target's lines.
  *
  * Baseline: sl_gating_baseline() runs each jailed gate on the base (twice
- * for test gates) in a scratch worktree, unless the store has it already.
+ * for test gates with a format) in a scratch worktree, unless the store has
+ * it already, and checks each gate's expectation there: a gate that cannot
+ * judge (exit 126/127 whatever the kind; a default gate failing; a fix gate
+ * passing; a per-test gate with no test) is SL_EBASE, unless allow_skip
+ * makes its candidates' failures "skip".  Exit 126/127 on a candidate is
+ * recorded "error" (configuration), never "fail".  A "skip" lets a
+ * candidate through only where the gate has allow_skip.
  *
  * Verdict cache: a jailed gate's verdict is stored under the key
  * sha256(tree id, base id, the gate's definition, environment digest); an
