@@ -225,6 +225,40 @@ static void test_defaults(void)
 	sl_spec_free(s);
 }
 
+/* expect defaults to pass; goal: fix makes test gates (only) expect fix. */
+static void test_expectations(void)
+{
+	sl_spec *s = load_ok(BASE "goal: fix\ngates:\n"
+			     "  - {name: build, command: make}\n"
+			     "  - {name: t1, kind: test, command: make check, format: tap}\n"
+			     "  - {name: t2, kind: test, command: make check, expect: pass}\n"
+			     "  - {name: lint, command: make lint, allow_skip: true}\n", NULL);
+
+	if (!s)
+		return;
+	CHECK_INT(s->goal_fix, 1);
+	CHECK_INT((int)s->ngates, 4);
+	if (s->ngates == 4) {
+		CHECK_INT(s->gates[0].expect, SL_EXPECT_PASS);
+		CHECK_INT(s->gates[1].expect, SL_EXPECT_FIX);
+		CHECK_INT(s->gates[2].expect, SL_EXPECT_PASS);
+		CHECK_INT(s->gates[3].expect, SL_EXPECT_PASS);
+		CHECK_INT(s->gates[0].allow_skip, 0);
+		CHECK_INT(s->gates[3].allow_skip, 1);
+	}
+	sl_spec_free(s);
+	s = load_ok(BASE "gates:\n  - {name: t, kind: test, command: x, format: ctest}\n"
+		    "  - {name: a, kind: test, command: x, format: automake, must_fix: [t1]}\n",
+		    NULL);
+	if (!s)
+		return;
+	CHECK_INT(s->goal_fix, 0);
+	CHECK_INT(s->gates[0].expect, SL_EXPECT_PASS);
+	CHECK_STR(s->gates[0].format, "ctest");
+	CHECK_STR(s->gates[1].format, "automake");
+	sl_spec_free(s);
+}
+
 static void test_paths_single_string(void)
 {
 	sl_spec *s = load_ok("name: t\nrepository: r\nrules: [{capture: c, template: x}]\n"
@@ -572,6 +606,7 @@ int main(void)
 	}
 	RUN(test_full_spec);
 	RUN(test_defaults);
+	RUN(test_expectations);
 	RUN(test_paths_single_string);
 	RUN(test_scalars_and_nulls);
 	RUN(test_dir_and_missing_file);
