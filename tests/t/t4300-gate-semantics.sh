@@ -151,6 +151,39 @@ test_expect_success 'with allow_skip it is recorded skip, and the candidate may 
 	grep -q "proposed  *1" out
 '
 
+test_expect_success 'exit 127 on a candidate is a configuration error, recorded as error, not fail' '
+	cat >tool.txt <<-\EOF &&
+	src/calc.c
+	```
+	<<<<<<< SEARCH
+	 	return legacy_scale(a) + b;
+	=======
+	 	return a + b;
+	>>>>>>> REPLACE
+	```
+	tests.sh
+	```
+	<<<<<<< SEARCH
+	exit 0
+	=======
+	no-such-test-runner
+	>>>>>>> REPLACE
+	```
+	EOF
+	sed -i "s/^ 	/	/" tool.txt &&
+	{
+		campaign tool "unused" "a" "$TEST_GATE" |
+		sed -e "/^rules:/,/^    template:/d" -e "s|^  paths: .*|  paths: [\"src/*.c\", \"tests.sh\"]|"
+		echo "provider: {kind: command, command: \"cat $TRASH/tool.txt\"}"
+		echo "edit_format: search-replace"
+	} >tool.yaml &&
+	test_expect_code 1 sluice run --store tool.db tool.yaml >out &&
+	test "$(verdicts tool.db)" = "syntax:pass test:error" &&
+	test "$(store_query tool.db "select exit_status || '"'"' '"'"' || note from gate_runs where gate = '"'"'test'"'"'")" = "127 configuration error: command not found (exit 127)" &&
+	grep -q "test  *0 passed, 0 failed, 0 skipped, 0 cached, 1 errors (1 run)" out &&
+	grep -q "proposed  *0" out
+'
+
 test_expect_success 'a policy gate refuses forbidden text before any checkout' '
 	campaign pol "\${x} /* TODO */" "a" \
 		"  - {name: policy, kind: policy, forbid: [\"TODO\"], max_files: 1}" "$TEST_GATE" >pol.yaml &&

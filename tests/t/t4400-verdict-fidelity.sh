@@ -185,7 +185,9 @@ test_expect_success 'allow_skip: a gate failing on the base is skipped, and the 
 	sluice status --store skip.db --json >status.json &&
 	grep -q "\"gate\":\"lint\",\"runs\":1,\"passed\":0,\"failed\":0,\"skipped\":1,\"cached\":0" status.json &&
 	sluice show 1 --store skip.db >show &&
-	grep -q "^gates:    2 passed, 0 failed, 1 skipped, 0 cached$" show
+	grep -q "^gates:    2 passed, 0 failed, 1 skipped, 0 cached$" show &&
+	sluice show 1 --store skip.db --json >show.json &&
+	grep -q "\"gate_counts\":{\"passed\":2,\"failed\":0,\"skipped\":1,\"cached\":0,\"errors\":0}" show.json
 '
 
 test_expect_success 'baseline shows the base tests and what each gate blames, before any model call' '
