@@ -152,29 +152,13 @@ test_expect_success 'with allow_skip it is recorded skip, and the candidate may 
 '
 
 test_expect_success 'exit 127 on a candidate is a configuration error, recorded as error, not fail' '
-	cat >tool.txt <<-\EOF &&
-	src/calc.c
-	```
-	<<<<<<< SEARCH
-	 	return legacy_scale(a) + b;
-	=======
-	 	return a + b;
-	>>>>>>> REPLACE
-	```
-	tests.sh
-	```
-	<<<<<<< SEARCH
-	exit 0
-	=======
-	no-such-test-runner
-	>>>>>>> REPLACE
-	```
-	EOF
-	sed -i "s/^ 	/	/" tool.txt &&
+	printf "%s\n" src/calc.c "\`\`\`" "<<<<<<< SEARCH" "	return legacy_scale(a) + b;" "=======" \
+		"	return (a) + b;" ">>>>>>> REPLACE" "\`\`\`" tests.sh "\`\`\`" "<<<<<<< SEARCH" \
+		"exit 0" "=======" "no-such-test-runner" ">>>>>>> REPLACE" "\`\`\`" >tool.txt &&
 	{
 		campaign tool "unused" "a" "$TEST_GATE" |
-		sed -e "/^rules:/,/^    template:/d" -e "s|^  paths: .*|  paths: [\"src/*.c\", \"tests.sh\"]|"
-		echo "provider: {kind: command, command: \"cat $TRASH/tool.txt\"}"
+		sed -e "/^rules:/,/^    template:/d" -e "s|^  paths: .*|  paths: [\"src/*.c\", \"tests.sh\"]|" &&
+		echo "provider: {kind: command, command: \"cat $TRASH/tool.txt\"}" &&
 		echo "edit_format: search-replace"
 	} >tool.yaml &&
 	test_expect_code 1 sluice run --store tool.db tool.yaml >out &&
