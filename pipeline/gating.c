@@ -871,7 +871,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			rec->exit_status = r.exit_status;
 			rec->duration_ms += r.duration_ms;
 			rec->output_bytes = (int64_t)r.output_total;
-			if (runs > 1 && !verdict_ok(d, rec->verdict)) {
+			if (runs > 1 && !verdict_ok(d, rec->verdict) && strcmp(rec->verdict, "error")) {
 				char note[64];
 
 				snprintf(note, sizeof(note), "failed on run %u of %u", k + 1, runs);
