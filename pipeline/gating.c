@@ -604,7 +604,10 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 	return SL_OK;
 }
 
-/* Append "LABEL: a, b, c" to a note (capped) and the tests to the feedback. */
+/*
+ * Append "LABEL: a, b, c" to a note (capped; ids came from the candidate's
+ * report, so printable only) and the tests to the feedback.
+ */
 static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_label,
 		  const sl_tests *t)
 {
@@ -616,7 +619,8 @@ static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_la
 			sl_buf_addf(note, "... (%zu more)", t->n - i);
 			break;
 		}
-		sl_buf_addf(note, "%s%s", i ? ", " : "", t->v[i].id);
+		sl_buf_adds(note, i ? ", " : "");
+		add_printable(note, t->v[i].id, t->v[i].id + strlen(t->v[i].id));
 	}
 	sl_buf_addf(fb, "%s\n", fb_label);
 	sl_tests_summary(t, fb, 4096);
