@@ -111,6 +111,50 @@ static void test_automake_trs(void)
 	sl_tests_release(&t);
 }
 
+/* Half lines and look-alikes name no test; nothing reads past the text. */
+static void test_report_edges(void)
+{
+	static const char *const am[] = { "PASS:", "PASS: ", "PASS:x", "PASSED: x", "# PASS:  4",
+		"x.trs::test-result:", ".trs::test-result: PASS", "trs::test-result: PASS",
+		":test-result: PASS", "FAIL: \033[0m", "\033[", "\033[0;32m" };
+	static const char *const ct[] = { "Test #", "Test #1", "Test #1:", "Test #1: ***Failed",
+		"1/1 Test #x: a ...   Passed", "Test #1: ... Passed", "Test #1: a ....",
+		"Test #1:  ***", "Test #1: a ***" };
+	sl_tests t;
+
+	for (size_t i = 0; i < sizeof(am) / sizeof(am[0]); i++) {
+		char *copy = sl_xstrdup(am[i]);   /* exact length: ASan sees any overread */
+
+		sl_tests_init(&t);
+		sl_tests_parse_automake(&t, copy, strlen(copy), NULL);
+		if (t.n)
+			fprintf(stderr, "automake '%s' gave '%s'\n", am[i], t.v[0].id);
+		CHECK_INT((int)t.n, 0);
+		sl_tests_release(&t);
+		free(copy);
+	}
+	for (size_t i = 0; i < sizeof(ct) / sizeof(ct[0]); i++) {
+		char *copy = sl_xstrdup(ct[i]);
+
+		sl_tests_init(&t);
+		CHECK_INT(sl_tests_parse_ctest(&t, copy, strlen(copy), NULL), 0);
+		if (t.n)
+			fprintf(stderr, "ctest '%s' gave '%s'\n", ct[i], t.v[0].id);
+		CHECK_INT((int)t.n, 0);
+		sl_tests_release(&t);
+		free(copy);
+	}
+	sl_tests_init(&t);
+	sl_tests_parse_automake(&t, "PASS: a\r\nFAIL: a\nPASS: b", 26, NULL);
+	CHECK_INT((int)t.n, 2);
+	if (t.n == 2) {
+		CHECK_STR(t.v[0].id, "a");
+		CHECK_INT(t.v[0].result, SL_TEST_PASS);
+		CHECK_STR(t.v[1].id, "b");
+	}
+	sl_tests_release(&t);
+}
+
 /* ctest's JUnit goes through the JUnit reader. */
 static void test_ctest_junit(void)
 {
@@ -309,6 +353,7 @@ int main(void)
 	RUN(test_fixtures);
 	RUN(test_automake_trs);
 	RUN(test_ctest_junit);
+	RUN(test_report_edges);
 	RUN(test_regressions);
 	RUN(test_flaky);
 	RUN(test_summary);
