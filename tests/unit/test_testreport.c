@@ -120,6 +120,7 @@ static void test_report_edges(void)
 	static const char *const ct[] = { "Test #", "Test #1", "Test #1:", "Test #1: ***Failed",
 		"1/1 Test #x: a ...   Passed", "Test #1: ... Passed", "Test #1: a ....",
 		"Test #1:  ***", "Test #1: a ***" };
+	static const char two[] = "PASS: a\r\nFAIL: a\nPASS: b";
 	sl_tests t;
 
 	for (size_t i = 0; i < sizeof(am) / sizeof(am[0]); i++) {
@@ -145,7 +146,7 @@ static void test_report_edges(void)
 		free(copy);
 	}
 	sl_tests_init(&t);
-	sl_tests_parse_automake(&t, "PASS: a\r\nFAIL: a\nPASS: b", 26, NULL);
+	sl_tests_parse_automake(&t, two, sizeof(two) - 1, NULL);
 	CHECK_INT((int)t.n, 2);
 	if (t.n == 2) {
 		CHECK_STR(t.v[0].id, "a");
