@@ -669,10 +669,10 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 	for (size_t i = 0; i < reg.n; i++)
 		if (!sl_tests_find(&s->flaky, reg.v[i].id) && !sl_tests_find(&gone, reg.v[i].id))
 			sl_tests_add(&broken, reg.v[i].id, reg.v[i].result, reg.v[i].message);
+	/* ids are unique within a report, and broken holds only base tests so far */
 	for (size_t i = 0; i < cand.n; i++)
 		if (sl_test_failed(cand.v[i].result) &&
-		    !sl_tests_find(&s->base_tests, cand.v[i].id) &&
-		    !sl_tests_find(&broken, cand.v[i].id) && !must_fix(d, cand.v[i].id))
+		    !sl_tests_find(&s->base_tests, cand.v[i].id) && !must_fix(d, cand.v[i].id))
 			sl_tests_add(&broken, cand.v[i].id, cand.v[i].result, cand.v[i].message);
 	for (size_t i = 0; i < d->must_fix.n; i++) {
 		const sl_test *m = sl_tests_find(&cand, d->must_fix.v[i]);
