@@ -58,7 +58,11 @@ static const sl_command commands[] = {
 	  "                every verdict\n"
 	  "  --record FILE append every model reply to FILE (JSON lines) for a later\n"
 	  "                `provider: {kind: replay, replay: FILE}`\n"
-	  "Exit status: 0 if some target passed every gate, 1 if none did.\n" },
+	  "Every gate runs on the base first; one that cannot judge there (a default\n"
+	  "gate failing, a fix gate passing, a test report with no test, exit 126 or\n"
+	  "127) stops the campaign before anything is generated.\n"
+	  "Exit status: 0 if some target passed every gate, 1 if none did or a gate\n"
+	  "cannot judge on the base.\n" },
 	{ "baseline", cmd_baseline, "run the gates on the base: what a campaign will blame",
 	  "usage: sluice baseline CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] [--unsafe]\n"
 	  "\n"
@@ -129,8 +133,8 @@ static void overview(FILE *fp)
 	for (const sl_command *c = commands; c->name; c++)
 		fprintf(fp, "  %-8s %s\n", c->name, c->summary);
 	fprintf(fp, "\n'sluice help COMMAND' or 'sluice COMMAND --help' for a command's options.\n"
-		"exit status: 0 success, 1 nothing passed the gates, 2 bad usage or input,\n"
-		"3 internal error\n");
+		"exit status: 0 success, 1 nothing passed the gates (or a gate cannot judge\n"
+		"on the base), 2 bad usage or input, 3 internal error\n");
 }
 
 static int cmd_help(int argc, char **argv)
