@@ -500,12 +500,15 @@ void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len)
 	dedupe(out);
 }
 
-/* Drop every repeat of an id, keeping its first appearance. */
+/*
+ * Merge the repeats of an id into its first appearance: the first failing
+ * result wins (a .trs file of a TAP-driven test has one line per case).
+ */
 static void keep_first(sl_tests *t)
 {
 	idref *r;
 	unsigned char *drop;
-	size_t k = 0;
+	size_t k = 0, first = 0;
 
 	if (t->n < 2)
 		return;
@@ -516,9 +519,22 @@ static void keep_first(sl_tests *t)
 		r[i].idx = i;
 	}
 	qsort(r, t->n, sizeof(*r), cmp_idref);
-	for (size_t i = 1; i < t->n; i++)
-		if (!strcmp(r[i].id, r[i - 1].id))
-			drop[r[i].idx] = 1;
+	for (size_t i = 1; i < t->n; i++) {
+		sl_test *keep = &t->v[r[first].idx], *x = &t->v[r[i].idx];
+
+		if (strcmp(r[i].id, r[first].id)) {
+			first = i;
+			continue;
+		}
+		drop[r[i].idx] = 1;
+		if (sl_test_failed(x->result) && !sl_test_failed(keep->result)) {
+			char *m = keep->message;
+
+			keep->result = x->result;
+			keep->message = x->message;
+			x->message = m;
+		}
+	}
 	free(r);
 	for (size_t i = 0; i < t->n; i++) {
 		if (drop[i]) {
@@ -648,6 +664,18 @@ static int ctest_result(const char *status, const char **message)
 	return SL_TEST_ERROR;       /* ***Timeout, ***Exception: ..., ***Not Run */
 }
 
+/* "Exception: SegFault  0.00 sec" without its time. */
+static size_t status_len(const char *m)
+{
+	size_t l = strlen(m);
+
+	if (l >= 4 && !strcmp(m + l - 4, " sec"))
+		l -= 4;
+	while (l && (isdigit((unsigned char)m[l - 1]) || m[l - 1] == '.' || m[l - 1] == ' '))
+		l--;
+	return l;
+}
+
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err)
 {
 	const char *p = text, *stop = text + len;
@@ -688,14 +716,8 @@ int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *er
 			continue;
 		r = ctest_result(status, &m);
 		sl_buf_reset(&msg);
-		if (m) {
-			size_t ml = strlen(m);
-
-			while (ml && (isdigit((unsigned char)m[ml - 1]) || m[ml - 1] == '.' ||
-				      m[ml - 1] == ' ' || !strncmp(m + (ml >= 3 ? ml - 3 : 0), "sec", 3)))
-				ml -= ml >= 3 && !strncmp(m + ml - 3, "sec", 3) ? 3 : 1;
-			sl_buf_add(&msg, m, ml);
-		}
+		if (m)
+			sl_buf_add(&msg, m, status_len(m));
 		*(char *)e = '\0';
 		sl_tests_add(out, name, r, msg.len ? msg.buf : NULL);
 	}

@@ -89,15 +89,17 @@ void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
  * the .trs files) and, when trs_name is not NULL, the ":test-result: RESULT"
  * lines of one .trs file, named trs_name.  PASS and XFAIL are PASS, FAIL and
  * XPASS FAIL, SKIP SKIP, ERROR ERROR.  Colour sequences are ignored; an id
- * seen twice keeps its first result.  Never fails.
+ * seen more than once is one test, failed if any of its lines failed.
+ * Never fails.
  */
 void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name);
 
 /*
  * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines;
  * "***Failed" is FAIL, "***Skipped" and "***Not Run (Disabled)" SKIP, any
- * other "***" status (Timeout, Exception, Not Run) ERROR.  Text that starts
- * with '<' is ctest's JUnit (--output-junit) and is read as JUnit.
+ * other "***" status (Timeout, Exception, Not Run) ERROR; a test listed
+ * twice is one test, failed if either failed.  Text that starts with '<' is
+ * ctest's JUnit (--output-junit) and is read as JUnit.
  * SL_EINPUT only for malformed JUnit.
  */
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);

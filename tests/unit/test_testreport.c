@@ -97,13 +97,21 @@ static void test_automake_trs(void)
 {
 	static const char trs[] = ":test-result: PASS\n:test-result: FAIL\n"
 		":global-test-result: FAIL\n:recheck: yes\n:copy-in-global-log: yes\n";
+	static const char ok[] = ":test-result: XFAIL\n:test-result: PASS\n"
+		":global-test-result: PASS\n";
 	sl_tests t;
 
 	sl_tests_init(&t);
 	sl_tests_parse_automake(&t, trs, sizeof(trs) - 1, "tests/one");
 	CHECK_INT((int)t.n, 1);
 	CHECK_STR(t.v[0].id, "tests/one");
+	CHECK_INT(t.v[0].result, SL_TEST_FAIL);
+	sl_tests_release(&t);
+	sl_tests_init(&t);
+	sl_tests_parse_automake(&t, ok, sizeof(ok) - 1, "tests/two");
+	CHECK_INT((int)t.n, 1);
 	CHECK_INT(t.v[0].result, SL_TEST_PASS);
+	CHECK_STR(t.v[0].message, "expected failure");
 	sl_tests_release(&t);
 	sl_tests_init(&t);
 	sl_tests_parse_automake(&t, trs, sizeof(trs) - 1, NULL);
@@ -150,7 +158,7 @@ static void test_report_edges(void)
 	CHECK_INT((int)t.n, 2);
 	if (t.n == 2) {
 		CHECK_STR(t.v[0].id, "a");
-		CHECK_INT(t.v[0].result, SL_TEST_PASS);
+		CHECK_INT(t.v[0].result, SL_TEST_FAIL);
 		CHECK_STR(t.v[1].id, "b");
 	}
 	sl_tests_release(&t);
