@@ -48,6 +48,15 @@ test_expect_success 'a failure already on the base is not blamed; a flaky base t
 	test "$(store_query ok.db "select distinct note from gate_runs where gate = '"'"'test'"'"'")" = "flaky on the base, excluded: flaky"
 '
 
+test_expect_success 'baseline names the flaky test excluded and the base failure not blamed, from the store' '
+	sluice baseline --store ok.db ok.yaml >out &&
+	grep -x "gate test (test, tap, expect pass): pass on the base (exit 0), 4 tests" out &&
+	grep -x "  pass  add  (must pass)" out &&
+	grep -x "  fail  broken_at_base  (not blamed)" out &&
+	grep -x "  pass  flaky  (flaky: excluded)" out &&
+	test "$(store_query ok.db "select count(*) from baselines where gate = '"'"'test'"'"'")" = 2
+'
+
 test_expect_success 'a regression is caught, with the failing test named in the feedback' '
 	campaign reg "(\${x})" "b" "$TEST_GATE" >reg.yaml &&
 	test_expect_code 1 sluice run --store reg.db reg.yaml >out &&
