@@ -36,6 +36,7 @@ int cmd_reject(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
 
 /* The table, for help. */
 const sl_command *sl_commands(void);

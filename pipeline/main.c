@@ -62,10 +62,24 @@ static const sl_command commands[] = {
 	{ "status", cmd_status, "print a campaign's funnel and its proposed candidates",
 	  "usage: sluice status [NAME] [--store PATH] [--json]\n"
 	  "\n"
+	  "The funnel, the outcomes (acceptance rate, landed unchanged, median time\n"
+	  "to decision, tokens and cost per accepted change, by rule vs model,\n"
+	  "provider, model and edit format) and the proposed candidates.  --json\n"
+	  "adds every target (target_list) and candidate (candidate_list).\n"
 	  "NAME may be left out when the store holds one campaign.\n" },
+	{ "targets", cmd_targets, "list a campaign's targets with their states and reasons",
+	  "usage: sluice targets [NAME] [--state S]... [--store PATH] [--json]\n"
+	  "\n"
+	  "One line per target: id, state, PATH:LINE, attempts, its latest candidate\n"
+	  "and the reason it failed or was skipped.  --state (repeatable, or S,T)\n"
+	  "keeps targets in these states: pending, proposed, failed, skipped,\n"
+	  "accepted, rejected, budget.  --json: one object per line.\n" },
 	{ "show", cmd_show, "show a candidate: gates and diff",
 	  "usage: sluice show ID [--store PATH] [--json] [--attempts]\n"
+	  "   or: sluice show [NAME] PATH:LINE [--store PATH] [--json] [--attempts]\n"
 	  "\n"
+	  "PATH:LINE shows the target whose lines hold LINE: its latest candidate,\n"
+	  "or, when it has none, its state, attempts and reason.\n"
 	  "  --attempts    also every attempt at the candidate's target: source,\n"
 	  "                outcome, tokens, cost, latency, HTTP status, retries,\n"
 	  "                the request and the reply\n" },

@@ -97,7 +97,7 @@ static json_t *json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *attempts_json(const sl_attempt_rec *a, size_t n)
+json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n)
 {
 	json_t *arr = json_array();
 
@@ -124,7 +124,7 @@ static json_t *attempts_json(const sl_attempt_rec *a, size_t n)
 	return arr;
 }
 
-static void attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
+void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
@@ -198,7 +198,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		json_object_set_new(o, "gates", ga);
 		json_object_set_new(o, "diff", json_string(c.diff));
 		if (flags & SL_SHOW_ATTEMPTS)
-			json_object_set_new(o, "attempts", attempts_json(att, na));
+			json_object_set_new(o, "attempts", sl_review_attempts_json(att, na));
 		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		sl_buf_adds(out, s ? s : "null");
 		sl_buf_addch(out, '\n');
@@ -228,7 +228,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	sl_buf_addch(out, '\n');
 	sl_buf_adds(out, c.diff);
 	if (flags & SL_SHOW_ATTEMPTS)
-		attempts_text(out, att, na);
+		sl_review_attempts_text(out, att, na);
 done:
 	sl_attempt_list_free(att, na);
 	sl_gate_run_list_free(g, ng);
