@@ -424,10 +424,12 @@ int cmd_export(int argc, char **argv)
 			   git_error_last() ? git_error_last()->message : "cannot open");
 		goto fail;
 	}
-	if (sl_review_export(st, &camp, repo, o.out, &count, &err))
+	if (sl_review_export(st, &camp, repo, o.out, &count, &err) ||
+	    sl_report_html(st, &camp, o.out, &err) || sl_report_junit(st, &camp, o.out, &err))
 		goto fail;
-	printf("%zu patch%s in %s/series.mbox, report in %s/report.md\n", count,
-	       count == 1 ? "" : "es", o.out, o.out);
+	printf("%zu patch%s in %s/series.mbox, report in %s/report.md and %s/report.html, "
+	       "gate results in %s/junit.xml\n", count, count == 1 ? "" : "es", o.out, o.out,
+	       o.out, o.out);
 	ret = SL_EXIT_OK;
 	goto done;
 fail:

@@ -90,8 +90,11 @@ static const sl_command commands[] = {
 	{ "export", cmd_export, "write the proposed candidates as a patch series and a report",
 	  "usage: sluice export [NAME] --out DIR [--store PATH]\n"
 	  "\n"
-	  "Writes DIR/series.mbox (apply with `git am DIR/series.mbox` on the base)\n"
-	  "and DIR/report.md.  Rejected candidates are left out.\n" },
+	  "Writes DIR/series.mbox (apply with `git am DIR/series.mbox` on the base),\n"
+	  "DIR/report.md, DIR/report.html (self-contained: funnel chart, changes with\n"
+	  "gates, logs, attempts, cost and coloured diffs, rejections with reasons)\n"
+	  "and DIR/junit.xml (gate verdicts).  Rejected candidates are left out of\n"
+	  "the series.\n" },
 	{ "doctor", cmd_doctor, "show which layers of the jail work on this machine",
 	  "usage: sluice doctor [--json]\n"
 	  "\n"

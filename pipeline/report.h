@@ -61,6 +61,8 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *c, const char *outdir, s
  */
 int sl_report_junit(sl_store *st, const sl_campaign_rec *c, const char *outdir, sl_err *err);
 
+/* Append s escaped for HTML or XML text and attributes. */
+void sl_report_add_xml(sl_buf *out, const char *s);
 /* Append s with control characters (but \n and \t) shown as '?'. */
 void sl_report_add_safe(sl_buf *out, const char *s);
 

@@ -325,6 +325,15 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 		sl_buf_addf(&md, "\n```diff\n%s```\n\n", cands[i].diff);
 		sl_gate_run_list_free(g, ng);
 	}
+	if (nc > count) {
+		sl_buf_addf(&md, "## Rejected by reviewers (%zu)\n\n", nc - count);
+		for (size_t i = 0; i < nc; i++)
+			if (!is_exported(&cands[i]))
+				sl_buf_addf(&md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
+					    (long long)cands[i].start_line, (long long)cands[i].id,
+					    cands[i].decision_reason ? cands[i].decision_reason : "");
+		sl_buf_addch(&md, '\n');
+	}
 	if (nf) {
 		sl_buf_addf(&md, "## Targets that failed (%zu)\n\n", nf);
 		for (size_t i = 0; i < nf; i++) {
