@@ -95,6 +95,25 @@ static const sl_command commands[] = {
 	  "gates, logs, attempts, cost and coloured diffs, rejections with reasons)\n"
 	  "and DIR/junit.xml (gate verdicts).  Rejected candidates are left out of\n"
 	  "the series.\n" },
+	{ "publish", cmd_publish, "push reviewable changes and open pull/merge requests, paced",
+	  "usage: sluice publish CAMPAIGN.yaml [--store PATH] [--repo PATH]\n"
+	  "\n"
+	  "Group the proposed, not rejected candidates as the campaign's review\n"
+	  "section says (group: target, file, directory or batch), commit each\n"
+	  "change on the base with the templated message, push it (forced) as\n"
+	  "PREFIX/review/KEY to review.remote (default: origin), and open its pull\n"
+	  "request (GitHub) or merge request (GitLab) with the templated title and\n"
+	  "body, labels and draft flag.  A change already open is updated (branch\n"
+	  "and body) only when it moved; nothing is opened twice.  At most\n"
+	  "review.max_open are open and review.max_per_hour opened per hour; the\n"
+	  "rest wait for a later publish.  The token is read from the variable\n"
+	  "review.token_env names and never stored or printed.\n" },
+	{ "sync", cmd_sync, "read the outcomes of published requests into the store",
+	  "usage: sluice sync CAMPAIGN.yaml [--store PATH] [--repo PATH]\n"
+	  "\n"
+	  "For each request recorded as open: merged records an accept (and whether\n"
+	  "it landed unchanged at the paths it touched), closed without merge a\n"
+	  "reject with the last comment as the reason; review comments are counted.\n" },
 	{ "doctor", cmd_doctor, "show which layers of the jail work on this machine",
 	  "usage: sluice doctor [--json]\n"
 	  "\n"

@@ -144,6 +144,7 @@ static const char *const migrations[] = {
 	"  project TEXT NOT NULL,"
 	"  branch TEXT NOT NULL,"
 	"  head_oid TEXT NOT NULL,"
+	"  text_sha TEXT,"
 	"  number INTEGER,"
 	"  url TEXT,"
 	"  state TEXT NOT NULL CHECK (state IN ('open','merged','closed')),"

@@ -172,3 +172,160 @@ done:
 	return ret;
 }
 
+
+/* published changes */
+
+void sl_published_rec_release(sl_published_rec *p)
+{
+	free(p->forge);
+	free(p->project);
+	free(p->branch);
+	free(p->head_oid);
+	free(p->text_sha);
+	free(p->url);
+	free(p->state);
+	free(p->close_reason);
+	free(p->opened_at);
+	free(p->updated_at);
+	memset(p, 0, sizeof(*p));
+}
+
+void sl_published_list_free(sl_published_rec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sl_published_rec_release(&v[i]);
+	free(v);
+}
+
+#define PUBLISHED_SELECT \
+	"SELECT candidate_id, campaign_id, forge, project, branch, head_oid, " \
+	"coalesce(number, 0), url, state, coalesce(landed_unchanged, -1), review_comments, " \
+	"close_reason, opened_at, updated_at, text_sha FROM published "
+
+static void read_published(sqlite3_stmt *s, sl_published_rec *p)
+{
+	p->candidate_id = sqlite3_column_int64(s, 0);
+	p->campaign_id = sqlite3_column_int64(s, 1);
+	p->forge = sl_store_col_text(s, 2);
+	p->project = sl_store_col_text(s, 3);
+	p->branch = sl_store_col_text(s, 4);
+	p->head_oid = sl_store_col_text(s, 5);
+	p->number = sqlite3_column_int64(s, 6);
+	p->url = sl_store_col_text(s, 7);
+	p->state = sl_store_col_text(s, 8);
+	p->landed_unchanged = sqlite3_column_int(s, 9);
+	p->review_comments = sqlite3_column_int64(s, 10);
+	p->close_reason = sl_store_col_text(s, 11);
+	p->opened_at = sl_store_col_text(s, 12);
+	p->updated_at = sl_store_col_text(s, 13);
+	p->text_sha = sl_store_col_text(s, 14);
+}
+
+int sl_store_published_get(sl_store *st, int64_t candidate_id, sl_published_rec *out,
+			   sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(sl_store_sqlite(st), PUBLISHED_SELECT "WHERE candidate_id = ?", -1,
+			       &s, NULL) != SQLITE_OK)
+		return sl_store_fail(st, err, "read published change");
+	sqlite3_bind_int64(s, 1, candidate_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		read_published(s, out);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return SL_OK;
+	if (rc == SQLITE_DONE)
+		return sl_err_set(err, SL_ENOTFOUND, "candidate %lld was not published",
+				  (long long)candidate_id);
+	return sl_store_fail(st, err, "read published change");
+}
+
+int sl_store_published_put(sl_store *st, const sl_published_rec *in, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	char now[32];
+	int rc;
+
+	sl_iso8601_now(now);
+	if (sqlite3_prepare_v2(sl_store_sqlite(st), "INSERT INTO published (candidate_id, "
+			       "campaign_id, forge, project, branch, head_oid, number, url, state, "
+			       "landed_unchanged, review_comments, close_reason, opened_at, updated_at, "
+			       "text_sha) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+			       "?13, ?13, ?14) ON CONFLICT (candidate_id) DO UPDATE SET forge = ?3, "
+			       "project = ?4, branch = ?5, head_oid = ?6, number = ?7, url = ?8, "
+			       "state = ?9, landed_unchanged = ?10, review_comments = ?11, "
+			       "close_reason = ?12, updated_at = ?13, text_sha = ?14", -1, &s, NULL) != SQLITE_OK)
+		return sl_store_fail(st, err, "record published change");
+	sqlite3_bind_int64(s, 1, in->candidate_id);
+	sqlite3_bind_int64(s, 2, in->campaign_id);
+	sl_store_bind_text(s, 3, in->forge);
+	sl_store_bind_text(s, 4, in->project);
+	sl_store_bind_text(s, 5, in->branch);
+	sl_store_bind_text(s, 6, in->head_oid);
+	if (in->number)
+		sqlite3_bind_int64(s, 7, in->number);
+	else
+		sqlite3_bind_null(s, 7);
+	sl_store_bind_text(s, 8, in->url);
+	sl_store_bind_text(s, 9, in->state);
+	if (in->landed_unchanged >= 0)
+		sqlite3_bind_int(s, 10, in->landed_unchanged);
+	else
+		sqlite3_bind_null(s, 10);
+	sqlite3_bind_int64(s, 11, in->review_comments);
+	sl_store_bind_text(s, 12, in->close_reason);
+	sl_store_bind_text(s, 13, now);
+	sl_store_bind_text(s, 14, in->text_sha);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "record published change");
+}
+
+int sl_store_published_list(sl_store *st, int64_t campaign_id, const char *state,
+			    sl_published_rec **out, size_t *n, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(sl_store_sqlite(st), PUBLISHED_SELECT "WHERE campaign_id = ?1 "
+			       "AND (?2 IS NULL OR state = ?2) ORDER BY candidate_id", -1, &s,
+			       NULL) != SQLITE_OK)
+		return sl_store_fail(st, err, "list published changes");
+	sqlite3_bind_int64(s, 1, campaign_id);
+	sl_store_bind_text(s, 2, state);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		SL_ALLOC_GROW(*out, *n + 1, alloc);
+		memset(&(*out)[*n], 0, sizeof(**out));
+		read_published(s, &(*out)[(*n)++]);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "list published changes");
+}
+
+int sl_store_published_pace(sl_store *st, int64_t campaign_id, int64_t *open_out,
+			    int64_t *last_hour_out, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT "
+			       "count(DISTINCT number) FILTER (WHERE state = 'open'), "
+			       "count(DISTINCT number) FILTER (WHERE opened_at >= "
+			       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-1 hour')) "
+			       "FROM published WHERE campaign_id = ? AND number IS NOT NULL", -1, &s,
+			       NULL) != SQLITE_OK)
+		return sl_store_fail(st, err, "count published changes");
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*open_out = sqlite3_column_int64(s, 0);
+		*last_hour_out = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "count published changes");
+}

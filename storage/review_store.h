@@ -36,4 +36,33 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 /* Frees the contents; the struct is reusable. */
 void sl_metrics_release(sl_metrics *m);
 
+/* One candidate's published change (a change may hold several candidates). */
+typedef struct sl_published_rec {
+	int64_t candidate_id, campaign_id;
+	char *forge;                /* "github" or "gitlab" */
+	char *project, *branch, *head_oid;
+	char *text_sha;             /* SHA-256 of the title and body sent; may be NULL */
+	int64_t number;             /* 0 until the request is open */
+	char *url;                  /* may be NULL */
+	char *state;                /* "open", "merged", "closed" */
+	int landed_unchanged;       /* -1 unknown, 0 changed, 1 unchanged */
+	int64_t review_comments;
+	char *close_reason;         /* may be NULL */
+	char *opened_at, *updated_at;
+} sl_published_rec;
+
+void sl_published_rec_release(sl_published_rec *p);
+void sl_published_list_free(sl_published_rec *v, size_t n);
+/* SL_ENOTFOUND when the candidate was never published. */
+int sl_store_published_get(sl_store *st, int64_t candidate_id, sl_published_rec *out,
+			   sl_err *err);
+/* Insert or replace the candidate's row (opened_at kept from the first insert). */
+int sl_store_published_put(sl_store *st, const sl_published_rec *in, sl_err *err);
+/* A campaign's rows in candidate order; state NULL = all. */
+int sl_store_published_list(sl_store *st, int64_t campaign_id, const char *state,
+			    sl_published_rec **out, size_t *n, sl_err *err);
+/* Distinct requests now open, and opened in the last hour, for pacing. */
+int sl_store_published_pace(sl_store *st, int64_t campaign_id, int64_t *open_out,
+			    int64_t *last_hour_out, sl_err *err);
+
 #endif
