@@ -240,6 +240,8 @@ static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_
 		ret = sl_store_published_get(st, ch->cands[k], &prev, err);
 		if (ret && ret != SL_ENOTFOUND)
 			goto done;
+		if (ret)
+			sl_err_clear(err);
 		have = !ret && prev.number && !strcmp(prev.branch, ch->branch);
 	}
 	ret = SL_OK;

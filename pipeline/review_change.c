@@ -135,10 +135,14 @@ static char *key_of(const sl_spec *spec, const sl_candidate_rec *c, const sl_str
 
 	switch (spec->review.group) {
 	case SL_GROUP_FILE:
-		return sl_xstrdup(first);
+		sl_buf_addf(&b, "file/%s", first);
+		return sl_buf_detach(&b, NULL);
 	case SL_GROUP_DIRECTORY:
+		/* "dir/a.d" and "dir/a/b.d" can both be refs; "dir/a" and "dir/a/b" cannot */
 		slash = strrchr(first, '/');
-		return slash ? sl_xstrndup(first, (size_t)(slash - first)) : sl_xstrdup("top");
+		sl_buf_addf(&b, "dir/%.*s.d", slash ? (int)(slash - first) : 4,
+			    slash ? first : "root");
+		return sl_buf_detach(&b, NULL);
 	default:
 		if (c->branch && !strncmp(c->branch, spec->branch_prefix, plen) &&
 		    c->branch[plen] == '/')

@@ -20,7 +20,8 @@
 #include "store.h"
 
 typedef struct sl_change {
-	char *key;                  /* the group: a target's branch, a path, a directory, "batch-N" */
+	char *key;                  /* the group: the target's branch name after the prefix,
+				       "file/PATH", "dir/DIR.d" or "batch-N" */
 	char *branch;               /* PREFIX/review/KEY, a valid ref name */
 	int64_t *cands;             /* candidate ids, ascending */
 	size_t ncands;
