@@ -119,4 +119,5 @@ clean:
 distclean:
 	rm -rf $(BUILD) node_modules
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not the tests' trash directories: their files may end in .d too)
+-include $(shell find $(BUILD) -path '$(BUILD)/tests/trash.*' -prune -o -name '*.d' -print 2>/dev/null)

@@ -25,6 +25,7 @@ struct sl_forge {
 	char *api;                  /* without a trailing slash */
 	char *project_enc;          /* GitLab: the project id or path, URL-encoded */
 	char *owner;                /* GitHub: the part of project before '/' */
+	int64_t quota_reset;        /* the quota is spent until this epoch second; 0 = not */
 };
 
 typedef struct reply {
@@ -263,6 +264,22 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 		CURLcode cc;
 		unsigned wait_s = 0;
 		const char *why = NULL;
+		int64_t now = (int64_t)time(NULL);
+
+		/* the last reply said the quota is spent: wait for its reset, don't ask */
+		if (f->quota_reset > now) {
+			wait_s = (unsigned)(f->quota_reset - now);
+			if (wait_s > f->o.max_wait_s) {
+				ret = sl_err_set(err, SL_EBUDGET, "%s %s: the API quota resets in %u s "
+						 "(more than %u s); try later", method, path, wait_s,
+						 f->o.max_wait_s);
+				goto done;
+			}
+			if (f->o.on_wait)
+				f->o.on_wait(f->o.ctx, "quota spent", wait_s);
+			sleep(wait_s);
+		}
+		f->quota_reset = 0;
 
 		reply_reset(r);
 		errbuf[0] = '\0';
@@ -286,6 +303,8 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 		cc = curl_easy_perform(h);
 		if (cc == CURLE_OK)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+		if (cc == CURLE_OK && r->remaining == 0 && r->reset > 0)
+			f->quota_reset = r->reset;
 		if (cc != CURLE_OK) {
 			why = "connection error";
 			wait_s = backoff;
@@ -315,6 +334,7 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 		if (f->o.on_wait)
 			f->o.on_wait(f->o.ctx, why, wait_s);
 		sleep(wait_s);
+		f->quota_reset = 0;
 		backoff = backoff < 16 ? backoff * 2 : 30;
 	}
 	ret = SL_OK;

@@ -138,9 +138,9 @@ static char *key_of(const sl_spec *spec, const sl_candidate_rec *c, const sl_str
 		sl_buf_addf(&b, "file/%s", first);
 		return sl_buf_detach(&b, NULL);
 	case SL_GROUP_DIRECTORY:
-		/* "dir/a.d" and "dir/a/b.d" can both be refs; "dir/a" and "dir/a/b" cannot */
+		/* "dir/a.dir" and "dir/a/b.dir" can both be refs; "dir/a" and "dir/a/b" cannot */
 		slash = strrchr(first, '/');
-		sl_buf_addf(&b, "dir/%.*s.d", slash ? (int)(slash - first) : 4,
+		sl_buf_addf(&b, "dir/%.*s.dir", slash ? (int)(slash - first) : 4,
 			    slash ? first : "root");
 		return sl_buf_detach(&b, NULL);
 	default:

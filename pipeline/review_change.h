@@ -21,7 +21,7 @@
 
 typedef struct sl_change {
 	char *key;                  /* the group: the target's branch name after the prefix,
-				       "file/PATH", "dir/DIR.d" or "batch-N" */
+				       "file/PATH", "dir/DIR.dir" or "batch-N" */
 	char *branch;               /* PREFIX/review/KEY, a valid ref name */
 	int64_t *cands;             /* candidate ids, ascending */
 	size_t ncands;

@@ -5,7 +5,7 @@
  *
  *     stub-forge --kind github|gitlab --token T --project P --bare DIR
  *                [--port-file F] [--log F] [--per-page N] [--limit-403 N]
- *                [--limit-429 N] [--max-seconds N]
+ *                [--limit-429 N] [--quota N] [--max-seconds N]
  *
  * Every API request must authenticate (GitHub "Authorization: Bearer T" or
  * "token T"; GitLab "PRIVATE-TOKEN: T" or Bearer), else 401.  Lists are
@@ -16,7 +16,10 @@
  * (GitLab: "Source branch does not exist"); a missing branch or request is
  * 404.  --limit-403 N: the first N requests that open a request get GitHub's
  * secondary rate limit (403 with Retry-After: 1); --limit-429 N: the first N
- * API requests of any kind get 429 with Retry-After: 1.
+ * API requests of any kind get 429 with Retry-After: 1.  --quota N: every
+ * reply carries x-ratelimit-limit/-remaining/-reset; after N API requests
+ * the quota is spent until the next whole second plus one (reset), and a
+ * request before then gets 403 "API rate limit exceeded" with remaining 0.
  *
  * GitHub: /repos/P/pulls (GET ?head=OWNER:B&state=all, POST), /pulls/N (GET,
  * PATCH), /pulls/N/comments, /issues/N/comments, /issues/N/labels (POST),
@@ -55,7 +58,8 @@
 
 static int gitlab;
 static const char *token, *project, *bare, *log_path;
-static unsigned per_page = 2, limit_403, limit_429;
+static unsigned per_page = 2, limit_403, limit_429, quota, quota_left;
+static int64_t quota_reset;
 static int port;
 static json_t *prs;             /* array of request objects, [i] has number i + 1 */
 
@@ -473,11 +477,24 @@ static void serve(int fd)
 			control(&r, method, path, body);
 		} else if (!authorized(in.buf)) {
 			message(&r, 401, gitlab ? "401 Unauthorized" : "Bad credentials");
+		} else if (quota && quota_left == 0 && now_ms() < quota_reset * 1000) {
+			sl_buf_addf(&r.headers, "x-ratelimit-limit: %u\r\nx-ratelimit-remaining: 0\r\n"
+				    "x-ratelimit-reset: %lld\r\n", quota, (long long)quota_reset);
+			message(&r, 403, "API rate limit exceeded for user.");
 		} else if (limit_429) {
 			limit_429--;
 			sl_buf_adds(&r.headers, "Retry-After: 1\r\n");
 			message(&r, 429, "Too Many Requests");
 		} else {
+			if (quota) {
+				if (!quota_left)
+					quota_left = quota;
+				if (!--quota_left)
+					quota_reset = now_ms() / 1000 + 2;
+				sl_buf_addf(&r.headers, "x-ratelimit-limit: %u\r\nx-ratelimit-remaining: "
+					    "%u\r\nx-ratelimit-reset: %lld\r\n", quota, quota_left,
+					    (long long)(quota_left ? now_ms() / 1000 + 3600 : quota_reset));
+			}
 			if (gitlab) {
 				sl_buf b = SL_BUF_INIT;
 
@@ -545,6 +562,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--per-page")) per_page = (unsigned)atoi(v);
 		else if (!strcmp(k, "--limit-403")) limit_403 = (unsigned)atoi(v);
 		else if (!strcmp(k, "--limit-429")) limit_429 = (unsigned)atoi(v);
+		else if (!strcmp(k, "--quota")) quota = (unsigned)atoi(v);
 		else if (!strcmp(k, "--max-seconds")) max_seconds = (unsigned)atoi(v);
 		else
 			kind = NULL, i = argc;
@@ -553,7 +571,7 @@ int main(int argc, char **argv)
 	    !bare || !per_page) {
 		fprintf(stderr, "usage: stub-forge --kind github|gitlab --token T --project P "
 			"--bare DIR [--port-file F] [--log F] [--per-page N] [--limit-403 N] "
-			"[--limit-429 N] [--max-seconds N]\n");
+			"[--limit-429 N] [--quota N] [--max-seconds N]\n");
 		return 2;
 	}
 	gitlab = !strcmp(kind, "gitlab");

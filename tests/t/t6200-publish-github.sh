@@ -33,7 +33,8 @@ test_expect_success 'setup: a run with three proposed candidates, a bare remote,
 	write_campaign c.yaml &&
 	review_section $forge_port 2 >>c.yaml &&
 	sluice run --store s.db c.yaml >out &&
-	grep -q "proposed  *3" out
+	grep -q "proposed  *3" out &&
+	cp s.db s-quota.db
 '
 
 test_expect_success 'publish opens two pull requests (max_open 2) and paces the third' '
@@ -196,6 +197,29 @@ test_expect_success 'the stub behaves as documented: 401 without auth, 404 missi
 
 test_expect_success 'stop the stub' '
 	kill $(cat forge.pid)
+'
+
+test_expect_success 'a spent quota (x-ratelimit-remaining: 0) is waited out before the next request' '
+	mkdir q &&
+	(
+		cd q &&
+		start_forge github acme/greet "$TRASH/remote.git" --quota 3 &&
+		echo $forge_pid >forge.pid &&
+		write_campaign c.yaml &&
+		review_section $forge_port 10 >>c.yaml &&
+		sed -i "s|^repository: repo|repository: $TRASH/repo|" c.yaml &&
+		sluice publish --store ../s-quota.db c.yaml >out;
+		rc=$?
+		kill $forge_pid
+		test $rc = 0
+	) &&
+	cat q/out &&
+	grep -q "3 changes: 3 opened" q/out &&
+	grep -q "quota spent, waiting" q/out &&
+	! grep -q " 403$" q/forge.log &&
+	t3=$(sed -n 3p q/forge.log | cut -d" " -f1) &&
+	t4=$(sed -n 4p q/forge.log | cut -d" " -f1) &&
+	test "$t4" -ge $(( (t3 / 1000 + 2) * 1000 ))
 '
 
 test_done

@@ -82,7 +82,7 @@ test_expect_success 'group: directory puts every candidate under src/ in one cha
 	review_section directory >>d.yaml &&
 	sluice publish --store s-dir.db d.yaml >out &&
 	grep -q "1 change: 1 opened" out &&
-	test "$(git -C remote.git diff --name-only $(git -C repo rev-parse main) sluice/greet/review/dir/src.d | sort | tr "\n" " ")" = "src/app.c src/report.c "
+	test "$(git -C remote.git diff --name-only $(git -C repo rev-parse main) sluice/greet/review/dir/src.dir | sort | tr "\n" " ")" = "src/app.c src/report.c "
 '
 
 test_expect_success 'group: batch bounds each change in lines' '
