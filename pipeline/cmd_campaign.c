@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "report.h"
 #include "review.h"
+#include "review_change.h"
 #include "run.h"
 #include "util.h"
 
@@ -402,6 +403,13 @@ int cmd_reject(int argc, char **argv)
 	return decide(argc, argv, "reject");
 }
 
+static int is_campaign_file(const char *s)
+{
+	size_t n = strlen(s);
+
+	return (n > 5 && !strcmp(s + n - 5, ".yaml")) || (n > 4 && !strcmp(s + n - 4, ".yml"));
+}
+
 int cmd_export(int argc, char **argv)
 {
 	cmd_opts o;
@@ -409,7 +417,8 @@ int cmd_export(int argc, char **argv)
 	sl_campaign_rec camp = { 0 };
 	git_repository *repo = NULL;
 	sl_err err = SL_ERR_INIT;
-	size_t count = 0;
+	sl_spec *spec = NULL;
+	size_t count = 0, nchanges = 0;
 	int ret;
 
 	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "so")))
@@ -417,7 +426,11 @@ int cmd_export(int argc, char **argv)
 	if (o.nargs > 1 || !o.out)
 		return sl_cmd_usage("export", o.out ? "expected at most one campaign name" :
 				    "--out DIR is required");
-	if (sl_cmd_open_campaign(&st, &camp, o.store, o.nargs ? o.args[0] : NULL, &err))
+	/* a campaign file (not a name) also gives the changes as its review section groups them */
+	if (o.nargs && is_campaign_file(o.args[0]) && sl_spec_load(&spec, o.args[0], &err))
+		goto fail;
+	if (sl_cmd_open_campaign(&st, &camp, o.store, spec ? spec->name :
+				 o.nargs ? o.args[0] : NULL, &err))
 		goto fail;
 	if (git_repository_open_ext(&repo, camp.repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		sl_err_set(&err, SL_EINPUT, "repository '%s': %s", camp.repo_path,
@@ -425,8 +438,11 @@ int cmd_export(int argc, char **argv)
 		goto fail;
 	}
 	if (sl_review_export(st, &camp, repo, o.out, &count, &err) ||
-	    sl_report_html(st, &camp, o.out, &err) || sl_report_junit(st, &camp, o.out, &err))
+	    sl_report_html(st, &camp, o.out, &err) || sl_report_junit(st, &camp, o.out, &err) ||
+	    (spec && sl_changes_export(st, &camp, spec, repo, o.out, &nchanges, &err)))
 		goto fail;
+	if (spec)
+		printf("%zu change%s in %s/changes/\n", nchanges, nchanges == 1 ? "" : "s", o.out);
 	printf("%zu patch%s in %s/series.mbox, report in %s/report.md and %s/report.html, "
 	       "gate results in %s/junit.xml\n", count, count == 1 ? "" : "es", o.out, o.out,
 	       o.out, o.out);
@@ -438,5 +454,6 @@ done:
 	git_repository_free(repo);
 	sl_campaign_rec_release(&camp);
 	sl_store_free(st);
+	sl_spec_free(spec);
 	return ret;
 }

@@ -88,13 +88,14 @@ static const sl_command commands[] = {
 	{ "reject", cmd_reject, "record that a reviewer rejected a candidate",
 	  "usage: sluice reject ID --reason TEXT [--store PATH]\n" },
 	{ "export", cmd_export, "write the proposed candidates as a patch series and a report",
-	  "usage: sluice export [NAME] --out DIR [--store PATH]\n"
+	  "usage: sluice export [NAME | CAMPAIGN.yaml] --out DIR [--store PATH]\n"
 	  "\n"
 	  "Writes DIR/series.mbox (apply with `git am DIR/series.mbox` on the base),\n"
 	  "DIR/report.md, DIR/report.html (self-contained: funnel chart, changes with\n"
 	  "gates, logs, attempts, cost and coloured diffs, rejections with reasons)\n"
 	  "and DIR/junit.xml (gate verdicts).  Rejected candidates are left out of\n"
-	  "the series.\n" },
+	  "the series.  Given the campaign file, also DIR/changes/NNNN-KEY.patch:\n"
+	  "each change as the review section groups them, one git am-able patch.\n" },
 	{ "publish", cmd_publish, "push reviewable changes and open pull/merge requests, paced",
 	  "usage: sluice publish CAMPAIGN.yaml [--store PATH] [--repo PATH]\n"
 	  "\n"

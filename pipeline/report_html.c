@@ -235,6 +235,41 @@ static void add_funnel_svg(sl_buf *out, const sl_funnel *f)
 	sl_buf_adds(out, "</svg>\n");
 }
 
+static void add_rate_cell(sl_buf *out, double rate, int64_t part, int64_t whole)
+{
+	if (rate < 0)
+		sl_buf_adds(out, "<td>&ndash;</td>");
+	else
+		sl_buf_addf(out, "<td>%.0f%% (%lld of %lld)</td>", rate * 100, (long long)part,
+			    (long long)whole);
+}
+
+/* Acceptance, landing, time to decision and cost per accepted change, by group. */
+static void add_outcomes(sl_buf *out, const sl_metrics *m)
+{
+	sl_buf_adds(out, "<h2>Outcomes</h2>\n<table><tr><th>acceptance rate</th>");
+	add_rate_cell(out, m->acceptance_rate, m->accepted, m->decided);
+	sl_buf_adds(out, "</tr>\n<tr><th>landed unchanged</th>");
+	add_rate_cell(out, m->landed_unchanged_rate, m->landed_unchanged, m->landed_checked);
+	if (m->median_decision_hours >= 0)
+		sl_buf_addf(out, "</tr>\n<tr><th>median time to decision</th><td>%.1f h</td>",
+			    m->median_decision_hours);
+	if (m->accepted)
+		sl_buf_addf(out, "</tr>\n<tr><th>per accepted change</th><td>%.0f tokens, cost "
+			    "%.4f</td>", m->tokens_per_accepted, m->cost_per_accepted);
+	sl_buf_adds(out, "</tr></table>\n<table><tr><th>by</th><th>name</th><th>proposed</th>"
+		    "<th>accepted</th><th>rejected</th><th>tokens</th><th>cost</th></tr>\n");
+	for (size_t i = 0; i < m->ngroups; i++) {
+		sl_buf_addf(out, "<tr><td>%s</td><td>", m->groups[i].kind);
+		sl_report_add_xml(out, m->groups[i].name);
+		sl_buf_addf(out, "</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%lld</td>"
+			    "<td>%.4f</td></tr>\n", (long long)m->groups[i].proposed,
+			    (long long)m->groups[i].accepted, (long long)m->groups[i].rejected,
+			    (long long)m->groups[i].tokens, m->groups[i].cost);
+	}
+	sl_buf_adds(out, "</table>\n");
+}
+
 /* The model named in an attempt's request body, or its source. */
 static char *model_of(const sl_attempt_rec *a)
 {
@@ -343,12 +378,14 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 	sl_candidate_rec *c = NULL;
 	sl_target_rec *t = NULL;
 	sl_funnel f = { 0 };
+	sl_metrics m = { 0 };
 	sl_buf out = SL_BUF_INIT;
 	size_t nc = 0, nt = 0, idx = 0, nrej = 0, nfail = 0;
 	char *path = NULL;
 	int ret;
 
 	if ((ret = sl_store_funnel(st, camp->id, &f, err)) ||
+	    (ret = sl_store_metrics(st, camp->id, &m, err)) ||
 	    (ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &c, &nc, err)) ||
 	    (ret = sl_store_targets(st, camp->id, NULL, &t, &nt, err)))
 		goto done;
@@ -368,6 +405,7 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 		    (long long)f.rejected, (long long)f.failed, (long long)f.skipped,
 		    (long long)(f.tokens_in + f.tokens_out), f.cost);
 	add_funnel_svg(&out, &f);
+	add_outcomes(&out, &m);
 	for (size_t i = 0; i < nc; i++)
 		nrej += c[i].decision && !strcmp(c[i].decision, "reject");
 	sl_buf_addf(&out, "<h2>Proposed changes (%zu)</h2>\n", nc - nrej);
@@ -415,6 +453,7 @@ done:
 	free(path);
 	sl_buf_release(&out);
 	sl_funnel_release(&f);
+	sl_metrics_release(&m);
 	sl_candidate_list_free(c, nc);
 	sl_target_list_free(t, nt);
 	return ret;

@@ -209,7 +209,7 @@ done:
 
 static json_t *metrics_json(const sl_metrics *m)
 {
-	json_t *o = json_object(), *groups = json_array();
+	json_t *o = json_object(), *groups = json_array(), *days = json_array();
 
 #define RATE(x) ((x) < 0 ? json_null() : json_real(x))
 	json_object_set_new(o, "proposed", json_integer(m->proposed));
@@ -228,14 +228,24 @@ static json_t *metrics_json(const sl_metrics *m)
 	for (size_t i = 0; i < m->ngroups; i++) {
 		const sl_metric_group *g = &m->groups[i];
 
-		json_array_append_new(groups, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f}",
+		json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f}",
 			"by", g->kind, "name", g->name, "proposed", (json_int_t)g->proposed,
 			"accepted", (json_int_t)g->accepted, "rejected", (json_int_t)g->rejected,
 			"landed_unchanged", (json_int_t)g->landed_unchanged,
-			"tokens", (json_int_t)g->tokens, "cost", g->cost));
+			"tokens", (json_int_t)g->tokens, "cost", g->cost);
+
+		json_object_set_new(j, "cost_per_accepted", g->accepted ?
+				    json_real(g->cost / (double)g->accepted) : json_null());
+		json_array_append_new(groups, j);
 	}
+	for (size_t i = 0; i < m->ndays; i++)
+		json_array_append_new(days, json_pack("{s:s,s:I,s:I,s:f}", "day", m->days[i].day,
+			"decided", (json_int_t)m->days[i].decided, "accepted",
+			(json_int_t)m->days[i].accepted, "acceptance_rate",
+			(double)m->days[i].accepted / (double)m->days[i].decided));
 #undef RATE
 	json_object_set_new(o, "breakdown", groups);
+	json_object_set_new(o, "by_day", days);
 	return o;
 }
 

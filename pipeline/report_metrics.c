@@ -33,8 +33,16 @@ void sl_report_metrics_text(sl_buf *out, const sl_metrics *m)
 		const sl_metric_group *g = &m->groups[i];
 
 		sl_buf_addf(out, "  %-11s %-14s proposed %lld, accepted %lld, rejected %lld, "
-			    "%lld tokens, cost %.4f\n", g->kind, g->name, (long long)g->proposed,
+			    "%lld tokens, cost %.4f", g->kind, g->name, (long long)g->proposed,
 			    (long long)g->accepted, (long long)g->rejected, (long long)g->tokens,
 			    g->cost);
+		if (g->accepted)
+			sl_buf_addf(out, " (%.4f per accepted)", g->cost / (double)g->accepted);
+		sl_buf_addch(out, '\n');
 	}
+	/* the acceptance rate over time: the last 14 days with decisions */
+	for (size_t i = m->ndays > 14 ? m->ndays - 14 : 0; i < m->ndays; i++)
+		sl_buf_addf(out, "  decided on %s  %lld accepted of %lld (%.0f%%)\n", m->days[i].day,
+			    (long long)m->days[i].accepted, (long long)m->days[i].decided,
+			    100.0 * (double)m->days[i].accepted / (double)m->days[i].decided);
 }

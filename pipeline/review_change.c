@@ -536,3 +536,51 @@ done:
 	sl_candidate_list_free(c, nc);
 	return ret;
 }
+
+int sl_changes_export(sl_store *st, const sl_campaign_rec *camp, const sl_spec *spec,
+		      git_repository *repo, const char *outdir, size_t *count_out, sl_err *err)
+{
+	sl_change *ch = NULL;
+	size_t n = 0;
+	char *dir = sl_path_join(outdir, "changes");
+	int ret;
+
+	*count_out = 0;
+	if ((ret = sl_changes_build(&ch, &n, st, camp, spec, repo, err)) ||
+	    (ret = sl_rm_rf(dir, err)) || (ret = sl_mkdir_p(dir, 0755, err)))
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		git_email_create_options eo;
+		git_commit *commit = NULL;
+		git_buf mail = { 0 };
+		sl_buf name = SL_BUF_INIT;
+		char *path;
+
+		memset(&eo, 0, sizeof(eo));
+		eo.version = GIT_EMAIL_CREATE_OPTIONS_VERSION;
+		git_diff_options_init(&eo.diff_opts, GIT_DIFF_OPTIONS_VERSION);
+		git_diff_find_options_init(&eo.diff_find_opts, GIT_DIFF_FIND_OPTIONS_VERSION);
+		sl_buf_addf(&name, "%04zu-", i + 1);
+		for (const char *k = ch[i].key; *k; k++)
+			sl_buf_addch(&name, *k == '/' ? '-' : *k);
+		sl_buf_adds(&name, ".patch");
+		path = sl_path_join(dir, name.buf);
+		if (git_commit_lookup(&commit, repo, &ch[i].commit) ||
+		    git_email_create_from_commit(&mail, commit, &eo))
+			ret = sl_err_set(err, SL_ERROR, "change '%s': cannot format patch: %s",
+					 ch[i].key, sl_git_error());
+		else
+			ret = sl_write_file(path, mail.ptr, mail.size, err);
+		git_buf_dispose(&mail);
+		git_commit_free(commit);
+		sl_buf_release(&name);
+		free(path);
+		if (ret)
+			goto done;
+	}
+	*count_out = n;
+done:
+	sl_change_list_free(ch, n);
+	free(dir);
+	return ret;
+}

@@ -39,4 +39,11 @@ int sl_changes_build(sl_change **out, size_t *n, sl_store *st, const sl_campaign
 		     const sl_spec *spec, git_repository *repo, sl_err *err);
 void sl_change_list_free(sl_change *v, size_t n);
 
+/*
+ * Write each change as OUTDIR/changes/NNNN-KEY.patch, one `git am`-able
+ * patch (its commit, message and author); *count_out = changes written.
+ */
+int sl_changes_export(sl_store *st, const sl_campaign_rec *camp, const sl_spec *spec,
+		      git_repository *repo, const char *outdir, size_t *count_out, sl_err *err);
+
 #endif

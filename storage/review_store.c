@@ -4,6 +4,7 @@
  * table of migration 4), and the published-change records `sluice publish`
  * and `sluice sync` keep.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -19,6 +20,7 @@ void sl_metrics_release(sl_metrics *m)
 		free(m->groups[i].name);
 	}
 	free(m->groups);
+	free(m->days);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -70,7 +72,7 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 	sqlite3 *db = sl_store_sqlite(st);
 	sqlite3_stmt *s = NULL;
 	double *hours = NULL;
-	size_t nh = 0, ah = 0, ag = 0;
+	size_t nh = 0, ah = 0, ag = 0, ad = 0;
 	char *format = NULL;
 	int rc, ret = SL_ERROR;
 
@@ -134,6 +136,30 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 		out->median_decision_hours = nh % 2 ? hours[nh / 2] :
 			(hours[nh / 2 - 1] + hours[nh / 2]) / 2;
 	}
+
+	if (sqlite3_prepare_v2(db, "SELECT substr(d.decided_at, 1, 10) AS day, count(*), "
+			       "count(*) FILTER (WHERE d.decision = 'accept') "
+			       "FROM candidates c JOIN targets t ON t.id = c.target_id "
+			       "JOIN decisions d ON d.id = (SELECT max(id) FROM decisions "
+			       "WHERE candidate_id = c.id) WHERE t.campaign_id = ? "
+			       "AND c.state = 'passed' GROUP BY day ORDER BY day", -1, &s,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		sl_metric_day *d;
+		const unsigned char *day = sqlite3_column_text(s, 0);
+
+		SL_ALLOC_GROW(out->days, out->ndays + 1, ad);
+		d = &out->days[out->ndays++];
+		snprintf(d->day, sizeof(d->day), "%s", day ? (const char *)day : "?");
+		d->decided = sqlite3_column_int64(s, 1);
+		d->accepted = sqlite3_column_int64(s, 2);
+	}
+	if (rc != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(s);
+	s = NULL;
 
 	if (sqlite3_prepare_v2(db, ROWS_SQL GROUP_SQL("source", "origin") " UNION ALL "
 			       GROUP_SQL("provider", "provider") " UNION ALL "

@@ -19,6 +19,12 @@ typedef struct sl_metric_group {
 	double cost;
 } sl_metric_group;
 
+/* Decisions taken on one day (UTC), for the acceptance rate over time. */
+typedef struct sl_metric_day {
+	char day[11];               /* YYYY-MM-DD */
+	int64_t decided, accepted;
+} sl_metric_day;
+
 typedef struct sl_metrics {
 	int64_t proposed, decided, accepted, rejected, landed_unchanged, landed_checked;
 	double acceptance_rate;     /* accepted / decided; -1 with no decision yet */
@@ -30,6 +36,8 @@ typedef struct sl_metrics {
 							  -1 with nothing accepted */
 	sl_metric_group *groups;
 	size_t ngroups;
+	sl_metric_day *days;        /* oldest first */
+	size_t ndays;
 } sl_metrics;
 
 int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err *err);

@@ -83,6 +83,9 @@ test_expect_success 'status shows outcome metrics: acceptance rate, time to deci
 	sluice status --store s.db --json >out.json &&
 	grep -q "\"acceptance_rate\":1.0" out.json &&
 	grep -q "\"by\":\"source\",\"name\":\"rule\",\"proposed\":1,\"accepted\":1" out.json &&
+	day=$(store_query s.db "select substr(decided_at, 1, 10) from decisions") &&
+	grep -q "decided on $day  1 accepted of 1 (100%)" out &&
+	grep -q "\"by_day\":\[{\"day\":\"$day\",\"decided\":1,\"accepted\":1" out.json &&
 	sluice reject --store s.db $app --reason "changed my mind" &&
 	sluice status --store s.db >out &&
 	grep -q "acceptance rate  *0% (0 of 1)" out

@@ -38,7 +38,8 @@ test_expect_success 'report.html is self-contained: no script, no external asset
 	grep -q "<span class=\"l del\">-" $h &&
 	grep -q "<td class=\"pass\">pass</td>" $h &&
 	grep -q "<b>accepted</b>" $h &&
-	grep -q "produced by <b>rules</b>" $h
+	grep -q "produced by <b>rules</b>" $h &&
+	grep -q "<tr><th>acceptance rate</th><td>50% (1 of 2)</td>" $h
 '
 
 test_expect_success 'junit.xml is well-formed and counts every gate run' '

@@ -62,6 +62,20 @@ test_expect_success 'a duplicate merge request is GitLab 409; publish again open
 	test "$(grep -c "POST /api/v4/projects/acme%2Ftools%2Fgreet/merge_requests 201" forge.log)" = 2
 '
 
+test_expect_success 'export with the campaign file writes each change as a git am-able patch' '
+	sluice export --store s.db --out exp c.yaml >out &&
+	grep -q "^2 changes in exp/changes/" out &&
+	ls exp/changes >list &&
+	test "$(wc -l <list)" = 2 &&
+	grep -q "^000[12]-file-src-app.c.patch$" list &&
+	grep -q "^000[12]-file-src-report.c.patch$" list &&
+	grep -q "^From: Campaign Bot <bot@example.com>" exp/changes/*-file-src-report.c.patch &&
+	git clone -q -b main repo am &&
+	git -C am am -q "$TRASH"/exp/changes/*.patch &&
+	! grep -q greet_old am/src/app.c am/src/report.c &&
+	test "$(git -C am rev-list --count origin/main..HEAD)" = 2
+'
+
 test_expect_success 'sync: a merged request accepts both of its candidates; a closed one rejects with its note' '
 	git clone -q -b main remote.git work &&
 	git -C work merge -q --no-ff -m "Merge !1" "origin/$(mr 1 source_branch)" &&
