@@ -32,7 +32,19 @@ test_expect_success 'setup: three proposed candidates in two files, a bare remot
 	review_section file >>c.yaml &&
 	sluice run --store s.db c.yaml >out &&
 	grep -q "proposed  *3" out &&
-	cp s.db s-dir.db && cp s.db s-batch.db
+	cp s.db s-dir.db && cp s.db s-batch.db && cp s.db s-hour.db && cp s.db s-404.db
+'
+
+test_expect_success 'a push that the forge does not see (its branch is 404) is an error, nothing opened' '
+	git init -q --bare elsewhere.git &&
+	write_campaign e.yaml &&
+	review_section file >>e.yaml &&
+	sed -i "s|remote: .*|remote: $TRASH/elsewhere.git|" e.yaml &&
+	test_expect_code 3 sluice publish --store s-404.db e.yaml >out 2>err &&
+	grep -q "was pushed to .*elsewhere.git. but the forge does not have it (404)" err &&
+	grep -q "GET /api/v4/projects/acme%2Ftools%2Fgreet/repository/branches/sluice%2Fgreet%2Freview%2Ffile%2Fsrc%2F[a-z]*.c 404" forge.log &&
+	! grep -q POST forge.log &&
+	test "$(sqlite3 s-404.db "select count(*) from published")" = 0
 '
 
 test_expect_success 'group: file makes one merge request per file, the templated draft title, labels, author' '
@@ -108,6 +120,17 @@ test_expect_success 'group: batch bounds each change in lines' '
 	git -C remote.git rev-parse --verify -q sluice/greet/review/batch-2 &&
 	test "$(git -C remote.git diff $(git -C repo rev-parse main) sluice/greet/review/batch-1 | grep -c "^[-+]	")" = 4 &&
 	test "$(git -C remote.git diff $(git -C repo rev-parse main) sluice/greet/review/batch-2 | grep -c "^[-+]	")" = 2
+'
+
+test_expect_success 'max_per_hour paces new merge requests by those opened in the last hour' '
+	write_campaign h.yaml &&
+	review_section target "  max_per_hour: 1" >>h.yaml &&
+	sluice publish --store s-hour.db h.yaml >out &&
+	grep -q "3 changes: 1 opened, 0 updated, 0 up to date, 2 paced" out &&
+	grep -q "paced (1 open of 10, 1 opened in the last hour of 1)" out &&
+	sqlite3 s-hour.db "update published set opened_at = '"'"'2000-01-01T00:00:00Z'"'"', state = '"'"'merged'"'"'" &&
+	sluice publish --store s-hour.db h.yaml >out &&
+	grep -q "3 changes: 1 opened, 0 updated, 0 up to date, 1 paced, 1 already decided" out
 '
 
 test_expect_success 'a template with an unknown variable is bad input naming file and line (exit 2)' '
