@@ -473,8 +473,9 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec
 	}
 	progress(o, "#%lld: %s, %lld review comment%s%s%s", (long long)number, pr.state,
 		 (long long)pr.review_comments, pr.review_comments == 1 ? "" : "s",
-		 decision ? "; " : "", decision ? (landed == 1 ? "landed unchanged" : landed == 0 ?
-						   "changed before landing" : decision) : "");
+		 decision ? "; " : "", !decision ? "" : !strcmp(decision, "reject") ?
+		 "rejected" : landed == 1 ? "landed unchanged" : landed == 0 ?
+		 "changed before landing" : "landing not checked");
 	for (size_t i = first; i < nrows; i++) {
 		if (rows[i].number != number)
 			continue;
