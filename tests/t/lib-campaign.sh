@@ -3,6 +3,7 @@
 # greet_repo DIR      a git repository holding the demo project (3 call sites)
 # write_campaign F [extra yaml]   the rules campaign of the demo, against ./repo
 # refs_outside PREFIX REPO        every ref except those under refs/heads/PREFIX/
+# start_forge KIND PROJECT BARE   the stub GitHub/GitLab API (see below)
 
 greet_repo() {
 	cp -R "$EXAMPLES/greet/project" "$1"
