@@ -92,6 +92,11 @@ $(BUILD)/tests/helper/threat: tests/helper/threat.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -fsanitize=% -fno-omit-frame-pointer,$(ALL_CFLAGS)) -o $@ $<
 
+# png-probe decodes what a headless browser rendered; it needs only zlib.
+$(BUILD)/tests/helper/png-probe: tests/helper/png-probe.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -lz
+
 $(BUILD)/tests/helper/%: tests/helper/%.c $(LIBSLUICE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBSLUICE) $(LDFLAGS) $(PKG_LIBS) -lpthread
@@ -114,4 +119,5 @@ clean:
 distclean:
 	rm -rf $(BUILD) node_modules
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not the tests' trash directories: their files may end in .d too)
+-include $(shell find $(BUILD) -path '$(BUILD)/tests/trash.*' -prune -o -name '*.d' -print 2>/dev/null)

@@ -37,6 +37,9 @@ int cmd_reject(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
+int cmd_sync(int argc, char **argv);
 
 /* The table, for help. */
 const sl_command *sl_commands(void);

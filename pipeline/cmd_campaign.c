@@ -13,7 +13,9 @@
 #include <jansson.h>
 
 #include "cmd.h"
+#include "report.h"
 #include "review.h"
+#include "review_change.h"
 #include "run.h"
 #include "util.h"
 
@@ -202,6 +204,17 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		check_path_opt(argv[0], "--out", o->out, 1, 0) ? SL_EXIT_USAGE : 0;
 }
 
+static int status_metrics(sl_buf *out, sl_store *st, const sl_campaign_rec *camp, sl_err *err)
+{
+	sl_metrics m;
+	int ret;
+
+	if (!(ret = sl_store_metrics(st, camp->id, &m, err)))
+		sl_report_metrics_text(out, &m);
+	sl_metrics_release(&m);
+	return ret;
+}
+
 /* Print the funnel (and, with text, the proposed candidates); returns proposed count. */
 static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
 			sl_err *err)
@@ -217,10 +230,12 @@ static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &cands, &nc, err)))
 		goto done;
 	if (json) {
-		sl_review_funnel_json(&out, camp, &f);
-		sl_buf_addch(&out, '\n');
+		if ((ret = sl_report_status_json(&out, st, camp, &f, err)))
+			goto done;
 	} else {
 		sl_review_funnel_text(&out, camp, &f);
+		if ((ret = status_metrics(&out, st, camp, err)))
+			goto done;
 		if (nc)
 			sl_buf_adds(&out, "\nproposed candidates:\n");
 		for (size_t i = 0; i < nc; i++)
@@ -324,6 +339,36 @@ int cmd_status(int argc, char **argv)
 	return ret;
 }
 
+/* `show [NAME] PATH:LINE` */
+static int show_target(const cmd_opts *o)
+{
+	sl_store *st = NULL;
+	sl_campaign_rec camp = { 0 };
+	sl_buf out = SL_BUF_INIT;
+	sl_err err = SL_ERR_INIT;
+	const char *spec = o->args[o->nargs - 1], *colon = strrchr(spec, ':');
+	char *path = sl_xstrndup(spec, (size_t)(colon - spec));
+	long long line = sl_cmd_parse_id(colon + 1);
+	int ret = SL_EXIT_OK;
+
+	if (o->nargs > 2 || !*path || !line) {
+		ret = sl_cmd_usage("show", "expected [NAME] PATH:LINE, got '%s'", spec);
+		goto done;
+	}
+	if (sl_cmd_open_campaign(&st, &camp, o->store, o->nargs == 2 ? o->args[0] : NULL, &err) ||
+	    sl_report_show_target(&out, st, camp.id, path, line,
+				  o->json | (o->attempts ? SL_SHOW_ATTEMPTS : 0), &err))
+		ret = sl_cmd_fail(&err);
+	else
+		fputs(out.buf, stdout);
+done:
+	sl_buf_release(&out);
+	sl_campaign_rec_release(&camp);
+	sl_store_free(st);
+	free(path);
+	return ret;
+}
+
 int cmd_show(int argc, char **argv)
 {
 	cmd_opts o;
@@ -336,8 +381,10 @@ int cmd_show(int argc, char **argv)
 
 	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sja")))
 		return ret;
+	if (o.nargs >= 1 && strchr(o.args[o.nargs - 1], ':'))
+		return show_target(&o);
 	if (o.nargs != 1 || !(id = sl_cmd_parse_id(o.args[0])))
-		return sl_cmd_usage("show", "expected one candidate id");
+		return sl_cmd_usage("show", "expected one candidate id or PATH:LINE");
 	path = sl_default_store_path(o.store);
 	if (sl_store_open(&st, path, 0, &err) ||
 	    sl_review_show(&out, st, id, o.json | (o.attempts ? SL_SHOW_ATTEMPTS : 0), &err))
@@ -385,6 +432,13 @@ int cmd_reject(int argc, char **argv)
 	return decide(argc, argv, "reject");
 }
 
+static int is_campaign_file(const char *s)
+{
+	size_t n = strlen(s);
+
+	return (n > 5 && !strcmp(s + n - 5, ".yaml")) || (n > 4 && !strcmp(s + n - 4, ".yml"));
+}
+
 int cmd_export(int argc, char **argv)
 {
 	cmd_opts o;
@@ -392,7 +446,8 @@ int cmd_export(int argc, char **argv)
 	sl_campaign_rec camp = { 0 };
 	git_repository *repo = NULL;
 	sl_err err = SL_ERR_INIT;
-	size_t count = 0;
+	sl_spec *spec = NULL;
+	size_t count = 0, nchanges = 0;
 	int ret;
 
 	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "so")))
@@ -400,17 +455,26 @@ int cmd_export(int argc, char **argv)
 	if (o.nargs > 1 || !o.out)
 		return sl_cmd_usage("export", o.out ? "expected at most one campaign name" :
 				    "--out DIR is required");
-	if (sl_cmd_open_campaign(&st, &camp, o.store, o.nargs ? o.args[0] : NULL, &err))
+	/* a campaign file (not a name) also gives the changes as its review section groups them */
+	if (o.nargs && is_campaign_file(o.args[0]) && sl_spec_load(&spec, o.args[0], &err))
+		goto fail;
+	if (sl_cmd_open_campaign(&st, &camp, o.store, spec ? spec->name :
+				 o.nargs ? o.args[0] : NULL, &err))
 		goto fail;
 	if (git_repository_open_ext(&repo, camp.repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		sl_err_set(&err, SL_EINPUT, "repository '%s': %s", camp.repo_path,
 			   git_error_last() ? git_error_last()->message : "cannot open");
 		goto fail;
 	}
-	if (sl_review_export(st, &camp, repo, o.out, &count, &err))
+	if (sl_review_export(st, &camp, repo, o.out, &count, &err) ||
+	    sl_report_html(st, &camp, o.out, &err) || sl_report_junit(st, &camp, o.out, &err) ||
+	    (spec && sl_changes_export(st, &camp, spec, repo, o.out, &nchanges, &err)))
 		goto fail;
-	printf("%zu patch%s in %s/series.mbox, report in %s/report.md\n", count,
-	       count == 1 ? "" : "es", o.out, o.out);
+	if (spec)
+		printf("%zu change%s in %s/changes/\n", nchanges, nchanges == 1 ? "" : "s", o.out);
+	printf("%zu patch%s in %s/series.mbox, report in %s/report.md and %s/report.html, "
+	       "gate results in %s/junit.xml\n", count, count == 1 ? "" : "es", o.out, o.out,
+	       o.out, o.out);
 	ret = SL_EXIT_OK;
 	goto done;
 fail:
@@ -419,5 +483,6 @@ done:
 	git_repository_free(repo);
 	sl_campaign_rec_release(&camp);
 	sl_store_free(st);
+	sl_spec_free(spec);
 	return ret;
 }

@@ -76,10 +76,24 @@ static const sl_command commands[] = {
 	{ "status", cmd_status, "print a campaign's funnel and its proposed candidates",
 	  "usage: sluice status [NAME] [--store PATH] [--json]\n"
 	  "\n"
+	  "The funnel, the outcomes (acceptance rate, landed unchanged, median time\n"
+	  "to decision, tokens and cost per accepted change, by rule vs model,\n"
+	  "provider, model and edit format) and the proposed candidates.  --json\n"
+	  "adds every target (target_list) and candidate (candidate_list).\n"
 	  "NAME may be left out when the store holds one campaign.\n" },
+	{ "targets", cmd_targets, "list a campaign's targets with their states and reasons",
+	  "usage: sluice targets [NAME] [--state S]... [--store PATH] [--json]\n"
+	  "\n"
+	  "One line per target: id, state, PATH:LINE, attempts, its latest candidate\n"
+	  "and the reason it failed or was skipped.  --state (repeatable, or S,T)\n"
+	  "keeps targets in these states: pending, proposed, failed, skipped,\n"
+	  "accepted, rejected, budget.  --json: one object per line.\n" },
 	{ "show", cmd_show, "show a candidate: gates and diff",
 	  "usage: sluice show ID [--store PATH] [--json] [--attempts]\n"
+	  "   or: sluice show [NAME] PATH:LINE [--store PATH] [--json] [--attempts]\n"
 	  "\n"
+	  "PATH:LINE shows the target whose lines hold LINE: its latest candidate,\n"
+	  "or, when it has none, its state, attempts and reason.\n"
 	  "  --attempts    also every attempt at the candidate's target: source,\n"
 	  "                outcome, tokens, cost, latency, HTTP status, retries,\n"
 	  "                the request and the reply\n" },
@@ -88,10 +102,33 @@ static const sl_command commands[] = {
 	{ "reject", cmd_reject, "record that a reviewer rejected a candidate",
 	  "usage: sluice reject ID --reason TEXT [--store PATH]\n" },
 	{ "export", cmd_export, "write the proposed candidates as a patch series and a report",
-	  "usage: sluice export [NAME] --out DIR [--store PATH]\n"
+	  "usage: sluice export [NAME | CAMPAIGN.yaml] --out DIR [--store PATH]\n"
 	  "\n"
-	  "Writes DIR/series.mbox (apply with `git am DIR/series.mbox` on the base)\n"
-	  "and DIR/report.md.  Rejected candidates are left out.\n" },
+	  "Writes DIR/series.mbox (apply with `git am DIR/series.mbox` on the base),\n"
+	  "DIR/report.md, DIR/report.html (self-contained: funnel chart, changes with\n"
+	  "gates, logs, attempts, cost and coloured diffs, rejections with reasons)\n"
+	  "and DIR/junit.xml (gate verdicts).  Rejected candidates are left out of\n"
+	  "the series.  Given the campaign file, also DIR/changes/NNNN-KEY.patch:\n"
+	  "each change as the review section groups them, one git am-able patch.\n" },
+	{ "publish", cmd_publish, "push reviewable changes and open pull/merge requests, paced",
+	  "usage: sluice publish CAMPAIGN.yaml [--store PATH] [--repo PATH]\n"
+	  "\n"
+	  "Group the proposed, not rejected candidates as the campaign's review\n"
+	  "section says (group: target, file, directory or batch), commit each\n"
+	  "change on the base with the templated message, push it (forced) as\n"
+	  "PREFIX/review/KEY to review.remote (default: origin), and open its pull\n"
+	  "request (GitHub) or merge request (GitLab) with the templated title and\n"
+	  "body, labels and draft flag.  A change already open is updated (branch\n"
+	  "and body) only when it moved; nothing is opened twice.  At most\n"
+	  "review.max_open are open and review.max_per_hour opened per hour; the\n"
+	  "rest wait for a later publish.  The token is read from the variable\n"
+	  "review.token_env names and never stored or printed.\n" },
+	{ "sync", cmd_sync, "read the outcomes of published requests into the store",
+	  "usage: sluice sync CAMPAIGN.yaml [--store PATH] [--repo PATH]\n"
+	  "\n"
+	  "For each request recorded as open: merged records an accept (and whether\n"
+	  "it landed unchanged at the paths it touched), closed without merge a\n"
+	  "reject with the last comment as the reason; review comments are counted.\n" },
 	{ "doctor", cmd_doctor, "show which layers of the jail work on this machine",
 	  "usage: sluice doctor [--json]\n"
 	  "\n"

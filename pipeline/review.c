@@ -108,7 +108,7 @@ static json_t *json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static json_t *attempts_json(const sl_attempt_rec *a, size_t n)
+json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n)
 {
 	json_t *arr = json_array();
 
@@ -135,7 +135,7 @@ static json_t *attempts_json(const sl_attempt_rec *a, size_t n)
 	return arr;
 }
 
-static void attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
+void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
@@ -223,7 +223,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 				    "errors", (json_int_t)n.errors));
 		json_object_set_new(o, "diff", json_string(c.diff));
 		if (flags & SL_SHOW_ATTEMPTS)
-			json_object_set_new(o, "attempts", attempts_json(att, na));
+			json_object_set_new(o, "attempts", sl_review_attempts_json(att, na));
 		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		sl_buf_adds(out, s ? s : "null");
 		sl_buf_addch(out, '\n');
@@ -259,7 +259,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	sl_buf_addch(out, '\n');
 	sl_buf_adds(out, c.diff);
 	if (flags & SL_SHOW_ATTEMPTS)
-		attempts_text(out, att, na);
+		sl_review_attempts_text(out, att, na);
 done:
 	sl_attempt_list_free(att, na);
 	sl_gate_run_list_free(g, ng);
@@ -355,6 +355,15 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 				    (long long)g[j].duration_ms);
 		sl_buf_addf(&md, "\n```diff\n%s```\n\n", cands[i].diff);
 		sl_gate_run_list_free(g, ng);
+	}
+	if (nc > count) {
+		sl_buf_addf(&md, "## Rejected by reviewers (%zu)\n\n", nc - count);
+		for (size_t i = 0; i < nc; i++)
+			if (!is_exported(&cands[i]))
+				sl_buf_addf(&md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
+					    (long long)cands[i].start_line, (long long)cands[i].id,
+					    cands[i].decision_reason ? cands[i].decision_reason : "");
+		sl_buf_addch(&md, '\n');
 	}
 	if (nf) {
 		sl_buf_addf(&md, "## Targets that failed (%zu)\n\n", nf);

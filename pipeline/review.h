@@ -8,6 +8,7 @@
 #define SL_REVIEW_H
 
 #include <git2.h>
+#include <jansson.h>
 
 #include "buf.h"
 #include "err.h"
@@ -24,6 +25,9 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
  */
 #define SL_SHOW_ATTEMPTS 2
 int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err);
+/* The attempts part of sl_review_show(): a new JSON array, or text appended to out. */
+json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n);
+void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n);
 
 /*
  * Write OUTDIR/series.mbox (every proposed, not rejected candidate of the

@@ -23,6 +23,29 @@ typedef struct sl_pos {
 	uint32_t line, col;         /* 1-based; 0 when unknown */
 } sl_pos;
 
+/* review: grouping, templates, identity and where changes are published. */
+enum sl_group_kind { SL_GROUP_TARGET = 0, SL_GROUP_FILE, SL_GROUP_DIRECTORY, SL_GROUP_BATCH };
+enum sl_forge_kind { SL_FORGE_NONE = 0, SL_FORGE_GITHUB, SL_FORGE_GITLAB };
+
+typedef struct sl_spec_review {
+	int group;                  /* enum sl_group_kind; default target */
+	unsigned batch_files;       /* batch: at most this many files per change (default 10) */
+	unsigned batch_lines;       /* batch: at most this many changed lines (default 500) */
+	char *commit_message, *title, *body; /* templates ({{var}}); NULL = the defaults */
+	char *author, *committer;   /* "Name <email>"; NULL = the repository's user.name/email */
+	sl_strvec labels;
+	int draft;
+	int forge;                  /* enum sl_forge_kind; NONE = not configured */
+	char *api_url;              /* default https://api.github.com, https://gitlab.com/api/v4 */
+	char *project;              /* owner/name (GitHub), id or path (GitLab) */
+	char *token_env;            /* variable holding the token (required with a forge) */
+	char *remote;               /* push URL; default the repository's "origin" */
+	char *target_branch;        /* default the base revision's name */
+	unsigned max_open;          /* at most this many open at once (default 10) */
+	unsigned max_per_hour;      /* at most this many opened per hour (default 10) */
+	sl_pos pos;
+} sl_spec_review;
+
 typedef struct sl_spec_rule {
 	char *capture;
 	char *template_text;
@@ -136,6 +159,7 @@ typedef struct sl_spec {
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
+	sl_spec_review review;      /* how candidates become reviewable changes */
 } sl_spec;
 
 /* Load and validate; *out is NULL on error. */

@@ -136,6 +136,25 @@ static const char *const migrations[] = {
 	"ALTER TABLE gate_runs ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE gate_runs ADD COLUMN note TEXT;"
 	"ALTER TABLE gate_runs ADD COLUMN jail TEXT;",
+	/* 4: changes published as pull or merge requests, and what became of them */
+	"CREATE TABLE published("
+	"  candidate_id INTEGER PRIMARY KEY REFERENCES candidates(id),"
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  forge TEXT NOT NULL CHECK (forge IN ('github','gitlab')),"
+	"  project TEXT NOT NULL,"
+	"  branch TEXT NOT NULL,"
+	"  head_oid TEXT NOT NULL,"
+	"  text_sha TEXT,"
+	"  number INTEGER,"
+	"  url TEXT,"
+	"  state TEXT NOT NULL CHECK (state IN ('open','merged','closed')),"
+	"  landed_unchanged INTEGER,"
+	"  review_comments INTEGER NOT NULL DEFAULT 0,"
+	"  close_reason TEXT,"
+	"  opened_at TEXT NOT NULL,"
+	"  updated_at TEXT NOT NULL"
+	") STRICT;"
+	"CREATE INDEX published_by_campaign ON published(campaign_id, state);",
 };
 
 size_t sl_migrations_count(void)

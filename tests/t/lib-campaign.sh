@@ -3,6 +3,7 @@
 # greet_repo DIR      a git repository holding the demo project (3 call sites)
 # write_campaign F [extra yaml]   the rules campaign of the demo, against ./repo
 # refs_outside PREFIX REPO        every ref except those under refs/heads/PREFIX/
+# start_forge KIND PROJECT BARE   the stub GitHub/GitLab API (see below)
 
 greet_repo() {
 	cp -R "$EXAMPLES/greet/project" "$1"
@@ -65,4 +66,20 @@ start_stub() {
 	for i in $(seq 1 100); do test -s "$1/port" && break; sleep 0.1; done
 	stub_port=$(cat "$1/port")
 	test -n "$stub_port"
+}
+
+# start_forge KIND PROJECT BARE [stub-forge options]: start the stub GitHub or
+# GitLab API on 127.0.0.1 with token $FORGE_TOKEN; sets $forge_port,
+# $forge_pid and $forge_url; fails when the server does not start.
+start_forge() {
+	kind=$1 proj=$2 bare=$3
+	shift 3
+	rm -f forge.port
+	stub-forge --kind "$kind" --token "$FORGE_TOKEN" --project "$proj" --bare "$bare" \
+		--port-file forge.port --log forge.log --max-seconds 600 "$@" &
+	forge_pid=$!
+	for i in $(seq 1 100); do test -s forge.port && break; sleep 0.1; done
+	forge_port=$(cat forge.port) &&
+	test -n "$forge_port" &&
+	forge_url=http://127.0.0.1:$forge_port
 }
