@@ -15,7 +15,9 @@ set -u
 : "${SLUICE_BUILD:?run through tests/run-tests.sh or set SLUICE_BUILD}"
 TEST_DIRECTORY=$(pwd)
 TEST_NAME=$(basename "$0" .sh)
-TRASH="$SLUICE_BUILD/tests/trash.$TEST_NAME"
+# SLUICE_TEST_TRASH: run-tests.sh's own directory for a second run of a
+# script (as nobody, or without Landlock); else one per script in the build.
+TRASH=${SLUICE_TEST_TRASH:-"$SLUICE_BUILD/tests/trash.$TEST_NAME"}
 FIXTURES="$TEST_DIRECTORY/../fixtures"
 EXAMPLES="$TEST_DIRECTORY/../../examples"
 rm -rf "$TRASH" && mkdir -p "$TRASH" || exit 1
