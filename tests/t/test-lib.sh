@@ -33,6 +33,7 @@ unset SLUICE_STORE
 test_count=0 test_failed=0
 
 test_expect_success() {
+	if [ -n "${SLUICE_TEST_TRACE:-}" ]; then set -x; fi
 	test_count=$((test_count + 1))
 	if ( set -e; eval "$2" ) >"$TRASH/.out.$test_count" 2>&1; then
 		echo "ok $test_count - $1"
