@@ -6,8 +6,7 @@
 
 #include "term.h"
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t sl_utf8_seq(const unsigned char *s, size_t n)
 {
 	size_t len;
 	uint32_t cp;
@@ -37,8 +36,15 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
-	/* the C1 controls: CSI (U+009B), OSC (U+009D) and the rest */
-	if (cp >= 0x80 && cp <= 0x9f)
+	return len;
+}
+
+/* sl_utf8_seq(), but a C1 control (CSI U+009B, OSC U+009D, ...) is invalid too */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len = sl_utf8_seq(s, n);
+
+	if (len == 2 && s[0] == 0xc2 && s[1] <= 0x9f)
 		return 0;
 	return len;
 }

@@ -22,6 +22,13 @@
 
 #define SL_TERM_JSON 1u
 
+/*
+ * Length of the valid UTF-8 sequence at s (at most n bytes, n > 0): 1 for
+ * ASCII, 2-4, or 0 if invalid (overlong, a surrogate, beyond U+10FFFF,
+ * truncated).
+ */
+size_t sl_utf8_seq(const unsigned char *s, size_t n);
+
 /* Append text[0..len) to out, neutralised as above; flags: SL_TERM_JSON or 0. */
 void sl_term_safe(sl_buf *out, const char *text, size_t len, unsigned flags);
 
