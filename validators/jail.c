@@ -1798,9 +1798,11 @@ int sl_jail_probe(sl_jail_layers *out, sl_err *err)
 	out->cgroup_version = cgi.version;
 	snprintf(out->cgroup_v2_controllers, sizeof(out->cgroup_v2_controllers), "%s",
 		 cgi.v2_controllers);
-	snprintf(out->cgroup_detail, sizeof(out->cgroup_detail), "memory: %s; pids: %s; kill: %s",
+	snprintf(out->cgroup_detail, sizeof(out->cgroup_detail),
+		 "memory: %s; pids: %s; cpu: %s; kill: %s",
 		 cgi.v2_memory ? "v2" : *cgi.v1_memory ? "v1" : "no",
 		 cgi.v2_pids ? "v2" : *cgi.v1_pids ? "v1" : "no",
+		 cgi.v2_cpu ? "v2" : *cgi.v1_cpu ? "v1" : "no",
 		 (cgi.layers & SL_CG_KILL) ? "v2 cgroup.kill" : "no");
 
 	/* a real run shows what works together: the private root, the filters */
