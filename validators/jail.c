@@ -1614,9 +1614,9 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 			sl_err_set(err, SL_ERROR, "jail setup: bind /src: %s", strerror(errno));
 			goto done;
 		}
-		if (plan.as_root && (plan.ns & CLONE_NEWUSER) && give_to_jail(workdir, err))
-			goto done;
 	}
+	if (plan.as_root && (plan.ns & CLONE_NEWUSER) && give_to_jail(workdir, err))
+		goto done;
 	if (plan_build(&plan, &opts, workdir, wfd, timeout_ms, err))
 		goto done;
 	if (!plan.fs)
