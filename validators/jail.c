@@ -11,8 +11,11 @@
  *     or the timeout fires and pid 1 gets SIGKILL.  Last it drains the pipes
  *     briefly, removes the mount point and fills the result.
  *
- *   pid 1 of the jail (a copy of the caller, never exec'd): carries out the
- *     plan (mounts, files, pivot_root), forks the payload and reaps every
+ *   pid 1 of the jail (a copy of the caller, never exec'd): mounts the new
+ *     root's tmpfs while it still has the caller's host id, takes the jail's
+ *     ids (keeping its capabilities in the namespace), carries out the rest
+ *     of the plan (mounts, files, sysctls of its namespaces, pivot_root, the
+ *     overlay at /src), forks the payload and reaps every
  *     process until the payload exits, then sends the payload's wait status
  *     up the report pipe and exits.  The kernel then kills everything left in
  *     the pid namespace before pid 1's exit is reported to the supervisor, so
