@@ -436,7 +436,8 @@ masks:
 /*
  * The private root: what pid 1 mounts and writes before pivot_root, then
  * (post) the overlay at /src, made from inside so that its layers show as
- * /.lower and /.ovl, which are then detached.  wfd is the workdir, opened
+ * /proc/self/fd/N and .ovl (detached once the overlay holds it; a writable
+ * workdir is a bind through /.lower, detached too).  wfd is the workdir, opened
  * by the supervisor: pid 1 binds it through /proc/self/fd and never looks
  * its host path up.
  */
@@ -510,8 +511,10 @@ static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk
 	 * tmpfs that pid 1 detaches once the overlay holds it: the payload
 	 * cannot reach them except through /src.
 	 */
-	plan_mkdir(p, "/.lower", 0755);
-	plan_bind(p, plan_strf(p, "/proc/self/fd/%d", wfd), "/.lower", writable ? 0 : BIND_RO);
+	if (writable) {
+		plan_mkdir(p, "/.lower", 0755);
+		plan_bind(p, plan_strf(p, "/proc/self/fd/%d", wfd), "/.lower", 0);
+	}
 	plan_mkdir(p, "/.ovl", 0700);
 	plan_mount(p, "tmpfs", "/.ovl", MS_NOSUID | MS_NODEV,
 		   plan_strf(p, "mode=0755,size=%um", writable ? 1 : disk_mb));
@@ -524,12 +527,18 @@ static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk
 	if (git_kind == 'f')
 		plan_file(p, "/.ovl/gitdir", "gitdir: /nonexistent\n");
 
+	/*
+	 * The overlay takes the workdir straight from the descriptor, so no
+	 * mount of it (whose root would name its host path) ever shows; its
+	 * options show just these strings.
+	 */
+	if (!writable)
+		plan_mount(p, "overlay", "/src", MS_NOSUID | MS_NODEV,
+			   plan_strf(p, "lowerdir=/proc/self/fd/%d,upperdir=.ovl/u,workdir=.ovl/w",
+				     wfd));
 	p->post = 1;
 	if (writable)
 		plan_bind(p, "/.lower", "/src", BIND_IN);
-	else
-		plan_mount(p, "overlay", "/src", MS_NOSUID | MS_NODEV,
-			   "lowerdir=/.lower,upperdir=/.ovl/u,workdir=/.ovl/w");
 	/*
 	 * .git read-only, and being a mount point it cannot be removed or
 	 * renamed either: no hooks, config (core.fsmonitor, core.hooksPath) or
@@ -539,7 +548,8 @@ static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk
 	if (git_kind)
 		plan_bind(p, git_kind == 'f' ? "/.ovl/gitdir" : "/src/.git", "/src/.git",
 			  BIND_IN | BIND_RO);
-	plan_add(p, OP_DETACH, "detach", "/.lower");
+	if (writable)
+		plan_add(p, OP_DETACH, "detach", "/.lower");
 	plan_add(p, OP_DETACH, "detach", "/.ovl");
 	p->post = 0;
 	p->ll_rw[0] = "/src";
