@@ -27,6 +27,7 @@ enum { H_V2, H_MEM, H_PIDS, H_CPU, H_N };
 
 struct sl_cgroup {
 	char dir[H_N][320];       /* "" when not used */
+	char tasks[H_N][330];     /* v1: dir/tasks, for sl_cgroup_enter_self() */
 	int v2_mem, v2_pids, v2_cpu, kill;
 };
 
@@ -291,10 +292,13 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_mil
 		if (!*parent[h])
 			continue;
 		snprintf(cg->dir[h], sizeof(cg->dir[h]), "%s/%s", parent[h], name);
-		if (mkdir(cg->dir[h], 0755))
+		if (mkdir(cg->dir[h], 0755)) {
 			cg->dir[h][0] = '\0';
-		else
+		} else {
 			*layers |= SL_CG_GROUP;
+			if (h != H_V2)
+				snprintf(cg->tasks[h], sizeof(cg->tasks[h]), "%s/tasks", cg->dir[h]);
+		}
 	}
 	if (*cg->dir[H_V2]) {
 		char f[400];
@@ -349,16 +353,41 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_mil
 	return cg;
 }
 
-int sl_cgroup_add(sl_cgroup *cg, pid_t pid)
+int sl_cgroup_add(sl_cgroup *cg, pid_t pid, int v2_only)
 {
 	char num[32];
 	int rc = 0;
 
 	snprintf(num, sizeof(num), "%d", (int)pid);
 	for (int h = 0; h < H_N; h++)
-		if (*cg->dir[h] && write_str(cg->dir[h], "cgroup.procs", num))
+		if (*cg->dir[h] && (h == H_V2 || !v2_only) &&
+		    write_str(cg->dir[h], "cgroup.procs", num))
 			rc = -1;
 	return rc;
+}
+
+int sl_cgroup_v2_fd(const sl_cgroup *cg)
+{
+	return cg && *cg->dir[H_V2] ? open(cg->dir[H_V2], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
+int sl_cgroup_enter_self(const sl_cgroup *cg)
+{
+	for (int h = 0; h < H_N; h++) {
+		int fd;
+
+		if (h == H_V2 || !*cg->tasks[h])
+			continue;
+		fd = open(cg->tasks[h], O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		if (write(fd, "0", 1) != 1) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
 }
 
 int sl_cgroup_oom(sl_cgroup *cg)

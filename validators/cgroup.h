@@ -53,8 +53,26 @@ typedef struct sl_cgroup sl_cgroup;
 sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_milli,
 			 unsigned *layers);
 
-/* Move pid into every hierarchy of the group; 0, or -1 (errno). */
-int sl_cgroup_add(sl_cgroup *cg, pid_t pid);
+/*
+ * Move pid into every hierarchy of the group (only the v2 one if v2_only);
+ * 0, or -1 (errno).  Moving a process takes a lock whose write side waits
+ * for an RCU grace period, milliseconds on a busy machine, once per
+ * hierarchy: the jail instead creates pid 1 straight in the v2 group
+ * (clone3 with CLONE_INTO_CGROUP and sl_cgroup_v2_fd()) and pid 1 moves
+ * its single thread into the v1 ones (sl_cgroup_enter_self()), which the
+ * kernel does without that lock.
+ */
+int sl_cgroup_add(sl_cgroup *cg, pid_t pid, int v2_only);
+
+/* A descriptor of the v2 group for CLONE_INTO_CGROUP (caller closes), or -1. */
+int sl_cgroup_v2_fd(const sl_cgroup *cg);
+
+/*
+ * Move the calling thread into every v1 hierarchy of the group (writes "0"
+ * to each tasks file).  For a single-threaded process between clone and
+ * exec: system calls only.  0, or -1 (errno).
+ */
+int sl_cgroup_enter_self(const sl_cgroup *cg);
 
 /* Whether the memory limit made the kernel kill something in the group. */
 int sl_cgroup_oom(sl_cgroup *cg);

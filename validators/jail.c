@@ -140,6 +140,7 @@ struct plan {
 	int fs;                  /* build the private root (else: the host's, unsafe) */
 	const char *hostdir;     /* the workdir on the host */
 	const struct sock_fprog *filter;
+	const sl_cgroup *cg;     /* pid 1 moves itself into its v1 groups */
 	int landlock_abi, allow_inet;
 	const char *ll_rw[4], *ll_dev[10];
 	const char *const *collect;   /* relative paths, borrowed from opts */
@@ -631,6 +632,41 @@ static pid_t raw_fork(unsigned long flags)
 	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
+/* clone3's arguments (Debian 12's headers lack a usable struct clone_args). */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+#define INTO_CGROUP 0x200000000ULL     /* CLONE_INTO_CGROUP, Linux 5.7 */
+
+/*
+ * raw_fork(), but born in the cgroup directory cgfd (if >= 0), which costs
+ * nothing, where moving it afterwards waits for an RCU grace period.
+ * *into says whether that worked (else the child is where we are).
+ */
+static pid_t raw_fork_into(unsigned long flags, int cgfd, int *into)
+{
+	pid_t pid;
+
+	*into = 0;
+#ifdef SYS_clone3
+	if (cgfd >= 0) {
+		struct clone3_args a;
+
+		memset(&a, 0, sizeof(a));
+		a.flags = flags | INTO_CGROUP;
+		a.exit_signal = SIGCHLD;
+		a.cgroup = (uint64_t)cgfd;
+		pid = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+		if (pid >= 0) {
+			*into = 1;
+			return pid;
+		}
+	}
+#endif
+	return raw_fork(flags);
+}
+
 static void close_from(unsigned lo, unsigned hi)
 {
 	struct rlimit rl;
@@ -1117,6 +1153,8 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 	if (read(sync_r, &c, 1) != 1)
 		_exit(126);
 	close(sync_r);
+	if (p->cg && sl_cgroup_enter_self(p->cg))
+		fail(rep, "enter the jail's cgroup");
 	me = (pid_t)syscall(SYS_getpid);
 	prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -1563,7 +1601,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	char *workdir = NULL, *chunk = NULL;
 	int sync_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, rep_p[2] = { -1, -1 };
 	int files_p[2] = { -1, -1 };
-	int ret = SL_ERROR, wfd = -1;
+	int ret = SL_ERROR, wfd = -1, cgfd = -1, into = 0;
 	int64_t start, deadline;
 	sl_cgroup *cg = NULL;
 	const char *const no_paths[] = { NULL };
@@ -1657,8 +1695,10 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	if (opts.mem_mb && !(cg_layers & SL_CG_MEMORY))
 		plan.data_bytes = (rlim_t)opts.mem_mb << 20;
 
+	plan.cg = cg;
+	cgfd = sl_cgroup_v2_fd(cg);
 	/* the cgroup namespace is made by pid 1, once it is in its cgroup */
-	s.pid = raw_fork(plan.ns & ~(unsigned long)CLONE_NEWCGROUP);
+	s.pid = raw_fork_into(plan.ns & ~(unsigned long)CLONE_NEWCGROUP, cgfd, &into);
 	if (s.pid < 0) {
 		sl_err_set(err, SL_ERROR, "jail: cannot create namespaces: %s%s", strerror(errno),
 			   errno == EPERM || errno == ENOSPC || errno == EINVAL ?
@@ -1686,11 +1726,9 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	/* Without a pidfd (before Linux 5.3) the loop polls waitpid every 10 ms. */
 	s.pidfd = (int)syscall(SYS_pidfd_open, s.pid, 0);
 #endif
-	if (cg && sl_cgroup_add(cg, s.pid)) {
-		sl_cgroup_free(cg);
-		cg = NULL;
-		cg_layers = 0;
-	}
+	/* v1 groups: pid 1 moves itself; v2: born there, else moved now */
+	if (cg && cgfd >= 0 && !into && sl_cgroup_add(cg, s.pid, 1))
+		cg_layers &= ~(unsigned)SL_CG_KILL;
 	if ((plan.ns & CLONE_NEWUSER) && map_ids(s.pid, plan.as_root, err))
 		goto done;
 	/* We still hold the read end, so this write cannot raise SIGPIPE. */
@@ -1767,6 +1805,7 @@ done:
 	close_fd(&files_p[0]);
 	close_fd(&files_p[1]);
 	close_fd(&wfd);
+	close_fd(&cgfd);
 	if (plan.root)
 		rmdir(plan.root);
 	plan_release(&plan);
