@@ -7,6 +7,8 @@
 # nothing outside is read or written.  "sluice" on PATH is the freshly built
 # binary; test helpers (stub-model ...) are on PATH too.
 #
+# SLUICE_TEST_TRACE=1 traces every test body (set -x) into its output.
+#
 # Helpers: test_cmp A B (diff -u), test_must_fail CMD (exit 1..125, not a
 # crash), test_expect_code N CMD, make_repo DIR (git repo with one commit of
 # the files already in DIR), tree_digest DIR (hash of every file and mode).
