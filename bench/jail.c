@@ -5,13 +5,20 @@
  *
  * Runs N rounds (default 200); each round times one sl_jail_run() of
  * "true" on an empty workdir (every layer this machine offers: namespaces,
- * private root, seccomp, Landlock, cgroups) and one
- * `bwrap --unshare-all --new-session --die-with-parent` with read-only
- * binds of /usr (and the merged-/usr links) running /bin/true, alternating
- * so that drift hits both alike.  Prints p50 and p90 of each and the ratio
- * jail/bwrap (below 1: the jail is faster).  Needs bwrap on PATH.
+ * private root, the worktree overlay, masked /proc, seccomp, Landlock,
+ * cgroups) and one bwrap given the same isolation it can express:
+ * `--unshare-all --unshare-user --uid 1000 --gid 1000 --new-session
+ * --die-with-parent --cap-drop ALL --clearenv`, read-only /usr (and the
+ * merged-/usr links), --proc, --dev, a private --tmpfs /tmp, the workdir
+ * bound at /src as its working directory, and the jail's own seccomp
+ * filter through --seccomp FD; it runs /bin/true, alternating with the
+ * jail so that drift hits both alike.  Prints p50 and p90 of each and the
+ * ratio jail/bwrap (below 1: the jail is faster).  Needs bwrap on PATH.
  */
+#include <fcntl.h>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +27,7 @@
 #include <unistd.h>
 
 #include "validators/jail.h"
+#include "validators/sysfilter.h"
 #include "util.h"
 
 extern char **environ;
@@ -50,17 +58,22 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200;
 	double *tj = calloc((size_t)n, sizeof(double)), *tb = calloc((size_t)n, sizeof(double));
-	char *bw[] = { "bwrap", "--unshare-all", "--new-session", "--die-with-parent",
+	char dir[] = "/tmp/bench-jail.XXXXXX", fdarg[16];
+	char *bw[] = { "bwrap", "--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000",
+		"--new-session", "--die-with-parent", "--cap-drop", "ALL", "--clearenv",
+		"--setenv", "PATH", "/usr/bin:/bin", "--hostname", "sluice",
 		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
 		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-		"--proc", "/proc", "--dev", "/dev", "/bin/true", NULL };
-	char dir[] = "/tmp/bench-jail.XXXXXX";
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", dir, "/src",
+		"--chdir", "/src", "--seccomp", fdarg, "/bin/true", NULL };
+	const struct sock_fprog *prog;
 	sl_jail_opts o = SL_JAIL_OPTS_INIT;
 	sl_jail_result r;
 	sl_err err = SL_ERR_INIT;
 	sl_buf layers = SL_BUF_INIT;
 
-	if (n < 1 || !tj || !tb || !mkdtemp(dir))
+	if (n < 1 || !tj || !tb || !mkdtemp(dir) || chmod(dir, 0755) ||
+	    sl_seccomp_filter(&prog, 0, &err))
 		return 2;
 	o.workdir = dir;
 	o.command = "true";
@@ -76,10 +89,21 @@ int main(int argc, char **argv)
 		}
 		t1 = now_ms();
 		tj[i] = t1 - t0;
+		/* bwrap reads the filter from the descriptor, a fresh one each run */
+		int sfd = memfd_create("seccomp", 0);
+		size_t len = prog->len * sizeof(*prog->filter);
+
+		if (sfd < 0 || write(sfd, prog->filter, len) != (ssize_t)len ||
+		    lseek(sfd, 0, SEEK_SET)) {
+			perror("seccomp memfd");
+			return 1;
+		}
+		snprintf(fdarg, sizeof(fdarg), "%d", sfd);
 		if (posix_spawnp(&pid, "bwrap", NULL, NULL, bw, environ)) {
 			perror("bwrap");
 			return 1;
 		}
+		close(sfd);
 		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			fprintf(stderr, "bwrap failed\n");
 			return 1;

@@ -10,6 +10,8 @@
 #ifndef SL_CMD_H
 #define SL_CMD_H
 
+#include <stdio.h>
+
 #include "err.h"
 #include "store.h"
 
@@ -47,6 +49,11 @@ const sl_command *sl_command_find(const char *name);
 
 /* Print "sluice: MSG" and map the error code to an exit status. */
 int sl_cmd_fail(const sl_err *err);
+/*
+ * Print text to f with control characters and escape sequences shown, not
+ * sent (term.h): every print of what a gate, a model or a repository wrote.
+ */
+void sl_cmd_print(FILE *f, const char *text, int json);
 /* Print a usage error and the command's usage; returns 2. */
 int sl_cmd_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -17,11 +17,23 @@
 #include "review.h"
 #include "review_change.h"
 #include "run.h"
+#include "term.h"
 #include "util.h"
+
+void sl_cmd_print(FILE *f, const char *text, int json)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	sl_term_safe(&b, text, strlen(text), json ? SL_TERM_JSON : 0);
+	fputs(b.buf, f);
+	sl_buf_release(&b);
+}
 
 int sl_cmd_fail(const sl_err *err)
 {
-	fprintf(stderr, "sluice: %s\n", err->msg[0] ? err->msg : "unknown error");
+	fputs("sluice: ", stderr);
+	sl_cmd_print(stderr, err->msg[0] ? err->msg : "unknown error", 0);
+	fputc('\n', stderr);
 	switch (err->code) {
 	case SL_EINPUT:
 	case SL_ENOTFOUND:
@@ -244,7 +256,7 @@ static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 				    cands[i].decision ? "  " : "",
 				    cands[i].decision ? cands[i].decision : "");
 	}
-	fputs(out.buf, stdout);
+	sl_cmd_print(stdout, out.buf, json);
 	*proposed = f.proposed;
 done:
 	sl_candidate_list_free(cands, nc);
@@ -390,7 +402,7 @@ int cmd_show(int argc, char **argv)
 	    sl_review_show(&out, st, id, o.json | (o.attempts ? SL_SHOW_ATTEMPTS : 0), &err))
 		ret = sl_cmd_fail(&err);
 	else
-		fputs(out.buf, stdout);
+		sl_cmd_print(stdout, out.buf, o.json);
 	sl_buf_release(&out);
 	sl_store_free(st);
 	free(path);

@@ -21,10 +21,44 @@
 #include "jail.h"
 #include "util.h"
 
+static const char *const enable_cgroups =
+	"missing: this user may create no cgroup with that controller; run as root or "
+	"delegate one (systemd-run --user -p Delegate=yes ...); a campaign's memory_mb "
+	"or cpus then refuses to run unless jail.unenforced names it";
+
 static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size_t n)
 {
+	int have = !!(l->available & bit);
+
 	buf[0] = '\0';
 	switch (bit) {
+	case SL_JAIL_USERNS:
+		if (!have)
+			snprintf(buf, n, "missing: enable unprivileged user namespaces "
+				 "(sysctl kernel.unprivileged_userns_clone=1, "
+				 "user.max_user_namespaces > 0)");
+		break;
+	case SL_JAIL_IDMAP:
+		snprintf(buf, n, have ? "uid/gid 1000 inside is host %u, never root" :
+			 "missing: needs a user namespace", geteuid() ? (unsigned)geteuid() : 65534u);
+		break;
+	case SL_JAIL_PROCMASK:
+		snprintf(buf, n, have ? "kcore, kpage*, kallsyms, keys, slabinfo, timer_list, "
+			 "sysrq-trigger... masked; /proc/sys read-only; no /sys" :
+			 "missing: needs the private root");
+		break;
+	case SL_JAIL_INOTIFY:
+		snprintf(buf, n, have ? "the jail's user namespace gets 1/8 of the host user's "
+			 "inotify instances and watches" : "missing: needs a user namespace");
+		break;
+	case SL_JAIL_PTY:
+		snprintf(buf, n, have ? "a private devpts instance at /dev/pts" :
+			 "missing: needs the private root");
+		break;
+	case SL_JAIL_RLIMITS:
+		snprintf(buf, n, "nofile 1024, nproc = pids, CPU seconds per process, nice 10; "
+			 "memory per process only where a campaign accepts it");
+		break;
 	case SL_JAIL_ROOTFS:
 		if (*l->run_error)
 			snprintf(buf, n, "%s", l->run_error);
@@ -33,13 +67,19 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 		break;
 	case SL_JAIL_LANDLOCK:
 		if (l->landlock_abi)
-			snprintf(buf, n, "ABI %d", l->landlock_abi);
+			snprintf(buf, n, "ABI %d (a second layer)", l->landlock_abi);
 		else
-			snprintf(buf, n, "not in this kernel, or disabled");
+			snprintf(buf, n, "not in this kernel, or disabled (a second layer: "
+				 "add landlock to the kernel's lsm= list to enable)");
 		break;
 	case SL_JAIL_CG_MEMORY:
 	case SL_JAIL_CG_PIDS:
+	case SL_JAIL_CG_CPU:
 	case SL_JAIL_CG_KILL:
+		if (!have) {
+			snprintf(buf, n, "%s", enable_cgroups);
+			break;
+		}
 		snprintf(buf, n, "cgroup %s; %s; v2 controllers: %s",
 			 l->cgroup_version == 3 ? "v1+v2" : l->cgroup_version == 2 ? "v2" :
 			 l->cgroup_version == 1 ? "v1" : "none writable",

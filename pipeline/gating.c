@@ -331,7 +331,8 @@ static int run_once(const sl_gating *g, const sl_spec_gate *d, const char *workd
 	const sl_spec *spec = g->spec;
 	sl_gate_def def = { d->name, d->command, d->timeout_s, d->loopback, g->unsafe,
 			    d->report, spec->jail_mem_mb, spec->jail_pids, spec->jail_tmp_mb,
-			    spec->jail_disk_mb };
+			    spec->jail_disk_mb, spec->jail_cpus * 1000, spec->jail_as_mb,
+			    spec->jail_accept, spec->jail_writable };
 
 	*report_out = NULL;
 	sl_gate_run(r, &def, workdir);

@@ -50,6 +50,7 @@
 
 #include "provider.h"
 #include "sha256.h"
+#include "term.h"
 #include "util.h"
 
 extern char **environ;
@@ -216,39 +217,6 @@ static void mask_key(sl_buf *b, const char *key)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		len = 2;
-		cp = s[0] & 0x1F;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		len = 3;
-		cp = s[0] & 0x0F;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-		return 0;
-	return len;
-}
-
 /* A JSON string of s[0..n), with invalid UTF-8 bytes replaced by U+FFFD. */
 static json_t *json_textn(const char *s, size_t n)
 {
@@ -257,7 +225,7 @@ static json_t *json_textn(const char *s, size_t n)
 	json_t *j;
 
 	for (size_t i = 0; i < n; ) {
-		size_t l = utf8_seq(u + i, n - i);
+		size_t l = sl_utf8_seq(u + i, n - i);
 
 		if (l) {
 			sl_buf_add(&b, u + i, l);

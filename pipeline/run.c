@@ -26,6 +26,7 @@
 #include "rules.h"
 #include "run.h"
 #include "store.h"
+#include "term.h"
 #include "util.h"
 
 char *sl_default_store_path(const char *explicit_path)
@@ -988,13 +989,17 @@ static void finished_one(run_ctx *x, const sl_target_rec *after)
 		int64_t el = sl_now_ms() - x->start_ms;
 		double per_min = el > 0 ? 60000.0 * (double)x->finished / (double)el : 0.0;
 		size_t left = x->npending > x->finished ? x->npending - x->finished : 0;
+		sl_buf path = SL_BUF_INIT;
 
+		/* a repository's path names may hold escape sequences too */
+		sl_term_safe(&path, after->path, strlen(after->path), 0);
 		fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
 			"%.1f/min, ETA %.0fs, %lld tokens, cost %.4f\n", x->finished, x->npending,
-			after->path, (long long)after->start_line, after->state,
+			path.buf, (long long)after->start_line, after->state,
 			(long long)after->attempts, after->attempts == 1 ? "" : "s", x->passed_now,
 			per_min, per_min > 0 ? 60.0 * (double)left / per_min : 0.0,
 			(long long)x->tokens_used, x->cost_used);
+		sl_buf_release(&path);
 	}
 	if (spec->early_stop_after && !x->stop && x->finished >= spec->early_stop_after &&
 	    (double)x->passed_now < spec->early_stop_rate * (double)x->finished) {

@@ -28,6 +28,7 @@
 #include "edit.h"
 #include "provider.h"
 #include "spec.h"
+#include "jail.h"
 #include "policy.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
@@ -756,24 +757,55 @@ static int load_budget(struct loader *ld, const struct node *map, sl_spec *spec)
 	return 0;
 }
 
+static int get_strings(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		       sl_strvec *sv);
+static int get_bool(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		    int *out);
+
 static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 {
-	static const char *const keys[] = { "memory_mb", "pids", "tmp_mb", "disk_mb", NULL };
+	static const char *const keys[] = { "memory_mb", "pids", "tmp_mb", "disk_mb", "cpus",
+		"address_space_mb", "unenforced", "writable_worktree", NULL };
+	enum { K_UNENFORCED = 6, K_WRITABLE = 7 };
 	unsigned *fields[] = { &spec->jail_mem_mb, &spec->jail_pids, &spec->jail_tmp_mb,
-			       &spec->jail_disk_mb };
+			       &spec->jail_disk_mb, &spec->jail_cpus, &spec->jail_as_mb };
 	const struct node *v[MAX_KEYS];
+	sl_strvec words = SL_STRVEC_INIT;
 	long long n;
+	int ret = SL_EINPUT;
 
 	if (want_type(ld, map, N_MAP, "jail", NULL) || map_fields(ld, map, "jail", keys, v))
 		return SL_EINPUT;
-	for (size_t i = 0; keys[i]; i++) {
+	for (size_t i = 0; i < K_UNENFORCED; i++) {
 		if (!v[i])
 			continue;
-		if (get_int(ld, v[i], keys[i], "jail", 1, 1 << 24, &n))
+		if (get_int(ld, v[i], keys[i], "jail", 1, i == 4 ? 4096 : 1 << 24, &n))
 			return SL_EINPUT;
 		*fields[i] = (unsigned)n;
 	}
-	return 0;
+	if (get_bool(ld, v[K_WRITABLE], keys[K_WRITABLE], "jail", &spec->jail_writable) ||
+	    get_strings(ld, v[K_UNENFORCED], keys[K_UNENFORCED], "jail", &words))
+		goto done;
+	for (size_t i = 0; i < words.n; i++) {
+		if (!strcmp(words.v[i], "memory"))
+			spec->jail_accept |= SL_JAIL_CG_MEMORY;
+		else if (!strcmp(words.v[i], "cpu"))
+			spec->jail_accept |= SL_JAIL_CG_CPU;
+		else {
+			fail(ld, v[K_UNENFORCED]->start, "unknown limit '%s' in 'unenforced' of "
+			     "'jail' (memory or cpu)", words.v[i]);
+			goto done;
+		}
+	}
+	if (spec->jail_writable && spec->jail_disk_mb) {
+		fail(ld, v[K_WRITABLE]->start, "'writable_worktree' and 'disk_mb' of 'jail' "
+		     "exclude each other");
+		goto done;
+	}
+	ret = 0;
+done:
+	sl_strvec_release(&words);
+	return ret;
 }
 
 static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)

@@ -145,7 +145,11 @@ typedef struct sl_spec {
 
 	/* jail limits for every gate (0 = the jail's defaults): */
 	unsigned jail_mem_mb, jail_pids, jail_tmp_mb;
-	unsigned jail_disk_mb;      /* nonzero: gates write to a tmpfs overlay this big */
+	unsigned jail_disk_mb;      /* the size of the overlay gates write to (0 = default) */
+	unsigned jail_cpus;         /* CPU quota in CPUs (0 = the jail's default) */
+	unsigned jail_as_mb;        /* address-space limit per process (0 = none) */
+	unsigned jail_accept;       /* SL_JAIL_CG_* layers that may go unenforced */
+	int jail_writable;          /* writable_worktree: no overlay */
 
 	char *instructions;         /* what the model is asked to do; may be NULL */
 	char *prompt;               /* template; NULL = the default template */

@@ -23,12 +23,16 @@
 #include "cgroup.h"
 #include "util.h"
 
-enum { H_V2, H_MEM, H_PIDS, H_N };
+enum { H_V2, H_MEM, H_PIDS, H_CPU, H_N };
 
 struct sl_cgroup {
 	char dir[H_N][320];       /* "" when not used */
-	int v2_mem, v2_pids, kill;
+	char tasks[H_N][330];     /* v1: dir/tasks, for sl_cgroup_enter_self() */
+	int v2_mem, v2_pids, v2_cpu, kill;
 };
+
+/* CFS bandwidth period for the CPU quota, in microseconds (the kernel's default) */
+#define CPU_PERIOD_US 100000u
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static sl_cgroup_info probed;
@@ -139,7 +143,7 @@ static void sweep(const char *dir)
 static void probe(void)
 {
 	sl_cgroup_info *in = &probed;
-	char cg_v2[256] = "", cg_mem[256] = "", cg_pids[256] = "";
+	char cg_v2[256] = "", cg_mem[256] = "", cg_pids[256] = "", cg_cpu[256] = "";
 	char line[1024];
 	FILE *fp;
 
@@ -158,6 +162,8 @@ static void probe(void)
 				snprintf(cg_mem, sizeof(cg_mem), "%s", b + 1);
 			else if (has_word(a + 1, "pids", ','))
 				snprintf(cg_pids, sizeof(cg_pids), "%s", b + 1);
+			else if (has_word(a + 1, "cpu", ','))
+				snprintf(cg_cpu, sizeof(cg_cpu), "%s", b + 1);
 		}
 		fclose(fp);
 	}
@@ -185,6 +191,9 @@ static void probe(void)
 			else if (!strcmp(fs, "cgroup") && *cg_pids && has_word(super, "pids", ',') &&
 				 !*in->v1_pids)
 				join_mount(in->v1_pids, sizeof(in->v1_pids), f[4], f[3], cg_pids);
+			else if (!strcmp(fs, "cgroup") && *cg_cpu && has_word(super, "cpu", ',') &&
+				 !*in->v1_cpu)
+				join_mount(in->v1_cpu, sizeof(in->v1_cpu), f[4], f[3], cg_cpu);
 		}
 		fclose(fp);
 	}
@@ -197,8 +206,11 @@ static void probe(void)
 			snprintf(path, sizeof(path), "%s/cgroup.controllers", in->v2_dir);
 			read_small(path, in->v2_controllers, sizeof(in->v2_controllers));
 			snprintf(path, sizeof(path), "%s/cgroup.subtree_control", in->v2_dir);
-			for (int k = 0; k < 2; k++) {
-				const char *c = k ? "pids" : "memory";
+			for (int k = 0; k < 3; k++) {
+				static const char *const ctl[] = { "memory", "pids", "cpu" };
+				static const unsigned bit[] = { SL_CG_MEMORY, SL_CG_PIDS, SL_CG_CPU };
+				const char *c = ctl[k];
+				int *on[] = { &in->v2_memory, &in->v2_pids, &in->v2_cpu };
 				char plus[16];
 
 				if (!has_word(in->v2_controllers, c, ' '))
@@ -208,8 +220,8 @@ static void probe(void)
 				if (!has_word(sub, c, ' ') && write_str(in->v2_dir,
 						"cgroup.subtree_control", plus))
 					continue;
-				in->layers |= k ? SL_CG_PIDS : SL_CG_MEMORY;
-				*(k ? &in->v2_pids : &in->v2_memory) = 1;
+				in->layers |= bit[k];
+				*on[k] = 1;
 			}
 			in->layers |= SL_CG_GROUP | (kill_file ? SL_CG_KILL : 0);
 			in->version |= 2;
@@ -229,8 +241,16 @@ static void probe(void)
 	} else {
 		in->v1_pids[0] = '\0';
 	}
+	if (*in->v1_cpu && try_child(in->v1_cpu, NULL)) {
+		in->layers |= SL_CG_GROUP | SL_CG_CPU;
+		in->version |= 1;
+	} else {
+		in->v1_cpu[0] = '\0';
+	}
 	if (*in->v2_dir)
 		sweep(in->v2_dir);
+	if (*in->v1_cpu)
+		sweep(in->v1_cpu);
 	if (*in->v1_memory)
 		sweep(in->v1_memory);
 	if (*in->v1_pids)
@@ -245,7 +265,8 @@ void sl_cgroup_probe(sl_cgroup_info *out)
 
 static void remove_group(sl_cgroup *cg);
 
-sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned *layers)
+sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_milli,
+			 unsigned *layers)
 {
 	sl_cgroup_info in;
 	sl_cgroup *cg;
@@ -261,18 +282,23 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned *layers
 	snprintf(name, sizeof(name), "sluice-%d-%u", (int)getpid(), n);
 	cg->v2_mem = in.v2_memory;
 	cg->v2_pids = in.v2_pids;
+	cg->v2_cpu = in.v2_cpu;
 	/* a v1 hierarchy only for what v2 cannot limit */
 	parent[H_V2] = in.v2_dir;
 	parent[H_MEM] = in.v2_memory || !mem_bytes ? "" : in.v1_memory;
 	parent[H_PIDS] = in.v2_pids || !pids_max ? "" : in.v1_pids;
+	parent[H_CPU] = in.v2_cpu || !cpu_milli ? "" : in.v1_cpu;
 	for (int h = 0; h < H_N; h++) {
 		if (!*parent[h])
 			continue;
 		snprintf(cg->dir[h], sizeof(cg->dir[h]), "%s/%s", parent[h], name);
-		if (mkdir(cg->dir[h], 0755))
+		if (mkdir(cg->dir[h], 0755)) {
 			cg->dir[h][0] = '\0';
-		else
+		} else {
 			*layers |= SL_CG_GROUP;
+			if (h != H_V2)
+				snprintf(cg->tasks[h], sizeof(cg->tasks[h]), "%s/tasks", cg->dir[h]);
+		}
 	}
 	if (*cg->dir[H_V2]) {
 		char f[400];
@@ -302,6 +328,24 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned *layers
 		else if (*cg->dir[H_PIDS] && !write_str(cg->dir[H_PIDS], "pids.max", num))
 			*layers |= SL_CG_PIDS;
 	}
+	if (cpu_milli) {
+		unsigned long long quota = (unsigned long long)cpu_milli * CPU_PERIOD_US / 1000;
+
+		if (quota < 1000)
+			quota = 1000;     /* the kernel's minimum: 1 ms */
+		snprintf(num, sizeof(num), "%llu %u", quota, CPU_PERIOD_US);
+		if (cg->v2_cpu && *cg->dir[H_V2] && !write_str(cg->dir[H_V2], "cpu.max", num)) {
+			*layers |= SL_CG_CPU;
+		} else if (*cg->dir[H_CPU]) {
+			char period[16];
+
+			snprintf(period, sizeof(period), "%u", CPU_PERIOD_US);
+			snprintf(num, sizeof(num), "%llu", quota);
+			if (!write_str(cg->dir[H_CPU], "cpu.cfs_period_us", period) &&
+			    !write_str(cg->dir[H_CPU], "cpu.cfs_quota_us", num))
+				*layers |= SL_CG_CPU;
+		}
+	}
 	if (!(*layers & SL_CG_GROUP)) {
 		remove_group(cg);
 		return NULL;
@@ -309,16 +353,41 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned *layers
 	return cg;
 }
 
-int sl_cgroup_add(sl_cgroup *cg, pid_t pid)
+int sl_cgroup_add(sl_cgroup *cg, pid_t pid, int v2_only)
 {
 	char num[32];
 	int rc = 0;
 
 	snprintf(num, sizeof(num), "%d", (int)pid);
 	for (int h = 0; h < H_N; h++)
-		if (*cg->dir[h] && write_str(cg->dir[h], "cgroup.procs", num))
+		if (*cg->dir[h] && (h == H_V2 || !v2_only) &&
+		    write_str(cg->dir[h], "cgroup.procs", num))
 			rc = -1;
 	return rc;
+}
+
+int sl_cgroup_v2_fd(const sl_cgroup *cg)
+{
+	return cg && *cg->dir[H_V2] ? open(cg->dir[H_V2], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
+int sl_cgroup_enter_self(const sl_cgroup *cg)
+{
+	for (int h = 0; h < H_N; h++) {
+		int fd;
+
+		if (h == H_V2 || !*cg->tasks[h])
+			continue;
+		fd = open(cg->tasks[h], O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		if (write(fd, "0", 1) != 1) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
 }
 
 int sl_cgroup_oom(sl_cgroup *cg)

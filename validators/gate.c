@@ -84,7 +84,11 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	opts.pids_max = gate->pids_max;
 	opts.tmp_mb = gate->tmp_mb;
 	opts.disk_mb = gate->disk_mb;
-	if (gate->report && gate->disk_mb) {
+	opts.cpu_milli = gate->cpu_milli;
+	opts.as_mb = gate->as_mb;
+	opts.accept = gate->accept;
+	opts.writable_workdir = gate->writable_worktree;
+	if (gate->report && !gate->writable_worktree) {
 		/* the command's writes vanish with the overlay: the jail reads it back */
 		collect[0] = gate->report;
 		opts.collect = collect;
@@ -113,7 +117,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 		out->report = jr.files[0].data;     /* take the buffer */
 		sl_buf_init(&jr.files[0].data, 0);
 		out->has_report = 1;
-	} else if (gate->report && !gate->disk_mb && out->verdict != SL_VERDICT_ERROR) {
+	} else if (gate->report && gate->writable_worktree && out->verdict != SL_VERDICT_ERROR) {
 		sl_err rerr = SL_ERR_INIT;
 
 		/* written into the worktree on the host: never follow a planted link */

@@ -35,8 +35,13 @@ typedef struct sl_gate_def {
 				       read back without following links; NULL = none */
 	unsigned mem_mb, pids_max;  /* cgroup limits where the machine has them; 0 = defaults */
 	unsigned tmp_mb;            /* private /tmp; 0 = default */
-	unsigned disk_mb;           /* nonzero: the command writes to a tmpfs overlay of
-				       this size, never to the worktree itself */
+	unsigned disk_mb;           /* the command writes to a tmpfs overlay of this size,
+				       never to the worktree itself; 0 = the jail's default */
+	unsigned cpu_milli;         /* CPU quota (thousandths of a CPU); 0 = the jail's default */
+	unsigned as_mb;             /* RLIMIT_AS; 0 = none */
+	unsigned accept;            /* SL_JAIL_CG_MEMORY, SL_JAIL_CG_CPU: limits that may go
+				       unenforced (jail.h) */
+	int writable_worktree;      /* no overlay: the command writes the worktree itself */
 } sl_gate_def;
 
 typedef struct sl_gate_result {

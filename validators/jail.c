@@ -11,8 +11,11 @@
  *     or the timeout fires and pid 1 gets SIGKILL.  Last it drains the pipes
  *     briefly, removes the mount point and fills the result.
  *
- *   pid 1 of the jail (a copy of the caller, never exec'd): carries out the
- *     plan (mounts, files, pivot_root), forks the payload and reaps every
+ *   pid 1 of the jail (a copy of the caller, never exec'd): mounts the new
+ *     root's tmpfs while it still has the caller's host id, takes the jail's
+ *     ids (keeping its capabilities in the namespace), carries out the rest
+ *     of the plan (mounts, files, sysctls of its namespaces, pivot_root, the
+ *     overlay at /src), forks the payload and reaps every
  *     process until the payload exits, then sends the payload's wait status
  *     up the report pipe and exits.  The kernel then kills everything left in
  *     the pid namespace before pid 1's exit is reported to the supervisor, so
@@ -38,6 +41,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <net/if.h>
@@ -71,37 +75,52 @@
 
 #define JAIL_UID 1000
 #define JAIL_GID 1000
+/* The host id the jail's user is when the caller is root: nobody/nogroup. */
+#define HOST_NOBODY 65534
 #define DEFAULT_TIMEOUT_MS 600000u
 #define DEFAULT_OUTPUT_CAP (64 * 1024)
 #define DEFAULT_TMP_MB 256u
 #define DEFAULT_MEM_MB 4096u
 #define DEFAULT_PIDS_MAX 1024u
+#define DEFAULT_DISK_MB 2048u
+#define DEFAULT_NICE 10
+/* A jail gets this share of the host user's inotify instances and watches. */
+#define INOTIFY_SHARE 8
 #define DEFAULT_COLLECT_CAP (16u << 20)
 #define ALL_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
 		CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 /* How long to keep reading the pipes once pid 1 is reaped. */
 #define DRAIN_MS 1000
 
-enum op_kind { OP_MKDIR, OP_SYMLINK, OP_FILE, OP_BIND, OP_MOUNT };
+/*
+ * OP_WRITE writes into a file that exists (a sysctl; skipped if missing);
+ * OP_DETACH lazily unmounts a directory and removes it.
+ */
+enum op_kind { OP_MKDIR, OP_SYMLINK, OP_FILE, OP_BIND, OP_MOUNT, OP_WRITE, OP_DETACH };
 
 /* OP_BIND flags */
 #define BIND_RO   1  /* read-only */
 #define BIND_DEV  2  /* device nodes: keep them usable (no nodev) */
 #define BIND_REC  4  /* may fall back to a recursive bind if the source has submounts */
+#define BIND_IN   8  /* src is a path inside the jail, not on the host */
 
 /*
  * One step of the plan.  All pointers are borrowed from the plan's strings
- * and stay valid until plan_release().  dst is the full host-side path under
- * the new root; what names the step in error messages ("bind /usr").
+ * and stay valid until plan_release().  dst is the path inside the jail
+ * ("/usr"): before pivot_root pid 1 works relative to the new root (its
+ * working directory), after it (post) at the path itself.  what names the
+ * step in error messages ("bind /usr").
  */
 struct op {
 	enum op_kind kind;
 	const char *what;
-	const char *src;      /* BIND: host path; SYMLINK: target; FILE: body; MOUNT: fstype */
+	const char *src;      /* BIND: path; SYMLINK: target; FILE, WRITE: body; MOUNT: fstype */
 	const char *dst;
 	const char *data;     /* MOUNT: options */
-	size_t len;           /* FILE: body length */
+	size_t len;           /* FILE, WRITE: body length */
 	unsigned long flags;  /* BIND: BIND_*; MOUNT: MS_*; MKDIR: mode */
+	int post;             /* carried out after pivot_root */
+	int opt;              /* skipped when dst does not exist (kernel-dependent /proc) */
 };
 
 struct plan {
@@ -111,16 +130,19 @@ struct plan {
 	sl_strvec strings;    /* owns every string the ops point at */
 	sl_strvec env;        /* the payload's environment */
 	char *argv[4];
-	const char *userns_max;  /* the jail's /proc/sys/user/max_user_namespaces */
+	const char *userns_max;  /* without a private root: /proc/sys/user/max_user_namespaces */
 	unsigned tmp_mb;
-	rlim_t cpu_s;
+	rlim_t cpu_s, nproc, as_bytes, data_bytes;
+	int as_root;             /* the caller is root: drop its groups, map to nobody */
+	const char *root_opts;   /* the options of the root's tmpfs */
+	int post;                /* plan_add() makes post-pivot_root steps */
 	unsigned long ns;        /* the namespaces pid 1 lives in (CLONE_NEW*) */
 	int fs;                  /* build the private root (else: the host's, unsafe) */
 	const char *hostdir;     /* the workdir on the host */
-	const char *ovl;         /* overlay mode: the scratch tmpfs, jail path "/.ovl" */
 	const struct sock_fprog *filter;
+	const sl_cgroup *cg;     /* pid 1 moves itself into its v1 groups */
 	int landlock_abi, allow_inet;
-	const char *ll_rw[4], *ll_dev[8];
+	const char *ll_rw[4], *ll_dev[10];
 	const char *const *collect;   /* relative paths, borrowed from opts */
 	size_t collect_cap;
 };
@@ -160,7 +182,8 @@ void sl_jail_result_release(sl_jail_result *r)
 static const char *const layer_names[SL_JAIL_NLAYERS] = {
 	"userns", "mntns", "pidns", "netns", "ipcns", "utsns", "cgroupns", "rootfs",
 	"seccomp", "landlock", "cgroup-memory", "cgroup-pids", "cgroup-kill", "overlay",
-	"rlimits", "no-new-privs",
+	"rlimits", "no-new-privs", "cgroup-cpu", "unprivileged-ids", "proc-masked",
+	"inotify-limits", "pty",
 };
 
 const char *sl_jail_layer_name(unsigned bit)
@@ -215,7 +238,8 @@ static struct op *plan_add(struct plan *p, enum op_kind kind, const char *verb,
 	memset(op, 0, sizeof(*op));
 	op->kind = kind;
 	op->what = plan_strf(p, "%s %s", verb, jpath);
-	op->dst = plan_strf(p, "%s%s", p->root, jpath);
+	op->dst = plan_str(p, sl_xstrdup(jpath));
+	op->post = p->post;
 	return op;
 }
 
@@ -237,22 +261,34 @@ static void plan_symlink(struct plan *p, const char *jpath, const char *target)
 	plan_add(p, OP_SYMLINK, "symlink", jpath)->src = target;
 }
 
-static void plan_bind(struct plan *p, const char *host, const char *jpath, unsigned flags)
+static struct op *plan_bind(struct plan *p, const char *src, const char *jpath,
+			    unsigned flags)
 {
 	struct op *op = plan_add(p, OP_BIND, "bind", jpath);
 
-	op->src = host;
+	op->src = src;
 	op->flags = flags;
+	return op;
 }
 
-static void plan_mount(struct plan *p, const char *fstype, const char *jpath,
-		       unsigned long flags, const char *data)
+/* Write body into the existing file jpath (a sysctl of the jail's namespaces). */
+static void plan_write(struct plan *p, const char *jpath, const char *body)
+{
+	struct op *op = plan_add(p, OP_WRITE, "write", jpath);
+
+	op->src = body;
+	op->len = strlen(body);
+}
+
+static struct op *plan_mount(struct plan *p, const char *fstype, const char *jpath,
+			     unsigned long flags, const char *data)
 {
 	struct op *op = plan_add(p, OP_MOUNT, "mount", jpath);
 
 	op->src = fstype;
 	op->flags = flags;
 	op->data = data;
+	return op;
 }
 
 /*
@@ -335,13 +371,85 @@ static void plan_release(struct plan *p)
 	sl_strvec_release(&p->env);
 }
 
-/* The private root: everything pid 1 mounts and writes before pivot_root. */
-static int plan_root(struct plan *p, const char *workdir, unsigned disk_mb, sl_err *err)
+/*
+ * Root-only kernel files of /proc, masked by a /dev/null bind (nodev, so
+ * not even that opens), and directories hidden under an empty read-only
+ * tmpfs or made read-only, as container runtimes do; entries this kernel
+ * lacks are skipped.
+ */
+static const char *const proc_masked[] = {
+	"kcore", "kpageflags", "kpagecount", "kpagecgroup", "kallsyms", "keys", "key-users",
+	"latency_stats", "timer_list", "timer_stats", "sched_debug", "slabinfo",
+	"sysrq-trigger", "vmallocinfo", "pagetypeinfo", "iomem", "ioports", "mtrr", "kmsg",
+};
+static const char *const proc_emptied[] = { "acpi", "asound", "scsi", "driver" };
+static const char *const proc_readonly[] = { "sys", "bus", "fs", "irq", "sysvipc" };
+
+/* The host limit of one per-user inotify budget, or dflt when unreadable. */
+static unsigned long host_limit(const char *path, unsigned long dflt)
+{
+	char buf[32];
+	sl_buf b = SL_BUF_INIT;
+	unsigned long v = dflt;
+
+	if (!sl_read_file(&b, path, sizeof(buf), NULL))
+		v = strtoul(b.buf, NULL, 10);
+	sl_buf_release(&b);
+	return v ? v : dflt;
+}
+
+/* /proc of the jail: its own sysctls set, then the masks. */
+static void plan_proc(struct plan *p)
+{
+	unsigned long inst = host_limit("/proc/sys/fs/inotify/max_user_instances", 128);
+	unsigned long watch = host_limit("/proc/sys/fs/inotify/max_user_watches", 8192);
+
+	plan_mkdir(p, "/proc", 0555);
+	plan_mount(p, "proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	if (!(p->ns & CLONE_NEWUSER))
+		goto masks;     /* these would be the host's own sysctls */
+	/*
+	 * The user namespace's own limits, counted for the jail's user on top
+	 * of (not instead of) the host user's: nested user namespaces none,
+	 * inotify a share of the host user's budget.  Only pid 1 may write
+	 * them (CAP_SYS_RESOURCE in the namespace), and /proc/sys becomes
+	 * read-only below anyway.
+	 */
+	plan_write(p, "/proc/sys/user/max_user_namespaces", "0\n");
+	plan_write(p, "/proc/sys/user/max_inotify_instances",
+		   plan_strf(p, "%lu\n", inst / INOTIFY_SHARE ? inst / INOTIFY_SHARE : 1));
+	plan_write(p, "/proc/sys/user/max_inotify_watches",
+		   plan_strf(p, "%lu\n", watch / INOTIFY_SHARE ? watch / INOTIFY_SHARE : 1));
+masks:
+	for (size_t i = 0; i < sizeof(proc_masked) / sizeof(*proc_masked); i++)
+		plan_bind(p, "/dev/null", plan_strf(p, "/proc/%s", proc_masked[i]),
+			  BIND_IN | BIND_RO)->opt = 1;
+	for (size_t i = 0; i < sizeof(proc_emptied) / sizeof(*proc_emptied); i++)
+		plan_mount(p, "tmpfs", plan_strf(p, "/proc/%s", proc_emptied[i]),
+			   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")->opt = 1;
+	for (size_t i = 0; i < sizeof(proc_readonly) / sizeof(*proc_readonly); i++) {
+		const char *d = plan_strf(p, "/proc/%s", proc_readonly[i]);
+
+		plan_bind(p, d, d, BIND_IN | BIND_RO)->opt = 1;
+	}
+}
+
+/*
+ * The private root: what pid 1 mounts and writes before pivot_root, then
+ * (post) the overlay at /src, made from inside so that its layers show as
+ * /proc/self/fd/N and .ovl (detached once the overlay holds it; a writable
+ * workdir is a bind through /.lower, detached too).  wfd is the workdir, opened
+ * by the supervisor: pid 1 binds it through /proc/self/fd and never looks
+ * its host path up.
+ */
+static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk_mb,
+		     int writable, sl_err *err)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	const char *size;
 	char hpath[64], *git;
 	struct stat st;
+	int git_kind = 0;
 
 	if (!tmpdir || tmpdir[0] != '/')
 		tmpdir = "/tmp";
@@ -378,8 +486,9 @@ static int plan_root(struct plan *p, const char *workdir, unsigned disk_mb, sl_e
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(*dev_nodes); i++) {
 		const char *node = plan_strf(p, "/dev/%s", dev_nodes[i]);
 
+		/* read-only: writing to a device works, chmod and utimes do not */
 		plan_file(p, node, "");
-		plan_bind(p, node, node, BIND_DEV);
+		plan_bind(p, node, node, BIND_DEV | BIND_RO);
 	}
 	plan_symlink(p, "/dev/fd", "/proc/self/fd");
 	plan_symlink(p, "/dev/stdin", "/proc/self/fd/0");
@@ -388,56 +497,76 @@ static int plan_root(struct plan *p, const char *workdir, unsigned disk_mb, sl_e
 	size = plan_strf(p, "mode=1777,size=%um", p->tmp_mb);
 	plan_mkdir(p, "/dev/shm", 0755);
 	plan_mount(p, "tmpfs", "/dev/shm", MS_NOSUID | MS_NODEV, size);
+	plan_mkdir(p, "/dev/pts", 0755);
+	plan_mount(p, "devpts", "/dev/pts", MS_NOSUID | MS_NOEXEC,
+		   "newinstance,ptmxmode=0666,mode=0620");
+	plan_symlink(p, "/dev/ptmx", "pts/ptmx");
 
-	plan_mkdir(p, "/proc", 0555);
-	plan_mount(p, "proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-	p->userns_max = plan_strf(p, "%s/proc/sys/user/max_user_namespaces", p->root);
+	plan_proc(p);
 	plan_mkdir(p, "/tmp", 01777);
 	plan_mount(p, "tmpfs", "/tmp", MS_NOSUID | MS_NODEV, size);
 	plan_mkdir(p, "/src", 0755);
-	if (disk_mb) {
-		/*
-		 * The upper layer and overlayfs' work directory live on a
-		 * size-capped tmpfs that pid 1 detaches after pivot_root (the
-		 * overlay keeps its own reference): the payload cannot reach
-		 * them except through /src.  Overlay options cannot quote ','
-		 * or ':' in a path.
-		 */
-		if (strpbrk(workdir, ",:\\"))
-			return sl_err_set(err, SL_EINPUT, "jail: cannot overlay '%s': "
-					  "',', ':' or '\\' in the path", workdir);
-		p->ovl = "/.ovl";
-		plan_mkdir(p, "/.ovl", 0700);
-		plan_mount(p, "tmpfs", "/.ovl", MS_NOSUID | MS_NODEV,
-			   plan_strf(p, "mode=0755,size=%um", disk_mb));
-		plan_mkdir(p, "/.ovl/u", 0755);
-		plan_mkdir(p, "/.ovl/w", 0755);
-		plan_mount(p, "overlay", "/src", MS_NOSUID | MS_NODEV,
-			   plan_strf(p, "lowerdir=%s,upperdir=%s/.ovl/u,workdir=%s/.ovl/w",
-				     workdir, p->root, p->root));
-	} else {
-		plan_bind(p, workdir, "/src", 0);
+
+	/*
+	 * The upper layer and overlayfs' work directory live on a size-capped
+	 * tmpfs that pid 1 detaches once the overlay holds it: the payload
+	 * cannot reach them except through /src.
+	 */
+	if (writable) {
+		plan_mkdir(p, "/.lower", 0755);
+		plan_bind(p, plan_strf(p, "/proc/self/fd/%d", wfd), "/.lower", 0);
 	}
+	plan_mkdir(p, "/.ovl", 0700);
+	plan_mount(p, "tmpfs", "/.ovl", MS_NOSUID | MS_NODEV,
+		   plan_strf(p, "mode=0755,size=%um", writable ? 1 : disk_mb));
+	plan_mkdir(p, "/.ovl/u", 0755);
+	plan_mkdir(p, "/.ovl/w", 0755);
+	git = sl_path_join(workdir, ".git");
+	if (!lstat(git, &st))
+		git_kind = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : 0;
+	free(git);
+	if (git_kind == 'f')
+		plan_file(p, "/.ovl/gitdir", "gitdir: /nonexistent\n");
+
+	/*
+	 * The overlay takes the workdir straight from the descriptor, so no
+	 * mount of it (whose root would name its host path) ever shows; its
+	 * options show just these strings.
+	 */
+	if (!writable)
+		plan_mount(p, "overlay", "/src", MS_NOSUID | MS_NODEV,
+			   plan_strf(p, "lowerdir=/proc/self/fd/%d,upperdir=.ovl/u,workdir=.ovl/w",
+				     wfd));
+	p->post = 1;
+	if (writable)
+		plan_bind(p, "/.lower", "/src", BIND_IN);
 	/*
 	 * .git read-only, and being a mount point it cannot be removed or
 	 * renamed either: no hooks, config (core.fsmonitor, core.hooksPath) or
-	 * objects for host-side git to trip over afterwards.
+	 * objects for host-side git to trip over afterwards.  A worktree's
+	 * pointer file names the user's repository: the jail gets a neutral one.
 	 */
-	git = sl_path_join(workdir, ".git");
-	if (!lstat(git, &st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-		plan_bind(p, plan_strf(p, "%s/src/.git", p->root), "/src/.git", BIND_RO);
-	free(git);
+	if (git_kind)
+		plan_bind(p, git_kind == 'f' ? "/.ovl/gitdir" : "/src/.git", "/src/.git",
+			  BIND_IN | BIND_RO);
+	if (writable)
+		plan_add(p, OP_DETACH, "detach", "/.lower");
+	plan_add(p, OP_DETACH, "detach", "/.ovl");
+	p->post = 0;
 	p->ll_rw[0] = "/src";
 	p->ll_rw[1] = "/tmp";
 	p->ll_rw[2] = "/dev/shm";
 	return 0;
 }
 
-static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *workdir,
+static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *workdir, int wfd,
 		      unsigned timeout_ms, sl_err *err)
 {
+	size_t nd = 0;
+
 	p->hostdir = workdir;
-	if (p->fs && plan_root(p, workdir, opts->disk_mb, err))
+	if (p->fs && plan_root(p, workdir, wfd, opts->disk_mb ? opts->disk_mb : DEFAULT_DISK_MB,
+			       opts->writable_workdir, err))
 		return SL_ERROR;
 	if (!p->fs) {
 		p->ll_rw[0] = workdir;
@@ -445,7 +574,9 @@ static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *work
 		p->ll_rw[2] = "/dev/shm";
 	}
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(*dev_nodes); i++)
-		p->ll_dev[i] = plan_strf(p, "/dev/%s", dev_nodes[i]);
+		p->ll_dev[nd++] = plan_strf(p, "/dev/%s", dev_nodes[i]);
+	if (p->fs)
+		p->ll_dev[nd++] = "/dev/pts";
 	p->collect = opts->collect;
 	p->collect_cap = opts->collect_cap ? opts->collect_cap : DEFAULT_COLLECT_CAP;
 	p->allow_inet = opts->allow_inet;
@@ -466,6 +597,9 @@ static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *work
 	p->argv[2] = (char *)plan_str(p, sl_xstrdup(opts->command));
 	p->argv[3] = NULL;
 	p->cpu_s = (rlim_t)(timeout_ms / 1000 + 1 + 5);   /* timeout rounded up, + 5 s */
+	p->nproc = opts->pids_max ? opts->pids_max : DEFAULT_PIDS_MAX;
+	p->as_bytes = opts->as_mb ? (rlim_t)opts->as_mb << 20 : RLIM_INFINITY;
+	p->data_bytes = RLIM_INFINITY;     /* set once we know there is no memory cgroup */
 	return 0;
 }
 
@@ -496,6 +630,41 @@ static _Noreturn void fail(int fd, const char *what)
 static pid_t raw_fork(unsigned long flags)
 {
 	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* clone3's arguments (Debian 12's headers lack a usable struct clone_args). */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+#define INTO_CGROUP 0x200000000ULL     /* CLONE_INTO_CGROUP, Linux 5.7 */
+
+/*
+ * raw_fork(), but born in the cgroup directory cgfd (if >= 0), which costs
+ * nothing, where moving it afterwards waits for an RCU grace period.
+ * *into says whether that worked (else the child is where we are).
+ */
+static pid_t raw_fork_into(unsigned long flags, int cgfd, int *into)
+{
+	pid_t pid;
+
+	*into = 0;
+#ifdef SYS_clone3
+	if (cgfd >= 0) {
+		struct clone3_args a;
+
+		memset(&a, 0, sizeof(a));
+		a.flags = flags | INTO_CGROUP;
+		a.exit_signal = SIGCHLD;
+		a.cgroup = (uint64_t)cgfd;
+		pid = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+		if (pid >= 0) {
+			*into = 1;
+			return pid;
+		}
+	}
+#endif
+	return raw_fork(flags);
 }
 
 static void close_from(unsigned lo, unsigned hi)
@@ -580,9 +749,17 @@ static unsigned long locked_flags(const char *path, int *ok)
 	return f;
 }
 
+/* A jail path as pid 1 reaches it: relative to the new root before pivot_root. */
+static const char *at(const struct op *op, const char *jpath)
+{
+	return op->post ? jpath : jpath + 1;
+}
+
 static void do_bind(int rep, const struct op *op)
 {
 	unsigned long fl = MS_REMOUNT | MS_BIND | MS_NOSUID;
+	const char *src = (op->flags & BIND_IN) ? at(op, op->src) : op->src;
+	const char *dst = at(op, op->dst);
 	int rec = 0, ok;
 
 	/*
@@ -591,21 +768,23 @@ static void do_bind(int rep, const struct op *op)
 	 * for the toolchain we then take the whole tree and make every mount of
 	 * it read-only with mount_setattr(AT_RECURSIVE), or fail.
 	 */
-	if (mount(op->src, op->dst, NULL, MS_BIND, NULL)) {
+	if (mount(src, dst, NULL, MS_BIND, NULL)) {
+		if (errno == ENOENT && op->opt)
+			return;
 		if (errno != EINVAL || !(op->flags & BIND_REC))
 			fail(rep, op->what);
-		if (mount(op->src, op->dst, NULL, MS_BIND | MS_REC, NULL))
+		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL))
 			fail(rep, op->what);
 		rec = 1;
 	}
-	fl |= locked_flags(op->dst, &ok);
+	fl |= locked_flags(dst, &ok);
 	if (!ok)
 		fail(rep, op->what);
 	if (op->flags & BIND_RO)
 		fl |= MS_RDONLY;
 	if (!(op->flags & BIND_DEV))
 		fl |= MS_NODEV;
-	if (mount(NULL, op->dst, NULL, fl, NULL))
+	if (mount(NULL, dst, NULL, fl, NULL))
 		fail(rep, op->what);
 	if (rec) {
 #if defined(SYS_mount_setattr) && defined(MOUNT_ATTR_RDONLY)
@@ -614,7 +793,7 @@ static void do_bind(int rep, const struct op *op)
 		memset(&ma, 0, sizeof(ma));
 		ma.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			((op->flags & BIND_RO) ? MOUNT_ATTR_RDONLY : 0);
-		if (syscall(SYS_mount_setattr, AT_FDCWD, op->dst, AT_RECURSIVE, &ma, sizeof(ma)))
+		if (syscall(SYS_mount_setattr, AT_FDCWD, dst, AT_RECURSIVE, &ma, sizeof(ma)))
 			fail(rep, op->what);
 #else
 		errno = ENOSYS;
@@ -625,19 +804,24 @@ static void do_bind(int rep, const struct op *op)
 
 static void do_op(int rep, const struct op *op)
 {
+	const char *dst = at(op, op->dst);
 	int fd;
 
 	switch (op->kind) {
 	case OP_MKDIR:
-		if (mkdir(op->dst, (mode_t)op->flags) || chmod(op->dst, (mode_t)op->flags))
+		if (mkdir(dst, (mode_t)op->flags) || chmod(dst, (mode_t)op->flags))
 			fail(rep, op->what);
 		break;
 	case OP_SYMLINK:
-		if (symlink(op->src, op->dst))
+		if (symlink(op->src, dst))
 			fail(rep, op->what);
 		break;
 	case OP_FILE:
-		fd = open(op->dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	case OP_WRITE:
+		fd = op->kind == OP_FILE ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) :
+			open(dst, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && op->kind == OP_WRITE)
+			break;     /* a kernel without this sysctl */
 		if (fd < 0 || (op->len && write(fd, op->src, op->len) != (ssize_t)op->len))
 			fail(rep, op->what);
 		close(fd);
@@ -646,7 +830,14 @@ static void do_op(int rep, const struct op *op)
 		do_bind(rep, op);
 		break;
 	case OP_MOUNT:
-		if (mount(op->src, op->dst, op->src, op->flags, op->data))
+		if (mount(op->src, dst, op->src, op->flags, op->data)) {
+			if (errno == ENOENT && op->opt)
+				break;
+			fail(rep, op->what);
+		}
+		break;
+	case OP_DETACH:
+		if (umount2(dst, MNT_DETACH) || rmdir(dst))
 			fail(rep, op->what);
 		break;
 	}
@@ -713,6 +904,21 @@ static void limit_userns(int rep, const char *path)
 	close(fd);
 }
 
+/*
+ * Pid 1 takes the jail's ids (uid/gid 1000 inside), keeping its capabilities
+ * in the namespace: as root it is host uid 0, which is not mapped, so the
+ * kernel sees no "root gives up root" and drops nothing.  Root's
+ * supplementary groups go (setgroups is allowed for a root-written map).
+ */
+static void become_jail_user(int rep, int as_root)
+{
+	if (as_root && syscall(SYS_setgroups, 0, NULL))
+		fail(rep, "drop supplementary groups");
+	if (syscall(SYS_setresgid, JAIL_GID, JAIL_GID, JAIL_GID) ||
+	    syscall(SYS_setresuid, JAIL_UID, JAIL_UID, JAIL_UID))
+		fail(rep, "become the jail's user");
+}
+
 static void loopback_up(int rep)
 {
 	struct ifreq ifr;
@@ -762,12 +968,13 @@ static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int r
 	set_limit(RLIMIT_CORE, 0);
 	set_limit(RLIMIT_NOFILE, 1024);
 	set_limit(RLIMIT_FSIZE, (rlim_t)1 << 30);
-	/*
-	 * 8 GiB of address space: enough for compilers and JVMs with default
-	 * heaps; sanitizer runtimes (ASan reserves terabytes) do not fit.
-	 */
-	set_limit(RLIMIT_AS, (rlim_t)8 << 30);
+	/* none unless asked: sanitizer runtimes (ASan) reserve terabytes */
+	set_limit(RLIMIT_AS, p->as_bytes);
+	set_limit(RLIMIT_DATA, p->data_bytes);
 	set_limit(RLIMIT_CPU, p->cpu_s);
+	/* below the host's own work, where no CPU cgroup holds the jail */
+	if (setpriority(PRIO_PROCESS, 0, DEFAULT_NICE))
+		fail(rep, "nice");
 	/*
 	 * Since Linux 5.14 RLIMIT_NPROC counts per user namespace, so this is
 	 * the jail's own count, also when the caller is root (and root's own
@@ -776,7 +983,7 @@ static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int r
 	 * caller's real uid, which can make fork fail in a busy unprivileged
 	 * session.
 	 */
-	set_limit(RLIMIT_NPROC, 512);
+	set_limit(RLIMIT_NPROC, p->nproc);
 
 	/* Ignored signals would survive exec; blocked ones too. */
 	memset(&sa, 0, sizeof(sa));
@@ -914,20 +1121,24 @@ static void collect_files(const struct plan *p, const char *srcdir, int fw)
 
 /* The descriptors pid 1 gets from the supervisor. */
 struct init_fds {
-	int sync_r, out_w, rep, files_w;
+	int sync_r, out_w, rep, files_w, wfd;
 };
 
 static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 {
 	struct report r;
 	struct sigaction sa;
-	int keep[4] = { fds.sync_r, fds.out_w, fds.rep, fds.files_w };
-	int nkeep = fds.files_w >= 0 ? 4 : 3;
-	int sync_r, out_w, rep, files_w = -1;
+	int keep[5] = { fds.sync_r, fds.out_w, fds.rep, -1, -1 };
+	int nkeep = 3;
+	int sync_r, out_w, rep, files_w = -1, wfd = fds.wfd, fd;
 	pid_t child, w, me;
 	char c;
 	int st;
 
+	if (fds.wfd >= 0)
+		keep[nkeep++] = fds.wfd;
+	if (fds.files_w >= 0)
+		keep[nkeep++] = fds.files_w;
 	close_except(keep, nkeep);
 	sync_r = fd_high(fds.sync_r);
 	out_w = fd_high(fds.out_w);
@@ -942,6 +1153,8 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 	if (read(sync_r, &c, 1) != 1)
 		_exit(126);
 	close(sync_r);
+	if (p->cg && sl_cgroup_enter_self(p->cg))
+		fail(rep, "enter the jail's cgroup");
 	me = (pid_t)syscall(SYS_getpid);
 	prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -958,24 +1171,38 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
 	if (p->fs) {
+		/* still the caller's host id: the path to the mount point is ours */
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 			fail(rep, "make / private");
-		if (mount("tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"))
+		if (mount("tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, p->root_opts))
 			fail(rep, "mount tmpfs on /");
-		for (size_t i = 0; i < p->nops; i++)
-			do_op(rep, &p->ops[i]);
-		if (p->ns & CLONE_NEWUSER)
-			limit_userns(rep, p->userns_max);
 		if (chdir(p->root))
 			fail(rep, "chdir /");
+		/*
+		 * The workdir again, now from our own mount namespace (a bind
+		 * takes no mount of another one), at the number the plan's
+		 * "/proc/self/fd/N" names.
+		 */
+		fd = open(p->hostdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || dup3(fd, wfd, O_CLOEXEC) < 0)
+			fail(rep, "bind /.lower");
+		close(fd);
+	}
+	if (p->ns & CLONE_NEWUSER)
+		become_jail_user(rep, p->as_root);
+	if (p->fs) {
+		for (size_t i = 0; i < p->nops; i++)
+			if (!p->ops[i].post)
+				do_op(rep, &p->ops[i]);
 		if (syscall(SYS_pivot_root, ".", "."))
 			fail(rep, "pivot_root");
 		if (umount2(".", MNT_DETACH))
 			fail(rep, "detach the old root");
 		if (chdir("/"))
 			fail(rep, "chdir /");
-		if (p->ovl && (umount2(p->ovl, MNT_DETACH) || rmdir(p->ovl)))
-			fail(rep, "detach the overlay's upper layer");
+		for (size_t i = 0; i < p->nops; i++)
+			if (p->ops[i].post)
+				do_op(rep, &p->ops[i]);
 		if (mount(NULL, "/", NULL,
 			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
 			fail(rep, "remount / read-only");
@@ -1053,22 +1280,84 @@ static int write_proc(pid_t pid, const char *name, const char *data, sl_err *err
 	return ret;
 }
 
-static int map_ids(pid_t pid, sl_err *err)
+/*
+ * The jail's uid/gid 1000 is the caller's euid/egid, or nobody/nogroup when
+ * the caller is root: root inside the jail's work is never root outside.
+ */
+static int map_ids(pid_t pid, int as_root, sl_err *err)
 {
 	char map[64];
 
-	snprintf(map, sizeof(map), "%d %u 1\n", JAIL_UID, (unsigned)geteuid());
+	snprintf(map, sizeof(map), "%d %u 1\n", JAIL_UID,
+		 as_root ? HOST_NOBODY : (unsigned)geteuid());
 	if (write_proc(pid, "uid_map", map, err))
 		return SL_ERROR;
 	/*
 	 * "deny" is required before an unprivileged gid_map; it also keeps the
 	 * payload from dropping a supplementary group to pass a deny-by-group
-	 * permission.  The caller's supplementary groups stay (unmapped).
+	 * permission.  The caller's supplementary groups stay (unmapped).  Root
+	 * may allow setgroups, and pid 1 then drops root's groups.
 	 */
-	if (write_proc(pid, "setgroups", "deny", err))
+	if (!as_root && write_proc(pid, "setgroups", "deny", err))
 		return SL_ERROR;
-	snprintf(map, sizeof(map), "%d %u 1\n", JAIL_GID, (unsigned)getegid());
+	snprintf(map, sizeof(map), "%d %u 1\n", JAIL_GID,
+		 as_root ? HOST_NOBODY : (unsigned)getegid());
 	return write_proc(pid, "gid_map", map, err);
+}
+
+/* nftw callback: the file to nobody, unless it is the top-level .git. */
+static __thread int give_errno;
+static int give_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	if (ftw->level == 1 && !strcmp(path + ftw->base, ".git"))
+		return FTW_SKIP_SUBTREE;
+	if (flag == FTW_NS || (st->st_uid == HOST_NOBODY && st->st_gid == HOST_NOBODY))
+		return FTW_CONTINUE;
+	if (lchown(path, HOST_NOBODY, HOST_NOBODY)) {
+		give_errno = errno;
+		return FTW_STOP;
+	}
+	return FTW_CONTINUE;
+}
+
+/*
+ * As root, the jail's user is host nobody: the worktree becomes nobody's so
+ * that the jail can read it and write through its overlay.
+ */
+static int give_to_jail(const char *workdir, sl_err *err)
+{
+	give_errno = 0;
+	if (nftw(workdir, give_one, 32, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL) && give_errno)
+		return sl_err_set(err, SL_ERROR, "jail: cannot give '%s' to uid %d: %s", workdir,
+				  HOST_NOBODY, strerror(give_errno));
+	return 0;
+}
+
+/* Online CPUs but one, in thousandths of a CPU, at least one CPU. */
+static unsigned default_cpu_milli(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? (unsigned)(n - 1) * 1000 : 1000;
+}
+
+/* A limit asked for that nothing here enforces: an error, unless accepted. */
+static int refuse_unenforced(const sl_jail_opts *o, unsigned cg_layers, sl_err *err)
+{
+	if (o->mem_mb && !(cg_layers & SL_CG_MEMORY) && !(o->accept & SL_JAIL_CG_MEMORY))
+		return sl_err_set(err, SL_ERROR, "jail: memory limit of %u MiB asked for, but "
+				  "this user may not create a memory cgroup here (only "
+				  "per-process limits would hold): run as root, or delegate a "
+				  "cgroup with the memory controller to this user, or accept "
+				  "'memory' as unenforced; see 'sluice doctor'", o->mem_mb);
+	if (o->cpu_milli && !(cg_layers & SL_CG_CPU) && !(o->accept & SL_JAIL_CG_CPU))
+		return sl_err_set(err, SL_ERROR, "jail: CPU quota of %u.%03u CPUs asked for, but "
+				  "this user may not create a cpu cgroup here (only per-process "
+				  "CPU time would be limited): run as root, or delegate a cgroup "
+				  "with the cpu controller to this user, or accept 'cpu' as "
+				  "unenforced; see 'sluice doctor'",
+				  o->cpu_milli / 1000, o->cpu_milli % 1000);
+	return 0;
 }
 
 /* Keep only the last cap bytes of b once it holds twice that (amortised). */
@@ -1093,6 +1382,7 @@ struct sup {
 	int pidfd, out_fd, rep_fd, files_fd;
 	sl_buf files;                 /* the raw stream of collected files */
 	int reaped, wst;              /* pid 1 reaped, and its wait status */
+	struct rusage ru;             /* pid 1's, with every process it reaped */
 	int got_status, status;       /* the payload's wait status, from pid 1 */
 	struct report fail;           /* the first setup failure, if any */
 };
@@ -1201,7 +1491,7 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 		if (i_files >= 0 && pfd[i_files].revents)
 			read_files(s, chunk, sz);
 		if (!s->reaped && (i_pid < 0 || pfd[i_pid].revents)) {
-			pid_t w = waitpid(s->pid, &s->wst, WNOHANG);
+			pid_t w = wait4(s->pid, &s->wst, WNOHANG, &s->ru);
 
 			if (w == s->pid) {
 				s->reaped = 1;
@@ -1311,7 +1601,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	char *workdir = NULL, *chunk = NULL;
 	int sync_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, rep_p[2] = { -1, -1 };
 	int files_p[2] = { -1, -1 };
-	int ret = SL_ERROR;
+	int ret = SL_ERROR, wfd = -1, cgfd = -1, into = 0;
 	int64_t start, deadline;
 	sl_cgroup *cg = NULL;
 	const char *const no_paths[] = { NULL };
@@ -1322,7 +1612,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	s.pidfd = s.out_fd = s.rep_fd = s.files_fd = -1;
 	sl_buf_init(&s.files, 0);
 	out->exited = out->exit_status = out->term_signal = out->timed_out = out->oom = 0;
-	out->duration_ms = 0;
+	out->duration_ms = out->cpu_ms = 0;
 	out->output_total = 0;
 	out->layers = 0;
 	sl_buf_reset(&out->output);
@@ -1332,7 +1622,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		return sl_err_set(err, SL_EINPUT, "jail: unsupported options version");
 	/* a version 1 caller's struct ends before mem_mb */
 	memcpy(&opts, opts_in, opts_in->version == 1 ? offsetof(sl_jail_opts, mem_mb) :
-	       sizeof(opts));
+	       opts_in->version == 2 ? offsetof(sl_jail_opts, cpu_milli) : sizeof(opts));
 	if (!opts.collect)
 		opts.collect = no_paths;
 	if (!opts.command || !opts.workdir)
@@ -1348,16 +1638,37 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	if (opts.unsafe)
 		plan.ns &= usable_ns();
 	plan.fs = (plan.ns & CLONE_NEWNS) && ((plan.ns & CLONE_NEWUSER) || !geteuid());
+	plan.as_root = geteuid() == 0;
+	plan.root_opts = (plan.ns & CLONE_NEWUSER) ? "mode=0755,size=1m,uid=1000,gid=1000" :
+		"mode=0755,size=1m";
 	if (!plan.fs && opts.disk_mb)
 		return sl_err_set(err, SL_ERROR, "jail: no overlay without a mount namespace");
+	if (opts.writable_workdir && opts.disk_mb)
+		return sl_err_set(err, SL_EINPUT, "jail: a writable workdir has no disk cap");
 	if (sl_seccomp_filter(&plan.filter, opts.allow_inet ? SL_SECCOMP_ALLOW_INET : 0,
 			      opts.unsafe ? NULL : err) && !opts.unsafe)
 		goto done;
-	plan.landlock_abi = sl_landlock_abi();
+	plan.landlock_abi = opts.no_landlock ? 0 : sl_landlock_abi();
 
 	if (!(workdir = sl_realpath(opts.workdir, err)))
 		goto done;
-	if (plan_build(&plan, &opts, workdir, timeout_ms, err))
+	if (plan.fs) {
+		/* at 3 or above: pid 1 moves 0-2 out of the way of its own pipes */
+		wfd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (wfd >= 0 && wfd < 3) {
+			int hi = fcntl(wfd, F_DUPFD_CLOEXEC, 3);
+
+			close(wfd);
+			wfd = hi;
+		}
+		if (wfd < 0) {
+			sl_err_set(err, SL_ERROR, "jail setup: bind /src: %s", strerror(errno));
+			goto done;
+		}
+	}
+	if (plan.as_root && (plan.ns & CLONE_NEWUSER) && give_to_jail(workdir, err))
+		goto done;
+	if (plan_build(&plan, &opts, workdir, wfd, timeout_ms, err))
 		goto done;
 	if (!plan.fs)
 		plan.userns_max = "/proc/sys/user/max_user_namespaces";
@@ -1376,10 +1687,18 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	}
 	chunk = sl_xmalloc(CHUNK);
 	cg = sl_cgroup_new((uint64_t)(opts.mem_mb ? opts.mem_mb : DEFAULT_MEM_MB) << 20,
-			   opts.pids_max ? opts.pids_max : DEFAULT_PIDS_MAX, &cg_layers);
+			   opts.pids_max ? opts.pids_max : DEFAULT_PIDS_MAX,
+			   opts.cpu_milli ? opts.cpu_milli : default_cpu_milli(), &cg_layers);
+	if (refuse_unenforced(&opts, cg_layers, err))
+		goto done;
+	/* asked for and accepted without a cgroup: what a process may hold */
+	if (opts.mem_mb && !(cg_layers & SL_CG_MEMORY))
+		plan.data_bytes = (rlim_t)opts.mem_mb << 20;
 
+	plan.cg = cg;
+	cgfd = sl_cgroup_v2_fd(cg);
 	/* the cgroup namespace is made by pid 1, once it is in its cgroup */
-	s.pid = raw_fork(plan.ns & ~(unsigned long)CLONE_NEWCGROUP);
+	s.pid = raw_fork_into(plan.ns & ~(unsigned long)CLONE_NEWCGROUP, cgfd, &into);
 	if (s.pid < 0) {
 		sl_err_set(err, SL_ERROR, "jail: cannot create namespaces: %s%s", strerror(errno),
 			   errno == EPERM || errno == ENOSPC || errno == EINVAL ?
@@ -1392,6 +1711,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		fds.out_w = out_p[1];
 		fds.rep = rep_p[1];
 		fds.files_w = files_p[1];
+		fds.wfd = wfd;
 		jail_init(&plan, fds);
 	}
 
@@ -1406,12 +1726,10 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	/* Without a pidfd (before Linux 5.3) the loop polls waitpid every 10 ms. */
 	s.pidfd = (int)syscall(SYS_pidfd_open, s.pid, 0);
 #endif
-	if (cg && sl_cgroup_add(cg, s.pid)) {
-		sl_cgroup_free(cg);
-		cg = NULL;
-		cg_layers = 0;
-	}
-	if ((plan.ns & CLONE_NEWUSER) && map_ids(s.pid, err))
+	/* v1 groups: pid 1 moves itself; v2: born there, else moved now */
+	if (cg && cgfd >= 0 && !into && sl_cgroup_add(cg, s.pid, 1))
+		cg_layers &= ~(unsigned)SL_CG_KILL;
+	if ((plan.ns & CLONE_NEWUSER) && map_ids(s.pid, plan.as_root, err))
 		goto done;
 	/* We still hold the read end, so this write cannot raise SIGPIPE. */
 	if (write(sync_p[1], "x", 1) != 1) {
@@ -1424,7 +1742,11 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	out->layers = ns_layers(plan.ns) | SL_JAIL_RLIMITS | SL_JAIL_NNP |
 		(plan.fs ? SL_JAIL_ROOTFS : 0) | (plan.filter ? SL_JAIL_SECCOMP : 0) |
 		(plan.landlock_abi > 0 ? SL_JAIL_LANDLOCK : 0) |
-		(plan.ovl ? SL_JAIL_OVERLAY : 0) |
+		(plan.fs ? SL_JAIL_PROCMASK | SL_JAIL_PTY : 0) |
+		(plan.fs && !opts.writable_workdir ? SL_JAIL_OVERLAY : 0) |
+		((plan.ns & CLONE_NEWUSER) ? SL_JAIL_IDMAP : 0) |
+		((plan.fs && (plan.ns & CLONE_NEWUSER)) ? SL_JAIL_INOTIFY : 0) |
+		((cg_layers & SL_CG_CPU) ? SL_JAIL_CG_CPU : 0) |
 		((cg_layers & SL_CG_MEMORY) ? SL_JAIL_CG_MEMORY : 0) |
 		((cg_layers & SL_CG_PIDS) ? SL_JAIL_CG_PIDS : 0) |
 		((cg_layers & SL_CG_KILL) ? SL_JAIL_CG_KILL : 0);
@@ -1434,6 +1756,8 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	keep_tail(&out->output, cap, 1);
 	out->output.truncated = out->output_total > out->output.len;
 	out->oom = sl_cgroup_oom(cg);
+	out->cpu_ms = (int64_t)(s.ru.ru_utime.tv_sec + s.ru.ru_stime.tv_sec) * 1000 +
+		(s.ru.ru_utime.tv_usec + s.ru.ru_stime.tv_usec) / 1000;
 	if (s.fail.kind) {
 		s.fail.what[sizeof(s.fail.what) - 1] = '\0';
 		sl_err_set(err, SL_ERROR, "jail setup: %s: %s", s.fail.what,
@@ -1480,6 +1804,8 @@ done:
 	close_fd(&rep_p[1]);
 	close_fd(&files_p[0]);
 	close_fd(&files_p[1]);
+	close_fd(&wfd);
+	close_fd(&cgfd);
 	if (plan.root)
 		rmdir(plan.root);
 	plan_release(&plan);
@@ -1524,9 +1850,11 @@ int sl_jail_probe(sl_jail_layers *out, sl_err *err)
 	out->cgroup_version = cgi.version;
 	snprintf(out->cgroup_v2_controllers, sizeof(out->cgroup_v2_controllers), "%s",
 		 cgi.v2_controllers);
-	snprintf(out->cgroup_detail, sizeof(out->cgroup_detail), "memory: %s; pids: %s; kill: %s",
+	snprintf(out->cgroup_detail, sizeof(out->cgroup_detail),
+		 "memory: %s; pids: %s; cpu: %s; kill: %s",
 		 cgi.v2_memory ? "v2" : *cgi.v1_memory ? "v1" : "no",
 		 cgi.v2_pids ? "v2" : *cgi.v1_pids ? "v1" : "no",
+		 cgi.v2_cpu ? "v2" : *cgi.v1_cpu ? "v1" : "no",
 		 (cgi.layers & SL_CG_KILL) ? "v2 cgroup.kill" : "no");
 
 	/* a real run shows what works together: the private root, the filters */

@@ -6,41 +6,64 @@
  * toolchain (/usr and the merged-/usr links as the host has them, or binds
  * where they are real directories), a curated /etc (alternatives, ld.so.*,
  * localtime, and generated passwd, group, hosts, hostname, nsswitch.conf:
- * no shadow, no keys), a minimal /dev (null zero full random urandom, fd
- * links, a /dev/shm tmpfs), a /proc of its own pid namespace, a private
- * size-capped /tmp, and the candidate's worktree bound read-write (nosuid,
- * nodev) at /src, its working directory.  Hostname "sluice".  The network
- * namespace has only its own loopback (brought up, so tests can use
- * 127.0.0.1 inside; it reaches nothing outside).  The environment is cleared
- * to PATH, HOME=/tmp, LANG=C.UTF-8, TERM=dumb, TMPDIR=/tmp, plus opts->env
- * (which may override those).  The payload gets rlimits (core 0, nofile
- * 1024, fsize 1 GiB, as 8 GiB, cpu timeout+5 s, nproc 512), no inherited
- * descriptors, stdin from /dev/null, a new session, no-new-privileges, no
- * nested user namespaces, and runs as uid/gid 1000 inside with no
- * capabilities, under Landlock where the kernel has it (everything
- * read-only but /src, /tmp, /dev/shm and the writable /dev nodes; no TCP;
- * no abstract sockets or signals across its domain) and a seccomp filter
- * (sysfilter.h).  Where this user may create cgroups the jail gets one
- * (memory and pids limits, killed whole at the end).  /src/.git, when
- * present, is bound read-only (and cannot be removed).  Process 1 of the
- * jail ("sluice-init") is a small reaper;
- * when the payload exits, or the wall-clock timeout fires, process 1 dies
- * and the kernel kills every process left in the pid namespace, so nothing
- * of the command (daemons included) outlives sl_jail_run().
+ * no shadow, no keys), a minimal /dev (null zero full random urandom as
+ * read-only binds, fd links, a /dev/shm tmpfs, a private devpts instance at
+ * /dev/pts with /dev/ptmx: the jail's own terminals, never the caller's), a
+ * /proc of its own pid namespace with the kernel's root-only files masked
+ * (kcore, kpage*, kallsyms, keys, slabinfo, timer_list, sched_debug,
+ * sysrq-trigger, ...: /dev/null binds; acpi, scsi, asound, driver: empty
+ * read-only tmpfs) and /proc/sys, /proc/bus, /proc/fs, /proc/irq read-only,
+ * no /sys, a private size-capped /tmp, and the candidate's worktree at /src,
+ * its working directory, as an overlay: the worktree the read-only lower
+ * layer, a tmpfs of disk_mb MiB the upper one, so nothing the command writes
+ * reaches the host.  Every writable mount is nosuid and nodev.  No host path
+ * shows inside: the overlay's layers are named /.lower and /.ovl (both
+ * detached before the command starts), and a worktree's .git pointer file
+ * is replaced by a read-only "gitdir: /nonexistent" (a .git directory is
+ * bound read-only).  Hostname "sluice".  The network namespace has only its
+ * own loopback (brought up, so tests can use 127.0.0.1 inside; it reaches
+ * nothing outside).  The environment is cleared to PATH, HOME=/tmp,
+ * LANG=C.UTF-8, TERM=dumb, TMPDIR=/tmp, plus opts->env (which may override
+ * those).
+ *
+ * Limits: rlimits (core 0, nofile 1024, fsize 1 GiB, cpu timeout+5 s per
+ * process, nproc = pids_max: counted per user namespace, so the jail's own
+ * total; address space as_mb when given; without a cgroup memory limit,
+ * RLIMIT_DATA = mem_mb per process), nice 10, the user namespace's own
+ * inotify limits (an eighth of the host user's instances and watches, so a
+ * gate cannot exhaust the budget the host user shares with it), and a
+ * cgroup where this user may create one (memory, pids, CPU quota; killed
+ * whole at the end).  A limit the caller asked for explicitly (mem_mb,
+ * cpu_milli) that no layer here can enforce makes sl_jail_run() fail,
+ * naming the missing layer, unless its bit is in opts.accept.
+ *
+ * The payload gets no inherited descriptors, stdin from /dev/null, a new
+ * session, no-new-privileges, no nested user namespaces, and runs as
+ * uid/gid 1000 inside with no capabilities, under Landlock where the kernel
+ * has it (a second layer: everything read-only but /src, /tmp, /dev/shm and
+ * the /dev nodes; no TCP; no abstract sockets or signals across its domain)
+ * and a seccomp filter (sysfilter.h).  Process 1 of the jail
+ * ("sluice-init") is a small reaper; when the payload exits, or the
+ * wall-clock timeout fires, process 1 dies and the kernel kills every
+ * process left in the pid namespace, so nothing of the command (daemons
+ * included) outlives sl_jail_run().
  *
  * What a run had is in result.layers (SL_JAIL_* bits); sl_jail_probe()
  * tells what the machine offers.  A machine without a layer of
  * SL_JAIL_MINIMUM makes sl_jail_run() fail unless opts.unsafe.
  *
  * Linux only.  Works as root and as an unprivileged user (needs unprivileged
- * user namespaces).  Uid 1000 inside is the caller's euid outside: files the
- * command writes in /src belong to the caller.  The new root's mount point
- * is an empty directory made in $TMPDIR (or /tmp) and removed afterwards.
- * Safe to call from several threads at once; the calling thread must not
- * exit during the call (the jail dies with it).  Output (stdout and stderr
- * interleaved) is kept up to a cap: the last output_cap bytes, with
- * output_total counting everything and output.truncated set when they
- * differ.
+ * user namespaces).  Uid/gid 1000 inside is never root outside: it is the
+ * caller's euid/egid, or, when the caller is root, the host's nobody
+ * (65534/65534), with root's supplementary groups dropped; as root the
+ * workdir's files are first given to 65534 (lchown, not following links,
+ * not entering a top-level .git) so the jail can read and copy them up.
+ * The new root's mount point is an empty directory made in $TMPDIR (or
+ * /tmp) and removed afterwards.  Safe to call from several threads at once;
+ * the calling thread must not exit during the call (the jail dies with it).
+ * Output (stdout and stderr interleaved) is kept up to a cap: the last
+ * output_cap bytes, with output_total counting everything and
+ * output.truncated set when they differ.
  */
 #ifndef SL_JAIL_H
 #define SL_JAIL_H
@@ -72,8 +95,13 @@ enum sl_jail_layer {
 	SL_JAIL_OVERLAY  = 1u << 13,  /* worktree behind a size-capped overlay */
 	SL_JAIL_RLIMITS  = 1u << 14,
 	SL_JAIL_NNP      = 1u << 15,  /* no-new-privileges */
+	SL_JAIL_CG_CPU   = 1u << 16,  /* CPU quota through a cgroup */
+	SL_JAIL_IDMAP    = 1u << 17,  /* uid/gid 1000 inside is an unprivileged host id */
+	SL_JAIL_PROCMASK = 1u << 18,  /* /proc masked, /proc/sys read-only, no /sys */
+	SL_JAIL_INOTIFY  = 1u << 19,  /* the user namespace's own inotify limits */
+	SL_JAIL_PTY      = 1u << 20,  /* a private devpts instance */
 };
-#define SL_JAIL_NLAYERS 16
+#define SL_JAIL_NLAYERS 21
 /* Without these a gate must not run (unless the user said --unsafe). */
 #define SL_JAIL_MINIMUM (SL_JAIL_USERNS | SL_JAIL_MNTNS | SL_JAIL_PIDNS | SL_JAIL_NETNS)
 
@@ -85,7 +113,7 @@ const char *sl_jail_layer_name(unsigned bit);
  */
 void sl_jail_layers_format(sl_buf *out, unsigned layers);
 
-#define SL_JAIL_OPTS_VERSION 2
+#define SL_JAIL_OPTS_VERSION 3
 typedef struct sl_jail_opts {
 	unsigned version;
 	const char *workdir;        /* host directory bound read-write at /src */
@@ -95,13 +123,19 @@ typedef struct sl_jail_opts {
 	unsigned tmp_mb;            /* size of /tmp (and /dev/shm); 0 = 256 */
 	const char *const *env;     /* extra "NAME=VALUE" entries, NULL-terminated, or NULL */
 	/* version 2 */
-	unsigned mem_mb;            /* cgroup memory limit, where cgroups work; 0 = 4096 */
-	unsigned pids_max;          /* cgroup process limit, where cgroups work; 0 = 1024 */
 	/*
-	 * Nonzero: /src is an overlay of workdir (read-only lower layer) and a
-	 * tmpfs of disk_mb MiB (upper layer): the command sees the worktree
-	 * and may write up to disk_mb MiB, and nothing it writes reaches the
-	 * host; use collect to get files back.  0: workdir bound read-write.
+	 * Memory limit (cgroup; where no cgroup can hold it, RLIMIT_DATA per
+	 * process); 0 = 4096, best effort.  Nonzero is a requirement: without a
+	 * memory cgroup the run fails unless accept has SL_JAIL_CG_MEMORY.
+	 */
+	unsigned mem_mb;
+	/* process limit (cgroup, and RLIMIT_NPROC in the user namespace); 0 = 1024 */
+	unsigned pids_max;
+	/*
+	 * /src is an overlay of workdir (read-only lower layer) and a tmpfs of
+	 * disk_mb MiB (upper layer): the command sees the worktree and may
+	 * write up to disk_mb MiB, and nothing it writes reaches the host; use
+	 * collect to get files back.  0 = 2048.
 	 */
 	unsigned disk_mb;
 	/*
@@ -122,6 +156,26 @@ typedef struct sl_jail_opts {
 	 * workdir).  Check result.layers to see what it got.
 	 */
 	int unsafe;
+	/* version 3 */
+	/*
+	 * CPU quota in thousandths of a CPU (cgroup cpu.max/cfs_quota_us).  0 =
+	 * all online CPUs but one (at least one), best effort; nonzero is a
+	 * requirement: without a CPU cgroup the run fails unless accept has
+	 * SL_JAIL_CG_CPU (then only RLIMIT_CPU per process and nice 10 hold).
+	 */
+	unsigned cpu_milli;
+	unsigned as_mb;             /* RLIMIT_AS per process; 0 = none (sanitizers
+				       reserve terabytes of address space) */
+	unsigned accept;            /* SL_JAIL_CG_MEMORY, SL_JAIL_CG_CPU: run without
+				       that layer even where mem_mb, cpu_milli ask */
+	int no_landlock;            /* for tests: leave the Landlock layer out, to
+				       show that the others hold on their own */
+	/*
+	 * Bind workdir read-write at /src instead of the overlay: what the
+	 * command writes stays (gates that share state), with no cap but the
+	 * host's free space, and mountinfo shows the workdir's path.
+	 */
+	int writable_workdir;
 } sl_jail_opts;
 #define SL_JAIL_OPTS_INIT { .version = SL_JAIL_OPTS_VERSION }
 
@@ -141,6 +195,7 @@ typedef struct sl_jail_result {
 	int term_signal;            /* the command died of this signal, else 0 */
 	int timed_out;              /* the timeout fired and everything was killed */
 	int oom;                    /* the cgroup memory limit killed something */
+	int64_t cpu_ms;             /* user+system CPU time of every process of the jail */
 	int64_t duration_ms;
 	sl_buf output;              /* the tail of stdout+stderr */
 	size_t output_total;        /* bytes the command wrote in all */

@@ -10,7 +10,7 @@
  *
  * What it does (each choice explained in seccomp.c): every syscall is
  * allowed except
- *   ptrace, process_vm_readv/writev, kcmp                          EPERM
+ *   process_vm_readv/writev, kcmp                                  EPERM
  *   mount, umount2, pivot_root, chroot, move_mount, open_tree,
  *     fsopen, fsconfig, fsmount, fspick, mount_setattr             EPERM
  *   unshare, setns, clone with any CLONE_NEW* flag                 EPERM

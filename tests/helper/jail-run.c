@@ -4,6 +4,7 @@
  *   jail-run [--timeout MS] [--tmp-mb N] [--cap BYTES] [--env NAME=VALUE]...
  *            [--mem-mb N] [--pids N] [--disk-mb N] [--collect PATH]...
  *            [--collect-to DIR] [--allow-inet 1] [--unsafe 1] [--layers FILE]
+ *            [--cpus-milli N] [--as-mb N] [--accept memory,cpu] [--writable 1]
  *            WORKDIR COMMAND
  *       Runs COMMAND in the jail on WORKDIR, copies its captured output to
  *       stdout and exits with its status: the exit code, 128+N when killed
@@ -11,7 +12,11 @@
  *       could not be set up.  Collected files are written to DIR/<n> (n the
  *       position of the --collect), or DIR/<n>.err holding the errno name;
  *       --layers writes the layers the run had, comma-separated, and
- *       "oom" on a second line when the memory limit struck.
+ *       "oom" on a second line when the memory limit struck, and
+ *       "cpu_ms N" (CPU time of the whole jail) on the last line.
+ *       With SLUICE_TEST_NO_LANDLOCK=1 in the environment the jail runs
+ *       without its Landlock layer (opts.no_landlock): the threat tests
+ *       run that way too, to show that every other layer holds alone.
  *
  *   jail-run --listen PORTFILE SECONDS
  *       A loopback TCP listener for network tests: binds 127.0.0.1:0, writes
@@ -37,7 +42,9 @@ static int usage(void)
 	fprintf(stderr, "usage: jail-run [--timeout MS] [--tmp-mb N] [--cap BYTES] "
 		"[--env NAME=VALUE]... [--mem-mb N] [--pids N] [--disk-mb N]\n"
 		"                [--collect PATH]... [--collect-to DIR] [--allow-inet 1]"
-		" [--unsafe 1] [--layers FILE] WORKDIR COMMAND\n"
+		" [--unsafe 1] [--layers FILE]\n"
+		"                [--cpus-milli N] [--as-mb N] [--accept memory,cpu] [--writable 1]"
+		" WORKDIR COMMAND\n"
 		"       jail-run --listen PORTFILE SECONDS\n");
 	return 2;
 }
@@ -116,7 +123,7 @@ static void save_results(const sl_jail_result *r, const char *dir, const char *l
 		sl_buf b = SL_BUF_INIT;
 
 		sl_jail_layers_format(&b, r->layers);
-		sl_buf_addf(&b, "\n%s", r->oom ? "oom\n" : "");
+		sl_buf_addf(&b, "\n%scpu_ms %lld\n", r->oom ? "oom\n" : "", (long long)r->cpu_ms);
 		sl_write_file(layers_file, b.buf, b.len, NULL);
 		sl_buf_release(&b);
 	}
@@ -158,11 +165,22 @@ int main(int argc, char **argv)
 			opts.unsafe = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--layers"))
 			layers_file = argv[i + 1];
+		else if (!strcmp(argv[i], "--cpus-milli"))
+			opts.cpu_milli = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--as-mb"))
+			opts.as_mb = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--writable"))
+			opts.writable_workdir = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--accept"))
+			opts.accept = (strstr(argv[i + 1], "memory") ? SL_JAIL_CG_MEMORY : 0) |
+				(strstr(argv[i + 1], "cpu") ? SL_JAIL_CG_CPU : 0);
 		else
 			return usage();
 	}
 	if (argc - i != 2)
 		return usage();
+	opts.no_landlock = getenv("SLUICE_TEST_NO_LANDLOCK") &&
+		!strcmp(getenv("SLUICE_TEST_NO_LANDLOCK"), "1");
 	opts.workdir = argv[i];
 	opts.command = argv[i + 1];
 	opts.env = (const char *const *)env.v;

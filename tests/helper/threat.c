@@ -20,6 +20,14 @@
  *                                  MAX; prints "forked N")
  *   threat memhog PROCS MB        (PROCS processes each touch MB MiB, then
  *                                  sleep 1 s; prints "survivors N")
+ *   threat inotify MAX GOFILE     (opens inotify instances, each watching ".",
+ *                                  until one fails or MAX; prints "inotify N
+ *                                  ERRNO" (or "inotify N max"), closes stdout,
+ *                                  and holds them until GOFILE, a FIFO, ends)
+ *
+ * Host side, as the user who runs the jail:
+ *   threat inotify-one            (one inotify_init1: "inotify ok" or
+ *                                  "inotify denied: ERRNO")
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -266,6 +275,28 @@ static int memhog(int procs, long mb)
 	return 0;
 }
 
+static int inotify_hold(int max, const char *gofile)
+{
+	int n = 0, fd = -1, e = 0;
+	char buf[64];
+
+	while (n < max) {
+		fd = inotify_init1(IN_CLOEXEC);
+		if (fd < 0 || inotify_add_watch(fd, ".", IN_MODIFY) < 0) {
+			e = errno;
+			break;
+		}
+		n++;
+	}
+	printf("inotify %d %s\n", n, e ? strerrorname_np(e) : "max");
+	fflush(stdout);
+	close(1);
+	fd = open(gofile, O_RDONLY);
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -321,6 +352,14 @@ int main(int argc, char **argv)
 		return forkbomb(atoi(argv[2]));
 	if (!strcmp(cmd, "memhog") && argc == 4)
 		return memhog(atoi(argv[2]), atol(argv[3]));
+	if (!strcmp(cmd, "inotify") && argc == 4)
+		return inotify_hold(atoi(argv[2]), argv[3]);
+	if (!strcmp(cmd, "inotify-one")) {
+		int fd = inotify_init1(IN_CLOEXEC);
+
+		report("inotify", fd);
+		return 0;
+	}
 	fprintf(stderr, "usage: see tests/helper/threat.c\n");
 	return 2;
 }

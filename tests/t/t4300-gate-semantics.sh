@@ -23,6 +23,8 @@ rules:
   - capture: call
     template: "$tmpl"
 attempts: 1
+# the flaky fixtures keep state in the worktree between runs
+jail: {writable_worktree: true}
 gates:
 EOF2
 	for g in "$@"; do printf '%s\n' "$g"; done

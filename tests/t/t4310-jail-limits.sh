@@ -57,4 +57,15 @@ test_expect_success 'a bad jail key is an input error with its line' '
 	grep -q "b.yaml:4:20: unknown key .memory. in .jail." err
 '
 
+test_expect_success 'the new jail keys: unenforced names memory or cpu; writable_worktree excludes disk_mb' '
+	sed -e "s/memory_mb: 512/memory_mb: 512, unenforced: [memory, disk]/" c.yaml >u.yaml &&
+	test_expect_code 2 sluice scope u.yaml 2>err &&
+	grep -q "u.yaml:4:.*unknown limit .disk. in .unenforced. of .jail." err &&
+	sed -e "s/memory_mb: 512/memory_mb: 512, writable_worktree: true/" c.yaml >w.yaml &&
+	test_expect_code 2 sluice scope w.yaml 2>err &&
+	grep -q "w.yaml:4:.*.writable_worktree. and .disk_mb. of .jail. exclude each other" err &&
+	sed -e "s/memory_mb: 512/memory_mb: 512, cpus: 1, unenforced: [memory, cpu], address_space_mb: 65536/" c.yaml >ok.yaml &&
+	sluice scope ok.yaml >out
+'
+
 test_done

@@ -7,6 +7,8 @@
 # nothing outside is read or written.  "sluice" on PATH is the freshly built
 # binary; test helpers (stub-model ...) are on PATH too.
 #
+# SLUICE_TEST_TRACE=1 traces every test body (set -x) into its output.
+#
 # Helpers: test_cmp A B (diff -u), test_must_fail CMD (exit 1..125, not a
 # crash), test_expect_code N CMD, make_repo DIR (git repo with one commit of
 # the files already in DIR), tree_digest DIR (hash of every file and mode).
@@ -15,7 +17,9 @@ set -u
 : "${SLUICE_BUILD:?run through tests/run-tests.sh or set SLUICE_BUILD}"
 TEST_DIRECTORY=$(pwd)
 TEST_NAME=$(basename "$0" .sh)
-TRASH="$SLUICE_BUILD/tests/trash.$TEST_NAME"
+# SLUICE_TEST_TRASH: run-tests.sh's own directory for a second run of a
+# script (as nobody, or without Landlock); else one per script in the build.
+TRASH=${SLUICE_TEST_TRASH:-"$SLUICE_BUILD/tests/trash.$TEST_NAME"}
 FIXTURES="$TEST_DIRECTORY/../fixtures"
 EXAMPLES="$TEST_DIRECTORY/../../examples"
 rm -rf "$TRASH" && mkdir -p "$TRASH" || exit 1
@@ -31,6 +35,7 @@ unset SLUICE_STORE
 test_count=0 test_failed=0
 
 test_expect_success() {
+	if [ -n "${SLUICE_TEST_TRACE:-}" ]; then set -x; fi
 	test_count=$((test_count + 1))
 	if ( set -e; eval "$2" ) >"$TRASH/.out.$test_count" 2>&1; then
 		echo "ok $test_count - $1"
