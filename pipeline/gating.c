@@ -29,7 +29,7 @@
 #include "testreport.h"
 #include "util.h"
 
-#define SLUICE_GATING_VERSION "sluice-gating-2"
+#define SLUICE_GATING_VERSION "sluice-gating-3"
 #define NOTE_CAP 1024
 
 /* What the base said for one gate. */
@@ -93,24 +93,27 @@ static void digest_def(const sl_spec_gate *d, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 
-	sl_buf_addf(&b, "%s\n%d\n%s\n%u\n%s\n%s\n%u\n%s\n%u\nexpect %d\nallow_skip %d\n",
+	sl_buf_addf(&b, "%s\n%d\n%s\n%u\n%s\n%s\n%u\n%s\n%u\nexpect %d\nallow_skip %d\nloopback %d\n",
 		    d->name, d->kind, d->command ? d->command : "", d->timeout_s,
 		    d->format ? d->format : "", d->report ? d->report : "", d->radius,
-		    d->fail_on ? d->fail_on : "", d->reruns, d->expect, d->allow_skip);
+		    d->fail_on ? d->fail_on : "", d->reruns, d->expect, d->allow_skip, d->loopback);
 	for (size_t i = 0; i < d->must_fix.n; i++)
 		sl_buf_addf(&b, "must_fix %s\n", d->must_fix.v[i]);
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
 }
 
-/* Version, kernel and toolchain: what else a verdict depends on. */
-static void digest_env(char out[65])
+/* Version, kernel, toolchain and the jail's limits: what else a verdict depends on. */
+static void digest_env(const sl_spec *spec, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 	struct utsname u;
 	const char *dirs[] = { "/usr", "/usr/bin", "/usr/lib", "/usr/include", "/etc/alternatives" };
 
 	sl_buf_adds(&b, SLUICE_GATING_VERSION "\n");
+	sl_buf_addf(&b, "jail %u %u %u %u %u %u %u %d\n", spec->jail_mem_mb, spec->jail_pids,
+		    spec->jail_tmp_mb, spec->jail_disk_mb, spec->jail_cpus, spec->jail_as_mb,
+		    spec->jail_accept, spec->jail_writable);
 	if (!uname(&u))
 		sl_buf_addf(&b, "%s %s %s\n", u.sysname, u.release, u.machine);
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
@@ -135,7 +138,7 @@ int sl_gating_open(sl_gating **out, const sl_spec *spec, sl_store *st, int64_t c
 	g->campaign_id = campaign_id;
 	git_oid_cpy(&g->base, base);
 	git_oid_tostr(g->base_hex, sizeof(g->base_hex), base);
-	digest_env(g->env_digest);
+	digest_env(spec, g->env_digest);
 	g->n = spec->ngates;
 	g->gs = sl_xcalloc(g->n ? g->n : 1, sizeof(*g->gs));
 	for (size_t i = 0; i < g->n; i++) {

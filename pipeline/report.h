@@ -63,7 +63,7 @@ int sl_report_junit(sl_store *st, const sl_campaign_rec *c, const char *outdir, 
 
 /* Append s escaped for HTML or XML text and attributes. */
 void sl_report_add_xml(sl_buf *out, const char *s);
-/* Append s with control characters (but \n and \t) shown as '?'. */
+/* Append s made safe for a terminal (term.h: controls shown, not sent). */
 void sl_report_add_safe(sl_buf *out, const char *s);
 
 #endif

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "report.h"
+#include "term.h"
 #include "review.h"
 #include "util.h"
 
@@ -28,11 +29,8 @@ int sl_report_target_state_valid(const char *s)
 
 void sl_report_add_safe(sl_buf *out, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		sl_buf_addch(out, (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : c);
-	}
+	if (s)
+		sl_term_safe(out, s, strlen(s), 0);
 }
 
 static int state_wanted(const char *state, const char *const *states, size_t n)
