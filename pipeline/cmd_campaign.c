@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,53 @@ done:
 	return ret;
 }
 
+/*
+ * SIGINT/SIGTERM during `run`: the first asks the run to stop cleanly (the
+ * library watches stop_flag), a second one exits at once.
+ */
+static volatile int stop_flag;
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	if (stop_flag)
+		_exit(128 + sig);
+	stop_signal = sig;
+	stop_flag = 1;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* What the run wants the user to know beyond the funnel (untrusted text neutralised upstream). */
+static void run_notes(const sl_run_summary *sum)
+{
+	if (sum->stale_digest)
+		fprintf(stderr, "sluice: %lld finished targets were judged under another definition "
+			"of the campaign (gates, rules, prompt or model changed); `sluice retry` "
+			"sends them back\n", (long long)sum->stale_digest);
+	if (sum->held_elsewhere)
+		fprintf(stderr, "sluice: %zu targets are held by another run (see `sluice status`)\n",
+			sum->held_elsewhere);
+	if (sum->transient)
+		fprintf(stderr, "sluice: %zu targets stay pending: the model endpoint kept failing "
+			"after its retries; `sluice run` tries them again\n", sum->transient);
+	if (sum->usage_rejected)
+		fprintf(stderr, "sluice: %zu replies reported impossible token counts; their "
+			"reservation was billed instead (see `sluice show --attempts`)\n",
+			sum->usage_rejected);
+	if (sum->stop_reason)
+		fprintf(stderr, "sluice: stopped: %s\n", sum->stop_reason);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	cmd_opts o;
@@ -259,8 +307,20 @@ int cmd_run(int argc, char **argv)
 	ro.repo = o.repo;
 	ro.store = store;
 	ro.progress = isatty(2);
-	if (sl_run(&sum, &ro, &err) ||
-	    sl_cmd_open_campaign(&st, &camp, store, sum.campaign, &err) ||
+	ro.stop = &stop_flag;
+	catch_stop_signals();
+	if (sl_run(&sum, &ro, &err)) {
+		ret = sl_cmd_fail(&err);
+		goto done;
+	}
+	run_notes(&sum);
+	if (sum.interrupted) {
+		fprintf(stderr, "sluice: stopped by %s; `sluice run` resumes\n",
+			stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+		ret = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+		goto done;
+	}
+	if (sl_cmd_open_campaign(&st, &camp, store, sum.campaign, &err) ||
 	    print_status(st, &camp, o.json, &proposed, &err)) {
 		ret = sl_cmd_fail(&err);
 		goto done;

@@ -42,6 +42,11 @@ static sqlite3_stmt *prep(sl_store *st, const char *sql, sl_err *err)
 	return s;
 }
 
+sqlite3_stmt *sl_store_prepare(sl_store *st, const char *sql, sl_err *err)
+{
+	return prep(st, sql, err);
+}
+
 void sl_store_bind_text(sqlite3_stmt *s, int i, const char *v)
 {
 	if (v)
@@ -415,7 +420,7 @@ void sl_target_list_free(sl_target_rec *v, size_t n)
 }
 
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
-	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason"
+	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason, attempt_base"
 
 static void read_target(sqlite3_stmt *s, void *row)
 {
@@ -438,6 +443,7 @@ static void read_target(sqlite3_stmt *s, void *row)
 	t->state = sl_store_col_text(s, 14);
 	t->attempts = sqlite3_column_int64(s, 15);
 	t->reason = sl_store_col_text(s, 16);
+	t->attempt_base = sqlite3_column_int64(s, 17);
 }
 
 int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
@@ -661,8 +667,8 @@ int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
 int sl_store_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, double *cost_out,
 		   sl_err *err)
 {
-	sqlite3_stmt *s = prep(st, "SELECT coalesce(sum(max(a.tokens_in, 0) + max(a.tokens_out, 0)), 0), "
-			       "coalesce(sum(a.cost), 0) FROM attempts a JOIN targets t "
+	sqlite3_stmt *s = prep(st, "SELECT min(total(max(a.tokens_in, 0) + max(a.tokens_out, 0)), "
+			       "9e18), total(a.cost) FROM attempts a JOIN targets t "
 			       "ON t.id = a.target_id WHERE t.campaign_id = ?", err);
 	int rc;
 
@@ -972,7 +978,7 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		 "count(*) FILTER (WHERE a.outcome = 'apply_error'), "
 		 "count(*) FILTER (WHERE a.outcome = 'parse_error'), "
 		 "count(*) FILTER (WHERE a.outcome = 'provider_error'), "
-		 "coalesce(sum(max(a.tokens_in, 0)), 0), coalesce(sum(max(a.tokens_out, 0)), 0), "
+		 "min(total(max(a.tokens_in, 0)), 9e18), min(total(max(a.tokens_out, 0)), 9e18), "
 		 "count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0), "
 		 "coalesce(sum(a.format_errors), 0) "
 		 "FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?", err);
