@@ -14,6 +14,8 @@
 #include <jansson.h>
 
 #include "cmd.h"
+#include "journal.h"
+#include "lease.h"
 #include "review.h"
 #include "run.h"
 #include "util.h"
@@ -201,6 +203,41 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		check_path_opt(argv[0], "--out", o->out, 1, 0) ? SL_EXIT_USAGE : 0;
 }
 
+/*
+ * The budget against what was billed (with replies journalled but not yet
+ * judged), and who holds leases on unfinished targets.
+ */
+static int print_usage_and_leases(sl_buf *out, sl_store *st, const sl_campaign_rec *camp,
+				  sl_err *err)
+{
+	int64_t tokens = 0, jt = 0, budget_tokens = 0;
+	double cost = 0, jc = 0, budget_cost = 0;
+	sl_lease_holder *h = NULL;
+	size_t nh = 0;
+	int ret;
+
+	if ((ret = sl_store_usage(st, camp->id, &tokens, &cost, err)) ||
+	    (ret = sl_journal_usage(st, camp->id, &jt, &jc, err)) ||
+	    (ret = sl_lease_last_budget(st, camp->id, &budget_tokens, &budget_cost, err)) ||
+	    (ret = sl_lease_holders(st, camp->id, sl_now_ms(), &h, &nh, err)))
+		return ret;
+	tokens += jt;
+	cost += jc;
+	if (budget_tokens > 0)
+		sl_buf_addf(out, "budget: %lld of %lld tokens used (overshoot %lld)\n",
+			    (long long)tokens, (long long)budget_tokens,
+			    (long long)(tokens > budget_tokens ? tokens - budget_tokens : 0));
+	if (budget_cost > 0)
+		sl_buf_addf(out, "budget: cost %.4f of %.4f (overshoot %.4f)\n", cost, budget_cost,
+			    cost > budget_cost ? cost - budget_cost : 0.0);
+	for (size_t i = 0; i < nh; i++)
+		sl_buf_addf(out, "lease: %s holds %lld target%s (expires in %llds)\n", h[i].owner,
+			    (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
+			    (long long)((h[i].expires_ms - sl_now_ms()) / 1000));
+	sl_lease_holders_free(h, nh);
+	return SL_OK;
+}
+
 /* Print the funnel (and, with text, the proposed candidates); returns proposed count. */
 static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
 			sl_err *err)
@@ -220,6 +257,8 @@ static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 		sl_buf_addch(&out, '\n');
 	} else {
 		sl_review_funnel_text(&out, camp, &f);
+		if ((ret = print_usage_and_leases(&out, st, camp, err)))
+			goto done;
 		if (nc)
 			sl_buf_adds(&out, "\nproposed candidates:\n");
 		for (size_t i = 0; i < nc; i++)

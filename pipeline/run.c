@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/file.h>
 
 #include "apply.h"
 #include "edit.h"
@@ -245,6 +247,7 @@ typedef struct run_ctx {
 	char digest[65];            /* of what judges a target (campaign_digest) */
 	int64_t lease_ttl_ms;
 
+	int git_lock_fd;            /* flock()ed with git_lock: other sluice processes */
 	pthread_mutex_t git_lock;   /* ref and worktree changes in the repository: libgit2
 				       creates and prunes ref directories without locking */
 	pthread_mutex_t lock;
@@ -270,6 +273,26 @@ typedef struct run_ctx {
 
 /* Earlier attempts of the target, for the next prompt. */
 typedef sl_turn history;
+
+/*
+ * Ref and worktree changes, one at a time across the threads of this run and
+ * the other sluice processes on the repository: libgit2 reports a branch as
+ * "already checked out" when another process's worktree vanishes while it
+ * looks.
+ */
+static void git_lock_take(run_ctx *x)
+{
+	pthread_mutex_lock(&x->git_lock);
+	while (x->git_lock_fd >= 0 && flock(x->git_lock_fd, LOCK_EX) && errno == EINTR)
+		;
+}
+
+static void git_lock_give(run_ctx *x)
+{
+	if (x->git_lock_fd >= 0)
+		flock(x->git_lock_fd, LOCK_UN);
+	pthread_mutex_unlock(&x->git_lock);
+}
 
 /* The run was told to stop (a signal): nothing new starts. */
 static int interrupted(const run_ctx *x)
@@ -955,33 +978,33 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	sem_wait(&x->gate_slots);
 	if (!spec->ngates) {
 		/* nothing to run: no checkout, the branch is the proposal */
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		r = make_branch(repo, branch, commit, err);
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 		*passed = !r;
 	} else {
 		pthread_mutex_lock(&x->lock);
 		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
 		pthread_mutex_unlock(&x->lock);
 		r = tree_of(tree, repo, commit, err);
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		if (!r)
 			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, commit, err);
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 		if (!r)
 			r = sl_gating_run(x->gating, sl_worktree_path(wt), tree, s->diff.buf, t,
 					  gates, passed, &s->feedback, err);
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		if (wt && sl_worktree_remove(wt, r ? NULL : err))
 			r = SL_ERROR;
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 	}
 	sem_post(&x->gate_slots);
 	if (r)
 		return SL_ERROR;
-	pthread_mutex_lock(&x->git_lock);
+	git_lock_take(x);
 	r = !*passed && sl_branch_delete(repo, branch, err);
-	pthread_mutex_unlock(&x->git_lock);
+	git_lock_give(x);
 	return r ? SL_ERROR : SL_OK;
 }
 
@@ -1096,9 +1119,9 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 		if (!passed && interrupted(x)) {
 			/* its gates were killed: no verdict; the next run judges it again
 			   (the reply is journalled) */
-			pthread_mutex_lock(&x->git_lock);
+			git_lock_take(x);
 			r = sl_branch_delete(repo, branch, err);
-			pthread_mutex_unlock(&x->git_lock);
+			git_lock_give(x);
 			if (r)
 				goto done;
 			*done = 1;
@@ -1165,9 +1188,9 @@ done:
 	if (in_tx)
 		sl_store_rollback(x->st);
 	if (branch && ret) {
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		sl_branch_delete(repo, branch, NULL);
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 	}
 	sl_gate_outcome_release(&gates);
 	free(branch);
@@ -1193,10 +1216,22 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	ahist = nhist;
 
 	/* the target has no passed candidate: a branch of its name is what a run
-	   killed during the gates of one of its candidates left behind */
-	pthread_mutex_lock(&x->git_lock);
-	ret = sl_branch_delete(repo, branch, err);
-	pthread_mutex_unlock(&x->git_lock);
+	   killed during the gates of one of its candidates left behind, and so
+	   is a lock file of that branch (this run holds the target's lease: no
+	   one else may be writing it) */
+	git_lock_take(x);
+	{
+		sl_buf lock = SL_BUF_INIT;
+
+		sl_buf_addf(&lock, "%srefs/heads/%s.lock", git_repository_path(repo), branch);
+		if (unlink(lock.buf) && errno != ENOENT)
+			ret = sl_err_set(err, SL_ERROR, "cannot remove stale lock '%s': %s",
+					 lock.buf, strerror(errno));
+		sl_buf_release(&lock);
+	}
+	if (!ret)
+		ret = sl_branch_delete(repo, branch, err);
+	git_lock_give(x);
 	free(branch);
 	for (int64_t n = rec->attempts + 1;
 	     !ret && !done && !interrupted(x) && n <= attempt_limit(x, rec); n++)
@@ -1351,8 +1386,9 @@ static int record_campaign(run_ctx *x, sl_err *err)
 {
 	sl_campaign_rec rec = { 0 }, in = { 0 };
 	sl_buf text = SL_BUF_INIT;
-	int ret;
+	int ret, retried = 0;
 
+again:
 	ret = sl_store_campaign_get(x->st, x->c->spec->name, &rec, err);
 	if (ret == SL_OK) {
 		if (strcmp(rec.repo_path, x->c->repo_path)) {
@@ -1383,6 +1419,13 @@ static int record_campaign(run_ctx *x, sl_err *err)
 	in.base_oid = x->c->base_hex;
 	in.branch_prefix = x->c->spec->branch_prefix;
 	ret = sl_store_campaign_add(x->st, &in, &x->campaign_id, err);
+	if (ret && !retried) {
+		/* another run recorded it first: take that one */
+		sl_err_clear(err);
+		sl_buf_release(&text);
+		retried = 1;
+		goto again;
+	}
 done:
 	sl_campaign_rec_release(&rec);
 	sl_buf_release(&text);
@@ -1652,6 +1695,32 @@ static void make_owner(run_ctx *x)
 		 (long long)x->start_ms);
 }
 
+/*
+ * Measure (or load) the baseline, one run of the campaign at a time: runs
+ * started together wait for the first to record it, then load it.  The wait
+ * ends when the holder releases the claim or its lease expires.
+ */
+static int baseline(run_ctx *x, sl_err *err)
+{
+	int claimed = 0, ret;
+
+	for (;;) {
+		if ((ret = sl_lease_baseline_claim(x->st, x->campaign_id, x->owner, sl_now_ms(),
+						   x->lease_ttl_ms, &claimed, err)))
+			return ret;
+		if (claimed)
+			break;
+		if (interrupted(x))
+			return SL_OK;
+		usleep(200 * 1000);
+	}
+	ret = sl_gating_baseline(x->gating, x->c->repo, x->scratch, x->c->spec->branch_prefix,
+				 x->opts->progress, err);
+	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	return ret;
+}
+
 static unsigned online_cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1675,6 +1744,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	memset(&x, 0, sizeof(x));
 	pthread_mutex_init(&x.lock, NULL);
 	pthread_mutex_init(&x.git_lock, NULL);
+	x.git_lock_fd = -1;
 	pthread_cond_init(&x.settled, NULL);
 	pthread_cond_init(&x.end_cond, NULL);
 	x.opts = opts;
@@ -1684,6 +1754,18 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
 		goto done;
 	campaign_digest(x.digest, x.c->spec);
+	{
+		sl_buf lock = SL_BUF_INIT;
+
+		sl_buf_addf(&lock, "%ssluice-worktrees.lock", git_repository_commondir(x.c->repo));
+		x.git_lock_fd = open(lock.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		sl_buf_release(&lock);
+		if (x.git_lock_fd < 0) {
+			ret = sl_err_set(err, SL_ERROR, "cannot open a lock in '%s': %s",
+					 git_repository_commondir(x.c->repo), strerror(errno));
+			goto done;
+		}
+	}
 	x.scratch = scratch_root(x.c->spec);
 	if ((ret = open_provider(&x, err)))
 		goto done;
@@ -1713,8 +1795,10 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 				 x.scratch);
 		goto done;
 	}
-	if ((ret = sl_worktree_cleanup(x.c->repo, x.scratch, err)) ||
-	    (ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
+	git_lock_take(&x);
+	ret = sl_worktree_cleanup(x.c->repo, x.scratch, err);
+	git_lock_give(&x);
+	if (ret || (ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
 	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)) ||
@@ -1727,9 +1811,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	out->targets = list.n;
 	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
 				   opts->unsafe, err)) ||
-	    (x.npending && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
-						      x.c->spec->branch_prefix, opts->progress,
-						      err))))
+	    (x.npending && (ret = baseline(&x, err))))
 		goto done;
 
 	/* from here on a stop kills the gates in flight (never the baseline's) */
@@ -1802,6 +1884,8 @@ done:
 	free(x.replay_file);
 	pthread_mutex_destroy(&x.lock);
 	pthread_mutex_destroy(&x.git_lock);
+	if (x.git_lock_fd >= 0)
+		close(x.git_lock_fd);
 	pthread_cond_destroy(&x.settled);
 	pthread_cond_destroy(&x.end_cond);
 	return ret;

@@ -92,12 +92,19 @@ static void fill_owner(sqlite3_stmt *s, const void *p)
 	sl_store_bind_text(s, 1, p);
 }
 
+int sl_lease_baseline_release(sl_store *st, const char *owner, sl_err *err)
+{
+	return write_tx(st, "UPDATE campaigns SET baseline_owner = NULL, baseline_expires = NULL "
+			"WHERE baseline_owner = ?", fill_owner, owner, NULL, "release baseline", err);
+}
+
 int sl_lease_run_end(sl_store *st, const char *owner, const char *outcome, sl_err *err)
 {
 	struct end_arg a = { owner, outcome };
 
 	if (write_tx(st, "UPDATE runs SET ended_at = ?, outcome = ? WHERE owner = ? "
-		     "AND ended_at IS NULL", fill_end, &a, NULL, "end run", err))
+		     "AND ended_at IS NULL", fill_end, &a, NULL, "end run", err) ||
+	    sl_lease_baseline_release(st, owner, err))
 		return SL_ERROR;
 	return write_tx(st, "UPDATE targets SET lease_owner = NULL, lease_expires = NULL "
 			"WHERE lease_owner = ?", fill_owner, owner, NULL, "release leases", err);
@@ -179,6 +186,21 @@ int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t n
 	return SL_OK;
 }
 
+int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
+			    int64_t now_ms, int64_t ttl_ms, int *claimed, sl_err *err)
+{
+	struct claim_arg a = { campaign_id, now_ms, now_ms + ttl_ms, owner };
+	int changes = 0;
+
+	*claimed = 0;
+	if (write_tx(st, "UPDATE campaigns SET baseline_owner = ?, baseline_expires = ? "
+		     "WHERE id = ? AND (baseline_owner IS NULL OR baseline_owner = ? OR "
+		     "baseline_expires < ?)", fill_claim, &a, &changes, "claim baseline", err))
+		return SL_ERROR;
+	*claimed = changes == 1;
+	return SL_OK;
+}
+
 struct renew_arg {
 	const char *owner;
 	int64_t now, expires;
@@ -206,6 +228,8 @@ int sl_lease_renew(sl_store *st, const char *owner, int64_t now_ms, int64_t expi
 	struct renew_arg a = { owner, now_ms, expires_ms };
 
 	if (write_tx(st, "UPDATE targets SET lease_expires = ? WHERE lease_owner = ?",
+		     fill_renew, &a, NULL, "renew leases", err) ||
+	    write_tx(st, "UPDATE campaigns SET baseline_expires = ? WHERE baseline_owner = ?",
 		     fill_renew, &a, NULL, "renew leases", err))
 		return SL_ERROR;
 	return write_tx(st, "UPDATE runs SET heartbeat = ? WHERE owner = ?", fill_beat, &a, NULL,

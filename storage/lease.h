@@ -42,6 +42,14 @@ int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_er
 /* Claim a target until now + ttl; *claimed 1 if this owner holds it now. */
 int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
 		   int64_t ttl_ms, int *claimed, sl_err *err);
+/*
+ * The campaign's baseline is measured by one run at a time: claim it like a
+ * target (*claimed 1 when this owner holds it now); sl_lease_run_end and
+ * sl_lease_baseline_release let it go, sl_lease_renew renews it.
+ */
+int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
+			    int64_t now_ms, int64_t ttl_ms, int *claimed, sl_err *err);
+int sl_lease_baseline_release(sl_store *st, const char *owner, sl_err *err);
 /* Renew every lease of the owner until expires_ms, and its heartbeat. */
 int sl_lease_renew(sl_store *st, const char *owner, int64_t now_ms, int64_t expires_ms,
 		   sl_err *err);

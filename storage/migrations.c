@@ -176,6 +176,8 @@ static const char *const migrations[] = {
 	"  ended_at TEXT,"
 	"  outcome TEXT"
 	") STRICT;"
+	"ALTER TABLE campaigns ADD COLUMN baseline_owner TEXT;"
+	"ALTER TABLE campaigns ADD COLUMN baseline_expires INTEGER;"
 	"CREATE INDEX targets_by_lease ON targets(lease_owner);",
 };
 

@@ -1151,6 +1151,11 @@ void sl_jail_set_stop(const volatile int *stop)
 	stop_flag = stop;
 }
 
+int sl_jail_stopping(void)
+{
+	return stop_flag && *stop_flag;
+}
+
 static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t deadline,
 		     char *chunk, size_t sz, sl_err *err)
 {

@@ -164,6 +164,8 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
  * about 0.1 s.  For a run being stopped by a signal.  NULL turns it off.
  */
 void sl_jail_set_stop(const volatile int *stop);
+/* 1 while the stop flag given to sl_jail_set_stop is set: verdicts are not verdicts. */
+int sl_jail_stopping(void);
 
 /* What this machine offers, for `sluice doctor` and for refusing to run. */
 typedef struct sl_jail_layers {
