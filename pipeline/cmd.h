@@ -36,6 +36,7 @@ int cmd_reject(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_retry(int argc, char **argv);
 
 /* The table, for help. */
 const sl_command *sl_commands(void);
@@ -63,6 +64,7 @@ typedef struct cmd_opts {
 	int attempts;               /* --attempts */
 	const char *record;         /* --record FILE */
 	int unsafe;                 /* --unsafe */
+	const char *state;          /* --state LIST */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
 } cmd_opts;
@@ -70,7 +72,7 @@ typedef struct cmd_opts {
 /*
  * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
  * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
- * w (--record) U (--unsafe).  Returns 0, or the
+ * w (--record) U (--unsafe) S (--state).  Returns 0, or the
  * exit status of a usage error (already printed).
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);

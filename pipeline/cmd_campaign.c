@@ -110,7 +110,7 @@ done:
 }
 
 enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT, OPT_ATTEMPTS, OPT_RECORD,
-	OPT_UNSAFE };
+	OPT_UNSAFE, OPT_STATE };
 
 static const struct option long_opts[] = {
 	{ "repo", required_argument, NULL, OPT_REPO },
@@ -121,6 +121,7 @@ static const struct option long_opts[] = {
 	{ "attempts", no_argument, NULL, OPT_ATTEMPTS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "unsafe", no_argument, NULL, OPT_UNSAFE },
+	{ "state", required_argument, NULL, OPT_STATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -168,7 +169,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
 		const char *letter = c == OPT_REPO ? "r" : c == OPT_STORE ? "s" : c == OPT_JSON ?
 			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : c == OPT_ATTEMPTS ? "a" :
-			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : NULL;
+			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : c == OPT_STATE ? "S" : NULL;
 		const char *name = NULL;
 
 		for (const struct option *lo = long_opts; lo->name; lo++)
@@ -194,6 +195,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		case OPT_ATTEMPTS: o->attempts = 1; break;
 		case OPT_RECORD: o->record = optarg; break;
 		case OPT_UNSAFE: o->unsafe = 1; break;
+		case OPT_STATE: o->state = optarg; break;
 		}
 	}
 	o->args = argv + optind;

@@ -324,3 +324,72 @@ int sl_lease_set_digest(sl_store *st, int64_t target_id, const char *digest, sl_
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "record digest");
 }
+
+int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int *sent,
+		       sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	char now[32], *state = NULL;
+	int rc, ret = SL_ERROR;
+
+	*sent = 0;
+	sl_iso8601_now(now);
+	if (sl_store_begin(st, err))
+		return SL_ERROR;
+	if (!(s = sl_store_prepare(st, "SELECT state FROM targets WHERE id = ?", err)))
+		goto done;
+	sqlite3_bind_int64(s, 1, target_id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		state = sl_store_col_text(s, 0);
+	sqlite3_finalize(s);
+	if (!state) {
+		ret = sl_err_set(err, SL_ENOTFOUND, "no target %lld", (long long)target_id);
+		goto done;
+	}
+	if (!strcmp(state, SL_T_ACCEPTED)) {
+		ret = sl_err_set(err, SL_EINPUT, "target %lld was accepted; reject its candidate "
+				 "first", (long long)target_id);
+		goto done;
+	}
+	if (!strcmp(state, SL_T_PENDING)) {
+		ret = sl_store_commit(st, err);
+		goto out;
+	}
+	if (!strcmp(state, SL_T_PROPOSED)) {
+		if (!(s = sl_store_prepare(st, "INSERT INTO decisions (candidate_id, decision, reason, "
+					   "decided_at) SELECT id, 'reject', ?, ? FROM candidates "
+					   "WHERE target_id = ? AND state = 'passed'", err)))
+			goto done;
+		sl_store_bind_text(s, 1, reason);
+		sl_store_bind_text(s, 2, now);
+		sqlite3_bind_int64(s, 3, target_id);
+		rc = sqlite3_step(s);
+		sqlite3_finalize(s);
+		if (rc != SQLITE_DONE) {
+			sl_store_fail(st, err, "send back");
+			goto done;
+		}
+	}
+	if (!(s = sl_store_prepare(st, "UPDATE targets SET state = 'pending', attempt_base = "
+				   "attempts, reason = ?, lease_owner = NULL, lease_expires = NULL, "
+				   "digest = NULL, updated_at = ? WHERE id = ?", err)))
+		goto done;
+	sl_store_bind_text(s, 1, reason);
+	sl_store_bind_text(s, 2, now);
+	sqlite3_bind_int64(s, 3, target_id);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		sl_store_fail(st, err, "send back");
+		goto done;
+	}
+	if ((ret = sl_store_commit(st, err)))
+		goto out;
+	*sent = 1;
+	goto out;
+done:
+	sl_store_rollback(st);
+out:
+	free(state);
+	return ret;
+}

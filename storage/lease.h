@@ -70,6 +70,15 @@ int sl_lease_last_budget(sl_store *st, int64_t campaign_id, int64_t *tokens, dou
 /* Targets in a final state judged under a digest other than `digest`. */
 int sl_lease_stale_digest(sl_store *st, int64_t campaign_id, const char *digest,
 			  int64_t *count, sl_err *err);
+/*
+ * Send a target back to pending with a fresh set of attempts (its earlier
+ * ones stay recorded): attempt_base becomes its attempts, its lease and
+ * digest are cleared.  A proposed target's candidate is rejected first,
+ * with reason.  SL_EINPUT for an accepted target.  *sent 1 when it moved
+ * (0 for a pending one).  In a transaction of its own.
+ */
+int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int *sent,
+		       sl_err *err);
 /* Inside the caller's transaction: record the digest that judged a target. */
 int sl_lease_set_digest(sl_store *st, int64_t target_id, const char *digest, sl_err *err);
 

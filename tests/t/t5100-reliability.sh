@@ -102,7 +102,7 @@ test_expect_success 'three runs at once: the same result, no duplicate work, no 
 '
 
 test_expect_success 'leases: a live one of another machine is respected, an expired one taken over' '
-	rel_campaign l.yaml rel $(cat port2) "budget:" "  max_tokens: 1" &&
+	rel_campaign l.yaml lease $(cat port2) "budget:" "  max_tokens: 1" &&
 	sluice run --store l.db l.yaml >out 2>err;
 	test "$(sqlite3 l.db "select count(*) from targets where state = '"'"'budget'"'"'")" -ge $((N - 1)) &&
 	far=$(( $(date +%s) * 1000 + 3600000 )) &&
@@ -121,6 +121,56 @@ test_expect_success 'leases: a live one of another machine is respected, an expi
 	sqlite3 l.db "update targets set lease_expires = 1 where lease_owner = '"'"'otherhost:1:1'"'"'" &&
 	sluice run --store l.db l.yaml >out 2>err &&
 	test "$(sqlite3 l.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N
+'
+
+test_expect_success 'retry: a rejected candidate goes back, its reason reaches the model' '
+	id=$(sqlite3 p3.db "select min(id) from candidates where state = '"'"'passed'"'"'") &&
+	sluice reject $id --reason "keep the name of the function" --store p3.db &&
+	sluice retry --store p3.db --state rejected >out &&
+	test "$(cat out)" = "sent back 1 target" &&
+	before=$(rel_requests m2) &&
+	sluice run --store p3.db p.yaml >out 2>err &&
+	test $(rel_requests m2) = $((before + 1)) &&
+	grep -q "A reviewer rejected this change: keep the name of the function" m2/request-$((before + 1)).json &&
+	test "$(sqlite3 p3.db "select t.state, t.attempts from targets t join candidates c on c.target_id = t.id where c.id = $id")" = "proposed|3"
+'
+
+test_expect_success 'retry PATH:LINE sends a proposed target back; an unknown place is exit 2' '
+	sluice retry --store p3.db src/m1.c:3 >out &&
+	test "$(cat out)" = "sent back 1 target" &&
+	test "$(sqlite3 p3.db "select state from targets where path = '"'"'src/m1.c'"'"' and start_line = 3")" = pending &&
+	test_expect_code 2 sluice retry --store p3.db src/nowhere.c:1 2>err &&
+	grep -q "no target of campaign .rel. at .src/nowhere.c:1." err &&
+	test_expect_code 2 sluice retry --store p3.db --state proposed 2>err &&
+	grep -q "unknown state" err &&
+	sluice run --store p3.db p.yaml >out 2>err &&
+	test "$(sqlite3 p3.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N
+'
+
+test_expect_success 'a rerun after a change of the gates says how many were judged otherwise' '
+	sed "s/forbid: \[\"WRONG\"\]/forbid: [\"WRONG\", \"XYZZY\"]/" p.yaml >p2.yaml &&
+	! cmp p.yaml p2.yaml &&
+	sluice run --store p3.db p2.yaml >out 2>err &&
+	grep -q "^sluice: $N finished targets were judged under another definition" err &&
+	sluice run --store p3.db p.yaml >out 2>err &&
+	! grep -q "judged under another definition" err
+'
+
+test_expect_success 'gc removes stale branches and ref locks, keeps proposed ones, nothing else' '
+	git -C repo branch sluice/rel/stale-one main &&
+	: >repo/.git/refs/heads/sluice/rel/src-m0.c-L1.lock &&
+	git -C repo branch keep-me main &&
+	id=$(sqlite3 p3.db "select max(id) from candidates where state = '"'"'passed'"'"'") &&
+	sluice reject $id --reason "no" --store p3.db &&
+	git -C repo for-each-ref --format="%(refname) %(objectname)" | grep -v "^refs/heads/sluice/rel/" >outside.before &&
+	sluice gc --store p3.db >out &&
+	grep -q "^removed 2 branches$" out &&
+	test ! -e repo/.git/refs/heads/sluice/rel/src-m0.c-L1.lock &&
+	git -C repo for-each-ref --format="%(refname) %(objectname)" | grep -v "^refs/heads/sluice/rel/" >outside.after &&
+	test_cmp outside.before outside.after &&
+	sqlite3 p3.db "select c.branch || '"'"' '"'"' || c.commit_oid from candidates c where c.state = '"'"'passed'"'"' and c.id <> $id and not exists (select 1 from decisions d where d.candidate_id = c.id and d.decision = '"'"'reject'"'"')" | sort >want.br &&
+	git -C repo for-each-ref --format="%(refname:short) %(objectname)" refs/heads/sluice/rel/ | sort >have.br &&
+	test_cmp want.br have.br
 '
 
 test_expect_success 'setup: a slow gate' '
