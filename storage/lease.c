@@ -325,12 +325,29 @@ int sl_lease_set_digest(sl_store *st, int64_t target_id, const char *digest, sl_
 	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "record digest");
 }
 
+/* One statement of a send-back, bound to (reason, time, target). */
+static int send_back_step(sl_store *st, const char *sql, const char *reason, const char *now,
+			  int64_t target_id, sl_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!(s = sl_store_prepare(st, sql, err)))
+		return SL_ERROR;
+	sl_store_bind_text(s, 1, reason);
+	sl_store_bind_text(s, 2, now);
+	sqlite3_bind_int64(s, 3, target_id);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "send back");
+}
+
 int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int *sent,
 		       sl_err *err)
 {
 	sqlite3_stmt *s = NULL;
 	char now[32], *state = NULL;
-	int rc, ret = SL_ERROR;
+	int ret = SL_ERROR;
 
 	*sent = 0;
 	sl_iso8601_now(now);
@@ -355,34 +372,15 @@ int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int 
 		ret = sl_store_commit(st, err);
 		goto out;
 	}
-	if (!strcmp(state, SL_T_PROPOSED)) {
-		if (!(s = sl_store_prepare(st, "INSERT INTO decisions (candidate_id, decision, reason, "
-					   "decided_at) SELECT id, 'reject', ?, ? FROM candidates "
-					   "WHERE target_id = ? AND state = 'passed'", err)))
-			goto done;
-		sl_store_bind_text(s, 1, reason);
-		sl_store_bind_text(s, 2, now);
-		sqlite3_bind_int64(s, 3, target_id);
-		rc = sqlite3_step(s);
-		sqlite3_finalize(s);
-		if (rc != SQLITE_DONE) {
-			sl_store_fail(st, err, "send back");
-			goto done;
-		}
-	}
-	if (!(s = sl_store_prepare(st, "UPDATE targets SET state = 'pending', attempt_base = "
-				   "attempts, reason = ?, lease_owner = NULL, lease_expires = NULL, "
-				   "digest = NULL, updated_at = ? WHERE id = ?", err)))
+	if (!strcmp(state, SL_T_PROPOSED) &&
+	    send_back_step(st, "INSERT INTO decisions (candidate_id, decision, reason, decided_at) "
+			   "SELECT id, 'reject', ?, ? FROM candidates WHERE target_id = ? AND "
+			   "state = 'passed'", reason, now, target_id, err))
 		goto done;
-	sl_store_bind_text(s, 1, reason);
-	sl_store_bind_text(s, 2, now);
-	sqlite3_bind_int64(s, 3, target_id);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sl_store_fail(st, err, "send back");
+	if (send_back_step(st, "UPDATE targets SET state = 'pending', attempt_base = attempts, "
+			   "reason = ?, lease_owner = NULL, lease_expires = NULL, digest = NULL, "
+			   "updated_at = ? WHERE id = ?", reason, now, target_id, err))
 		goto done;
-	}
 	if ((ret = sl_store_commit(st, err)))
 		goto out;
 	*sent = 1;

@@ -94,9 +94,9 @@ rel_kill_series() {
 			i=$((i + 1))
 		done
 		# every third kill lands a little later, while gates run
-		[ $((k % 3)) = 0 ] && sleep 0.3
-		kill -9 $pid 2>/dev/null
-		wait $pid 2>/dev/null
+		if [ $((k % 3)) = 0 ]; then sleep 0.3; fi
+		kill -9 $pid 2>/dev/null || true
+		wait $pid 2>/dev/null || true
 		k=$((k + 1))
 	done
 	return 0
