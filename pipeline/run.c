@@ -247,7 +247,8 @@ typedef struct run_ctx {
 	char digest[65];            /* of what judges a target (campaign_digest) */
 	int64_t lease_ttl_ms;
 
-	int git_lock_fd;            /* flock()ed with git_lock: other sluice processes */
+	int git_lock_fd;            /* the git directory, flock()ed with git_lock: other
+				       sluice processes */
 	pthread_mutex_t git_lock;   /* ref and worktree changes in the repository: libgit2
 				       creates and prunes ref directories without locking */
 	pthread_mutex_t lock;
@@ -1754,17 +1755,12 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
 		goto done;
 	campaign_digest(x.digest, x.c->spec);
-	{
-		sl_buf lock = SL_BUF_INIT;
-
-		sl_buf_addf(&lock, "%ssluice-worktrees.lock", git_repository_commondir(x.c->repo));
-		x.git_lock_fd = open(lock.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		sl_buf_release(&lock);
-		if (x.git_lock_fd < 0) {
-			ret = sl_err_set(err, SL_ERROR, "cannot open a lock in '%s': %s",
-					 git_repository_commondir(x.c->repo), strerror(errno));
-			goto done;
-		}
+	/* the lock is the repository's git directory itself: nothing is written there */
+	x.git_lock_fd = open(git_repository_commondir(x.c->repo), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x.git_lock_fd < 0) {
+		ret = sl_err_set(err, SL_ERROR, "cannot open '%s': %s",
+				 git_repository_commondir(x.c->repo), strerror(errno));
+		goto done;
 	}
 	x.scratch = scratch_root(x.c->spec);
 	if ((ret = open_provider(&x, err)))
