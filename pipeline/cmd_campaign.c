@@ -207,35 +207,60 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 
 /*
  * The budget against what was billed (with replies journalled but not yet
- * judged), and who holds leases on unfinished targets.
+ * judged), and who holds leases on unfinished targets: appended to the text,
+ * or added to the JSON object in out as "budget" and "leases".
  */
-static int print_usage_and_leases(sl_buf *out, sl_store *st, const sl_campaign_rec *camp,
-				  sl_err *err)
+static int print_usage_and_leases(sl_buf *out, int json, sl_store *st,
+				  const sl_campaign_rec *camp, sl_err *err)
 {
-	int64_t tokens = 0, jt = 0, budget_tokens = 0;
+	int64_t tokens = 0, jt = 0, budget_tokens = 0, now = sl_now_ms();
 	double cost = 0, jc = 0, budget_cost = 0;
 	sl_lease_holder *h = NULL;
 	size_t nh = 0;
+	json_t *root = NULL, *leases;
 	int ret;
 
 	if ((ret = sl_store_usage(st, camp->id, &tokens, &cost, err)) ||
 	    (ret = sl_journal_usage(st, camp->id, &jt, &jc, err)) ||
 	    (ret = sl_lease_last_budget(st, camp->id, &budget_tokens, &budget_cost, err)) ||
-	    (ret = sl_lease_holders(st, camp->id, sl_now_ms(), &h, &nh, err)))
+	    (ret = sl_lease_holders(st, camp->id, now, &h, &nh, err)))
 		return ret;
 	tokens += jt;
 	cost += jc;
-	if (budget_tokens > 0)
-		sl_buf_addf(out, "budget: %lld of %lld tokens used (overshoot %lld)\n",
-			    (long long)tokens, (long long)budget_tokens,
-			    (long long)(tokens > budget_tokens ? tokens - budget_tokens : 0));
-	if (budget_cost > 0)
-		sl_buf_addf(out, "budget: cost %.4f of %.4f (overshoot %.4f)\n", cost, budget_cost,
-			    cost > budget_cost ? cost - budget_cost : 0.0);
-	for (size_t i = 0; i < nh; i++)
-		sl_buf_addf(out, "lease: %s holds %lld target%s (expires in %llds)\n", h[i].owner,
-			    (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
-			    (long long)((h[i].expires_ms - sl_now_ms()) / 1000));
+	if (json && (root = json_loadb(out->buf, out->len, 0, NULL))) {
+		char *text;
+
+		json_object_set_new(root, "budget", json_pack("{s:I, s:I, s:I, s:f, s:f, s:f}",
+			"tokens_used", (json_int_t)tokens, "max_tokens", (json_int_t)budget_tokens,
+			"overshoot_tokens", (json_int_t)(budget_tokens > 0 && tokens > budget_tokens ?
+							 tokens - budget_tokens : 0),
+			"cost_used", cost, "max_cost", budget_cost, "overshoot_cost",
+			budget_cost > 0 && cost > budget_cost ? cost - budget_cost : 0.0));
+		leases = json_array();
+		for (size_t i = 0; i < nh; i++)
+			json_array_append_new(leases, json_pack("{s:s, s:I, s:I}", "owner",
+				h[i].owner, "targets", (json_int_t)h[i].targets, "expires_in_ms",
+				(json_int_t)(h[i].expires_ms - now)));
+		json_object_set_new(root, "leases", leases);
+		if ((text = json_dumps(root, JSON_COMPACT))) {
+			sl_buf_reset(out);
+			sl_buf_adds(out, text);
+			free(text);
+		}
+		json_decref(root);
+	} else if (!json) {
+		if (budget_tokens > 0)
+			sl_buf_addf(out, "budget: %lld of %lld tokens used (overshoot %lld)\n",
+				    (long long)tokens, (long long)budget_tokens,
+				    (long long)(tokens > budget_tokens ? tokens - budget_tokens : 0));
+		if (budget_cost > 0)
+			sl_buf_addf(out, "budget: cost %.4f of %.4f (overshoot %.4f)\n", cost,
+				    budget_cost, cost > budget_cost ? cost - budget_cost : 0.0);
+		for (size_t i = 0; i < nh; i++)
+			sl_buf_addf(out, "lease: %s holds %lld target%s (expires in %llds)\n",
+				    h[i].owner, (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
+				    (long long)((h[i].expires_ms - now) / 1000));
+	}
 	sl_lease_holders_free(h, nh);
 	return SL_OK;
 }
@@ -256,10 +281,12 @@ static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 		goto done;
 	if (json) {
 		sl_review_funnel_json(&out, camp, &f);
+		if ((ret = print_usage_and_leases(&out, 1, st, camp, err)))
+			goto done;
 		sl_buf_addch(&out, '\n');
 	} else {
 		sl_review_funnel_text(&out, camp, &f);
-		if ((ret = print_usage_and_leases(&out, st, camp, err)))
+		if ((ret = print_usage_and_leases(&out, 0, st, camp, err)))
 			goto done;
 		if (nc)
 			sl_buf_adds(&out, "\nproposed candidates:\n");

@@ -112,6 +112,8 @@ test_expect_success 'leases: a live one of another machine is respected, an expi
 		where id = (select max(id) from targets where state = '"'"'budget'"'"')" &&
 	sluice status --store l.db >st &&
 	grep -q "^lease: otherhost:1:1 holds 1 target " st &&
+	sluice status --store l.db --json >st.json &&
+	grep -q "\"leases\":\[{\"owner\":\"otherhost:1:1\",\"targets\":1," st.json &&
 	! grep -q "otherhost:2:1" st &&
 	sed -i "s/max_tokens: 1$/max_tokens: 100000000/" l.yaml &&
 	sluice run --store l.db l.yaml >out 2>err &&

@@ -87,6 +87,8 @@ test_expect_success 'a token budget holds with concurrency 8: overshoot at most 
 	test "$(sqlite3 b.db "select count(*) from targets where state = '"'"'budget'"'"'")" -ge 1 &&
 	sluice status --store b.db >st &&
 	grep -q "^budget: $used of 1500 tokens used (overshoot $((used > 1500 ? used - 1500 : 0)))" st &&
+	sluice status --store b.db --json >st.json &&
+	grep -q "\"tokens_used\":$used,\"max_tokens\":1500," st.json &&
 	kill $(cat stub-m8.pid)
 '
 
