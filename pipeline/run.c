@@ -619,6 +619,27 @@ static int journal_reply(run_ctx *x, attempt_state *s, int round, int64_t tin, i
 	return sl_journal_reply_add(x->st, &r, err);
 }
 
+/* 1 if the journalled reply answered this very request (same key). */
+static int journal_matches(const sl_spec *spec, const sl_reply_rec *jr, const sl_chat_msg *msgs,
+			   size_t n)
+{
+	static const int kinds[] = { SL_PROVIDER_OPENAI, SL_PROVIDER_ANTHROPIC,
+				     SL_PROVIDER_COMMAND };
+	char key[65];
+
+	if (!jr->request_key)
+		return 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		/* replay records the key of the kind it was recorded from */
+		if (spec->provider != SL_PROVIDER_REPLAY && spec->provider != kinds[i])
+			continue;
+		sl_request_key(key, kinds[i], spec->model, msgs, n);
+		if (!strcmp(key, jr->request_key))
+			return 1;
+	}
+	return 0;
+}
+
 /* Fill the completion from a journalled reply. */
 static void from_journal(attempt_state *s, const sl_reply_rec *jr)
 {
@@ -692,6 +713,11 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 		if (rc != SL_OK && rc != SL_ENOTFOUND) {
 			free(msgs);
 			return SL_ERROR;
+		}
+		if (rc == SL_OK && !journal_matches(spec, &jr, msgs, nmsgs)) {
+			/* recorded for another request (the campaign changed): ask again */
+			sl_reply_rec_release(&jr);
+			rc = SL_ENOTFOUND;
 		}
 		if (rc == SL_OK) {
 			sl_err_clear(err);

@@ -338,6 +338,11 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 		*out = st;
 		return SL_OK;
 	}
+	/* a new file that another process is setting up too: the mode change
+	   does not wait on the busy handler, so wait here (at most 10 s) */
+	for (int i = 0; i < 100 && sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL,
+						NULL) == SQLITE_BUSY; i++)
+		sqlite3_sleep(100);
 	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 		     "PRAGMA synchronous = NORMAL;", err)) {
 		sl_err_prefix(err, "not a sluice store? ");
