@@ -92,6 +92,15 @@ test_expect_success 'a token budget holds with concurrency 8: overshoot at most 
 	kill $(cat stub-m8.pid)
 '
 
+test_expect_success 'counts an older sluice stored unchecked do not break status, export or run' '
+	sqlite3 b.db "update attempts set tokens_in = 4611686018427387904, tokens_out = 4611686018427387904" &&
+	sluice status --store b.db >st &&
+	grep -q "overshoot" st &&
+	sluice export --store b.db --out exp >/dev/null &&
+	sluice run --store b.db b.yaml >out 2>err &&
+	grep -q "token budget reached" err
+'
+
 test_expect_success 'a hanging endpoint cannot hold the run past its wall-time budget' '
 	good_model hang && echo hang >hang/reply-1.fault &&
 	start_stub hang && echo $stub_pid >stub-hang.pid &&
