@@ -514,7 +514,7 @@ static int reserve(run_ctx *x, int64_t tokens, double cost)
 	int r;
 
 	pthread_mutex_lock(&x->lock);
-	for (int i = 0;; i++) {
+	for (;;) {
 		struct timespec ts;
 
 		if (x->failed) {

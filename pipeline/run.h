@@ -16,6 +16,15 @@
  * the target's new state) are written in one transaction; a candidate that
  * passes every gate keeps its branch <branch_prefix>/<target>, any other
  * candidate's branch is deleted.
+ *
+ * Surviving interruptions: the run registers in the store (lease.h) and
+ * claims each target before touching it, so several runs share a campaign;
+ * the baseline is measured by one run at a time.  A model reply is
+ * journalled the moment it arrives (journal.h) and a resumed attempt takes
+ * it instead of asking again; a resumed target's conversation is rebuilt
+ * from its recorded attempts.  Tokens and cost are reserved before each
+ * request and settled on its reply; a failure the provider could have
+ * retried away leaves the target pending.  opts.stop ends the run cleanly.
  */
 #ifndef SL_RUN_H
 #define SL_RUN_H
