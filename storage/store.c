@@ -31,8 +31,8 @@ int sl_store_fail(sl_store *st, sl_err *err, const char *what)
 {
 	switch (sqlite3_extended_errcode(st->db) & 0xff) {
 	case SQLITE_READONLY:
-		return sl_err_set(err, SL_EINPUT, "store '%s' is read-only; %s needs to write it",
-				  st->path, what);
+		return sl_err_set(err, SL_EINPUT, "store '%s' is read-only (%s); this command "
+				  "needs to write it", st->path, what);
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
 		return sl_err_set(err, SL_EINPUT, "store '%s' is damaged (%s: %s); restore it "
@@ -299,7 +299,7 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 	}
 	if (!access(path, F_OK) && not_writable(path)) {
 		if (create) {
-			ret = sl_err_set(err, SL_EINPUT, "store '%s' is read-only; `sluice run` "
+			ret = sl_err_set(err, SL_EINPUT, "store '%s' is read-only; this command "
 					 "needs to write it", path);
 			goto done;
 		}
