@@ -336,8 +336,8 @@ static void run_notes(const sl_run_summary *sum)
 {
 	if (sum->stale_digest)
 		fprintf(stderr, "sluice: %lld finished targets were judged under another definition "
-			"of the campaign (gates, rules, prompt or model changed); `sluice retry` "
-			"sends them back\n", (long long)sum->stale_digest);
+			"of the campaign (gates, rules, prompt or model changed); `sluice retry "
+			"--state stale` sends them back\n", (long long)sum->stale_digest);
 	if (sum->held_elsewhere)
 		fprintf(stderr, "sluice: %zu targets are held by another run (see `sluice status`)\n",
 			sum->held_elsewhere);

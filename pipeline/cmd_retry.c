@@ -3,6 +3,9 @@
  *
  *   sluice retry [NAME] [--store PATH] [--state LIST] [PATH:LINE]...
  *
+ * LIST: failed, budget, rejected, skipped, and stale (proposed, failed or
+ * rejected targets judged under another definition of the campaign than
+ * its last run's).
  * Reads the store's targets; moves the chosen ones back to pending with a
  * fresh set of attempts (sl_lease_send_back).  The next `sluice run`
  * rebuilds each one's conversation from its recorded attempts, so the
@@ -17,8 +20,9 @@
 #include "lease.h"
 #include "util.h"
 
+/* "stale": judged under another definition of the campaign than its last run's */
 static const char *const retry_states[] = { SL_T_FAILED, SL_T_BUDGET, SL_T_REJECTED,
-					    SL_T_SKIPPED, NULL };
+					    SL_T_SKIPPED, "stale", NULL };
 
 /* 1 if the comma-separated list names state; *bad set to an unknown name. */
 static int list_has(const char *list, const char *state, const char **bad)
@@ -81,7 +85,7 @@ int cmd_retry(int argc, char **argv)
 		list_has(o.state, "", &bad);
 		if (bad)
 			return sl_cmd_usage("retry", "--state: unknown state in '%s' (known: failed, "
-					    "budget, rejected, skipped)", bad);
+					    "budget, rejected, skipped, stale)", bad);
 	}
 	if (sl_cmd_open_campaign(&st, &camp, o.store, name, &err) ||
 	    sl_store_targets(st, camp.id, NULL, &all, &n, &err)) {
@@ -103,6 +107,11 @@ int cmd_retry(int argc, char **argv)
 	for (size_t k = 0; k < n; k++) {
 		int chosen = o.state && list_has(o.state, all[k].state, NULL), moved = 0;
 
+		if (!chosen && o.state && list_has(o.state, "stale", NULL) &&
+		    sl_lease_is_stale(st, all[k].id, &chosen, &err)) {
+			ret = sl_cmd_fail(&err);
+			goto done;
+		}
 		for (size_t i = (size_t)first; i < (size_t)o.nargs && !chosen; i++)
 			chosen = names_target(o.args[i], &all[k]);
 		if (!chosen)

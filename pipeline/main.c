@@ -96,11 +96,12 @@ static const sl_command commands[] = {
 	  "usage: sluice retry [NAME] [--store PATH] [--state LIST] [PATH:LINE]...\n"
 	  "\n"
 	  "Send targets back to `pending` with a fresh set of attempts: those in the\n"
-	  "states of LIST (comma-separated: failed, budget, rejected, skipped) and\n"
-	  "those whose lines hold PATH:LINE (any state but accepted; a proposed one\n"
-	  "is marked rejected first).  Their earlier attempts stay recorded and go\n"
-	  "to the model as the conversation so far; a reviewer's rejection reason\n"
-	  "goes as feedback.  The next `sluice run` works on them.\n"
+	  "states of LIST (comma-separated: failed, budget, rejected, skipped, and\n"
+	  "stale: judged under another definition of the campaign than the last\n"
+	  "run's) and those whose lines hold PATH:LINE (any state but accepted; a\n"
+	  "proposed one is marked rejected first).  Their earlier attempts stay\n"
+	  "recorded and go to the model as the conversation so far; a reviewer's\n"
+	  "rejection reason goes as feedback.  The next `sluice run` works on them.\n"
 	  "Prints \"sent back N targets\".\n" },
 	{ "help", cmd_help, "show help for sluice or a command",
 	  "usage: sluice help [COMMAND]\n" },

@@ -300,7 +300,7 @@ int sl_lease_stale_digest(sl_store *st, int64_t campaign_id, const char *digest,
 	*count = 0;
 	if (!(s = sl_store_prepare(st, "SELECT count(*) FROM targets WHERE "
 			       "campaign_id = ? AND digest IS NOT NULL AND digest <> ? AND state "
-			       "IN ('proposed', 'failed', 'accepted', 'rejected')", err)))
+			       "IN ('proposed', 'failed', 'rejected')", err)))
 		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, campaign_id);
 	sl_store_bind_text(s, 2, digest);
@@ -390,4 +390,23 @@ done:
 out:
 	free(state);
 	return ret;
+}
+
+int sl_lease_is_stale(sl_store *st, int64_t target_id, int *stale, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*stale = 0;
+	if (!(s = sl_store_prepare(st, "SELECT t.digest IS NOT NULL AND t.digest <> (SELECT "
+				   "r.digest FROM runs r WHERE r.campaign_id = t.campaign_id ORDER BY "
+				   "r.id DESC LIMIT 1) AND t.state IN ('proposed', 'failed', "
+				   "'rejected') FROM targets t WHERE t.id = ?", err)))
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, target_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*stale = sqlite3_column_int(s, 0) == 1;
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read digest");
 }

@@ -67,7 +67,7 @@ void sl_lease_holders_free(sl_lease_holder *v, size_t n);
 /* The last run's budgets (0 when none or no run recorded). */
 int sl_lease_last_budget(sl_store *st, int64_t campaign_id, int64_t *tokens, double *cost,
 			 sl_err *err);
-/* Targets in a final state judged under a digest other than `digest`. */
+/* Proposed, failed or rejected targets judged under a digest other than `digest`. */
 int sl_lease_stale_digest(sl_store *st, int64_t campaign_id, const char *digest,
 			  int64_t *count, sl_err *err);
 /*
@@ -79,6 +79,11 @@ int sl_lease_stale_digest(sl_store *st, int64_t campaign_id, const char *digest,
  */
 int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int *sent,
 		       sl_err *err);
+/*
+ * *stale 1 when the target (proposed, failed or rejected) was judged under
+ * another digest than the campaign's last run.
+ */
+int sl_lease_is_stale(sl_store *st, int64_t target_id, int *stale, sl_err *err);
 /* Inside the caller's transaction: record the digest that judged a target. */
 int sl_lease_set_digest(sl_store *st, int64_t target_id, const char *digest, sl_err *err);
 

@@ -158,6 +158,18 @@ test_expect_success 'a rerun after a change of the gates says how many were judg
 	! grep -q "judged under another definition" err
 '
 
+test_expect_success 'retry --state stale sends back what the last definition did not judge' '
+	sluice run --store p3.db p2.yaml >out 2>err &&
+	sluice retry --store p3.db --state stale >out &&
+	test "$(cat out)" = "sent back $N targets" &&
+	sluice run --store p3.db p2.yaml >out 2>err &&
+	! grep -q "judged under another definition" err &&
+	test "$(sqlite3 p3.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N &&
+	sluice retry --store p3.db --state stale >out &&
+	test "$(cat out)" = "sent back 0 targets" &&
+	sluice run --store p3.db p.yaml >out 2>err
+'
+
 test_expect_success 'gc removes stale branches and ref locks, keeps proposed ones, nothing else' '
 	git -C repo branch sluice/rel/stale-one main &&
 	: >repo/.git/refs/heads/sluice/rel/src-m0.c-L1.lock &&
