@@ -187,6 +187,19 @@ test_expect_success 'gc removes stale branches and ref locks, keeps proposed one
 	test_cmp want.br have.br
 '
 
+test_expect_success 'gc leaves the branches of a campaign a run is working on' '
+	sluice retry --store l.db src/m0.c:2 >out &&
+	far=$(( $(date +%s) * 1000 + 3600000 )) &&
+	sqlite3 l.db "update targets set lease_owner = '"'"'otherhost:9:9'"'"', lease_expires = $far where state = '"'"'pending'"'"'" &&
+	git -C repo branch sluice/lease/stale-two main &&
+	git -C repo for-each-ref refs/heads/sluice/lease/ >before &&
+	sluice gc --store l.db >out 2>err &&
+	grep -q "campaign .lease.: a run is working on it (otherhost:9:9)" err &&
+	grep -q "^removed 0 branches$" out &&
+	git -C repo for-each-ref refs/heads/sluice/lease/ >after &&
+	test_cmp before after
+'
+
 test_expect_success 'setup: a slow gate' '
 	rel_campaign s.yaml sig $(cat port2) "  - name: slow" "    command: sleep 2" "    timeout: 60"
 '
