@@ -256,10 +256,15 @@ static int print_usage_and_leases(sl_buf *out, int json, sl_store *st,
 		if (budget_cost > 0)
 			sl_buf_addf(out, "budget: cost %.4f of %.4f (overshoot %.4f)\n", cost,
 				    budget_cost, cost > budget_cost ? cost - budget_cost : 0.0);
-		for (size_t i = 0; i < nh; i++)
-			sl_buf_addf(out, "lease: %s holds %lld target%s (expires in %llds)\n",
-				    h[i].owner, (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
+		for (size_t i = 0; i < nh; i++) {
+			/* the owner is text from the store: no control characters reach the terminal */
+			sl_buf_adds(out, "lease: ");
+			for (const char *c = h[i].owner; *c; c++)
+				sl_buf_addch(out, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+			sl_buf_addf(out, " holds %lld target%s (expires in %llds)\n",
+				    (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
 				    (long long)((h[i].expires_ms - now) / 1000));
+		}
 	}
 	sl_lease_holders_free(h, nh);
 	return SL_OK;
@@ -331,7 +336,7 @@ static void catch_stop_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* What the run wants the user to know beyond the funnel (untrusted text neutralised upstream). */
+/* What the run wants the user to know beyond the funnel (counts and budget reasons). */
 static void run_notes(const sl_run_summary *sum)
 {
 	if (sum->stale_digest)
