@@ -243,6 +243,22 @@ test_expect_success 'SIGINT twice exits at once with 130; the next run resumes a
 	test "$(sqlite3 g.db "select count(*) from attempts where n > 2")" = 0
 '
 
+test_expect_success 'SIGINT aborts the model requests in flight: nothing arrives, nothing is lost' '
+	rel_model slow 20000 && start_stub slow && echo $stub_pid >stub-slow.pid &&
+	rel_campaign q.yaml quiet $stub_port &&
+	sluice run --store q.db q.yaml >out 2>err & pid=$!
+	i=0
+	while [ $i -lt 600 ] && ! test -f slow/request-1.json; do sleep 0.05; i=$((i + 1)); done
+	test -f slow/request-1.json &&
+	kill -INT $pid &&
+	{ wait $pid; rc=$?; } &&
+	kill $(cat stub-slow.pid) &&
+	test $rc = 130 &&
+	test "$(sqlite3 q.db "select count(*) from replies")" = 0 &&
+	test "$(sqlite3 q.db "select count(*) from attempts")" = 0 &&
+	test "$(sqlite3 q.db "select count(*) from targets where state <> '"'"'pending'"'"' or attempts <> 0")" = 0
+'
+
 test_expect_success 'cleanup' '
 	kill $(cat stub2.pid) 2>/dev/null; true
 '
