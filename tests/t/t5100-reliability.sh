@@ -200,8 +200,10 @@ test_expect_success 'gc leaves the branches of a campaign a run is working on' '
 	test_cmp before after
 '
 
-test_expect_success 'setup: a slow gate' '
-	rel_campaign s.yaml sig $(cat port2) "  - name: slow" "    command: sleep 2" "    timeout: 60"
+test_expect_success 'setup: a slow gate, ten targets' '
+	rel_campaign s.yaml sig $(cat port2) "  - name: slow" "    command: sleep 1" "    timeout: 60" &&
+	sed -i "s/^  unit: function/&\n  paths: [\"src\/m0.c\"]/" s.yaml &&
+	grep -q "paths: \[\"src/m0.c\"\]" s.yaml
 '
 
 # wait_for_worktree DIR: until a candidate worktree appears under DIR (bounded)
@@ -238,7 +240,7 @@ test_expect_success 'SIGINT twice exits at once with 130; the next run resumes a
 	{ wait $pid; rc=$?; } &&
 	test $rc = 130 &&
 	sluice run --store g.db s.yaml >out 2>err &&
-	test "$(sqlite3 g.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N &&
+	test "$(sqlite3 g.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = 10 &&
 	test -z "$(ls scratch/sig | grep "^sl-")" &&
 	test "$(sqlite3 g.db "select count(*) from attempts where n > 2")" = 0
 '
