@@ -1704,6 +1704,45 @@ static int held_by_live_process(const char *name)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
+/*
+ * A worktree whose admin directory a killed process left without its
+ * files (HEAD.lock, no gitdir): libgit2 cannot open it, yet it keeps its
+ * branch "checked out".  Remove the admin directory, and the checkout of
+ * that name under the root.
+ */
+static void remove_half_made(git_repository *repo, const char *root)
+{
+	sl_buf admin = SL_BUF_INIT, path = SL_BUF_INIT;
+	DIR *d;
+	struct dirent *de;
+
+	sl_buf_addf(&admin, "%sworktrees", git_repository_commondir(repo));
+	if (!(d = opendir(admin.buf))) {
+		sl_buf_release(&admin);
+		return;
+	}
+	while ((de = readdir(d))) {
+		git_worktree *wt = NULL;
+
+		if (!name_pid(de->d_name) || held_by_live_process(de->d_name))
+			continue;
+		if (!git_worktree_lookup(&wt, repo, de->d_name)) {
+			git_worktree_free(wt);       /* whole: the caller's loop removes it */
+			continue;
+		}
+		/* another run may be sweeping it too: errors do not matter */
+		sl_buf_reset(&path);
+		sl_buf_addf(&path, "%s/%s", admin.buf, de->d_name);
+		sl_rm_rf(path.buf, NULL);
+		sl_buf_reset(&path);
+		sl_buf_addf(&path, "%s/%s", root, de->d_name);
+		sl_rm_rf(path.buf, NULL);
+	}
+	closedir(d);
+	sl_buf_release(&admin);
+	sl_buf_release(&path);
+}
+
 int sl_worktree_cleanup_count(git_repository *repo, const char *root, size_t *removed_out,
 			      sl_err *err)
 {
@@ -1713,6 +1752,7 @@ int sl_worktree_cleanup_count(git_repository *repo, const char *root, size_t *re
 
 	if (removed_out)
 		*removed_out = 0;
+	remove_half_made(repo, root);
 	if (git_worktree_list(&names, repo)) {
 		free(rroot);
 		return sl_err_set(err, SL_ERROR, "cannot list worktrees: %s", sl_git_error());

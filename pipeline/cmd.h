@@ -42,6 +42,7 @@ int cmd_gc(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
 int cmd_publish(int argc, char **argv);
 int cmd_sync(int argc, char **argv);
+int cmd_retry(int argc, char **argv);
 
 /* The table, for help. */
 const sl_command *sl_commands(void);
@@ -74,6 +75,7 @@ typedef struct cmd_opts {
 	int attempts;               /* --attempts */
 	const char *record;         /* --record FILE */
 	int unsafe;                 /* --unsafe */
+	const char *state;          /* --state LIST */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
 } cmd_opts;
@@ -81,7 +83,7 @@ typedef struct cmd_opts {
 /*
  * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
  * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
- * w (--record) U (--unsafe).  Returns 0, or the
+ * w (--record) U (--unsafe) S (--state).  Returns 0, or the
  * exit status of a usage error (already printed).
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 
 #include "cmd.h"
 #include "report.h"
+#include "journal.h"
+#include "lease.h"
 #include "review.h"
 #include "review_change.h"
 #include "run.h"
@@ -123,7 +126,7 @@ done:
 }
 
 enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT, OPT_ATTEMPTS, OPT_RECORD,
-	OPT_UNSAFE };
+	OPT_UNSAFE, OPT_STATE };
 
 static const struct option long_opts[] = {
 	{ "repo", required_argument, NULL, OPT_REPO },
@@ -134,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "attempts", no_argument, NULL, OPT_ATTEMPTS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "unsafe", no_argument, NULL, OPT_UNSAFE },
+	{ "state", required_argument, NULL, OPT_STATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -181,7 +185,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
 		const char *letter = c == OPT_REPO ? "r" : c == OPT_STORE ? "s" : c == OPT_JSON ?
 			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : c == OPT_ATTEMPTS ? "a" :
-			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : NULL;
+			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : c == OPT_STATE ? "S" : NULL;
 		const char *name = NULL;
 
 		for (const struct option *lo = long_opts; lo->name; lo++)
@@ -207,6 +211,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		case OPT_ATTEMPTS: o->attempts = 1; break;
 		case OPT_RECORD: o->record = optarg; break;
 		case OPT_UNSAFE: o->unsafe = 1; break;
+		case OPT_STATE: o->state = optarg; break;
 		}
 	}
 	o->args = argv + optind;
@@ -227,6 +232,71 @@ static int status_metrics(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	return ret;
 }
 
+/*
+ * The budget against what was billed (with replies journalled but not yet
+ * judged), and who holds leases on unfinished targets: appended to the text,
+ * or added to the JSON object in out as "budget" and "leases".
+ */
+static int print_usage_and_leases(sl_buf *out, int json, sl_store *st,
+				  const sl_campaign_rec *camp, sl_err *err)
+{
+	int64_t tokens = 0, jt = 0, budget_tokens = 0, now = sl_now_ms();
+	double cost = 0, jc = 0, budget_cost = 0;
+	sl_lease_holder *h = NULL;
+	size_t nh = 0;
+	json_t *root = NULL, *leases;
+	int ret;
+
+	if ((ret = sl_store_usage(st, camp->id, &tokens, &cost, err)) ||
+	    (ret = sl_journal_usage(st, camp->id, &jt, &jc, err)) ||
+	    (ret = sl_lease_last_budget(st, camp->id, &budget_tokens, &budget_cost, err)) ||
+	    (ret = sl_lease_holders(st, camp->id, now, &h, &nh, err)))
+		return ret;
+	tokens += jt;
+	cost += jc;
+	if (json && (root = json_loadb(out->buf, out->len, 0, NULL))) {
+		char *text;
+
+		json_object_set_new(root, "budget", json_pack("{s:I, s:I, s:I, s:f, s:f, s:f}",
+			"tokens_used", (json_int_t)tokens, "max_tokens", (json_int_t)budget_tokens,
+			"overshoot_tokens", (json_int_t)(budget_tokens > 0 && tokens > budget_tokens ?
+							 tokens - budget_tokens : 0),
+			"cost_used", cost, "max_cost", budget_cost, "overshoot_cost",
+			budget_cost > 0 && cost > budget_cost ? cost - budget_cost : 0.0));
+		leases = json_array();
+		for (size_t i = 0; i < nh; i++)
+			json_array_append_new(leases, json_pack("{s:s, s:I, s:I}", "owner",
+				h[i].owner, "targets", (json_int_t)h[i].targets, "expires_in_ms",
+				(json_int_t)(h[i].expires_ms - now)));
+		json_object_set_new(root, "leases", leases);
+		if ((text = json_dumps(root, JSON_COMPACT))) {
+			sl_buf_reset(out);
+			sl_buf_adds(out, text);
+			free(text);
+		}
+		json_decref(root);
+	} else if (!json) {
+		if (budget_tokens > 0)
+			sl_buf_addf(out, "budget: %lld of %lld tokens used (overshoot %lld)\n",
+				    (long long)tokens, (long long)budget_tokens,
+				    (long long)(tokens > budget_tokens ? tokens - budget_tokens : 0));
+		if (budget_cost > 0)
+			sl_buf_addf(out, "budget: cost %.4f of %.4f (overshoot %.4f)\n", cost,
+				    budget_cost, cost > budget_cost ? cost - budget_cost : 0.0);
+		for (size_t i = 0; i < nh; i++) {
+			/* the owner is text from the store: no control characters reach the terminal */
+			sl_buf_adds(out, "lease: ");
+			for (const char *c = h[i].owner; *c; c++)
+				sl_buf_addch(out, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+			sl_buf_addf(out, " holds %lld target%s (expires in %llds)\n",
+				    (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
+				    (long long)((h[i].expires_ms - now) / 1000));
+		}
+	}
+	sl_lease_holders_free(h, nh);
+	return SL_OK;
+}
+
 /* Print the funnel (and, with text, the proposed candidates); returns proposed count. */
 static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
 			sl_err *err)
@@ -242,11 +312,14 @@ static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &cands, &nc, err)))
 		goto done;
 	if (json) {
-		if ((ret = sl_report_status_json(&out, st, camp, &f, err)))
+		if ((ret = sl_report_status_json(&out, st, camp, &f, err)) ||
+		    (ret = print_usage_and_leases(&out, 1, st, camp, err)))
 			goto done;
+		sl_buf_addch(&out, '\n');
 	} else {
 		sl_review_funnel_text(&out, camp, &f);
-		if ((ret = status_metrics(&out, st, camp, err)))
+		if ((ret = status_metrics(&out, st, camp, err)) ||
+		    (ret = print_usage_and_leases(&out, 0, st, camp, err)))
 			goto done;
 		if (nc)
 			sl_buf_adds(&out, "\nproposed candidates:\n");
@@ -263,6 +336,53 @@ done:
 	sl_funnel_release(&f);
 	sl_buf_release(&out);
 	return ret;
+}
+
+/*
+ * SIGINT/SIGTERM during `run`: the first asks the run to stop cleanly (the
+ * library watches stop_flag), a second one exits at once.
+ */
+static volatile int stop_flag;
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	if (stop_flag)
+		_exit(128 + sig);
+	stop_signal = sig;
+	stop_flag = 1;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* What the run wants the user to know beyond the funnel (counts and budget reasons). */
+static void run_notes(const sl_run_summary *sum)
+{
+	if (sum->stale_digest)
+		fprintf(stderr, "sluice: %lld finished targets were judged under another definition "
+			"of the campaign (gates, rules, prompt or model changed); `sluice retry "
+			"--state stale` sends them back\n", (long long)sum->stale_digest);
+	if (sum->held_elsewhere)
+		fprintf(stderr, "sluice: %zu targets are held by another run (see `sluice status`)\n",
+			sum->held_elsewhere);
+	if (sum->transient)
+		fprintf(stderr, "sluice: %zu targets stay pending: the model endpoint kept failing "
+			"after its retries; `sluice run` tries them again\n", sum->transient);
+	if (sum->usage_rejected)
+		fprintf(stderr, "sluice: %zu replies reported impossible token counts; their "
+			"reservation was billed instead (see `sluice show --attempts`)\n",
+			sum->usage_rejected);
+	if (sum->stop_reason)
+		fprintf(stderr, "sluice: stopped: %s\n", sum->stop_reason);
 }
 
 int cmd_run(int argc, char **argv)
@@ -288,8 +408,20 @@ int cmd_run(int argc, char **argv)
 	ro.repo = o.repo;
 	ro.store = store;
 	ro.progress = isatty(2);
-	if (sl_run(&sum, &ro, &err) ||
-	    sl_cmd_open_campaign(&st, &camp, store, sum.campaign, &err) ||
+	ro.stop = &stop_flag;
+	catch_stop_signals();
+	if (sl_run(&sum, &ro, &err)) {
+		ret = sl_cmd_fail(&err);
+		goto done;
+	}
+	run_notes(&sum);
+	if (sum.interrupted) {
+		fprintf(stderr, "sluice: stopped by %s; `sluice run` resumes\n",
+			stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+		ret = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+		goto done;
+	}
+	if (sl_cmd_open_campaign(&st, &camp, store, sum.campaign, &err) ||
 	    print_status(st, &camp, o.json, &proposed, &err)) {
 		ret = sl_cmd_fail(&err);
 		goto done;

@@ -14,7 +14,15 @@
  * A linked worktree under a root that sluice did not make (its name does not
  * start with "sl-": the user's own `git worktree add`) makes gc refuse, exit
  * 2, before anything is removed.  Prints "removed N worktrees".
+ *
+ * Then, for each campaign of the store that no run is working on (no live
+ * lease): branches under its prefix that are not the branch of a proposed
+ * or accepted candidate (a crashed run's, a stopped one's, a rejected
+ * candidate's, a baseline's), lock files a killed process left under that
+ * prefix, and the replay file a run wrote under the campaign's scratch
+ * root.  Nothing else.  Prints "removed N branches".
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +32,7 @@
 
 #include "apply.h"
 #include "cmd.h"
+#include "lease.h"
 #include "run.h"
 #include "spec.h"
 #include "util.h"
@@ -103,12 +112,103 @@ static int clean_repo(const char *path, const sl_strvec *roots, int named, int c
 	return ret;
 }
 
+/* 1 if branch (short name) is one a proposed or accepted candidate keeps. */
+static int kept_branch(const sl_candidate_rec *keep, size_t n, const char *branch)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keep[i].branch && !strcmp(keep[i].branch, branch) &&
+		    !(keep[i].decision && !strcmp(keep[i].decision, "reject")))
+			return 1;
+	return 0;
+}
+
+/* The stale branches, ref locks and replay file of one campaign; *removed counts branches. */
+static int gc_campaign(sl_store *st, const sl_campaign_rec *camp, const char *scratch_root,
+		       size_t *removed, sl_err *err)
+{
+	git_repository *repo = NULL;
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	sl_candidate_rec *keep = NULL;
+	sl_lease_holder *h = NULL;
+	sl_strvec drop = SL_STRVEC_INIT;
+	size_t nkeep = 0, nh = 0;
+	sl_buf glob = SL_BUF_INIT, path = SL_BUF_INIT;
+	int ret;
+
+	if ((ret = sl_lease_holders(st, camp->id, sl_now_ms(), &h, &nh, err)))
+		goto done;
+	if (nh) {
+		fprintf(stderr, "sluice gc: campaign '%s': a run is working on it (%s); its "
+			"branches are left alone\n", camp->name, h[0].owner);
+		goto done;
+	}
+	if (git_repository_open_ext(&repo, camp->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL))
+		goto done;          /* clean_repo has warned */
+	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &keep, &nkeep, err)))
+		goto done;
+	sl_buf_addf(&glob, "refs/heads/%s/*", camp->branch_prefix);
+	if (git_reference_iterator_glob_new(&it, repo, glob.buf)) {
+		ret = sl_err_set(err, SL_ERROR, "cannot list branches: %s", sl_git_error());
+		goto done;
+	}
+	while (!git_reference_next(&ref, it)) {
+		const char *name = git_reference_name(ref) + strlen("refs/heads/");
+
+		if (!kept_branch(keep, nkeep, name))
+			sl_strvec_push(&drop, name);
+		git_reference_free(ref);
+	}
+	for (size_t i = 0; i < drop.n; i++) {
+		sl_err derr = SL_ERR_INIT;
+
+		if (sl_branch_delete(repo, drop.v[i], &derr))
+			fprintf(stderr, "sluice gc: %s\n", derr.msg);
+		else
+			(*removed)++;
+	}
+	/* ref locks of killed processes: no run holds this campaign */
+	sl_buf_addf(&path, "%srefs/heads/%s", git_repository_commondir(repo), camp->branch_prefix);
+	{
+		DIR *d = opendir(path.buf);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			size_t len = strlen(de->d_name);
+			sl_buf lock = SL_BUF_INIT;
+
+			if (len > 5 && !strcmp(de->d_name + len - 5, ".lock")) {
+				sl_buf_addf(&lock, "%s/%s", path.buf, de->d_name);
+				unlink(lock.buf);
+			}
+			sl_buf_release(&lock);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (scratch_root) {
+		sl_buf_reset(&path);
+		sl_buf_addf(&path, "%s/replay.jsonl", scratch_root);
+		unlink(path.buf);
+	}
+done:
+	git_reference_iterator_free(it);
+	git_repository_free(repo);
+	sl_candidate_list_free(keep, nkeep);
+	sl_lease_holders_free(h, nh);
+	sl_strvec_release(&drop);
+	sl_buf_release(&glob);
+	sl_buf_release(&path);
+	return ret;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	const char *scratch = NULL, *repo = NULL, *store_opt = NULL;
 	sl_strvec roots = SL_STRVEC_INIT, repos = SL_STRVEC_INIT;
 	sl_campaign_rec *camps = NULL;
-	size_t ncamps = 0, removed = 0, swept = 0;
+	size_t ncamps = 0, removed = 0, swept = 0, branches = 0;
+	sl_strvec camp_roots = SL_STRVEC_INIT;
 	sl_store *st = NULL;
 	sl_err err = SL_ERR_INIT;
 	char *store = NULL;
@@ -158,7 +258,10 @@ int cmd_gc(int argc, char **argv)
 				char *r = sl_path_join(spec->scratch, spec->name);
 
 				add_root(&roots, r);
+				sl_strvec_push(&camp_roots, r);
 				free(r);
+			} else {
+				sl_strvec_push(&camp_roots, "");
 			}
 			sl_spec_free(spec);
 		}
@@ -183,7 +286,15 @@ int cmd_gc(int argc, char **argv)
 		}
 		swept += n;
 	}
+	for (size_t i = 0; i < ncamps; i++)
+		if (!repo && gc_campaign(st, &camps[i], *camp_roots.v[i] ? camp_roots.v[i] : NULL,
+					 &branches, &err)) {
+			ret = sl_cmd_fail(&err);
+			goto done;
+		}
 	printf("removed %zu worktree%s\n", removed + swept, removed + swept == 1 ? "" : "s");
+	if (!repo && ncamps)
+		printf("removed %zu branch%s\n", branches, branches == 1 ? "" : "es");
 	ret = SL_EXIT_OK;
 done:
 	sl_campaign_list_free(camps, ncamps);
@@ -191,5 +302,6 @@ done:
 	free(store);
 	sl_strvec_release(&roots);
 	sl_strvec_release(&repos);
+	sl_strvec_release(&camp_roots);
 	return ret;
 }

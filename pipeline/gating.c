@@ -896,8 +896,9 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 				*passed = 0;
 				sl_buf_add(feedback, fb.buf, fb.len);
 			}
-			/* a failed cache write only costs a rerun later */
-			if (!sl_store_begin(g->st, NULL)) {
+			/* a failed cache write only costs a rerun later; a gate killed
+			   because the run is stopping gave no verdict to keep */
+			if (!sl_jail_stopping() && !sl_store_begin(g->st, NULL)) {
 				if (sl_store_cache_put(g->st, key, rec, fb.len ? fb.buf : NULL, NULL))
 					sl_store_rollback(g->st);
 				else

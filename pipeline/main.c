@@ -143,6 +143,17 @@ static const sl_command commands[] = {
 	  "$TMPDIR/sluice-UID and each stored campaign's scratch root) of --repo, or\n"
 	  "of every campaign's repository in the store, and leftover checkouts of\n"
 	  "runs that are gone.  Worktrees of a run still in progress are kept.\n" },
+	{ "retry", cmd_retry, "send failed, budget-stopped, rejected or chosen targets back",
+	  "usage: sluice retry [NAME] [--store PATH] [--state LIST] [PATH:LINE]...\n"
+	  "\n"
+	  "Send targets back to `pending` with a fresh set of attempts: those in the\n"
+	  "states of LIST (comma-separated: failed, budget, rejected, skipped, and\n"
+	  "stale: judged under another definition of the campaign than the last\n"
+	  "run's) and those whose lines hold PATH:LINE (any state but accepted; a\n"
+	  "proposed one is marked rejected first).  Their earlier attempts stay\n"
+	  "recorded and go to the model as the conversation so far; a reviewer's\n"
+	  "rejection reason goes as feedback.  The next `sluice run` works on them.\n"
+	  "Prints \"sent back N targets\".\n" },
 	{ "help", cmd_help, "show help for sluice or a command",
 	  "usage: sluice help [COMMAND]\n" },
 	{ "version", cmd_version, "print the version",

@@ -86,6 +86,8 @@ struct sl_provider {
 	int max_retries;
 	int64_t base_backoff_ms, max_backoff_ms;
 	sl_provider_hooks hooks;
+	int64_t deadline_ms;        /* sl_now_ms() after which nothing is sent; 0 = none */
+	const volatile int *stop;   /* set: abort transfers and waits */
 	pthread_mutex_t lock;       /* the pool and the replay cursors */
 	CURL **pool;
 	size_t npool, apool;
@@ -109,6 +111,7 @@ void sl_completion_init(sl_completion *c)
 	c->retries = 0;
 	memset(c->waits_ms, 0, sizeof(c->waits_ms));
 	c->truncated = 0;
+	c->transient = 0;
 	c->finish_reason[0] = '\0';
 }
 
@@ -643,6 +646,24 @@ static int retryable_curl(CURLcode rc)
 
 enum { TRY_OK, TRY_RETRY, TRY_FAIL };
 
+static int on_xfer(void *userp, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	const sl_provider *p = userp;
+
+	return p->stop && *p->stop;
+}
+
+/* Milliseconds one try may take: the timeout, cut at the deadline (<= 0: none left). */
+static int64_t try_budget_ms(const sl_provider *p)
+{
+	int64_t left;
+
+	if (!p->deadline_ms)
+		return p->timeout_ms;
+	left = p->deadline_ms - sl_now_ms();
+	return left < (int64_t)p->timeout_ms ? left : (int64_t)p->timeout_ms;
+}
+
 /*
  * One request.  TRY_OK with out filled, or TRY_RETRY / TRY_FAIL with the
  * cause in msg (unmasked: the caller masks).
@@ -657,7 +678,12 @@ static int http_once(sl_provider *p, const char *req, sl_completion *out, http_t
 	CURLcode rc;
 	CURL *h = NULL;
 	int ret = TRY_FAIL, failed = 0;
+	int64_t budget;
 
+	if ((budget = try_budget_ms(p)) <= 0) {
+		sl_buf_adds(msg, "the run's wall-time budget is spent; the request was not sent");
+		return TRY_RETRY;
+	}
 	sl_buf_reset(&t->body);
 	t->retry_after_ms = -1;
 	t->now_s = (p->hooks.now_s ? p->hooks.now_s : default_now)(p->hooks.ctx);
@@ -700,17 +726,24 @@ static int http_once(sl_provider *p, const char *req, sl_completion *out, http_t
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)p->timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-			 (long)(p->timeout_ms < 30000 ? p->timeout_ms : 30000));
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)budget);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(budget < 30000 ? budget : 30000));
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, p);
 
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	out->http_status = (int)status;
-	if (rc == CURLE_OPERATION_TIMEDOUT) {
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		sl_buf_addf(msg, "the model request to '%s' was stopped", p->url);
+		ret = TRY_RETRY;
+	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
 		sl_buf_addf(msg, "the model request to '%s' timed out after ", p->url);
-		add_duration(msg, p->timeout_ms);
+		add_duration(msg, (unsigned)budget);
+		if (budget < (int64_t)p->timeout_ms)
+			sl_buf_adds(msg, " (the run's wall-time budget)");
 		ret = TRY_RETRY;
 	} else if (rc == CURLE_WRITE_ERROR && t->body.truncated) {
 		sl_buf_addf(msg, "the model endpoint's response is larger than %d MiB",
@@ -727,8 +760,10 @@ static int http_once(sl_provider *p, const char *req, sl_completion *out, http_t
 	} else {
 		sl_buf_reset(&out->text);
 		if ((p->kind == SL_PROVIDER_ANTHROPIC ? parse_anthropic : parse_openai)(out, &t->body, perr)) {
+			/* a cut or garbled body is the transport's fault, not the model's */
 			sl_buf_adds(msg, perr->msg);
 			sl_err_clear(perr);
+			ret = TRY_RETRY;
 		} else {
 			ret = TRY_OK;
 		}
@@ -768,6 +803,13 @@ static int64_t backoff_ms(const sl_provider *p, int retry, int64_t retry_after_m
 	return wait < ceiling ? wait : ceiling;
 }
 
+/* Wait ms, in slices, returning early when the run is stopped. */
+static void stoppable_sleep(const sl_provider *p, int64_t ms)
+{
+	for (int64_t left = ms; left > 0 && !(p->stop && *p->stop); left -= 50)
+		default_sleep(NULL, left < 50 ? left : 50);
+}
+
 static int complete_http(sl_provider *p, const char *req, sl_completion *out, sl_err *err)
 {
 	http_try t;
@@ -785,7 +827,11 @@ static int complete_http(sl_provider *p, const char *req, sl_completion *out, sl
 			ret = SL_OK;
 			break;
 		}
-		if (r == TRY_FAIL || out->retries >= p->max_retries) {
+		out->transient = r == TRY_RETRY;
+		if (r == TRY_RETRY && out->retries < p->max_retries)
+			out->waits_ms[out->retries] = backoff_ms(p, out->retries, t.retry_after_ms);
+		if (r == TRY_FAIL || out->retries >= p->max_retries || (p->stop && *p->stop) ||
+		    (p->deadline_ms && sl_now_ms() + out->waits_ms[out->retries] >= p->deadline_ms)) {
 			if (out->retries)
 				sl_buf_addf(&msg, " (gave up after %d %s)", out->retries,
 					    out->retries == 1 ? "retry" : "retries");
@@ -793,9 +839,10 @@ static int complete_http(sl_provider *p, const char *req, sl_completion *out, sl
 			sl_err_set(err, SL_ERROR, "%s", msg.buf);
 			break;
 		}
-		out->waits_ms[out->retries] = backoff_ms(p, out->retries, t.retry_after_ms);
-		(p->hooks.sleep_ms ? p->hooks.sleep_ms : default_sleep)(p->hooks.ctx,
-									 out->waits_ms[out->retries]);
+		if (p->hooks.sleep_ms)
+			p->hooks.sleep_ms(p->hooks.ctx, out->waits_ms[out->retries]);
+		else
+			stoppable_sleep(p, out->waits_ms[out->retries]);
 		out->retries++;
 	}
 	sl_buf_release(&t.body);
@@ -1266,6 +1313,8 @@ int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err
 	p->base_backoff_ms = opts->base_backoff_ms ? opts->base_backoff_ms : 1000;
 	p->max_backoff_ms = opts->max_backoff_ms ? opts->max_backoff_ms : 30000;
 	p->hooks = opts->hooks;
+	p->deadline_ms = opts->deadline_ms;
+	p->stop = opts->stop;
 	for (const char *const *h = opts->headers; h && *h; h++) {
 		if ((ret = check_header(*h, err)))
 			goto done;
@@ -1382,6 +1431,7 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 	out->retries = 0;
 	memset(out->waits_ms, 0, sizeof(out->waits_ms));
 	out->truncated = 0;
+	out->transient = 0;
 	out->finish_reason[0] = '\0';
 	kind = request_kind(p, msgs, n, out, &first, err);
 	if (kind == SL_PROVIDER_OPENAI || kind == SL_PROVIDER_ANTHROPIC) {

@@ -59,8 +59,11 @@
  * server's Retry-After (seconds or an HTTP date; retry-after-ms too) when a
  * 429 or 503 gives one, otherwise "full jitter": uniform in
  * [0, min(max_backoff_ms, base_backoff_ms * 2^k)]; every wait is capped at
- * max_backoff_ms.  Any other 4xx, a reply that does not parse and a
- * response over 8 MiB fail at once.  The waits taken are in
+ * max_backoff_ms.  A 2xx whose body is cut, is not JSON or lacks the
+ * reply's fields is retried the same way.  Any other 4xx and a response
+ * over 8 MiB fail at once.  A failure that retries could have cured sets
+ * sl_completion.transient.  opts.deadline_ms cuts each try's timeout and
+ * stops retrying; opts.stop aborts a transfer in progress.  The waits taken are in
  * sl_completion.waits_ms.  Each try has the whole timeout to itself.
  *
  * Cost: the caller prices tokens (the price table is the orchestrator's).
@@ -137,9 +140,15 @@ typedef struct sl_provider_opts {
 	int replay_kind;            /* replay: kind recorded from; 0 = whichever of
 				     * openai, anthropic, command has the key */
 	sl_provider_hooks hooks;
+	int64_t deadline_ms;        /* openai, anthropic: an sl_now_ms() instant (the
+				     * run's wall-time budget); no try runs past it and
+				     * no retry waits past it; 0 = none */
+	const volatile int *stop;   /* openai, anthropic: when *stop becomes non-zero, the
+				     * transfer in progress is aborted and no retry is
+				     * made; borrowed; NULL = never */
 } sl_provider_opts;
 #define SL_PROVIDER_OPTS_INIT { SL_PROVIDER_OPTS_VERSION, 0, NULL, NULL, NULL, -1.0, 0, 0, \
-	NULL, NULL, NULL, NULL, -1, 0, 0, 0, NULL, 0, { NULL, NULL, NULL, NULL } }
+	NULL, NULL, NULL, NULL, -1, 0, 0, 0, NULL, 0, { NULL, NULL, NULL, NULL }, 0, NULL }
 
 typedef struct sl_chat_msg {
 	const char *role;           /* "system", "user" or "assistant" */
@@ -167,6 +176,9 @@ typedef struct sl_completion {
 				     * "length" / stop_reason "max_tokens"); the text is
 				     * returned as is and the call succeeds */
 	char finish_reason[32];     /* as the endpoint said it, "" if it did not */
+	int transient;              /* the call failed for a reason that may go away
+				     * (connection, timeout, 408/429/5xx, a body that is
+				     * cut or not the expected JSON), after its retries */
 } sl_completion;
 
 void sl_completion_init(sl_completion *c);

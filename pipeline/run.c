@@ -14,12 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/file.h>
 
 #include "apply.h"
 #include "edit.h"
 #include "gate.h"
 #include "context.h"
 #include "gating.h"
+#include "jail.h"
+#include "journal.h"
+#include "lease.h"
+#include "sha256.h"
 #include "syntax.h"
 #include "prompt.h"
 #include "provider.h"
@@ -215,6 +221,7 @@ int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_store *cache
 void sl_run_summary_release(sl_run_summary *s)
 {
 	free(s->campaign);
+	free(s->stop_reason);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -237,7 +244,12 @@ typedef struct run_ctx {
 	sem_t model_slots;          /* `concurrency` */
 	sem_t gate_slots;           /* `jobs` */
 	int64_t start_ms;
+	char owner[160];            /* this run's name in leases: HOST:PID:START */
+	char digest[65];            /* of what judges a target (campaign_digest) */
+	int64_t lease_ttl_ms;
 
+	int git_lock_fd;            /* the git directory, flock()ed with git_lock: other
+				       sluice processes */
 	pthread_mutex_t git_lock;   /* ref and worktree changes in the repository: libgit2
 				       creates and prunes ref directories without locking */
 	pthread_mutex_t lock;
@@ -246,6 +258,13 @@ typedef struct run_ctx {
 	size_t finished, passed_now;
 	int64_t tokens_used;        /* campaign-wide, including earlier runs */
 	double cost_used;
+	int64_t tokens_reserved;    /* by the requests in flight */
+	double cost_reserved;
+	size_t inflight;
+	pthread_cond_t settled;     /* a request in flight settled its reservation */
+	size_t held_elsewhere, transient, usage_rejected;
+	int ending;                 /* the workers are done: the lease keeper stops */
+	pthread_cond_t end_cond;
 	char *replay_file;          /* replay: the JSON lines file in use */
 	sl_gating *gating;          /* the gates and their baseline */
 	int stop;                   /* a budget ran out: start nothing new */
@@ -254,11 +273,40 @@ typedef struct run_ctx {
 	sl_err err;                 /* the first such error */
 } run_ctx;
 
-/* One earlier attempt of the target in this run, for the next prompt. */
-typedef struct history {
-	char *reply;                /* the model's reply, or NULL for rules */
-	char *feedback;
-} history;
+/* Earlier attempts of the target, for the next prompt. */
+typedef sl_turn history;
+
+/*
+ * Ref and worktree changes, one at a time across the threads of this run and
+ * the other sluice processes on the repository: libgit2 reports a branch as
+ * "already checked out" when another process's worktree vanishes while it
+ * looks.
+ */
+static void git_lock_take(run_ctx *x)
+{
+	pthread_mutex_lock(&x->git_lock);
+	while (x->git_lock_fd >= 0 && flock(x->git_lock_fd, LOCK_EX) && errno == EINTR)
+		;
+}
+
+static void git_lock_give(run_ctx *x)
+{
+	if (x->git_lock_fd >= 0)
+		flock(x->git_lock_fd, LOCK_UN);
+	pthread_mutex_unlock(&x->git_lock);
+}
+
+/* The run was told to stop (a signal): nothing new starts. */
+static int interrupted(const run_ctx *x)
+{
+	return x->opts->stop && *x->opts->stop;
+}
+
+/* The last attempt number the target may use (retries add to earlier attempts). */
+static int64_t attempt_limit(const run_ctx *x, const sl_target_rec *rec)
+{
+	return rec->attempt_base + (int64_t)x->c->spec->attempts;
+}
 
 static void key_of(sl_buf *b, const sl_target *t)
 {
@@ -403,6 +451,9 @@ typedef struct attempt_state {
 	char *correction_reply;     /* the unusable reply a correction round quoted */
 	char correction_key[65];    /* and the key of its request */
 	int use_rules;
+	int transient;              /* the request failed for a passing reason: the
+				       attempt does not count, the target stays pending */
+	char usage_note[256];       /* the endpoint's usage numbers were rejected */
 } attempt_state;
 
 static void attempt_state_init(attempt_state *s, const sl_target_rec *rec, int64_t n)
@@ -435,6 +486,178 @@ static void attempt_state_release(attempt_state *s)
 	free(s->correction_reply);
 }
 
+/* Tokens a chat's prompt may count: a byte is at most about a third of a token. */
+static int64_t estimate_tokens(const sl_chat_msg *msgs, size_t n)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += (int64_t)(strlen(msgs[i].content) / 3) + 8;
+	return t;
+}
+
+/* The reply cap a reservation assumes: max_tokens, else a typical endpoint's default. */
+static int64_t reply_cap(const sl_spec *spec)
+{
+	return spec->max_tokens > 0 ? spec->max_tokens : 4096;
+}
+
+/*
+ * Reserve before a request: it may start while the tokens and cost used
+ * plus those reserved by the requests in flight stay under the budgets, so
+ * the overshoot is at most the reservations of the requests in flight.
+ * When they do not, wait for one in flight to settle.  0 reserved; 1 a
+ * budget is reached (x->stop set); 2 the run broke; 3 the run was stopped.
+ */
+static int reserve(run_ctx *x, int64_t tokens, double cost)
+{
+	const sl_spec *spec = x->c->spec;
+	int r;
+
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		struct timespec ts;
+
+		if (x->failed) {
+			r = 2;
+			break;
+		}
+		if (interrupted(x)) {
+			r = 3;
+			break;
+		}
+		if (budget_reached(x)) {
+			r = 1;
+			break;
+		}
+		if (!x->inflight ||
+		    ((!spec->budget_tokens || x->tokens_used + x->tokens_reserved < spec->budget_tokens) &&
+		     (!(spec->budget_cost > 0) || x->cost_used + x->cost_reserved < spec->budget_cost))) {
+			x->tokens_reserved += tokens;
+			x->cost_reserved += cost;
+			x->inflight++;
+			r = 0;
+			break;
+		}
+		/* requests in flight end within their timeout; look at the stop flag
+		   and the wall clock every 0.2 s meanwhile */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&x->settled, &x->lock, &ts);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return r;
+}
+
+/* Replace a reservation by what the reply cost. */
+static void settle(run_ctx *x, int64_t reserved, double reserved_cost, int64_t tokens,
+		   double cost)
+{
+	pthread_mutex_lock(&x->lock);
+	x->tokens_reserved -= reserved;
+	x->cost_reserved -= reserved_cost;
+	x->inflight--;
+	x->tokens_used = tokens > INT64_MAX - x->tokens_used ? INT64_MAX : x->tokens_used + tokens;
+	x->cost_used += cost;
+	pthread_cond_broadcast(&x->settled);
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* More tokens than one request can plausibly bill (the largest contexts are ~2M). */
+#define USAGE_MAX 10000000
+
+/*
+ * The tokens to bill for a reply.  Numbers the endpoint reports are taken
+ * when plausible; negative (other than -1, "not said"), absurd or
+ * overflowing ones are rejected, the reservation is billed instead and the
+ * reason noted with the attempt.
+ */
+static void check_usage(run_ctx *x, attempt_state *s, int64_t est_in, int64_t cap,
+			int64_t *tin, int64_t *tout)
+{
+	int64_t in = s->comp.tokens_in, out = s->comp.tokens_out;
+
+	if (in < -1 || out < -1 || in > USAGE_MAX || out > USAGE_MAX) {
+		snprintf(s->usage_note, sizeof(s->usage_note), "the endpoint reported %lld prompt "
+			 "and %lld completion tokens, which cannot be; billed the reservation "
+			 "(%lld + %lld) instead", (long long)in, (long long)out, (long long)est_in,
+			 (long long)cap);
+		*tin = est_in;
+		*tout = cap;
+		pthread_mutex_lock(&x->lock);
+		x->usage_rejected++;
+		pthread_mutex_unlock(&x->lock);
+		return;
+	}
+	*tin = in > 0 ? in : 0;
+	*tout = out > 0 ? out : 0;
+}
+
+/* Record the reply that just arrived, before anything is done with it. */
+static int journal_reply(run_ctx *x, attempt_state *s, int round, int64_t tin, int64_t tout,
+			 double cost, sl_err *err)
+{
+	sl_reply_rec r = { 0 };
+
+	r.target_id = s->a.target_id;
+	r.n = s->a.n;
+	r.round = round;
+	r.request_key = s->comp.key[0] ? s->comp.key : NULL;
+	r.request = s->comp.request.len ? s->comp.request.buf : NULL;
+	r.reply = s->comp.text.buf;
+	r.tokens_in = tin;
+	r.tokens_out = tout;
+	r.cost = cost;
+	r.http_status = s->comp.http_status;
+	r.latency_ms = s->comp.latency_ms;
+	r.retries = s->comp.retries;
+	r.truncated = s->comp.truncated;
+	r.usage_note = s->usage_note[0] ? s->usage_note : NULL;
+	return sl_journal_reply_add(x->st, &r, err);
+}
+
+/* 1 if the journalled reply answered this very request (same key). */
+static int journal_matches(const sl_spec *spec, const sl_reply_rec *jr, const sl_chat_msg *msgs,
+			   size_t n)
+{
+	static const int kinds[] = { SL_PROVIDER_OPENAI, SL_PROVIDER_ANTHROPIC,
+				     SL_PROVIDER_COMMAND };
+	char key[65];
+
+	if (!jr->request_key)
+		return 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		/* replay records the key of the kind it was recorded from */
+		if (spec->provider != SL_PROVIDER_REPLAY && spec->provider != kinds[i])
+			continue;
+		sl_request_key(key, kinds[i], spec->model, msgs, n);
+		if (!strcmp(key, jr->request_key))
+			return 1;
+	}
+	return 0;
+}
+
+/* Fill the completion from a journalled reply. */
+static void from_journal(attempt_state *s, const sl_reply_rec *jr)
+{
+	sl_buf_adds(&s->comp.text, jr->reply ? jr->reply : "");
+	if (jr->request)
+		sl_buf_adds(&s->comp.request, jr->request);
+	snprintf(s->comp.key, sizeof(s->comp.key), "%s", jr->request_key ? jr->request_key : "");
+	s->comp.tokens_in = jr->tokens_in;
+	s->comp.tokens_out = jr->tokens_out;
+	s->comp.http_status = (int)jr->http_status;
+	s->comp.latency_ms = jr->latency_ms;
+	s->comp.retries = (int)jr->retries;
+	s->comp.truncated = jr->truncated;
+	if (jr->usage_note)
+		snprintf(s->usage_note, sizeof(s->usage_note), "%s", jr->usage_note);
+}
+
 /*
  * Ask the model for edits.  Returns SL_OK (a.outcome set when the request or
  * the reply failed), SL_EBUDGET when a budget ran out before the request
@@ -447,7 +670,7 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 	sl_prompt_vars vars = { 0 };
 	sl_chat_msg *msgs = NULL;
 	size_t nmsgs = 0;
-	int reached, failed, rc;
+	int rc, r;
 
 	s->a.source = (char *)sl_provider_kind_name(spec->provider);
 	if (read_blob_text(&s->file, repo, t->blob, err))
@@ -475,33 +698,73 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 
 	/* the request, and at most one format-correction round after it */
 	for (int round = 0; round < 2; round++) {
-		int64_t tin, tout;
+		int64_t tin, tout, est_in = estimate_tokens(msgs, nmsgs), cap = reply_cap(spec);
+		double cost, est_cost = cost_of(spec, est_in, cap);
+		sl_reply_rec jr;
 
-		sem_wait(&x->model_slots);
-		pthread_mutex_lock(&x->lock);
-		failed = x->failed;
-		reached = !failed && budget_reached(x);
-		pthread_mutex_unlock(&x->lock);
-		if (reached || failed) {
-			sem_post(&x->model_slots);
-			free(msgs);
-			/* a correction round cut short leaves the format error */
-			if (round)
-				return SL_OK;
-			/* another worker broke the run: the target stays pending */
-			return failed ? sl_err_set(err, SL_ERROR, "the run was stopped") : SL_EBUDGET;
-		}
 		sl_completion_release(&s->comp);
 		sl_completion_init(&s->comp);
 		/* they pointed into the released completion and the cleared error */
 		s->a.reply = NULL;
 		s->a.error = NULL;
 		sl_err_clear(&s->aerr);
-		rc = sl_provider_complete(x->provider, msgs, nmsgs, &s->comp, &s->aerr);
-		sem_post(&x->model_slots);
 
-		tin = s->comp.tokens_in > 0 ? s->comp.tokens_in : 0;
-		tout = s->comp.tokens_out > 0 ? s->comp.tokens_out : 0;
+		/* a reply journalled before a crash is taken, never paid for again */
+		rc = sl_journal_reply_get(x->st, s->a.target_id, s->a.n, round, &jr, err);
+		if (rc != SL_OK && rc != SL_ENOTFOUND) {
+			free(msgs);
+			return SL_ERROR;
+		}
+		if (rc == SL_OK && !journal_matches(spec, &jr, msgs, nmsgs)) {
+			/* recorded for another request (the campaign changed): ask again */
+			sl_reply_rec_release(&jr);
+			rc = SL_ENOTFOUND;
+		}
+		if (rc == SL_OK) {
+			sl_err_clear(err);
+			from_journal(s, &jr);
+			tin = jr.tokens_in > 0 ? jr.tokens_in : 0;
+			tout = jr.tokens_out > 0 ? jr.tokens_out : 0;
+			cost = jr.cost;
+			sl_reply_rec_release(&jr);
+		} else {
+			sl_err_clear(err);
+			sem_wait(&x->model_slots);
+			r = reserve(x, est_in + cap, est_cost);
+			if (r) {
+				sem_post(&x->model_slots);
+				free(msgs);
+				/* a correction round cut short leaves the format error */
+				if (round && r == 1)
+					return SL_OK;
+				if (r == 3) {
+					s->transient = 1;
+					sl_buf_reset(&s->feedback);
+					sl_buf_adds(&s->feedback, "the run was stopped before the request");
+					return SL_OK;
+				}
+				/* another worker broke the run: the target stays pending */
+				return r == 2 ? sl_err_set(err, SL_ERROR, "the run was stopped") :
+					SL_EBUDGET;
+			}
+			rc = sl_provider_complete(x->provider, msgs, nmsgs, &s->comp, &s->aerr);
+			sem_post(&x->model_slots);
+			tin = tout = 0;
+			if (!rc)
+				check_usage(x, s, est_in, cap, &tin, &tout);
+			cost = cost_of(spec, tin, tout);
+			settle(x, est_in + cap, est_cost, tin + tout, cost);
+			if (!rc && journal_reply(x, s, round, tin, tout, cost, err)) {
+				free(msgs);
+				return SL_ERROR;
+			}
+			if (!rc && x->opts->record &&
+			    sl_replay_record(x->opts->record, s->comp.key, &s->comp, err)) {
+				free(msgs);
+				return SL_ERROR;
+			}
+		}
+
 		s->a.tokens_in = (s->a.tokens_in > 0 ? s->a.tokens_in : 0) + tin;
 		s->a.tokens_out = (s->a.tokens_out > 0 ? s->a.tokens_out : 0) + tout;
 		s->a.latency_ms += s->comp.latency_ms;
@@ -509,15 +772,19 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 		s->a.retries += s->comp.retries;
 		s->a.request = s->comp.request.len ? s->comp.request.buf : NULL;
 		s->a.request_key = s->comp.key[0] ? s->comp.key : NULL;
-		s->a.cost += cost_of(spec, tin, tout);
-		pthread_mutex_lock(&x->lock);
-		x->tokens_used += tin + tout;
-		x->cost_used += cost_of(spec, tin, tout);
-		pthread_mutex_unlock(&x->lock);
-		if (!rc && x->opts->record &&
-		    sl_replay_record(x->opts->record, s->comp.key, &s->comp, err)) {
+		s->a.cost += cost;
+		if (rc && s->aerr.code == SL_EINPUT && spec->provider == SL_PROVIDER_REPLAY) {
 			free(msgs);
-			return SL_ERROR;
+			return sl_err_set(err, SL_EINPUT, "replay: %s; the run stops (the target "
+					  "stays pending)", s->aerr.msg);
+		}
+		if (rc && (s->comp.transient || interrupted(x))) {
+			/* retries ran out on a failure that may pass: not the target's fault */
+			s->transient = 1;
+			sl_buf_reset(&s->feedback);
+			sl_buf_addf(&s->feedback, "%s", s->aerr.msg);
+			free(msgs);
+			return SL_OK;
 		}
 		if (rc) {
 			s->a.outcome = "provider_error";
@@ -739,33 +1006,33 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	sem_wait(&x->gate_slots);
 	if (!spec->ngates) {
 		/* nothing to run: no checkout, the branch is the proposal */
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		r = make_branch(repo, branch, commit, err);
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 		*passed = !r;
 	} else {
 		pthread_mutex_lock(&x->lock);
 		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
 		pthread_mutex_unlock(&x->lock);
 		r = tree_of(tree, repo, commit, err);
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		if (!r)
 			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, commit, err);
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 		if (!r)
 			r = sl_gating_run(x->gating, sl_worktree_path(wt), tree, s->diff.buf, t,
 					  gates, passed, &s->feedback, err);
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		if (wt && sl_worktree_remove(wt, r ? NULL : err))
 			r = SL_ERROR;
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 	}
 	sem_post(&x->gate_slots);
 	if (r)
 		return SL_ERROR;
-	pthread_mutex_lock(&x->git_lock);
+	git_lock_take(x);
 	r = !*passed && sl_branch_delete(repo, branch, err);
-	pthread_mutex_unlock(&x->git_lock);
+	git_lock_give(x);
 	return r ? SL_ERROR : SL_OK;
 }
 
@@ -781,7 +1048,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	const sl_spec *spec = x->c->spec;
 	attempt_state s;
 	sl_gate_outcome gates = { NULL, 0, 0 };
-	sl_buf msg = SL_BUF_INIT;
+	sl_buf msg = SL_BUF_INIT, fb = SL_BUF_INIT;
 	sl_candidate_rec cand = { 0 };
 	char *branch = NULL, hex[GIT_OID_HEXSZ + 1];
 	int64_t attempt_id = 0, cand_id = 0;
@@ -823,6 +1090,20 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 		}
 		if (r)
 			goto done;
+		if (s.transient) {
+			/* the endpoint failed after its retries, or the run is stopping: the
+			   attempt does not count and the target waits for the next run */
+			sl_buf_addf(&msg, "the model request failed (%s); the next run tries again",
+				    s.feedback.buf);
+			if (move_target(x, rec->id, SL_T_PENDING, n - 1, msg.buf, err))
+				goto done;
+			pthread_mutex_lock(&x->lock);
+			x->transient += !interrupted(x);
+			pthread_mutex_unlock(&x->lock);
+			*done = 1;
+			ret = SL_OK;
+			goto done;
+		}
 	}
 
 	if (!s.a.outcome) {
@@ -863,12 +1144,31 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 		branch = branch_name(spec->branch_prefix, rec, x->list);
 		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
 			goto done;
+		if (!passed && interrupted(x)) {
+			/* its gates were killed: no verdict; the next run judges it again
+			   (the reply is journalled) */
+			git_lock_take(x);
+			r = sl_branch_delete(repo, branch, err);
+			git_lock_give(x);
+			if (r)
+				goto done;
+			*done = 1;
+			ret = SL_OK;
+			goto done;
+		}
 	}
+	if (s.use_rules)
+		sl_buf_addf(&fb, "A deterministic rewrite was tried first and failed. "
+			    "Its diff:\n```diff\n%s```\n%s", s.diff.buf, s.feedback.buf);
+	else
+		sl_buf_adds(&fb, s.feedback.buf);
 
 	if (sl_store_begin(x->st, err))
 		goto done;
 	in_tx = 1;
-	if (sl_store_attempt_add(x->st, &s.a, &attempt_id, err))
+	if (sl_store_attempt_add(x->st, &s.a, &attempt_id, err) ||
+	    sl_journal_attempt_note(x->st, attempt_id, passed ? NULL : fb.buf,
+				    s.usage_note[0] ? s.usage_note : NULL, err))
 		goto done;
 	if (branch) {
 		git_oid_tostr(hex, sizeof(hex), &commit);
@@ -891,13 +1191,15 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 			goto done;
 		*done = 1;
 	} else {
-		int last = n >= (int64_t)spec->attempts || (s.use_rules && !x->provider);
+		int last = n >= attempt_limit(x, rec) || (s.use_rules && !x->provider);
 
 		if (sl_store_target_update(x->st, rec->id, last ? SL_T_FAILED : SL_T_PENDING, n,
 					   s.feedback.buf, err))
 			goto done;
 		*done = last;
 	}
+	if (*done && sl_lease_set_digest(x->st, rec->id, x->digest, err))
+		goto done;
 	if (sl_store_commit(x->st, err))
 		goto done;
 	in_tx = 0;
@@ -907,29 +1209,22 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 		SL_ALLOC_GROW(*hist, *nhist + 1, *ahist);
 		h = &(*hist)[(*nhist)++];
 		h->reply = s.comp.text.len ? sl_xstrdup(s.comp.text.buf) : NULL;
-		if (s.use_rules) {
-			sl_buf fb = SL_BUF_INIT;
-
-			sl_buf_addf(&fb, "A deterministic rewrite was tried first and failed. "
-				    "Its diff:\n```diff\n%s```\n%s", s.diff.buf, s.feedback.buf);
-			h->feedback = sl_buf_detach(&fb, NULL);
-		} else {
-			h->feedback = sl_xstrdup(s.feedback.buf);
-		}
+		h->feedback = sl_buf_detach(&fb, NULL);
 	}
 	ret = SL_OK;
 done:
 	if (in_tx)
 		sl_store_rollback(x->st);
 	if (branch && ret) {
-		pthread_mutex_lock(&x->git_lock);
+		git_lock_take(x);
 		sl_branch_delete(repo, branch, NULL);
-		pthread_mutex_unlock(&x->git_lock);
+		git_lock_give(x);
 	}
 	sl_gate_outcome_release(&gates);
 	free(branch);
 	attempt_state_release(&s);
 	sl_buf_release(&msg);
+	sl_buf_release(&fb);
 	return ret;
 }
 
@@ -941,26 +1236,41 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	int ret = SL_OK, done = 0;
 	char *branch = branch_name(x->c->spec->branch_prefix, rec, x->list);
 
+	/* the conversation so far: earlier replies and what went wrong with them */
+	if (rec->attempts > 0 && sl_journal_history(x->st, rec->id, &hist, &nhist, err)) {
+		free(branch);
+		return SL_ERROR;
+	}
+	ahist = nhist;
+
 	/* the target has no passed candidate: a branch of its name is what a run
-	   killed during the gates of one of its candidates left behind */
-	pthread_mutex_lock(&x->git_lock);
-	ret = sl_branch_delete(repo, branch, err);
-	pthread_mutex_unlock(&x->git_lock);
+	   killed during the gates of one of its candidates left behind, and so
+	   is a lock file of that branch (this run holds the target's lease: no
+	   one else may be writing it) */
+	git_lock_take(x);
+	{
+		sl_buf lock = SL_BUF_INIT;
+
+		sl_buf_addf(&lock, "%srefs/heads/%s.lock", git_repository_path(repo), branch);
+		if (unlink(lock.buf) && errno != ENOENT)
+			ret = sl_err_set(err, SL_ERROR, "cannot remove stale lock '%s': %s",
+					 lock.buf, strerror(errno));
+		sl_buf_release(&lock);
+	}
+	if (!ret)
+		ret = sl_branch_delete(repo, branch, err);
+	git_lock_give(x);
 	free(branch);
 	for (int64_t n = rec->attempts + 1;
-	     !ret && !done && n <= (int64_t)x->c->spec->attempts; n++)
+	     !ret && !done && !interrupted(x) && n <= attempt_limit(x, rec); n++)
 		if ((ret = attempt(x, repo, rec, t, n, &hist, &nhist, &ahist, &done, err)))
 			break;
-	if (!ret && !done) {
+	if (!ret && !done && !interrupted(x)) {
 		/* attempts were used up in an earlier run */
 		ret = move_target(x, rec->id, SL_T_FAILED, rec->attempts, "attempts exhausted",
 				  err);
 	}
-	for (size_t i = 0; i < nhist; i++) {
-		free(hist[i].reply);
-		free(hist[i].feedback);
-	}
-	free(hist);
+	sl_turn_list_free(hist, nhist);
 	return ret;
 }
 
@@ -1042,10 +1352,10 @@ static void *worker(void *arg)
 	for (;;) {
 		sl_target_rec *rec, after = { 0 };
 		const sl_target *t;
-		int stop, ret;
+		int stop, ret, claimed = 0;
 
 		pthread_mutex_lock(&x->lock);
-		if (x->failed || x->next >= x->npending) {
+		if (x->failed || interrupted(x) || x->next >= x->npending) {
 			pthread_mutex_unlock(&x->lock);
 			break;
 		}
@@ -1054,6 +1364,28 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&x->lock);
 
 		sl_err_clear(&err);
+		/* another run may hold it: only the holder touches its branch */
+		if ((ret = sl_lease_claim(x->st, rec->id, x->owner, sl_now_ms(), x->lease_ttl_ms,
+					  &claimed, &err))) {
+			fail_run(x, &err, rec);
+			break;
+		}
+		if (!claimed) {
+			pthread_mutex_lock(&x->lock);
+			x->held_elsewhere++;
+			pthread_mutex_unlock(&x->lock);
+			continue;
+		}
+		/* it may have moved on since this run listed it */
+		if ((ret = sl_store_target_get(x->st, rec->id, &after, &err))) {
+			fail_run(x, &err, rec);
+			sl_target_rec_release(&after);
+			break;
+		}
+		rec->attempts = after.attempts;
+		rec->attempt_base = after.attempt_base;
+		sl_target_rec_release(&after);
+		memset(&after, 0, sizeof(after));
 		t = find_target(x->list, rec->key, &tmp);
 		if (!t)
 			ret = move_target(x, rec->id, SL_T_SKIPPED, rec->attempts,
@@ -1070,6 +1402,10 @@ static void *worker(void *arg)
 			sl_target_rec_release(&after);
 			break;
 		}
+		if (!strcmp(after.state, SL_T_PENDING) && interrupted(x)) {
+			sl_target_rec_release(&after);
+			break;
+		}
 		finished_one(x, &after);
 		sl_target_rec_release(&after);
 	}
@@ -1082,8 +1418,9 @@ static int record_campaign(run_ctx *x, sl_err *err)
 {
 	sl_campaign_rec rec = { 0 }, in = { 0 };
 	sl_buf text = SL_BUF_INIT;
-	int ret;
+	int ret, retried = 0;
 
+again:
 	ret = sl_store_campaign_get(x->st, x->c->spec->name, &rec, err);
 	if (ret == SL_OK) {
 		if (strcmp(rec.repo_path, x->c->repo_path)) {
@@ -1114,6 +1451,13 @@ static int record_campaign(run_ctx *x, sl_err *err)
 	in.base_oid = x->c->base_hex;
 	in.branch_prefix = x->c->spec->branch_prefix;
 	ret = sl_store_campaign_add(x->st, &in, &x->campaign_id, err);
+	if (ret && !retried) {
+		/* another run recorded it first: take that one */
+		sl_err_clear(err);
+		sl_buf_release(&text);
+		retried = 1;
+		goto again;
+	}
 done:
 	sl_campaign_rec_release(&rec);
 	sl_buf_release(&text);
@@ -1251,12 +1595,162 @@ static int open_provider(run_ctx *x, sl_err *err)
 	po.anthropic_version = spec->anthropic_version;
 	po.max_retries = spec->max_retries;
 	po.response_format = spec->response_format;
+	/* a hanging endpoint cannot hold the run past its wall-time budget */
+	if (spec->budget_wall_s)
+		po.deadline_ms = x->start_ms + (int64_t)spec->budget_wall_s * 1000;
+	po.stop = x->opts->stop;
 	if (spec->provider == SL_PROVIDER_REPLAY) {
 		if (!(x->replay_file = replay_source(x, err)))
 			return SL_EINPUT;
 		po.replay_path = x->replay_file;
 	}
 	return sl_provider_new(&x->provider, &po, err);
+}
+
+/* Hash one field of the campaign definition, length-prefixed. */
+static void digest_add(sl_sha256 *h, const char *v)
+{
+	char len[24];
+
+	snprintf(len, sizeof(len), "%zu:", v ? strlen(v) : (size_t)0);
+	sl_sha256_update(h, len, strlen(len));
+	if (v)
+		sl_sha256_update(h, v, strlen(v));
+}
+
+static void digest_num(sl_sha256 *h, double v)
+{
+	char num[48];
+
+	snprintf(num, sizeof(num), "%.17g", v);
+	digest_add(h, num);
+}
+
+/*
+ * The digest of what judges a target: the gates, the rules, the prompt and
+ * instructions, the edit format, the attempts, the provider and its model.
+ * Budgets, concurrency and paths are not part of it.
+ */
+static void campaign_digest(char out[65], const sl_spec *spec)
+{
+	sl_sha256 h;
+	unsigned char d[32];
+
+	sl_sha256_init(&h);
+	digest_add(&h, "sluice-campaign-1");
+	for (size_t i = 0; i < spec->nrules; i++) {
+		digest_add(&h, spec->rules[i].capture);
+		digest_add(&h, spec->rules[i].template_text);
+	}
+	digest_add(&h, spec->prompt);
+	digest_add(&h, spec->instructions);
+	digest_num(&h, spec->edit_format);
+	digest_num(&h, spec->attempts);
+	digest_num(&h, spec->provider);
+	digest_add(&h, spec->model);
+	digest_add(&h, spec->command);
+	digest_num(&h, spec->temperature);
+	digest_num(&h, spec->max_tokens);
+	for (size_t i = 0; i < spec->ngates; i++) {
+		const sl_spec_gate *g = &spec->gates[i];
+
+		digest_add(&h, g->name);
+		digest_num(&h, g->kind);
+		digest_add(&h, g->command);
+		digest_num(&h, g->timeout_s);
+		digest_add(&h, g->format);
+		digest_add(&h, g->report);
+		digest_num(&h, g->radius);
+		digest_add(&h, g->fail_on);
+		digest_num(&h, g->reruns);
+		digest_num(&h, g->loopback);
+		for (size_t k = 0; k < g->must_fix.n; k++)
+			digest_add(&h, g->must_fix.v[k]);
+		for (size_t k = 0; k < g->allow_paths.n; k++)
+			digest_add(&h, g->allow_paths.v[k]);
+		for (size_t k = 0; k < g->forbid.n; k++)
+			digest_add(&h, g->forbid.v[k]);
+		for (size_t k = 0; k < g->build_files.n; k++)
+			digest_add(&h, g->build_files.v[k]);
+		digest_num(&h, g->max_files);
+		digest_num(&h, g->max_lines);
+		digest_num(&h, g->allow_build_files);
+	}
+	sl_sha256_final(&h, d);
+	sl_sha256_tohex(out, d);
+}
+
+/*
+ * Renew this run's leases every third of their lifetime until the workers
+ * are done.  A failure to renew is not fatal: the leases may then expire and
+ * another run take the targets over, which the claim check makes safe.
+ */
+static void *lease_keeper(void *arg)
+{
+	run_ctx *x = arg;
+
+	pthread_mutex_lock(&x->lock);
+	while (!x->ending) {
+		struct timespec ts;
+		int64_t now;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += x->lease_ttl_ms / 3000;
+		ts.tv_nsec += (long)(x->lease_ttl_ms / 3 % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&x->end_cond, &x->lock, &ts);
+		if (x->ending)
+			break;
+		pthread_mutex_unlock(&x->lock);
+		now = sl_now_ms();
+		sl_lease_renew(x->st, x->owner, now, now + x->lease_ttl_ms, NULL);
+		pthread_mutex_lock(&x->lock);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return NULL;
+}
+
+static void make_owner(run_ctx *x)
+{
+	char host[64] = "localhost";
+
+	if (gethostname(host, sizeof(host) - 1) || !*host)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	for (char *p = host; *p; p++)
+		if (*p == ':')
+			*p = '-';
+	snprintf(x->owner, sizeof(x->owner), "%s:%ld:%lld", host, (long)getpid(),
+		 (long long)x->start_ms);
+}
+
+/*
+ * Measure (or load) the baseline, one run of the campaign at a time: runs
+ * started together wait for the first to record it, then load it.  The wait
+ * ends when the holder releases the claim or its lease expires.
+ */
+static int baseline(run_ctx *x, sl_err *err)
+{
+	int claimed = 0, ret;
+
+	for (;;) {
+		if ((ret = sl_lease_baseline_claim(x->st, x->campaign_id, x->owner, sl_now_ms(),
+						   x->lease_ttl_ms, &claimed, err)))
+			return ret;
+		if (claimed)
+			break;
+		if (interrupted(x))
+			return SL_OK;
+		usleep(200 * 1000);
+	}
+	ret = sl_gating_baseline(x->gating, x->c->repo, x->scratch, x->c->spec->branch_prefix,
+				 x->opts->progress, err);
+	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	return ret;
 }
 
 static unsigned online_cores(void)
@@ -1277,7 +1771,10 @@ static int open_store(run_ctx *x, sl_err *err)
 	if (sl_path_is_under(x->scratch, x->c->repo_path))
 		return sl_err_set(err, SL_EINPUT, "scratch root '%s' is inside the repository",
 				  x->scratch);
-	return sl_worktree_cleanup(x->c->repo, x->scratch, err);
+	git_lock_take(x);
+	ret = sl_worktree_cleanup(x->c->repo, x->scratch, err);
+	git_lock_give(x);
+	return ret;
 }
 
 int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
@@ -1286,6 +1783,8 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 	int ret;
 
 	memset(&x, 0, sizeof(x));
+	pthread_mutex_init(&x.git_lock, NULL);
+	x.git_lock_fd = -1;
 	x.opts = opts;
 	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
 		x.scratch = scratch_root(x.c->spec);
@@ -1307,40 +1806,77 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 {
 	run_ctx x;
 	sl_target_list list = SL_TARGET_LIST_INIT;
-	pthread_t *threads = NULL;
+	pthread_t *threads = NULL, keeper;
 	size_t nthreads = 0, want;
 	unsigned jobs;
-	int ret, sems = 0;
+	int ret, sems = 0, registered = 0, kept = 0;
+	int64_t journal_tokens = 0;
+	double journal_cost = 0;
+	char host[160];
 
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
 	pthread_mutex_init(&x.lock, NULL);
 	pthread_mutex_init(&x.git_lock, NULL);
+	x.git_lock_fd = -1;
+	pthread_cond_init(&x.settled, NULL);
+	pthread_cond_init(&x.end_cond, NULL);
 	x.opts = opts;
 	x.start_ms = sl_now_ms();
+	x.lease_ttl_ms = (int64_t)(opts->lease_ttl_s ? opts->lease_ttl_s : 60) * 1000;
+	make_owner(&x);
 	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
 		goto done;
+	campaign_digest(x.digest, x.c->spec);
+	/* the lock is the repository's git directory itself: nothing is written there */
+	x.git_lock_fd = open(git_repository_commondir(x.c->repo), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x.git_lock_fd < 0) {
+		ret = sl_err_set(err, SL_ERROR, "cannot open '%s': %s",
+				 git_repository_commondir(x.c->repo), strerror(errno));
+		goto done;
+	}
 	x.scratch = scratch_root(x.c->spec);
 	if ((ret = open_provider(&x, err)))
 		goto done;
 	if ((ret = open_store(&x, err)))
 		goto done;
+	{
+		sl_run_rec rr = { x.campaign_id, x.owner, x.digest, x.c->spec->budget_tokens,
+				  x.c->spec->budget_cost };
+
+		/* a crashed run of this machine holds nothing any more */
+		snprintf(host, sizeof(host), "%s", x.owner);
+		*strchr(host, ':') = '\0';
+		if ((ret = sl_lease_reap_local(x.st, host, NULL, err)) ||
+		    (ret = sl_lease_run_begin(x.st, &rr, x.start_ms, err)))
+			goto done;
+		registered = 1;
+	}
+	if (pthread_create(&keeper, NULL, lease_keeper, &x)) {
+		ret = sl_err_set(err, SL_ERROR, "cannot start a thread");
+		goto done;
+	}
+	kept = 1;
 	out->campaign_id = x.campaign_id;
 	out->campaign = sl_xstrdup(x.c->spec->name);
 	if ((ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
-	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)))
+	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)) ||
+	    (ret = sl_journal_usage(x.st, x.campaign_id, &journal_tokens, &journal_cost, err)) ||
+	    (ret = sl_lease_stale_digest(x.st, x.campaign_id, x.digest, &out->stale_digest, err)))
 		goto done;
+	x.tokens_used += journal_tokens;
+	x.cost_used += journal_cost;
 	x.list = &list;
 	out->targets = list.n;
 	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
 				   opts->unsafe, err)) ||
-	    (x.npending && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
-						      x.c->spec->branch_prefix, opts->progress,
-						      err))))
+	    (x.npending && (ret = baseline(&x, err))))
 		goto done;
 
+	/* from here on a stop kills the gates in flight (never the baseline's) */
+	sl_jail_set_stop(opts->stop);
 	jobs = x.c->spec->jobs ? x.c->spec->jobs : online_cores();
 	sem_init(&x.model_slots, 0, x.c->spec->concurrency);
 	sem_init(&x.gate_slots, 0, jobs);
@@ -1364,6 +1900,14 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	nthreads = 0;
 	out->processed = x.next;
 	out->proposed_now = x.passed_now;
+	out->held_elsewhere = x.held_elsewhere;
+	out->transient = x.transient;
+	out->usage_rejected = x.usage_rejected;
+	out->interrupted = interrupted(&x);
+	out->tokens_used = x.tokens_used;
+	out->budget_tokens = x.c->spec->budget_tokens;
+	if (x.stop && x.stop_reason[0])
+		out->stop_reason = sl_xstrdup(x.stop_reason);
 	if (x.failed) {
 		ret = sl_err_set(err, x.err.code, "%s", x.err.msg);
 		goto done;
@@ -1376,6 +1920,17 @@ done:
 	for (size_t i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
+	sl_jail_set_stop(NULL);
+	if (kept) {
+		pthread_mutex_lock(&x.lock);
+		x.ending = 1;
+		pthread_cond_broadcast(&x.end_cond);
+		pthread_mutex_unlock(&x.lock);
+		pthread_join(keeper, NULL);
+	}
+	if (registered)
+		sl_lease_run_end(x.st, x.owner, ret ? "failed" : interrupted(&x) ? "stopped" :
+				 x.stop ? "budget" : "done", NULL);
 	if (sems) {
 		sem_destroy(&x.model_slots);
 		sem_destroy(&x.gate_slots);
@@ -1390,5 +1945,9 @@ done:
 	free(x.replay_file);
 	pthread_mutex_destroy(&x.lock);
 	pthread_mutex_destroy(&x.git_lock);
+	if (x.git_lock_fd >= 0)
+		close(x.git_lock_fd);
+	pthread_cond_destroy(&x.settled);
+	pthread_cond_destroy(&x.end_cond);
 	return ret;
 }

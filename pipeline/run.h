@@ -16,6 +16,15 @@
  * the target's new state) are written in one transaction; a candidate that
  * passes every gate keeps its branch <branch_prefix>/<target>, any other
  * candidate's branch is deleted.
+ *
+ * Surviving interruptions: the run registers in the store (lease.h) and
+ * claims each target before touching it, so several runs share a campaign;
+ * the baseline is measured by one run at a time.  A model reply is
+ * journalled the moment it arrives (journal.h) and a resumed attempt takes
+ * it instead of asking again; a resumed target's conversation is rebuilt
+ * from its recorded attempts.  Tokens and cost are reserved before each
+ * request and settled on its reply; a failure the provider could have
+ * retried away leaves the target pending.  opts.stop ends the run cleanly.
  */
 #ifndef SL_RUN_H
 #define SL_RUN_H
@@ -58,14 +67,31 @@ typedef struct sl_run_opts {
 	int progress;               /* one line per finished target on stderr */
 	const char *record;         /* append every model reply to this JSON lines file */
 	int unsafe;                 /* run gates without the minimum jail; recorded */
+	/*
+	 * Set by the caller (a signal handler) to stop the run: no new request,
+	 * attempt or target starts, model requests in flight are aborted, gates
+	 * in flight are killed, their worktrees and branches removed; targets
+	 * in progress stay pending (what they already received is journalled).
+	 * sl_run then returns SL_OK with summary.interrupted set.  Borrowed.
+	 */
+	const volatile int *stop;
+	unsigned lease_ttl_s;       /* leases on targets last this long unless renewed;
+				       0 = 60 */
 } sl_run_opts;
-#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, 0 }
+#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0 }
 
 typedef struct sl_run_summary {
 	int64_t campaign_id;
 	char *campaign;             /* owned */
 	size_t targets, processed;
 	size_t proposed_now;        /* targets proposed by this run */
+	size_t held_elsewhere;      /* pending targets another live run holds */
+	size_t transient;           /* targets left pending after retries ran out */
+	size_t usage_rejected;      /* replies whose usage numbers were not believed */
+	int64_t stale_digest;       /* finished targets judged under another definition */
+	int interrupted;            /* opts.stop was set */
+	int64_t tokens_used, budget_tokens; /* campaign-wide, after the run */
+	char *stop_reason;          /* why a budget stopped the run; NULL if none; owned */
 } sl_run_summary;
 
 void sl_run_summary_release(sl_run_summary *s);

@@ -155,6 +155,49 @@ static const char *const migrations[] = {
 	"  updated_at TEXT NOT NULL"
 	") STRICT;"
 	"CREATE INDEX published_by_campaign ON published(campaign_id, state);",
+	/* 5: runs that survive: a journal of replies recorded the moment they arrive,
+	   each attempt's feedback (to rebuild a resumed conversation), leases on
+	   targets, the digest of what judged a target, retries, and one row per
+	   run (owner, budget, how it ended) */
+	"CREATE TABLE replies("
+	"  target_id INTEGER NOT NULL REFERENCES targets(id),"
+	"  n INTEGER NOT NULL,"
+	"  round INTEGER NOT NULL,"
+	"  request_key TEXT,"
+	"  request TEXT,"
+	"  reply TEXT NOT NULL,"
+	"  tokens_in INTEGER NOT NULL,"
+	"  tokens_out INTEGER NOT NULL,"
+	"  cost REAL NOT NULL,"
+	"  http_status INTEGER NOT NULL,"
+	"  latency_ms INTEGER NOT NULL,"
+	"  retries INTEGER NOT NULL,"
+	"  truncated INTEGER NOT NULL,"
+	"  usage_note TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  PRIMARY KEY (target_id, n, round)"
+	") STRICT;"
+	"ALTER TABLE attempts ADD COLUMN feedback TEXT;"
+	"ALTER TABLE attempts ADD COLUMN usage_note TEXT;"
+	"ALTER TABLE targets ADD COLUMN lease_owner TEXT;"
+	"ALTER TABLE targets ADD COLUMN lease_expires INTEGER;"
+	"ALTER TABLE targets ADD COLUMN digest TEXT;"
+	"ALTER TABLE targets ADD COLUMN attempt_base INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE runs("
+	"  id INTEGER PRIMARY KEY,"
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  owner TEXT NOT NULL UNIQUE,"
+	"  digest TEXT NOT NULL,"
+	"  budget_tokens INTEGER NOT NULL,"
+	"  budget_cost REAL NOT NULL,"
+	"  started_at TEXT NOT NULL,"
+	"  heartbeat INTEGER NOT NULL,"
+	"  ended_at TEXT,"
+	"  outcome TEXT"
+	") STRICT;"
+	"ALTER TABLE campaigns ADD COLUMN baseline_owner TEXT;"
+	"ALTER TABLE campaigns ADD COLUMN baseline_expires INTEGER;"
+	"CREATE INDEX targets_by_lease ON targets(lease_owner);",
 };
 
 size_t sl_migrations_count(void)

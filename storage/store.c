@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,25 @@
 struct sl_store {
 	sqlite3 *db;
 	char *path;
+	int readonly;               /* opened read-only: the file or its file system */
 	pthread_mutex_t tx_lock;    /* held from sl_store_begin to commit/rollback */
 };
 
 int sl_store_fail(sl_store *st, sl_err *err, const char *what)
 {
+	switch (sqlite3_extended_errcode(st->db) & 0xff) {
+	case SQLITE_READONLY:
+		return sl_err_set(err, SL_EINPUT, "store '%s' is read-only (%s); this command "
+				  "needs to write it", st->path, what);
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return sl_err_set(err, SL_EINPUT, "store '%s' is damaged (%s: %s); restore it "
+				  "from a copy", st->path, what, sqlite3_errmsg(st->db));
+	case SQLITE_FULL:
+		return sl_err_set(err, SL_ERROR, "store '%s': %s: the disk is full; nothing was "
+				  "lost, and `sluice run` resumes once there is room", st->path,
+				  what);
+	}
 	return sl_err_set(err, SL_ERROR, "store '%s': %s: %s", st->path, what,
 			  sqlite3_errmsg(st->db));
 }
@@ -40,6 +56,11 @@ static sqlite3_stmt *prep(sl_store *st, const char *sql, sl_err *err)
 		return NULL;
 	}
 	return s;
+}
+
+sqlite3_stmt *sl_store_prepare(sl_store *st, const char *sql, sl_err *err)
+{
+	return prep(st, sql, err);
 }
 
 void sl_store_bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -94,15 +115,79 @@ static int insert_stmt(sl_store *st, sqlite3_stmt *s, const char *what, int64_t 
 
 static int exec_sql(sl_store *st, const char *sql, sl_err *err)
 {
-	char *msg = NULL;
+	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		char what[48];
 
-	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		sl_err_set(err, SL_ERROR, "store '%s': %s", st->path,
-			   msg ? msg : sqlite3_errmsg(st->db));
-		sqlite3_free(msg);
-		return SL_ERROR;
+		snprintf(what, sizeof(what), "%.40s", sql);
+		sl_store_fail(st, err, what);
+		return err ? err->code : SL_ERROR;
 	}
 	return SL_OK;
+}
+
+/* 1 if path cannot be written: a read-only file system, or its mode. */
+static int not_writable(const char *path)
+{
+	struct statvfs vfs;
+
+	if (!statvfs(path, &vfs) && (vfs.f_flag & ST_RDONLY))
+		return 1;
+	return access(path, W_OK) && (errno == EACCES || errno == EROFS || errno == EPERM);
+}
+
+/*
+ * Open an existing store for reading only.  A WAL database needs its -shm
+ * file; where that cannot be made (a read-only file system) the file is
+ * opened as immutable, which is right there: nobody can be writing it.
+ */
+static int open_readonly(sl_store *st, const char *path)
+{
+	sl_buf uri = SL_BUF_INIT;
+	int ok = 0;
+
+	for (int pass = 0; pass < 2 && !ok; pass++) {
+		sl_buf_reset(&uri);
+		sl_buf_adds(&uri, "file:");
+		for (const char *p = path; *p; p++) {
+			if (*p == '?' || *p == '#' || *p == '%')
+				sl_buf_addf(&uri, "%%%02X", (unsigned char)*p);
+			else
+				sl_buf_addch(&uri, *p);
+		}
+		sl_buf_adds(&uri, pass ? "?immutable=1" : "?mode=ro");
+		sqlite3_close_v2(st->db);
+		st->db = NULL;
+		if (sqlite3_open_v2(uri.buf, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+				    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK)
+			continue;
+		ok = sqlite3_exec(st->db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
+				  NULL) == SQLITE_OK;
+	}
+	sl_buf_release(&uri);
+	st->readonly = 1;
+	return ok ? SL_OK : SL_ERROR;
+}
+
+/* A damaged file is named at once, before any number is read from it. */
+static int check_intact(sl_store *st, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, ok = 0;
+	char *msg = NULL;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL) == SQLITE_OK &&
+	    (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		msg = sl_store_col_text(s, 0);
+		ok = msg && !strcmp(msg, "ok");
+	}
+	sqlite3_finalize(s);
+	if (!ok && msg)
+		sl_err_set(err, SL_EINPUT, "store '%s' is damaged (%s); restore it from a copy",
+			   st->path, msg);
+	else if (!ok)
+		sl_store_fail(st, err, "check");
+	free(msg);
+	return ok ? SL_OK : SL_EINPUT;
 }
 
 sqlite3 *sl_store_sqlite(sl_store *st)
@@ -172,6 +257,12 @@ static int migrate(sl_store *st, sl_err *err)
 
 		if (exec_sql(st, "BEGIN IMMEDIATE", err))
 			return SL_ERROR;
+		/* another process may have migrated it while this one waited */
+		if ((size_t)sl_store_schema_version(st) > i) {
+			if (exec_sql(st, "COMMIT", err))
+				return SL_ERROR;
+			continue;
+		}
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %zu", i + 1);
 		if (exec_sql(st, sl_migration(i), err) || exec_sql(st, pragma, err)) {
 			sl_err_prefix(err, "migration %zu: ", i + 1);
@@ -206,7 +297,18 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 		}
 		free(dir);
 	}
-	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
+	if (!access(path, F_OK) && not_writable(path)) {
+		if (create) {
+			ret = sl_err_set(err, SL_EINPUT, "store '%s' is read-only; this command "
+					 "needs to write it", path);
+			goto done;
+		}
+		if (open_readonly(st, path)) {
+			ret = sl_err_set(err, SL_EINPUT, "cannot open read-only store '%s': %s",
+					 path, sqlite3_errmsg(st->db));
+			goto done;
+		}
+	} else if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
 		if (!create && !st->db)
 			ret = sl_err_set(err, SL_ENOTFOUND, "cannot open store '%s'", path);
 		else
@@ -219,9 +321,28 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 	sqlite3_extended_result_codes(st->db, 1);
 	if (!create && sl_store_schema_version(st) <= 0) {
 		/* a read command never turns an empty or foreign file into a store */
-		ret = sl_err_set(err, SL_EINPUT, "'%s' is not a sluice store", path);
+		ret = (sqlite3_extended_errcode(st->db) & 0xff) == SQLITE_CORRUPT ?
+			sl_store_fail(st, err, "open") :
+			sl_err_set(err, SL_EINPUT, "'%s' is not a sluice store", path);
 		goto done;
 	}
+	if ((ret = check_intact(st, err)))
+		goto done;
+	if (st->readonly) {
+		if ((size_t)sl_store_schema_version(st) != sl_migrations_count()) {
+			ret = sl_err_set(err, SL_EINPUT, "store '%s' is read-only and needs an "
+					 "upgrade to schema version %zu", path,
+					 sl_migrations_count());
+			goto done;
+		}
+		*out = st;
+		return SL_OK;
+	}
+	/* a new file that another process is setting up too: the mode change
+	   does not wait on the busy handler, so wait here (at most 10 s) */
+	for (int i = 0; i < 100 && sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL,
+						NULL) == SQLITE_BUSY; i++)
+		sqlite3_sleep(100);
 	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 		     "PRAGMA synchronous = NORMAL;", err)) {
 		sl_err_prefix(err, "not a sluice store? ");
@@ -415,7 +536,7 @@ void sl_target_list_free(sl_target_rec *v, size_t n)
 }
 
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
-	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason"
+	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason, attempt_base"
 
 static void read_target(sqlite3_stmt *s, void *row)
 {
@@ -438,6 +559,7 @@ static void read_target(sqlite3_stmt *s, void *row)
 	t->state = sl_store_col_text(s, 14);
 	t->attempts = sqlite3_column_int64(s, 15);
 	t->reason = sl_store_col_text(s, 16);
+	t->attempt_base = sqlite3_column_int64(s, 17);
 }
 
 int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
@@ -661,8 +783,8 @@ int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
 int sl_store_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, double *cost_out,
 		   sl_err *err)
 {
-	sqlite3_stmt *s = prep(st, "SELECT coalesce(sum(max(a.tokens_in, 0) + max(a.tokens_out, 0)), 0), "
-			       "coalesce(sum(a.cost), 0) FROM attempts a JOIN targets t "
+	sqlite3_stmt *s = prep(st, "SELECT min(total(max(a.tokens_in, 0) + max(a.tokens_out, 0)), "
+			       "9e18), total(a.cost) FROM attempts a JOIN targets t "
 			       "ON t.id = a.target_id WHERE t.campaign_id = ?", err);
 	int rc;
 
@@ -972,7 +1094,7 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		 "count(*) FILTER (WHERE a.outcome = 'apply_error'), "
 		 "count(*) FILTER (WHERE a.outcome = 'parse_error'), "
 		 "count(*) FILTER (WHERE a.outcome = 'provider_error'), "
-		 "coalesce(sum(max(a.tokens_in, 0)), 0), coalesce(sum(max(a.tokens_out, 0)), 0), "
+		 "min(total(max(a.tokens_in, 0)), 9e18), min(total(max(a.tokens_out, 0)), 9e18), "
 		 "count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0), "
 		 "coalesce(sum(a.format_errors), 0) "
 		 "FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?", err);

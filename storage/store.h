@@ -72,6 +72,7 @@ typedef struct sl_target_rec {
 	char *state;
 	int64_t attempts;
 	char *reason;               /* why it failed or was skipped; may be NULL */
+	int64_t attempt_base;       /* attempts made before the last `sluice retry` */
 } sl_target_rec;
 
 void sl_target_rec_release(sl_target_rec *t);

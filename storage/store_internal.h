@@ -15,6 +15,8 @@ const char *sl_store_path(sl_store *st);
 
 /* "store 'PATH': WHAT: <sqlite's message>" as SL_ERROR. */
 int sl_store_fail(sl_store *st, sl_err *err, const char *what);
+/* A prepared statement, or NULL with "store 'PATH': prepare: ..." in err. */
+sqlite3_stmt *sl_store_prepare(sl_store *st, const char *sql, sl_err *err);
 /* Column i as an owned string, NULL for SQL NULL. */
 char *sl_store_col_text(sqlite3_stmt *s, int i);
 /* Bind a string, or NULL as SQL NULL. */

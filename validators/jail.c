@@ -1434,6 +1434,18 @@ static void read_report(struct sup *s)
  * pid 1 is reaped nothing in the jail holds them any more, but a process of
  * the caller forked by another thread may, until it execs.
  */
+static const volatile int *stop_flag;
+
+void sl_jail_set_stop(const volatile int *stop)
+{
+	stop_flag = stop;
+}
+
+int sl_jail_stopping(void)
+{
+	return stop_flag && *stop_flag;
+}
+
 static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t deadline,
 		     char *chunk, size_t sz, sl_err *err)
 {
@@ -1447,7 +1459,7 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 		if (s->reaped && ((s->out_fd < 0 && s->rep_fd < 0 && s->files_fd < 0) ||
 				  now >= drain_until))
 			return 0;
-		if (!s->reaped && !out->timed_out && now >= deadline) {
+		if (!s->reaped && !out->timed_out && (now >= deadline || (stop_flag && *stop_flag))) {
 			kill(s->pid, SIGKILL);
 			out->timed_out = 1;
 		}
@@ -1457,6 +1469,8 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 			wait_ms = 100;
 		else
 			wait_ms = deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
+		if (stop_flag && !s->reaped && wait_ms > 100)
+			wait_ms = 100;      /* notice a stop within 0.1 s */
 		if (!s->reaped && s->pidfd < 0 && wait_ms > 10)
 			wait_ms = 10;
 		if (s->out_fd >= 0) {

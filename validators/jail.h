@@ -213,6 +213,14 @@ void sl_jail_result_release(sl_jail_result *r);
  * not be set up (message in err).
  */
 int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
+/*
+ * Process-wide: while *stop is non-zero, every sl_jail_run in progress or
+ * started kills its jail as at the timeout (result.timed_out set) within
+ * about 0.1 s.  For a run being stopped by a signal.  NULL turns it off.
+ */
+void sl_jail_set_stop(const volatile int *stop);
+/* 1 while the stop flag given to sl_jail_set_stop is set: verdicts are not verdicts. */
+int sl_jail_stopping(void);
 
 /* What this machine offers, for `sluice doctor` and for refusing to run. */
 typedef struct sl_jail_layers {

@@ -28,6 +28,18 @@
  *                                  and half the body, then close
  *                        close     close without answering
  *                        trickle MS  send the body one byte every MS ms
+ *                        truncate  a complete HTTP answer whose body is the
+ *                                  first half of the JSON (Content-Length says so)
+ *                        garbage   a complete answer whose body is not JSON
+ *                        reset     close with a TCP reset, without answering
+ *                        hang      never answer; wait until the client hangs up
+ *                      optionally followed by a count N: only the first N
+ *                      answers from these files misbehave, later ones are normal
+ * Before the numbered files, content rules: for K = 1, 2, ... while
+ * DIR/match-K.contains exists, the first K whose text (without its final
+ * newline) occurs in the request body answers from DIR/match-K.* files with
+ * the same suffixes as above.  A model that answers the same request the
+ * same way, whatever the order of requests, is made of such rules.
  * With no such K it answers 500.  Request files are written before the
  * answer is sent.
  *
@@ -77,9 +89,12 @@ static char *dir_file(unsigned long n, const char *kind, const char *suffix)
 }
 
 /* Read DIR/reply-K.SUFFIX into b; 0 if it exists. */
+static const char *kind = "reply";    /* of the files answering; set per request */
+static _Thread_local const char *tkind;
+
 static int reply_file(sl_buf *b, unsigned long k, const char *suffix)
 {
-	char *path = dir_file(k, "reply", suffix);
+	char *path = dir_file(k, tkind ? tkind : kind, suffix);
 	int rc;
 
 	sl_buf_reset(b);
@@ -182,14 +197,55 @@ static void echo_body(sl_buf *out, const char *req, size_t len, int anthropic)
 	sl_buf_release(&text);
 }
 
+#define MAX_RULES 1000
+static unsigned long uses[2][MAX_RULES + 1];   /* answers given, by files (reply, match) */
+
+/* The first content rule the request matches, or 0. */
+static unsigned long match_rule(const char *req, size_t reqlen)
+{
+	sl_buf pat = SL_BUF_INIT, body = SL_BUF_INIT;
+	unsigned long k, hit = 0;
+
+	sl_buf_add(&body, req, reqlen);
+	tkind = "match";
+	for (k = 1; k <= MAX_RULES && !hit && !reply_file(&pat, k, "contains"); k++) {
+		while (pat.len && pat.buf[pat.len - 1] == '\n')
+			sl_buf_setlen(&pat, pat.len - 1);
+		if (strstr(body.buf, pat.buf))
+			hit = k;
+	}
+	tkind = NULL;
+	sl_buf_release(&pat);
+	sl_buf_release(&body);
+	return hit;
+}
+
+/* Wait until the client hangs up (bounded: each recv times out after 10 s). */
+static void hang(int fd)
+{
+	char c;
+
+	for (int i = 0; i < 60; i++) {
+		ssize_t k = recv(fd, &c, 1, 0);
+
+		if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+			return;
+	}
+}
+
 static void reply(int fd, unsigned long n, const char *req, size_t reqlen, int anthropic)
 {
 	sl_buf body = SL_BUF_INIT, head = SL_BUF_INIT, tmp = SL_BUF_INIT, extra = SL_BUF_INIT;
-	int status = 500, found = 0;
+	int status = 500, found = 0, cut = 0;
 	long trickle = -1;
-	unsigned long k;
+	unsigned long k, m = match_rule(req, reqlen), used = 0;
 
-	for (k = n; k >= 1 && !found; k--) {
+	if (m) {
+		tkind = "match";
+		found = 1;
+		k = m;
+	}
+	for (k = m ? m : n; !m && k >= 1 && !found; k--) {
 		for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && !found; i++) {
 			char *path = dir_file(k, "reply", suffixes[i]);
 
@@ -228,14 +284,40 @@ static void reply(int fd, unsigned long n, const char *req, size_t reqlen, int a
 			sl_buf_reset(&body);
 			sl_buf_addf(&body, "{\"error\":{\"message\":\"stub-model: no reply-%lu.json\"}}", k);
 		}
+		if (k <= MAX_RULES) {
+			pthread_mutex_lock(&count_lock);
+			used = ++uses[m ? 1 : 0][k];
+			pthread_mutex_unlock(&count_lock);
+		}
 		if (!reply_file(&tmp, k, "fault")) {
-			if (!strncmp(tmp.buf, "close", 5))
+			const char *sp = strchr(tmp.buf, ' ');
+			unsigned long limit = sp && strncmp(tmp.buf, "trickle", 7) ?
+				strtoul(sp + 1, NULL, 10) : 0;
+
+			if (limit && used > limit)
+				;
+			else if (!strncmp(tmp.buf, "close", 5))
 				goto done;
-			if (!strncmp(tmp.buf, "drop", 4))
+			else if (!strncmp(tmp.buf, "reset", 5)) {
+				struct linger lg = { 1, 0 };
+
+				setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+				goto done;
+			} else if (!strncmp(tmp.buf, "hang", 4)) {
+				hang(fd);
+				goto done;
+			} else if (!strncmp(tmp.buf, "truncate", 8))
+				cut = 1;
+			else if (!strncmp(tmp.buf, "garbage", 7)) {
+				sl_buf_reset(&body);
+				sl_buf_adds(&body, "<html><body>502 upstream hiccup</body></html>");
+			} else if (!strncmp(tmp.buf, "drop", 4))
 				trickle = -2;
 			else if (!strncmp(tmp.buf, "trickle", 7))
 				trickle = atol(tmp.buf + 7);
 		}
+		if (cut)
+			sl_buf_setlen(&body, body.len / 2);
 	} else {
 		sl_buf_addf(&body, "{\"error\":{\"message\":\"stub-model: no reply file for request %lu\"}}", n);
 	}
@@ -256,6 +338,7 @@ static void reply(int fd, unsigned long n, const char *req, size_t reqlen, int a
 		send_all(fd, body.buf, body.len);
 	}
 done:
+	tkind = NULL;
 	sl_buf_release(&body);
 	sl_buf_release(&head);
 	sl_buf_release(&tmp);

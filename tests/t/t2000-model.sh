@@ -111,12 +111,14 @@ test_expect_success 'the key never reaches a gate' '
 	! grep -q "SLUICE_TEST_KEY" envout
 '
 
-test_expect_success 'a provider error is recorded and the target is not proposed' '
+test_expect_success 'an endpoint that is down costs no attempt: the target stays pending' '
 	kill $(cat stub.pid) 2>/dev/null;
 	sed -e "s/^name: model/name: down/" c.yaml >d.yaml &&
-	test_expect_code 1 sluice run --store d.db d.yaml >out &&
-	test "$(store_query d.db "select count(*) from attempts where outcome = '"'"'provider_error'"'"'")" = 3 &&
-	test "$(store_query d.db "select state from targets")" = failed
+	test_expect_code 1 sluice run --store d.db d.yaml >out 2>err &&
+	test "$(store_query d.db "select count(*) from attempts")" = 0 &&
+	test "$(store_query d.db "select state, attempts from targets")" = "pending|0" &&
+	store_query d.db "select reason from targets" | grep -q "cannot reach the model" &&
+	grep -q "1 targets stay pending" err
 '
 
 test_expect_success 'a missing key variable is an input error' '

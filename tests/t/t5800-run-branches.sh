@@ -91,6 +91,9 @@ test_expect_success 'kill -9 while the candidate is gated' '
 
 test_expect_success 'a rerun whose candidate fails early leaves no branch behind' '
 	echo "no code in this reply" | openai_reply m/reply-2.json &&
+	# as if the kill had come before the reply was journalled (else the
+	# rerun takes the journalled reply and never asks again)
+	store_query s.db "delete from replies" &&
 	{ sluice run --store s.db c.yaml >out 2>err; test $? = 1; } &&
 	test "$(store_query s.db "select state from targets")" = failed &&
 	git -C repo for-each-ref refs/heads/sluice/ >refs &&

@@ -227,6 +227,8 @@ static void test_openai_bad_replies(void)
 		CHECK_STR(err.msg, cases[i].want);
 		CHECK_INT(c.retries, 0);
 		CHECK_STR(c.text.buf, "");
+		/* a body that does not parse is the transport's fault: retryable */
+		CHECK_INT(c.transient, 1);
 	}
 	CHECK_INT(call(p, 2, &c, &err), SL_ERROR);
 	CHECK_STR(err.msg, "the model endpoint returned JSON that is not an object");
@@ -237,6 +239,46 @@ static void test_openai_bad_replies(void)
 	CHECK_INT(c.tokens_in, -1);
 	CHECK_INT(c.tokens_out, -1);
 	CHECK_STR(c.finish_reason, "");
+	sl_completion_release(&c);
+	sl_provider_free(p);
+	stub_stop(&s);
+}
+
+/* The run's deadline cuts a request that hangs, and a stop aborts one. */
+static void test_deadline_and_stop(void)
+{
+	stub s;
+	sl_provider_opts o = SL_PROVIDER_OPTS_INIT;
+	sl_provider *p = NULL;
+	sl_completion c;
+	sl_err err = SL_ERR_INIT;
+	volatile int stop = 0;
+
+	if (!stub_start(&s))
+		return;
+	stub_fixture(&s, "reply-1.json", "openai-ok.json");
+	stub_put(&s, "reply-1.fault", "hang");
+	o.kind = SL_PROVIDER_OPENAI;
+	o.base_url = s.base_url;
+	o.model = "stub-1";
+	o.timeout_ms = 600000;
+	o.max_retries = 3;
+	o.deadline_ms = sl_now_ms() + 300;
+	CHECK_INT(sl_provider_new(&p, &o, &err), 0);
+	sl_completion_init(&c);
+	CHECK_INT(call(p, 2, &c, &err), SL_ERROR);
+	CHECK(strstr(err.msg, "wall-time budget") != NULL);
+	CHECK_INT(c.transient, 1);
+	sl_provider_free(p);
+	/* a stop already requested: nothing is sent, no retry */
+	stop = 1;
+	o.deadline_ms = 0;
+	o.stop = &stop;
+	CHECK_INT(sl_provider_new(&p, &o, &err), 0);
+	CHECK_INT(call(p, 2, &c, &err), SL_ERROR);
+	CHECK(strstr(err.msg, "was stopped") != NULL);
+	CHECK_INT(c.retries, 0);
+	CHECK_INT(c.transient, 1);
 	sl_completion_release(&c);
 	sl_provider_free(p);
 	stub_stop(&s);
@@ -768,6 +810,7 @@ int main(void)
 	RUN(test_openai_headers_and_response_format);
 	RUN(test_openai_bad_replies);
 	RUN(test_max_tokens_flag);
+	RUN(test_deadline_and_stop);
 	RUN(test_anthropic);
 	RUN(test_key_never_leaks);
 	RUN(test_openai_timeout);

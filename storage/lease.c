@@ -1,0 +1,412 @@
+/*
+ * lease.c - leases on targets and the runs table (lease.h).
+ *
+ * A claim is one conditional UPDATE: SQLite's write lock makes it atomic
+ * across processes, so two runs never both hold a target.  Nothing here
+ * depends on the two runs sharing a machine except sl_lease_reap_local,
+ * which only shortens the wait for a crashed local run's leases.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "lease.h"
+#include "store_internal.h"
+#include "util.h"
+
+/* Prepare, bind with fill, step to the end and finalize, in a transaction of its own. */
+static int write_tx(sl_store *st, const char *sql, void (*fill)(sqlite3_stmt *, const void *),
+		    const void *arg, int *changes, const char *what, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sl_store_begin(st, err))
+		return SL_ERROR;
+	if (!(s = sl_store_prepare(st, sql, err))) {
+		sl_store_rollback(st);
+		return SL_ERROR;
+	}
+	fill(s, arg);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		sl_store_fail(st, err, what);
+		sl_store_rollback(st);
+		return SL_ERROR;
+	}
+	if (changes)
+		*changes = sqlite3_changes(sl_store_sqlite(st));
+	return sl_store_commit(st, err);
+}
+
+struct run_arg {
+	const sl_run_rec *run;
+	int64_t now;
+};
+
+static void fill_run(sqlite3_stmt *s, const void *p)
+{
+	const struct run_arg *a = p;
+	char now[32];
+
+	sl_iso8601_now(now);
+	sqlite3_bind_int64(s, 1, a->run->campaign_id);
+	sl_store_bind_text(s, 2, a->run->owner);
+	sl_store_bind_text(s, 3, a->run->digest ? a->run->digest : "");
+	sqlite3_bind_int64(s, 4, a->run->budget_tokens);
+	sqlite3_bind_double(s, 5, a->run->budget_cost);
+	sl_store_bind_text(s, 6, now);
+	sqlite3_bind_int64(s, 7, a->now);
+}
+
+int sl_lease_run_begin(sl_store *st, const sl_run_rec *run, int64_t now_ms, sl_err *err)
+{
+	struct run_arg a = { run, now_ms };
+
+	return write_tx(st, "INSERT INTO runs (campaign_id, owner, digest, budget_tokens, "
+			"budget_cost, started_at, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			fill_run, &a, NULL, "record run", err);
+}
+
+struct end_arg {
+	const char *owner, *outcome;
+};
+
+static void fill_end(sqlite3_stmt *s, const void *p)
+{
+	const struct end_arg *a = p;
+	char now[32];
+
+	sl_iso8601_now(now);
+	sl_store_bind_text(s, 1, now);
+	sl_store_bind_text(s, 2, a->outcome);
+	sl_store_bind_text(s, 3, a->owner);
+}
+
+static void fill_owner(sqlite3_stmt *s, const void *p)
+{
+	sl_store_bind_text(s, 1, p);
+}
+
+int sl_lease_baseline_release(sl_store *st, const char *owner, sl_err *err)
+{
+	return write_tx(st, "UPDATE campaigns SET baseline_owner = NULL, baseline_expires = NULL "
+			"WHERE baseline_owner = ?", fill_owner, owner, NULL, "release baseline", err);
+}
+
+int sl_lease_run_end(sl_store *st, const char *owner, const char *outcome, sl_err *err)
+{
+	struct end_arg a = { owner, outcome };
+
+	if (write_tx(st, "UPDATE runs SET ended_at = ?, outcome = ? WHERE owner = ? "
+		     "AND ended_at IS NULL", fill_end, &a, NULL, "end run", err) ||
+	    sl_lease_baseline_release(st, owner, err))
+		return SL_ERROR;
+	return write_tx(st, "UPDATE targets SET lease_owner = NULL, lease_expires = NULL "
+			"WHERE lease_owner = ?", fill_owner, owner, NULL, "release leases", err);
+}
+
+/* "HOST:PID:START" of this host whose process is gone. */
+static int dead_here(const char *owner, const char *host)
+{
+	size_t hl = strlen(host);
+	long pid;
+	char *end;
+
+	if (strncmp(owner, host, hl) || owner[hl] != ':')
+		return 0;
+	pid = strtol(owner + hl + 1, &end, 10);
+	if (*end != ':' || pid <= 0)
+		return 0;
+	return kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	sl_strvec dead = SL_STRVEC_INIT;
+	int rc, ret = SL_OK;
+
+	if (ended_out)
+		*ended_out = 0;
+	if (!(s = sl_store_prepare(st, "SELECT owner FROM runs WHERE ended_at IS "
+			       "NULL UNION SELECT DISTINCT lease_owner FROM targets WHERE "
+			       "lease_owner IS NOT NULL", err)))
+		return SL_ERROR;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *o = (const char *)sqlite3_column_text(s, 0);
+
+		if (o && dead_here(o, host))
+			sl_strvec_push(&dead, o);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		ret = sl_store_fail(st, err, "list runs");
+	for (size_t i = 0; i < dead.n && !ret; i++)
+		ret = sl_lease_run_end(st, dead.v[i], "crashed", err);
+	if (!ret && ended_out)
+		*ended_out = dead.n;
+	sl_strvec_release(&dead);
+	return ret;
+}
+
+struct claim_arg {
+	int64_t id, now, expires;
+	const char *owner;
+};
+
+static void fill_claim(sqlite3_stmt *s, const void *p)
+{
+	const struct claim_arg *a = p;
+
+	sl_store_bind_text(s, 1, a->owner);
+	sqlite3_bind_int64(s, 2, a->expires);
+	sqlite3_bind_int64(s, 3, a->id);
+	sl_store_bind_text(s, 4, a->owner);
+	sqlite3_bind_int64(s, 5, a->now);
+}
+
+int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
+		   int64_t ttl_ms, int *claimed, sl_err *err)
+{
+	struct claim_arg a = { target_id, now_ms, now_ms + ttl_ms, owner };
+	int changes = 0;
+
+	*claimed = 0;
+	if (write_tx(st, "UPDATE targets SET lease_owner = ?, lease_expires = ? WHERE id = ? "
+		     "AND state IN ('pending', 'budget') AND (lease_owner IS NULL OR "
+		     "lease_owner = ? OR lease_expires < ?)", fill_claim, &a, &changes,
+		     "claim target", err))
+		return SL_ERROR;
+	*claimed = changes == 1;
+	return SL_OK;
+}
+
+int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
+			    int64_t now_ms, int64_t ttl_ms, int *claimed, sl_err *err)
+{
+	struct claim_arg a = { campaign_id, now_ms, now_ms + ttl_ms, owner };
+	int changes = 0;
+
+	*claimed = 0;
+	if (write_tx(st, "UPDATE campaigns SET baseline_owner = ?, baseline_expires = ? "
+		     "WHERE id = ? AND (baseline_owner IS NULL OR baseline_owner = ? OR "
+		     "baseline_expires < ?)", fill_claim, &a, &changes, "claim baseline", err))
+		return SL_ERROR;
+	*claimed = changes == 1;
+	return SL_OK;
+}
+
+struct renew_arg {
+	const char *owner;
+	int64_t now, expires;
+};
+
+static void fill_renew(sqlite3_stmt *s, const void *p)
+{
+	const struct renew_arg *a = p;
+
+	sqlite3_bind_int64(s, 1, a->expires);
+	sl_store_bind_text(s, 2, a->owner);
+}
+
+static void fill_beat(sqlite3_stmt *s, const void *p)
+{
+	const struct renew_arg *a = p;
+
+	sqlite3_bind_int64(s, 1, a->now);
+	sl_store_bind_text(s, 2, a->owner);
+}
+
+int sl_lease_renew(sl_store *st, const char *owner, int64_t now_ms, int64_t expires_ms,
+		   sl_err *err)
+{
+	struct renew_arg a = { owner, now_ms, expires_ms };
+
+	if (write_tx(st, "UPDATE targets SET lease_expires = ? WHERE lease_owner = ?",
+		     fill_renew, &a, NULL, "renew leases", err) ||
+	    write_tx(st, "UPDATE campaigns SET baseline_expires = ? WHERE baseline_owner = ?",
+		     fill_renew, &a, NULL, "renew leases", err))
+		return SL_ERROR;
+	return write_tx(st, "UPDATE runs SET heartbeat = ? WHERE owner = ?", fill_beat, &a, NULL,
+			"renew leases", err);
+}
+
+void sl_lease_holders_free(sl_lease_holder *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].owner);
+	free(v);
+}
+
+int sl_lease_holders(sl_store *st, int64_t campaign_id, int64_t now_ms,
+		     sl_lease_holder **out, size_t *n, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!(s = sl_store_prepare(st, "SELECT lease_owner, count(*), "
+			       "max(lease_expires) FROM targets WHERE campaign_id = ? AND "
+			       "lease_owner IS NOT NULL AND lease_expires >= ? AND state IN "
+			       "('pending', 'budget') GROUP BY lease_owner ORDER BY lease_owner", err)))
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	sqlite3_bind_int64(s, 2, now_ms);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		SL_ALLOC_GROW(*out, *n + 1, alloc);
+		(*out)[*n].owner = sl_store_col_text(s, 0);
+		(*out)[*n].targets = sqlite3_column_int64(s, 1);
+		(*out)[*n].expires_ms = sqlite3_column_int64(s, 2);
+		(*n)++;
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "list leases");
+}
+
+int sl_lease_last_budget(sl_store *st, int64_t campaign_id, int64_t *tokens, double *cost,
+			 sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*tokens = 0;
+	*cost = 0;
+	if (!(s = sl_store_prepare(st, "SELECT budget_tokens, budget_cost FROM runs "
+			       "WHERE campaign_id = ? ORDER BY id DESC LIMIT 1", err)))
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*tokens = sqlite3_column_int64(s, 0);
+		*cost = sqlite3_column_double(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read runs");
+}
+
+int sl_lease_stale_digest(sl_store *st, int64_t campaign_id, const char *digest,
+			  int64_t *count, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*count = 0;
+	if (!(s = sl_store_prepare(st, "SELECT count(*) FROM targets WHERE "
+			       "campaign_id = ? AND digest IS NOT NULL AND digest <> ? AND state "
+			       "IN ('proposed', 'failed', 'rejected')", err)))
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	sl_store_bind_text(s, 2, digest);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*count = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "count digests");
+}
+
+int sl_lease_set_digest(sl_store *st, int64_t target_id, const char *digest, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (!(s = sl_store_prepare(st, "UPDATE targets SET digest = ? WHERE id = ?", err)))
+		return SL_ERROR;
+	sl_store_bind_text(s, 1, digest);
+	sqlite3_bind_int64(s, 2, target_id);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "record digest");
+}
+
+/* One statement of a send-back, bound to (reason, time, target). */
+static int send_back_step(sl_store *st, const char *sql, const char *reason, const char *now,
+			  int64_t target_id, sl_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!(s = sl_store_prepare(st, sql, err)))
+		return SL_ERROR;
+	sl_store_bind_text(s, 1, reason);
+	sl_store_bind_text(s, 2, now);
+	sqlite3_bind_int64(s, 3, target_id);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "send back");
+}
+
+int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int *sent,
+		       sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	char now[32], *state = NULL;
+	int ret = SL_ERROR;
+
+	*sent = 0;
+	sl_iso8601_now(now);
+	if (sl_store_begin(st, err))
+		return SL_ERROR;
+	if (!(s = sl_store_prepare(st, "SELECT state FROM targets WHERE id = ?", err)))
+		goto done;
+	sqlite3_bind_int64(s, 1, target_id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		state = sl_store_col_text(s, 0);
+	sqlite3_finalize(s);
+	if (!state) {
+		ret = sl_err_set(err, SL_ENOTFOUND, "no target %lld", (long long)target_id);
+		goto done;
+	}
+	if (!strcmp(state, SL_T_ACCEPTED)) {
+		ret = sl_err_set(err, SL_EINPUT, "target %lld was accepted; reject its candidate "
+				 "first", (long long)target_id);
+		goto done;
+	}
+	if (!strcmp(state, SL_T_PENDING)) {
+		ret = sl_store_commit(st, err);
+		goto out;
+	}
+	if (!strcmp(state, SL_T_PROPOSED) &&
+	    send_back_step(st, "INSERT INTO decisions (candidate_id, decision, reason, decided_at) "
+			   "SELECT id, 'reject', ?, ? FROM candidates WHERE target_id = ? AND "
+			   "state = 'passed'", reason, now, target_id, err))
+		goto done;
+	if (send_back_step(st, "UPDATE targets SET state = 'pending', attempt_base = attempts, "
+			   "reason = ?, lease_owner = NULL, lease_expires = NULL, digest = NULL, "
+			   "updated_at = ? WHERE id = ?", reason, now, target_id, err))
+		goto done;
+	if ((ret = sl_store_commit(st, err)))
+		goto out;
+	*sent = 1;
+	goto out;
+done:
+	sl_store_rollback(st);
+out:
+	free(state);
+	return ret;
+}
+
+int sl_lease_is_stale(sl_store *st, int64_t target_id, int *stale, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*stale = 0;
+	if (!(s = sl_store_prepare(st, "SELECT t.digest IS NOT NULL AND t.digest <> (SELECT "
+				   "r.digest FROM runs r WHERE r.campaign_id = t.campaign_id ORDER BY "
+				   "r.id DESC LIMIT 1) AND t.state IN ('proposed', 'failed', "
+				   "'rejected') FROM targets t WHERE t.id = ?", err)))
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, target_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*stale = sqlite3_column_int(s, 0) == 1;
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read digest");
+}

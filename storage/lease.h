@@ -1,0 +1,90 @@
+/*
+ * lease.h - targets claimed by runs, so that several `sluice run` processes
+ * (on one machine or, sharing the store, on many) share a campaign's work.
+ *
+ * A run registers under an owner name (host:pid:start, unique) in the runs
+ * table with its budgets and the digest of its campaign definition.  Before
+ * it works on a target it claims it: the claim succeeds when the target is
+ * pending or budget-stopped and nobody holds it, the run holds it already,
+ * or the holder's lease has expired (its run crashed or lost the store).
+ * A run renews its leases (and its heartbeat) while it works, and releases
+ * them when it ends.  Only the holder of a target touches its branch and
+ * worktrees.  Times are Unix milliseconds.
+ *
+ * Every function runs in a transaction of its own; none may be called
+ * inside sl_store_begin/commit.
+ */
+#ifndef SL_LEASE_H
+#define SL_LEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "store.h"
+
+typedef struct sl_run_rec {
+	int64_t campaign_id;
+	const char *owner, *digest;
+	int64_t budget_tokens;      /* 0: none */
+	double budget_cost;         /* 0: none */
+} sl_run_rec;
+
+int sl_lease_run_begin(sl_store *st, const sl_run_rec *run, int64_t now_ms, sl_err *err);
+/* Mark the run ended (outcome: "done", "budget", "stopped", "failed") and release its leases. */
+int sl_lease_run_end(sl_store *st, const char *owner, const char *outcome, sl_err *err);
+/*
+ * End the runs of this host whose process is gone (owner "HOST:PID:..." with
+ * PID not alive) and release their leases at once, without waiting for them
+ * to expire.  *ended_out counts them (may be NULL).
+ */
+int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_err *err);
+/* Claim a target until now + ttl; *claimed 1 if this owner holds it now. */
+int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
+		   int64_t ttl_ms, int *claimed, sl_err *err);
+/*
+ * The campaign's baseline is measured by one run at a time: claim it like a
+ * target (*claimed 1 when this owner holds it now); sl_lease_run_end and
+ * sl_lease_baseline_release let it go, sl_lease_renew renews it.
+ */
+int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
+			    int64_t now_ms, int64_t ttl_ms, int *claimed, sl_err *err);
+int sl_lease_baseline_release(sl_store *st, const char *owner, sl_err *err);
+/* Renew every lease of the owner until expires_ms, and its heartbeat. */
+int sl_lease_renew(sl_store *st, const char *owner, int64_t now_ms, int64_t expires_ms,
+		   sl_err *err);
+
+typedef struct sl_lease_holder {
+	char *owner;
+	int64_t targets, expires_ms; /* live leases held, and the latest expiry */
+} sl_lease_holder;
+
+/* Who holds live leases on the campaign's unfinished targets at now_ms. */
+int sl_lease_holders(sl_store *st, int64_t campaign_id, int64_t now_ms,
+		     sl_lease_holder **out, size_t *n, sl_err *err);
+void sl_lease_holders_free(sl_lease_holder *v, size_t n);
+
+/* The last run's budgets (0 when none or no run recorded). */
+int sl_lease_last_budget(sl_store *st, int64_t campaign_id, int64_t *tokens, double *cost,
+			 sl_err *err);
+/* Proposed, failed or rejected targets judged under a digest other than `digest`. */
+int sl_lease_stale_digest(sl_store *st, int64_t campaign_id, const char *digest,
+			  int64_t *count, sl_err *err);
+/*
+ * Send a target back to pending with a fresh set of attempts (its earlier
+ * ones stay recorded): attempt_base becomes its attempts, its lease and
+ * digest are cleared.  A proposed target's candidate is rejected first,
+ * with reason.  SL_EINPUT for an accepted target.  *sent 1 when it moved
+ * (0 for a pending one).  In a transaction of its own.
+ */
+int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int *sent,
+		       sl_err *err);
+/*
+ * *stale 1 when the target (proposed, failed or rejected) was judged under
+ * another digest than the campaign's last run.
+ */
+int sl_lease_is_stale(sl_store *st, int64_t target_id, int *stale, sl_err *err);
+/* Inside the caller's transaction: record the digest that judged a target. */
+int sl_lease_set_digest(sl_store *st, int64_t target_id, const char *digest, sl_err *err);
+
+#endif

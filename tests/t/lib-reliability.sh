@@ -1,0 +1,103 @@
+# lib-reliability.sh - a deterministic model campaign for kill, resume,
+# concurrency and budget tests (sourced after test-lib.sh and lib-campaign.sh).
+#
+# rel_repo DIR N          a repository with N targets: fI() calling old_api(I),
+#                         ten functions per file
+# rel_model DIR [MS]      stub files of a model that answers the same request
+#                         the same way whatever the order: a first reply the
+#                         policy gate refuses (it says WRONG), and, when the
+#                         conversation carries that reply, the right one
+# rel_campaign F NAME PORT [extra yaml]   the campaign (attempts 2, a policy gate
+#                         and a jailed gate) against ./repo
+# rel_requests DIR        how many requests the stub in DIR has received
+# rel_states STORE        key|state|attempts of every target, sorted
+# rel_kill_series K STORE CAMPAIGN DIR   K runs each killed with -9 at an instant
+#                         picked from its number: after 1-5 more requests, or
+#                         while gates run; each wait is bounded (30 s)
+
+rel_repo() {
+	mkdir -p "$1/src"
+	echo "int old_api(int x) { return x; }" >"$1/src/api.c"
+	echo "int new_api(int x) { return x + 0; }" >>"$1/src/api.c"
+	i=1
+	while [ $i -le "$2" ]; do
+		echo "int f$i(void) { return old_api($i); }" >>"$1/src/m$(( (i - 1) / 10 )).c"
+		i=$((i + 1))
+	done
+	make_repo "$1"
+}
+
+rel_model() {
+	mkdir -p "$1"
+	openai_reply "$1/reply-1.json" <<-\EOF
+	```c
+	int f(void) { return new_api(0); } /* WRONG */
+	```
+	EOF
+	printf 'WRONG' >"$1/match-1.contains"
+	openai_reply "$1/match-1.json" <<-\EOF
+	```c
+	int f(void) { return new_api(0); }
+	```
+	EOF
+	echo "${2:-0}" >"$1/reply-1.delay"
+	echo "${2:-0}" >"$1/match-1.delay"
+}
+
+rel_campaign() {
+	file=$1 name=$2 port=$3
+	shift 3
+	cat >"$file" <<EOF2
+name: $name
+repository: repo
+scratch: $TRASH/scratch
+concurrency: 4
+jobs: 2
+targets:
+  language: c
+  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"
+  unit: function
+provider:
+  kind: openai
+  base_url: http://127.0.0.1:$port/v1
+  model: stub-model-1
+  max_retries: 2
+attempts: 2
+gates:
+  - name: policy
+    kind: policy
+    forbid: ["WRONG"]
+  - name: check
+    command: "true"
+EOF2
+	for extra in "$@"; do printf '%s\n' "$extra" >>"$file"; done
+}
+
+rel_requests() {
+	ls "$1" | grep -c '^request-[0-9]*\.json$' || true
+}
+
+rel_states() {
+	sqlite3 "$1" "select key || '|' || state || '|' || attempts from targets order by key"
+}
+
+rel_kill_series() {
+	k=1
+	while [ $k -le "$1" ]; do
+		before=$(rel_requests "$4")
+		sluice run --store "$2" "$3" >/dev/null 2>&1 &
+		pid=$!
+		want=$((before + 1 + (k * 7) % 5))
+		i=0
+		while kill -0 $pid 2>/dev/null && [ "$(rel_requests "$4")" -lt $want ] && [ $i -lt 600 ]; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		# every third kill lands a little later, while gates run
+		if [ $((k % 3)) = 0 ]; then sleep 0.3; fi
+		kill -9 $pid 2>/dev/null || true
+		wait $pid 2>/dev/null || true
+		k=$((k + 1))
+	done
+	return 0
+}

@@ -1,0 +1,241 @@
+/*
+ * test_lease.c - leases, runs, send-back (lease.h) and the reply journal
+ * and rebuilt conversation (journal.h), against real store files.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "journal.h"
+#include "lease.h"
+#include "store.h"
+#include "util.h"
+
+static char dir[] = "/tmp/sluice-test-lease-XXXXXX";
+
+static sl_store *fresh(const char *name, int64_t *camp, int64_t *t1, int64_t *t2)
+{
+	char *p = sl_path_join(dir, name);
+	sl_store *st = NULL;
+	sl_campaign_rec c = { 0 };
+	sl_target_rec t = { 0 };
+
+	CHECK_INT(sl_store_open(&st, p, 1, NULL), 0);
+	free(p);
+	c.name = "x";
+	c.spec_path = "c.yaml";
+	c.spec_text = "name: x\n";
+	c.repo_path = "/repo";
+	c.base_rev = "HEAD";
+	c.base_oid = "0123456789012345678901234567890123456789";
+	c.branch_prefix = "sluice/x";
+	CHECK_INT(sl_store_campaign_add(st, &c, camp, NULL), 0);
+	t.campaign_id = *camp;
+	t.path = "src/a.c";
+	t.lang = "c";
+	t.blob = "abc";
+	t.unit = "capture";
+	t.start_line = 3;
+	t.end_line = 4;
+	t.key = "src/a.c:1-2";
+	CHECK_INT(sl_store_target_add(st, &t, t1, NULL, NULL), 0);
+	t.key = "src/a.c:3-4";
+	CHECK_INT(sl_store_target_add(st, &t, t2, NULL, NULL), 0);
+	return st;
+}
+
+static void test_claims_exclude_each_other(void)
+{
+	int64_t camp, t1, t2;
+	sl_store *st = fresh("claims.db", &camp, &t1, &t2);
+	sl_lease_holder *h = NULL;
+	size_t nh = 0;
+	int got = -1;
+
+	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1000, 500, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 1200, 500, &got, NULL), 0);
+	CHECK_INT(got, 0);
+	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1300, 500, &got, NULL), 0);
+	CHECK_INT(got, 1);                  /* its own: renewed */
+	CHECK_INT(sl_lease_holders(st, camp, 1400, &h, &nh, NULL), 0);
+	CHECK_INT(nh, 1);
+	if (nh) {
+		CHECK_STR(h[0].owner, "a:1:1");
+		CHECK_INT(h[0].targets, 1);
+		CHECK_INT(h[0].expires_ms, 1800);
+	}
+	sl_lease_holders_free(h, nh);
+	/* renewed past the other's try; then expired and taken over */
+	CHECK_INT(sl_lease_renew(st, "a:1:1", 1700, 2500, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2000, 500, &got, NULL), 0);
+	CHECK_INT(got, 0);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2501, 500, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	/* a finished target is never claimed */
+	CHECK_INT(sl_store_target_update(st, t2, SL_T_PROPOSED, 1, NULL, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t2, "a:1:1", 3000, 500, &got, NULL), 0);
+	CHECK_INT(got, 0);
+	sl_store_free(st);
+}
+
+static void test_run_end_releases_and_reap(void)
+{
+	int64_t camp, t1, t2;
+	sl_store *st = fresh("runs.db", &camp, &t1, &t2);
+	sl_run_rec run = { camp, "here:999999999:1", "d1", 100, 0 };
+	int64_t bt = 0;
+	double bc = -1;
+	size_t ended = 0;
+	int got = 0;
+	char live[64];
+
+	CHECK_INT(sl_lease_run_begin(st, &run, 1, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, run.owner, 1, 1000000000000LL, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK_INT(sl_lease_last_budget(st, camp, &bt, &bc, NULL), 0);
+	CHECK_INT(bt, 100);
+	CHECK(bc == 0);
+	/* no process 999999999 on this host: its leases go at once */
+	CHECK_INT(sl_lease_reap_local(st, "here", &ended, NULL), 0);
+	CHECK_INT(ended, 1);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2, 500, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	/* a live process (this one) is not reaped */
+	snprintf(live, sizeof(live), "here:%ld:5", (long)getpid());
+	CHECK_INT(sl_lease_claim(st, t2, live, 3, 1000000000000LL, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK_INT(sl_lease_reap_local(st, "here", &ended, NULL), 0);
+	CHECK_INT(ended, 0);
+	CHECK_INT(sl_lease_claim(st, t2, "b:2:1", 4, 500, &got, NULL), 0);
+	CHECK_INT(got, 0);
+	CHECK_INT(sl_lease_run_end(st, live, "done", NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t2, "b:2:1", 5, 500, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	/* the baseline claim */
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "a:1:1", 10, 100, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 20, 100, &got, NULL), 0);
+	CHECK_INT(got, 0);
+	CHECK_INT(sl_lease_baseline_release(st, "a:1:1", NULL), 0);
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 30, 100, &got, NULL), 0);
+	CHECK_INT(got, 1);
+	sl_store_free(st);
+}
+
+static void test_journal_and_history(void)
+{
+	int64_t camp, t1, t2, aid = 0, tok = 0;
+	double cost = 0;
+	sl_store *st = fresh("journal.db", &camp, &t1, &t2);
+	sl_reply_rec r = { 0 }, got;
+	sl_attempt_rec a = { 0 };
+	sl_turn *h = NULL;
+	size_t nh = 0;
+
+	r.target_id = t1;
+	r.n = 1;
+	r.reply = "first reply";
+	r.request_key = "k1";
+	r.tokens_in = 100;
+	r.tokens_out = 20;
+	r.cost = 0.5;
+	CHECK_INT(sl_journal_reply_add(st, &r, NULL), 0);
+	CHECK_INT(sl_journal_reply_get(st, t1, 1, 0, &got, NULL), 0);
+	CHECK_STR(got.reply, "first reply");
+	CHECK_STR(got.request_key, "k1");
+	CHECK_INT(got.tokens_in, 100);
+	sl_reply_rec_release(&got);
+	CHECK_INT(sl_journal_reply_get(st, t1, 1, 1, &got, NULL), SL_ENOTFOUND);
+	CHECK_INT(sl_journal_reply_get(st, t1, 2, 0, &got, NULL), SL_ENOTFOUND);
+	/* counted until its attempt is recorded, then by the attempt only */
+	CHECK_INT(sl_journal_usage(st, camp, &tok, &cost, NULL), 0);
+	CHECK_INT(tok, 120);
+	a.target_id = t1;
+	a.n = 1;
+	a.source = "openai";
+	a.reply = "first reply";
+	a.tokens_in = 100;
+	a.tokens_out = 20;
+	a.outcome = "candidate";
+	CHECK_INT(sl_store_begin(st, NULL), 0);
+	CHECK_INT(sl_store_attempt_add(st, &a, &aid, NULL), 0);
+	CHECK_INT(sl_journal_attempt_note(st, aid, "the build failed", NULL, NULL), 0);
+	CHECK_INT(sl_store_target_update(st, t1, SL_T_PENDING, 1, "the build failed", NULL), 0);
+	CHECK_INT(sl_store_commit(st, NULL), 0);
+	CHECK_INT(sl_journal_usage(st, camp, &tok, &cost, NULL), 0);
+	CHECK_INT(tok, 0);
+	CHECK_INT(sl_store_usage(st, camp, &tok, &cost, NULL), 0);
+	CHECK_INT(tok, 120);
+	CHECK_INT(sl_journal_history(st, t1, &h, &nh, NULL), 0);
+	CHECK_INT(nh, 1);
+	if (nh) {
+		CHECK_STR(h[0].reply, "first reply");
+		CHECK_STR(h[0].feedback, "the build failed");
+	}
+	sl_turn_list_free(h, nh);
+	sl_store_free(st);
+}
+
+static void test_send_back(void)
+{
+	int64_t camp, t1, t2, aid = 0, cid = 0;
+	sl_store *st = fresh("retry.db", &camp, &t1, &t2);
+	sl_attempt_rec a = { 0 };
+	sl_candidate_rec c = { 0 };
+	sl_target_rec t = { 0 };
+	sl_turn *h = NULL;
+	size_t nh = 0;
+	int sent = -1;
+
+	a.target_id = t1;
+	a.n = 1;
+	a.source = "openai";
+	a.reply = "the change";
+	a.outcome = "candidate";
+	CHECK_INT(sl_store_begin(st, NULL), 0);
+	CHECK_INT(sl_store_attempt_add(st, &a, &aid, NULL), 0);
+	c.attempt_id = aid;
+	c.target_id = t1;
+	c.diff = "diff";
+	c.commit_oid = "0123";
+	c.state = SL_C_PASSED;
+	c.branch = "sluice/x/a";
+	CHECK_INT(sl_store_candidate_add(st, &c, &cid, NULL), 0);
+	CHECK_INT(sl_store_target_update(st, t1, SL_T_PROPOSED, 1, NULL, NULL), 0);
+	CHECK_INT(sl_store_commit(st, NULL), 0);
+	CHECK_INT(sl_store_decide(st, cid, "reject", "wrong name", NULL), 0);
+	CHECK_INT(sl_lease_send_back(st, t1, "sent back", &sent, NULL), 0);
+	CHECK_INT(sent, 1);
+	CHECK_INT(sl_store_target_get(st, t1, &t, NULL), 0);
+	CHECK_STR(t.state, SL_T_PENDING);
+	CHECK_INT(t.attempt_base, 1);
+	sl_target_rec_release(&t);
+	CHECK_INT(sl_journal_history(st, t1, &h, &nh, NULL), 0);
+	CHECK_INT(nh, 1);
+	if (nh)
+		CHECK_STR(h[0].feedback, "A reviewer rejected this change: wrong name");
+	sl_turn_list_free(h, nh);
+	/* pending: nothing to do; accepted: refused */
+	CHECK_INT(sl_lease_send_back(st, t2, "x", &sent, NULL), 0);
+	CHECK_INT(sent, 0);
+	CHECK_INT(sl_store_target_update(st, t2, SL_T_ACCEPTED, 1, NULL, NULL), 0);
+	CHECK_INT(sl_lease_send_back(st, t2, "x", &sent, NULL), SL_EINPUT);
+	sl_store_free(st);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(test_claims_exclude_each_other);
+	RUN(test_run_end_releases_and_reap);
+	RUN(test_journal_and_history);
+	RUN(test_send_back);
+	sl_rm_rf(dir, NULL);
+	return unit_done();
+}
