@@ -1,7 +1,8 @@
 # sluice - build, test, demo, install.
 #
 #   make                 build build/sluice (installs missing dependencies first)
-#   make test            build and run both test layers; ends with "N passed, N failed"
+#   make test            build and run both test layers; lists skipped cases and ends
+#                        with "N passed, N failed, N skipped"
 #   make demo            run the bundled example campaign end to end
 #   make install         PREFIX=/usr/local DESTDIR=
 #   DEVELOPER=1          warnings are errors (CI sets it)
