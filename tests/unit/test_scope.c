@@ -393,8 +393,10 @@ static void test_query_hostile(void)
 	off = 0;
 	CHECK_INT(sl_scope_check_query("c", "((_)?)? @a", NULL, &off, &err), SL_EINPUT);
 	CHECK_INT(off, UINT32_MAX);
-	CHECK_STR(err.msg, "invalid query: tree-sitter did not finish compiling it in 10 s "
-		  "(a quantifier right after another is not supported)");
+	/* out of time or out of its memory, depending on the machine */
+	CHECK(!strncmp(err.msg, "invalid query: tree-sitter did not finish compiling it in 10 s",
+		       62) || !strncmp(err.msg, "invalid query: tree-sitter crashed", 34));
+	CHECK(strstr(err.msg, "a quantifier right after another is not supported") != NULL);
 	sl_err_clear(&err);
 	CHECK_INT(sl_scope_check_query("c", "(_ (_)* @a (_)? \";\"*) (#eq? @a \"??\")", NULL,
 				       &off, &err), 0);
