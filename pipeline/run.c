@@ -126,6 +126,11 @@ static int validate(const sl_spec *spec, sl_err *err)
 	return SL_OK;
 }
 
+int sl_campaign_check(const sl_spec *spec, sl_err *err)
+{
+	return validate(spec, err);
+}
+
 void sl_campaign_free(sl_campaign *c)
 {
 	if (!c)
