@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,6 @@
 #define SL_FUZZ_MAIN(fn)
 #define FUZZ_CHECK(expr) CHECK(expr)
 #else
-#include <stdio.h>
 #define SL_FUZZ_MAIN(fn) \
 	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); \
 	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fn(data, size); }

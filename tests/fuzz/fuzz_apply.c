@@ -134,6 +134,8 @@ int sl_fuzz_apply(const uint8_t *data, size_t size)
 		opts.nglobs = i ? 3 : 0;
 		rc = sl_apply_edits_ext(&commit, &diff, fuzz_apply_repo, &base, &edits, "fuzz",
 					&opts, &report, &err);
+		if (rc && rc != SL_EREFUSED)
+			fprintf(stderr, "apply: %d: %s\n", rc, err.msg);
 		FUZZ_CHECK(rc == 0 || rc == SL_EREFUSED);
 		sl_apply_report_json(&json, &report);
 		sl_apply_report_release(&report);

@@ -15,7 +15,7 @@ shift 2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 found=0
-names=${*:-$(ls "$FUZZ_BUILD"/fuzz_* 2>/dev/null | sed 's|.*/fuzz_||')}
+names=${*:-$(for f in "$FUZZ_BUILD"/fuzz_*; do case $f in *.d) ;; *) [ -x "$f" ] && echo "${f##*/fuzz_}" ;; esac; done)}
 for name in $names; do
 	bin=$FUZZ_BUILD/fuzz_$name
 	[ -x "$bin" ] || { echo "run-fuzz: no harness $bin" >&2; exit 2; }
