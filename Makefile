@@ -110,7 +110,8 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS = $(filter-out -Werror,$(BASE_CFLAGS)) $(PKG_CFLAGS) -g -O1 $(FUZZ_SAN)
+FUZZ_CFLAGS = $(filter-out -Werror,$(BASE_CFLAGS)) $(PKG_CFLAGS) -g -O1 $(FUZZ_SAN) \
+	-Werror=implicit-function-declaration -Werror=int-conversion
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)

@@ -7,6 +7,7 @@
  */
 #include "fuzz.h"
 #include "policy.h"
+#include "util.h"
 
 int sl_fuzz_policy(const uint8_t *data, size_t size);
 

@@ -5,9 +5,9 @@
 # Each harness FUZZ_BUILD/fuzz_NAME starts from a corpus seeded with the
 # files tests/fuzz/seeds names for it and with tests/fuzz/regress/NAME/,
 # kept in FUZZ_BUILD/corpus/NAME between runs.  A crash, leak or timeout is
-# written to FUZZ_BUILD/crash/NAME/; copy it to tests/fuzz/regress/NAME/
-# once fixed, so `make test` replays it for ever.  Exits 1 if any harness
-# found something.
+# written to FUZZ_BUILD/crash/NAME/ (emptied when the harness starts); copy
+# it to tests/fuzz/regress/NAME/ once fixed, so `make test` replays it for
+# ever.  Exits 1 if any harness found something.
 set -u
 FUZZ_BUILD=$1
 SECONDS_EACH=$2
@@ -22,7 +22,7 @@ for name in $names; do
 	corpus=$FUZZ_BUILD/corpus/$name
 	seed=$FUZZ_BUILD/seed/$name
 	crash=$FUZZ_BUILD/crash/$name
-	rm -rf "$seed" && mkdir -p "$corpus" "$seed" "$crash" || exit 2
+	rm -rf "$seed" "$crash" && mkdir -p "$corpus" "$seed" "$crash" || exit 2
 	for f in $(sed -n "s/^$name  *//p" tests/fuzz/seeds) tests/fuzz/regress/$name/*; do
 		[ -f "$f" ] && cp "$f" "$seed/$(echo "$f" | tr / _)"
 	done
