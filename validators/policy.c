@@ -182,8 +182,9 @@ static int on_added(void *data, const char *path, unsigned line, const char *tex
 
 /*
  * glibc's regcomp copies a bounded repetition once per count, nested ones
- * multiply, and "x{1,32767}" alone takes seconds and gigabytes; its regexec
- * backtracks on back-references.  So a pattern is refused when it is long,
+ * multiply, "x{1,32767}" alone takes seconds and gigabytes, and each '+'
+ * doubles its operand (a run of 120 took gigabytes); its regexec backtracks
+ * on back-references.  So a pattern is refused when it is long,
  * uses a back-reference, or would expand to more than MAX_RE_COST atoms.
  */
 #define MAX_RE_LEN 4096
@@ -250,7 +251,11 @@ static const char *re_too_costly(const char *pattern)
 			}
 			last = 1;
 		} else if (ch == '+') {
+			/* x+ is compiled as x x*: each '+' doubles what it applies to */
 			cost[depth] += last;
+			last = re_mul(last, 2);
+			if (cost[depth] > MAX_RE_COST)
+				return "too large once its repetitions are expanded";
 			continue;
 		} else if (ch == '*' || ch == '?' || ch == '|' || ch == '^' || ch == '$') {
 			continue;

@@ -27,6 +27,7 @@ for name in $names; do
 		[ -f "$f" ] && cp "$f" "$seed/$(echo "$f" | tr / _)"
 	done
 	echo "fuzz_$name: $(ls "$seed" | wc -l) seeds, $SECONDS_EACH s"
+	LSAN_OPTIONS="suppressions=$top/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 	TMPDIR=${TMPDIR:-/tmp} "$bin" -max_total_time="$SECONDS_EACH" -timeout=25 \
 		-rss_limit_mb=2560 -max_len=65536 -print_final_stats=1 \
 		-artifact_prefix="$crash/" "$corpus" "$seed" >"$FUZZ_BUILD/$name.log" 2>&1

@@ -100,13 +100,14 @@ static void test_costly_regex(void)
 		{ "((a{30}){30}){30}", "too large once its repetitions are expanded" },
 		{ "(ab{10,}){3000}", "too large once its repetitions are expanded" },
 		{ "(a*)*\\1", "back-references are not supported" },
+		{ "pa++++++++++++++++++++++++++++++sswd", "too large once its repetitions are expanded" },
 		{ "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((a"
 		  "))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))",
 		  "groups nested too deep" },
 	};
 	static const char *const good[] = {
 		"system\\(", "a{2,5}b{3}", "((a{10}){10}){10}", "[[:alpha:]_]{1,64}\\(",
-		"[]{}]{100}", "x{5,}",
+		"[]{}]{100}", "x{5,}", "a+b+c+(d+e+)+", "[[:digit:]]+\\.[0-9]+",
 	};
 	sl_policy_opts opts = SL_POLICY_OPTS_INIT;
 	sl_err err = SL_ERR_INIT;
