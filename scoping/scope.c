@@ -23,6 +23,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -266,15 +267,16 @@ fail:
  */
 static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 {
-	int fds[2] = { -1, -1 }, st = 0, ret = SL_ERROR, done = 0;
+	int fds[2] = { -1, -1 }, st = 0, ret = SL_ERROR, ended = 0;
 	int64_t deadline = sl_now_ms() + COMPILE_MS;
 	pid_t pid;
 
-	if (pipe(fds))
+	/* close-on-exec: a child another thread starts must not hold it open */
+	if (pipe2(fds, O_CLOEXEC))
 		return sl_err_set(err, SL_ERROR, "cannot check the query: pipe: %s", strerror(errno));
 	if ((pid = fork()) < 0) {
 		sl_err_set(err, SL_ERROR, "cannot check the query: fork: %s", strerror(errno));
-		goto out;
+		goto done;
 	}
 	if (pid == 0) {
 		uint32_t off;
@@ -293,7 +295,7 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 	close(fds[1]);
 	fds[1] = -1;
 	/* the pipe closes when the child ends, however it ends */
-	while (!done) {
+	while (!ended) {
 		int64_t left = deadline - sl_now_ms();
 		struct pollfd pfd = { fds[0], POLLIN, 0 };
 		char c;
@@ -301,13 +303,13 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 		if (left <= 0)
 			break;
 		if (poll(&pfd, 1, (int)left) > 0 && read(fds[0], &c, 1) <= 0)
-			done = 1;
+			ended = 1;
 	}
-	if (!done)
+	if (!ended)
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	if (!done)
+	if (!ended)
 		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter did not finish compiling it "
 				 "in %d s (a quantifier right after another is not supported)",
 				 COMPILE_MS / 1000);
@@ -320,7 +322,7 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 				 "(exit %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	else
 		ret = 0;
-out:
+done:
 	close(fds[0]);
 	if (fds[1] >= 0)
 		close(fds[1]);
