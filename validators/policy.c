@@ -234,10 +234,12 @@ static const char *re_too_costly(const char *pattern)
 			char *end;
 			unsigned long lo = strtoul(pattern + i + 1, &end, 10), hi = lo;
 
-			if (*end == ',' && end[1] == '}')
-				hi = lo + 1, end++;
-			else if (*end == ',')
+			if (*end == ',' && end[1] == '}') {
+				hi = lo + 1;        /* {m,}: m copies and a star */
+				end++;
+			} else if (*end == ',') {
 				hi = strtoul(end + 1, &end, 10);
+			}
 			if (*end == '}') {
 				unsigned long long n = hi > lo ? hi : lo;
 
