@@ -183,7 +183,8 @@ static int on_added(void *data, const char *path, unsigned line, const char *tex
 /*
  * glibc's regcomp copies a bounded repetition once per count, nested ones
  * multiply, "x{1,32767}" alone takes seconds and gigabytes, and each '+'
- * doubles its operand (a run of 120 took gigabytes); its regexec backtracks
+ * doubles its operand (a run of 120 took gigabytes), stacked repetitions
+ * ("b?????...+++") make its epsilon closures explode; its regexec backtracks
  * on back-references.  So a pattern is refused when it is long,
  * uses a back-reference, or would expand to more than MAX_RE_COST atoms.
  */
@@ -201,12 +202,17 @@ static const char *re_too_costly(const char *pattern)
 {
 	unsigned long long cost[MAX_RE_DEPTH + 1] = { 0 }, last = 0;
 	size_t depth = 0, len = strlen(pattern);
+	int repeated = 0;           /* the last thing read was a repetition */
 
 	if (len > MAX_RE_LEN)
 		return "longer than 4096 bytes";
 	for (size_t i = 0; i < len; i++) {
 		char ch = pattern[i];
 
+		/* undefined in POSIX; glibc's epsilon closure explodes on runs of them */
+		if (repeated && (ch == '*' || ch == '+' || ch == '?' || ch == '{'))
+			return "a repetition right after another is not supported";
+		repeated = ch == '*' || ch == '+' || ch == '?';
 		if (ch == '\\') {
 			if (pattern[i + 1] >= '1' && pattern[i + 1] <= '9')
 				return "back-references are not supported";
@@ -247,6 +253,7 @@ static const char *re_too_costly(const char *pattern)
 				cost[depth] += re_mul(last, n ? n - 1 : 0);
 				last = re_mul(last, n);
 				i = (size_t)(end - pattern);
+				repeated = 1;
 				if (cost[depth] > MAX_RE_COST)
 					return "too large once its repetitions are expanded";
 				continue;

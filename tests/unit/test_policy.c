@@ -100,7 +100,12 @@ static void test_costly_regex(void)
 		{ "((a{30}){30}){30}", "too large once its repetitions are expanded" },
 		{ "(ab{10,}){3000}", "too large once its repetitions are expanded" },
 		{ "(a*)*\\1", "back-references are not supported" },
-		{ "pa++++++++++++++++++++++++++++++sswd", "too large once its repetitions are expanded" },
+		{ "pa++++++++++++++++++++++++++++++sswd", "a repetition right after another" },
+		{ "((((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+",
+		  "too large once its repetitions are expanded" },
+		{ "a|||||b??????????????????????????????????????????????????+++",
+		  "a repetition right after another is not supported" },
+		{ "x*{2}", "a repetition right after another is not supported" },
 		{ "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((a"
 		  "))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))",
 		  "groups nested too deep" },
