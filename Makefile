@@ -1,8 +1,12 @@
 # sluice - build, test, demo, install.
 #
 #   make                 build build/sluice (installs missing dependencies first)
-#   make test            build and run both test layers; ends with "N passed, N failed"
+#   make test            build and run both test layers; lists skipped cases and ends
+#                        with "N passed, N failed, N skipped"
 #   make demo            run the bundled example campaign end to end
+#   make fuzz            build the libFuzzer harnesses (tests/fuzz/, clang) and run
+#                        each for FUZZ_SECONDS (default 30); crashes land in
+#                        build/fuzz/crash/NAME/ (FUZZ_ONLY=glob,diff runs only those)
 #   make install         PREFIX=/usr/local DESTDIR=
 #   DEVELOPER=1          warnings are errors (CI sets it)
 #   SANITIZE=address,undefined
@@ -56,7 +60,7 @@ HELPER_BIN := $(HELPER_SRC:%.c=$(BUILD)/%)
 
 LIBSLUICE := $(BUILD)/libsluice.a
 
-.PHONY: all deps test unit-test shell-test demo install clean distclean
+.PHONY: all deps test unit-test shell-test demo install clean distclean fuzz fuzz-deps
 all: $(BUILD)/sluice
 
 deps: $(DEPS_STAMP)
@@ -103,6 +107,39 @@ $(BUILD)/tests/helper/%: tests/helper/%.c $(LIBSLUICE) | $(DEPS_STAMP)
 
 test: $(BUILD)/sluice $(UNIT_BIN) $(HELPER_BIN)
 	@sh tests/run-tests.sh $(BUILD)
+
+# Fuzzing: the library again, built by clang with the fuzzer's coverage and
+# the sanitizers, linked into one binary per harness.  Only `make fuzz`
+# needs clang (ci/install-deps.sh installs it when WITH_CLANG=1 is set).
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_BUILD := $(BUILD)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS = $(filter-out -Werror,$(BASE_CFLAGS)) $(PKG_CFLAGS) -g -O1 $(FUZZ_SAN) \
+	-Werror=implicit-function-declaration -Werror=int-conversion
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+
+fuzz-deps: | $(DEPS_STAMP)
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || WITH_CLANG=1 sh ci/install-deps.sh
+
+$(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP) fuzz-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/libsluice.a: $(FUZZ_LIB_OBJ) $(GRAMMAR_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libsluice.a | fuzz-deps
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libsluice.a \
+		$(PKG_LIBS) -lpthread
+
+fuzz: $(FUZZ_BIN)
+	@sh tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(subst $(comma), ,$(FUZZ_ONLY))
+
+comma := ,
 
 demo: $(BUILD)/sluice
 	@sh examples/run-demo.sh $(BUILD)

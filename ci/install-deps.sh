@@ -5,7 +5,8 @@
 # Debian packages (apt-get, as root or through sudo) and the pinned tree-sitter
 # grammars (npm ci from package-lock.json into node_modules/; only their
 # generated C sources are used, no install scripts run).  Safe to run again:
-# when everything is present it does nothing and prints nothing.
+# when everything is present it does nothing and prints nothing.  With
+# WITH_CLANG=1 (make fuzz sets it when clang is missing) clang is added.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,9 @@ libgit2-dev libtree-sitter-dev libcurl4-openssl-dev libjansson-dev
 libsqlite3-dev libyaml-dev libseccomp-dev libxml2-dev zlib1g-dev libxml2-utils
 nodejs npm sqlite3 bubblewrap ripgrep iproute2 procps util-linux
 chromium"
+
+# clang (libFuzzer) only for `make fuzz`, which sets WITH_CLANG=1
+[ "${WITH_CLANG:-}" = 1 ] && PKGS="$PKGS clang"
 
 missing=""
 for p in $PKGS; do

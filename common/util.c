@@ -1,10 +1,10 @@
 /*
  * util.c - allocation, files, directories, globs and clocks.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -317,50 +317,154 @@ int sl_path_is_under(const char *path, const char *dir)
 	return path[n] == '\0' || path[n] == '/' || (n == 1 && dir[0] == '/');
 }
 
-static int glob_at(const char *pat, const char *path)
+/*
+ * Globs are matched without recursion, in time bounded by the product of the
+ * pattern's and the path's lengths: a pattern comes from a campaign file and
+ * may hold any number of stars.  Within a segment '*' is a star over
+ * characters, across segments "**" is a star over segments; each level keeps
+ * only its last star, to which a mismatch returns (the classic two-pointer
+ * wildcard match; a later star makes an earlier one's choices irrelevant).
+ */
+
+/* A bracket expression at *pp ('['); 1 if c is in it.  *pp moves past it. */
+static int glob_class(const char **pp, const char *pe, unsigned char c, int *ok)
 {
-	/* "**" as a whole segment matches zero or more directories */
-	if (!strncmp(pat, "**", 2) && (pat[2] == '/' || !pat[2])) {
-		const char *rest = pat[2] ? pat + 3 : pat + 2;
+	static const struct { const char *name; int (*fn)(int); } classes[] = {
+		{ "alnum", isalnum }, { "alpha", isalpha }, { "blank", isblank },
+		{ "cntrl", iscntrl }, { "digit", isdigit }, { "graph", isgraph },
+		{ "lower", islower }, { "print", isprint }, { "punct", ispunct },
+		{ "space", isspace }, { "upper", isupper }, { "xdigit", isxdigit },
+	};
+	const char *q = *pp + 1;
+	int neg = 0, in = 0;
 
-		if (!*rest)
-			return 1;
-		for (const char *p = path; ; ) {
-			if (glob_at(rest, p))
-				return 1;
-			p = strchr(p, '/');
-			if (!p)
-				return 0;
-			p++;
+	if (q < pe && (*q == '!' || *q == '^')) {
+		neg = 1;
+		q++;
+	}
+	for (const char *first = q; q < pe && (*q != ']' || q == first); ) {
+		unsigned char lo = (unsigned char)*q, hi;
+
+		if (*q == '[' && q + 1 < pe && q[1] == ':') {
+			const char *e = q + 2;
+
+			while (e + 1 < pe && !(e[0] == ':' && e[1] == ']'))
+				e++;
+			if (e + 1 < pe) {
+				for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+					if (strlen(classes[i].name) == (size_t)(e - q - 2) &&
+					    !strncmp(classes[i].name, q + 2, (size_t)(e - q - 2)) &&
+					    classes[i].fn(c))
+						in = 1;
+				q = e + 2;
+				continue;
+			}
 		}
+		if (*q == '\\' && q + 1 < pe)
+			lo = (unsigned char)*++q;
+		q++;
+		hi = lo;
+		if (q + 1 < pe && *q == '-' && q[1] != ']') {
+			q++;
+			if (*q == '\\' && q + 1 < pe)
+				q++;
+			hi = (unsigned char)*q++;
+		}
+		if (lo <= c && c <= hi)
+			in = 1;
 	}
-	{
-		const char *slash = strchr(pat, '/');
-		const char *pslash = strchr(path, '/');
-		char seg[PATH_MAX], pseg[PATH_MAX];
-		size_t sl, pl;
+	if (q >= pe) {              /* no closing ']': a literal '[' */
+		*ok = 0;
+		return 0;
+	}
+	*ok = 1;
+	*pp = q + 1;
+	return in != neg;
+}
 
-		if (!slash)
-			return !pslash && !fnmatch(pat, path, FNM_PERIOD);
-		if (!pslash)
-			return 0;
-		sl = (size_t)(slash - pat);
-		pl = (size_t)(pslash - path);
-		if (sl >= sizeof(seg) || pl >= sizeof(pseg))
-			return 0;
-		memcpy(seg, pat, sl);
-		seg[sl] = '\0';
-		memcpy(pseg, path, pl);
-		pseg[pl] = '\0';
-		if (fnmatch(seg, pseg, FNM_PERIOD))
-			return 0;
-		return glob_at(slash + 1, pslash + 1);
+/* One token at *pp (not '*') against c; *pp moves past it. */
+static int glob_token(const char **pp, const char *pe, unsigned char c, int leading_dot)
+{
+	const char *p = *pp;
+	int ok, in;
+
+	if (*p == '?') {
+		*pp = p + 1;
+		return !leading_dot;
 	}
+	if (*p == '[') {
+		in = glob_class(pp, pe, c, &ok);
+		if (ok)
+			return in && !leading_dot;
+	}
+	if (*p == '\\' && p + 1 < pe)
+		p++;
+	*pp = p + 1;
+	return (unsigned char)*p == c;
+}
+
+/* One segment: pattern [p, pe) against [s, se); a leading '.' needs a '.'. */
+static int glob_segment(const char *p, const char *pe, const char *s, const char *se)
+{
+	const char *s0 = s, *star_p = NULL, *star_s = NULL;
+
+	while (s < se) {
+		if (p < pe && *p == '*') {
+			if (s == s0 && *s == '.')
+				return 0;
+			star_p = ++p;
+			star_s = s;
+			continue;
+		}
+		if (p < pe && glob_token(&p, pe, (unsigned char)*s, s == s0 && *s == '.')) {
+			s++;
+			continue;
+		}
+		if (!star_p)
+			return 0;
+		p = star_p;
+		s = ++star_s;
+	}
+	while (p < pe && *p == '*')
+		p++;
+	return p == pe;
+}
+
+/* The segment after the one at x, or NULL if x is the last. */
+static const char *glob_next(const char *x)
+{
+	const char *e = strchrnul(x, '/');
+
+	return *e ? e + 1 : NULL;
 }
 
 int sl_glob_match(const char *pattern, const char *path)
 {
-	return glob_at(pattern, path);
+	const char *p = pattern, *s = path, *star_p = NULL, *star_s = NULL;
+
+	for (;;) {
+		if (p && p[0] == '*' && p[1] == '*' && (p[2] == '/' || !p[2])) {
+			if (!p[2]) {        /* a final "**": one or more segments */
+				if (s)
+					return 1;
+			} else {
+				star_p = p = glob_next(p);
+				star_s = s;
+				continue;
+			}
+		} else if (!p && !s) {
+			return 1;
+		} else if (p && s && glob_segment(p, strchrnul(p, '/'), s, strchrnul(s, '/'))) {
+			p = glob_next(p);
+			s = glob_next(s);
+			continue;
+		}
+		if (!star_p || !star_s)
+			return 0;
+		star_s = glob_next(star_s);     /* the last "**" takes one more segment */
+		p = star_p;
+		s = star_s;
+	}
 }
 
 int64_t sl_now_ms(void)

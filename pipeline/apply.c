@@ -1422,6 +1422,25 @@ int sl_apply_edits_ext(git_oid *commit_out, sl_buf *diff_out, git_repository *re
 			}
 		}
 	}
+	/* a file the candidate creates cannot also be a directory of another path */
+	for (size_t i = 0; i < x.nfiles; i++) {
+		const file_state *f = &x.files[i];
+		size_t n = strlen(f->path);
+
+		if (!f->created || f->deleted)
+			continue;
+		for (size_t k = 0; k < edits->n; k++) {
+			const char *p = x.items[k].path;
+			sl_buf why = SL_BUF_INIT;
+
+			if (!p || x.items[k].tier == tier_names[T_REFUSED] || strncmp(p, f->path, n) ||
+			    p[n] != '/')
+				continue;
+			sl_buf_addf(&why, "refusing path '%s': '%s' is a file the candidate creates",
+				    p, f->path);
+			refuse(&x.items[k], &why);
+		}
+	}
 	for (size_t i = 0; i < edits->n; i++) {
 		if (!x.items[i].tier)
 			x.items[i].tier = tier_names[T_REFUSED];    /* not reached: BUG guard */

@@ -66,11 +66,16 @@ static int fail_at(sl_err *err, const sl_spec *spec, sl_pos pos)
 /* 1 if the query text defines the capture @name (name of len bytes). */
 static int query_has_capture(const char *query, const char *name, size_t len)
 {
+	if (!len)
+		return 0;
 	for (const char *p = strchr(query, '@'); p; p = strchr(p + 1, '@')) {
-		unsigned char next = (unsigned char)p[1 + len];
+		unsigned char next;
 
-		if (!strncmp(p + 1, name, len) && !isalnum(next) && next != '_' && next != '-' &&
-		    next != '.')
+		/* p[1 + len] is inside the string only once the name matched */
+		if (strncmp(p + 1, name, len))
+			continue;
+		next = (unsigned char)p[1 + len];
+		if (!isalnum(next) && next != '_' && next != '-' && next != '.')
 			return 1;
 	}
 	return 0;
@@ -126,6 +131,11 @@ static int validate(const sl_spec *spec, sl_err *err)
 		    check_rule_captures(spec, &spec->rules[i], err))
 			return fail_at(err, spec, spec->rules[i].pos);
 	return SL_OK;
+}
+
+int sl_campaign_check(const sl_spec *spec, sl_err *err)
+{
+	return validate(spec, err);
 }
 
 void sl_campaign_free(sl_campaign *c)

@@ -51,6 +51,12 @@ int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_
 		     sl_err *err);
 void sl_campaign_free(sl_campaign *c);
 /*
+ * What sl_campaign_load checks of a loaded spec before it opens the
+ * repository: languages, the query (compiled in a bounded child), the
+ * prompt and the rules' captures.  SL_EINPUT with "FILE:LINE:COL: " first.
+ */
+int sl_campaign_check(const sl_spec *spec, sl_err *err);
+/*
  * Fill the target settings of so from the campaign; returns the override
  * array so points into (caller frees it after the scope; NULL if none).
  */

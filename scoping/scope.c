@@ -21,11 +21,18 @@
  * (path, start, end: a total order, so the thread count never changes the
  * output) and writes the new cache rows in one transaction.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <tree_sitter/api.h>
 
@@ -39,6 +46,18 @@
 #define MAX_BLOB_SIZE (8u << 20)
 #define BINARY_SNIFF 8000
 #define CHUNK 32               /* files a worker takes at a time */
+
+/*
+ * Bounds on a user's query.  libtree-sitter 0.20.7's ts_query_new crashes or
+ * never returns on some queries (stacked quantifiers: "_??", "(_)** @a"), so
+ * the first compilation of a query runs in a child process with a time and
+ * memory limit.  Running a query is bounded per file by the number of
+ * partial matches in progress and by time.
+ */
+#define COMPILE_MS 10000
+#define COMPILE_MEM_MB 1024
+#define MATCH_LIMIT 10000
+#define FILE_QUERY_MS 10000
 
 /* Results are encoded for the cache in this format; bump it when it changes. */
 #define CACHE_FORMAT "sluice-scope-1"
@@ -233,11 +252,149 @@ fail:
 	return SL_EINPUT;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/*
+ * Compile the query in a child: 0 if ts_query_new returned there (a query
+ * it rejects is then compiled again here, for the error's offset), else
+ * SL_EINPUT naming what happened to the child.
+ */
+static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
+{
+	int fds[2] = { -1, -1 }, st = 0, ret = SL_ERROR, ended = 0;
+	int64_t deadline = sl_now_ms() + COMPILE_MS;
+	pid_t pid;
+
+	/* close-on-exec: a child another thread starts must not hold it open */
+	if (pipe2(fds, O_CLOEXEC))
+		return sl_err_set(err, SL_ERROR, "cannot check the query: pipe: %s", strerror(errno));
+	if ((pid = fork()) < 0) {
+		sl_err_set(err, SL_ERROR, "cannot check the query: fork: %s", strerror(errno));
+		goto done;
+	}
+	if (pid == 0) {
+		uint32_t off;
+		TSQueryError type;
+		TSQuery *q;
+
+		close(fds[0]);
+#ifndef UNDER_ASAN
+		struct rlimit rl = { (rlim_t)COMPILE_MEM_MB << 20, (rlim_t)COMPILE_MEM_MB << 20 };
+
+		setrlimit(RLIMIT_AS, &rl);
+#endif
+		q = ts_query_new(lang->grammar(), query, (uint32_t)strlen(query), &off, &type);
+		_exit(q ? 0 : 1);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	/* the pipe closes when the child ends, however it ends */
+	while (!ended) {
+		int64_t left = deadline - sl_now_ms();
+		struct pollfd pfd = { fds[0], POLLIN, 0 };
+		char c;
+
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, (int)left) > 0 && read(fds[0], &c, 1) <= 0)
+			ended = 1;
+	}
+	if (!ended)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!ended)
+		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter did not finish compiling it "
+				 "in %d s (a quantifier right after another is not supported)",
+				 COMPILE_MS / 1000);
+	else if (WIFSIGNALED(st))
+		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter crashed compiling it "
+				 "(signal %d; a quantifier right after another is not supported)",
+				 WTERMSIG(st));
+	else if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter failed compiling it "
+				 "(exit %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	else
+		ret = 0;
+done:
+	close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	return ret;
+}
+
+static int query_ident_char(char ch)
+{
+	return isalnum((unsigned char)ch) || ch == '_' || ch == '-' || ch == '.' || ch == '?' ||
+	       ch == '!';
+}
+
+/*
+ * The quick answer for the usual crash: a quantifier right after another
+ * ("_??", "(_)** @a"), outside strings and comments.  Other queries that
+ * hang the compiler (a quantified group of quantified patterns) are left to
+ * compile_in_child.
+ */
+static int screen_quantifiers(const char *q, size_t len, uint32_t *offset_out, sl_err *err)
+{
+	int quantifiable = 0, quantified = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = q[i];
+
+		if (ch == ';') {
+			while (i + 1 < len && q[i + 1] != '\n')
+				i++;
+		} else if (ch == '"') {
+			for (i++; i < len && q[i] != '"'; i++)
+				if (q[i] == '\\')
+					i++;
+			quantifiable = 1;
+			quantified = 0;
+		} else if (ch == '*' || ch == '+' || ch == '?') {
+			if (quantified) {
+				if (offset_out)
+					*offset_out = (uint32_t)i;
+				return sl_err_set(err, SL_EINPUT, "invalid query: quantifier '%c' right "
+						  "after another is not supported", ch);
+			}
+			quantified = quantifiable;
+			quantifiable = 0;
+		} else if (ch == ')' || ch == ']' ||
+			   (ch == '_' && (!i || !query_ident_char(q[i - 1])) &&
+			    (i + 1 == len || q[i + 1] == '?' || q[i + 1] == '!' ||
+			     !query_ident_char(q[i + 1])))) {
+			quantifiable = 1;
+			quantified = 0;
+		} else if (!isspace((unsigned char)ch)) {
+			while (i + 1 < len && query_ident_char(q[i + 1]))
+				i++;
+			quantifiable = quantified = 0;
+		}
+	}
+	return 0;
+}
+
 int sl_scope_check_query(const char *language, const char *query, const char *capture,
 			 uint32_t *offset_out, sl_err *err)
 {
 	struct compiled c;
-	int ret = compile_query(&c, language, query, capture, offset_out, err);
+	const sl_lang *lang = language ? sl_lang_find(language) : NULL;
+	int ret;
+
+	if (offset_out)
+		*offset_out = UINT32_MAX;
+	if (lang && query && *query && strlen(query) <= UINT32_MAX / 2 &&
+	    ((ret = screen_quantifiers(query, strlen(query), offset_out, err)) ||
+	     (ret = compile_in_child(lang, query, err))))
+		return ret;
+	ret = compile_query(&c, language, query, capture, offset_out, err);
 
 	compiled_release(&c);
 	return ret;
@@ -718,6 +875,7 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 	const char *text;
 	TSQueryMatch m;
 	int ret = SL_ERROR, pass;
+	int64_t t0;
 
 	if (git_repository_odb(&odb, wk->repo) || git_odb_read_header(&size, &type, odb, &e->oid)) {
 		git_fail(&wk->err, "cannot read blob header");
@@ -754,10 +912,23 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 	wk->st.parsed++;
 	if (ts_node_has_error(ts_tree_root_node(tree)))
 		e->flags |= CF_PARSE_ERROR;
+	ts_query_cursor_set_match_limit(cursor, MATCH_LIMIT);
 	ts_query_cursor_exec(cursor, c->q, ts_tree_root_node(tree));
-	while (ts_query_cursor_next_match(cursor, &m))
+	t0 = sl_now_ms();
+	for (unsigned long n = 0; ts_query_cursor_next_match(cursor, &m); n++) {
+		if (!(n & 255) && sl_now_ms() - t0 > FILE_QUERY_MS) {
+			sl_err_set(&wk->err, SL_EINPUT, "%s: the query ran longer than %d s on this file",
+				   e->path, FILE_QUERY_MS / 1000);
+			goto done;
+		}
 		if (sl_preds_eval(c->preds, &m, text, size))
 			add_raw(raws, &nraws, raws_alloc, c, wk->sh->unit, &m, text, size);
+	}
+	if (ts_query_cursor_did_exceed_match_limit(cursor)) {
+		sl_err_set(&wk->err, SL_EINPUT, "%s: the query needs more than %d partial matches "
+			   "at once on this file; make it more specific", e->path, MATCH_LIMIT);
+		goto done;
+	}
 	group_targets(&wk->out, *raws, nraws, e, c, text);
 	nraws = 0;
 	if (c->pf && pass && wk->out.n == before)
@@ -1022,8 +1193,8 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	st->threads = nthreads;
 	for (unsigned i = 0; i < nthreads; i++) {
 		if (wks[i].ret) {
-			sl_err_set(err, wks[i].err.code ? wks[i].err.code : SL_ERROR, "%s",
-				   wks[i].err.msg[0] ? wks[i].err.msg : "scoping failed");
+			ret = sl_err_set(err, wks[i].err.code ? wks[i].err.code : SL_ERROR, "%s",
+					 wks[i].err.msg[0] ? wks[i].err.msg : "scoping failed");
 			goto done;
 		}
 		st->parsed += wks[i].st.parsed;

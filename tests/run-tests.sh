@@ -1,10 +1,14 @@
 #!/bin/sh
-# run-tests.sh BUILD - run both test layers and print one line "N passed, N failed".
+# run-tests.sh BUILD - run both test layers and print one line
+# "N passed, N failed, N skipped"; exit non-zero if anything failed.
 #
 # Unit tests: every build/tests/unit/test_* binary.  End-to-end tests: every
-# tests/t/t[0-9]*.sh script.  Both print TAP lines ("ok N - ..." /
-# "not ok N - ..."); this script counts them, and counts a script or binary
-# that exits non-zero without a "not ok" line (a crash) as one failure.
+# tests/t/t[0-9]*.sh script.  Both print TAP lines ("ok N - ...",
+# "not ok N - ...", "ok N # skip reason"); this script counts them, counts a
+# script or binary that exits non-zero without a "not ok" line (a crash),
+# or that ends without its closing "# N passed, N failed" line, as one
+# failure, and lists every skipped case with its reason before the total,
+# so a machine that lacks something (cgroups, Landlock, root) shows it.
 # Set T=t4 to run only the end-to-end scripts whose names start with t4.
 set -u
 BUILD=${1:-build}
@@ -15,18 +19,24 @@ export SLUICE_BUILD="$BUILD"
 export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 log="$BUILD/tests/log"
 rm -rf "$log" && mkdir -p "$log"
-pass=0 fail=0
+pass=0 fail=0 skip=0
+: >"$log/skipped"
 
 count() { # name logfile rc
-	p=$(grep -c '^ok ' "$2")
+	s=$(grep -c '^ok [0-9]* # skip' "$2")
+	p=$(($(grep -c '^ok ' "$2") - s))
 	f=$(grep -c '^not ok ' "$2")
+	grep '^ok [0-9]* # skip' "$2" | sed "s|^ok [0-9]* # skip|$1:|" >>"$log/skipped"
 	if [ "$3" != 0 ] && [ "$f" = 0 ]; then
 		f=1
 		echo "not ok - $1 exited with status $3 (see $2)"
+	elif ! grep -q '^# [0-9]* passed, [0-9]* failed' "$2"; then
+		f=$((f + 1))
+		echo "not ok - $1 ended before its summary line (see $2)"
 	fi
 	grep '^not ok ' "$2" | sed "s|^|$1: |"
-	pass=$((pass + p)); fail=$((fail + f))
-	printf '%-40s %3d passed, %d failed\n' "$1" "$p" "$f"
+	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+	printf '%-40s %3d passed, %d failed, %d skipped\n' "$1" "$p" "$f" "$s"
 }
 
 for t in "$BUILD"/tests/unit/test_*; do
@@ -76,5 +86,9 @@ for t in "$top"/tests/t/${T:-t}[0-9]*.sh; do
 	done
 done
 
-echo "$pass passed, $fail failed"
+if [ -s "$log/skipped" ]; then
+	echo "skipped:"
+	sed 's/^/  /' "$log/skipped"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

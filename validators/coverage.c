@@ -97,7 +97,8 @@ static void normalise(sl_coverage *c)
 		sl_cov_file *f = &c->files[i];
 		size_t j = 0;
 
-		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+		if (f->n > 1)
+			qsort(f->v, f->n, sizeof(*f->v), cmp_line);
 		for (size_t k = 0; k < f->n; k++) {
 			if (j && f->v[j - 1].line == f->v[k].line) {
 				uint64_t s = f->v[j - 1].count + f->v[k].count;

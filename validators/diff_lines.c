@@ -167,7 +167,7 @@ static int parse_uint(const char **s, const char *end, unsigned *out)
 	return 0;
 }
 
-/* "@@ -a[,b] +c[,d] @@" */
+/* "@@ -a[,b] +c[,d] @@"; lines are 1-based, so a start of 0 only with a count of 0 */
 static int parse_hunk_header(const char *s, const char *end, unsigned *old_n,
 			     unsigned *new_start, unsigned *new_n)
 {
@@ -185,6 +185,8 @@ static int parse_hunk_header(const char *s, const char *end, unsigned *old_n,
 	if (s < end && *s == ',' && (s++, parse_uint(&s, end, new_n)))
 		return -1;
 	if (end - s < 3 || memcmp(s, " @@", 3))
+		return -1;
+	if ((!a && *old_n) || (!*new_start && *new_n))
 		return -1;
 	return 0;
 }

@@ -180,6 +180,104 @@ static int on_added(void *data, const char *path, unsigned line, const char *tex
 	return 0;
 }
 
+/*
+ * glibc's regcomp copies a bounded repetition once per count, nested ones
+ * multiply, "x{1,32767}" alone takes seconds and gigabytes, and each '+'
+ * doubles its operand (a run of 120 took gigabytes), stacked repetitions
+ * ("b?????...+++") make its epsilon closures explode; its regexec backtracks
+ * on back-references.  So a pattern is refused when it is long,
+ * uses a back-reference, or would expand to more than MAX_RE_COST atoms.
+ */
+#define MAX_RE_LEN 4096
+#define MAX_RE_COST 20000
+#define MAX_RE_DEPTH 64
+
+static unsigned long long re_mul(unsigned long long a, unsigned long long b)
+{
+	return b && a > (MAX_RE_COST + 1ULL) / b ? MAX_RE_COST + 1ULL : a * b;
+}
+
+/* NULL if pattern (an ERE) is cheap enough to compile, else why not. */
+static const char *re_too_costly(const char *pattern)
+{
+	unsigned long long cost[MAX_RE_DEPTH + 1] = { 0 }, last = 0;
+	size_t depth = 0, len = strlen(pattern);
+	int repeated = 0;           /* the last thing read was a repetition */
+
+	if (len > MAX_RE_LEN)
+		return "longer than 4096 bytes";
+	for (size_t i = 0; i < len; i++) {
+		char ch = pattern[i];
+
+		/* undefined in POSIX; glibc's epsilon closure explodes on runs of them */
+		if (repeated && (ch == '*' || ch == '+' || ch == '?' || ch == '{'))
+			return "a repetition right after another is not supported";
+		repeated = ch == '*' || ch == '+' || ch == '?';
+		if (ch == '\\') {
+			if (pattern[i + 1] >= '1' && pattern[i + 1] <= '9')
+				return "back-references are not supported";
+			i += pattern[i + 1] != '\0';
+			last = 1;
+		} else if (ch == '[') {
+			size_t j = i + 1;
+
+			j += pattern[j] == '^';
+			j += pattern[j] == ']';
+			while (j < len && pattern[j] != ']')
+				j += pattern[j] == '[' && (pattern[j + 1] == ':' || pattern[j + 1] == '.' ||
+							   pattern[j + 1] == '=') ?
+					strcspn(pattern + j + 2, "]") + 3 : 1;
+			i = j < len ? j : len;
+			last = 1;
+		} else if (ch == '(') {
+			if (depth == MAX_RE_DEPTH)
+				return "groups nested too deep";
+			cost[++depth] = 0;
+			continue;
+		} else if (ch == ')' && depth) {
+			last = cost[depth--];
+		} else if (ch == '{' && last) {
+			char *end;
+			unsigned long lo = strtoul(pattern + i + 1, &end, 10), hi = lo;
+
+			if (*end == ',' && end[1] == '}') {
+				hi = lo + 1;        /* {m,}: m copies and a star */
+				end++;
+			} else if (*end == ',') {
+				hi = strtoul(end + 1, &end, 10);
+			}
+			if (*end == '}') {
+				unsigned long long n = hi > lo ? hi : lo;
+
+				/* the atom is counted once already */
+				cost[depth] += re_mul(last, n ? n - 1 : 0);
+				last = re_mul(last, n);
+				i = (size_t)(end - pattern);
+				repeated = 1;
+				if (cost[depth] > MAX_RE_COST)
+					return "too large once its repetitions are expanded";
+				continue;
+			}
+			last = 1;
+		} else if (ch == '+') {
+			/* x+ is compiled as x x*: each '+' doubles what it applies to */
+			cost[depth] += last;
+			last = re_mul(last, 2);
+			if (cost[depth] > MAX_RE_COST)
+				return "too large once its repetitions are expanded";
+			continue;
+		} else if (ch == '*' || ch == '?' || ch == '|' || ch == '^' || ch == '$') {
+			continue;
+		} else {
+			last = 1;
+		}
+		cost[depth] += last;
+		if (cost[depth] > MAX_RE_COST)
+			return "too large once its repetitions are expanded";
+	}
+	return NULL;
+}
+
 static int compile_all(regex_t **out, size_t *nout, const sl_policy_opts *opts, sl_err *err)
 {
 	size_t n = 0;
@@ -191,6 +289,14 @@ static int compile_all(regex_t **out, size_t *nout, const sl_policy_opts *opts, 
 		n++;
 	if (!n)
 		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *why = re_too_costly(opts->forbid[i]);
+
+		if (why)
+			return sl_err_set(err, SL_EINPUT, "bad forbid pattern '%.200s%s': %s",
+					  opts->forbid[i], strlen(opts->forbid[i]) > 200 ? "..." : "",
+					  why);
+	}
 	re = sl_xcalloc(n, sizeof(*re));
 	for (size_t i = 0; i < n; i++) {
 		int rc = regcomp(&re[i], opts->forbid[i], REG_EXTENDED | REG_NOSUB);

@@ -63,9 +63,14 @@ start_stub() {
 	rm -f "$1/port"
 	stub-model --dir "$1" --port-file "$1/port" --max-seconds 300 &
 	stub_pid=$!
-	for i in $(seq 1 100); do test -s "$1/port" && break; sleep 0.1; done
-	stub_port=$(cat "$1/port")
-	test -n "$stub_port"
+	# up to a minute on a loaded machine, less if the server died
+	for i in $(seq 1 600); do
+		test -s "$1/port" && break
+		kill -0 $stub_pid 2>/dev/null || break
+		sleep 0.1
+	done
+	stub_port=$(cat "$1/port" 2>/dev/null)
+	test -n "$stub_port" || { echo "stub-model did not start" >&2; false; }
 }
 
 # start_forge KIND PROJECT BARE [stub-forge options]: start the stub GitHub or

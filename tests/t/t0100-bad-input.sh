@@ -178,4 +178,48 @@ test_expect_success 'version and help take no extra arguments' '
 	test_expect_code 2 sluice help run extra
 '
 
+# libtree-sitter 0.20.7 crashes on "_??" and never returns on "((_)?)? @a"
+# (or runs out of the memory its child is allowed, depending on the machine).
+test_expect_success 'a query that crashes tree-sitter exits 2 at its position' '
+	write_campaign c.yaml &&
+	sed -i "s/^  query: |$/  query: \"_??\"/; /^    (call_expression$/,/^      (#eq? @fn/d" c.yaml &&
+	grep -n "query: \"_??\"" c.yaml >line &&
+	spec_error c.yaml "invalid query: quantifier .?. right after another" &&
+	grep -q "^sluice: c.yaml:$(cut -d: -f1 line):13: " err
+'
+
+test_expect_success 'a query that hangs tree-sitter exits 2 naming the query line' '
+	git -C repo for-each-ref >refs.before &&
+	write_campaign c.yaml &&
+	sed -i "s/^  query: |$/  query: \"((_)?)? @call\"/; /^    (call_expression$/,/^      (#eq? @fn/d" c.yaml &&
+	spec_error c.yaml "invalid query: tree-sitter \(did not finish\|crashed\) compiling it" &&
+	test_expect_code 2 sluice run --store hang.db c.yaml 2>err &&
+	grep -q "^sluice: c.yaml:[0-9]*:[0-9]*: invalid query: tree-sitter" err &&
+	git -C repo for-each-ref >refs &&
+	test_cmp refs.before refs &&
+	! test -e hang.db
+'
+
+test_expect_success 'a query whose matches grow without bound on a file stops at the time limit' '
+	mkdir -p wide/src &&
+	i=0 &&
+	while test $i -lt 3000; do echo "int f$i(void) { return $i; }"; i=$((i + 1)); done >wide/src/w.c &&
+	make_repo wide &&
+	test_expect_code 2 sluice scope --repo wide --lang c \
+		--query "((function_definition) @a (function_definition) @b)" 2>err &&
+	grep -q "^sluice: src/w.c: the query ran longer than 10 s on this file" err
+'
+
+test_expect_success 'a forbid pattern that would exhaust memory exits 2 at its line' '
+	write_campaign c.yaml "  - name: policy" "    kind: policy" "    forbid: [\"x{1,32767}\"]" &&
+	spec_error c.yaml "bad forbid pattern .x{1,32767}.: too large once its repetitions are expanded" &&
+	grep -q "^sluice: c.yaml:$(grep -n "forbid:" c.yaml | cut -d: -f1):" err
+'
+
+test_expect_success 'a rule capture longer than the rest of the query is not read past its end' '
+	write_campaign c.yaml &&
+	sed -i "s/^  - capture: call$/  - capture: callxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/" c.yaml &&
+	spec_error c.yaml "rule replaces capture .callx*., which the query does not define"
+'
+
 test_done

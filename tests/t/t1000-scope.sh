@@ -25,7 +25,7 @@ test_expect_success 'setup' '
 	mkdir repo2 &&
 	printf "int main(void)\n{\n\tstrcpy(x, y);\n\treturn 0;\n}\n" >repo2/main.c &&
 	make_repo repo2 &&
-	cat >campaign.yaml <<-\EOF
+	cat >campaign.yaml <<-\EOF &&
 	name: t1000
 	repository: repo
 	targets:

@@ -50,7 +50,7 @@ test_expect_success 'node replacement is the default for function units' '
 '
 
 test_expect_success 'a token budget of five requests stops after exactly five (no concurrency)' '
-	sluice run --store s.db c.yaml >out;
+	sluice run --store s.db c.yaml >out &&
 	test "$(store_query s.db "select count(*) from attempts")" = 5 &&
 	test -f m/request-5.json && ! test -f m/request-6.json &&
 	test "$(store_query s.db "select count(*) from targets where state = '"'"'budget'"'"'")" = 3 &&
@@ -86,7 +86,7 @@ test_expect_success 'a cost cap with concurrency never overshoots by more than t
 	sed -e "s/^name: budget/name: cost/" -e "s/concurrency: 1/concurrency: 3/" \
 	    -e "s/127.0.0.1:[0-9]*/127.0.0.1:$stub_port/" \
 	    -e "s/  max_tokens: 100000/  max_cost: 0.0004/" c.yaml >k.yaml &&
-	sluice run --store k.db k.yaml >out;
+	sluice run --store k.db k.yaml >out &&
 	n=$(store_query k.db "select count(*) from attempts") &&
 	test "$n" -ge 3 && test "$n" -le 5 &&
 	test "$(store_query k.db "select count(*) from targets where state = '"'"'budget'"'"'")" = $((8 - n))
@@ -99,7 +99,7 @@ test_expect_success 'max_cost without a price for the model is an input error' '
 '
 
 test_expect_success 'cleanup' '
-	kill $(cat stub.pid) 2>/dev/null; true
+	{ kill $(cat stub.pid) 2>/dev/null || :; }
 '
 
 test_done

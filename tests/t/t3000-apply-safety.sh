@@ -170,7 +170,7 @@ test_expect_success 'control: a good reply is proposed; only the candidate branc
 	```
 	EOF
 	campaign good &&
-	sluice run --store s.db good.yaml >out 2>&1 || { cat out; false; } &&
+	{ sluice run --store s.db good.yaml >out 2>&1 || { cat out; false; }; } &&
 	grep -q "proposed  *1" out &&
 	git -C repo show sluice/good/src-a.c-L4C9:src/a.c >a.c &&
 	grep -q "return 1;" a.c &&

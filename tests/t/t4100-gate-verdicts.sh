@@ -24,9 +24,8 @@ test_expect_success 'its branch is not proposed' '
 
 test_expect_success 'a gate that opens TCP and writes outside its worktree fails inside, on the base and on each candidate; the host is unchanged' '
 	mkdir m &&
-	stub-model --dir m --port-file port --max-seconds 120 &
-	echo $! >stub.pid &&
-	for i in $(seq 1 100); do test -s port && break; sleep 0.1; done &&
+	{ stub-model --dir m --port-file port --max-seconds 120 & echo $! >stub.pid; } &&
+	for i in $(seq 1 600); do test -s port && break; sleep 0.1; done &&
 	port=$(cat port) &&
 	bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" &&
 	echo secret >canary &&
@@ -38,8 +37,8 @@ test_expect_success 'a gate that opens TCP and writes outside its worktree fails
 	    command: "echo pwned >$TRASH/canary; w=\$?; echo pwned >/usr/pwned; u=\$?; bash -c \"exec 3<>/dev/tcp/127.0.0.1/$port\"; t=\$?; echo write=\$w usr=\$u tcp=\$t; [ \$w != 0 ] && [ \$u != 0 ] && [ \$t != 0 ]"
 	    timeout: 30
 	EOF
-	sluice run --store h.db h.yaml >out;
-	rc=$?; kill $(cat stub.pid) 2>/dev/null; test $rc = 0 &&
+	{ sluice run --store h.db h.yaml >out; rc=$?; kill $(cat stub.pid) 2>/dev/null; } &&
+	test $rc = 0 &&
 	test "$(sha1sum canary)" = "$digest" &&
 	! test -e /usr/pwned &&
 	store_query h.db "select output from baselines where gate = '"'"'escape'"'"'" >base.tail &&

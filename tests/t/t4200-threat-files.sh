@@ -52,9 +52,12 @@ test_expect_success '/proc/1/environ and every environ in the jail are free of h
 test_expect_success 'inherited descriptors are not visible inside' '
 	cp "$SLUICE_BUILD/tests/helper/threat" work/threat &&
 	exec 7<"$HOME/.ssh/id_rsa" 8>>"$TRASH/store.db" &&
-	jail-run work "./threat fds; cat 2>/dev/null <&7 && echo read-fd7;
-		echo pwned 2>/dev/null >&8 && echo wrote-fd8; true" >out;
-	rc=$?; exec 7<&- 8>&- &&
+	{
+		jail-run work "./threat fds; cat 2>/dev/null <&7 && echo read-fd7;
+			echo pwned 2>/dev/null >&8 && echo wrote-fd8; true" >out
+		rc=$?
+		exec 7<&- 8>&-
+	} &&
 	test $rc = 0 &&
 	echo "fds above 2: 0" >expect &&
 	test_cmp expect out &&

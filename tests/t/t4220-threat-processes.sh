@@ -6,13 +6,16 @@ mkdir work
 cp "$SLUICE_BUILD/tests/helper/threat" work/threat
 
 test_expect_success 'a host process can be neither signalled nor ptraced' '
-	sleep 300 &
-	victim=$! &&
-	jail-run work "./threat kill $victim; ./threat ptrace $victim; kill -9 -1 2>/dev/null; true" >out;
-	rc=$? &&
-	alive=no && kill -0 $victim && alive=yes;
-	kill $victim; wait;
-	test $rc = 137 || test $rc = 0 &&
+	{ sleep 300 & victim=$!; } &&
+	{
+		jail-run work "./threat kill $victim; ./threat ptrace $victim; kill -9 -1 2>/dev/null; true" >out
+		rc=$?
+		alive=no
+		kill -0 $victim && alive=yes
+		kill $victim
+		wait
+	} &&
+	{ test $rc = 137 || test $rc = 0; } &&
 	test $alive = yes &&
 	printf "kill denied: ESRCH\nptrace denied: ESRCH\n" >expect &&
 	test_cmp expect out
@@ -48,13 +51,12 @@ test_expect_success 'no mounts, and the host mount table is unchanged' '
 	test "$before" = "$(wc -l </proc/self/mountinfo)"
 '
 
-test_expect_success 'TIOCSTI, with and without high bits, injects nothing into the terminal' '
-	if ! command -v script >/dev/null; then echo "skipped: no script(1)"; exit 0; fi &&
+test_expect_success SCRIPT 'TIOCSTI, with and without high bits, injects nothing into the terminal' '
 	cat >pty.sh <<-EOF &&
 	jail-run work "./threat tiocsti" >inside
 	if read -t 1 line; then echo "injected: \$line"; else echo clean; fi
 	EOF
-	script -qec "sh pty.sh" /dev/null </dev/null >typescript 2>&1;
+	script -qec "sh pty.sh" /dev/null </dev/null >typescript 2>&1 &&
 	grep -q "^clean" typescript &&
 	! grep "injected" typescript &&
 	! grep " ok$" inside &&

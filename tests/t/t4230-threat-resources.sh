@@ -19,14 +19,13 @@ test_expect_success 'a fork bomb is bounded and leaves nothing behind' '
 	n=$(sed -n "s/^forked //p" out) &&
 	test "$n" -lt 512 &&
 	if test $root = yes; then test "$n" -lt 64; fi &&
-	jail-run --timeout 3000 work ":(){ :|:& };: 2>/dev/null; sleep 1; echo survived" >out2;
-	test $? != 125 &&
+	{ jail-run --timeout 3000 work ":(){ :|:& };: 2>/dev/null; sleep 1; echo survived" >out2; rc=$?; } &&
+	test $rc != 125 &&
 	none_left "./threat forkbomb"
 '
 
 test_expect_success 'several processes allocating memory hit the cgroup limit (or the run refuses)' '
-	jail-run --mem-mb 128 --layers layers --timeout 20000 work "./threat memhog 4 64" >out 2>err;
-	rc=$? &&
+	{ jail-run --mem-mb 128 --layers layers --timeout 20000 work "./threat memhog 4 64" >out 2>err; rc=$?; } &&
 	if test $rc = 125; then
 		# no memory cgroup for this user: asked for, so refused (t4250)
 		grep "memory limit of 128 MiB asked for" err

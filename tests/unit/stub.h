@@ -4,13 +4,16 @@
  * (tests run from the top of the checkout).
  *
  *     stub s;
- *     if (!stub_start(&s)) return;          (a CHECK has failed already)
+ *     if (!stub_start(&s)) return;          (the test has failed already)
  *     stub_put(&s, "reply-1.json", "...");  or stub_fixture(&s, "reply-1.json", "openai-ok.json")
  *     ... requests to s.base_url ...
  *     char *req = stub_get(&s, "request-1.json");   (caller frees; "" if absent)
  *     stub_stop(&s);                         (kills it, removes its directory)
  *
  * Each stub has its own directory, so request numbers start at 1 per test.
+ * A stub that does not start fails the running test: a test that needs the
+ * server never passes without it.  The wait for its port is bounded in
+ * count (a minute of 10 ms naps) and ends early if the server exits.
  */
 #ifndef SL_TEST_STUB_H
 #define SL_TEST_STUB_H
@@ -26,6 +29,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "unit.h"
 
 typedef struct stub {
 	char dir[PATH_MAX];
@@ -96,6 +100,7 @@ static inline int stub_start(stub *s)
 		 sl_getenv_or("TMPDIR", "/tmp"));
 	if (!mkdtemp(s->dir)) {
 		perror("mkdtemp");
+		unit_cur_failed = 1;
 		return 0;
 	}
 	port_file = sl_path_join(s->dir, "port");
@@ -106,7 +111,7 @@ static inline int stub_start(stub *s)
 		fprintf(stderr, "cannot run %s: %s\n", bin, strerror(errno));
 		_exit(127);
 	}
-	for (int i = 0; s->pid > 0 && i < 500; i++) {
+	for (int i = 0; s->pid > 0 && i < 6000; i++) {
 		int st;
 
 		free(port);
@@ -126,6 +131,7 @@ static inline int stub_start(stub *s)
 		snprintf(s->base_url, sizeof(s->base_url), "http://127.0.0.1:%d/v1/", s->port);
 	} else {
 		fprintf(stderr, "stub-model did not start (%s)\n", bin);
+		unit_cur_failed = 1;
 	}
 	free(port);
 	free(port_file);

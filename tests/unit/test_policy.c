@@ -88,6 +88,61 @@ static void test_bad_regex(void)
 	sl_policy_result_release(&r);
 }
 
+/*
+ * "x{1,32767}" took glibc's regcomp 13 s and 4 GB; nested bounds multiply;
+ * back-references make regexec backtrack.  Each is refused before regcomp,
+ * and patterns of ordinary size still compile.
+ */
+static void test_costly_regex(void)
+{
+	static const struct { const char *re, *why; } bad[] = {
+		{ "x{1,32767}", "too large once its repetitions are expanded" },
+		{ "((a{30}){30}){30}", "too large once its repetitions are expanded" },
+		{ "(ab{10,}){3000}", "too large once its repetitions are expanded" },
+		{ "(a*)*\\1", "back-references are not supported" },
+		{ "pa++++++++++++++++++++++++++++++sswd", "a repetition right after another" },
+		{ "((((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+",
+		  "too large once its repetitions are expanded" },
+		{ "a|||||b??????????????????????????????????????????????????+++",
+		  "a repetition right after another is not supported" },
+		{ "x*{2}", "a repetition right after another is not supported" },
+		{ "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((a"
+		  "))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))",
+		  "groups nested too deep" },
+	};
+	static const char *const good[] = {
+		"system\\(", "a{2,5}b{3}", "((a{10}){10}){10}", "[[:alpha:]_]{1,64}\\(",
+		"[]{}]{100}", "x{5,}", "a+b+c+(d+e+)+", "[[:digit:]]+\\.[0-9]+",
+	};
+	sl_policy_opts opts = SL_POLICY_OPTS_INIT;
+	sl_err err = SL_ERR_INIT;
+	const char *one[2] = { NULL, NULL };
+	sl_buf big = SL_BUF_INIT;
+
+	opts.forbid = one;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		one[0] = bad[i].re;
+		sl_err_clear(&err);
+		CHECK_INT(sl_policy_validate(&opts, &err), SL_EINPUT);
+		CHECK(strstr(err.msg, bad[i].why) != NULL);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		one[0] = good[i];
+		sl_err_clear(&err);
+		CHECK_INT(sl_policy_validate(&opts, &err), 0);
+		if (err.code)
+			fprintf(stderr, "%s\n", err.msg);
+	}
+	for (int i = 0; i < 5000; i++)
+		sl_buf_adds(&big, "a");
+	one[0] = big.buf;
+	sl_err_clear(&err);
+	CHECK_INT(sl_policy_validate(&opts, &err), SL_EINPUT);
+	CHECK(strstr(err.msg, "longer than 4096 bytes") != NULL);
+	CHECK(strlen(err.msg) < 300);
+	sl_buf_release(&big);
+}
+
 static void test_empty_diff_passes(void)
 {
 	sl_policy_opts opts = SL_POLICY_OPTS_INIT;
@@ -143,6 +198,7 @@ int main(void)
 {
 	RUN(test_fixtures);
 	RUN(test_bad_regex);
+	RUN(test_costly_regex);
 	RUN(test_empty_diff_passes);
 	RUN(test_caps_and_nul);
 	RUN(test_default_list);

@@ -367,6 +367,43 @@ static void test_python(void)
 		    " (#match? @a \"^a$\"))", NULL, NULL, NULL, 0);
 }
 
+/*
+ * libtree-sitter 0.20.7 crashes on "_??" and never returns on "(_)** @a" or
+ * "((_)?)? @a": stacked quantifiers are refused at their offset, and any
+ * other query that crashes or hangs the compiler is refused as invalid
+ * after the bounded child compilation; a sound quantified query passes.
+ */
+static void test_query_hostile(void)
+{
+	static const struct { const char *q; uint32_t off; } stacked[] = {
+		{ "_??", 2 }, { "(_)** @a", 4 }, { "_*?", 2 }, { "[(_) (_)]+ * @a", 11 },
+		{ "(_) @a ; x??\n(identifier)?? @b", 26 },
+	};
+	uint32_t off;
+	sl_err err = SL_ERR_INIT;
+
+	for (size_t i = 0; i < sizeof(stacked) / sizeof(stacked[0]); i++) {
+		sl_err_clear(&err);
+		off = 0;
+		CHECK_INT(sl_scope_check_query("c", stacked[i].q, NULL, &off, &err), SL_EINPUT);
+		CHECK_INT(off, stacked[i].off);
+		CHECK(strstr(err.msg, "right after another is not supported") != NULL);
+	}
+	sl_err_clear(&err);
+	off = 0;
+	CHECK_INT(sl_scope_check_query("c", "((_)?)? @a", NULL, &off, &err), SL_EINPUT);
+	CHECK_INT(off, UINT32_MAX);
+	/* out of time or out of its memory, depending on the machine */
+	CHECK(!strncmp(err.msg, "invalid query: tree-sitter did not finish compiling it in 10 s",
+		       62) || !strncmp(err.msg, "invalid query: tree-sitter crashed", 34));
+	CHECK(strstr(err.msg, "a quantifier right after another is not supported") != NULL);
+	sl_err_clear(&err);
+	CHECK_INT(sl_scope_check_query("c", "(_ (_)* @a (_)? \";\"*) (#eq? @a \"??\")", NULL,
+				       &off, &err), 0);
+	CHECK_INT(sl_scope_check_query("c", "((identifier) @a (#match? @a \"^a+?$\"))", NULL,
+				       &off, &err), 0);
+}
+
 static void test_query_errors(void)
 {
 	uint32_t off = 0;
@@ -475,6 +512,7 @@ int main(void)
 	RUN(test_duplicates);
 	RUN(test_python);
 	RUN(test_query_errors);
+	RUN(test_query_hostile);
 	RUN(test_bad_commit);
 	RUN(test_langs);
 	git_repository_free(repo);

@@ -7,8 +7,11 @@
  *     int main(void) { RUN(test_empty); return unit_done(); }
  *
  * Each RUN prints "ok N - name" or "not ok N - name" (TAP), each failed
- * CHECK prints the file, line and expression on stderr.  unit_done() prints
- * the totals and returns the exit status (non-zero if anything failed).
+ * CHECK prints the file, line and expression on stderr.  A test that cannot
+ * run on this machine calls SKIP("reason") (which returns from it) and is
+ * reported "ok N # skip name: reason", counted as skipped, never as passed;
+ * a check that failed before the SKIP still fails the test.  unit_done()
+ * prints the totals and returns the exit status (non-zero if anything failed).
  */
 #ifndef SL_UNIT_H
 #define SL_UNIT_H
@@ -16,7 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int unit_n, unit_failed, unit_cur_failed;
+static int unit_n, unit_failed, unit_skipped, unit_cur_failed;
+static char unit_skip_reason[256];
 
 #define CHECK(expr) do { if (!(expr)) { \
 	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
@@ -34,14 +38,21 @@ static int unit_n, unit_failed, unit_cur_failed;
 		__FILE__, __LINE__, #a, #b, a_, b_); \
 	unit_cur_failed = 1; } } while (0)
 
-#define RUN(fn) do { unit_cur_failed = 0; fn(); unit_n++; \
-	if (unit_cur_failed) unit_failed++; \
-	printf("%sok %d - %s\n", unit_cur_failed ? "not " : "", unit_n, #fn); \
+#define SKIP(reason) do { snprintf(unit_skip_reason, sizeof(unit_skip_reason), \
+	"%s", (reason)); return; } while (0)
+
+#define RUN(fn) do { unit_cur_failed = 0; *unit_skip_reason = '\0'; fn(); unit_n++; \
+	if (unit_cur_failed) { unit_failed++; \
+		printf("not ok %d - %s\n", unit_n, #fn); \
+	} else if (*unit_skip_reason) { unit_skipped++; \
+		printf("ok %d # skip %s: %s\n", unit_n, #fn, unit_skip_reason); \
+	} else { printf("ok %d - %s\n", unit_n, #fn); } \
 	fflush(stdout); } while (0)
 
 static inline int unit_done(void)
 {
-	printf("# %d passed, %d failed\n", unit_n - unit_failed, unit_failed);
+	printf("# %d passed, %d failed, %d skipped\n",
+	       unit_n - unit_failed - unit_skipped, unit_failed, unit_skipped);
 	return unit_failed ? 1 : 0;
 }
 
