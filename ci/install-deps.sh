@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 PKGS="build-essential pkg-config git ca-certificates
 libgit2-dev libtree-sitter-dev libcurl4-openssl-dev libjansson-dev
 libsqlite3-dev libyaml-dev libseccomp-dev libxml2-dev
-nodejs npm sqlite3 bubblewrap ripgrep iproute2 procps util-linux"
+nodejs npm sqlite3 bubblewrap ripgrep iproute2 procps util-linux
+cppcheck"
 
 missing=""
 for p in $PKGS; do

@@ -19,6 +19,7 @@
 #include "coverage.h"
 #include "diff_lines.h"
 #include "feedback.h"
+#include "finding_gone.h"
 #include "findings.h"
 #include "gate.h"
 #include "jail.h"
@@ -270,7 +271,13 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 				 d->name, why.buf, tail.buf);
 		goto done;
 	}
-	if (d->kind == SL_GATE_STATIC || d->kind == SL_GATE_COVERAGE || d->kind == SL_GATE_POLICY)
+	if (d->kind == SL_GATE_FINDING_GONE && !s->base_findings.n) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no finding on the base commit "
+				 "(%s): %s", d->name, why.buf, tail.buf);
+		goto done;
+	}
+	if (d->kind == SL_GATE_STATIC || d->kind == SL_GATE_COVERAGE ||
+	    d->kind == SL_GATE_POLICY || d->kind == SL_GATE_FINDING_GONE)
 		goto done;
 	for (size_t i = 0; per_test && i < s->base_tests.n; i++)
 		failing += sl_test_failed(s->base_tests.v[i].result) &&
@@ -396,6 +403,7 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 	snprintf(s->base_verdict, sizeof(s->base_verdict), "%s", runs[0].verdict);
 	switch (d->kind) {
 	case SL_GATE_STATIC:
+	case SL_GATE_FINDING_GONE:
 		parse_findings(d, source_text(d, runs[0].output, runs[0].report), &s->base_findings);
 		break;
 	case SL_GATE_TEST:
@@ -455,6 +463,7 @@ int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
 static const char *const kind_names[] = {
 	[SL_GATE_CUSTOM] = "custom", [SL_GATE_BUILD] = "build", [SL_GATE_POLICY] = "policy",
 	[SL_GATE_STATIC] = "static", [SL_GATE_TEST] = "test", [SL_GATE_COVERAGE] = "coverage",
+	[SL_GATE_FINDING_GONE] = "finding-gone",
 };
 
 /* What the campaign makes of base test t of gate s. */
@@ -714,10 +723,37 @@ done:
 	sl_tests_release(&unfixed);
 }
 
+/* A fix's proof: the findings of its target are gone (finding_gone.h). */
+static void judge_gone(gate_state *s, const sl_gate_result *r, const char *report,
+		       const char *diff, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
+{
+	const sl_spec_gate *d = s->def;
+	sl_findings cand;
+	sl_buf note = SL_BUF_INIT;
+
+	sl_findings_init(&cand);
+	parse_findings(d, source_text(d, r->output.buf, report), &cand);
+	if (d->report && !report) {
+		set_rec(rec, "fail", r->output.buf, "no report");
+		sl_buf_addf(fb, "The gate '%s' wrote no report '%s'.\n", d->name, d->report);
+	} else if (!t) {
+		set_rec(rec, "fail", r->output.buf, "no target to judge");
+	} else {
+		sl_unit_ref u = { t->path, t->start_line, t->end_line };
+
+		if (sl_finding_gone_judge(&s->base_findings, &cand, diff, &u, d->radius, &note, fb))
+			set_rec(rec, "pass", r->output.buf, "the target's findings are gone");
+		else
+			set_rec(rec, "fail", r->output.buf, note.buf);
+	}
+	sl_buf_release(&note);
+	sl_findings_release(&cand);
+}
+
 /* Judge one run of gate s on a candidate; fills verdict, note and feedback. */
 static void judge(gate_state *s, const sl_gate_result *r, const char *report,
-		  const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
-		  sl_buf *fb)
+		  const sl_changed *changed, const char *diff, const sl_target *t,
+		  sl_gate_run_rec *rec, sl_buf *fb)
 {
 	const sl_spec_gate *d = s->def;
 	const char *verdict = sl_verdict_name(r->verdict);
@@ -759,6 +795,9 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		sl_findings_release(&fresh);
 		break;
 	}
+	case SL_GATE_FINDING_GONE:
+		judge_gone(s, r, report, diff, t, rec, fb);
+		break;
 	case SL_GATE_TEST:
 		if (d->format) {
 			judge_tests(s, r, report, changed, rec, fb);
@@ -809,12 +848,15 @@ static int verdict_ok(const sl_spec_gate *d, const char *verdict)
 }
 
 static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_hex,
-		      char out[65])
+		      const sl_target *t, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 
 	sl_buf_addf(&b, "tree %s\nbase %s\ngate %s\nenv %s\nunsafe %d\n", tree_hex,
 		    g->base_hex, s->def_digest, g->env_digest, g->unsafe);
+	/* a finding-gone verdict is about one target's findings */
+	if (s->def->kind == SL_GATE_FINDING_GONE && t)
+		sl_buf_addf(&b, "target %s:%u-%u\n", t->path, t->start_line, t->end_line);
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
 }
@@ -841,7 +883,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 		if (d->kind == SL_GATE_POLICY)
 			continue;
 		rec = outcome_add(o, d->name);
-		cache_key(g, s, tree_hex, key);
+		cache_key(g, s, tree_hex, t, key);
 		if (!sl_store_cache_get(g->st, key, &hit, &cached_fb, NULL)) {
 			set_rec(rec, hit.verdict, hit.output_tail, "cached verdict");
 			rec->jail = hit.jail;
@@ -869,7 +911,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 				break;
 			}
 			sl_buf_reset(&fb);
-			judge(s, &r, report, &changed, t, rec, &fb);
+			judge(s, &r, report, &changed, diff, t, rec, &fb);
 			free(rec->jail);
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
@@ -904,4 +946,12 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 	}
 	sl_changed_release(&changed);
 	return ret;
+}
+
+void sl_gating_base_findings(const sl_gating *g, sl_findings *out)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_FINDING_GONE && g->gs[i].measured)
+			for (size_t j = 0; j < g->gs[i].base_findings.n; j++)
+				sl_findings_add_copy(out, &g->gs[i].base_findings.v[j]);
 }

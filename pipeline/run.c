@@ -19,6 +19,7 @@
 #include "edit.h"
 #include "gate.h"
 #include "context.h"
+#include "fixjob.h"
 #include "gating.h"
 #include "syntax.h"
 #include "prompt.h"
@@ -247,6 +248,7 @@ typedef struct run_ctx {
 	double cost_used;
 	char *replay_file;          /* replay: the JSON lines file in use */
 	sl_gating *gating;          /* the gates and their baseline */
+	sl_findings findings;       /* kind fix: the base findings the targets come from */
 	int stop;                   /* a budget ran out: start nothing new */
 	char stop_reason[160];
 	int failed;                 /* machinery broke: every worker stops */
@@ -396,6 +398,7 @@ typedef struct attempt_state {
 	sl_edit_list edits;
 	sl_completion comp;
 	sl_buf prompt, file, diff, feedback, report_json, context;
+	sl_buf finding, fix_instr;  /* kind fix: the target's findings, the instructions with them */
 	sl_apply_report report;
 	sl_err aerr;                /* why the attempt's edits were unusable */
 	char *chat;
@@ -417,6 +420,8 @@ static void attempt_state_init(attempt_state *s, const sl_target_rec *rec, int64
 	sl_buf_init(&s->feedback, 0);
 	sl_buf_init(&s->report_json, 0);
 	sl_buf_init(&s->context, 0);
+	sl_buf_init(&s->finding, 0);
+	sl_buf_init(&s->fix_instr, 0);
 }
 
 static void attempt_state_release(attempt_state *s)
@@ -429,6 +434,8 @@ static void attempt_state_release(attempt_state *s)
 	sl_buf_release(&s->feedback);
 	sl_buf_release(&s->report_json);
 	sl_buf_release(&s->context);
+	sl_buf_release(&s->finding);
+	sl_buf_release(&s->fix_instr);
 	sl_apply_report_release(&s->report);
 	free(s->chat);
 	free(s->correction_reply);
@@ -456,6 +463,17 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 	vars.unit = t->unit_text;
 	vars.file = s->file.buf;
 	vars.instructions = spec->instructions ? spec->instructions : "";
+	if (spec->job == SL_JOB_FIX) {
+		sl_fix_finding_text(&x->findings, t, &s->finding);
+		vars.finding = s->finding.buf;
+		/* the default template has no {{finding}}: the findings follow the instructions */
+		if (!spec->prompt) {
+			sl_buf_addf(&s->fix_instr, "%s\n\nThe analyzer's findings in this part "
+				    "(fix their cause; do not suppress them, do not delete the "
+				    "code):\n%s", vars.instructions, s->finding.buf);
+			vars.instructions = s->fix_instr.buf;
+		}
+	}
 	vars.feedback = nhist ? hist[nhist - 1].feedback : "";
 	if (spec->context_tokens && (!spec->prompt || strstr(spec->prompt, "context"))) {
 		if (sl_context_build(&s->context, repo, &x->c->base, t, spec->context_tokens, err))
@@ -1153,6 +1171,29 @@ done:
 }
 
 /* Pending targets, and those a budget stopped in an earlier run, in id order. */
+/*
+ * kind fix: the baseline comes first, for its findings are the targets:
+ * keep the scoped units that enclose one (fixjob.h).
+ */
+static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
+{
+	size_t unplaced;
+	int ret;
+
+	if ((ret = sl_gating_open(&x->gating, x->c->spec, x->st, x->campaign_id, &x->c->base,
+				  x->opts->unsafe, err)) ||
+	    (ret = sl_gating_baseline(x->gating, x->c->repo, x->scratch,
+				      x->c->spec->branch_prefix, x->opts->progress, err)))
+		return ret;
+	sl_gating_base_findings(x->gating, &x->findings);
+	sl_fix_select(list, &x->findings, &unplaced);
+	if (x->opts->progress)
+		fprintf(stderr, "fix: %zu findings on the base, %zu targets%s\n", x->findings.n,
+			list->n, unplaced ? "; some findings lie outside every unit of the query" :
+			"");
+	return SL_OK;
+}
+
 static int load_pending(run_ctx *x, sl_err *err)
 {
 	sl_target_rec *a = NULL, *b = NULL;
@@ -1322,16 +1363,18 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		goto done;
 	out->campaign_id = x.campaign_id;
 	out->campaign = sl_xstrdup(x.c->spec->name);
+	sl_findings_init(&x.findings);
 	if ((ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
+	    (x.c->spec->job == SL_JOB_FIX && (ret = fix_targets(&x, &list, err))) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
 	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)))
 		goto done;
 	x.list = &list;
 	out->targets = list.n;
-	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
-				   opts->unsafe, err)) ||
-	    (x.npending && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
+	if ((!x.gating && (ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id,
+						 &x.c->base, opts->unsafe, err))) ||
+	    (x.npending && x.c->spec->job != SL_JOB_FIX && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
 						      x.c->spec->branch_prefix, opts->progress,
 						      err))))
 		goto done;
@@ -1379,6 +1422,7 @@ done:
 	sl_target_list_release(&list);
 	sl_provider_free(x.provider);
 	sl_gating_free(x.gating);
+	sl_findings_release(&x.findings);
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);

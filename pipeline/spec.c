@@ -916,14 +916,15 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	static const char *const expects[] = { "pass", "fix", NULL };
 	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
 	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
-		"coverage", NULL };
+		"coverage", "finding-gone", NULL };
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
-		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE };
+		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE };
 	/* the formats each kind reads; NULL entry = the kind takes no format */
 	static const char *const formats[][5] = {
 		[SL_GATE_STATIC] = { "gcc", "sarif", NULL },
 		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
 		[SL_GATE_COVERAGE] = { "lcov", "gcov", NULL },
+		[SL_GATE_FINDING_GONE] = { "gcc", "sarif", NULL },
 	};
 	const struct node *v[MAX_KEYS];
 	size_t i, j;
@@ -1017,12 +1018,14 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
 			if (!fmt_ok)
 				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
-					    kinds[g->kind], g->kind == SL_GATE_STATIC ? "gcc or sarif" :
+					    kinds[g->kind], g->kind == SL_GATE_STATIC ||
+					    g->kind == SL_GATE_FINDING_GONE ? "gcc or sarif" :
 					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
 					    g->kind == SL_GATE_COVERAGE ? "lcov or gcov" :
 					    "left out (this kind reads no report)");
 		}
-		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE) && !g->format)
+		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
+		     g->kind == SL_GATE_FINDING_GONE) && !g->format)
 			return need(ld, item, NULL, "format", "gates");
 		if (g->kind == SL_GATE_COVERAGE && !g->report)
 			return need(ld, item, NULL, "report", "gates");
@@ -1074,19 +1077,29 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	return 0;
 }
 
+static int has_finding_gate(const sl_spec *spec)
+{
+	for (size_t i = 0; i < spec->ngates; i++)
+		if (spec->gates[i].kind == SL_GATE_FINDING_GONE)
+			return 1;
+	return 0;
+}
+
 static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		NULL };
+		"kind", NULL };
 	static const char *const goals[] = { "keep", "fix", NULL };
 	static const int goal_ix[] = { 0, 1 };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
 	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
-		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL };
+		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND };
+	static const char *const jobs[] = { "migration", "fix", NULL };
+	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX };
 	const struct node *v[MAX_KEYS];
 	const char *why;
 	long long n;
@@ -1129,6 +1142,7 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 		spec->attempts = (unsigned)n;
 	}
 	if (get_enum(ld, v[K_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
+	    get_enum(ld, v[K_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
 	    (v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
 	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
 	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)) ||
@@ -1149,6 +1163,9 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 			return SL_EINPUT;
 		spec->context_tokens = (unsigned)n;
 	}
+	if (spec->job == SL_JOB_FIX && !has_finding_gate(spec))
+		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
+			    "finding-gone: its findings on the base are the targets");
 	if (!spec->edit_format)
 		spec->edit_format = spec->unit && strcmp(spec->unit, "capture") &&
 			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;

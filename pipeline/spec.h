@@ -36,6 +36,13 @@ enum sl_gate_kind {
 	SL_GATE_STATIC,             /* new findings on or near changed lines fail */
 	SL_GATE_TEST,               /* regressions and must-fix tests decide; reruns */
 	SL_GATE_COVERAGE,           /* the candidate must raise its target's coverage */
+	SL_GATE_FINDING_GONE,       /* the target's findings are gone (finding_gone.h) */
+};
+
+/* What a campaign is for (`kind:`); the targets and the proof differ. */
+enum sl_job_kind {
+	SL_JOB_MIGRATION = 0,       /* targets from the query alone (the default) */
+	SL_JOB_FIX,                 /* only the query's units that enclose a finding */
 };
 
 /* What a gate must say on the base and on the candidate (README, "Gate expectations"). */
@@ -53,7 +60,7 @@ typedef struct sl_spec_gate {
 	unsigned timeout_s;         /* default 600 */
 	sl_pos pos;
 	int kind;                   /* enum sl_gate_kind */
-	char *format;               /* static: gcc|sarif; test: junit|tap; coverage: lcov|gcov */
+	char *format;               /* static, finding-gone: gcc|sarif; test: junit|tap; coverage: lcov|gcov */
 	char *report;               /* file the command writes, relative to the worktree;
 				       NULL = parse the command's output */
 	unsigned radius;            /* static: lines around a change (default 3) */
@@ -134,6 +141,7 @@ typedef struct sl_spec {
 	sl_spec_gate *gates;
 	size_t ngates;
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
+	int job;                    /* enum sl_job_kind (`kind:`) */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 } sl_spec;

@@ -1,0 +1,79 @@
+/*
+ * fixjob.c - targets from findings (fixjob.h).
+ *
+ * Reads a scoped target list and a finding set; writes the pruned list and
+ * prompt text.  Nothing here runs a command: the findings come from the
+ * finding-gone gates' runs on the base.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "finding_gone.h"
+#include "fixjob.h"
+#include "util.h"
+
+static int encloses(const sl_target *t, const sl_finding *x)
+{
+	return !strcmp(t->path, x->file) && x->line >= t->start_line && x->line <= t->end_line;
+}
+
+/* The innermost target enclosing x (list sorted by path, then start), or -1. */
+static long owner_of(const sl_target_list *list, const sl_finding *x)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < list->n; i++) {
+		const sl_target *t = &list->v[i];
+
+		if (!encloses(t, x))
+			continue;
+		if (best < 0 || t->end_byte - t->start_byte <
+		    list->v[best].end_byte - list->v[best].start_byte)
+			best = (long)i;
+	}
+	return best;
+}
+
+void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
+{
+	unsigned char *keep = sl_xcalloc(list->n ? list->n : 1, 1);
+	size_t w = 0;
+
+	*unplaced = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		long o = owner_of(list, &f->v[i]);
+
+		if (o < 0)
+			(*unplaced)++;
+		else
+			keep[o] = 1;
+	}
+	for (size_t i = 0; i < list->n; i++) {
+		if (keep[i]) {
+			if (w != i)
+				list->v[w] = list->v[i];
+			w++;
+			continue;
+		}
+		sl_target_list one = SL_TARGET_LIST_INIT;
+
+		/* a one-target list frees it the way the scoper allocated it */
+		one.v = sl_xcalloc(1, sizeof(*one.v));
+		one.v[0] = list->v[i];
+		one.n = one.alloc = 1;
+		sl_target_list_release(&one);
+	}
+	list->n = w;
+	free(keep);
+}
+
+void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out)
+{
+	sl_findings mine;
+	sl_unit_ref u = { t->path, t->start_line, t->end_line };
+
+	sl_findings_init(&mine);
+	if (sl_findings_in_unit(f, &u, &mine))
+		sl_findings_text(&mine, out, 8192);
+	sl_findings_release(&mine);
+}

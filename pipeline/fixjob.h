@@ -1,0 +1,35 @@
+/*
+ * fixjob.h - a fix campaign's targets: the query's units that enclose a
+ * finding the analyzer reported on the base (README, "The fix job").
+ *
+ * Calling sequence (run.c, kind: fix):
+ *     scope the base with the campaign's query (e.g. every function);
+ *     measure the gates' baseline, collect the finding-gone gates' base
+ *     findings (gating.h, sl_gating_base_findings);
+ *     sl_fix_select(&list, &findings, &unplaced)   keep the units with findings
+ *     per target: sl_fix_finding_text(&findings, t, &buf) for the prompt.
+ * Findings in one unit merge into one target; a finding inside nested units
+ * belongs to the innermost.
+ */
+#ifndef SL_FIXJOB_H
+#define SL_FIXJOB_H
+
+#include "buf.h"
+#include "findings.h"
+#include "scope.h"
+
+/*
+ * Drop from list every target whose unit encloses no finding of f (the
+ * list stays sorted).  *unplaced = how many findings no target encloses
+ * (in a file or at a line the query does not cover).
+ */
+void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced);
+
+/*
+ * Append the findings inside t's unit to out, one "FILE:LINE:COL: LEVEL:
+ * MESSAGE [RULE]" line each with its related locations indented under it
+ * (capped at 8 KiB); nothing when there are none.
+ */
+void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out);
+
+#endif

@@ -1,0 +1,113 @@
+#!/bin/sh
+test_description='fix campaigns: targets from a real analyzer (cppcheck) in the jail, the finding-gone proof'
+. ./test-lib.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
+
+# The project (tests/fixtures/fixjob/project): cppcheck finds genuine defects
+# in five functions of src/calc.c; the canned candidates
+# (tests/fixtures/fixjob/candidates, chosen by pick.sh from the prompt) are:
+#   dup_name   frees before the early return: the right fix
+#   sum4       fixes the loop and reads buf[4] on a new line: the finding moved
+#   sign       adds a cppcheck-suppress comment
+#   mid3       drops the out-of-bounds read and returns the wrong element: a test breaks
+#   count_pos  guts the function to "return 0"
+CANDIDATES=$FIXTURES/fixjob/candidates
+
+test_have_prereq_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+test_expect_success 'setup: the project in a repository, the fix campaign' '
+	test_have_prereq_cmd cppcheck &&
+	cp -R "$FIXTURES/fixjob/project" repo &&
+	make_repo repo &&
+	cat >fix.yaml <<-EOF
+	name: fix
+	kind: fix
+	repository: repo
+	scratch: $TRASH/scratch
+	targets:
+	  language: c
+	  paths: ["src/*.c"]
+	  query: "(function_definition) @fn"
+	provider: {kind: command, command: "sh $CANDIDATES/pick.sh $CANDIDATES"}
+	edit_format: node
+	attempts: 1
+	jobs: 1
+	instructions: Fix the finding.
+	gates:
+	  - {name: build, command: make}
+	  - {name: analyzer, kind: finding-gone, format: gcc, command: "make -s scan"}
+	  - {name: test, kind: test, format: tap, command: "make -s check"}
+	EOF
+	sluice run --store s.db fix.yaml >out 2>err ||
+	{ cat out err; false; }
+'
+
+test_expect_success 'each function with findings is one target; findings in one function merge' '
+	store_query s.db "select path || \":\" || start_line || \"-\" || end_line from targets order by start_line" >actual &&
+	cat >expect <<-\EOF &&
+	src/calc.c:7-16
+	src/calc.c:18-28
+	src/calc.c:30-39
+	src/calc.c:41-49
+	src/calc.c:51-59
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success 'the prompt carries the findings of its unit, rule and related locations' '
+	store_query s.db "select prompt from attempts a join targets t on t.id = a.target_id where t.start_line = 51" >prompt &&
+	grep -q "src/calc.c:58:9: warning: Uninitialized variable: c \[uninitvar\]" prompt &&
+	grep -q "src/calc.c:57:4: warning: Uninitialized variable: c \[legacyUninitvar\]" prompt &&
+	grep -q "^  src/calc.c:55: note: Assuming condition is false" prompt &&
+	! grep -q "memleak" prompt
+'
+
+verdict_of() { # START_LINE GATE: verdict and note of that gate on that target
+	store_query s.db "select g.verdict || \": \" || coalesce(g.note, \"\") from gate_runs g join candidates c on c.id = g.candidate_id join targets t on t.id = c.target_id where t.start_line = $1 and g.gate = \"$2\""
+}
+
+test_expect_success 'the right fix is proposed with its finding gone' '
+	test "$(verdict_of 18 analyzer)" = "pass: the target'"'"'s findings are gone" &&
+	test "$(verdict_of 18 test | cut -d: -f1)" = pass &&
+	test "$(store_query s.db "select state from targets where start_line = 18")" = proposed
+'
+
+test_expect_success 'a fix that moves the finding to another line is rejected' '
+	test "$(verdict_of 7 analyzer)" = "fail: moved: src/calc.c:14 [arrayIndexOutOfBounds] is now at line 15"
+'
+
+test_expect_success 'a suppression comment is rejected' '
+	test "$(verdict_of 30 analyzer)" = "fail: silences the analyzer: adds '"'"'cppcheck-suppress'"'"' at src/calc.c:38"
+'
+
+test_expect_success 'a fix that breaks a test passes the analyzer and is rejected by the tests' '
+	test "$(verdict_of 41 analyzer | cut -d: -f1)" = pass &&
+	verdict_of 41 test >v &&
+	grep -q "^fail: broken: mid3" v
+'
+
+test_expect_success 'gutting the function is rejected as deleting code' '
+	test "$(verdict_of 51 analyzer)" = "fail: deletes code: removes 6 of the 9 lines of src/calc.c:51-59 and adds 1"
+'
+
+test_expect_success 'the funnel: five targets, one proposed' '
+	grep -q "targets  *5" out &&
+	grep -q "proposed  *1" out &&
+	grep -q "build  *5 passed, 0 failed" out &&
+	grep -q "analyzer  *2 passed, 3 failed" out &&
+	grep -q "test  *1 passed, 1 failed" out
+'
+
+test_expect_success 'a fix campaign without a finding-gone gate is refused with its line' '
+	sed "/finding-gone/d" fix.yaml >nogate.yaml &&
+	test_expect_code 2 sluice run --store n.db nogate.yaml 2>err &&
+	grep -q "^sluice: nogate.yaml:2:7: a fix campaign needs a gate of kind finding-gone" err
+'
+
+test_expect_success 'an analyzer that finds nothing on the base cannot judge' '
+	sed "s/make -s scan/true/" fix.yaml >clean.yaml &&
+	test_expect_code 1 sluice run --store c.db clean.yaml 2>err &&
+	grep -q "gate .analyzer. reports no finding on the base commit" err
+'
+
+test_done
