@@ -211,6 +211,12 @@ static int parse_tests(const sl_spec_gate *d, const char *text, sl_tests *out)
 	return SL_OK;
 }
 
+/* A finding-gone gate reading a test report: its findings are failing tests. */
+static int test_format(const sl_spec_gate *d)
+{
+	return d->format && (!strcmp(d->format, "tap") || !strcmp(d->format, "junit"));
+}
+
 static int must_fix(const sl_spec_gate *d, const char *id)
 {
 	for (size_t i = 0; i < d->must_fix.n; i++)
@@ -402,8 +408,18 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 	s->base_exit = (int)runs[0].exit_status;
 	snprintf(s->base_verdict, sizeof(s->base_verdict), "%s", runs[0].verdict);
 	switch (d->kind) {
-	case SL_GATE_STATIC:
 	case SL_GATE_FINDING_GONE:
+		if (test_format(d)) {
+			sl_tests t;
+
+			sl_tests_init(&t);
+			if (!parse_tests(d, source_text(d, runs[0].output, runs[0].report), &t))
+				sl_findings_from_tests(&t, &s->base_findings);
+			sl_tests_release(&t);
+			break;
+		}
+		__attribute__((fallthrough));
+	case SL_GATE_STATIC:
 		parse_findings(d, source_text(d, runs[0].output, runs[0].report), &s->base_findings);
 		break;
 	case SL_GATE_TEST:
@@ -732,7 +748,8 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 	sl_buf note = SL_BUF_INIT;
 
 	sl_findings_init(&cand);
-	parse_findings(d, source_text(d, r->output.buf, report), &cand);
+	if (!test_format(d))
+		parse_findings(d, source_text(d, r->output.buf, report), &cand);
 	if (d->report && !report) {
 		set_rec(rec, "fail", r->output.buf, "no report");
 		sl_buf_addf(fb, "The gate '%s' wrote no report '%s'.\n", d->name, d->report);
@@ -740,8 +757,19 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 		set_rec(rec, "fail", r->output.buf, "no target to judge");
 	} else {
 		sl_unit_ref u = { t->path, t->start_line, t->end_line };
+		sl_tests tests;
+		int ok;
 
-		if (sl_finding_gone_judge(&s->base_findings, &cand, diff, &u, d->radius, &note, fb))
+		sl_tests_init(&tests);
+		if (test_format(d)) {
+			parse_tests(d, source_text(d, r->output.buf, report), &tests);
+			ok = sl_tests_fixed_judge(&s->base_findings, &tests, &u, &note, fb);
+		} else {
+			ok = sl_finding_gone_judge(&s->base_findings, &cand, diff, &u, d->radius,
+						   &note, fb);
+		}
+		sl_tests_release(&tests);
+		if (ok)
 			set_rec(rec, "pass", r->output.buf, "the target's findings are gone");
 		else
 			set_rec(rec, "fail", r->output.buf, note.buf);

@@ -924,7 +924,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		[SL_GATE_STATIC] = { "gcc", "sarif", NULL },
 		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
 		[SL_GATE_COVERAGE] = { "lcov", "gcov", NULL },
-		[SL_GATE_FINDING_GONE] = { "gcc", "sarif", NULL },
+		[SL_GATE_FINDING_GONE] = { "gcc", "sarif", "tap", "junit" },
 	};
 	const struct node *v[MAX_KEYS];
 	size_t i, j;
@@ -1018,8 +1018,8 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
 			if (!fmt_ok)
 				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
-					    kinds[g->kind], g->kind == SL_GATE_STATIC ||
-					    g->kind == SL_GATE_FINDING_GONE ? "gcc or sarif" :
+					    kinds[g->kind], g->kind == SL_GATE_STATIC ? "gcc or sarif" :
+					    g->kind == SL_GATE_FINDING_GONE ? "gcc, sarif, tap or junit" :
 					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
 					    g->kind == SL_GATE_COVERAGE ? "lcov or gcov" :
 					    "left out (this kind reads no report)");

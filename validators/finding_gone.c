@@ -5,6 +5,7 @@
  * Reads a candidate's unified diff (walked hunk by hunk for the lines of one
  * file) and two finding sets; writes only the note and feedback buffers.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -373,5 +374,83 @@ done:
 	sl_findings_release(&mine);
 	sl_findings_release(&fresh);
 	sl_changed_release(&ch);
+	return ok;
+}
+
+/* The first "FILE:LINE" of text: FILE has a '.' and no blank; 0 if none. */
+static unsigned first_location(const char *text, char **file)
+{
+	for (const char *p = text; p && *p; p++) {
+		const char *s = p, *dot = NULL;
+		unsigned line = 0;
+
+		while (*p && (isalnum((unsigned char)*p) || strchr("._/-+", *p))) {
+			if (*p == '.')
+				dot = p;
+			p++;
+		}
+		if (*p != ':' || !dot || p == s || !isdigit((unsigned char)p[1]))
+			continue;
+		for (const char *q = p + 1; isdigit((unsigned char)*q) && line < 100000000u; q++)
+			line = line * 10 + (unsigned)(*q - '0');
+		{
+			char *raw = sl_xstrndup(s, (size_t)(p - s));
+
+			*file = sl_report_path(raw);
+			free(raw);
+		}
+		return line;
+	}
+	return 0;
+}
+
+void sl_findings_from_tests(const sl_tests *t, sl_findings *out)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const sl_test *x = &t->v[i];
+		sl_buf rule = SL_BUF_INIT, msg = SL_BUF_INIT;
+		char *file = NULL;
+		sl_finding f = { 0 };
+
+		if (!sl_test_failed(x->result))
+			continue;
+		sl_buf_addf(&rule, "test:%s", x->id);
+		f.line = first_location(x->message, &file);
+		f.file = file ? file : (char *)"";
+		f.level = SL_LEVEL_ERROR;
+		f.rule = rule.buf;
+		sl_buf_addf(&msg, "failing test %s: %s", x->id, x->message ? x->message : "");
+		sl_buf_rtrim(&msg);
+		f.message = msg.buf;
+		sl_findings_add_copy(out, &f);
+		free(file);
+		sl_buf_release(&rule);
+		sl_buf_release(&msg);
+	}
+}
+
+int sl_tests_fixed_judge(const sl_findings *base, const sl_tests *cand, const sl_unit_ref *unit,
+			 sl_buf *note, sl_buf *fb)
+{
+	sl_findings mine;
+	int ok = 1;
+
+	sl_findings_init(&mine);
+	sl_findings_in_unit(base, unit, &mine);
+	for (size_t i = 0; i < mine.n && ok; i++) {
+		const char *id = mine.v[i].rule + 5;
+		const sl_test *t;
+
+		if (strncmp(mine.v[i].rule, "test:", 5))
+			continue;
+		t = sl_tests_find(cand, id);
+		if (t && t->result == SL_TEST_PASS)
+			continue;
+		ok = 0;
+		sl_buf_addf(note, "%s: %s", t ? "still failing" : "vanished", id);
+		sl_buf_addf(fb, "The test %s %s.\n%s\n", id, t ? "still fails" :
+			    "is missing from the report", t && t->message ? t->message : "");
+	}
+	sl_findings_release(&mine);
 	return ok;
 }

@@ -35,6 +35,7 @@
 
 #include "buf.h"
 #include "findings.h"
+#include "testreport.h"
 
 /* A target's unit on the base: file and 1-based inclusive line range. */
 typedef struct sl_unit_ref {
@@ -55,6 +56,23 @@ size_t sl_findings_in_unit(const sl_findings *f, const sl_unit_ref *u, sl_findin
  */
 int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, const char *diff,
 			  const sl_unit_ref *unit, unsigned radius, sl_buf *note, sl_buf *fb);
+
+/*
+ * Failing tests as findings (a finding-gone gate reading a test report):
+ * each failing or erroring test of t becomes a finding with rule
+ * "test:ID", its failure text as message, placed at the first "FILE:LINE"
+ * in that text (TAP diagnostics and YAML "at:", JUnit failure text); a
+ * test whose text names no location gets line 0 and encloses no unit.
+ */
+void sl_findings_from_tests(const sl_tests *t, sl_findings *out);
+
+/*
+ * Judge a candidate's test report against the failing tests of the unit:
+ * 1 when each of them is in cand and passes, else 0 with "still failing:
+ * ID" (or "vanished: ID") in note and the test's text in fb.
+ */
+int sl_tests_fixed_judge(const sl_findings *base, const sl_tests *cand, const sl_unit_ref *unit,
+			 sl_buf *note, sl_buf *fb);
 
 /*
  * Where base line `line` of `path` is in the candidate, per the diff (the

@@ -110,4 +110,46 @@ test_expect_success 'an analyzer that finds nothing on the base cannot judge' '
 	grep -q "gate .analyzer. reports no finding on the base commit" err
 '
 
+# Failing tests as findings: clamp_above fails on the base and its TAP
+# diagnostic names src/calc.c:65, inside clamp().
+tests_campaign() { # NAME CANDIDATE-DIR
+	cat <<-EOF
+	name: $1
+	kind: fix
+	repository: repo
+	scratch: $TRASH/scratch
+	targets:
+	  language: c
+	  paths: ["src/*.c"]
+	  query: "(function_definition) @fn"
+	provider: {kind: command, command: "sh $CANDIDATES/pick.sh $2"}
+	edit_format: node
+	attempts: 1
+	gates:
+	  - {name: build, command: make}
+	  - {name: failing, kind: finding-gone, format: tap, command: "make -s check"}
+	  - {name: test, kind: test, format: tap, command: "make -s check"}
+	EOF
+}
+
+test_expect_success 'a failing test becomes a target on the function its failure names' '
+	tests_campaign tests-right "$CANDIDATES" >right.yaml &&
+	sluice run --store t.db right.yaml >out 2>err ||
+	{ cat out err; false; } &&
+	test "$(store_query t.db "select path || \":\" || start_line from targets")" = src/calc.c:61 &&
+	store_query t.db "select prompt from attempts" | grep -q "^src/calc.c:65: error: failing test clamp_above: src/calc.c:65: clamp(15, 0, 10) != 10 \[test:clamp_above\]"
+'
+
+test_expect_success 'the candidate that makes it pass is proposed' '
+	test "$(store_query t.db "select verdict || \" \" || note from gate_runs where gate = \"failing\"")" = "pass the target'"'"'s findings are gone" &&
+	grep -q "proposed  *1" out
+'
+
+test_expect_success 'a candidate that leaves it failing is rejected' '
+	tests_campaign tests-left "$CANDIDATES/left" >left.yaml &&
+	test_expect_code 1 sluice run --store l.db left.yaml >out &&
+	test "$(store_query l.db "select verdict || \" \" || note from gate_runs where gate = \"failing\"")" = "fail still failing: clamp_above" &&
+	grep -q "proposed  *0" out
+'
+
 test_done
