@@ -5,6 +5,8 @@
  * files beneath a worktree.  Writes: baselines and cache entries in the
  * store; runs commands only through the jail (validators/gate.h).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include "findings.h"
 #include "gate.h"
 #include "jail.h"
+#include "mutate.h"
 #include "gate_store.h"
 #include "gating.h"
 #include "policy.h"
@@ -285,6 +288,11 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 	if (d->kind == SL_GATE_STATIC || d->kind == SL_GATE_COVERAGE ||
 	    d->kind == SL_GATE_POLICY || d->kind == SL_GATE_FINDING_GONE)
 		goto done;
+	if (d->kind == SL_GATE_MUTANTS && s->base_failed) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
+				 d->name, why.buf, tail.buf);
+		goto done;
+	}
 	for (size_t i = 0; per_test && i < s->base_tests.n; i++)
 		failing += sl_test_failed(s->base_tests.v[i].result) &&
 			!sl_tests_find(&s->flaky, s->base_tests.v[i].id);
@@ -479,7 +487,7 @@ int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
 static const char *const kind_names[] = {
 	[SL_GATE_CUSTOM] = "custom", [SL_GATE_BUILD] = "build", [SL_GATE_POLICY] = "policy",
 	[SL_GATE_STATIC] = "static", [SL_GATE_TEST] = "test", [SL_GATE_COVERAGE] = "coverage",
-	[SL_GATE_FINDING_GONE] = "finding-gone",
+	[SL_GATE_FINDING_GONE] = "finding-gone", [SL_GATE_MUTANTS] = "mutants",
 };
 
 /* What the campaign makes of base test t of gate s. */
@@ -869,6 +877,181 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 	sl_buf_release(&why);
 }
 
+/* Replace rel beneath root by text (never through a link), or rename it to rel + suffix. */
+static int put_beneath(const char *root, const char *rel, const char *text, size_t len,
+		       const char *hide_suffix, const char *unhide_suffix, sl_err *err)
+{
+	const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+	char *dir = slash ? sl_xstrndup(rel, (size_t)(slash - rel)) : sl_xstrdup("");
+	sl_buf from = SL_BUF_INIT, to = SL_BUF_INIT;
+	int dfd = sl_opendir_beneath(root, dir, err), fd = -1, ret = SL_ERROR;
+
+	if (dfd < 0) {
+		ret = dfd;
+		goto done;
+	}
+	if (hide_suffix || unhide_suffix) {
+		sl_buf_addf(&from, "%s%s", base, unhide_suffix ? unhide_suffix : "");
+		sl_buf_addf(&to, "%s%s", base, hide_suffix ? hide_suffix : "");
+		if (renameat(dfd, from.buf, dfd, to.buf)) {
+			sl_err_set(err, SL_ERROR, "cannot rename '%s': %s", rel, strerror(errno));
+			goto done;
+		}
+		ret = SL_OK;
+		goto done;
+	}
+	fd = openat(dfd, base, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || sl_write_all(fd, text, len)) {
+		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", rel, strerror(errno));
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dir);
+	sl_buf_release(&from);
+	sl_buf_release(&to);
+	return ret;
+}
+
+#define MAX_MUTANTS 25
+#define HIDDEN ".sluice-hidden"
+
+/* The new test files of a candidate: files its diff creates. */
+static void created_files(const sl_changed *c, sl_strvec *out)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].created)
+			sl_strvec_push(out, c->files[i].path);
+}
+
+/* Run gate d once on workdir as it is now; *killed = it did not pass. */
+static int run_killed(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+		      int *killed, sl_gate_run_rec *rec, sl_err *err)
+{
+	sl_gate_result r;
+	char *report = NULL;
+	int ret;
+
+	sl_gate_result_init(&r);
+	ret = run_once(g, d, workdir, &r, &report, err);
+	if (!ret) {
+		if (config_exit(r.exit_status))
+			ret = sl_err_set(err, SL_ERROR, "gate '%s' cannot run its command (exit %d)",
+					 d->name, r.exit_status);
+		*killed = r.verdict != SL_VERDICT_PASS;
+		rec->duration_ms += r.duration_ms;
+		free(rec->jail);
+		rec->jail = jail_text(g, r.layers);
+	}
+	free(report);
+	sl_gate_result_release(&r);
+	return ret;
+}
+
+/*
+ * testgen's strongest proof (README, "The testgen job"): mutants of the
+ * target function, each built and run in the jail with the candidate's new
+ * test files and without them; the candidate passes when at least one
+ * mutant fails with them and passes without them.
+ */
+static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+		       const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
+		       sl_buf *fb, sl_err *err)
+{
+	sl_buf file = SL_BUF_INIT, note = SL_BUF_INIT, kills = SL_BUF_INIT;
+	sl_strvec news = SL_STRVEC_INIT;
+	sl_mutants m = SL_MUTANTS_INIT;
+	size_t hidden = 0, nkill = 0, nboth = 0;
+	int ret = SL_OK, killed, dirty = 0;
+
+	created_files(changed, &news);
+	if (!t) {
+		set_rec(rec, "fail", NULL, "no target to judge");
+		goto done;
+	}
+	if (sl_read_beneath(&file, workdir, t->path, 0, err)) {
+		/* the candidate removed it or put a link there */
+		set_rec(rec, "fail", NULL, "cannot read the code under test");
+		sl_err_clear(err);
+		goto done;
+	}
+	if (t->end_byte > file.len ||
+	    memcmp(file.buf + t->start_byte, t->unit_text, t->end_byte - t->start_byte)) {
+		set_rec(rec, "fail", NULL, "changes the code under test");
+		sl_buf_addf(fb, "The gate '%s' failed: the change edits %s:%u-%u; a generated "
+			    "test must leave the code under test alone.\n", d->name, t->path,
+			    t->start_line, t->end_line);
+		goto done;
+	}
+	if (!news.n) {
+		set_rec(rec, "fail", NULL, "no new test file");
+		sl_buf_addf(fb, "The gate '%s' failed: the change creates no test file.\n", d->name);
+		goto done;
+	}
+	if ((ret = run_killed(g, d, workdir, &killed, rec, err)))
+		goto done;
+	if (killed) {
+		set_rec(rec, "fail", NULL, "the tests fail without a mutant");
+		sl_buf_addf(fb, "The gate '%s' failed: the tests fail on the unmutated code.\n",
+			    d->name);
+		goto done;
+	}
+	sl_mutants_make(&m, file.buf, file.len, t->start_byte, t->end_byte, MAX_MUTANTS);
+	for (size_t i = 0; i < m.n && !ret; i++) {
+		int old_killed = 0;
+
+		dirty = 1;
+		if ((ret = put_beneath(workdir, t->path, m.v[i].text, m.v[i].len, NULL, NULL, err)) ||
+		    (ret = run_killed(g, d, workdir, &killed, rec, err)) || !killed)
+			continue;
+		for (hidden = 0; hidden < news.n && !ret; hidden++)
+			ret = put_beneath(workdir, news.v[hidden], NULL, 0, HIDDEN, NULL, err);
+		if (!ret)
+			ret = run_killed(g, d, workdir, &old_killed, rec, err);
+		while (hidden > 0) {
+			hidden--;
+			if (put_beneath(workdir, news.v[hidden], NULL, 0, NULL, HIDDEN, err) && !ret)
+				ret = SL_ERROR;
+		}
+		if (old_killed) {
+			nboth++;
+		} else {
+			nkill++;
+			sl_buf_addf(&kills, "%s%s", nkill > 1 ? "; " : "", m.v[i].what);
+		}
+	}
+	if (dirty && put_beneath(workdir, t->path, file.buf, file.len, NULL, NULL,
+				 ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	if (ret)
+		goto done;
+	sl_buf_addf(&note, "kills %zu of %zu mutants the existing tests miss (%zu killed by "
+		    "both, %zu survive)", nkill, m.n, nboth, m.n - nkill - nboth);
+	if (nkill) {
+		sl_buf_addf(&note, ": %s", kills.buf);
+		set_rec(rec, "pass", NULL, note.buf);
+	} else {
+		set_rec(rec, "fail", NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the new test %s.  Assert on what %s "
+			    "computes, so that a wrong result fails it.\n", d->name,
+			    m.n ? "fails on no mutant of the function that the existing tests let "
+			    "live" : "has no mutant to kill", t->path);
+	}
+done:
+	if (ret)
+		set_rec(rec, "error", NULL, err->msg);
+	sl_strvec_release(&news);
+	sl_mutants_release(&m);
+	sl_buf_release(&file);
+	sl_buf_release(&note);
+	sl_buf_release(&kills);
+	return ret;
+}
+
 /* A skip lets a candidate through only where the campaign says so in words. */
 static int verdict_ok(const sl_spec_gate *d, const char *verdict)
 {
@@ -882,8 +1065,9 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 
 	sl_buf_addf(&b, "tree %s\nbase %s\ngate %s\nenv %s\nunsafe %d\n", tree_hex,
 		    g->base_hex, s->def_digest, g->env_digest, g->unsafe);
-	/* a finding-gone verdict is about one target's findings */
-	if (s->def->kind == SL_GATE_FINDING_GONE && t)
+	/* these verdicts are about one target */
+	if ((s->def->kind == SL_GATE_FINDING_GONE || s->def->kind == SL_GATE_MUTANTS ||
+	     s->def->kind == SL_GATE_COVERAGE) && t)
 		sl_buf_addf(&b, "target %s:%u-%u\n", t->path, t->start_line, t->end_line);
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
@@ -928,6 +1112,10 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			free(hit.output_tail);
 			free(cached_fb);
 			continue;
+		}
+		if (d->kind == SL_GATE_MUTANTS) {
+			ret = run_mutants(g, d, workdir, &changed, t, rec, &fb, err);
+			runs = 0;
 		}
 		for (unsigned k = 0; k < runs; k++) {
 			sl_gate_result r;

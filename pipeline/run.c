@@ -474,6 +474,16 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 			vars.instructions = s->fix_instr.buf;
 		}
 	}
+	if (spec->job == SL_JOB_TESTGEN) {
+		sl_buf_addf(&s->fix_instr, "%s\n\nWrite one new test file for the part to change "
+			    "above, at a new path matching ", vars.instructions);
+		for (size_t i = 0; i < spec->test_paths.n; i++)
+			sl_buf_addf(&s->fix_instr, "%s%s", i ? " or " : "", spec->test_paths.v[i]);
+		sl_buf_adds(&s->fix_instr, ", and do not change any other file.");
+		if (spec->test_template)
+			sl_buf_addf(&s->fix_instr, "  Follow this template:\n%s", spec->test_template);
+		vars.instructions = s->fix_instr.buf;
+	}
 	vars.feedback = nhist ? hist[nhist - 1].feedback : "";
 	if (spec->context_tokens && (!spec->prompt || strstr(spec->prompt, "context"))) {
 		if (sl_context_build(&s->context, repo, &x->c->base, t, spec->context_tokens, err))
@@ -850,6 +860,11 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 
 		ao.allowed_globs = (const char *const *)spec->paths.v;
 		ao.nglobs = spec->paths.n;
+		if (spec->job == SL_JOB_TESTGEN) {
+			/* a generated test goes only where tests live */
+			ao.allowed_globs = (const char *const *)spec->test_paths.v;
+			ao.nglobs = spec->test_paths.n;
+		}
 		r = sl_apply_edits_ext(&commit, &s.diff, repo, &x->c->base, &s.edits, msg.buf, &ao,
 				       &s.report, &s.aerr);
 		if (s.report.n) {
@@ -864,6 +879,9 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 			s.a.outcome = "apply_error";
 			s.a.error = s.aerr.msg;
 			sl_buf_addf(&s.feedback, "Your edit could not be applied: %s", s.aerr.msg);
+		} else if (spec->job == SL_JOB_TESTGEN) {
+			/* the test must leave its target alone: the mutants gate checks */
+			s.a.outcome = "candidate";
 		} else if ((r = touches_target(repo, &x->c->base, &commit, t, &s.aerr)) < 0) {
 			ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
 			goto done;

@@ -916,9 +916,10 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	static const char *const expects[] = { "pass", "fix", NULL };
 	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
 	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
-		"coverage", "finding-gone", NULL };
+		"coverage", "finding-gone", "mutants", NULL };
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
-		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE };
+		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
+		SL_GATE_MUTANTS };
 	/* the formats each kind reads; NULL entry = the kind takes no format */
 	static const char *const formats[][5] = {
 		[SL_GATE_STATIC] = { "gcc", "sarif", NULL },
@@ -1002,6 +1003,8 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			if (get_int(ld, v[K_RERUNS], "reruns", "gates", 1, 100, &n))
 				return SL_EINPUT;
 			g->reruns = (unsigned)n;
+		} else if (spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST) {
+			g->reruns = 5;      /* a generated test must not be flaky */
 		}
 		if (v[K_MAX_FILES]) {
 			if (get_int(ld, v[K_MAX_FILES], "max_files", "gates", 1, INT_MAX, &n))
@@ -1090,16 +1093,17 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		"kind", NULL };
+		"kind", "test_paths", "test_template", NULL };
 	static const char *const goals[] = { "keep", "fix", NULL };
 	static const int goal_ix[] = { 0, 1 };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
 	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
-		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND };
-	static const char *const jobs[] = { "migration", "fix", NULL };
-	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX };
+		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND,
+		K_TEST_PATHS, K_TEST_TEMPLATE };
+	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
+	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
 	const struct node *v[MAX_KEYS];
 	const char *why;
 	long long n;
@@ -1143,6 +1147,8 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	}
 	if (get_enum(ld, v[K_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
 	    get_enum(ld, v[K_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
+	    get_strings(ld, v[K_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
+	    get_str(ld, v[K_TEST_TEMPLATE], "test_template", NULL, 0, &spec->test_template) ||
 	    (v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
 	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
 	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)) ||
@@ -1163,6 +1169,11 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 			return SL_EINPUT;
 		spec->context_tokens = (unsigned)n;
 	}
+	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
+		return need(ld, root, NULL, "test_paths", NULL);
+	if (spec->job != SL_JOB_TESTGEN && (v[K_TEST_PATHS] || v[K_TEST_TEMPLATE]))
+		return fail(ld, (v[K_TEST_PATHS] ? v[K_TEST_PATHS] : v[K_TEST_TEMPLATE])->start,
+			    "'test_paths' and 'test_template' belong to testgen campaigns");
 	if (spec->job == SL_JOB_FIX && !has_finding_gate(spec))
 		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
 			    "finding-gone: its findings on the base are the targets");
@@ -1302,6 +1313,8 @@ void sl_spec_free(sl_spec *spec)
 	free(spec->response_format);
 	sl_strvec_release(&spec->headers);
 	free(spec->instructions);
+	free(spec->test_template);
+	sl_strvec_release(&spec->test_paths);
 	free(spec->prompt);
 	free(spec->branch_prefix);
 	free(spec);

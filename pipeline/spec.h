@@ -37,12 +37,14 @@ enum sl_gate_kind {
 	SL_GATE_TEST,               /* regressions and must-fix tests decide; reruns */
 	SL_GATE_COVERAGE,           /* the candidate must raise its target's coverage */
 	SL_GATE_FINDING_GONE,       /* the target's findings are gone (finding_gone.h) */
+	SL_GATE_MUTANTS,            /* testgen: the new test kills a mutant the suite misses */
 };
 
 /* What a campaign is for (`kind:`); the targets and the proof differ. */
 enum sl_job_kind {
 	SL_JOB_MIGRATION = 0,       /* targets from the query alone (the default) */
 	SL_JOB_FIX,                 /* only the query's units that enclose a finding */
+	SL_JOB_TESTGEN,             /* the candidate adds a test for the unit */
 };
 
 /* What a gate must say on the base and on the candidate (README, "Gate expectations"). */
@@ -142,6 +144,8 @@ typedef struct sl_spec {
 	size_t ngates;
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
 	int job;                    /* enum sl_job_kind (`kind:`) */
+	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates */
+	char *test_template;        /* testgen: how a test looks and registers (prompt text) */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 } sl_spec;
