@@ -353,6 +353,16 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 		for (size_t j = 0; j < ng; j++)
 			sl_buf_addf(&md, "| %s | %s | %lld ms |\n", g[j].gate, g[j].verdict,
 				    (long long)g[j].duration_ms);
+		/* what a passing gate found: coverage added, mutants killed, findings gone */
+		for (size_t j = 0, first = 1; j < ng; j++) {
+			if (!g[j].note || strcmp(g[j].verdict, "pass"))
+				continue;
+			sl_buf_addf(&md, "%s- %s: ", first ? "\n" : "", g[j].gate);
+			for (const char *p = g[j].note; *p; p++)
+				sl_buf_addch(&md, *p >= 0x20 && *p < 0x7f ? *p : ' ');
+			sl_buf_addch(&md, '\n');
+			first = 0;
+		}
 		sl_buf_addf(&md, "\n```diff\n%s```\n\n", cands[i].diff);
 		sl_gate_run_list_free(g, ng);
 	}

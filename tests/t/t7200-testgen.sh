@@ -105,6 +105,12 @@ test_expect_success 'the code under test is left alone: the mutated file is rest
 	! grep -q "src/calc.c" stat
 '
 
+test_expect_success 'the report shows the coverage added and the mutants killed' '
+	sluice export --store s.db --out export &&
+	grep -q "^- coverage: covered lines in src/calc.c:4-11: 4/6 -> 6/6" export/report.md &&
+	grep -q "^- mutants: kills 2 of 9 mutants the existing tests miss" export/report.md
+'
+
 test_expect_success 'a testgen campaign needs test_paths' '
 	sed "/^test_paths/d" gen.yaml >bad.yaml &&
 	test_expect_code 2 sluice run --store b.db bad.yaml 2>err &&
