@@ -3,21 +3,21 @@ test_description='fix campaigns: targets from a real analyzer (cppcheck) in the 
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
-# The project (tests/fixtures/fixjob/project): cppcheck finds genuine defects
+# The project (examples/fix/project): cppcheck finds genuine defects
 # in five functions of src/calc.c; the canned candidates
-# (tests/fixtures/fixjob/candidates, chosen by pick.sh from the prompt) are:
+# (examples/fix/replies, chosen by pick.sh from the prompt) are:
 #   dup_name   frees before the early return: the right fix
 #   sum4       fixes the loop and reads buf[4] on a new line: the finding moved
 #   sign       adds a cppcheck-suppress comment
 #   mid3       drops the out-of-bounds read and returns the wrong element: a test breaks
 #   count_pos  guts the function to "return 0"
-CANDIDATES=$FIXTURES/fixjob/candidates
+CANDIDATES=$EXAMPLES/fix/replies
 
 test_have_prereq_cmd() { command -v "$1" >/dev/null 2>&1; }
 
 test_expect_success 'setup: the project in a repository, the fix campaign' '
 	test_have_prereq_cmd cppcheck &&
-	cp -R "$FIXTURES/fixjob/project" repo &&
+	cp -R "$EXAMPLES/fix/project" repo &&
 	make_repo repo &&
 	cat >fix.yaml <<-EOF
 	name: fix

@@ -3,9 +3,9 @@ test_description='testgen campaigns: six canned tests for clamp(), each stopped 
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
-# The project (tests/fixtures/testgen/project): clamp() and twice(); the
+# The project (examples/testgen/project): clamp() and twice(); the
 # existing test checks clamp() inside its range only.  A new test registers
-# by being a tests/*.c file.  The candidates (tests/fixtures/testgen/candidates,
+# by being a tests/*.c file.  The candidates (examples/testgen/replies,
 # the Nth request gets the Nth) create tests/t_gen_clamp.c:
 #   1-nobuild   calls a function that does not exist
 #   2-fails     asserts a wrong value
@@ -13,10 +13,10 @@ test_description='testgen campaigns: six canned tests for clamp(), each stopped 
 #   4-nocov     passes, but covers only what the existing test covers
 #   5-noassert  covers both clamping branches and asserts nothing
 #   6-good      asserts both clamping branches
-CANDIDATES=$FIXTURES/testgen/candidates
+CANDIDATES=$EXAMPLES/testgen/replies
 
 test_expect_success 'setup: the project in a repository, the testgen campaign' '
-	cp -R "$FIXTURES/testgen/project" repo &&
+	cp -R "$EXAMPLES/testgen/project" repo &&
 	make_repo repo &&
 	cat >gen.yaml <<-EOF &&
 	name: gen
