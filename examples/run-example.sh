@@ -6,12 +6,13 @@
 # examples/KIND/campaign.yaml from the top of the source tree (its command
 # provider reads the canned replies in examples/KIND/replies), stores
 # everything in BUILD/demo/KIND.db, prints the funnel and exports the
-# proposed patches and report.md to BUILD/demo/KIND-export.
+# proposed patches and report.md to BUILD/demo/KIND-export.  SLUICE_DEMO_DIR
+# replaces BUILD/demo.
 set -eu
 kind=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${2:-$top/build}" && pwd)
-demo="$BUILD/demo"
+demo=${SLUICE_DEMO_DIR:-$BUILD/demo}
 sluice="$BUILD/sluice"
 
 rm -rf "$demo/$kind" "$demo/$kind.db" "$demo/$kind-export" "$demo/$kind.state"
@@ -27,7 +28,7 @@ cd "$top"
 echo "== sluice run examples/$kind/campaign.yaml"
 status=0
 SLUICE_DEMO_STATE="$demo/$kind.state" "$sluice" run --store "$demo/$kind.db" \
-	"examples/$kind/campaign.yaml" || status=$?
+	--repo "$demo/$kind" "examples/$kind/campaign.yaml" || status=$?
 echo
 echo "== sluice export"
 "$sluice" export --store "$demo/$kind.db" --out "$demo/$kind-export"

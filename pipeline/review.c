@@ -42,6 +42,9 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	}
 	sl_buf_addf(out, "  proposed     %6lld  (%.0f%% of targets)\n", (long long)f->proposed,
 		    pct(f->proposed, f->targets));
+	if (f->proposed_rules && f->proposed_model)
+		sl_buf_addf(out, "    by rules   %6lld\n    by model   %6lld\n",
+			    (long long)f->proposed_rules, (long long)f->proposed_model);
 	sl_buf_addf(out, "  accepted     %6lld\n", (long long)f->accepted);
 	sl_buf_addf(out, "  rejected     %6lld\n", (long long)f->rejected);
 	sl_buf_addf(out, "  failed       %6lld\n", (long long)f->failed);
@@ -87,6 +90,8 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 		json_array_append_new(gates, g);
 	}
 	json_object_set_new(o, "gates", gates);
+	json_object_set_new(o, "proposed_by", json_pack("{s:I,s:I}", "rules",
+		(json_int_t)f->proposed_rules, "model", (json_int_t)f->proposed_model));
 	json_object_set_new(o, "proposed", json_integer(f->proposed));
 	json_object_set_new(o, "accepted", json_integer(f->accepted));
 	json_object_set_new(o, "rejected", json_integer(f->rejected));
