@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coverage.h"
 #include "finding_gone.h"
 #include "fixjob.h"
 #include "util.h"
@@ -34,20 +35,11 @@ static long owner_of(const sl_target_list *list, const sl_finding *x)
 	return best;
 }
 
-void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
+/* Keep the targets whose keep[] is set, releasing the others. */
+static void keep_only(sl_target_list *list, const unsigned char *keep)
 {
-	unsigned char *keep = sl_xcalloc(list->n ? list->n : 1, 1);
 	size_t w = 0;
 
-	*unplaced = 0;
-	for (size_t i = 0; i < f->n; i++) {
-		long o = owner_of(list, &f->v[i]);
-
-		if (o < 0)
-			(*unplaced)++;
-		else
-			keep[o] = 1;
-	}
 	for (size_t i = 0; i < list->n; i++) {
 		if (keep[i]) {
 			if (w != i)
@@ -64,6 +56,38 @@ void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
 		sl_target_list_release(&one);
 	}
 	list->n = w;
+}
+
+void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent)
+{
+	unsigned char *keep = sl_xcalloc(list->n ? list->n : 1, 1);
+
+	for (size_t i = 0; i < list->n; i++) {
+		const sl_target *t = &list->v[i];
+		unsigned covered = 0, total = 0;
+
+		keep[i] = !cov || sl_coverage_of(cov, t->path, t->start_line, t->end_line, &covered,
+						 &total) || !total ||
+			(uint64_t)covered * 100 < (uint64_t)percent * total;
+	}
+	keep_only(list, keep);
+	free(keep);
+}
+
+void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
+{
+	unsigned char *keep = sl_xcalloc(list->n ? list->n : 1, 1);
+
+	*unplaced = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		long o = owner_of(list, &f->v[i]);
+
+		if (o < 0)
+			(*unplaced)++;
+		else
+			keep[o] = 1;
+	}
+	keep_only(list, keep);
 	free(keep);
 }
 

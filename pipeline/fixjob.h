@@ -1,6 +1,8 @@
 /*
- * fixjob.h - a fix campaign's targets: the query's units that enclose a
- * finding the analyzer reported on the base (README, "The fix job").
+ * fixjob.h - choosing targets from the baseline: a fix campaign's are the
+ * query's units that enclose a finding the analyzer reported on the base
+ * (README, "The fix job"); a testgen campaign may keep only the units its
+ * coverage report shows below a threshold ("The testgen job").
  *
  * Calling sequence (run.c, kind: fix):
  *     scope the base with the campaign's query (e.g. every function);
@@ -31,5 +33,14 @@ void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
  * (capped at 8 KiB); nothing when there are none.
  */
 void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out);
+
+/*
+ * testgen's `coverage_below: PERCENT`: drop from list every target whose
+ * unit has at least that share of its executable lines covered in cov (the
+ * base's coverage report).  A unit the report does not know, or with no
+ * executable line, stays.  cov NULL: nothing is dropped.
+ */
+struct sl_coverage;
+void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent);
 
 #endif

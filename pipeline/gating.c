@@ -185,6 +185,8 @@ static void parse_findings(const sl_spec_gate *d, const char *text, sl_findings 
 		return;
 	if (!strcmp(d->format, "sarif"))
 		sl_findings_parse_sarif(out, text, strlen(text), &e);
+	else if (!strcmp(d->format, "gcc-json"))
+		sl_findings_parse_gcc_json(out, text, strlen(text));
 	else
 		sl_findings_parse_gcc(out, text, strlen(text));
 	sl_findings_filter_level(out, d->fail_on && !strcmp(d->fail_on, "error") ?
@@ -777,10 +779,16 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 						   &note, fb);
 		}
 		sl_tests_release(&tests);
-		if (ok)
+		if (ok) {
 			set_rec(rec, "pass", r->output.buf, "the target's findings are gone");
-		else
-			set_rec(rec, "fail", r->output.buf, note.buf);
+		} else {
+			/* names and rules came from the analyzer: printable only */
+			sl_buf safe = SL_BUF_INIT;
+
+			add_printable(&safe, note.buf, note.buf + note.len);
+			set_rec(rec, "fail", r->output.buf, safe.buf);
+			sl_buf_release(&safe);
+		}
 	}
 	sl_buf_release(&note);
 	sl_findings_release(&cand);
@@ -1032,7 +1040,8 @@ static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *wo
 	sl_buf_addf(&note, "kills %zu of %zu mutants the existing tests miss (%zu killed by "
 		    "both, %zu survive)", nkill, m.n, nboth, m.n - nkill - nboth);
 	if (nkill) {
-		sl_buf_addf(&note, ": %s", kills.buf);
+		sl_buf_adds(&note, ": ");
+		add_printable(&note, kills.buf, kills.buf + kills.len);
 		set_rec(rec, "pass", NULL, note.buf);
 	} else {
 		set_rec(rec, "fail", NULL, note.buf);
@@ -1170,4 +1179,12 @@ void sl_gating_base_findings(const sl_gating *g, sl_findings *out)
 		if (g->gs[i].def->kind == SL_GATE_FINDING_GONE && g->gs[i].measured)
 			for (size_t j = 0; j < g->gs[i].base_findings.n; j++)
 				sl_findings_add_copy(out, &g->gs[i].base_findings.v[j]);
+}
+
+const struct sl_coverage *sl_gating_base_coverage(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_COVERAGE && g->gs[i].measured)
+			return &g->gs[i].base_cov;
+	return NULL;
 }

@@ -112,4 +112,8 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
  */
 void sl_gating_base_findings(const sl_gating *g, sl_findings *out);
 
+/* The base's report of the first coverage gate (borrowed; NULL when none was measured). */
+struct sl_coverage;
+const struct sl_coverage *sl_gating_base_coverage(const sl_gating *g);
+
 #endif

@@ -1189,6 +1189,33 @@ done:
 }
 
 /* Pending targets, and those a budget stopped in an earlier run, in id order. */
+/* The baseline measured before the targets are chosen from it. */
+static int baseline_first(run_ctx *x, sl_err *err)
+{
+	int ret;
+
+	if ((ret = sl_gating_open(&x->gating, x->c->spec, x->st, x->campaign_id, &x->c->base,
+				  x->opts->unsafe, err)))
+		return ret;
+	return sl_gating_baseline(x->gating, x->c->repo, x->scratch, x->c->spec->branch_prefix,
+				  x->opts->progress, err);
+}
+
+/* testgen with coverage_below: only the units the base's tests cover too little. */
+static int testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err)
+{
+	size_t before = list->n;
+	int ret;
+
+	if ((ret = baseline_first(x, err)))
+		return ret;
+	sl_testgen_select(list, sl_gating_base_coverage(x->gating), x->c->spec->coverage_below);
+	if (x->opts->progress)
+		fprintf(stderr, "testgen: %zu of %zu units below %u%% line coverage\n", list->n,
+			before, x->c->spec->coverage_below);
+	return SL_OK;
+}
+
 /*
  * kind fix: the baseline comes first, for its findings are the targets:
  * keep the scoped units that enclose one (fixjob.h).
@@ -1198,10 +1225,7 @@ static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	size_t unplaced;
 	int ret;
 
-	if ((ret = sl_gating_open(&x->gating, x->c->spec, x->st, x->campaign_id, &x->c->base,
-				  x->opts->unsafe, err)) ||
-	    (ret = sl_gating_baseline(x->gating, x->c->repo, x->scratch,
-				      x->c->spec->branch_prefix, x->opts->progress, err)))
+	if ((ret = baseline_first(x, err)))
 		return ret;
 	sl_gating_base_findings(x->gating, &x->findings);
 	sl_fix_select(list, &x->findings, &unplaced);
@@ -1384,6 +1408,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	sl_findings_init(&x.findings);
 	if ((ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (x.c->spec->job == SL_JOB_FIX && (ret = fix_targets(&x, &list, err))) ||
+	    (x.c->spec->coverage_below && (ret = testgen_targets(&x, &list, err))) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
 	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)))
@@ -1392,7 +1417,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	out->targets = list.n;
 	if ((!x.gating && (ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id,
 						 &x.c->base, opts->unsafe, err))) ||
-	    (x.npending && x.c->spec->job != SL_JOB_FIX && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
+	    (x.npending && x.c->spec->job != SL_JOB_FIX && !x.c->spec->coverage_below && (ret = sl_gating_baseline(x.gating, x.c->repo, x.scratch,
 						      x.c->spec->branch_prefix, opts->progress,
 						      err))))
 		goto done;

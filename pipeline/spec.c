@@ -921,11 +921,11 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
 		SL_GATE_MUTANTS };
 	/* the formats each kind reads; NULL entry = the kind takes no format */
-	static const char *const formats[][5] = {
-		[SL_GATE_STATIC] = { "gcc", "sarif", NULL },
+	static const char *const formats[][6] = {
+		[SL_GATE_STATIC] = { "gcc", "gcc-json", "sarif", NULL },
 		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
 		[SL_GATE_COVERAGE] = { "lcov", "gcov", NULL },
-		[SL_GATE_FINDING_GONE] = { "gcc", "sarif", "tap", "junit" },
+		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit" },
 	};
 	const struct node *v[MAX_KEYS];
 	size_t i, j;
@@ -1017,12 +1017,14 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			g->max_lines = (unsigned)n;
 		}
 		if (g->format) {
-			for (j = 0; j < 4 && formats[g->kind][j]; j++)
+			for (j = 0; j < 6 && formats[g->kind][j]; j++)
 				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
 			if (!fmt_ok)
 				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
-					    kinds[g->kind], g->kind == SL_GATE_STATIC ? "gcc or sarif" :
-					    g->kind == SL_GATE_FINDING_GONE ? "gcc, sarif, tap or junit" :
+					    kinds[g->kind], g->kind == SL_GATE_STATIC ?
+					    "gcc, gcc-json or sarif" :
+					    g->kind == SL_GATE_FINDING_GONE ?
+					    "gcc, gcc-json, sarif, tap or junit" :
 					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
 					    g->kind == SL_GATE_COVERAGE ? "lcov or gcov" :
 					    "left out (this kind reads no report)");
@@ -1080,10 +1082,10 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	return 0;
 }
 
-static int has_finding_gate(const sl_spec *spec)
+static int has_gate_kind(const sl_spec *spec, int kind)
 {
 	for (size_t i = 0; i < spec->ngates; i++)
-		if (spec->gates[i].kind == SL_GATE_FINDING_GONE)
+		if (spec->gates[i].kind == kind)
 			return 1;
 	return 0;
 }
@@ -1093,7 +1095,7 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		"kind", "test_paths", "test_template", NULL };
+		"kind", "test_paths", "test_template", "coverage_below", NULL };
 	static const char *const goals[] = { "keep", "fix", NULL };
 	static const int goal_ix[] = { 0, 1 };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
@@ -1101,7 +1103,7 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
 		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND,
-		K_TEST_PATHS, K_TEST_TEMPLATE };
+		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW };
 	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
 	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
 	const struct node *v[MAX_KEYS];
@@ -1169,12 +1171,23 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 			return SL_EINPUT;
 		spec->context_tokens = (unsigned)n;
 	}
+	if (v[K_COVERAGE_BELOW]) {
+		if (spec->job != SL_JOB_TESTGEN)
+			return fail(ld, v[K_COVERAGE_BELOW]->start,
+				    "'coverage_below' belongs to testgen campaigns");
+		if (get_int(ld, v[K_COVERAGE_BELOW], "coverage_below", NULL, 1, 100, &n))
+			return SL_EINPUT;
+		if (!has_gate_kind(spec, SL_GATE_COVERAGE))
+			return fail(ld, v[K_COVERAGE_BELOW]->start, "'coverage_below' needs a gate "
+				    "of kind coverage: its report on the base says what is covered");
+		spec->coverage_below = (unsigned)n;
+	}
 	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
 		return need(ld, root, NULL, "test_paths", NULL);
 	if (spec->job != SL_JOB_TESTGEN && (v[K_TEST_PATHS] || v[K_TEST_TEMPLATE]))
 		return fail(ld, (v[K_TEST_PATHS] ? v[K_TEST_PATHS] : v[K_TEST_TEMPLATE])->start,
 			    "'test_paths' and 'test_template' belong to testgen campaigns");
-	if (spec->job == SL_JOB_FIX && !has_finding_gate(spec))
+	if (spec->job == SL_JOB_FIX && !has_gate_kind(spec, SL_GATE_FINDING_GONE))
 		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
 			    "finding-gone: its findings on the base are the targets");
 	if (!spec->edit_format)

@@ -146,6 +146,7 @@ typedef struct sl_spec {
 	int job;                    /* enum sl_job_kind (`kind:`) */
 	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates */
 	char *test_template;        /* testgen: how a test looks and registers (prompt text) */
+	unsigned coverage_below;    /* testgen: only units below this % line coverage; 0 = all */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 } sl_spec;

@@ -19,7 +19,7 @@ test_expect_success 'setup: the project in a repository, the fix campaign' '
 	test_have_prereq_cmd cppcheck &&
 	cp -R "$EXAMPLES/fix/project" repo &&
 	make_repo repo &&
-	cat >fix.yaml <<-EOF
+	cat >fix.yaml <<-EOF &&
 	name: fix
 	kind: fix
 	repository: repo

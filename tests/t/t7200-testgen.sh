@@ -111,6 +111,22 @@ test_expect_success 'the report shows the coverage added and the mutants killed'
 	grep -q "^- mutants: kills 2 of 9 mutants the existing tests miss" export/report.md
 '
 
+test_expect_success 'coverage_below keeps only the units the base covers too little' '
+	sed -e "s/(#eq? @n \"clamp\")) @fn/) @fn/" -e "s/^attempts: 6/attempts: 1\ncoverage_below: 100/" \
+		-e "s/^name: gen/name: gen-below/" -e "s|\$TRASH/asked|\$TRASH/asked-below|" gen.yaml >below.yaml &&
+	grep -q "^coverage_below: 100" below.yaml &&
+	sluice scope below.yaml >all &&
+	test $(wc -l <all) = 2 &&
+	test_expect_code 1 sluice run --store below.db below.yaml >out &&
+	test "$(store_query below.db "select path || \":\" || start_line from targets")" = src/calc.c:4
+'
+
+test_expect_success 'coverage_below needs a coverage gate' '
+	sed "/kind: coverage/d" below.yaml >nocov.yaml &&
+	test_expect_code 2 sluice run --store n.db nocov.yaml 2>err &&
+	grep -q "nocov.yaml:[0-9]*:17: .coverage_below. needs a gate of kind coverage" err
+'
+
 test_expect_success 'a testgen campaign needs test_paths' '
 	sed "/^test_paths/d" gen.yaml >bad.yaml &&
 	test_expect_code 2 sluice run --store b.db bad.yaml 2>err &&
