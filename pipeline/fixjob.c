@@ -91,6 +91,33 @@ void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
 	free(keep);
 }
 
+int sl_fix_parse_findings(sl_findings *out, const char *format, const char *text, size_t len,
+			  sl_err *err)
+{
+	sl_tests t;
+	int ret = SL_OK;
+
+	if (!strcmp(format, "gcc")) {
+		sl_findings_parse_gcc(out, text, len);
+		return SL_OK;
+	}
+	if (!strcmp(format, "gcc-json")) {
+		sl_findings_parse_gcc_json(out, text, len);
+		return SL_OK;
+	}
+	if (!strcmp(format, "sarif"))
+		return sl_findings_parse_sarif(out, text, len, err);
+	sl_tests_init(&t);
+	if (!strcmp(format, "junit"))
+		ret = sl_tests_parse_junit(&t, text, len, err);
+	else
+		sl_tests_parse_tap(&t, text, len);
+	if (!ret)
+		sl_findings_from_tests(&t, out);
+	sl_tests_release(&t);
+	return ret;
+}
+
 void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out)
 {
 	sl_findings mine;

@@ -40,6 +40,14 @@ void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out);
  * base's coverage report).  A unit the report does not know, or with no
  * executable line, stays.  cov NULL: nothing is dropped.
  */
+/*
+ * Parse a findings file of the given format (gcc, gcc-json, sarif, tap or
+ * junit: failing tests, see finding_gone.h) into out.  SL_EINPUT for a
+ * SARIF or JUnit file that does not parse.
+ */
+int sl_fix_parse_findings(sl_findings *out, const char *format, const char *text, size_t len,
+			  sl_err *err);
+
 struct sl_coverage;
 void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent);
 

@@ -524,6 +524,9 @@ static void describe_text(const sl_gating *g, sl_buf *out)
 			sl_buf_addf(out, " (exit %d)", s->base_exit);
 		if (d->kind == SL_GATE_TEST && d->format)
 			sl_buf_addf(out, ", %zu tests", s->base_tests.n);
+		if (d->kind == SL_GATE_FINDING_GONE)
+			sl_buf_addf(out, ", %zu findings: the targets, each must be gone",
+				    s->base_findings.n);
 		sl_buf_addf(out, "%s\n", s->base_error ? "" : s->cannot_judge ?
 			    "; cannot judge: candidates get skip" : "");
 		if (s->base_error)

@@ -1227,7 +1227,26 @@ static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 
 	if ((ret = baseline_first(x, err)))
 		return ret;
-	sl_gating_base_findings(x->gating, &x->findings);
+	if (x->c->spec->findings_report) {
+		/* the user's file says where to look; the gate still proves each fix */
+		const sl_spec *spec = x->c->spec;
+		char *path = spec->findings_report[0] == '/' ? sl_xstrdup(spec->findings_report) :
+			sl_path_join(spec->dir, spec->findings_report);
+		sl_buf text = SL_BUF_INIT;
+
+		ret = sl_read_file(&text, path, 64u << 20, err);
+		if (!ret)
+			ret = sl_fix_parse_findings(&x->findings, spec->findings_format, text.buf,
+						    text.len, err);
+		if (ret)
+			sl_err_prefix(err, "findings: ");
+		free(path);
+		sl_buf_release(&text);
+		if (ret)
+			return SL_EINPUT;
+	} else {
+		sl_gating_base_findings(x->gating, &x->findings);
+	}
 	sl_fix_select(list, &x->findings, &unplaced);
 	if (x->opts->progress)
 		fprintf(stderr, "fix: %zu findings on the base, %zu targets%s\n", x->findings.n,

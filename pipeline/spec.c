@@ -1082,6 +1082,26 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	return 0;
 }
 
+/* fix: `findings: {report: FILE, format: F}`, the targets' source instead of the gate. */
+static int load_findings(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "report", "format", NULL };
+	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit", NULL };
+	static const int format_ix[] = { 0, 1, 2, 3, 4 };
+	const struct node *v[MAX_KEYS];
+	int f = 0;
+
+	if (want_type(ld, map, N_MAP, "findings", NULL) ||
+	    map_fields(ld, map, "findings", keys, v) ||
+	    get_str(ld, v[0], "report", "findings", 1, &spec->findings_report) ||
+	    get_enum(ld, v[1], "format", "findings", formats, format_ix, &f) ||
+	    need(ld, map, v[0], "report", "findings") ||
+	    need(ld, map, v[1], "format", "findings"))
+		return SL_EINPUT;
+	spec->findings_format = sl_xstrdup(formats[f]);
+	return 0;
+}
+
 static int has_gate_kind(const sl_spec *spec, int kind)
 {
 	for (size_t i = 0; i < spec->ngates; i++)
@@ -1095,7 +1115,7 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		"kind", "test_paths", "test_template", "coverage_below", NULL };
+		"kind", "test_paths", "test_template", "coverage_below", "findings", NULL };
 	static const char *const goals[] = { "keep", "fix", NULL };
 	static const int goal_ix[] = { 0, 1 };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
@@ -1103,7 +1123,7 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
 		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND,
-		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW };
+		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW, K_FINDINGS };
 	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
 	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
 	const struct node *v[MAX_KEYS];
@@ -1182,6 +1202,9 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 				    "of kind coverage: its report on the base says what is covered");
 		spec->coverage_below = (unsigned)n;
 	}
+	if (v[K_FINDINGS] && (spec->job != SL_JOB_FIX || load_findings(ld, v[K_FINDINGS], spec)))
+		return spec->job != SL_JOB_FIX ? fail(ld, v[K_FINDINGS]->start,
+						      "'findings' belongs to fix campaigns") : SL_EINPUT;
 	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
 		return need(ld, root, NULL, "test_paths", NULL);
 	if (spec->job != SL_JOB_TESTGEN && (v[K_TEST_PATHS] || v[K_TEST_TEMPLATE]))
@@ -1327,6 +1350,8 @@ void sl_spec_free(sl_spec *spec)
 	sl_strvec_release(&spec->headers);
 	free(spec->instructions);
 	free(spec->test_template);
+	free(spec->findings_report);
+	free(spec->findings_format);
 	sl_strvec_release(&spec->test_paths);
 	free(spec->prompt);
 	free(spec->branch_prefix);

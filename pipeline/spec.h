@@ -147,6 +147,8 @@ typedef struct sl_spec {
 	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates */
 	char *test_template;        /* testgen: how a test looks and registers (prompt text) */
 	unsigned coverage_below;    /* testgen: only units below this % line coverage; 0 = all */
+	char *findings_report;      /* fix: findings from this file (against dir), not the gate */
+	char *findings_format;      /* its format: gcc, gcc-json, sarif, tap or junit */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 } sl_spec;

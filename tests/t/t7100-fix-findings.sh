@@ -98,6 +98,29 @@ test_expect_success 'the funnel: five targets, one proposed' '
 	grep -q "test  *1 passed, 1 failed" out
 '
 
+test_expect_success 'baseline shows the findings the targets come from' '
+	sluice baseline --store s.db fix.yaml >bl &&
+	grep -q "^gate analyzer (finding-gone, gcc, expect pass): pass on the base (exit 0), 6 findings: the targets, each must be gone" bl
+'
+
+test_expect_success 'findings from a file: only the units it names are targets, the gate still proves' '
+	echo "src/calc.c:25:3: warning: Memory leak: p [memleak]" >leak.txt &&
+	sed -e "s/^name: fix/name: fix-file/" fix.yaml >file.yaml &&
+	echo "findings: {report: leak.txt, format: gcc}" >>file.yaml &&
+	sluice run --store f.db file.yaml >out &&
+	test "$(store_query f.db "select path || \":\" || start_line || \":\" || state from targets")" = src/calc.c:18:proposed &&
+	store_query f.db "select prompt from attempts" >prompt &&
+	grep -q "Memory leak: p \[memleak\]" prompt &&
+	! grep -q "arrayIndexOutOfBounds" prompt
+'
+
+test_expect_success 'a findings file that cannot be read is an input error' '
+	sed -e "s/^name: fix/name: fix-nofile/" fix.yaml >nofile.yaml &&
+	echo "findings: {report: missing.sarif, format: sarif}" >>nofile.yaml &&
+	test_expect_code 2 sluice run --store nf.db nofile.yaml 2>err &&
+	grep -q "findings: .*missing.sarif" err
+'
+
 test_expect_success 'a fix campaign without a finding-gone gate is refused with its line' '
 	sed "/finding-gone/d" fix.yaml >nogate.yaml &&
 	test_expect_code 2 sluice run --store n.db nogate.yaml 2>err &&
