@@ -127,6 +127,19 @@ test_expect_success 'a fix campaign without a finding-gone gate is refused with 
 	grep -q "^sluice: nogate.yaml:2:7: a fix campaign needs a gate of kind finding-gone" err
 '
 
+test_expect_success 'bad job keys are one-line errors naming the line, nothing stored' '
+	sed "s/^kind: fix/kind: repair/" fix.yaml >k.yaml &&
+	test_expect_code 2 sluice run --store z.db k.yaml 2>err &&
+	test "$(cat err)" = "sluice: k.yaml:2:7: '"'"'kind'"'"' must be one of: migration, fix, testgen" &&
+	sed "s/format: gcc, command: \"make -s scan\"/format: ctest, command: \"make -s scan\"/" fix.yaml >fm.yaml &&
+	test_expect_code 2 sluice run --store z.db fm.yaml 2>err &&
+	grep -q "^sluice: fm.yaml:16:50: .format. of a finding-gone gate must be gcc, gcc-json, sarif, tap or junit$" err &&
+	sed "s/^kind: fix/kind: migration/" file.yaml >mf.yaml &&
+	test_expect_code 2 sluice run --store z.db mf.yaml 2>err &&
+	grep -q "^sluice: mf.yaml:18:11: .findings. belongs to fix campaigns$" err &&
+	! test -e z.db
+'
+
 test_expect_success 'an analyzer that finds nothing on the base cannot judge' '
 	sed "s/make -s scan/true/" fix.yaml >clean.yaml &&
 	test_expect_code 1 sluice run --store c.db clean.yaml 2>err &&
