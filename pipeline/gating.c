@@ -931,12 +931,69 @@ done:
 #define MAX_MUTANTS 25
 #define HIDDEN ".sluice-hidden"
 
-/* The new test files of a candidate: files its diff creates. */
-static void created_files(const sl_changed *c, sl_strvec *out)
+/* A test file the candidate created or extended, and how to take it back out. */
+typedef struct test_change {
+	const char *path;           /* borrowed from the sl_changed */
+	int created;
+	sl_buf now, before;         /* extended: the candidate's text and the base's */
+} test_change;
+
+static void test_changes_free(test_change *tc, size_t n)
 {
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (c->files[i].created)
-			sl_strvec_push(out, c->files[i].path);
+	for (size_t i = 0; tc && i < n; i++) {
+		sl_buf_release(&tc[i].now);
+		sl_buf_release(&tc[i].before);
+	}
+	free(tc);
+}
+
+/*
+ * The candidate's test changes (in a testgen campaign every file of the diff
+ * is a test file).  0, or 1 with why set when they cannot be taken back out.
+ */
+static int test_changes(const sl_changed *c, const char *diff, const char *workdir,
+			test_change **out, sl_buf *why)
+{
+	test_change *tc = sl_xcalloc(c->nfiles ? c->nfiles : 1, sizeof(*tc));
+	sl_err e = SL_ERR_INIT;
+
+	*out = tc;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const sl_changed_file *f = &c->files[i];
+
+		tc[i].path = f->path;
+		tc[i].created = f->created;
+		sl_buf_init(&tc[i].now, 0);
+		sl_buf_init(&tc[i].before, 0);
+		if (f->deleted || f->renamed || f->binary) {
+			sl_buf_addf(why, "deletes, renames or writes binary test file %s", f->path);
+			return 1;
+		}
+		if (f->created)
+			continue;
+		if (sl_read_beneath(&tc[i].now, workdir, f->path, 0, &e) ||
+		    sl_diff_old_text(diff, f->path, tc[i].now.buf, tc[i].now.len, &tc[i].before)) {
+			sl_buf_addf(why, "cannot rebuild the base text of %s", f->path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Take the candidate's test changes out (the existing suite), or put them back. */
+static int swap_tests(const char *workdir, test_change *tc, size_t n, int out, sl_err *err)
+{
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		const sl_buf *text = out ? &tc[i].before : &tc[i].now;
+
+		ret = tc[i].created ?
+			put_beneath(workdir, tc[i].path, NULL, 0, out ? HIDDEN : NULL,
+				    out ? NULL : HIDDEN, err) :
+			put_beneath(workdir, tc[i].path, text->buf, text->len, NULL, NULL, err);
+	}
+	return ret;
 }
 
 /* Run gate d once on workdir as it is now; *killed = it did not pass. */
@@ -970,16 +1027,15 @@ static int run_killed(const sl_gating *g, const sl_spec_gate *d, const char *wor
  * mutant fails with them and passes without them.
  */
 static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
-		       const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
-		       sl_buf *fb, sl_err *err)
+		       const sl_changed *changed, const char *diff, const sl_target *t,
+		       sl_gate_run_rec *rec, sl_buf *fb, sl_err *err)
 {
 	sl_buf file = SL_BUF_INIT, note = SL_BUF_INIT, kills = SL_BUF_INIT;
-	sl_strvec news = SL_STRVEC_INIT;
+	test_change *tc = NULL;
 	sl_mutants m = SL_MUTANTS_INIT;
-	size_t hidden = 0, nkill = 0, nboth = 0;
+	size_t nkill = 0, nboth = 0;
 	int ret = SL_OK, killed, dirty = 0;
 
-	created_files(changed, &news);
 	if (!t) {
 		set_rec(rec, "fail", NULL, "no target to judge");
 		goto done;
@@ -998,9 +1054,14 @@ static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *wo
 			    t->start_line, t->end_line);
 		goto done;
 	}
-	if (!news.n) {
-		set_rec(rec, "fail", NULL, "no new test file");
-		sl_buf_addf(fb, "The gate '%s' failed: the change creates no test file.\n", d->name);
+	if (!changed->nfiles) {
+		set_rec(rec, "fail", NULL, "no test added");
+		sl_buf_addf(fb, "The gate '%s' failed: the change adds no test.\n", d->name);
+		goto done;
+	}
+	if (test_changes(changed, diff, workdir, &tc, &note)) {
+		set_rec(rec, "fail", NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the change %s.\n", d->name, note.buf);
 		goto done;
 	}
 	if ((ret = run_killed(g, d, workdir, &killed, rec, err)))
@@ -1019,15 +1080,11 @@ static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *wo
 		if ((ret = put_beneath(workdir, t->path, m.v[i].text, m.v[i].len, NULL, NULL, err)) ||
 		    (ret = run_killed(g, d, workdir, &killed, rec, err)) || !killed)
 			continue;
-		for (hidden = 0; hidden < news.n && !ret; hidden++)
-			ret = put_beneath(workdir, news.v[hidden], NULL, 0, HIDDEN, NULL, err);
+		ret = swap_tests(workdir, tc, changed->nfiles, 1, err);
 		if (!ret)
 			ret = run_killed(g, d, workdir, &old_killed, rec, err);
-		while (hidden > 0) {
-			hidden--;
-			if (put_beneath(workdir, news.v[hidden], NULL, 0, NULL, HIDDEN, err) && !ret)
-				ret = SL_ERROR;
-		}
+		if (swap_tests(workdir, tc, changed->nfiles, 0, ret ? NULL : err) && !ret)
+			ret = SL_ERROR;
 		if (old_killed) {
 			nboth++;
 		} else {
@@ -1056,7 +1113,7 @@ static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *wo
 done:
 	if (ret)
 		set_rec(rec, "error", NULL, err->msg);
-	sl_strvec_release(&news);
+	test_changes_free(tc, changed->nfiles);
 	sl_mutants_release(&m);
 	sl_buf_release(&file);
 	sl_buf_release(&note);
@@ -1126,7 +1183,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			continue;
 		}
 		if (d->kind == SL_GATE_MUTANTS) {
-			ret = run_mutants(g, d, workdir, &changed, t, rec, &fb, err);
+			ret = run_mutants(g, d, workdir, &changed, diff, t, rec, &fb, err);
 			runs = 0;
 		}
 		for (unsigned k = 0; k < runs; k++) {

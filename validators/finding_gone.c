@@ -6,6 +6,7 @@
  * file) and two finding sets; writes only the note and feedback buffers.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,8 @@ typedef struct diff_walk {
 	int in_file, old_match;     /* in the file's hunks; its "---" header named path */
 	unsigned old_no, new_no;    /* the next line of each side in the current hunk */
 	unsigned old_left, new_left;/* lines of each side the hunk header announced */
+	const char *line;           /* the last body line returned, after its marker */
+	size_t line_len;            /* without its newline */
 } diff_walk;
 
 static int header_is(const char *s, size_t len, const char *path)
@@ -116,6 +119,8 @@ static int walk_next(diff_walk *w, char *kind, unsigned *old_no, unsigned *new_n
 			*kind = *s;
 			*old_no = w->old_no;
 			*new_no = w->new_no;
+			w->line = s + 1;
+			w->line_len = len - 1;
 			if (*s != '+') {
 				w->old_no++;
 				w->old_left -= !!w->old_left;
@@ -453,4 +458,46 @@ int sl_tests_fixed_judge(const sl_findings *base, const sl_tests *cand, const sl
 	}
 	sl_findings_release(&mine);
 	return ok;
+}
+
+/* Append lines [from, to) (1-based) of text to out; *at is the offset of line `from`. */
+static size_t copy_lines(sl_buf *out, const char *text, size_t len, size_t at, unsigned from,
+			 unsigned to)
+{
+	for (; from < to && at < len; from++) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) + 1 : len;
+
+		if (out)
+			sl_buf_add(out, text + at, end - at);
+		at = end;
+	}
+	return at;
+}
+
+int sl_diff_old_text(const char *diff, const char *path, const char *text, size_t len,
+		     sl_buf *out)
+{
+	diff_walk w;
+	char kind;
+	unsigned o, n, next = 1;    /* the next line of text not yet consumed */
+	size_t at = 0;
+
+	walk_init(&w, diff, path);
+	while (walk_next(&w, &kind, &o, &n)) {
+		if (n < next)
+			return SL_EINPUT;
+		at = copy_lines(out, text, len, at, next, n);
+		next = n;
+		if (kind == '-') {
+			sl_buf_add(out, w.line, w.line_len);
+			sl_buf_addch(out, '\n');
+			continue;
+		}
+		/* context is copied from text, an added line dropped */
+		at = copy_lines(kind == ' ' ? out : NULL, text, len, at, n, n + 1);
+		next = n + 1;
+	}
+	copy_lines(out, text, len, at, next, UINT32_MAX);
+	return SL_OK;
 }

@@ -82,4 +82,13 @@ int sl_tests_fixed_judge(const sl_findings *base, const sl_tests *cand, const sl
  */
 unsigned sl_diff_track_line(const char *diff, const char *path, unsigned line, int *removed);
 
+/*
+ * The text `path` had before the diff, rebuilt from its text after it
+ * (text, len) by undoing the file's hunks: appended to out.  SL_EINPUT when
+ * the hunks do not fit the text.  A missing final newline of the old
+ * text is not reproduced.
+ */
+int sl_diff_old_text(const char *diff, const char *path, const char *text, size_t len,
+		     sl_buf *out);
+
 #endif

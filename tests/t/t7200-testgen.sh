@@ -111,6 +111,18 @@ test_expect_success 'the report shows the coverage added and the mutants killed'
 	grep -q "^- mutants: kills 2 of 9 mutants the existing tests miss" export/report.md
 '
 
+test_expect_success 'a test that extends an existing file is judged against the base version of it' '
+	sed -e "s/^name: gen/name: gen-extend/" -e "s/^attempts: 6/attempts: 1/" \
+		-e "s|^test_paths: .*|test_paths: [\"tests/t_gen_*.c\", \"tests/t_basic.c\"]|" \
+		-e "s|^provider: .*|provider: {kind: command, command: \"cat $FIXTURES/testgen/extend.txt\"}|" \
+		gen.yaml >extend.yaml &&
+	sluice run --store e.db extend.yaml >out &&
+	test "$(store_query e.db "select note from gate_runs where gate = '"'"'mutants'"'"'")" = "kills 2 of 9 mutants the existing tests miss (5 killed by both, 2 survive): line 7: statement removed: return lo;; line 9: statement removed: return hi;" &&
+	git -C repo diff --stat main sluice/gen-extend/src-calc.c-L4 >stat &&
+	grep -q "tests/t_basic.c" stat &&
+	test $(wc -l <stat) = 2
+'
+
 test_expect_success 'coverage_below keeps only the units the base covers too little' '
 	sed -e "s/(#eq? @n \"clamp\")) @fn/) @fn/" -e "s/^attempts: 6/attempts: 1\ncoverage_below: 100/" \
 		-e "s/^name: gen/name: gen-below/" -e "s|\$TRASH/asked|\$TRASH/asked-below|" gen.yaml >below.yaml &&

@@ -169,8 +169,28 @@ static void test_in_unit(void)
 	sl_findings_release(&out);
 }
 
+static void test_old_text(void)
+{
+	static const char diff[] =
+		"diff --git a/t.c b/t.c\n--- a/t.c\n+++ b/t.c\n"
+		"@@ -1,4 +1,5 @@\n a\n-b\n+B\n c\n+x\n d\n"
+		"@@ -8,2 +9,1 @@\n h\n-i\n"
+		"diff --git a/u.c b/u.c\n--- a/u.c\n+++ b/u.c\n@@ -1 +1 @@\n-q\n+r\n";
+	static const char now[] = "a\nB\nc\nx\nd\ne\nf\ng\nh\nj\n";
+	sl_buf old = SL_BUF_INIT;
+
+	CHECK_INT(sl_diff_old_text(diff, "t.c", now, strlen(now), &old), 0);
+	CHECK_STR(old.buf, "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n");
+	/* a file the diff leaves alone comes back as it is */
+	sl_buf_reset(&old);
+	CHECK_INT(sl_diff_old_text(diff, "v.c", now, strlen(now), &old), 0);
+	CHECK_STR(old.buf, now);
+	sl_buf_release(&old);
+}
+
 int main(void)
 {
+	RUN(test_old_text);
 	RUN(test_track_line);
 	RUN(test_judge);
 	RUN(test_in_unit);
