@@ -11,6 +11,7 @@
 #include "coverage.h"
 #include "finding_gone.h"
 #include "fixjob.h"
+#include "spec.h"
 #include "util.h"
 
 static int encloses(const sl_target *t, const sl_finding *x)
@@ -115,6 +116,24 @@ int sl_fix_parse_findings(sl_findings *out, const char *format, const char *text
 	if (!ret)
 		sl_findings_from_tests(&t, out);
 	sl_tests_release(&t);
+	return ret;
+}
+
+int sl_fix_load_findings(sl_findings *out, const sl_spec *spec, sl_err *err)
+{
+	char *path = spec->findings_report[0] == '/' ? sl_xstrdup(spec->findings_report) :
+		sl_path_join(spec->dir, spec->findings_report);
+	sl_buf text = SL_BUF_INIT;
+	int ret = sl_read_file(&text, path, 64u << 20, err);
+
+	if (!ret)
+		ret = sl_fix_parse_findings(out, spec->findings_format, text.buf, text.len, err);
+	if (ret) {
+		sl_err_prefix(err, "findings: ");
+		ret = SL_EINPUT;
+	}
+	free(path);
+	sl_buf_release(&text);
 	return ret;
 }
 

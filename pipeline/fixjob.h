@@ -48,6 +48,14 @@ void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out);
 int sl_fix_parse_findings(sl_findings *out, const char *format, const char *text, size_t len,
 			  sl_err *err);
 
+/*
+ * Read and parse the campaign's `findings` file (spec->findings_report,
+ * against spec->dir) into out.  SL_EINPUT "findings: ..." when it cannot be
+ * read or parsed.
+ */
+struct sl_spec;
+int sl_fix_load_findings(sl_findings *out, const struct sl_spec *spec, sl_err *err);
+
 struct sl_coverage;
 void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent);
 

@@ -475,8 +475,8 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 		}
 	}
 	if (spec->job == SL_JOB_TESTGEN) {
-		sl_buf_addf(&s->fix_instr, "%s\n\nWrite one new test file for the part to change "
-			    "above, at a new path matching ", vars.instructions);
+		sl_buf_addf(&s->fix_instr, "%s\n\nWrite one test for the part to change above, "
+			    "in a new or an existing test file matching ", vars.instructions);
 		for (size_t i = 0; i < spec->test_paths.n; i++)
 			sl_buf_addf(&s->fix_instr, "%s%s", i ? " or " : "", spec->test_paths.v[i]);
 		sl_buf_adds(&s->fix_instr, ", and do not change any other file.");
@@ -1188,7 +1188,6 @@ done:
 	return ret;
 }
 
-/* Pending targets, and those a budget stopped in an earlier run, in id order. */
 /* The baseline measured before the targets are chosen from it. */
 static int baseline_first(run_ctx *x, sl_err *err)
 {
@@ -1227,26 +1226,13 @@ static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 
 	if ((ret = baseline_first(x, err)))
 		return ret;
-	if (x->c->spec->findings_report) {
-		/* the user's file says where to look; the gate still proves each fix */
-		const sl_spec *spec = x->c->spec;
-		char *path = spec->findings_report[0] == '/' ? sl_xstrdup(spec->findings_report) :
-			sl_path_join(spec->dir, spec->findings_report);
-		sl_buf text = SL_BUF_INIT;
-
-		ret = sl_read_file(&text, path, 64u << 20, err);
-		if (!ret)
-			ret = sl_fix_parse_findings(&x->findings, spec->findings_format, text.buf,
-						    text.len, err);
-		if (ret)
-			sl_err_prefix(err, "findings: ");
-		free(path);
-		sl_buf_release(&text);
-		if (ret)
-			return SL_EINPUT;
-	} else {
+	/* a findings file says where to look; the gate still proves each fix */
+	if (x->c->spec->findings_report)
+		ret = sl_fix_load_findings(&x->findings, x->c->spec, err);
+	else
 		sl_gating_base_findings(x->gating, &x->findings);
-	}
+	if (ret)
+		return ret;
 	sl_fix_select(list, &x->findings, &unplaced);
 	if (x->opts->progress)
 		fprintf(stderr, "fix: %zu findings on the base, %zu targets%s\n", x->findings.n,
@@ -1255,6 +1241,7 @@ static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	return SL_OK;
 }
 
+/* Pending targets, and those a budget stopped in an earlier run, in id order. */
 static int load_pending(run_ctx *x, sl_err *err)
 {
 	sl_target_rec *a = NULL, *b = NULL;
