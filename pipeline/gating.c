@@ -895,6 +895,7 @@ static int put_beneath(const char *root, const char *rel, const char *text, size
 	const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
 	char *dir = slash ? sl_xstrndup(rel, (size_t)(slash - rel)) : sl_xstrdup("");
 	sl_buf from = SL_BUF_INIT, to = SL_BUF_INIT;
+	struct stat st;
 	int dfd = sl_opendir_beneath(root, dir, err), fd = -1, ret = SL_ERROR;
 
 	if (dfd < 0) {
@@ -911,8 +912,13 @@ static int put_beneath(const char *root, const char *rel, const char *text, size
 		ret = SL_OK;
 		goto done;
 	}
-	fd = openat(dfd, base, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || sl_write_all(fd, text, len)) {
+	/* never blocks on a FIFO the tests planted; only a regular file is written */
+	fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		sl_err_set(err, SL_EREFUSED, "refusing to write '%s': not a regular file", rel);
+		goto done;
+	}
+	if (fd < 0 || ftruncate(fd, 0) || sl_write_all(fd, text, len)) {
 		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", rel, strerror(errno));
 		goto done;
 	}
@@ -1033,8 +1039,9 @@ static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *wo
 	sl_buf file = SL_BUF_INIT, note = SL_BUF_INIT, kills = SL_BUF_INIT;
 	test_change *tc = NULL;
 	sl_mutants m = SL_MUTANTS_INIT;
+	sl_err ferr = SL_ERR_INIT;  /* a file the gate writes was tampered with: a verdict */
 	size_t nkill = 0, nboth = 0;
-	int ret = SL_OK, killed, dirty = 0;
+	int ret = SL_OK, killed, dirty = 0, broken = 0;
 
 	if (!t) {
 		set_rec(rec, "fail", NULL, "no target to judge");
@@ -1073,18 +1080,24 @@ static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *wo
 		goto done;
 	}
 	sl_mutants_make(&m, file.buf, file.len, t->start_byte, t->end_byte, MAX_MUTANTS);
-	for (size_t i = 0; i < m.n && !ret; i++) {
+	for (size_t i = 0; i < m.n && !ret && !broken; i++) {
 		int old_killed = 0;
 
 		dirty = 1;
-		if ((ret = put_beneath(workdir, t->path, m.v[i].text, m.v[i].len, NULL, NULL, err)) ||
-		    (ret = run_killed(g, d, workdir, &killed, rec, err)) || !killed)
+		if (put_beneath(workdir, t->path, m.v[i].text, m.v[i].len, NULL, NULL, &ferr)) {
+			broken = 1;
+			break;
+		}
+		if ((ret = run_killed(g, d, workdir, &killed, rec, err)) || !killed)
 			continue;
-		ret = swap_tests(workdir, tc, changed->nfiles, 1, err);
-		if (!ret)
+		if (swap_tests(workdir, tc, changed->nfiles, 1, &ferr))
+			broken = 1;
+		else
 			ret = run_killed(g, d, workdir, &old_killed, rec, err);
-		if (swap_tests(workdir, tc, changed->nfiles, 0, ret ? NULL : err) && !ret)
-			ret = SL_ERROR;
+		if (swap_tests(workdir, tc, changed->nfiles, 0, &ferr))
+			broken = 1;
+		if (broken || ret)
+			break;
 		if (old_killed) {
 			nboth++;
 		} else {
@@ -1092,11 +1105,17 @@ static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *wo
 			sl_buf_addf(&kills, "%s%s", nkill > 1 ? "; " : "", m.v[i].what);
 		}
 	}
-	if (dirty && put_beneath(workdir, t->path, file.buf, file.len, NULL, NULL,
-				 ret ? NULL : err) && !ret)
-		ret = SL_ERROR;
+	if (dirty && put_beneath(workdir, t->path, file.buf, file.len, NULL, NULL, &ferr))
+		broken = 1;
 	if (ret)
 		goto done;
+	if (broken) {
+		sl_buf_adds(&note, "the worktree changed under the gate: ");
+		add_printable(&note, ferr.msg, ferr.msg + strlen(ferr.msg));
+		set_rec(rec, "fail", NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: %s.\n", d->name, note.buf);
+		goto done;
+	}
 	sl_buf_addf(&note, "kills %zu of %zu mutants the existing tests miss (%zu killed by "
 		    "both, %zu survive)", nkill, m.n, nboth, m.n - nkill - nboth);
 	if (nkill) {

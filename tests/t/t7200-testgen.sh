@@ -123,6 +123,46 @@ test_expect_success 'a test that extends an existing file is judged against the 
 	test $(wc -l <stat) = 2
 '
 
+test_expect_success 'a test that plants a link where the gate writes mutants is failed, nothing followed' '
+	echo "keep me" >victim &&
+	cat >plant.txt <<-EOF &&
+	tests/t_gen_clamp.c
+	\`\`\`c
+	<<<<<<< SEARCH
+	=======
+	#include <stdio.h>
+	#include <unistd.h>
+	#include "calc.h"
+	int main(void)
+	{
+		FILE *f = fopen("plant.count", "a+");
+		long n;
+
+		if (!f)
+			return 1;
+		fputc(1, f);
+		n = ftell(f);
+		fclose(f);
+		if (n == 8) {
+			unlink("src/calc.c");
+			if (symlink("$TRASH/victim", "src/calc.c"))
+				return 1;
+		}
+		return !(clamp(15, 0, 10) == 10 && clamp(-5, 0, 10) == 0);
+	}
+	>>>>>>> REPLACE
+	\`\`\`
+	EOF
+	sed -e "s/^name: gen/name: gen-plant/" -e "s/^attempts: 6/attempts: 1/" \
+		-e "s|^provider: .*|provider: {kind: command, command: \"cat $TRASH/plant.txt\"}|" \
+		gen.yaml >plant.yaml &&
+	test_expect_code 1 sluice run --store p.db plant.yaml >out &&
+	test "$(store_query p.db "select verdict from gate_runs where gate = '"'"'stable'"'"'")" = pass &&
+	store_query p.db "select verdict || \" \" || note from gate_runs where gate = '"'"'mutants'"'"'" >note &&
+	grep -q "^fail the worktree changed under the gate: .*src/calc.c" note &&
+	test "$(cat victim)" = "keep me"
+'
+
 test_expect_success 'coverage_below keeps only the units the base covers too little' '
 	sed -e "s/(#eq? @n \"clamp\")) @fn/) @fn/" -e "s/^attempts: 6/attempts: 1\ncoverage_below: 100/" \
 		-e "s/^name: gen/name: gen-below/" -e "s|\$TRASH/asked|\$TRASH/asked-below|" gen.yaml >below.yaml &&
