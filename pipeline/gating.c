@@ -333,6 +333,8 @@ static int parse_coverage(const sl_spec_gate *d, const char *text, const char *p
 		return SL_ENOTFOUND;
 	if (!strcmp(d->format, "lcov"))
 		return sl_coverage_parse_lcov(out, text, strlen(text), &e);
+	if (!strcmp(d->format, "gcov-json"))
+		return sl_coverage_parse_gcov_json(out, text, strlen(text), &e);
 	return sl_coverage_parse_gcov(out, text, strlen(text), path, &e);
 }
 

@@ -924,7 +924,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	static const char *const formats[][6] = {
 		[SL_GATE_STATIC] = { "gcc", "gcc-json", "sarif", NULL },
 		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
-		[SL_GATE_COVERAGE] = { "lcov", "gcov", NULL },
+		[SL_GATE_COVERAGE] = { "lcov", "gcov", "gcov-json", NULL },
 		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit" },
 	};
 	const struct node *v[MAX_KEYS];
@@ -1026,7 +1026,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 					    g->kind == SL_GATE_FINDING_GONE ?
 					    "gcc, gcc-json, sarif, tap or junit" :
 					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
-					    g->kind == SL_GATE_COVERAGE ? "lcov or gcov" :
+					    g->kind == SL_GATE_COVERAGE ? "lcov, gcov or gcov-json" :
 					    "left out (this kind reads no report)");
 		}
 		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||

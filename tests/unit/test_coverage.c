@@ -54,10 +54,23 @@ static void dump_gcov(sl_buf *got, const char *name, const sl_buf *in)
 	sl_coverage_release(&c);
 }
 
+static void dump_gcov_json(sl_buf *got, const char *name, const sl_buf *in)
+{
+	sl_coverage c;
+	sl_err err = SL_ERR_INIT;
+
+	sl_coverage_init(&c);
+	if (sl_coverage_parse_gcov_json(&c, in->buf, in->len, &err))
+		sl_buf_addf(got, "error: %s\n", err.msg);
+	dump_cov(got, &c);
+	sl_coverage_release(&c);
+}
+
 static void test_fixtures(void)
 {
 	CHECK(fixture_run_all("coverage", "info", dump_lcov) >= 4);
 	CHECK(fixture_run_all("coverage", "gcov", dump_gcov) >= 3);
+	CHECK(fixture_run_all("coverage", "gcovjson", dump_gcov_json) >= 2);
 }
 
 static void load(sl_coverage *c, const char *name)
