@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -12,10 +13,10 @@
 #include "beneath.h"
 #include "util.h"
 
-int sl_open_beneath(const char *root, const char *rel, sl_err *err)
+/* openat2 of rel beneath root with flags; an fd or a negative SL_E* code. */
+static int open_confined(const char *root, const char *rel, uint64_t flags, sl_err *err)
 {
 	struct open_how how;
-	struct stat st;
 	int dfd, fd;
 
 	while (*rel == '/')
@@ -24,7 +25,7 @@ int sl_open_beneath(const char *root, const char *rel, sl_err *err)
 	if (dfd < 0)
 		return sl_err_set(err, SL_ERROR, "cannot open '%s': %s", root, strerror(errno));
 	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	how.flags = flags;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 		RESOLVE_NO_XDEV;
 	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof(how));
@@ -40,6 +41,22 @@ int sl_open_beneath(const char *root, const char *rel, sl_err *err)
 					  e == EXDEV ? "it leaves the directory" : strerror(e));
 		return sl_err_set(err, SL_ERROR, "cannot open '%s': %s", rel, strerror(e));
 	}
+	return fd;
+}
+
+int sl_opendir_beneath(const char *root, const char *rel, sl_err *err)
+{
+	return open_confined(root, *rel ? rel : ".",
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, err);
+}
+
+int sl_open_beneath(const char *root, const char *rel, sl_err *err)
+{
+	struct stat st;
+	int fd = open_confined(root, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, err);
+
+	if (fd < 0)
+		return fd;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return sl_err_set(err, SL_EREFUSED, "refusing to read '%s': not a regular file", rel);

@@ -26,6 +26,13 @@
  */
 int sl_open_beneath(const char *root, const char *rel, sl_err *err);
 
+/*
+ * Open the directory rel (relative, inside root; "" = root itself) under
+ * the same rules, for *at() calls on its entries (O_NOFOLLOW there); an fd
+ * or a negative SL_E* code.
+ */
+int sl_opendir_beneath(const char *root, const char *rel, sl_err *err);
+
 /* Read rel inside root into out (appending), at most cap bytes (0 = 16 MiB). */
 int sl_read_beneath(sl_buf *out, const char *root, const char *rel, size_t cap, sl_err *err);
 

@@ -5,6 +5,8 @@
  * files beneath a worktree.  Writes: baselines and cache entries in the
  * store; runs commands only through the jail (validators/gate.h).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,9 +21,11 @@
 #include "coverage.h"
 #include "diff_lines.h"
 #include "feedback.h"
+#include "finding_gone.h"
 #include "findings.h"
 #include "gate.h"
 #include "jail.h"
+#include "mutate.h"
 #include "gate_store.h"
 #include "gating.h"
 #include "policy.h"
@@ -184,6 +188,8 @@ static void parse_findings(const sl_spec_gate *d, const char *text, sl_findings 
 		return;
 	if (!strcmp(d->format, "sarif"))
 		sl_findings_parse_sarif(out, text, strlen(text), &e);
+	else if (!strcmp(d->format, "gcc-json"))
+		sl_findings_parse_gcc_json(out, text, strlen(text));
 	else
 		sl_findings_parse_gcc(out, text, strlen(text));
 	sl_findings_filter_level(out, d->fail_on && !strcmp(d->fail_on, "error") ?
@@ -211,6 +217,12 @@ static int parse_tests(const sl_spec_gate *d, const char *text, sl_tests *out)
 	}
 	sl_tests_parse_tap(out, text, strlen(text));
 	return SL_OK;
+}
+
+/* A finding-gone gate reading a test report: its findings are failing tests. */
+static int test_format(const sl_spec_gate *d)
+{
+	return d->format && (!strcmp(d->format, "tap") || !strcmp(d->format, "junit"));
 }
 
 static int must_fix(const sl_spec_gate *d, const char *id)
@@ -273,8 +285,19 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 				 d->name, why.buf, tail.buf);
 		goto done;
 	}
-	if (d->kind == SL_GATE_STATIC || d->kind == SL_GATE_COVERAGE || d->kind == SL_GATE_POLICY)
+	if (d->kind == SL_GATE_FINDING_GONE && !s->base_findings.n) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no finding on the base commit "
+				 "(%s): %s", d->name, why.buf, tail.buf);
 		goto done;
+	}
+	if (d->kind == SL_GATE_STATIC || d->kind == SL_GATE_COVERAGE ||
+	    d->kind == SL_GATE_POLICY || d->kind == SL_GATE_FINDING_GONE)
+		goto done;
+	if (d->kind == SL_GATE_MUTANTS && s->base_failed) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
+				 d->name, why.buf, tail.buf);
+		goto done;
+	}
 	for (size_t i = 0; per_test && i < s->base_tests.n; i++)
 		failing += sl_test_failed(s->base_tests.v[i].result) &&
 			!sl_tests_find(&s->flaky, s->base_tests.v[i].id);
@@ -313,6 +336,8 @@ static int parse_coverage(const sl_spec_gate *d, const char *text, const char *p
 		return SL_ENOTFOUND;
 	if (!strcmp(d->format, "lcov"))
 		return sl_coverage_parse_lcov(out, text, strlen(text), &e);
+	if (!strcmp(d->format, "gcov-json"))
+		return sl_coverage_parse_gcov_json(out, text, strlen(text), &e);
 	return sl_coverage_parse_gcov(out, text, strlen(text), path, &e);
 }
 
@@ -399,6 +424,17 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 	s->base_exit = (int)runs[0].exit_status;
 	snprintf(s->base_verdict, sizeof(s->base_verdict), "%s", runs[0].verdict);
 	switch (d->kind) {
+	case SL_GATE_FINDING_GONE:
+		if (test_format(d)) {
+			sl_tests t;
+
+			sl_tests_init(&t);
+			if (!parse_tests(d, source_text(d, runs[0].output, runs[0].report), &t))
+				sl_findings_from_tests(&t, &s->base_findings);
+			sl_tests_release(&t);
+			break;
+		}
+		__attribute__((fallthrough));
 	case SL_GATE_STATIC:
 		parse_findings(d, source_text(d, runs[0].output, runs[0].report), &s->base_findings);
 		break;
@@ -459,6 +495,7 @@ int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
 static const char *const kind_names[] = {
 	[SL_GATE_CUSTOM] = "custom", [SL_GATE_BUILD] = "build", [SL_GATE_POLICY] = "policy",
 	[SL_GATE_STATIC] = "static", [SL_GATE_TEST] = "test", [SL_GATE_COVERAGE] = "coverage",
+	[SL_GATE_FINDING_GONE] = "finding-gone", [SL_GATE_MUTANTS] = "mutants",
 };
 
 /* What the campaign makes of base test t of gate s. */
@@ -493,6 +530,9 @@ static void describe_text(const sl_gating *g, sl_buf *out)
 			sl_buf_addf(out, " (exit %d)", s->base_exit);
 		if (d->kind == SL_GATE_TEST && d->format)
 			sl_buf_addf(out, ", %zu tests", s->base_tests.n);
+		if (d->kind == SL_GATE_FINDING_GONE)
+			sl_buf_addf(out, ", %zu findings: the targets, each must be gone",
+				    s->base_findings.n);
 		sl_buf_addf(out, "%s\n", s->base_error ? "" : s->cannot_judge ?
 			    "; cannot judge: candidates get skip" : "");
 		if (s->base_error)
@@ -718,10 +758,55 @@ done:
 	sl_tests_release(&unfixed);
 }
 
+/* A fix's proof: the findings of its target are gone (finding_gone.h). */
+static void judge_gone(gate_state *s, const sl_gate_result *r, const char *report,
+		       const char *diff, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
+{
+	const sl_spec_gate *d = s->def;
+	sl_findings cand;
+	sl_buf note = SL_BUF_INIT;
+
+	sl_findings_init(&cand);
+	if (!test_format(d))
+		parse_findings(d, source_text(d, r->output.buf, report), &cand);
+	if (d->report && !report) {
+		set_rec(rec, "fail", r->output.buf, "no report");
+		sl_buf_addf(fb, "The gate '%s' wrote no report '%s'.\n", d->name, d->report);
+	} else if (!t) {
+		set_rec(rec, "fail", r->output.buf, "no target to judge");
+	} else {
+		sl_unit_ref u = { t->path, t->start_line, t->end_line };
+		sl_tests tests;
+		int ok;
+
+		sl_tests_init(&tests);
+		if (test_format(d)) {
+			parse_tests(d, source_text(d, r->output.buf, report), &tests);
+			ok = sl_tests_fixed_judge(&s->base_findings, &tests, &u, &note, fb);
+		} else {
+			ok = sl_finding_gone_judge(&s->base_findings, &cand, diff, &u, d->radius,
+						   &note, fb);
+		}
+		sl_tests_release(&tests);
+		if (ok) {
+			set_rec(rec, "pass", r->output.buf, "the target's findings are gone");
+		} else {
+			/* names and rules came from the analyzer: printable only */
+			sl_buf safe = SL_BUF_INIT;
+
+			add_printable(&safe, note.buf, note.buf + note.len);
+			set_rec(rec, "fail", r->output.buf, safe.buf);
+			sl_buf_release(&safe);
+		}
+	}
+	sl_buf_release(&note);
+	sl_findings_release(&cand);
+}
+
 /* Judge one run of gate s on a candidate; fills verdict, note and feedback. */
 static void judge(gate_state *s, const sl_gate_result *r, const char *report,
-		  const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
-		  sl_buf *fb)
+		  const sl_changed *changed, const char *diff, const sl_target *t,
+		  sl_gate_run_rec *rec, sl_buf *fb)
 {
 	const sl_spec_gate *d = s->def;
 	const char *verdict = sl_verdict_name(r->verdict);
@@ -763,6 +848,9 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		sl_findings_release(&fresh);
 		break;
 	}
+	case SL_GATE_FINDING_GONE:
+		judge_gone(s, r, report, diff, t, rec, fb);
+		break;
 	case SL_GATE_TEST:
 		if (d->format) {
 			judge_tests(s, r, report, changed, rec, fb);
@@ -806,6 +894,258 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 	sl_buf_release(&why);
 }
 
+/* Replace rel beneath root by text (never through a link), or rename it to rel + suffix. */
+static int put_beneath(const char *root, const char *rel, const char *text, size_t len,
+		       const char *hide_suffix, const char *unhide_suffix, sl_err *err)
+{
+	const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+	char *dir = slash ? sl_xstrndup(rel, (size_t)(slash - rel)) : sl_xstrdup("");
+	sl_buf from = SL_BUF_INIT, to = SL_BUF_INIT;
+	struct stat st;
+	int dfd = sl_opendir_beneath(root, dir, err), fd = -1, ret = SL_ERROR;
+
+	if (dfd < 0) {
+		ret = dfd;
+		goto done;
+	}
+	if (hide_suffix || unhide_suffix) {
+		sl_buf_addf(&from, "%s%s", base, unhide_suffix ? unhide_suffix : "");
+		sl_buf_addf(&to, "%s%s", base, hide_suffix ? hide_suffix : "");
+		if (renameat(dfd, from.buf, dfd, to.buf)) {
+			sl_err_set(err, SL_ERROR, "cannot rename '%s': %s", rel, strerror(errno));
+			goto done;
+		}
+		ret = SL_OK;
+		goto done;
+	}
+	/* never blocks on a FIFO the tests planted; only a regular file is written */
+	fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		sl_err_set(err, SL_EREFUSED, "refusing to write '%s': not a regular file", rel);
+		goto done;
+	}
+	if (fd < 0 || ftruncate(fd, 0) || sl_write_all(fd, text, len)) {
+		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", rel, strerror(errno));
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dir);
+	sl_buf_release(&from);
+	sl_buf_release(&to);
+	return ret;
+}
+
+#define MAX_MUTANTS 25
+#define HIDDEN ".sluice-hidden"
+
+/* A test file the candidate created or extended, and how to take it back out. */
+typedef struct test_change {
+	const char *path;           /* borrowed from the sl_changed */
+	int created;
+	sl_buf now, before;         /* extended: the candidate's text and the base's */
+} test_change;
+
+static void test_changes_free(test_change *tc, size_t n)
+{
+	for (size_t i = 0; tc && i < n; i++) {
+		sl_buf_release(&tc[i].now);
+		sl_buf_release(&tc[i].before);
+	}
+	free(tc);
+}
+
+/*
+ * The candidate's test changes (in a testgen campaign every file of the diff
+ * is a test file).  0, or 1 with why set when they cannot be taken back out.
+ */
+static int test_changes(const sl_changed *c, const char *diff, const char *workdir,
+			test_change **out, sl_buf *why)
+{
+	test_change *tc = sl_xcalloc(c->nfiles ? c->nfiles : 1, sizeof(*tc));
+	sl_err e = SL_ERR_INIT;
+
+	*out = tc;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const sl_changed_file *f = &c->files[i];
+
+		tc[i].path = f->path;
+		tc[i].created = f->created;
+		sl_buf_init(&tc[i].now, 0);
+		sl_buf_init(&tc[i].before, 0);
+		if (f->deleted || f->renamed || f->binary) {
+			sl_buf_addf(why, "deletes, renames or writes binary test file %s", f->path);
+			return 1;
+		}
+		if (f->created)
+			continue;
+		if (sl_read_beneath(&tc[i].now, workdir, f->path, 0, &e) ||
+		    sl_diff_old_text(diff, f->path, tc[i].now.buf, tc[i].now.len, &tc[i].before)) {
+			sl_buf_addf(why, "cannot rebuild the base text of %s", f->path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Take the candidate's test changes out (the existing suite), or put them back. */
+static int swap_tests(const char *workdir, test_change *tc, size_t n, int out, sl_err *err)
+{
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		const sl_buf *text = out ? &tc[i].before : &tc[i].now;
+
+		ret = tc[i].created ?
+			put_beneath(workdir, tc[i].path, NULL, 0, out ? HIDDEN : NULL,
+				    out ? NULL : HIDDEN, err) :
+			put_beneath(workdir, tc[i].path, text->buf, text->len, NULL, NULL, err);
+	}
+	return ret;
+}
+
+/* Run gate d once on workdir as it is now; *killed = it did not pass. */
+static int run_killed(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+		      int *killed, sl_gate_run_rec *rec, sl_err *err)
+{
+	sl_gate_result r;
+	char *report = NULL;
+	int ret;
+
+	sl_gate_result_init(&r);
+	ret = run_once(g, d, workdir, &r, &report, err);
+	if (!ret) {
+		if (config_exit(r.exit_status))
+			ret = sl_err_set(err, SL_ERROR, "gate '%s' cannot run its command (exit %d)",
+					 d->name, r.exit_status);
+		*killed = r.verdict != SL_VERDICT_PASS;
+		rec->duration_ms += r.duration_ms;
+		free(rec->jail);
+		rec->jail = jail_text(g, r.layers);
+	}
+	free(report);
+	sl_gate_result_release(&r);
+	return ret;
+}
+
+/*
+ * testgen's strongest proof (README, "The testgen job"): mutants of the
+ * target function, each built and run in the jail with the candidate's new
+ * test files and without them; the candidate passes when at least one
+ * mutant fails with them and passes without them.
+ */
+static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+		       const sl_changed *changed, const char *diff, const sl_target *t,
+		       sl_gate_run_rec *rec, sl_buf *fb, sl_err *err)
+{
+	sl_buf file = SL_BUF_INIT, note = SL_BUF_INIT, kills = SL_BUF_INIT;
+	test_change *tc = NULL;
+	sl_mutants m = SL_MUTANTS_INIT;
+	sl_err ferr = SL_ERR_INIT;  /* a file the gate writes was tampered with: a verdict */
+	size_t nkill = 0, nboth = 0;
+	int ret = SL_OK, killed, dirty = 0, broken = 0;
+
+	if (!t) {
+		set_rec(rec, "fail", NULL, "no target to judge");
+		goto done;
+	}
+	if (sl_read_beneath(&file, workdir, t->path, 0, err)) {
+		/* the candidate removed it or put a link there */
+		set_rec(rec, "fail", NULL, "cannot read the code under test");
+		sl_err_clear(err);
+		goto done;
+	}
+	if (t->end_byte > file.len ||
+	    memcmp(file.buf + t->start_byte, t->unit_text, t->end_byte - t->start_byte)) {
+		set_rec(rec, "fail", NULL, "changes the code under test");
+		sl_buf_addf(fb, "The gate '%s' failed: the change edits %s:%u-%u; a generated "
+			    "test must leave the code under test alone.\n", d->name, t->path,
+			    t->start_line, t->end_line);
+		goto done;
+	}
+	if (!changed->nfiles) {
+		set_rec(rec, "fail", NULL, "no test added");
+		sl_buf_addf(fb, "The gate '%s' failed: the change adds no test.\n", d->name);
+		goto done;
+	}
+	if (test_changes(changed, diff, workdir, &tc, &note)) {
+		set_rec(rec, "fail", NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the change %s.\n", d->name, note.buf);
+		goto done;
+	}
+	if ((ret = run_killed(g, d, workdir, &killed, rec, err)))
+		goto done;
+	if (killed) {
+		set_rec(rec, "fail", NULL, "the tests fail without a mutant");
+		sl_buf_addf(fb, "The gate '%s' failed: the tests fail on the unmutated code.\n",
+			    d->name);
+		goto done;
+	}
+	sl_mutants_make(&m, file.buf, file.len, t->start_byte, t->end_byte, MAX_MUTANTS);
+	for (size_t i = 0; i < m.n && !ret && !broken; i++) {
+		int old_killed = 0;
+
+		dirty = 1;
+		if (put_beneath(workdir, t->path, m.v[i].text, m.v[i].len, NULL, NULL, &ferr)) {
+			broken = 1;
+			break;
+		}
+		if ((ret = run_killed(g, d, workdir, &killed, rec, err)) || !killed)
+			continue;
+		if (swap_tests(workdir, tc, changed->nfiles, 1, &ferr))
+			broken = 1;
+		else
+			ret = run_killed(g, d, workdir, &old_killed, rec, err);
+		if (swap_tests(workdir, tc, changed->nfiles, 0, &ferr))
+			broken = 1;
+		if (broken || ret)
+			break;
+		if (old_killed) {
+			nboth++;
+		} else {
+			nkill++;
+			sl_buf_addf(&kills, "%s%s", nkill > 1 ? "; " : "", m.v[i].what);
+		}
+	}
+	if (dirty && put_beneath(workdir, t->path, file.buf, file.len, NULL, NULL, &ferr))
+		broken = 1;
+	if (ret)
+		goto done;
+	if (broken) {
+		sl_buf_adds(&note, "the worktree changed under the gate: ");
+		add_printable(&note, ferr.msg, ferr.msg + strlen(ferr.msg));
+		set_rec(rec, "fail", NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: %s.\n", d->name, note.buf);
+		goto done;
+	}
+	sl_buf_addf(&note, "kills %zu of %zu mutants the existing tests miss (%zu killed by "
+		    "both, %zu survive)", nkill, m.n, nboth, m.n - nkill - nboth);
+	if (nkill) {
+		sl_buf_adds(&note, ": ");
+		add_printable(&note, kills.buf, kills.buf + kills.len);
+		set_rec(rec, "pass", NULL, note.buf);
+	} else {
+		set_rec(rec, "fail", NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the new test %s.  Assert on what %s "
+			    "computes, so that a wrong result fails it.\n", d->name,
+			    m.n ? "fails on no mutant of the function that the existing tests let "
+			    "live" : "has no mutant to kill", t->path);
+	}
+done:
+	if (ret)
+		set_rec(rec, "error", NULL, err->msg);
+	test_changes_free(tc, changed->nfiles);
+	sl_mutants_release(&m);
+	sl_buf_release(&file);
+	sl_buf_release(&note);
+	sl_buf_release(&kills);
+	return ret;
+}
+
 /* A skip lets a candidate through only where the campaign says so in words. */
 static int verdict_ok(const sl_spec_gate *d, const char *verdict)
 {
@@ -813,12 +1153,16 @@ static int verdict_ok(const sl_spec_gate *d, const char *verdict)
 }
 
 static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_hex,
-		      char out[65])
+		      const sl_target *t, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 
 	sl_buf_addf(&b, "tree %s\nbase %s\ngate %s\nenv %s\nunsafe %d\n", tree_hex,
 		    g->base_hex, s->def_digest, g->env_digest, g->unsafe);
+	/* these verdicts are about one target */
+	if ((s->def->kind == SL_GATE_FINDING_GONE || s->def->kind == SL_GATE_MUTANTS ||
+	     s->def->kind == SL_GATE_COVERAGE) && t)
+		sl_buf_addf(&b, "target %s:%u-%u\n", t->path, t->start_line, t->end_line);
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
 }
@@ -845,7 +1189,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 		if (d->kind == SL_GATE_POLICY)
 			continue;
 		rec = outcome_add(o, d->name);
-		cache_key(g, s, tree_hex, key);
+		cache_key(g, s, tree_hex, t, key);
 		if (!sl_store_cache_get(g->st, key, &hit, &cached_fb, NULL)) {
 			set_rec(rec, hit.verdict, hit.output_tail, "cached verdict");
 			rec->jail = hit.jail;
@@ -863,6 +1207,10 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			free(cached_fb);
 			continue;
 		}
+		if (d->kind == SL_GATE_MUTANTS) {
+			ret = run_mutants(g, d, workdir, &changed, diff, t, rec, &fb, err);
+			runs = 0;
+		}
 		for (unsigned k = 0; k < runs; k++) {
 			sl_gate_result r;
 			char *report = NULL;
@@ -873,7 +1221,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 				break;
 			}
 			sl_buf_reset(&fb);
-			judge(s, &r, report, &changed, t, rec, &fb);
+			judge(s, &r, report, &changed, diff, t, rec, &fb);
 			free(rec->jail);
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
@@ -909,4 +1257,20 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 	}
 	sl_changed_release(&changed);
 	return ret;
+}
+
+void sl_gating_base_findings(const sl_gating *g, sl_findings *out)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_FINDING_GONE && g->gs[i].measured)
+			for (size_t j = 0; j < g->gs[i].base_findings.n; j++)
+				sl_findings_add_copy(out, &g->gs[i].base_findings.v[j]);
+}
+
+const struct sl_coverage *sl_gating_base_coverage(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_COVERAGE && g->gs[i].measured)
+			return &g->gs[i].base_cov;
+	return NULL;
 }

@@ -19,7 +19,11 @@
  *             whose result flips between two runs on the base are flaky,
  *             excluded and reported; `reruns: N` means all N runs must pass.
  *             Without a format: the exit status, N times, like build gates;
- *   coverage  the candidate must raise the coverage of its target's lines.
+ *   coverage  the candidate must raise the coverage of its target's lines;
+ *   finding-gone
+ *             findings (as static) must exist on the base; on a candidate
+ *             the target's findings must be gone, not moved, silenced or
+ *             deleted with their code (finding_gone.h).
  *
  * Baseline: sl_gating_baseline() runs each jailed gate on the base (twice
  * for test gates with a format) in a scratch worktree, unless the store has
@@ -49,6 +53,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "findings.h"
 #include "scope.h"
 #include "spec.h"
 #include "store.h"
@@ -100,5 +105,15 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const char *diff,
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err);
+
+/*
+ * Append (copies) the base findings of every finding-gone gate, measured by
+ * sl_gating_baseline(): a fix campaign's targets are the units enclosing them.
+ */
+void sl_gating_base_findings(const sl_gating *g, sl_findings *out);
+
+/* The base's report of the first coverage gate (borrowed; NULL when none was measured). */
+struct sl_coverage;
+const struct sl_coverage *sl_gating_base_coverage(const sl_gating *g);
 
 #endif

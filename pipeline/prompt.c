@@ -147,6 +147,8 @@ static int expand(sl_buf *out, const char *name, size_t len, const sl_prompt_var
 		s = v ? v->context : NULL;
 	else if (is_name(name, len, "feedback"))
 		s = v ? v->feedback : NULL;
+	else if (is_name(name, len, "finding"))
+		s = v ? v->finding : NULL;
 	else if (is_name(name, len, "edit_format"))
 		s = format_phrase(v ? v->edit_format : 0);
 	else if (is_name(name, len, "start_line")) {

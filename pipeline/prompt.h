@@ -11,6 +11,9 @@
  *                     caller chose for a large file)
  *   {{instructions}}  the campaign's instructions
  *   {{edit_format}}   "unified diff" or "SEARCH/REPLACE block"
+ *   {{finding}}       fix campaigns: the findings inside the unit, one
+ *                     "FILE:LINE:COL: LEVEL: MESSAGE [RULE]" line each with
+ *                     its related locations (notes) under it
  * A NULL string variable renders as "".  There is no escape for a literal
  * "{{": templates needing one are not supported.
  *
@@ -27,6 +30,7 @@
 typedef struct sl_prompt_vars {
 	const char *path, *language, *unit, *file, *instructions;
 	const char *context, *feedback;  /* may be NULL: rendered as "" */
+	const char *finding;        /* kind fix: the target's findings; may be NULL */
 	unsigned start_line, end_line;
 	int edit_format;            /* enum sl_edit_format */
 } sl_prompt_vars;

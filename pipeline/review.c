@@ -42,6 +42,9 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	}
 	sl_buf_addf(out, "  proposed     %6lld  (%.0f%% of targets)\n", (long long)f->proposed,
 		    pct(f->proposed, f->targets));
+	if (f->proposed_rules && f->proposed_model)
+		sl_buf_addf(out, "    by rules   %6lld\n    by model   %6lld\n",
+			    (long long)f->proposed_rules, (long long)f->proposed_model);
 	sl_buf_addf(out, "  accepted     %6lld\n", (long long)f->accepted);
 	sl_buf_addf(out, "  rejected     %6lld\n", (long long)f->rejected);
 	sl_buf_addf(out, "  failed       %6lld\n", (long long)f->failed);
@@ -87,6 +90,8 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 		json_array_append_new(gates, g);
 	}
 	json_object_set_new(o, "gates", gates);
+	json_object_set_new(o, "proposed_by", json_pack("{s:I,s:I}", "rules",
+		(json_int_t)f->proposed_rules, "model", (json_int_t)f->proposed_model));
 	json_object_set_new(o, "proposed", json_integer(f->proposed));
 	json_object_set_new(o, "accepted", json_integer(f->accepted));
 	json_object_set_new(o, "rejected", json_integer(f->rejected));
@@ -353,6 +358,16 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 		for (size_t j = 0; j < ng; j++)
 			sl_buf_addf(&md, "| %s | %s | %lld ms |\n", g[j].gate, g[j].verdict,
 				    (long long)g[j].duration_ms);
+		/* what a passing gate found: coverage added, mutants killed, findings gone */
+		for (size_t j = 0, first = 1; j < ng; j++) {
+			if (!g[j].note || strcmp(g[j].verdict, "pass"))
+				continue;
+			sl_buf_addf(&md, "%s- %s: ", first ? "\n" : "", g[j].gate);
+			for (const char *p = g[j].note; *p; p++)
+				sl_buf_addch(&md, *p >= 0x20 && *p < 0x7f ? *p : ' ');
+			sl_buf_addch(&md, '\n');
+			first = 0;
+		}
 		sl_buf_addf(&md, "\n```diff\n%s```\n\n", cands[i].diff);
 		sl_gate_run_list_free(g, ng);
 	}

@@ -21,6 +21,7 @@
 #include "edit.h"
 #include "gate.h"
 #include "context.h"
+#include "fixjob.h"
 #include "gating.h"
 #include "jail.h"
 #include "journal.h"
@@ -277,6 +278,7 @@ typedef struct run_ctx {
 	pthread_cond_t end_cond;
 	char *replay_file;          /* replay: the JSON lines file in use */
 	sl_gating *gating;          /* the gates and their baseline */
+	sl_findings findings;       /* kind fix: the base findings the targets come from */
 	int stop;                   /* a budget ran out: start nothing new */
 	char stop_reason[160];
 	int failed;                 /* machinery broke: every worker stops */
@@ -455,6 +457,7 @@ typedef struct attempt_state {
 	sl_edit_list edits;
 	sl_completion comp;
 	sl_buf prompt, file, diff, feedback, report_json, context;
+	sl_buf finding, fix_instr;  /* kind fix: the target's findings, the instructions with them */
 	sl_apply_report report;
 	sl_err aerr;                /* why the attempt's edits were unusable */
 	char *chat;
@@ -479,6 +482,8 @@ static void attempt_state_init(attempt_state *s, const sl_target_rec *rec, int64
 	sl_buf_init(&s->feedback, 0);
 	sl_buf_init(&s->report_json, 0);
 	sl_buf_init(&s->context, 0);
+	sl_buf_init(&s->finding, 0);
+	sl_buf_init(&s->fix_instr, 0);
 }
 
 static void attempt_state_release(attempt_state *s)
@@ -491,6 +496,8 @@ static void attempt_state_release(attempt_state *s)
 	sl_buf_release(&s->feedback);
 	sl_buf_release(&s->report_json);
 	sl_buf_release(&s->context);
+	sl_buf_release(&s->finding);
+	sl_buf_release(&s->fix_instr);
 	sl_apply_report_release(&s->report);
 	free(s->chat);
 	free(s->correction_reply);
@@ -690,6 +697,27 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 	vars.unit = t->unit_text;
 	vars.file = s->file.buf;
 	vars.instructions = spec->instructions ? spec->instructions : "";
+	if (spec->job == SL_JOB_FIX) {
+		sl_fix_finding_text(&x->findings, t, &s->finding);
+		vars.finding = s->finding.buf;
+		/* the default template has no {{finding}}: the findings follow the instructions */
+		if (!spec->prompt) {
+			sl_buf_addf(&s->fix_instr, "%s\n\nThe analyzer's findings in this part "
+				    "(fix their cause; do not suppress them, do not delete the "
+				    "code):\n%s", vars.instructions, s->finding.buf);
+			vars.instructions = s->fix_instr.buf;
+		}
+	}
+	if (spec->job == SL_JOB_TESTGEN) {
+		sl_buf_addf(&s->fix_instr, "%s\n\nWrite one test for the part to change above, "
+			    "in a new or an existing test file matching ", vars.instructions);
+		for (size_t i = 0; i < spec->test_paths.n; i++)
+			sl_buf_addf(&s->fix_instr, "%s%s", i ? " or " : "", spec->test_paths.v[i]);
+		sl_buf_adds(&s->fix_instr, ", and do not change any other file.");
+		if (spec->test_template)
+			sl_buf_addf(&s->fix_instr, "  Follow this template:\n%s", spec->test_template);
+		vars.instructions = s->fix_instr.buf;
+	}
 	vars.feedback = nhist ? hist[nhist - 1].feedback : "";
 	if (spec->context_tokens && (!spec->prompt || strstr(spec->prompt, "context"))) {
 		if (sl_context_build(&s->context, repo, &x->c->base, t, spec->context_tokens, err))
@@ -1124,6 +1152,11 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 
 		ao.allowed_globs = (const char *const *)spec->paths.v;
 		ao.nglobs = spec->paths.n;
+		if (spec->job == SL_JOB_TESTGEN) {
+			/* a generated test goes only where tests live */
+			ao.allowed_globs = (const char *const *)spec->test_paths.v;
+			ao.nglobs = spec->test_paths.n;
+		}
 		r = sl_apply_edits_ext(&commit, &s.diff, repo, &x->c->base, &s.edits, msg.buf, &ao,
 				       &s.report, &s.aerr);
 		if (s.report.n) {
@@ -1138,6 +1171,9 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 			s.a.outcome = "apply_error";
 			s.a.error = s.aerr.msg;
 			sl_buf_addf(&s.feedback, "Your edit could not be applied: %s", s.aerr.msg);
+		} else if (spec->job == SL_JOB_TESTGEN) {
+			/* the test must leave its target alone: the mutants gate checks */
+			s.a.outcome = "candidate";
 		} else if ((r = touches_target(repo, &x->c->base, &commit, t, &s.aerr)) < 0) {
 			ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
 			goto done;
@@ -1511,6 +1547,60 @@ done:
 	return ret;
 }
 
+static int baseline(run_ctx *x, sl_err *err);
+
+/* The baseline measured before the targets are chosen from it. */
+static int baseline_first(run_ctx *x, sl_err *err)
+{
+	int ret;
+
+	if ((ret = sl_gating_open(&x->gating, x->c->spec, x->st, x->campaign_id, &x->c->base,
+				  x->opts->unsafe, err)))
+		return ret;
+	return baseline(x, err);
+}
+
+/* testgen with coverage_below: only the units the base's tests cover too little. */
+static int testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err)
+{
+	size_t before = list->n;
+	int ret;
+
+	if ((ret = baseline_first(x, err)))
+		return ret;
+	sl_testgen_select(list, sl_gating_base_coverage(x->gating), x->c->spec->coverage_below);
+	if (x->opts->progress)
+		fprintf(stderr, "testgen: %zu of %zu units below %u%% line coverage\n", list->n,
+			before, x->c->spec->coverage_below);
+	return SL_OK;
+}
+
+/*
+ * kind fix: the baseline comes first, for its findings are the targets:
+ * keep the scoped units that enclose one (fixjob.h).
+ */
+static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
+{
+	size_t unplaced;
+	int ret;
+
+	if ((ret = baseline_first(x, err)))
+		return ret;
+	/* a findings file says where to look; the gate still proves each fix */
+	if (x->c->spec->findings_report)
+		ret = sl_fix_load_findings(&x->findings, x->c->spec, err);
+	else
+		sl_gating_base_findings(x->gating, &x->findings);
+	if (ret)
+		return ret;
+	sl_fix_select(list, &x->findings, &unplaced);
+	if (x->opts->progress)
+		fprintf(stderr, "fix: %zu findings on the base, %zu targets%s\n", x->findings.n,
+			list->n, unplaced ? "; some findings lie outside every unit of the query" :
+			"");
+	return SL_OK;
+}
+
 /* Pending targets, and those a budget stopped in an earlier run, in id order. */
 static int load_pending(run_ctx *x, sl_err *err)
 {
@@ -1869,7 +1959,10 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	kept = 1;
 	out->campaign_id = x.campaign_id;
 	out->campaign = sl_xstrdup(x.c->spec->name);
+	sl_findings_init(&x.findings);
 	if ((ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
+	    (x.c->spec->job == SL_JOB_FIX && (ret = fix_targets(&x, &list, err))) ||
+	    (x.c->spec->coverage_below && (ret = testgen_targets(&x, &list, err))) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
 	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)) ||
@@ -1880,9 +1973,10 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	x.cost_used += journal_cost;
 	x.list = &list;
 	out->targets = list.n;
-	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
-				   opts->unsafe, err)) ||
-	    (x.npending && (ret = baseline(&x, err))))
+	if ((!x.gating && (ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id,
+						 &x.c->base, opts->unsafe, err))) ||
+	    (x.npending && x.c->spec->job != SL_JOB_FIX && !x.c->spec->coverage_below &&
+	     (ret = baseline(&x, err))))
 		goto done;
 
 	/* from here on a stop kills the gates in flight (never the baseline's) */
@@ -1949,6 +2043,7 @@ done:
 	sl_target_list_release(&list);
 	sl_provider_free(x.provider);
 	sl_gating_free(x.gating);
+	sl_findings_release(&x.findings);
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);

@@ -948,14 +948,16 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	static const char *const expects[] = { "pass", "fix", NULL };
 	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
 	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
-		"coverage", NULL };
+		"coverage", "finding-gone", "mutants", NULL };
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
-		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE };
+		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
+		SL_GATE_MUTANTS };
 	/* the formats each kind reads; NULL entry = the kind takes no format */
-	static const char *const formats[][5] = {
-		[SL_GATE_STATIC] = { "gcc", "sarif", NULL },
+	static const char *const formats[][6] = {
+		[SL_GATE_STATIC] = { "gcc", "gcc-json", "sarif", NULL },
 		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
-		[SL_GATE_COVERAGE] = { "lcov", "gcov", NULL },
+		[SL_GATE_COVERAGE] = { "lcov", "gcov", "gcov-json", NULL },
+		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit" },
 	};
 	const struct node *v[MAX_KEYS];
 	size_t i, j;
@@ -1033,6 +1035,8 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			if (get_int(ld, v[K_RERUNS], "reruns", "gates", 1, 100, &n))
 				return SL_EINPUT;
 			g->reruns = (unsigned)n;
+		} else if (spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST) {
+			g->reruns = 5;      /* a generated test must not be flaky */
 		}
 		if (v[K_MAX_FILES]) {
 			if (get_int(ld, v[K_MAX_FILES], "max_files", "gates", 1, INT_MAX, &n))
@@ -1045,16 +1049,20 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			g->max_lines = (unsigned)n;
 		}
 		if (g->format) {
-			for (j = 0; j < 4 && formats[g->kind][j]; j++)
+			for (j = 0; j < 6 && formats[g->kind][j]; j++)
 				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
 			if (!fmt_ok)
 				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
-					    kinds[g->kind], g->kind == SL_GATE_STATIC ? "gcc or sarif" :
+					    kinds[g->kind], g->kind == SL_GATE_STATIC ?
+					    "gcc, gcc-json or sarif" :
+					    g->kind == SL_GATE_FINDING_GONE ?
+					    "gcc, gcc-json, sarif, tap or junit" :
 					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
-					    g->kind == SL_GATE_COVERAGE ? "lcov or gcov" :
+					    g->kind == SL_GATE_COVERAGE ? "lcov, gcov or gcov-json" :
 					    "left out (this kind reads no report)");
 		}
-		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE) && !g->format)
+		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
+		     g->kind == SL_GATE_FINDING_GONE) && !g->format)
 			return need(ld, item, NULL, "format", "gates");
 		if (g->kind == SL_GATE_COVERAGE && !g->report)
 			return need(ld, item, NULL, "report", "gates");
@@ -1187,19 +1195,50 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	return 0;
 }
 
+/* fix: `findings: {report: FILE, format: F}`, the targets' source instead of the gate. */
+static int load_findings(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const keys[] = { "report", "format", NULL };
+	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit", NULL };
+	static const int format_ix[] = { 0, 1, 2, 3, 4 };
+	const struct node *v[MAX_KEYS];
+	int f = 0;
+
+	if (want_type(ld, map, N_MAP, "findings", NULL) ||
+	    map_fields(ld, map, "findings", keys, v) ||
+	    get_str(ld, v[0], "report", "findings", 1, &spec->findings_report) ||
+	    get_enum(ld, v[1], "format", "findings", formats, format_ix, &f) ||
+	    need(ld, map, v[0], "report", "findings") ||
+	    need(ld, map, v[1], "format", "findings"))
+		return SL_EINPUT;
+	spec->findings_format = sl_xstrdup(formats[f]);
+	return 0;
+}
+
+static int has_gate_kind(const sl_spec *spec, int kind)
+{
+	for (size_t i = 0; i < spec->ngates; i++)
+		if (spec->gates[i].kind == kind)
+			return 1;
+	return 0;
+}
+
 static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		NULL };
+		"kind", "test_paths", "test_template", "coverage_below", "findings", NULL };
 	static const char *const goals[] = { "keep", "fix", NULL };
 	static const int goal_ix[] = { 0, 1 };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
 	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
-		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL };
+		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND,
+		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW, K_FINDINGS };
+	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
+	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
 	const struct node *v[MAX_KEYS];
 	const char *why;
 	long long n;
@@ -1242,6 +1281,9 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 		spec->attempts = (unsigned)n;
 	}
 	if (get_enum(ld, v[K_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
+	    get_enum(ld, v[K_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
+	    get_strings(ld, v[K_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
+	    get_str(ld, v[K_TEST_TEMPLATE], "test_template", NULL, 0, &spec->test_template) ||
 	    (v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
 	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
 	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)) ||
@@ -1262,6 +1304,28 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 			return SL_EINPUT;
 		spec->context_tokens = (unsigned)n;
 	}
+	if (v[K_COVERAGE_BELOW]) {
+		if (spec->job != SL_JOB_TESTGEN)
+			return fail(ld, v[K_COVERAGE_BELOW]->start,
+				    "'coverage_below' belongs to testgen campaigns");
+		if (get_int(ld, v[K_COVERAGE_BELOW], "coverage_below", NULL, 1, 100, &n))
+			return SL_EINPUT;
+		if (!has_gate_kind(spec, SL_GATE_COVERAGE))
+			return fail(ld, v[K_COVERAGE_BELOW]->start, "'coverage_below' needs a gate "
+				    "of kind coverage: its report on the base says what is covered");
+		spec->coverage_below = (unsigned)n;
+	}
+	if (v[K_FINDINGS] && (spec->job != SL_JOB_FIX || load_findings(ld, v[K_FINDINGS], spec)))
+		return spec->job != SL_JOB_FIX ? fail(ld, v[K_FINDINGS]->start,
+						      "'findings' belongs to fix campaigns") : SL_EINPUT;
+	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
+		return need(ld, root, NULL, "test_paths", NULL);
+	if (spec->job != SL_JOB_TESTGEN && (v[K_TEST_PATHS] || v[K_TEST_TEMPLATE]))
+		return fail(ld, (v[K_TEST_PATHS] ? v[K_TEST_PATHS] : v[K_TEST_TEMPLATE])->start,
+			    "'test_paths' and 'test_template' belong to testgen campaigns");
+	if (spec->job == SL_JOB_FIX && !has_gate_kind(spec, SL_GATE_FINDING_GONE))
+		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
+			    "finding-gone: its findings on the base are the targets");
 	if (!spec->edit_format)
 		spec->edit_format = spec->unit && strcmp(spec->unit, "capture") &&
 			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;
@@ -1402,6 +1466,10 @@ void sl_spec_free(sl_spec *spec)
 	free(spec->response_format);
 	sl_strvec_release(&spec->headers);
 	free(spec->instructions);
+	free(spec->test_template);
+	free(spec->findings_report);
+	free(spec->findings_format);
+	sl_strvec_release(&spec->test_paths);
 	free(spec->prompt);
 	free(spec->branch_prefix);
 	free(spec->review.commit_message);

@@ -59,6 +59,15 @@ enum sl_gate_kind {
 	SL_GATE_STATIC,             /* new findings on or near changed lines fail */
 	SL_GATE_TEST,               /* regressions and must-fix tests decide; reruns */
 	SL_GATE_COVERAGE,           /* the candidate must raise its target's coverage */
+	SL_GATE_FINDING_GONE,       /* the target's findings are gone (finding_gone.h) */
+	SL_GATE_MUTANTS,            /* testgen: the new test kills a mutant the suite misses */
+};
+
+/* What a campaign is for (`kind:`); the targets and the proof differ. */
+enum sl_job_kind {
+	SL_JOB_MIGRATION = 0,       /* targets from the query alone (the default) */
+	SL_JOB_FIX,                 /* only the query's units that enclose a finding */
+	SL_JOB_TESTGEN,             /* the candidate adds a test for the unit */
 };
 
 /* What a gate must say on the base and on the candidate (README, "Gate expectations"). */
@@ -76,7 +85,7 @@ typedef struct sl_spec_gate {
 	unsigned timeout_s;         /* default 600 */
 	sl_pos pos;
 	int kind;                   /* enum sl_gate_kind */
-	char *format;               /* static: gcc|sarif; test: junit|tap; coverage: lcov|gcov */
+	char *format;               /* static, finding-gone: gcc|sarif; test: junit|tap; coverage: lcov|gcov */
 	char *report;               /* file the command writes, relative to the worktree;
 				       NULL = parse the command's output */
 	unsigned radius;            /* static: lines around a change (default 3) */
@@ -161,6 +170,12 @@ typedef struct sl_spec {
 	sl_spec_gate *gates;
 	size_t ngates;
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
+	int job;                    /* enum sl_job_kind (`kind:`) */
+	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates */
+	char *test_template;        /* testgen: how a test looks and registers (prompt text) */
+	unsigned coverage_below;    /* testgen: only units below this % line coverage; 0 = all */
+	char *findings_report;      /* fix: findings from this file (against dir), not the gate */
+	char *findings_format;      /* its format: gcc, gcc-json, sarif, tap or junit */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 	sl_spec_review review;      /* how candidates become reviewable changes */

@@ -1136,6 +1136,22 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	if (rc != SQLITE_ROW)
 		return sl_store_fail(st, err, "funnel");
 
+	s = prep(st, "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
+		 "count(*) FILTER (WHERE a.source <> 'rules') "
+		 "FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
+		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = '"
+		 SL_C_PASSED "'", err);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		out->proposed_rules = sqlite3_column_int64(s, 0);
+		out->proposed_model = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return sl_store_fail(st, err, "funnel");
+
 	s = prep(st, "SELECT g.gate, count(*), "
 		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'pass'), "
 		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict IN ('fail', 'timeout')), "

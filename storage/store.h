@@ -178,6 +178,7 @@ typedef struct sl_funnel {
 	int64_t tier_exact, tier_moved, tier_whitespace, tier_refused; /* edits, by how apply
 								   placed them */
 	double cost;
+	int64_t proposed_rules, proposed_model; /* passed candidates, by where the edit came from */
 	sl_funnel_gate *gates;      /* in order of first run */
 	size_t ngates;
 } sl_funnel;

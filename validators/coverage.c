@@ -1,5 +1,5 @@
 /*
- * coverage.c - lcov and gcov text to per-file line counts.
+ * coverage.c - lcov, gcov text and gcov JSON to per-file line counts.
  *
  * Lines are appended as read and put in order once per parse (sorted,
  * duplicates merged by adding counts), so a report may list lines in any
@@ -7,6 +7,7 @@
  * wrapping; a line number or count that does not parse skips the line.
  */
 #include <ctype.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,6 +236,51 @@ int sl_coverage_parse_gcov(sl_coverage *out, const char *text, size_t len,
 	if (!parsed)
 		return sl_err_set(err, SL_EINPUT, "gcov: no line with a count");
 	return 0;
+}
+
+int sl_coverage_parse_gcov_json(sl_coverage *out, const char *text, size_t len, sl_err *err)
+{
+	size_t off = 0, seen = 0;
+
+	while (off < len) {
+		json_error_t je;
+		json_t *doc, *files, *f, *lines, *l;
+		size_t i, j;
+
+		while (off < len && text[off] != '{')
+			off++;
+		if (off >= len)
+			break;
+		doc = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK, &je);
+		off += doc && je.position > 0 ? (size_t)je.position : 1;
+		files = json_object_get(doc, "files");
+		json_array_foreach(files, i, f) {
+			json_t *name = json_object_get(f, "file");
+			sl_cov_file *cf;
+
+			if (!json_is_string(name) ||
+			    !(cf = get_file(out, json_string_value(name), json_string_length(name))))
+				continue;
+			lines = json_object_get(f, "lines");
+			json_array_foreach(lines, j, l) {
+				json_t *no = json_object_get(l, "line_number");
+				json_t *count = json_object_get(l, "count");
+
+				if (!json_is_integer(no) || !json_is_integer(count) ||
+				    json_integer_value(no) < 1 || json_integer_value(no) > MAX_LINENO ||
+				    json_integer_value(count) < 0)
+					continue;
+				add_line(out, cf, (unsigned)json_integer_value(no),
+					 (uint64_t)json_integer_value(count));
+				seen++;
+			}
+		}
+		json_decref(doc);
+	}
+	normalise(out);
+	if (!seen)
+		return sl_err_set(err, SL_EINPUT, "no line of gcov JSON found");
+	return SL_OK;
 }
 
 int sl_coverage_of(const sl_coverage *c, const char *path, unsigned start_line,

@@ -66,6 +66,13 @@ int sl_coverage_parse_lcov(sl_coverage *out, const char *text, size_t len, sl_er
 int sl_coverage_parse_gcov(sl_coverage *out, const char *text, size_t len,
 			   const char *path, sl_err *err);
 
+/*
+ * gcov JSON (`gcov --stdout --json-format`, or the unzipped .gcov.json.gz):
+ * files[].file and files[].lines[].line_number / count; several documents
+ * may follow each other.  SL_EINPUT when no line parses.
+ */
+int sl_coverage_parse_gcov_json(sl_coverage *out, const char *text, size_t len, sl_err *err);
+
 /* The file (path normalised with sl_report_path), or NULL. */
 const sl_cov_file *sl_coverage_file(const sl_coverage *c, const char *path);
 

@@ -351,8 +351,44 @@ static int result_level(json_t *run, json_t *res)
 	return SL_LEVEL_NOTE;
 }
 
+/* One "FILE:LINE: note: TEXT" line for a SARIF location with a message. */
+static void sarif_note(sl_buf *b, json_t *run, json_t *loc, size_t *n)
+{
+	json_t *phys = jpath(loc, "physicalLocation", NULL);
+	const char *text = jstr(jpath(loc, "message", NULL), "text");
+	char *path;
+
+	if (!text || !phys || ++*n > 64)
+		return;
+	path = sarif_path(run, jpath(phys, "artifactLocation", NULL));
+	sl_buf_addf(b, "%s%s:%u: note: ", b->len ? "\n" : "", path,
+		    juint(jpath(jpath(phys, "region", NULL), "startLine", NULL)));
+	sl_buf_add(b, text, strnlen(text, MESSAGE_CAP));
+	free(path);
+}
+
+/*
+ * A result's related locations, then the steps of its first code flow (the
+ * analyzer's path to the defect), as notes; NULL when it has none.
+ */
+static char *sarif_notes(json_t *run, json_t *res)
+{
+	json_t *rel = jpath(res, "relatedLocations", NULL), *steps, *v;
+	sl_buf b = SL_BUF_INIT;
+	size_t i, n = 0;
+
+	json_array_foreach(rel, i, v)
+		sarif_note(&b, run, v, &n);
+	steps = jpath(json_array_get(jpath(json_array_get(jpath(res, "codeFlows", NULL), 0),
+					   "threadFlows", NULL), 0), "locations", NULL);
+	json_array_foreach(steps, i, v)
+		sarif_note(&b, run, jpath(v, "location", NULL), &n);
+	return b.len ? sl_buf_detach(&b, NULL) : (sl_buf_release(&b), NULL);
+}
+
 static void sarif_result(sl_findings *out, json_t *run, json_t *res)
 {
+	sl_finding *x;
 	const char *kind = jstr(res, "kind");
 	const char *rule = jstr(res, "ruleId");
 	const char *msg = jstr(jpath(res, "message", NULL), "text");
@@ -371,10 +407,12 @@ static void sarif_result(sl_findings *out, json_t *run, json_t *res)
 		msg = jstr(jpath(res, "message", NULL), "markdown");
 	if (!msg)
 		msg = "";
-	add(out, sarif_path(run, jpath(phys, "artifactLocation", NULL)),
-	    juint(jpath(region, "startLine", NULL)), juint(jpath(region, "startColumn", NULL)),
-	    result_level(run, res), sl_xstrdup(rule ? rule : ""),
-	    capped_dup(msg, strlen(msg), MESSAGE_CAP));
+	x = add(out, sarif_path(run, jpath(phys, "artifactLocation", NULL)),
+		juint(jpath(region, "startLine", NULL)), juint(jpath(region, "startColumn", NULL)),
+		result_level(run, res), sl_xstrdup(rule ? rule : ""),
+		capped_dup(msg, strlen(msg), MESSAGE_CAP));
+	if (x)
+		x->notes = sarif_notes(run, res);
 }
 
 int sl_findings_parse_sarif(sl_findings *out, const char *text, size_t len, sl_err *err)

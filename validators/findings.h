@@ -11,7 +11,8 @@
  *   sarif - SARIF 2.1.0: runs[].results[] with ruleId (or rule.id),
  *           level (default "warning"; "none" is a note), message.text,
  *           locations[0].physicalLocation.artifactLocation.uri (or its
- *           index into runs[].artifacts[]) and region.startLine.
+ *           index into runs[].artifacts[]) and region.startLine; relatedLocations
+ *           and the steps of the first codeFlow become its notes.
  * Paths go through sl_report_path (diff_lines.h): "file://", the jail's
  * "/src/" and "./" are stripped, so they compare with the diff's.
  *
@@ -89,6 +90,13 @@ void sl_findings_add_copy(sl_findings *f, const sl_finding *src);
 
 /* Parse compiler output; never fails (what does not parse is skipped). */
 void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len);
+
+/*
+ * Parse gcc's -fdiagnostics-format=json output (findings_json.c): one or
+ * more JSON arrays, each at the start of a line, other lines skipped; never
+ * fails.
+ */
+void sl_findings_parse_gcc_json(sl_findings *out, const char *text, size_t len);
 
 /* Parse a SARIF 2.1.0 log; SL_EINPUT when it is not JSON or has no runs array. */
 int sl_findings_parse_sarif(sl_findings *out, const char *text, size_t len, sl_err *err);

@@ -30,34 +30,45 @@ static void dump_cov(sl_buf *got, const sl_coverage *c)
 		sl_buf_adds(got, "(truncated)\n");
 }
 
-static void dump_lcov(sl_buf *got, const char *name, const sl_buf *in)
+typedef int (*parse_fn)(sl_coverage *out, const char *text, size_t len, sl_err *err);
+
+static int parse_gcov_text(sl_coverage *out, const char *text, size_t len, sl_err *err)
+{
+	return sl_coverage_parse_gcov(out, text, len, NULL, err);
+}
+
+static void dump_with(sl_buf *got, const sl_buf *in, parse_fn parse)
 {
 	sl_coverage c;
 	sl_err err = SL_ERR_INIT;
 
 	sl_coverage_init(&c);
-	if (sl_coverage_parse_lcov(&c, in->buf, in->len, &err))
+	if (parse(&c, in->buf, in->len, &err))
 		sl_buf_addf(got, "error: %s\n", err.msg);
 	dump_cov(got, &c);
 	sl_coverage_release(&c);
 }
 
+static void dump_lcov(sl_buf *got, const char *name, const sl_buf *in)
+{
+	dump_with(got, in, sl_coverage_parse_lcov);
+}
+
 static void dump_gcov(sl_buf *got, const char *name, const sl_buf *in)
 {
-	sl_coverage c;
-	sl_err err = SL_ERR_INIT;
+	dump_with(got, in, parse_gcov_text);
+}
 
-	sl_coverage_init(&c);
-	if (sl_coverage_parse_gcov(&c, in->buf, in->len, NULL, &err))
-		sl_buf_addf(got, "error: %s\n", err.msg);
-	dump_cov(got, &c);
-	sl_coverage_release(&c);
+static void dump_gcov_json(sl_buf *got, const char *name, const sl_buf *in)
+{
+	dump_with(got, in, sl_coverage_parse_gcov_json);
 }
 
 static void test_fixtures(void)
 {
 	CHECK(fixture_run_all("coverage", "info", dump_lcov) >= 4);
 	CHECK(fixture_run_all("coverage", "gcov", dump_gcov) >= 3);
+	CHECK(fixture_run_all("coverage", "gcovjson", dump_gcov_json) >= 2);
 }
 
 static void load(sl_coverage *c, const char *name)

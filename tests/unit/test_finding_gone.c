@@ -1,0 +1,198 @@
+/*
+ * test_finding_gone.c - a fix's proof: line tracking through a diff, and
+ * each reason sl_finding_gone_judge() gives (still, moved, silences,
+ * deletes, new) against hand-made finding sets.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/finding_gone.h"
+#include "unit.h"
+
+/* a.c: lines 3-4 replaced by three lines, a line inserted after 10, line 20 removed */
+static const char diff1[] =
+	"diff --git a/a.c b/a.c\n"
+	"--- a/a.c\n"
+	"+++ b/a.c\n"
+	"@@ -2,4 +2,5 @@\n"
+	" two\n"
+	"-three\n"
+	"-four\n"
+	"+THREE\n"
+	"+FOUR\n"
+	"+FOUR-AND-A-HALF\n"
+	" five\n"
+	"@@ -10,1 +11,2 @@\n"
+	" ten\n"
+	"+ten-and-a-half\n"
+	"@@ -19,3 +21,2 @@\n"
+	" nineteen\n"
+	"-twenty\n"
+	" twenty-one\n"
+	"diff --git a/b.c b/b.c\n"
+	"--- a/b.c\n"
+	"+++ b/b.c\n"
+	"@@ -1,1 +1,1 @@\n"
+	"-x\n"
+	"+y\n";
+
+static void test_track_line(void)
+{
+	int removed;
+
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 1, &removed), 1);
+	CHECK_INT(removed, 0);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 2, &removed), 2);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 3, &removed), 3);
+	CHECK_INT(removed, 1);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 4, &removed), 3);
+	CHECK_INT(removed, 1);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 5, &removed), 6);
+	CHECK_INT(removed, 0);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 9, &removed), 10);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 10, &removed), 11);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 11, &removed), 13);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 20, &removed), 22);
+	CHECK_INT(removed, 1);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 21, &removed), 22);
+	CHECK_INT(removed, 0);
+	CHECK_INT(sl_diff_track_line(diff1, "a.c", 100, &removed), 101);
+	/* another file's hunks do not count; an untouched file maps to itself */
+	CHECK_INT(sl_diff_track_line(diff1, "b.c", 5, &removed), 5);
+	CHECK_INT(sl_diff_track_line(diff1, "c.c", 7, &removed), 7);
+	CHECK_INT(removed, 0);
+}
+
+static void add(sl_findings *f, const char *file, unsigned line, const char *rule)
+{
+	sl_finding x = { (char *)file, line, 1, SL_LEVEL_WARNING, (char *)rule, (char *)"msg",
+			 NULL };
+
+	sl_findings_add_copy(f, &x);
+}
+
+/* judge with base {a.c:30 leak, a.c:80 leak}, the unit a.c:25-40 */
+static int judge(const char *diff, const sl_findings *cand, sl_buf *note)
+{
+	sl_findings base;
+	sl_unit_ref u = { "a.c", 25, 40 };
+	sl_buf fb = SL_BUF_INIT;
+	int ok;
+
+	sl_findings_init(&base);
+	add(&base, "a.c", 30, "leak");
+	add(&base, "a.c", 80, "leak");
+	sl_buf_reset(note);
+	ok = sl_finding_gone_judge(&base, cand, diff, &u, 3, note, &fb);
+	CHECK(ok || fb.len);
+	sl_buf_release(&fb);
+	sl_findings_release(&base);
+	return ok;
+}
+
+static const char fix30[] =
+	"--- a/a.c\n+++ b/a.c\n@@ -29,3 +29,4 @@\n x\n-leak();\n+free(p);\n+return;\n y\n";
+
+static void test_judge(void)
+{
+	sl_findings cand;
+	sl_buf note = SL_BUF_INIT;
+	static const char suppress[] =
+		"--- a/a.c\n+++ b/a.c\n@@ -29,2 +29,3 @@\n x\n+/* NOLINT */\n leak();\n";
+	static const char build[] =
+		"--- a/Makefile\n+++ b/Makefile\n@@ -1,1 +1,1 @@\n-CFLAGS = -Wall\n+CFLAGS =\n";
+	static const char gut[] =
+		"--- a/a.c\n+++ b/a.c\n@@ -26,10 +26,1 @@\n-1\n-2\n-3\n-4\n-5\n-6\n-7\n-8\n"
+		"-9\n-10\n+return 0;\n";
+
+	sl_findings_init(&cand);
+	/* gone: the other leak moved down by one line with the diff */
+	add(&cand, "a.c", 81, "leak");
+	CHECK(judge(fix30, &cand, &note));
+	/* still there at its line tracked through the diff */
+	sl_findings_release(&cand);
+	sl_findings_init(&cand);
+	add(&cand, "a.c", 31, "leak");
+	add(&cand, "a.c", 81, "leak");
+	CHECK(!judge("--- a/a.c\n+++ b/a.c\n@@ -20,1 +20,2 @@\n x\n+y\n", &cand, &note));
+	CHECK_STR(note.buf, "still there: a.c:31 [leak]");
+	/* its line rewritten: the same rule anywhere in the unit is still there */
+	sl_findings_release(&cand);
+	sl_findings_init(&cand);
+	add(&cand, "a.c", 33, "leak");
+	add(&cand, "a.c", 81, "leak");
+	CHECK(!judge(fix30, &cand, &note));
+	CHECK_STR(note.buf, "still there: a.c:33 [leak]");
+	/* the same rule outside the unit, where no base finding maps to: moved */
+	sl_findings_release(&cand);
+	sl_findings_init(&cand);
+	add(&cand, "a.c", 60, "leak");
+	add(&cand, "a.c", 81, "leak");
+	CHECK(!judge(fix30, &cand, &note));
+	CHECK_STR(note.buf, "moved: a.c:30 [leak] is now at line 60");
+	/* a new finding of another rule next to the change */
+	sl_findings_release(&cand);
+	sl_findings_init(&cand);
+	add(&cand, "a.c", 30, "null-deref");
+	add(&cand, "a.c", 81, "leak");
+	CHECK(!judge(fix30, &cand, &note));
+	CHECK_STR(note.buf, "new finding near the change: a.c:30 [null-deref]");
+	/* silencing, whatever the analyzer then says */
+	CHECK(!judge(suppress, &(sl_findings){ 0 }, &note));
+	CHECK_STR(note.buf, "silences the analyzer: adds 'NOLINT' at a.c:30");
+	CHECK(!judge(build, &(sl_findings){ 0 }, &note));
+	CHECK_STR(note.buf, "silences the analyzer: changes the build or analyzer "
+		  "configuration file Makefile");
+	/* ten of the sixteen lines removed, one added */
+	CHECK(!judge(gut, &(sl_findings){ 0 }, &note));
+	CHECK_STR(note.buf, "deletes code: removes 10 of the 16 lines of a.c:25-40 and adds 1");
+	sl_findings_release(&cand);
+	sl_buf_release(&note);
+}
+
+static void test_in_unit(void)
+{
+	sl_findings f, out;
+	sl_unit_ref u = { "a.c", 10, 20 };
+
+	sl_findings_init(&f);
+	sl_findings_init(&out);
+	add(&f, "a.c", 9, "r");
+	add(&f, "a.c", 10, "r");
+	add(&f, "a.c", 20, "r");
+	add(&f, "a.c", 21, "r");
+	add(&f, "b.c", 15, "r");
+	CHECK_INT(sl_findings_in_unit(&f, &u, &out), 2);
+	CHECK_INT(out.v[0].line, 10);
+	CHECK_INT(out.v[1].line, 20);
+	sl_findings_release(&f);
+	sl_findings_release(&out);
+}
+
+static void test_old_text(void)
+{
+	static const char diff[] =
+		"diff --git a/t.c b/t.c\n--- a/t.c\n+++ b/t.c\n"
+		"@@ -1,4 +1,5 @@\n a\n-b\n+B\n c\n+x\n d\n"
+		"@@ -8,2 +9,1 @@\n h\n-i\n"
+		"diff --git a/u.c b/u.c\n--- a/u.c\n+++ b/u.c\n@@ -1 +1 @@\n-q\n+r\n";
+	static const char now[] = "a\nB\nc\nx\nd\ne\nf\ng\nh\nj\n";
+	sl_buf old = SL_BUF_INIT;
+
+	CHECK_INT(sl_diff_old_text(diff, "t.c", now, strlen(now), &old), 0);
+	CHECK_STR(old.buf, "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n");
+	/* a file the diff leaves alone comes back as it is */
+	sl_buf_reset(&old);
+	CHECK_INT(sl_diff_old_text(diff, "v.c", now, strlen(now), &old), 0);
+	CHECK_STR(old.buf, now);
+	sl_buf_release(&old);
+}
+
+int main(void)
+{
+	RUN(test_old_text);
+	RUN(test_track_line);
+	RUN(test_judge);
+	RUN(test_in_unit);
+	return unit_done();
+}

@@ -1,0 +1,94 @@
+/*
+ * finding_gone.h - the proof of a fix: the findings of its target are gone,
+ * not moved, not silenced, and the code was not simply deleted.
+ *
+ * A fix campaign (README, "The fix job") takes its targets from the findings
+ * an analyzer or compiler reports on the base: each finding belongs to the
+ * unit (function by default) that encloses its line.  The `finding-gone`
+ * gate reruns the analyzer on the candidate and sl_finding_gone_judge()
+ * decides, in this order, the first reason to reject:
+ *
+ *   silences   an added line carries a suppression (cppcheck-suppress,
+ *              NOLINT, #pragma GCC/clang diagnostic, #pragma warning,
+ *              noqa, type: ignore, eslint-disable, @SuppressWarnings,
+ *              nosemgrep, lgtm, codeql, coverity), or the diff touches a
+ *              build or analyzer configuration file (the policy gate's
+ *              build-file list, .clang-tidy, .cppcheck, suppressions files);
+ *   deletes    the diff removes at least 3 lines of the target's unit and at
+ *              least half of the unit's lines net (removed - added >=
+ *              ceil(lines / 2)): a gutted function is not a fix;
+ *   still      a finding of the target (same file and rule, or same message
+ *              when there is no rule) is reported at its line tracked
+ *              through the diff, or anywhere in the unit's new extent when
+ *              its own line was rewritten;
+ *   moved      a finding with the same file and rule appears at a line that
+ *              is not the tracked position of any base finding of that rule;
+ *   new        a finding that is new against the base within radius lines of
+ *              a changed line (findings.h, sl_findings_new_near).
+ *
+ * Lines are tracked through the diff: an unchanged base line L maps to its
+ * line in the candidate; a removed line maps to the position of the text
+ * that replaced it.
+ */
+#ifndef SL_FINDING_GONE_H
+#define SL_FINDING_GONE_H
+
+#include "buf.h"
+#include "findings.h"
+#include "testreport.h"
+
+/* A target's unit on the base: file and 1-based inclusive line range. */
+typedef struct sl_unit_ref {
+	const char *path;
+	unsigned start_line, end_line;
+} sl_unit_ref;
+
+/* Append to out (copies) the findings of f whose line lies in the unit. */
+size_t sl_findings_in_unit(const sl_findings *f, const sl_unit_ref *u, sl_findings *out);
+
+/*
+ * Judge a candidate (module comment): 1 when every finding of the unit is
+ * gone and nothing above applies, else 0 with a one-line reason appended to
+ * note ("still there: a.c:12 memleak", "moved: ...", "silences the analyzer:
+ * ...", "deletes code: ...", "new finding near the change: ...") and the
+ * longer explanation for the model appended to fb.  base: the base's
+ * findings; cand: the candidate's; diff: the candidate's unified diff.
+ */
+int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, const char *diff,
+			  const sl_unit_ref *unit, unsigned radius, sl_buf *note, sl_buf *fb);
+
+/*
+ * Failing tests as findings (a finding-gone gate reading a test report):
+ * each failing or erroring test of t becomes a finding with rule
+ * "test:ID", its failure text as message, placed at the first "FILE:LINE"
+ * in that text (TAP diagnostics and YAML "at:", JUnit failure text); a
+ * test whose text names no location gets line 0 and encloses no unit.
+ */
+void sl_findings_from_tests(const sl_tests *t, sl_findings *out);
+
+/*
+ * Judge a candidate's test report against the failing tests of the unit:
+ * 1 when each of them is in cand and passes, else 0 with "still failing:
+ * ID" (or "vanished: ID") in note and the test's text in fb.
+ */
+int sl_tests_fixed_judge(const sl_findings *base, const sl_tests *cand, const sl_unit_ref *unit,
+			 sl_buf *note, sl_buf *fb);
+
+/*
+ * Where base line `line` of `path` is in the candidate, per the diff (the
+ * line itself when the diff leaves the file alone).  *removed is set to 1
+ * when that line was removed (the result is then where its replacement
+ * starts).
+ */
+unsigned sl_diff_track_line(const char *diff, const char *path, unsigned line, int *removed);
+
+/*
+ * The text `path` had before the diff, rebuilt from its text after it
+ * (text, len) by undoing the file's hunks: appended to out.  SL_EINPUT when
+ * the hunks do not fit the text.  A missing final newline of the old
+ * text is not reproduced.
+ */
+int sl_diff_old_text(const char *diff, const char *path, const char *text, size_t len,
+		     sl_buf *out);
+
+#endif
