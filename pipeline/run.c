@@ -231,6 +231,8 @@ typedef struct run_ctx {
 	sl_store *st;
 	sl_provider *provider;      /* NULL for the rules kind */
 	char *scratch;              /* this campaign's worktree root */
+	char *gitconfig;            /* config layered on each repo handle: no reflog */
+	int gitconfig_fd;
 	int64_t campaign_id;
 	const sl_target_list *list; /* scoped at the base; read-only */
 	sl_target_rec *pending;     /* targets this run works on */
@@ -1026,8 +1028,11 @@ static void *worker(void *arg)
 	sl_buf tmp = SL_BUF_INIT;
 	sl_err err = SL_ERR_INIT;
 
-	if (git_repository_open_ext(&repo, x->c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-		sl_err_set(&err, SL_ERROR, "cannot open '%s': %s", x->c->repo_path, sl_git_error());
+	if (git_repository_open_ext(&repo, x->c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) ||
+	    sl_repo_no_reflog(repo, x->gitconfig, &err)) {
+		if (!err.code)
+			sl_err_set(&err, SL_ERROR, "cannot open '%s': %s", x->c->repo_path,
+				   sl_git_error());
 		pthread_mutex_lock(&x->lock);
 		if (!x->failed) {
 			x->failed = 1;
@@ -1316,6 +1321,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
+	x.gitconfig_fd = -1;
 	pthread_mutex_init(&x.lock, NULL);
 	pthread_mutex_init(&x.git_lock, NULL);
 	x.opts = opts;
@@ -1335,6 +1341,8 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		goto done;
 	}
 	if ((ret = sl_worktree_cleanup(x.c->repo, x.scratch, err)) ||
+	    (ret = sl_no_reflog_config(&x.gitconfig_fd, &x.gitconfig, err)) ||
+	    (ret = sl_repo_no_reflog(x.c->repo, x.gitconfig, err)) ||
 	    (ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
@@ -1395,6 +1403,9 @@ done:
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);
+	free(x.gitconfig);
+	if (x.gitconfig_fd >= 0)
+		close(x.gitconfig_fd);
 	free(x.replay_file);
 	pthread_mutex_destroy(&x.lock);
 	pthread_mutex_destroy(&x.git_lock);

@@ -38,6 +38,16 @@ test_expect_success 'each proposed target gets its own branch, at its own commit
 	done <want
 '
 
+test_expect_success 'candidate branches have no reflog; the repository config is unchanged' '
+	test "$(git -C nest config core.logAllRefUpdates)" = true &&
+	cp nest/.git/config config.before &&
+	sluice run --store n2.db nest.yaml >out &&
+	test "$(store_query n2.db "select count(*) from candidates where state = '"'"'passed'"'"'")" = 2 &&
+	test -e nest/.git/logs/HEAD &&
+	test ! -e nest/.git/logs/refs/heads/sluice &&
+	test_cmp config.before nest/.git/config
+'
+
 test_expect_success 'setup: one model target whose gate is slow on the candidate' '
 	mkdir -p repo/src &&
 	{
