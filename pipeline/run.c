@@ -220,6 +220,17 @@ void sl_run_summary_release(sl_run_summary *s)
 }
 
 /*
+ * The scoped targets, looked up by key and by start position in O(log n):
+ * a lookup per target must not cost a pass over every target, or a
+ * campaign's cost per target grows with its size.
+ */
+typedef struct target_index {
+	const sl_target_list *list;
+	size_t *by_key;             /* (path, start_byte, end_byte) */
+	size_t *by_start;           /* (path, start_line, start_col) */
+} target_index;
+
+/*
  * The per-run state.  Workers (threads) share it; everything below `lock`
  * is guarded by it.  Each worker opens its own git_repository (libgit2
  * objects are not shared across threads); the store serialises
@@ -235,6 +246,7 @@ typedef struct run_ctx {
 	int gitconfig_fd;
 	int64_t campaign_id;
 	const sl_target_list *list; /* scoped at the base; read-only */
+	target_index index;         /* of list; read-only once the workers run */
 	sl_target_rec *pending;     /* targets this run works on */
 	size_t npending;
 	sem_t model_slots;          /* `concurrency` */
@@ -269,21 +281,96 @@ static void key_of(sl_buf *b, const sl_target *t)
 	sl_buf_addf(b, "%s:%u-%u", t->path, t->start_byte, t->end_byte);
 }
 
-/* 1 if another scoped target starts where t does: their names would collide. */
-static int shares_start(const sl_target_list *list, const sl_target_rec *t)
-{
-	for (size_t i = 0; i < list->n; i++) {
-		const sl_target *o = &list->v[i];
+static const sl_target_list *sort_list;    /* only during target_index_init's qsort */
 
-		if ((int64_t)o->start_line == t->start_line && (int64_t)o->start_col == t->start_col &&
-		    !strcmp(o->path, t->path) &&
-		    ((int64_t)o->start_byte != t->start_byte || (int64_t)o->end_byte != t->end_byte))
+static int cmp_key(const char *path, int64_t sb, int64_t eb, const sl_target *o)
+{
+	int c = strcmp(path, o->path);
+
+	if (c)
+		return c;
+	if (sb != (int64_t)o->start_byte)
+		return sb < (int64_t)o->start_byte ? -1 : 1;
+	return eb < (int64_t)o->end_byte ? -1 : eb > (int64_t)o->end_byte;
+}
+
+static int cmp_start(const char *path, int64_t line, int64_t col, const sl_target *o)
+{
+	int c = strcmp(path, o->path);
+
+	if (c)
+		return c;
+	if (line != (int64_t)o->start_line)
+		return line < (int64_t)o->start_line ? -1 : 1;
+	return col < (int64_t)o->start_col ? -1 : col > (int64_t)o->start_col;
+}
+
+static int qcmp_key(const void *a, const void *b)
+{
+	const sl_target *x = &sort_list->v[*(const size_t *)a], *y = &sort_list->v[*(const size_t *)b];
+
+	return cmp_key(x->path, x->start_byte, x->end_byte, y);
+}
+
+static int qcmp_start(const void *a, const void *b)
+{
+	const sl_target *x = &sort_list->v[*(const size_t *)a], *y = &sort_list->v[*(const size_t *)b];
+
+	return cmp_start(x->path, x->start_line, x->start_col, y);
+}
+
+/* Called once, before the workers start. */
+static void target_index_init(target_index *ix, const sl_target_list *list)
+{
+	ix->list = list;
+	ix->by_key = sl_xcalloc(list->n ? list->n : 1, sizeof(size_t));
+	ix->by_start = sl_xcalloc(list->n ? list->n : 1, sizeof(size_t));
+	for (size_t i = 0; i < list->n; i++)
+		ix->by_key[i] = ix->by_start[i] = i;
+	sort_list = list;
+	qsort(ix->by_key, list->n, sizeof(size_t), qcmp_key);
+	qsort(ix->by_start, list->n, sizeof(size_t), qcmp_start);
+	sort_list = NULL;
+}
+
+static void target_index_release(target_index *ix)
+{
+	free(ix->by_key);
+	free(ix->by_start);
+	memset(ix, 0, sizeof(*ix));
+}
+
+/* The first position in by_start whose target does not sort before (path, line, col). */
+static size_t lower_start(const target_index *ix, const char *path, int64_t line, int64_t col)
+{
+	size_t lo = 0, hi = ix->list->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_start(path, line, col, &ix->list->v[ix->by_start[mid]]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* 1 if another scoped target starts where t does: their names would collide. */
+static int shares_start(const target_index *ix, const sl_target_rec *t)
+{
+	for (size_t i = lower_start(ix, t->path, t->start_line, t->start_col); i < ix->list->n; i++) {
+		const sl_target *o = &ix->list->v[ix->by_start[i]];
+
+		if (cmp_start(t->path, t->start_line, t->start_col, o))
+			break;
+		if ((int64_t)o->start_byte != t->start_byte || (int64_t)o->end_byte != t->end_byte)
 			return 1;
 	}
 	return 0;
 }
 
-static char *branch_name(const char *prefix, const sl_target_rec *t, const sl_target_list *list)
+static char *branch_name(const char *prefix, const sl_target_rec *t, const target_index *list)
 {
 	sl_buf b = SL_BUF_INIT, ref = SL_BUF_INIT;
 	int valid = 0;
@@ -863,7 +950,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 
 	if (!strcmp(s.a.outcome, "candidate")) {
-		branch = branch_name(spec->branch_prefix, rec, x->list);
+		branch = branch_name(spec->branch_prefix, rec, &x->index);
 		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
 			goto done;
 	}
@@ -942,7 +1029,7 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	history *hist = NULL;
 	size_t nhist = 0, ahist = 0;
 	int ret = SL_OK, done = 0;
-	char *branch = branch_name(x->c->spec->branch_prefix, rec, x->list);
+	char *branch = branch_name(x->c->spec->branch_prefix, rec, &x->index);
 
 	/* the target has no passed candidate: a branch of its name is what a run
 	   killed during the gates of one of its candidates left behind */
@@ -967,12 +1054,24 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	return ret;
 }
 
-static const sl_target *find_target(const sl_target_list *list, const char *key, sl_buf *tmp)
+static const sl_target *find_target(const target_index *ix, const sl_target_rec *rec,
+				    sl_buf *tmp)
 {
-	for (size_t i = 0; i < list->n; i++) {
-		key_of(tmp, &list->v[i]);
-		if (!strcmp(tmp->buf, key))
-			return &list->v[i];
+	size_t lo = 0, hi = ix->list->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const sl_target *o = &ix->list->v[ix->by_key[mid]];
+		int c = cmp_key(rec->path, rec->start_byte, rec->end_byte, o);
+
+		if (!c) {
+			key_of(tmp, o);
+			return strcmp(tmp->buf, rec->key) ? NULL : o;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
 	return NULL;
 }
@@ -1056,7 +1155,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&x->lock);
 
 		sl_err_clear(&err);
-		t = find_target(x->list, rec->key, &tmp);
+		t = find_target(&x->index, rec, &tmp);
 		if (!t)
 			ret = move_target(x, rec->id, SL_T_SKIPPED, rec->attempts,
 					  "no longer matches the query", &err);
@@ -1349,6 +1448,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	    (ret = sl_store_usage(x.st, x.campaign_id, &x.tokens_used, &x.cost_used, err)))
 		goto done;
 	x.list = &list;
+	target_index_init(&x.index, &list);
 	out->targets = list.n;
 	if ((ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
 				   opts->unsafe, err)) ||
@@ -1397,6 +1497,7 @@ done:
 		sem_destroy(&x.gate_slots);
 	}
 	sl_target_list_free(x.pending, x.npending);
+	target_index_release(&x.index);
 	sl_target_list_release(&list);
 	sl_provider_free(x.provider);
 	sl_gating_free(x.gating);
