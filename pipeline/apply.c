@@ -1522,6 +1522,39 @@ done:
 	return ret;
 }
 
+int sl_commit_from_diff(git_oid *commit_out, git_repository *repo, const git_oid *base,
+			const char *diff_text, const char *message, sl_err *err)
+{
+	git_commit *bc = NULL;
+	git_tree *bt = NULL, *nt = NULL;
+	git_diff *diff = NULL;
+	git_index *idx = NULL;
+	git_signature *sig = NULL;
+	git_oid tree_oid;
+	int ret = SL_ERROR;
+
+	if (git_commit_lookup(&bc, repo, base) || git_commit_tree(&bt, bc) ||
+	    git_diff_from_buffer(&diff, diff_text, strlen(diff_text)) ||
+	    git_apply_to_tree(&idx, repo, bt, diff, NULL) ||
+	    git_index_write_tree_to(&tree_oid, idx, repo) ||
+	    git_tree_lookup(&nt, repo, &tree_oid) || signature(&sig, repo) ||
+	    git_commit_create(commit_out, repo, NULL, sig, sig, NULL, message, nt, 1,
+			      (const git_commit **)&bc)) {
+		sl_err_set(err, SL_ERROR, "cannot rebuild a candidate from its diff: %s",
+			   sl_git_error());
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	git_signature_free(sig);
+	git_index_free(idx);
+	git_diff_free(diff);
+	git_tree_free(nt);
+	git_tree_free(bt);
+	git_commit_free(bc);
+	return ret;
+}
+
 /* ---- worktrees ------------------------------------------------------------- */
 
 struct sl_worktree {

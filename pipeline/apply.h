@@ -143,6 +143,13 @@ int sl_worktree_cleanup_count(git_repository *repo, const char *root, size_t *re
  */
 int sl_worktree_sweep(const char *root, size_t *removed_out, sl_err *err);
 
+/*
+ * Commit base + the diff diff_text (as sl_apply_edits wrote it) with message:
+ * rebuilds a candidate whose objects a crashed run never wrote to disk.
+ */
+int sl_commit_from_diff(git_oid *commit_out, git_repository *repo, const git_oid *base,
+			const char *diff_text, const char *message, sl_err *err);
+
 /* SL_EINPUT if the scratch root resolves to a place inside the repository. */
 int sl_worktree_root_check(git_repository *repo, const char *root, sl_err *err);
 

@@ -17,6 +17,12 @@
 #include <linux/magic.h>
 #include <sys/vfs.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
+
 #include "apply.h"
 #include "edit.h"
 #include "gate.h"
@@ -788,6 +794,252 @@ static int tree_of(char out[GIT_OID_HEXSZ + 1], git_repository *repo, const git_
  * candidates at once.  The branch exists afterwards only if every gate
  * passed.  SL_ERROR for machinery failures.
  */
+static void candidate_message(sl_buf *msg, const sl_spec *spec, const char *path,
+			      long long start, long long end, long long n, const char *source)
+{
+	sl_buf_addf(msg, "sluice(%s): %s:%lld\n\nCampaign: %s\nTarget: %s:%lld-%lld\n"
+		    "Attempt: %lld (%s)\n", spec->name, path, start, spec->name, path, start, end,
+		    n, source);
+}
+
+/*
+ * A run without gates writes each worker's new objects to an in-memory
+ * object database (libgit2's mempack) and flushes them as one pack per
+ * batch, then creates the batch's branches: no loose file per object and
+ * per candidate in the user's .git.  Until its batch is flushed, a
+ * proposed candidate's commit and branch exist only in memory, so each is
+ * first appended to the worker's journal in the scratch root (before the
+ * store records the candidate); the next run restores what a crash lost
+ * (restore_journals: the commit is rebuilt from the diff the store holds).
+ */
+#define BATCH_MAX 256
+
+typedef struct objbatch {
+	git_repository *repo;       /* the worker's */
+	git_odb *odb;
+	git_odb_backend *mem;       /* owned by odb */
+	char *journal;
+	int fd;
+	char **branch;              /* queued branches and their commits */
+	git_oid *commit;
+	size_t n, alloc;
+	size_t count;               /* candidates written since the last flush */
+} objbatch;
+
+/* The calling worker's batch, or NULL when objects go straight to disk. */
+static _Thread_local objbatch *cur_batch;
+
+static int batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl_err *err)
+{
+	sl_buf path = SL_BUF_INIT;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->repo = repo;
+	sl_buf_addf(&path, "%s/journal-%ld-%zu", x->scratch, (long)getpid(), seq);
+	b->journal = sl_buf_detach(&path, NULL);
+	if ((b->fd = open(b->journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+			  0600)) < 0)
+		return sl_err_set(err, SL_ERROR, "cannot create '%s': %s", b->journal,
+				  strerror(errno));
+	if (git_repository_odb(&b->odb, repo) || git_mempack_new(&b->mem) ||
+	    git_odb_add_backend(b->odb, b->mem, 1000)) {
+		if (b->mem && b->mem->free)
+			b->mem->free(b->mem);
+		b->mem = NULL;
+		return sl_err_set(err, SL_ERROR, "cannot set up an object database in memory: %s",
+				  sl_git_error());
+	}
+	return SL_OK;
+}
+
+/* Write the batch's objects as one pack, then its branches; empty the journal. */
+static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
+{
+	git_buf pack = { 0 };
+	git_odb_writepack *wp = NULL;
+	git_indexer_progress prog;
+	int ret = SL_ERROR;
+
+	if (!b->mem || !b->count)
+		return SL_OK;
+	memset(&prog, 0, sizeof(prog));
+	pthread_mutex_lock(&x->git_lock);
+	if (git_mempack_dump(&pack, b->repo, b->mem) ||
+	    git_odb_write_pack(&wp, b->odb, NULL, NULL) ||
+	    wp->append(wp, pack.ptr, pack.size, &prog) || wp->commit(wp, &prog)) {
+		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
+		goto done;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		if (make_branch(b->repo, b->branch[i], &b->commit[i], err))
+			goto done;
+	git_mempack_reset(b->mem);
+	if (ftruncate(b->fd, 0)) {
+		sl_err_set(err, SL_ERROR, "cannot truncate '%s': %s", b->journal, strerror(errno));
+		goto done;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		free(b->branch[i]);
+	b->n = b->count = 0;
+	ret = SL_OK;
+done:
+	pthread_mutex_unlock(&x->git_lock);
+	if (wp)
+		wp->free(wp);
+	git_buf_dispose(&pack);
+	return ret;
+}
+
+/* Queue a proposed candidate's branch: journal first, then memory. */
+static int batch_queue(objbatch *b, const char *branch, const git_oid *commit,
+		       const char *source, sl_err *err)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	sl_buf line = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	git_oid_tostr(hex, sizeof(hex), commit);
+	sl_buf_addf(&line, "%s %s %s\n", hex, source, branch);
+	if (sl_write_all(b->fd, line.buf, line.len))
+		ret = sl_err_set(err, SL_ERROR, "cannot write '%s': %s", b->journal,
+				 strerror(errno));
+	sl_buf_release(&line);
+	if (ret)
+		return ret;
+	if (b->n == b->alloc) {
+		b->alloc = b->alloc ? 2 * b->alloc : 64;
+		b->branch = sl_xrealloc(b->branch, sl_st_mult(b->alloc, sizeof(*b->branch)));
+		b->commit = sl_xrealloc(b->commit, sl_st_mult(b->alloc, sizeof(*b->commit)));
+	}
+	b->branch[b->n] = sl_xstrdup(branch);
+	git_oid_cpy(&b->commit[b->n++], commit);
+	return SL_OK;
+}
+
+/* Flush what is left; the journal goes once everything it holds is on disk. */
+static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
+{
+	int ret = SL_OK;
+
+	if (b->mem && getenv("SLUICE_TEST_KILL_BEFORE_FLUSH"))
+		raise(SIGKILL);
+	if (b->mem)
+		ret = batch_flush(x, b, err);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (!ret && b->journal)
+		unlink(b->journal);
+	for (size_t i = 0; i < b->n; i++)
+		free(b->branch[i]);
+	free(b->branch);
+	free(b->commit);
+	free(b->journal);
+	git_odb_free(b->odb);
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	return ret;
+}
+
+/* 1 if the process named by a journal's PID is gone. */
+static int journal_orphaned(const char *name)
+{
+	char *end;
+	long pid = strtol(name + strlen("journal-"), &end, 10);
+
+	if (pid <= 0 || *end != '-' || pid == (long)getpid())
+		return 0;
+	return kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+/* Restore one journal line "COMMIT SOURCE BRANCH" of a crashed run. */
+static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t ncands,
+			sl_err *err)
+{
+	git_repository *repo = x->c->repo;
+	char *src = strchr(line, ' '), *branch = src ? strchr(src + 1, ' ') : NULL;
+	git_reference *ref = NULL;
+	git_commit *c = NULL;
+	git_oid oid;
+	sl_buf name = SL_BUF_INIT, msg = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	if (!branch)
+		return SL_OK;
+	*src++ = '\0';
+	*branch++ = '\0';
+	sl_buf_addf(&name, "refs/heads/%s", branch);
+	if (!git_reference_lookup(&ref, repo, name.buf) || git_oid_fromstr(&oid, line))
+		goto done;
+	if (git_commit_lookup(&c, repo, &oid)) {
+		/* its pack was never written: rebuild it from the stored diff */
+		sl_candidate_rec *cr = NULL;
+		char hex[GIT_OID_HEXSZ + 1];
+
+		for (size_t i = 0; i < ncands && !cr; i++)
+			if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&
+			    cands[i].branch && !strcmp(cands[i].branch, branch))
+				cr = &cands[i];
+		if (!cr || !cr->diff)
+			goto done;      /* never recorded: nothing was proposed */
+		candidate_message(&msg, x->c->spec, cr->path, (long long)cr->start_line,
+				  (long long)cr->end_line, (long long)cr->attempt_n, src);
+		if ((ret = sl_commit_from_diff(&oid, repo, &x->c->base, cr->diff, msg.buf, err)))
+			goto done;
+		git_oid_tostr(hex, sizeof(hex), &oid);
+		if ((ret = sl_store_candidate_set_commit(x->st, cr->id, hex, err)))
+			goto done;
+	}
+	ret = make_branch(repo, branch, &oid, err);
+done:
+	git_commit_free(c);
+	git_reference_free(ref);
+	sl_buf_release(&name);
+	sl_buf_release(&msg);
+	return ret;
+}
+
+/* Give the candidates a crashed run proposed without flushing them their commits and branches. */
+static int restore_journals(run_ctx *x, sl_err *err)
+{
+	DIR *d = opendir(x->scratch);
+	struct dirent *de;
+	sl_candidate_rec *cands = NULL;
+	size_t ncands = 0;
+	int loaded = 0, ret = SL_OK;
+
+	if (!d)
+		return SL_OK;
+	while (!ret && (de = readdir(d))) {
+		char *path, *line, *next;
+		sl_buf text = SL_BUF_INIT;
+
+		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(de->d_name))
+			continue;
+		path = sl_path_join(x->scratch, de->d_name);
+		if (!loaded && (ret = sl_store_candidates(x->st, x->campaign_id, SL_C_PASSED,
+							  &cands, &ncands, err))) {
+			free(path);
+			break;
+		}
+		loaded = 1;
+		if (!(ret = sl_read_file(&text, path, 0, err))) {
+			for (line = text.buf; !ret && line && *line; line = next) {
+				if ((next = strchr(line, '\n')))
+					*next++ = '\0';
+				ret = restore_line(x, line, cands, ncands, err);
+			}
+			if (!ret)
+				unlink(path);
+		}
+		sl_buf_release(&text);
+		free(path);
+	}
+	closedir(d);
+	sl_candidate_list_free(cands, ncands);
+	return ret;
+}
+
 static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 			   attempt_state *s, const git_oid *commit, const char *branch,
 			   sl_gate_outcome *gates, int *passed, sl_err *err)
@@ -801,6 +1053,11 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	sl_gate_run_rec *rec;
 
 	*passed = 0;
+	if (cur_batch) {
+		if (cur_batch->count >= BATCH_MAX && batch_flush(x, cur_batch, err))
+			return SL_ERROR;
+		cur_batch->count++;
+	}
 	if (sl_syntax_check_commit(repo, &x->c->base, commit, &report, &ok, err)) {
 		sl_buf_release(&report);
 		return SL_ERROR;
@@ -829,9 +1086,13 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	sem_wait(&x->gate_slots);
 	if (!spec->ngates) {
 		/* nothing to run: no checkout, the branch is the proposal */
-		pthread_mutex_lock(&x->git_lock);
-		r = make_branch(repo, branch, commit, err);
-		pthread_mutex_unlock(&x->git_lock);
+		if (cur_batch) {
+			r = batch_queue(cur_batch, branch, commit, s->a.source, err);
+		} else {
+			pthread_mutex_lock(&x->git_lock);
+			r = make_branch(repo, branch, commit, err);
+			pthread_mutex_unlock(&x->git_lock);
+		}
 		*passed = !r;
 	} else {
 		pthread_mutex_lock(&x->lock);
@@ -916,9 +1177,8 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 
 	if (!s.a.outcome) {
-		sl_buf_addf(&msg, "sluice(%s): %s:%u\n\nCampaign: %s\nTarget: %s:%u-%u\n"
-			    "Attempt: %lld (%s)\n", spec->name, t->path, t->start_line, spec->name,
-			    t->path, t->start_line, t->end_line, (long long)n, s.a.source);
+		candidate_message(&msg, spec, t->path, (long long)t->start_line,
+				  (long long)t->end_line, (long long)n, s.a.source);
 		sl_apply_opts ao = SL_APPLY_OPTS_INIT;
 
 		ao.allowed_globs = (const char *const *)spec->paths.v;
@@ -1115,7 +1375,8 @@ static void fail_run(run_ctx *x, const sl_err *err, const sl_target_rec *rec)
 	if (!x->failed) {
 		x->failed = 1;
 		sl_err_set(&x->err, err->code ? err->code : SL_ERROR, "%s", err->msg);
-		sl_err_prefix(&x->err, "%s:%lld: ", rec->path, (long long)rec->start_line);
+		if (rec)
+			sl_err_prefix(&x->err, "%s:%lld: ", rec->path, (long long)rec->start_line);
 	}
 	pthread_mutex_unlock(&x->lock);
 }
@@ -1126,6 +1387,7 @@ static void *worker(void *arg)
 	git_repository *repo = NULL;
 	sl_buf tmp = SL_BUF_INIT;
 	sl_err err = SL_ERR_INIT;
+	objbatch batch;
 
 	if (git_repository_open_ext(&repo, x->c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) ||
 	    sl_repo_no_reflog(repo, x->gitconfig, &err)) {
@@ -1139,6 +1401,19 @@ static void *worker(void *arg)
 		}
 		pthread_mutex_unlock(&x->lock);
 		return NULL;
+	}
+	if (!x->c->spec->ngates) {
+		size_t seq;
+
+		pthread_mutex_lock(&x->lock);
+		seq = ++x->seq;
+		pthread_mutex_unlock(&x->lock);
+		if (batch_open(&batch, x, repo, seq, &err)) {
+			batch_close(x, &batch, NULL);
+			fail_run(x, &err, NULL);
+			goto out;
+		}
+		cur_batch = &batch;
 	}
 	for (;;) {
 		sl_target_rec *rec, after = { 0 };
@@ -1174,6 +1449,13 @@ static void *worker(void *arg)
 		finished_one(x, &after);
 		sl_target_rec_release(&after);
 	}
+	if (cur_batch) {
+		cur_batch = NULL;
+		sl_err_clear(&err);
+		if (batch_close(x, &batch, &err))
+			fail_run(x, &err, NULL);
+	}
+out:
 	sl_buf_release(&tmp);
 	git_repository_free(repo);
 	return NULL;
@@ -1442,6 +1724,9 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	if ((ret = sl_worktree_cleanup(x.c->repo, x.scratch, err)) ||
 	    (ret = sl_no_reflog_config(&x.gitconfig_fd, &x.gitconfig, err)) ||
 	    (ret = sl_repo_no_reflog(x.c->repo, x.gitconfig, err)) ||
+	    (ret = sl_worktree_root_check(x.c->repo, x.scratch, err)) ||
+	    (ret = sl_mkdir_p(x.scratch, 0700, err)) ||
+	    (ret = restore_journals(&x, err)) ||
 	    (ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (ret = record_targets(&x, &list, err)) ||
 	    (ret = load_pending(&x, err)) ||
