@@ -812,7 +812,7 @@ static void candidate_message(sl_buf *msg, const sl_spec *spec, const char *path
  * store records the candidate); the next run restores what a crash lost
  * (restore_journals: the commit is rebuilt from the diff the store holds).
  */
-#define BATCH_MAX 256
+#define BATCH_MAX 1024
 
 typedef struct objbatch {
 	git_repository *repo;       /* the worker's */
