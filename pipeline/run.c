@@ -2,9 +2,11 @@
  * run.c - the orchestrator (see run.h for the sequence).
  *
  * Reads: the campaign file, the repository's objects, the store.  Writes: the
- * store, candidate commits and branches under the campaign's prefix, scratch
- * worktrees under the scratch root (removed after their gates).  Never
- * touches the user's working tree or index.
+ * store, candidate commits and branches under the campaign's prefix (no
+ * reflog; without gates, one pack per batch of candidates, see objbatch),
+ * scratch worktrees and batch journals under the scratch root (removed
+ * after their gates, or their batch).  Never touches the user's working
+ * tree or index.
  */
 #include <ctype.h>
 #include <pthread.h>
