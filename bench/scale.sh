@@ -50,7 +50,7 @@ gen_repo() { # dir n
 		}
 	}'
 	(cd "$1" && git init -q -b main && git add -A &&
-		git -c user.name=b -c user.email=b@b commit -q -m base && git gc -q)
+		git -c gc.auto=0 -c user.name=b -c user.email=b@b commit -q -m base && git gc -q)
 }
 
 campaign() { # name repo gated n
