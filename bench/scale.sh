@@ -15,12 +15,14 @@
 #     target in a tree and a store of that size.
 # Prints per run: targets done, milliseconds per target, the ratio to the
 # same mode at the first size (the anchor, measured in the same run), store
-# bytes per target and bytes added to the repository's .git per target.
+# bytes per scoped target (the store holds every target, done or not) and
+# bytes added to the repository's .git per target done.
 #
 # Environment: SIZES; WORK (default: a new directory under $TMPDIR or /tmp;
 # the repositories and stores live there, so its file system is the one
 # measured); SCRATCH (the campaigns' scratch root; default: sluice's own);
-# GATED_MAX, GATED_SECONDS.  Everything is removed at the end.
+# GATED_MAX, GATED_SECONDS; MODES (default "0 1": without gates, with the
+# trivial gate).  Everything is removed at the end.
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 SIZES=${SIZES:-"100 1000 10000 100000"}
@@ -86,7 +88,7 @@ EOF
 anchor_0= anchor_1=
 printf '%-8s %-10s %8s %10s %8s %12s %12s\n' targets gates done ms/target ratio store-B/tgt git-B/tgt
 for n in $SIZES; do
-	for gated in 0 1; do
+	for gated in ${MODES:-0 1}; do
 		rm -rf repo s.db s.db-wal s.db-shm
 		gen_repo repo "$n"
 		git0=$(bytes repo/.git)
@@ -109,7 +111,7 @@ for n in $SIZES; do
 		printf '%-8s %-10s %8s %10s %7.2fx %12d %12d\n' "$n" \
 			"$([ $gated = 1 ] && echo trivial || echo none)" "$done_n" "$ms" \
 			"$(awk -v m="$ms" -v a="$a" 'BEGIN { print m / a }')" \
-			$((store / done_n)) $((gitb / done_n))
+			$((store / n)) $((gitb / done_n))
 		if [ $gated = 1 ] && [ "$n" -gt "$GATED_MAX" ] && [ "$done_n" -lt "$n" ]; then
 			echo "         (trivial gate: the first $done_n targets within ${GATED_SECONDS} s)"
 		fi

@@ -814,7 +814,12 @@ static void candidate_message(sl_buf *msg, const sl_spec *spec, const char *path
  * store records the candidate); the next run restores what a crash lost
  * (restore_journals: the commit is rebuilt from the diff the store holds).
  */
-#define BATCH_MAX 1024
+/*
+ * Candidates per pack.  libgit2 rescans objects/pack whenever it writes an
+ * object it does not have, at a cost that grows with the number of packs,
+ * so batches are large: a few tens of MB of objects per worker.
+ */
+#define BATCH_MAX 4096
 
 typedef struct objbatch {
 	git_repository *repo;       /* the worker's */
