@@ -88,8 +88,9 @@ static const sl_command commands[] = {
 	{ "gc", cmd_gc, "remove scratch worktrees left by crashed runs",
 	  "usage: sluice gc [--scratch DIR] [--repo PATH] [--store PATH]\n"
 	  "\n"
-	  "Remove the linked worktrees under the scratch root (default\n"
-	  "$TMPDIR/sluice-UID and each stored campaign's scratch root) of --repo, or\n"
+	  "Remove the linked worktrees under the scratch root (default: each of\n"
+	  "$TMPDIR, /dev/shm and /tmp /sluice-UID, and each stored campaign's scratch\n"
+	  "root) of --repo, or\n"
 	  "of every campaign's repository in the store, and leftover checkouts of\n"
 	  "runs that are gone.  Worktrees of a run still in progress are kept.\n" },
 	{ "help", cmd_help, "show help for sluice or a command",
