@@ -209,7 +209,7 @@ test_expect_success 'setup: a slow gate, ten targets' '
 # wait_for_worktree DIR: until a candidate worktree appears under DIR (bounded)
 wait_for_worktree() {
 	i=0
-	while [ $i -lt 600 ]; do
+	while [ $i -lt 1200 ]; do
 		ls "$1" 2>/dev/null | grep -q "^sl-" && return 0
 		sleep 0.05
 		i=$((i + 1))
@@ -250,7 +250,7 @@ test_expect_success 'SIGINT aborts the model requests in flight: nothing arrives
 	rel_campaign q.yaml quiet $stub_port &&
 	{ sluice run --store q.db q.yaml >out 2>err & pid=$!; } &&
 	i=0 &&
-	while [ $i -lt 600 ] && ! test -f slow/request-1.json; do sleep 0.05; i=$((i + 1)); done &&
+	while [ $i -lt 1200 ] && ! test -f slow/request-1.json; do sleep 0.05; i=$((i + 1)); done &&
 	test -f slow/request-1.json &&
 	kill -INT $pid &&
 	{ wait $pid; rc=$?; } &&
