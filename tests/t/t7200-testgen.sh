@@ -45,8 +45,8 @@ test_expect_success 'setup: the project in a repository, the testgen campaign' '
 	  - {name: coverage, kind: coverage, format: gcov, report: cov.txt, command: make -s coverage}
 	  - {name: mutants, kind: mutants, command: make -s check, timeout: 60}
 	EOF
-	sluice run --store s.db gen.yaml >out 2>err ||
-	{ cat out err; false; }
+	{ sluice run --store s.db gen.yaml >out 2>err ||
+	{ cat out err; false; }; }
 '
 
 verdicts() { # ATTEMPT: gate:verdict of that attempt's candidate
