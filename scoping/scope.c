@@ -339,9 +339,8 @@ static int query_ident_char(char ch)
 
 /*
  * The quick answer for the usual crash: a quantifier right after another
- * ("_??", "(_)** @a"), outside strings and comments.  Other queries that
- * hang the compiler (a quantified group of quantified patterns) are left to
- * compile_in_child.
+ * ("_??", "(_)** @a"), outside strings and comments.  screen_groups refuses
+ * the other known class; compile_in_child catches what is left.
  */
 static int screen_quantifiers(const char *q, size_t len, uint32_t *offset_out, sl_err *err)
 {
@@ -383,6 +382,80 @@ static int screen_quantifiers(const char *q, size_t len, uint32_t *offset_out, s
 	return 0;
 }
 
+#define QUERY_MAX_DEPTH 256
+
+/*
+ * The other known crash or hang, which tree-sitter 0.20.7 meets only some of
+ * the times it compiles the query: a quantified group or alternation that
+ * holds a quantified pattern ("((_)?)? @a", "[(a)* (b)]+").  Refused every
+ * time, so the answer never depends on luck.  A quantified node holding
+ * quantified children ("(block (statement)*)?") is fine.  Groups nest at
+ * most QUERY_MAX_DEPTH deep.
+ */
+static int screen_groups(const char *q, size_t len, uint32_t *offset_out, sl_err *err)
+{
+	struct { unsigned char group, inner_quantified; } st[QUERY_MAX_DEPTH];
+	size_t depth = 0;
+	int after_risky = 0;        /* just after a group holding a quantified pattern */
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = q[i];
+
+		if (ch == ';') {
+			while (i + 1 < len && q[i + 1] != '\n')
+				i++;
+		} else if (ch == '"') {
+			for (i++; i < len && q[i] != '"'; i++)
+				if (q[i] == '\\')
+					i++;
+			after_risky = 0;
+		} else if (isspace((unsigned char)ch)) {
+			continue;
+		} else if (ch == '(' || ch == '[') {
+			size_t j = i + 1;
+
+			if (depth == QUERY_MAX_DEPTH) {
+				if (offset_out)
+					*offset_out = (uint32_t)i;
+				return sl_err_set(err, SL_EINPUT, "invalid query: patterns nest "
+						  "deeper than %d", QUERY_MAX_DEPTH);
+			}
+			while (j < len && isspace((unsigned char)q[j]))
+				j++;
+			/* a group's first token opens a pattern; a node's names its type */
+			st[depth].group = ch == '[' ||
+					  (j < len && (q[j] == '(' || q[j] == '[' || q[j] == '"'));
+			st[depth].inner_quantified = 0;
+			depth++;
+			after_risky = 0;
+		} else if (ch == ')' || ch == ']') {
+			after_risky = depth && st[depth - 1].group && st[depth - 1].inner_quantified;
+			if (depth)
+				depth--;
+		} else if (ch == '*' || ch == '+' || ch == '?') {
+			if (after_risky) {
+				if (offset_out)
+					*offset_out = (uint32_t)i;
+				return sl_err_set(err, SL_EINPUT, "invalid query: quantifier '%c' on a "
+						  "group that holds a quantified pattern is not "
+						  "supported", ch);
+			}
+			if (depth)
+				st[depth - 1].inner_quantified = 1;
+			after_risky = 0;
+		} else {
+			/* a name, @capture, field:, !field or #predicate? */
+			int pred = ch == '#';
+
+			while (i + 1 < len && query_ident_char(q[i + 1]) &&
+			       (pred || (q[i + 1] != '?' && q[i + 1] != '!')))
+				i++;
+			after_risky = 0;
+		}
+	}
+	return 0;
+}
+
 int sl_scope_check_query(const char *language, const char *query, const char *capture,
 			 uint32_t *offset_out, sl_err *err)
 {
@@ -394,6 +467,7 @@ int sl_scope_check_query(const char *language, const char *query, const char *ca
 		*offset_out = UINT32_MAX;
 	if (lang && query && *query && strlen(query) <= UINT32_MAX / 2 &&
 	    ((ret = screen_quantifiers(query, strlen(query), offset_out, err)) ||
+	     (ret = screen_groups(query, strlen(query), offset_out, err)) ||
 	     (ret = compile_in_child(lang, query, err))))
 		return ret;
 	ret = compile_query(&c, language, query, capture, offset_out, err);
