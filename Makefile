@@ -29,7 +29,7 @@ endif
 
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
-	-I. -Icommon -Iscoping -Ipipeline -Ivalidators -Istorage -MMD -MP
+	-I. -MMD -MP
 ifeq ($(DEVELOPER),1)
 BASE_CFLAGS += -Werror
 endif
@@ -43,9 +43,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
-CLI_SRC := pipeline/main.c $(wildcard pipeline/cmd_*.c)
-LIB_SRC := $(filter-out $(CLI_SRC), \
-	$(wildcard common/*.c scoping/*.c pipeline/*.c validators/*.c storage/*.c))
+CLI_SRC := $(wildcard pipeline/cli/*.c)
+LIB_SRC := $(wildcard common/*.c scoping/*.c storage/*.c validators/*.c \
+	pipeline/*.c pipeline/generate/*.c pipeline/apply/*.c pipeline/review/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void sl_bug(const char *file, int line, const char *fmt, ...)
 {

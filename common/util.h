@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 /* A state that cannot happen: print where and abort. */
 #define BUG(...) sl_bug(__FILE__, __LINE__, __VA_ARGS__)
@@ -89,6 +89,6 @@ uint32_t sl_line_of(const char *text, size_t len, size_t offset);
 /* Environment variable or default. */
 const char *sl_getenv_or(const char *name, const char *dflt);
 
-#include "banned.h"
+#include "common/banned.h"
 
 #endif

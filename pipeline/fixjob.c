@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coverage.h"
-#include "finding_gone.h"
-#include "fixjob.h"
-#include "spec.h"
-#include "util.h"
+#include "validators/coverage.h"
+#include "validators/finding_gone.h"
+#include "pipeline/fixjob.h"
+#include "pipeline/spec.h"
+#include "common/util.h"
 
 static int encloses(const sl_target *t, const sl_finding *x)
 {

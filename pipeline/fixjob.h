@@ -16,9 +16,9 @@
 #ifndef SL_FIXJOB_H
 #define SL_FIXJOB_H
 
-#include "buf.h"
-#include "findings.h"
-#include "scope.h"
+#include "common/buf.h"
+#include "validators/findings.h"
+#include "scoping/scope.h"
 
 /*
  * Drop from list every target whose unit encloses no finding of f (the

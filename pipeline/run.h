@@ -32,11 +32,11 @@
 #include <stdint.h>
 #include <git2.h>
 
-#include "buf.h"
-#include "err.h"
-#include "scope.h"
-#include "spec.h"
-#include "store.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "scoping/scope.h"
+#include "pipeline/spec.h"
+#include "storage/store.h"
 
 typedef struct sl_campaign {
 	sl_spec *spec;

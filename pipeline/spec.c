@@ -25,11 +25,11 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "edit.h"
-#include "provider.h"
-#include "spec.h"
-#include "jail.h"
-#include "policy.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/provider.h"
+#include "pipeline/spec.h"
+#include "validators/jail.h"
+#include "validators/policy.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
 #define SPEC_MAX_DEPTH 32

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "util.h"
+#include "common/err.h"
+#include "common/util.h"
 
 typedef struct sl_pos {
 	uint32_t line, col;         /* 1-based; 0 when unknown */

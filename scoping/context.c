@@ -10,9 +10,9 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
-#include "context.h"
-#include "lang.h"
-#include "util.h"
+#include "scoping/context.h"
+#include "scoping/lang.h"
+#include "common/util.h"
 
 #define MAX_NAMES 256
 #define MAX_BLOB (8u << 20)

@@ -36,12 +36,12 @@
 #include <unistd.h>
 #include <tree_sitter/api.h>
 
-#include "lang.h"
-#include "predicate.h"
-#include "prefilter.h"
-#include "scope.h"
-#include "scope_cache.h"
-#include "util.h"
+#include "scoping/lang.h"
+#include "scoping/predicate.h"
+#include "scoping/prefilter.h"
+#include "scoping/scope.h"
+#include "storage/scope_cache.h"
+#include "common/util.h"
 
 #define MAX_BLOB_SIZE (8u << 20)
 #define BINARY_SNIFF 8000

@@ -42,8 +42,8 @@
 #include <stdint.h>
 #include <git2.h>
 
-#include "err.h"
-#include "util.h"
+#include "common/err.h"
+#include "common/util.h"
 
 typedef struct sl_capture {
 	char *name;                 /* capture name without '@' */

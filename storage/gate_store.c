@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate_store.h"
-#include "store_internal.h"
-#include "util.h"
+#include "storage/gate_store.h"
+#include "storage/store_internal.h"
+#include "common/util.h"
 
 void sl_baseline_list_free(sl_baseline_rec *v, size_t n)
 {

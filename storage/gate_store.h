@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "err.h"
-#include "store.h"
+#include "common/err.h"
+#include "storage/store.h"
 
 typedef struct sl_baseline_rec {
 	char *gate;

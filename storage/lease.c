@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "lease.h"
-#include "store_internal.h"
-#include "util.h"
+#include "storage/lease.h"
+#include "storage/store_internal.h"
+#include "common/util.h"
 
 /* Prepare, bind with fill, step to the end and finalize, in a transaction of its own. */
 static int write_tx(sl_store *st, const char *sql, void (*fill)(sqlite3_stmt *, const void *),

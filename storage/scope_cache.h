@@ -26,8 +26,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "store.h"
+#include "common/err.h"
+#include "storage/store.h"
 
 typedef struct sl_scope_cache sl_scope_cache;
 

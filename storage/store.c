@@ -15,10 +15,10 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "store.h"
-#include "store_internal.h"
-#include "migrations.h"
-#include "util.h"
+#include "storage/store.h"
+#include "storage/store_internal.h"
+#include "storage/migrations.h"
+#include "common/util.h"
 
 struct sl_store {
 	sqlite3 *db;

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "beneath.h"
-#include "gate.h"
-#include "jail.h"
-#include "util.h"
+#include "common/beneath.h"
+#include "validators/gate.h"
+#include "validators/jail.h"
+#include "common/util.h"
 
 #define GATE_OUTPUT_CAP (64 * 1024)
 #define GATE_DEFAULT_TIMEOUT_S 600u

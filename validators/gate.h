@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 typedef enum sl_verdict {
 	SL_VERDICT_PASS = 0,

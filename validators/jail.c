@@ -67,11 +67,11 @@
 #include <linux/openat2.h>
 #include <stddef.h>
 
-#include "cgroup.h"
-#include "jail.h"
-#include "landlock.h"
-#include "sysfilter.h"
-#include "util.h"
+#include "validators/cgroup.h"
+#include "validators/jail.h"
+#include "validators/landlock.h"
+#include "validators/sysfilter.h"
+#include "common/util.h"
 
 #define JAIL_UID 1000
 #define JAIL_GID 1000

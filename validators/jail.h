@@ -71,8 +71,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 /*
  * The layers of the jail, as bits: what a run had (sl_jail_result.layers)

@@ -41,8 +41,8 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 /* The default build/CI file list, NULL-terminated (static storage). */
 extern const char *const sl_policy_default_build_files[];

@@ -3,7 +3,7 @@
  * then the questions the gates ask of the result.  Every added line is
  * 1-based and the per-file counts add up to the totals.
  */
-#include "diff_lines.h"
+#include "validators/diff_lines.h"
 #include "fuzz.h"
 
 int sl_fuzz_diff(const uint8_t *data, size_t size);

@@ -3,7 +3,7 @@
  * every input is read as JUnit XML and as TAP, then summarised.
  */
 #include "fuzz.h"
-#include "testreport.h"
+#include "validators/testreport.h"
 
 int sl_fuzz_testreport(const uint8_t *data, size_t size);
 

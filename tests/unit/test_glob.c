@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "util.h"
+#include "common/buf.h"
+#include "common/util.h"
 #include "unit.h"
 
 static const struct { const char *pat, *path; int want; } table[] = {

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "journal.h"
-#include "lease.h"
-#include "store.h"
-#include "util.h"
+#include "storage/journal.h"
+#include "storage/lease.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-lease-XXXXXX";
 

@@ -9,7 +9,7 @@
 #include <tree_sitter/api.h>
 
 #include "scoping/predicate.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 const TSLanguage *tree_sitter_c(void);

@@ -4,9 +4,9 @@
  */
 #include <string.h>
 
-#include "pipeline/edit.h"
-#include "pipeline/prompt.h"
-#include "util.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/prompt.h"
+#include "common/util.h"
 #include "unit.h"
 
 static const sl_prompt_vars vars = {

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pipeline/provider.h"
+#include "pipeline/generate/provider.h"
 #include "stub.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 #define KEY "sk-test-0123456789"

@@ -9,9 +9,9 @@
 #include <sqlite3.h>
 
 #include "unit.h"
-#include "review_store.h"
-#include "store.h"
-#include "util.h"
+#include "storage/review_store.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-review-store-XXXXXX";
 

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "unit.h"
-#include "gate_store.h"
-#include "store.h"
-#include "util.h"
+#include "storage/gate_store.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-run-store-XXXXXX";
 static volatile int stop_writer;

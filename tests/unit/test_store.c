@@ -8,8 +8,8 @@
 #include <sqlite3.h>
 
 #include "unit.h"
-#include "store.h"
-#include "util.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-store-XXXXXX";
 
