@@ -46,6 +46,17 @@ typedef struct sl_strvec {
 	size_t n, alloc;
 } sl_strvec;
 #define SL_STRVEC_INIT { NULL, 0, 0 }
+
+/*
+ * Progress and notices from the library: one line, without its newline,
+ * for the program to show (only pipeline/cli/ writes to a terminal).
+ */
+typedef void (*sl_notice_fn)(void *ctx, const char *line);
+
+/* A position in a text file (the campaign file, a query). */
+typedef struct sl_pos {
+	uint32_t line, col;         /* 1-based; 0 when unknown */
+} sl_pos;
 void sl_strvec_push(sl_strvec *sv, const char *s);       /* copies s */
 void sl_strvec_push_nodup(sl_strvec *sv, char *s);       /* takes s */
 void sl_strvec_release(sl_strvec *sv);

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validators/coverage.h"
-#include "validators/finding_gone.h"
+#include "validators/validators.h"
 #include "pipeline/fixjob.h"
 #include "pipeline/spec.h"
 #include "common/util.h"

@@ -19,15 +19,12 @@
 
 #include "pipeline/apply/apply.h"
 #include "pipeline/generate/edit.h"
-#include "validators/gate.h"
 #include "scoping/context.h"
 #include "pipeline/fixjob.h"
-#include "validators/gating.h"
-#include "validators/jail.h"
+#include "validators/validators.h"
 #include "storage/journal.h"
 #include "storage/lease.h"
 #include "common/sha256.h"
-#include "validators/syntax.h"
 #include "pipeline/generate/prompt.h"
 #include "pipeline/generate/provider.h"
 #include "pipeline/generate/rules.h"
@@ -284,6 +281,22 @@ typedef struct run_ctx {
 	int failed;                 /* machinery broke: every worker stops */
 	sl_err err;                 /* the first such error */
 } run_ctx;
+
+/* Progress and notices go to the caller's callback (run.h), never to a terminal. */
+static void notice(const run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice(const run_ctx *x, const char *fmt, ...)
+{
+	sl_buf line = SL_BUF_INIT;
+	va_list ap;
+
+	if (!x->opts->progress)
+		return;
+	va_start(ap, fmt);
+	sl_buf_vaddf(&line, fmt, ap);
+	va_end(ap);
+	x->opts->progress(x->opts->progress_ctx, line.buf);
+	sl_buf_release(&line);
+}
 
 /* Earlier attempts of the target, for the next prompt. */
 typedef sl_turn history;
@@ -1349,8 +1362,8 @@ static void finished_one(run_ctx *x, const sl_target_rec *after)
 
 		/* a repository's path names may hold escape sequences too */
 		sl_term_safe(&path, after->path, strlen(after->path), 0);
-		fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
-			"%.1f/min, ETA %.0fs, %lld tokens, cost %.4f\n", x->finished, x->npending,
+		notice(x, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
+			"%.1f/min, ETA %.0fs, %lld tokens, cost %.4f", x->finished, x->npending,
 			path.buf, (long long)after->start_line, after->state,
 			(long long)after->attempts, after->attempts == 1 ? "" : "s", x->passed_now,
 			per_min, per_min > 0 ? 60.0 * (double)left / per_min : 0.0,
@@ -1549,13 +1562,57 @@ done:
 
 static int baseline(run_ctx *x, sl_err *err);
 
+static int open_gating(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+
+	return sl_gating_open(&x->gating, spec->gates, spec->ngates, &spec->jail, x->st,
+			      x->campaign_id, &x->c->base, x->opts->unsafe, err);
+}
+
+/* The base's checkout for the baseline: made when the first gate must run there. */
+typedef struct base_checkout {
+	git_repository *repo;
+	const char *scratch, *prefix;
+	const git_oid *base;
+	sl_worktree *wt;
+	char *branch;
+} base_checkout;
+
+static int base_checkout_dir(void *ctx, const char **dir_out, sl_err *err)
+{
+	base_checkout *b = ctx;
+	char hex[GIT_OID_HEXSZ + 1], name[64];
+	sl_buf br = SL_BUF_INIT;
+	int ret;
+
+	git_oid_tostr(hex, sizeof(hex), b->base);
+	sl_buf_addf(&br, "%s/base-%.12s", b->prefix, hex);
+	b->branch = sl_buf_detach(&br, NULL);
+	snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
+	if ((ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err)))
+		return ret;
+	*dir_out = sl_worktree_path(b->wt);
+	return SL_OK;
+}
+
+/* Remove the checkout and its branch; ret: the measurement's result, returned or SL_ERROR. */
+static int base_checkout_release(base_checkout *b, int ret, sl_err *err)
+{
+	if (b->wt && sl_worktree_remove(b->wt, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	if (b->branch)
+		sl_branch_delete(b->repo, b->branch, NULL);
+	free(b->branch);
+	return ret;
+}
+
 /* The baseline measured before the targets are chosen from it. */
 static int baseline_first(run_ctx *x, sl_err *err)
 {
 	int ret;
 
-	if ((ret = sl_gating_open(&x->gating, x->c->spec, x->st, x->campaign_id, &x->c->base,
-				  x->opts->unsafe, err)))
+	if ((ret = open_gating(x, err)))
 		return ret;
 	return baseline(x, err);
 }
@@ -1569,9 +1626,8 @@ static int testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	if ((ret = baseline_first(x, err)))
 		return ret;
 	sl_testgen_select(list, sl_gating_base_coverage(x->gating), x->c->spec->coverage_below);
-	if (x->opts->progress)
-		fprintf(stderr, "testgen: %zu of %zu units below %u%% line coverage\n", list->n,
-			before, x->c->spec->coverage_below);
+	notice(x, "testgen: %zu of %zu units below %u%% line coverage", list->n, before,
+	       x->c->spec->coverage_below);
 	return SL_OK;
 }
 
@@ -1594,10 +1650,8 @@ static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	if (ret)
 		return ret;
 	sl_fix_select(list, &x->findings, &unplaced);
-	if (x->opts->progress)
-		fprintf(stderr, "fix: %zu findings on the base, %zu targets%s\n", x->findings.n,
-			list->n, unplaced ? "; some findings lie outside every unit of the query" :
-			"");
+	notice(x, "fix: %zu findings on the base, %zu targets%s", x->findings.n, list->n,
+	       unplaced ? "; some findings lie outside every unit of the query" : "");
 	return SL_OK;
 }
 
@@ -1752,7 +1806,7 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 	digest_num(&h, spec->temperature);
 	digest_num(&h, spec->max_tokens);
 	for (size_t i = 0; i < spec->ngates; i++) {
-		const sl_spec_gate *g = &spec->gates[i];
+		const sl_gate_conf *g = &spec->gates[i];
 
 		digest_add(&h, g->name);
 		digest_num(&h, g->kind);
@@ -1846,8 +1900,14 @@ static int baseline(run_ctx *x, sl_err *err)
 			return SL_OK;
 		usleep(200 * 1000);
 	}
-	ret = sl_gating_baseline(x->gating, x->c->repo, x->scratch, x->c->spec->branch_prefix,
-				 x->opts->progress, err);
+	{
+		base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
+				    NULL, NULL };
+
+		ret = sl_gating_baseline(x->gating, base_checkout_dir, &b, x->opts->progress,
+					 x->opts->progress_ctx, err);
+		ret = base_checkout_release(&b, ret, err);
+	}
 	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
 	return ret;
@@ -1888,12 +1948,14 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 	x.opts = opts;
 	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
 		x.scratch = scratch_root(x.c->spec);
-		if (!(ret = open_store(&x, err)) &&
-		    !(ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
-					   opts->unsafe, err)))
-			ret = sl_gating_describe(x.gating, x.c->repo, x.scratch,
-						 x.c->spec->branch_prefix, opts->progress, json, out,
-						 err);
+		base_checkout b = { x.c->repo, x.scratch, x.c->spec->branch_prefix, &x.c->base,
+				    NULL, NULL };
+
+		if (!(ret = open_store(&x, err)) && !(ret = open_gating(&x, err))) {
+			ret = sl_gating_describe(x.gating, base_checkout_dir, &b, opts->progress,
+						 opts->progress_ctx, json, out, err);
+			ret = base_checkout_release(&b, ret, err);
+		}
 	}
 	sl_gating_free(x.gating);
 	sl_store_free(x.st);
@@ -1973,8 +2035,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	x.cost_used += journal_cost;
 	x.list = &list;
 	out->targets = list.n;
-	if ((!x.gating && (ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id,
-						 &x.c->base, opts->unsafe, err))) ||
+	if ((!x.gating && (ret = open_gating(&x, err))) ||
 	    (x.npending && x.c->spec->job != SL_JOB_FIX && !x.c->spec->coverage_below &&
 	     (ret = baseline(&x, err))))
 		goto done;
@@ -2016,9 +2077,9 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		ret = sl_err_set(err, x.err.code, "%s", x.err.msg);
 		goto done;
 	}
-	if (x.stop && opts->progress)
-		fprintf(stderr, "stopped: %s; `sluice run` continues after the budget is raised\n",
-			x.stop_reason);
+	if (x.stop)
+		notice(&x, "stopped: %s; `sluice run` continues after the budget is raised",
+		       x.stop_reason);
 	ret = SL_OK;
 done:
 	for (size_t i = 0; i < nthreads; i++)

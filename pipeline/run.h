@@ -64,13 +64,17 @@ sl_lang_override *sl_campaign_scope_opts(sl_scope_opts *so, const sl_campaign *c
 /* Scope the campaign's base commit with its target settings (cache: may be NULL). */
 int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_store *cache, sl_err *err);
 
-#define SL_RUN_OPTS_VERSION 1
 typedef struct sl_run_opts {
-	unsigned version;
 	const char *spec_path;
 	const char *repo;           /* overrides the spec's repository */
 	const char *store;          /* the store file */
-	int progress;               /* one line per finished target on stderr */
+	/*
+	 * One line per finished target, per gate run on the base and per
+	 * notice (targets chosen, why a budget stopped the run); NULL = none.
+	 * Called from the worker threads, one call at a time.
+	 */
+	sl_notice_fn progress;
+	void *progress_ctx;
 	const char *record;         /* append every model reply to this JSON lines file */
 	int unsafe;                 /* run gates without the minimum jail; recorded */
 	/*
@@ -84,7 +88,7 @@ typedef struct sl_run_opts {
 	unsigned lease_ttl_s;       /* leases on targets last this long unless renewed;
 				       0 = 60 */
 } sl_run_opts;
-#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0 }
+#define SL_RUN_OPTS_INIT { .spec_path = NULL }
 
 typedef struct sl_run_summary {
 	int64_t campaign_id;
@@ -106,7 +110,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err);
 /*
  * `sluice baseline`: load the campaign, open the store and record the
  * campaign like sl_run(), measure (or load) every gate on the base and
- * render it into out (gating.h, sl_gating_describe); no target is scoped
+ * render it into out (validators/validators.h, sl_gating_describe); no target is scoped
  * and nothing is generated.  SL_EBASE, with out filled, when a gate cannot
  * judge.
  */

@@ -1,7 +1,7 @@
 /*
- * gating.c - the gates of a campaign, judged against the base (gating.h).
+ * gating.c - the gates of a campaign, judged against the base (validators.h).
  *
- * Reads: the spec's gates, the store (baselines, verdict cache), report
+ * Reads: the campaign's gates, the store (baselines, verdict cache), report
  * files beneath a worktree.  Writes: baselines and cache entries in the
  * store; runs commands only through the jail (validators/gate.h).
  */
@@ -16,7 +16,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "pipeline/apply/apply.h"
 #include "common/beneath.h"
 #include "validators/coverage.h"
 #include "validators/diff_lines.h"
@@ -27,7 +26,7 @@
 #include "validators/jail.h"
 #include "validators/mutate.h"
 #include "storage/gate_store.h"
-#include "validators/gating.h"
+#include "validators/validators.h"
 #include "validators/policy.h"
 #include "common/sha256.h"
 #include "validators/testreport.h"
@@ -38,7 +37,7 @@
 
 /* What the base said for one gate. */
 typedef struct gate_state {
-	const sl_spec_gate *def;
+	const sl_gate_conf *def;
 	char def_digest[65];
 	int base_failed;            /* run 1 on the base did not pass */
 	int cannot_judge;           /* allow_skip and the base failed: candidates get skip */
@@ -53,7 +52,8 @@ typedef struct gate_state {
 } gate_state;
 
 struct sl_gating {
-	const sl_spec *spec;
+	const sl_gate_conf *gates;
+	sl_jail_limits jail;
 	sl_store *st;
 	int64_t campaign_id;
 	git_oid base;
@@ -93,7 +93,7 @@ static void set_rec(sl_gate_run_rec *r, const char *verdict, const char *output,
 	r->note = sl_xstrdup_or_null(note);
 }
 
-static void digest_def(const sl_spec_gate *d, char out[65])
+static void digest_def(const sl_gate_conf *d, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 
@@ -108,16 +108,16 @@ static void digest_def(const sl_spec_gate *d, char out[65])
 }
 
 /* Version, kernel, toolchain and the jail's limits: what else a verdict depends on. */
-static void digest_env(const sl_spec *spec, char out[65])
+static void digest_env(const sl_jail_limits *jail, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 	struct utsname u;
 	const char *dirs[] = { "/usr", "/usr/bin", "/usr/lib", "/usr/include", "/etc/alternatives" };
 
 	sl_buf_adds(&b, SLUICE_GATING_VERSION "\n");
-	sl_buf_addf(&b, "jail %u %u %u %u %u %u %u %d\n", spec->jail_mem_mb, spec->jail_pids,
-		    spec->jail_tmp_mb, spec->jail_disk_mb, spec->jail_cpus, spec->jail_as_mb,
-		    spec->jail_accept, spec->jail_writable);
+	sl_buf_addf(&b, "jail %u %u %u %u %u %u %u %d\n", jail->mem_mb, jail->pids,
+		    jail->tmp_mb, jail->disk_mb, jail->cpus, jail->as_mb, jail->accept,
+		    jail->writable);
 	if (!uname(&u))
 		sl_buf_addf(&b, "%s %s %s\n", u.sysname, u.release, u.machine);
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
@@ -131,24 +131,26 @@ static void digest_env(const sl_spec *spec, char out[65])
 	sl_buf_release(&b);
 }
 
-int sl_gating_open(sl_gating **out, const sl_spec *spec, sl_store *st, int64_t campaign_id,
+int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
+		   const sl_jail_limits *jail, sl_store *st, int64_t campaign_id,
 		   const git_oid *base, int unsafe, sl_err *err)
 {
 	sl_gating *g = sl_xcalloc(1, sizeof(*g));
 
 	g->unsafe = unsafe;
-	g->spec = spec;
+	g->gates = gates;
+	g->jail = *jail;
 	g->st = st;
 	g->campaign_id = campaign_id;
 	git_oid_cpy(&g->base, base);
 	git_oid_tostr(g->base_hex, sizeof(g->base_hex), base);
-	digest_env(spec, g->env_digest);
-	g->n = spec->ngates;
+	digest_env(&g->jail, g->env_digest);
+	g->n = ngates;
 	g->gs = sl_xcalloc(g->n ? g->n : 1, sizeof(*g->gs));
 	for (size_t i = 0; i < g->n; i++) {
 		gate_state *s = &g->gs[i];
 
-		s->def = &spec->gates[i];
+		s->def = &gates[i];
 		digest_def(s->def, s->def_digest);
 		sl_findings_init(&s->base_findings);
 		sl_tests_init(&s->base_tests);
@@ -175,12 +177,12 @@ void sl_gating_free(sl_gating *g)
 }
 
 /* Parse what a run of gate d produced (its report, else its output). */
-static const char *source_text(const sl_spec_gate *d, const char *output, const char *report)
+static const char *source_text(const sl_gate_conf *d, const char *output, const char *report)
 {
 	return d->report ? (report ? report : NULL) : output;
 }
 
-static void parse_findings(const sl_spec_gate *d, const char *text, sl_findings *out)
+static void parse_findings(const sl_gate_conf *d, const char *text, sl_findings *out)
 {
 	sl_err e = SL_ERR_INIT;
 
@@ -196,7 +198,7 @@ static void parse_findings(const sl_spec_gate *d, const char *text, sl_findings 
 				 SL_LEVEL_ERROR : SL_LEVEL_WARNING);
 }
 
-static int parse_tests(const sl_spec_gate *d, const char *text, sl_tests *out)
+static int parse_tests(const sl_gate_conf *d, const char *text, sl_tests *out)
 {
 	sl_err e = SL_ERR_INIT;
 
@@ -220,12 +222,12 @@ static int parse_tests(const sl_spec_gate *d, const char *text, sl_tests *out)
 }
 
 /* A finding-gone gate reading a test report: its findings are failing tests. */
-static int test_format(const sl_spec_gate *d)
+static int test_format(const sl_gate_conf *d)
 {
 	return d->format && (!strcmp(d->format, "tap") || !strcmp(d->format, "junit"));
 }
 
-static int must_fix(const sl_spec_gate *d, const char *id)
+static int must_fix(const sl_gate_conf *d, const char *id)
 {
 	for (size_t i = 0; i < d->must_fix.n; i++)
 		if (!strcmp(d->must_fix.v[i], id))
@@ -269,7 +271,7 @@ static void tail_line(sl_buf *out, const char *text)
  */
 static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, sl_err *err)
 {
-	const sl_spec_gate *d = s->def;
+	const sl_gate_conf *d = s->def;
 	int per_test = d->kind == SL_GATE_TEST && d->format;
 	sl_buf tail = SL_BUF_INIT, why = SL_BUF_INIT;
 	size_t failing = 0;
@@ -327,7 +329,7 @@ done:
 	return ret;
 }
 
-static int parse_coverage(const sl_spec_gate *d, const char *text, const char *path,
+static int parse_coverage(const sl_gate_conf *d, const char *text, const char *path,
 			  sl_coverage *out)
 {
 	sl_err e = SL_ERR_INIT;
@@ -353,14 +355,13 @@ static char *jail_text(const sl_gating *g, unsigned layers)
 }
 
 /* One run of a jailed gate.  *report_out is NULL when there is no readable report. */
-static int run_once(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
 		    sl_gate_result *r, char **report_out, sl_err *err)
 {
-	const sl_spec *spec = g->spec;
+	const sl_jail_limits *j = &g->jail;
 	sl_gate_def def = { d->name, d->command, d->timeout_s, d->loopback, g->unsafe,
-			    d->report, spec->jail_mem_mb, spec->jail_pids, spec->jail_tmp_mb,
-			    spec->jail_disk_mb, spec->jail_cpus * 1000, spec->jail_as_mb,
-			    spec->jail_accept, spec->jail_writable };
+			    d->report, j->mem_mb, j->pids, j->tmp_mb, j->disk_mb, j->cpus * 1000,
+			    j->as_mb, j->accept, j->writable };
 
 	*report_out = NULL;
 	sl_gate_run(r, &def, workdir);
@@ -371,11 +372,11 @@ static int run_once(const sl_gating *g, const sl_spec_gate *d, const char *workd
 	return SL_OK;
 }
 
-static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const char *scratch,
-		       const char *prefix, sl_worktree **wt, char **branch, int progress,
-		       int all, sl_err *err)
+static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout, void *ctx,
+		       const char **dir, sl_notice_fn progress, void *progress_ctx, int all,
+		       sl_err *err)
 {
-	const sl_spec_gate *d = s->def;
+	const sl_gate_conf *d = s->def;
 	sl_baseline_rec *runs = NULL;
 	size_t nruns = 0, want = d->kind == SL_GATE_TEST && d->format ? 2 : 1;
 	int ret;
@@ -387,21 +388,18 @@ static int baseline_of(sl_gating *g, gate_state *s, git_repository *repo, const 
 		sl_baseline_rec rec = { 0 };
 		char *report = NULL;
 
-		if (!*wt) {
-			char name[64];
-			sl_buf b = SL_BUF_INIT;
+		if (!*dir && (ret = checkout(ctx, dir, err)))
+			goto done;
+		if (progress) {
+			sl_buf line = SL_BUF_INIT;
 
-			sl_buf_addf(&b, "%s/base-%.12s", prefix, g->base_hex);
-			*branch = sl_buf_detach(&b, NULL);
-			snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
-			if ((ret = sl_worktree_add(wt, repo, scratch, name, *branch, &g->base, err)))
-				goto done;
+			sl_buf_addf(&line, "baseline: gate '%s' on the base (run %zu)", d->name,
+				    nruns + 1);
+			progress(progress_ctx, line.buf);
+			sl_buf_release(&line);
 		}
-		if (progress)
-			fprintf(stderr, "baseline: gate '%s' on the base (run %zu)\n", d->name,
-				nruns + 1);
 		sl_gate_result_init(&r);
-		ret = run_once(g, d, sl_worktree_path(*wt), &r, &report, err);
+		ret = run_once(g, d, *dir, &r, &report, err);
 		if (!ret) {
 			rec.gate = (char *)d->name;
 			rec.run = (int64_t)nruns + 1;
@@ -467,29 +465,23 @@ done:
 	return ret;
 }
 
-static int measure_all(sl_gating *g, git_repository *repo, const char *scratch,
-		       const char *branch_prefix, int progress, int all, sl_err *err)
+static int measure_all(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
+		       sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
 {
-	sl_worktree *wt = NULL;
-	char *branch = NULL;
+	const char *dir = NULL;
 	int ret = SL_OK;
 
 	for (size_t i = 0; i < g->n && !ret; i++)
 		if (g->gs[i].def->kind != SL_GATE_POLICY)
-			ret = baseline_of(g, &g->gs[i], repo, scratch, branch_prefix, &wt, &branch,
-					  progress, all, err);
-	if (wt && sl_worktree_remove(wt, ret ? NULL : err) && !ret)
-		ret = SL_ERROR;
-	if (branch)
-		sl_branch_delete(repo, branch, NULL);
-	free(branch);
+			ret = baseline_of(g, &g->gs[i], checkout, ctx, &dir, progress,
+					  progress_ctx, all, err);
 	return ret;
 }
 
-int sl_gating_baseline(sl_gating *g, git_repository *repo, const char *scratch,
-		       const char *branch_prefix, int progress, sl_err *err)
+int sl_gating_baseline(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
+		       sl_notice_fn progress, void *progress_ctx, sl_err *err)
 {
-	return measure_all(g, repo, scratch, branch_prefix, progress, 0, err);
+	return measure_all(g, checkout, ctx, progress, progress_ctx, 0, err);
 }
 
 static const char *const kind_names[] = {
@@ -515,7 +507,7 @@ static void describe_text(const sl_gating *g, sl_buf *out)
 	sl_buf_addf(out, "base %s\n", g->base_hex);
 	for (size_t i = 0; i < g->n; i++) {
 		const gate_state *s = &g->gs[i];
-		const sl_spec_gate *d = s->def;
+		const sl_gate_conf *d = s->def;
 
 		sl_buf_addf(out, "gate %s (%s%s%s, expect %s%s): ", d->name, kind_names[d->kind],
 			    d->format ? ", " : "", d->format ? d->format : "",
@@ -555,7 +547,7 @@ static void describe_json(const sl_gating *g, sl_buf *out)
 	json_object_set_new(o, "base", json_string(g->base_hex));
 	for (size_t i = 0; i < g->n; i++) {
 		const gate_state *s = &g->gs[i];
-		const sl_spec_gate *d = s->def;
+		const sl_gate_conf *d = s->def;
 		json_t *x = json_object(), *ta = json_array();
 
 		json_object_set_new(x, "gate", json_string(d->name));
@@ -588,13 +580,13 @@ static void describe_json(const sl_gating *g, sl_buf *out)
 	json_decref(o);
 }
 
-int sl_gating_describe(sl_gating *g, git_repository *repo, const char *scratch,
-		       const char *branch_prefix, int progress, int json, sl_buf *out,
+int sl_gating_describe(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
+		       sl_notice_fn progress, void *progress_ctx, int json, sl_buf *out,
 		       sl_err *err)
 {
 	int ret;
 
-	if ((ret = measure_all(g, repo, scratch, branch_prefix, progress, 1, err)))
+	if ((ret = measure_all(g, checkout, ctx, progress, progress_ctx, 1, err)))
 		return ret;
 	if (json)
 		describe_json(g, out);
@@ -611,7 +603,7 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 {
 	*passed = 1;
 	for (size_t i = 0; i < g->n && *passed; i++) {
-		const sl_spec_gate *d = g->gs[i].def;
+		const sl_gate_conf *d = g->gs[i].def;
 		sl_policy_opts po = SL_POLICY_OPTS_INIT;
 		sl_policy_result pr;
 		sl_gate_run_rec *rec;
@@ -678,7 +670,7 @@ static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_la
 static void judge_tests(gate_state *s, const sl_gate_result *r, const char *report,
 			const sl_changed *changed, sl_gate_run_rec *rec, sl_buf *fb)
 {
-	const sl_spec_gate *d = s->def;
+	const sl_gate_conf *d = s->def;
 	sl_tests cand, reg, broken, gone, unfixed;
 	sl_buf note = SL_BUF_INIT;
 
@@ -762,7 +754,7 @@ done:
 static void judge_gone(gate_state *s, const sl_gate_result *r, const char *report,
 		       const char *diff, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
 {
-	const sl_spec_gate *d = s->def;
+	const sl_gate_conf *d = s->def;
 	sl_findings cand;
 	sl_buf note = SL_BUF_INIT;
 
@@ -808,7 +800,7 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		  const sl_changed *changed, const char *diff, const sl_target *t,
 		  sl_gate_run_rec *rec, sl_buf *fb)
 {
-	const sl_spec_gate *d = s->def;
+	const sl_gate_conf *d = s->def;
 	const char *verdict = sl_verdict_name(r->verdict);
 	sl_buf why = SL_BUF_INIT;
 
@@ -1009,7 +1001,7 @@ static int swap_tests(const char *workdir, test_change *tc, size_t n, int out, s
 }
 
 /* Run gate d once on workdir as it is now; *killed = it did not pass. */
-static int run_killed(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
 		      int *killed, sl_gate_run_rec *rec, sl_err *err)
 {
 	sl_gate_result r;
@@ -1038,7 +1030,7 @@ static int run_killed(const sl_gating *g, const sl_spec_gate *d, const char *wor
  * test files and without them; the candidate passes when at least one
  * mutant fails with them and passes without them.
  */
-static int run_mutants(const sl_gating *g, const sl_spec_gate *d, const char *workdir,
+static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
 		       const sl_changed *changed, const char *diff, const sl_target *t,
 		       sl_gate_run_rec *rec, sl_buf *fb, sl_err *err)
 {
@@ -1147,7 +1139,7 @@ done:
 }
 
 /* A skip lets a candidate through only where the campaign says so in words. */
-static int verdict_ok(const sl_spec_gate *d, const char *verdict)
+static int verdict_ok(const sl_gate_conf *d, const char *verdict)
 {
 	return !strcmp(verdict, "pass") || (d->allow_skip && !strcmp(verdict, "skip"));
 }
@@ -1180,7 +1172,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 	sl_changed_parse(&changed, diff, strlen(diff), NULL, NULL, &perr);
 	for (size_t i = 0; i < g->n && *passed && !ret; i++) {
 		gate_state *s = &g->gs[i];
-		const sl_spec_gate *d = s->def;
+		const sl_gate_conf *d = s->def;
 		sl_gate_run_rec *rec, hit;
 		char key[65], *cached_fb = NULL;
 		unsigned runs = d->kind == SL_GATE_TEST || d->kind == SL_GATE_CUSTOM ? d->reruns : 1;

@@ -385,6 +385,14 @@ static void run_notes(const sl_run_summary *sum)
 		fprintf(stderr, "sluice: stopped: %s\n", sum->stop_reason);
 }
 
+/* The library's progress lines and notices (run.h), on stderr. */
+static void print_notice(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "%s\n", line);
+}
+
+
 int cmd_run(int argc, char **argv)
 {
 	cmd_opts o;
@@ -407,7 +415,7 @@ int cmd_run(int argc, char **argv)
 	ro.spec_path = o.args[0];
 	ro.repo = o.repo;
 	ro.store = store;
-	ro.progress = isatty(2);
+	ro.progress = isatty(2) ? print_notice : NULL;
 	ro.stop = &stop_flag;
 	catch_stop_signals();
 	if (sl_run(&sum, &ro, &err)) {
@@ -453,7 +461,7 @@ int cmd_baseline(int argc, char **argv)
 	ro.repo = o.repo;
 	ro.store = store;
 	ro.unsafe = o.unsafe;
-	ro.progress = isatty(2);
+	ro.progress = isatty(2) ? print_notice : NULL;
 	r = sl_run_baseline(&out, &ro, o.json, &err);
 	fputs(out.buf, stdout);
 	ret = r ? sl_cmd_fail(&err) : SL_EXIT_OK;

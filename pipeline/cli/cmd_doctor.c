@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "pipeline/cli/cmd.h"
-#include "validators/jail.h"
+#include "validators/validators.h"
 #include "common/util.h"
 
 static const char *const enable_cgroups =
