@@ -77,9 +77,11 @@ test_expect_success 'inotify: the jail takes a share of the host user'"'"'s budg
 	test -p work/go &&
 	{ jail-run --writable 1 --timeout 60000 work "./threat inotify 100000 /src/go >/src/ready" >jailout & } &&
 	jail=$! &&
-	timeout 60 head -n 1 work/ready >held;
-	threat inotify-one >host;
-	timeout 60 sh -c "echo go >work/go";
+	{
+		timeout 60 head -n 1 work/ready >held
+		threat inotify-one >host
+		timeout 60 sh -c "echo go >work/go"
+	} &&
 	wait $jail &&
 	rm -f work/ready work/go &&
 	n=$(cut -d" " -f2 held) &&
@@ -101,8 +103,7 @@ test_expect_success 'host paths: not in mountinfo, not in the .git pointer' '
 '
 
 test_expect_success 'memory: a limit asked for holds, or the run refuses (no per-process loophole)' '
-	jail-run --mem-mb 128 --layers layers --timeout 30000 work "./threat memhog 3 96" >out 2>err;
-	rc=$? &&
+	{ jail-run --mem-mb 128 --layers layers --timeout 30000 work "./threat memhog 3 96" >out 2>err; rc=$?; } &&
 	if test $root = yes; then
 		test $rc = 0 &&
 		grep -q cgroup-memory layers && grep -x oom layers && ! grep -x "survivors 3" out
@@ -117,9 +118,8 @@ test_expect_success 'memory: a limit asked for holds, or the run refuses (no per
 
 test_expect_success 'CPU: a quota holds three spinners, or the run refuses' '
 	start=$(date +%s%N) &&
-	jail-run --cpus-milli 500 --timeout 3000 --layers layers work \
-		"for i in 1 2 3; do (while :; do :; done) & done; wait" 2>err;
-	rc=$? &&
+	{ jail-run --cpus-milli 500 --timeout 3000 --layers layers work \
+		"for i in 1 2 3; do (while :; do :; done) & done; wait" 2>err; rc=$?; } &&
 	wall_ms=$(( ($(date +%s%N) - start) / 1000000 )) &&
 	if test $root = yes; then
 		test $rc = 124 &&
