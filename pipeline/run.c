@@ -910,7 +910,7 @@ static int try_rules(run_ctx *x, const sl_target *t, attempt_state *s, sl_err *e
  * connection would otherwise join (and could be rolled back with) another
  * thread's open transaction.
  */
-static int move_target(run_ctx *x, int64_t id, const char *state, int64_t attempts,
+static int move_target(run_ctx *x, int64_t id, int state, int64_t attempts,
 		       const char *reason, sl_err *err)
 {
 	if (sl_store_begin(x->st, err))
@@ -924,7 +924,7 @@ static int move_target(run_ctx *x, int64_t id, const char *state, int64_t attemp
 
 /* Record an attempt that produced no candidate and move the target. */
 static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
-			const char *state, int64_t attempts, const char *reason, sl_err *err)
+			int state, int64_t attempts, const char *reason, sl_err *err)
 {
 	int64_t id;
 
@@ -1347,12 +1347,12 @@ static const sl_target *find_target(const sl_target_list *list, const char *key,
 static void finished_one(run_ctx *x, const sl_target_rec *after)
 {
 	const sl_spec *spec = x->c->spec;
-	int final = strcmp(after->state, SL_T_BUDGET) && strcmp(after->state, SL_T_SKIPPED);
+	int final = after->state != SL_T_BUDGET && after->state != SL_T_SKIPPED;
 
 	pthread_mutex_lock(&x->lock);
 	if (final)
 		x->finished++;
-	if (!strcmp(after->state, SL_T_PROPOSED))
+	if (after->state == SL_T_PROPOSED)
 		x->passed_now++;
 	if (x->opts->progress) {
 		int64_t el = sl_now_ms() - x->start_ms;
@@ -1364,7 +1364,7 @@ static void finished_one(run_ctx *x, const sl_target_rec *after)
 		sl_term_safe(&path, after->path, strlen(after->path), 0);
 		notice(x, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
 			"%.1f/min, ETA %.0fs, %lld tokens, cost %.4f", x->finished, x->npending,
-			path.buf, (long long)after->start_line, after->state,
+			path.buf, (long long)after->start_line, sl_target_state_name(after->state),
 			(long long)after->attempts, after->attempts == 1 ? "" : "s", x->passed_now,
 			per_min, per_min > 0 ? 60.0 * (double)left / per_min : 0.0,
 			(long long)x->tokens_used, x->cost_used);
@@ -1461,7 +1461,7 @@ static void *worker(void *arg)
 			sl_target_rec_release(&after);
 			break;
 		}
-		if (!strcmp(after.state, SL_T_PENDING) && interrupted(x)) {
+		if (after.state == SL_T_PENDING && interrupted(x)) {
 			sl_target_rec_release(&after);
 			break;
 		}

@@ -523,7 +523,6 @@ void sl_target_rec_release(sl_target_rec *t)
 	free(t->lang);
 	free(t->blob);
 	free(t->unit);
-	free(t->state);
 	free(t->reason);
 	memset(t, 0, sizeof(*t));
 }
@@ -533,6 +532,31 @@ void sl_target_list_free(sl_target_rec *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		sl_target_rec_release(&v[i]);
 	free(v);
+}
+
+static const char *const target_state_names[SL_T_NSTATES] = {
+	[SL_T_PENDING] = "pending", [SL_T_PROPOSED] = "proposed", [SL_T_FAILED] = "failed",
+	[SL_T_SKIPPED] = "skipped", [SL_T_ACCEPTED] = "accepted", [SL_T_REJECTED] = "rejected",
+	[SL_T_BUDGET] = "budget",
+};
+
+const char *sl_target_state_name(int state)
+{
+	return state >= 0 && state < SL_T_NSTATES ? target_state_names[state] : "?";
+}
+
+int sl_target_state_parse(const char *name)
+{
+	for (int i = 0; name && i < SL_T_NSTATES; i++)
+		if (!strcmp(name, target_state_names[i]))
+			return i;
+	return SL_T_ANY;
+}
+
+/* A state column read back; the schema's CHECK keeps it one of the names. */
+static int col_target_state(sqlite3_stmt *s, int col)
+{
+	return sl_target_state_parse((const char *)sqlite3_column_text(s, col));
 }
 
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
@@ -556,7 +580,7 @@ static void read_target(sqlite3_stmt *s, void *row)
 	t->end_line = sqlite3_column_int64(s, 11);
 	t->end_col = sqlite3_column_int64(s, 12);
 	t->nsites = sqlite3_column_int64(s, 13);
-	t->state = sl_store_col_text(s, 14);
+	t->state = col_target_state(s, 14);
 	t->attempts = sqlite3_column_int64(s, 15);
 	t->reason = sl_store_col_text(s, 16);
 	t->attempt_base = sqlite3_column_int64(s, 17);
@@ -606,7 +630,7 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "read target id");
 }
 
-int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
+int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, "SELECT " TARGET_COLS " FROM targets WHERE campaign_id = ? "
@@ -614,7 +638,7 @@ int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);
-		sl_store_bind_text(s, 2, state);
+		sl_store_bind_text(s, 2, state == SL_T_ANY ? NULL : sl_target_state_name(state));
 	}
 	return collect_rows(st, s, sizeof(**out), read_target, (void **)out, n, "list targets",
 			    err);
@@ -640,7 +664,7 @@ int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *er
 	return sl_store_fail(st, err, "read target");
 }
 
-int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t attempts,
+int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts,
 			   const char *reason, sl_err *err)
 {
 	char now[32];
@@ -650,7 +674,7 @@ int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t 
 	if (!s)
 		return SL_ERROR;
 	sl_iso8601_now(now);
-	sl_store_bind_text(s, 1, state);
+	sl_store_bind_text(s, 1, sl_target_state_name(state));
 	sqlite3_bind_int64(s, 2, attempts);
 	sl_store_bind_text(s, 3, reason);
 	sl_store_bind_text(s, 4, now);
@@ -1033,7 +1057,8 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 		goto done;
 	if (!(s = prep(st, "UPDATE targets SET state = ?, updated_at = ? WHERE id = ?", err)))
 		goto done;
-	sl_store_bind_text(s, 1, !strcmp(decision, "accept") ? SL_T_ACCEPTED : SL_T_REJECTED);
+	sl_store_bind_text(s, 1, sl_target_state_name(!strcmp(decision, "accept") ? SL_T_ACCEPTED :
+								      SL_T_REJECTED));
 	sl_store_bind_text(s, 2, now);
 	sqlite3_bind_int64(s, 3, c.target_id);
 	if (exec_stmt(st, s, "update target", err))

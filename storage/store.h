@@ -55,21 +55,33 @@ int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_o
 int sl_store_campaign_list(sl_store *st, sl_campaign_rec **out, size_t *n, sl_err *err);
 void sl_campaign_list_free(sl_campaign_rec *v, size_t n);
 
-/* Target states. */
-#define SL_T_PENDING  "pending"   /* not finished: `sluice run` works on it */
-#define SL_T_PROPOSED "proposed"  /* a candidate passed every gate */
-#define SL_T_FAILED   "failed"    /* every attempt failed */
-#define SL_T_SKIPPED  "skipped"   /* nothing to try (no rule applies, no model) */
-#define SL_T_ACCEPTED "accepted"  /* a reviewer accepted its candidate */
-#define SL_T_REJECTED "rejected"  /* a reviewer rejected its candidate */
-#define SL_T_BUDGET   "budget"    /* a budget ran out first: a later run continues it */
+/*
+ * Target states.  Their names ("pending", "proposed", ...) exist only in
+ * the store's rows and in JSON; code compares the enum.
+ */
+enum sl_target_state {
+	SL_T_PENDING = 0,           /* not finished: `sluice run` works on it */
+	SL_T_PROPOSED,              /* a candidate passed every gate */
+	SL_T_FAILED,                /* every attempt failed */
+	SL_T_SKIPPED,               /* nothing to try (no rule applies, no model) */
+	SL_T_ACCEPTED,              /* a reviewer accepted its candidate */
+	SL_T_REJECTED,              /* a reviewer rejected its candidate */
+	SL_T_BUDGET,                /* a budget ran out first: a later run continues it */
+	SL_T_NSTATES
+};
+#define SL_T_ANY (-1)           /* a filter that takes every state */
+
+/* The state's name ("pending" ...); "?" for a value that is none. */
+const char *sl_target_state_name(int state);
+/* The state named name, or SL_T_ANY when there is none. */
+int sl_target_state_parse(const char *name);
 
 typedef struct sl_target_rec {
 	int64_t id, campaign_id;
 	char *key;                  /* path:start_byte-end_byte */
 	char *path, *lang, *blob, *unit;
 	int64_t start_byte, end_byte, start_line, start_col, end_line, end_col, nsites;
-	char *state;
+	int state;                  /* enum sl_target_state */
 	int64_t attempts;
 	char *reason;               /* why it failed or was skipped; may be NULL */
 	int64_t attempt_base;       /* attempts made before the last `sluice retry` */
@@ -80,11 +92,11 @@ void sl_target_list_free(sl_target_rec *v, size_t n);
 /* Insert unless (campaign, key) exists; *id_out is the row either way. */
 int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 			int *inserted_out, sl_err *err);
-/* Targets of a campaign in id order; state NULL = all. */
-int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
+/* Targets of a campaign in id order; state SL_T_ANY = all. */
+int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err);
 int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err);
-int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t attempts,
+int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts,
 			   const char *reason, sl_err *err);
 
 typedef struct sl_attempt_rec {

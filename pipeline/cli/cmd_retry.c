@@ -20,9 +20,12 @@
 #include "storage/lease.h"
 #include "common/util.h"
 
-/* "stale": judged under another definition of the campaign than its last run's */
-static const char *const retry_states[] = { SL_T_FAILED, SL_T_BUDGET, SL_T_REJECTED,
-					    SL_T_SKIPPED, "stale", NULL };
+/*
+ * The names --state takes: target states (sl_target_state_name), and "stale":
+ * judged under another definition of the campaign than its last run's.
+ */
+static const char *const retry_states[] = { "failed", "budget", "rejected", "skipped", "stale",
+					    NULL };
 
 /* 1 if the comma-separated list names state; *bad set to an unknown name. */
 static int list_has(const char *list, const char *state, const char **bad)
@@ -88,7 +91,7 @@ int cmd_retry(int argc, char **argv)
 					    "budget, rejected, skipped, stale)", bad);
 	}
 	if (sl_cmd_open_campaign(&st, &camp, o.store, name, &err) ||
-	    sl_store_targets(st, camp.id, NULL, &all, &n, &err)) {
+	    sl_store_targets(st, camp.id, SL_T_ANY, &all, &n, &err)) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
@@ -105,7 +108,7 @@ int cmd_retry(int argc, char **argv)
 		}
 	}
 	for (size_t k = 0; k < n; k++) {
-		int chosen = o.state && list_has(o.state, all[k].state, NULL), moved = 0;
+		int chosen = o.state && list_has(o.state, sl_target_state_name(all[k].state), NULL), moved = 0;
 
 		if (!chosen && o.state && list_has(o.state, "stale", NULL) &&
 		    sl_lease_is_stale(st, all[k].id, &chosen, &err)) {

@@ -387,7 +387,7 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 	if ((ret = sl_store_funnel(st, camp->id, &f, err)) ||
 	    (ret = sl_store_metrics(st, camp->id, &m, err)) ||
 	    (ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &c, &nc, err)) ||
-	    (ret = sl_store_targets(st, camp->id, NULL, &t, &nt, err)))
+	    (ret = sl_store_targets(st, camp->id, SL_T_ANY, &t, &nt, err)))
 		goto done;
 	sl_buf_adds(&out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		    "<title>sluice campaign ");
@@ -429,18 +429,19 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 	if (nrej)
 		sl_buf_adds(&out, "</table>\n");
 	for (size_t i = 0; i < nt; i++)
-		nfail += !strcmp(t[i].state, SL_T_FAILED) || !strcmp(t[i].state, SL_T_SKIPPED);
+		nfail += t[i].state == SL_T_FAILED || t[i].state == SL_T_SKIPPED;
 	sl_buf_addf(&out, "<h2>Targets that failed or were skipped (%zu)</h2>\n", nfail);
 	if (nfail)
 		sl_buf_adds(&out, "<table><tr><th>target</th><th>state</th><th>attempts</th>"
 			    "<th>reason</th></tr>\n");
 	for (size_t i = 0; i < nt; i++) {
-		if (strcmp(t[i].state, SL_T_FAILED) && strcmp(t[i].state, SL_T_SKIPPED))
+		if (t[i].state != SL_T_FAILED && t[i].state != SL_T_SKIPPED)
 			continue;
 		sl_buf_adds(&out, "<tr><td>");
 		sl_report_add_xml(&out, t[i].path);
 		sl_buf_addf(&out, ":%lld</td><td>%s</td><td>%lld</td><td><pre>",
-			    (long long)t[i].start_line, t[i].state, (long long)t[i].attempts);
+			    (long long)t[i].start_line, sl_target_state_name(t[i].state),
+			    (long long)t[i].attempts);
 		sl_report_add_xml(&out, t[i].reason);
 		sl_buf_adds(&out, "</pre></td></tr>\n");
 	}

@@ -14,17 +14,9 @@
 #include "pipeline/review/review.h"
 #include "common/util.h"
 
-static const char *const target_states[] = {
-	SL_T_PENDING, SL_T_PROPOSED, SL_T_FAILED, SL_T_SKIPPED, SL_T_ACCEPTED, SL_T_REJECTED,
-	SL_T_BUDGET,
-};
-
 int sl_report_target_state_valid(const char *s)
 {
-	for (size_t i = 0; i < sizeof(target_states) / sizeof(target_states[0]); i++)
-		if (!strcmp(s, target_states[i]))
-			return 1;
-	return 0;
+	return sl_target_state_parse(s) != SL_T_ANY;
 }
 
 void sl_report_add_safe(sl_buf *out, const char *s)
@@ -33,12 +25,13 @@ void sl_report_add_safe(sl_buf *out, const char *s)
 		sl_term_safe(out, s, strlen(s), 0);
 }
 
-static int state_wanted(const char *state, const char *const *states, size_t n)
+/* states: the names asked for (checked by sl_report_target_state_valid); none = all. */
+static int state_wanted(int state, const char *const *states, size_t n)
 {
 	if (!n)
 		return 1;
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(state, states[i]))
+		if (sl_target_state_parse(states[i]) == state)
 			return 1;
 	return 0;
 }
@@ -68,7 +61,7 @@ static json_t *target_json(const sl_target_rec *t, const sl_candidate_rec *c)
 	json_object_set_new(o, "start_line", json_integer(t->start_line));
 	json_object_set_new(o, "end_line", json_integer(t->end_line));
 	json_object_set_new(o, "unit", json_string(t->unit));
-	json_object_set_new(o, "state", json_string(t->state));
+	json_object_set_new(o, "state", json_string(sl_target_state_name(t->state)));
 	json_object_set_new(o, "attempts", json_integer(t->attempts));
 	json_object_set_new(o, "reason", str_or_null(t->reason));
 	json_object_set_new(o, "candidate", c ? json_integer(c->id) : json_null());
@@ -120,7 +113,7 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char
 	size_t nt = 0, nc = 0, count = 0;
 	int ret;
 
-	if ((ret = sl_store_targets(st, campaign_id, NULL, &t, &nt, err)) ||
+	if ((ret = sl_store_targets(st, campaign_id, SL_T_ANY, &t, &nt, err)) ||
 	    (ret = sl_store_candidates(st, campaign_id, NULL, &c, &nc, err)))
 		goto done;
 	for (size_t i = 0; i < nt; i++) {
@@ -135,7 +128,7 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char
 			continue;
 		}
 		sl_buf_addf(out, "%5lld  %-8s  %s:%lld  attempts %lld", (long long)t[i].id,
-			    t[i].state, t[i].path, (long long)t[i].start_line,
+			    sl_target_state_name(t[i].state), t[i].path, (long long)t[i].start_line,
 			    (long long)t[i].attempts);
 		if (ci >= 0)
 			sl_buf_addf(out, "  candidate %lld", (long long)c[ci].id);
@@ -162,7 +155,7 @@ int sl_report_show_target(sl_buf *out, sl_store *st, int64_t campaign_id, const 
 	int64_t ci;
 	int ret;
 
-	if ((ret = sl_store_targets(st, campaign_id, NULL, &t, &nt, err)) ||
+	if ((ret = sl_store_targets(st, campaign_id, SL_T_ANY, &t, &nt, err)) ||
 	    (ret = sl_store_candidates(st, campaign_id, NULL, &c, &nc, err)))
 		goto done;
 	/* the narrowest target whose lines hold LINE */
@@ -190,7 +183,8 @@ int sl_report_show_target(sl_buf *out, sl_store *st, int64_t campaign_id, const 
 	}
 	sl_buf_addf(out, "target %lld: %s:%lld-%lld (%s), no candidate\nstate:    %s\n"
 		    "attempts: %lld\n", (long long)hit->id, hit->path, (long long)hit->start_line,
-		    (long long)hit->end_line, hit->unit, hit->state, (long long)hit->attempts);
+		    (long long)hit->end_line, hit->unit, sl_target_state_name(hit->state),
+		    (long long)hit->attempts);
 	if (hit->reason) {
 		sl_buf_adds(out, "reason:   ");
 		sl_report_add_safe(out, hit->reason);
@@ -258,7 +252,7 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	json_t *o = NULL, *ta, *ca;
 	int ret;
 
-	if ((ret = sl_store_targets(st, camp->id, NULL, &t, &nt, err)) ||
+	if ((ret = sl_store_targets(st, camp->id, SL_T_ANY, &t, &nt, err)) ||
 	    (ret = sl_store_candidates(st, camp->id, NULL, &c, &nc, err)) ||
 	    (ret = sl_store_metrics(st, camp->id, &m, err)))
 		goto done;

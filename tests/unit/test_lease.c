@@ -210,7 +210,7 @@ static void test_send_back(void)
 	CHECK_INT(sl_lease_send_back(st, t1, "sent back", &sent, NULL), 0);
 	CHECK_INT(sent, 1);
 	CHECK_INT(sl_store_target_get(st, t1, &t, NULL), 0);
-	CHECK_STR(t.state, SL_T_PENDING);
+	CHECK_INT(t.state, SL_T_PENDING);
 	CHECK_INT(t.attempt_base, 1);
 	sl_target_rec_release(&t);
 	CHECK_INT(sl_journal_history(st, t1, &h, &nh, NULL), 0);

@@ -156,17 +156,28 @@ static void test_targets_idempotent_and_states(void)
 	sl_target_list_free(v, n);
 	CHECK_INT(sl_store_target_update(st, a, SL_T_FAILED, 2, "build failed", NULL), 0);
 	CHECK_INT(sl_store_target_get(st, a, &t, NULL), 0);
-	CHECK_STR(t.state, "failed");
+	CHECK_STR(sl_target_state_name(t.state), "failed");
 	CHECK_INT(t.attempts, 2);
 	CHECK_STR(t.reason, "build failed");
 	sl_target_rec_release(&t);
 	CHECK_INT(sl_store_targets(st, camp, SL_T_PENDING, &v, &n, NULL), 0);
 	CHECK_INT(n, 1);
 	sl_target_list_free(v, n);
-	/* the CHECK constraint refuses an unknown state */
-	CHECK(sl_store_target_update(st, a, "bogus", 1, NULL, NULL) != 0);
+	/* the CHECK constraint refuses a state that is none ("?") */
+	CHECK(sl_store_target_update(st, a, SL_T_NSTATES, 1, NULL, NULL) != 0);
 	sl_store_free(st);
 	free(p);
+}
+
+/* One name per target state, each read back as its state; nothing else is one. */
+static void test_target_state_names(void)
+{
+	for (int i = 0; i < SL_T_NSTATES; i++)
+		CHECK_INT(sl_target_state_parse(sl_target_state_name(i)), i);
+	CHECK_STR(sl_target_state_name(SL_T_BUDGET), "budget");
+	CHECK_INT(sl_target_state_parse("passed"), SL_T_ANY);
+	CHECK_INT(sl_target_state_parse(NULL), SL_T_ANY);
+	CHECK_STR(sl_target_state_name(SL_T_NSTATES), "?");
 }
 
 static void test_rollback_discards(void)
@@ -183,7 +194,7 @@ static void test_rollback_discards(void)
 	CHECK_INT(sl_store_target_update(st, a, SL_T_PROPOSED, 1, NULL, NULL), 0);
 	sl_store_rollback(st);
 	CHECK_INT(sl_store_target_get(st, a, &t, NULL), 0);
-	CHECK_STR(t.state, "pending");
+	CHECK_STR(sl_target_state_name(t.state), "pending");
 	sl_target_rec_release(&t);
 	sl_store_free(st);
 	free(p);
@@ -319,6 +330,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_create_and_migrate);
+	RUN(test_target_state_names);
 	RUN(test_open_missing_without_create);
 	RUN(test_not_a_database);
 	RUN(test_newer_schema_refused);
