@@ -559,6 +559,23 @@ static int col_target_state(sqlite3_stmt *s, int col)
 	return sl_target_state_parse((const char *)sqlite3_column_text(s, col));
 }
 
+static const char *const candidate_state_names[SL_C_NSTATES] = {
+	[SL_C_PASSED] = "passed", [SL_C_FAILED] = "failed", [SL_C_ERROR] = "error",
+};
+
+const char *sl_candidate_state_name(int state)
+{
+	return state >= 0 && state < SL_C_NSTATES ? candidate_state_names[state] : "?";
+}
+
+int sl_candidate_state_parse(const char *name)
+{
+	for (int i = 0; name && i < SL_C_NSTATES; i++)
+		if (!strcmp(name, candidate_state_names[i]))
+			return i;
+	return SL_C_ANY;
+}
+
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
 	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason, attempt_base"
 
@@ -845,7 +862,6 @@ void sl_candidate_rec_release(sl_candidate_rec *c)
 	free(c->diff);
 	free(c->commit_oid);
 	free(c->branch);
-	free(c->state);
 	free(c->decision);
 	free(c->decision_reason);
 	free(c->created_at);
@@ -874,23 +890,11 @@ int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id
 	sl_store_bind_text(s, 3, in->diff ? in->diff : "");
 	sl_store_bind_text(s, 4, in->commit_oid);
 	sl_store_bind_text(s, 5, in->branch);
-	sl_store_bind_text(s, 6, in->state);
+	sl_store_bind_text(s, 6, sl_candidate_state_name(in->state));
 	sl_store_bind_text(s, 7, now);
 	return insert_stmt(st, s, "add candidate", id_out, NULL, err);
 }
 
-int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const char *branch,
-			   sl_err *err)
-{
-	sqlite3_stmt *s = prep(st, "UPDATE candidates SET state = ?, branch = ? WHERE id = ?", err);
-
-	if (!s)
-		return SL_ERROR;
-	sl_store_bind_text(s, 1, state);
-	sl_store_bind_text(s, 2, branch);
-	sqlite3_bind_int64(s, 3, id);
-	return exec_stmt(st, s, "update candidate", err);
-}
 
 #define CANDIDATE_SELECT \
 	"SELECT c.id, c.attempt_id, c.target_id, t.campaign_id, c.diff, c.commit_oid, c.branch, " \
@@ -910,7 +914,7 @@ static void read_candidate(sqlite3_stmt *s, void *row)
 	c->diff = sl_store_col_text(s, 4);
 	c->commit_oid = sl_store_col_text(s, 5);
 	c->branch = sl_store_col_text(s, 6);
-	c->state = sl_store_col_text(s, 7);
+	c->state = sl_candidate_state_parse((const char *)sqlite3_column_text(s, 7));
 	c->decision = sl_store_col_text(s, 8);
 	c->decision_reason = sl_store_col_text(s, 9);
 	c->created_at = sl_store_col_text(s, 10);
@@ -940,7 +944,7 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
 	return sl_store_fail(st, err, "read candidate");
 }
 
-int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
+int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE t.campaign_id = ?1 "
@@ -948,7 +952,7 @@ int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);
-		sl_store_bind_text(s, 2, state);
+		sl_store_bind_text(s, 2, state == SL_C_ANY ? NULL : sl_candidate_state_name(state));
 	}
 	return collect_rows(st, s, sizeof(**out), read_candidate, (void **)out, n,
 			    "list candidates", err);
@@ -1039,9 +1043,9 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
 		goto done;
 	ret = SL_EINPUT;
-	if (strcmp(c.state, SL_C_PASSED)) {
+	if (c.state != SL_C_PASSED) {
 		sl_err_set(err, SL_EINPUT, "candidate %lld was not proposed (it %s its gates)",
-			   (long long)candidate_id, c.state);
+			   (long long)candidate_id, sl_candidate_state_name(c.state));
 		goto done;
 	}
 	ret = SL_ERROR;
@@ -1164,8 +1168,8 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	s = prep(st, "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
 		 "count(*) FILTER (WHERE a.source <> 'rules') "
 		 "FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
-		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = '"
-		 SL_C_PASSED "'", err);
+		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = 'passed'",
+		 err);
 	if (!s)
 		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, campaign_id);

@@ -127,16 +127,25 @@ int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, siz
  */
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err);
 
-/* Candidate states. */
-#define SL_C_PASSED "passed"  /* every gate passed: proposed for review */
-#define SL_C_FAILED "failed"  /* a gate said no */
-#define SL_C_ERROR  "error"   /* a gate could not run */
+/* Candidate states; names ("passed" ...) only in the store's rows and in JSON. */
+enum sl_candidate_state {
+	SL_C_PASSED = 0,            /* every gate passed: proposed for review */
+	SL_C_FAILED,                /* a gate said no */
+	SL_C_ERROR,                 /* a gate could not run */
+	SL_C_NSTATES
+};
+#define SL_C_ANY (-1)           /* a filter that takes every state */
+
+/* The state's name ("passed" ...); "?" for a value that is none. */
+const char *sl_candidate_state_name(int state);
+/* The state named name, or SL_C_ANY when there is none. */
+int sl_candidate_state_parse(const char *name);
 
 typedef struct sl_candidate_rec {
 	int64_t id, attempt_id, target_id, campaign_id;
 	char *diff, *commit_oid;
 	char *branch;               /* set when proposed; NULL otherwise */
-	char *state;
+	int state;                  /* enum sl_candidate_state */
 	char *decision, *decision_reason; /* latest decision, NULL if none */
 	char *created_at;
 	/* joined from the target, for display: */
@@ -147,12 +156,10 @@ typedef struct sl_candidate_rec {
 void sl_candidate_rec_release(sl_candidate_rec *c);
 void sl_candidate_list_free(sl_candidate_rec *v, size_t n);
 int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id_out, sl_err *err);
-int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const char *branch,
-			   sl_err *err);
 /* SL_ENOTFOUND when there is no candidate with that id. */
 int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err);
-/* Candidates of a campaign in id order; state NULL = all. */
-int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
+/* Candidates of a campaign in id order; state SL_C_ANY = all. */
+int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err);
 
 typedef struct sl_gate_run_rec {

@@ -79,7 +79,7 @@ int sl_report_junit(sl_store *st, const sl_campaign_rec *camp, const char *outdi
 	char *path = NULL;
 	int ret;
 
-	if ((ret = sl_store_candidates(st, camp->id, NULL, &c, &nc, err)))
+	if ((ret = sl_store_candidates(st, camp->id, SL_C_ANY, &c, &nc, err)))
 		goto done;
 	for (size_t i = 0; i < nc; i++) {
 		sl_gate_run_rec *g = NULL;

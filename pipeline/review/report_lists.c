@@ -77,7 +77,7 @@ static json_t *candidate_json(const sl_candidate_rec *c)
 	json_object_set_new(o, "path", json_string(c->path));
 	json_object_set_new(o, "start_line", json_integer(c->start_line));
 	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
-	json_object_set_new(o, "state", json_string(c->state));
+	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
 	json_object_set_new(o, "branch", str_or_null(c->branch));
 	json_object_set_new(o, "decision", str_or_null(c->decision));
 	json_object_set_new(o, "reason", str_or_null(c->decision_reason));
@@ -114,7 +114,7 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char
 	int ret;
 
 	if ((ret = sl_store_targets(st, campaign_id, SL_T_ANY, &t, &nt, err)) ||
-	    (ret = sl_store_candidates(st, campaign_id, NULL, &c, &nc, err)))
+	    (ret = sl_store_candidates(st, campaign_id, SL_C_ANY, &c, &nc, err)))
 		goto done;
 	for (size_t i = 0; i < nt; i++) {
 		int64_t ci;
@@ -156,7 +156,7 @@ int sl_report_show_target(sl_buf *out, sl_store *st, int64_t campaign_id, const 
 	int ret;
 
 	if ((ret = sl_store_targets(st, campaign_id, SL_T_ANY, &t, &nt, err)) ||
-	    (ret = sl_store_candidates(st, campaign_id, NULL, &c, &nc, err)))
+	    (ret = sl_store_candidates(st, campaign_id, SL_C_ANY, &c, &nc, err)))
 		goto done;
 	/* the narrowest target whose lines hold LINE */
 	for (size_t i = 0; i < nt; i++)
@@ -253,7 +253,7 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	int ret;
 
 	if ((ret = sl_store_targets(st, camp->id, SL_T_ANY, &t, &nt, err)) ||
-	    (ret = sl_store_candidates(st, camp->id, NULL, &c, &nc, err)) ||
+	    (ret = sl_store_candidates(st, camp->id, SL_C_ANY, &c, &nc, err)) ||
 	    (ret = sl_store_metrics(st, camp->id, &m, err)))
 		goto done;
 	sl_review_funnel_json(&funnel, camp, f);

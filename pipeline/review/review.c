@@ -201,7 +201,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		json_object_set_new(o, "start_line", json_integer(c.start_line));
 		json_object_set_new(o, "end_line", json_integer(c.end_line));
 		json_object_set_new(o, "attempt", json_integer(c.attempt_n));
-		json_object_set_new(o, "state", json_string(c.state));
+		json_object_set_new(o, "state", json_string(sl_candidate_state_name(c.state)));
 		json_object_set_new(o, "commit", json_string(c.commit_oid));
 		json_object_set_new(o, "branch", c.branch ? json_string(c.branch) : json_null());
 		json_object_set_new(o, "decision", c.decision ? json_string(c.decision) : json_null());
@@ -238,8 +238,8 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	}
 	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c.id, c.path,
 		    (long long)c.start_line, (long long)c.end_line, (long long)c.attempt_n);
-	sl_buf_addf(out, "state:    %s%s%s\n", c.state, c.branch ? ", proposed on " : "",
-		    c.branch ? c.branch : "");
+	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c.state),
+		    c.branch ? ", proposed on " : "", c.branch ? c.branch : "");
 	sl_buf_addf(out, "commit:   %s\n", c.commit_oid);
 	if (c.decision)
 		sl_buf_addf(out, "decision: %s%s%s\n", c.decision, c.decision_reason ? ": " : "",

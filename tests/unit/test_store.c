@@ -169,7 +169,7 @@ static void test_targets_idempotent_and_states(void)
 	free(p);
 }
 
-/* One name per target state, each read back as its state; nothing else is one. */
+/* One name per target and candidate state, each read back as its state. */
 static void test_target_state_names(void)
 {
 	for (int i = 0; i < SL_T_NSTATES; i++)
@@ -178,6 +178,10 @@ static void test_target_state_names(void)
 	CHECK_INT(sl_target_state_parse("passed"), SL_T_ANY);
 	CHECK_INT(sl_target_state_parse(NULL), SL_T_ANY);
 	CHECK_STR(sl_target_state_name(SL_T_NSTATES), "?");
+	for (int i = 0; i < SL_C_NSTATES; i++)
+		CHECK_INT(sl_candidate_state_parse(sl_candidate_state_name(i)), i);
+	CHECK_STR(sl_candidate_state_name(SL_C_ERROR), "error");
+	CHECK_INT(sl_candidate_state_parse("pending"), SL_C_ANY);
 }
 
 static void test_rollback_discards(void)
