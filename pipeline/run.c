@@ -838,14 +838,14 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 			return SL_OK;
 		}
 		if (rc) {
-			s->a.outcome = "provider_error";
+			s->a.outcome = SL_A_PROVIDER_ERROR;
 			s->a.error = s->aerr.msg;
 			sl_buf_reset(&s->feedback);
 			sl_buf_addf(&s->feedback, "The previous request failed: %s", s->aerr.msg);
 			break;
 		}
 		s->a.reply = s->comp.text.buf;
-		s->a.outcome = NULL;
+		s->a.outcome = SL_A_NONE;
 		sl_edit_list_release(&s->edits);
 		if (spec->edit_format == SL_FORMAT_NODE)
 			rc = sl_reply_parse_node(&s->edits, s->comp.text.buf, s->comp.text.len,
@@ -859,7 +859,7 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 		if (s->comp.truncated)
 			sl_err_prefix(&s->aerr, "the reply was cut at the token limit: ");
 		s->a.format_errors++;
-		s->a.outcome = "parse_error";
+		s->a.outcome = SL_A_PARSE_ERROR;
 		s->a.error = s->aerr.msg;
 		sl_buf_reset(&s->feedback);
 		sl_buf_addf(&s->feedback, "Your reply could not be used: %s\n"
@@ -930,7 +930,7 @@ static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
 
 	if (sl_store_begin(x->st, err))
 		return SL_ERROR;
-	if ((s->a.outcome && sl_store_attempt_add(x->st, &s->a, &id, err)) ||
+	if ((s->a.outcome != SL_A_NONE && sl_store_attempt_add(x->st, &s->a, &id, err)) ||
 	    sl_store_target_update(x->st, rec->id, state, attempts, reason, err)) {
 		sl_store_rollback(x->st);
 		return SL_ERROR;
@@ -1117,7 +1117,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 
 		if (n == 1) {
 			s.a.source = "rules";
-			s.a.outcome = "no_edit";
+			s.a.outcome = SL_A_NO_EDIT;
 			s.a.error = (char *)why;
 		}
 		if (record_plain(x, &s, rec, n == 1 ? SL_T_SKIPPED : SL_T_FAILED,
@@ -1157,7 +1157,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 		}
 	}
 
-	if (!s.a.outcome) {
+	if (s.a.outcome == SL_A_NONE) {
 		sl_buf_addf(&msg, "sluice(%s): %s:%u\n\nCampaign: %s\nTarget: %s:%u-%u\n"
 			    "Attempt: %lld (%s)\n", spec->name, t->path, t->start_line, spec->name,
 			    t->path, t->start_line, t->end_line, (long long)n, s.a.source);
@@ -1181,25 +1181,25 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 				ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
 				goto done;
 			}
-			s.a.outcome = "apply_error";
+			s.a.outcome = SL_A_APPLY_ERROR;
 			s.a.error = s.aerr.msg;
 			sl_buf_addf(&s.feedback, "Your edit could not be applied: %s", s.aerr.msg);
 		} else if (spec->job == SL_JOB_TESTGEN) {
 			/* the test must leave its target alone: the mutants gate checks */
-			s.a.outcome = "candidate";
+			s.a.outcome = SL_A_CANDIDATE;
 		} else if ((r = touches_target(repo, &x->c->base, &commit, t, &s.aerr)) < 0) {
 			ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
 			goto done;
 		} else if (!r) {
-			s.a.outcome = "apply_error";
+			s.a.outcome = SL_A_APPLY_ERROR;
 			s.a.error = s.aerr.msg;
 			sl_buf_addf(&s.feedback, "Your edit could not be used: %s", s.aerr.msg);
 		} else {
-			s.a.outcome = "candidate";
+			s.a.outcome = SL_A_CANDIDATE;
 		}
 	}
 
-	if (!strcmp(s.a.outcome, "candidate")) {
+	if (s.a.outcome == SL_A_CANDIDATE) {
 		branch = branch_name(spec->branch_prefix, rec, x->list);
 		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
 			goto done;

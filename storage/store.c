@@ -576,6 +576,26 @@ int sl_candidate_state_parse(const char *name)
 	return SL_C_ANY;
 }
 
+static const char *const attempt_outcome_names[SL_A_NOUTCOMES] = {
+	[SL_A_NONE] = "?", [SL_A_CANDIDATE] = "candidate", [SL_A_PARSE_ERROR] = "parse_error",
+	[SL_A_APPLY_ERROR] = "apply_error", [SL_A_SYNTAX_ERROR] = "syntax_error",
+	[SL_A_PROVIDER_ERROR] = "provider_error", [SL_A_NO_EDIT] = "no_edit",
+};
+
+const char *sl_attempt_outcome_name(int outcome)
+{
+	return outcome > SL_A_NONE && outcome < SL_A_NOUTCOMES ? attempt_outcome_names[outcome] :
+		"?";
+}
+
+int sl_attempt_outcome_parse(const char *name)
+{
+	for (int i = SL_A_NONE + 1; name && i < SL_A_NOUTCOMES; i++)
+		if (!strcmp(name, attempt_outcome_names[i]))
+			return i;
+	return SL_A_NONE;
+}
+
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
 	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason, attempt_base"
 
@@ -713,7 +733,6 @@ void sl_attempt_rec_release(sl_attempt_rec *a)
 	free(a->apply_report);
 	free(a->format_key);
 	free(a->format_reply);
-	free(a->outcome);
 	free(a->error);
 	free(a->created_at);
 	memset(a, 0, sizeof(*a));
@@ -746,7 +765,7 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	sqlite3_bind_int64(s, 6, in->tokens_in);
 	sqlite3_bind_int64(s, 7, in->tokens_out);
 	sqlite3_bind_int64(s, 8, in->latency_ms);
-	sl_store_bind_text(s, 9, in->outcome);
+	sl_store_bind_text(s, 9, sl_attempt_outcome_name(in->outcome));
 	sl_store_bind_text(s, 10, in->error);
 	sl_store_bind_text(s, 11, now);
 	sl_store_bind_text(s, 12, in->request);
@@ -779,7 +798,7 @@ static void read_attempt(sqlite3_stmt *s, void *row)
 	a->tokens_in = sqlite3_column_int64(s, 6);
 	a->tokens_out = sqlite3_column_int64(s, 7);
 	a->latency_ms = sqlite3_column_int64(s, 8);
-	a->outcome = sl_store_col_text(s, 9);
+	a->outcome = sl_attempt_outcome_parse((const char *)sqlite3_column_text(s, 9));
 	a->error = sl_store_col_text(s, 10);
 	a->created_at = sl_store_col_text(s, 11);
 	a->request = sl_store_col_text(s, 12);

@@ -99,6 +99,23 @@ int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *er
 int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts,
 			   const char *reason, sl_err *err);
 
+/* Attempt outcomes; names ("candidate" ...) only in the store's rows and in JSON. */
+enum sl_attempt_outcome {
+	SL_A_NONE = 0,              /* not decided yet: nothing to record */
+	SL_A_CANDIDATE,             /* edits applied: a candidate for the gates */
+	SL_A_PARSE_ERROR,           /* the reply did not parse */
+	SL_A_APPLY_ERROR,           /* the edits did not apply */
+	SL_A_SYNTAX_ERROR,          /* the edits broke the syntax (older stores) */
+	SL_A_PROVIDER_ERROR,        /* the model could not be asked */
+	SL_A_NO_EDIT,               /* no rule applies and there is no model */
+	SL_A_NOUTCOMES
+};
+
+/* The outcome's name ("candidate" ...); "?" for SL_A_NONE or a value that is none. */
+const char *sl_attempt_outcome_name(int outcome);
+/* The outcome named name, or SL_A_NONE when there is none. */
+int sl_attempt_outcome_parse(const char *name);
+
 typedef struct sl_attempt_rec {
 	int64_t id, target_id, n;
 	char *source;               /* "rules", "openai", "command" */
@@ -110,8 +127,7 @@ typedef struct sl_attempt_rec {
 	char *format_key, *format_reply; /* the request key and reply a correction round
 					    replaced; NULL when there was none */
 	double cost;                /* in the price table's currency; 0 if unknown */
-	char *outcome;              /* "candidate", "parse_error", "apply_error", "syntax_error",
-				       "provider_error", "no_edit" */
+	int outcome;                /* enum sl_attempt_outcome */
 	char *error;                /* may be NULL */
 	char *apply_report;         /* JSON from apply; may be NULL */
 	char *created_at;

@@ -355,7 +355,7 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 			sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)a[i].n);
 			sl_report_add_xml(out, a[i].source);
 			sl_buf_adds(out, "</td><td>");
-			sl_report_add_xml(out, a[i].outcome);
+			sl_report_add_xml(out, sl_attempt_outcome_name(a[i].outcome));
 			sl_buf_addf(out, "</td><td>%lld</td><td>%.4f</td><td>",
 				    (long long)((a[i].tokens_in > 0 ? a[i].tokens_in : 0) +
 						(a[i].tokens_out > 0 ? a[i].tokens_out : 0)), a[i].cost);

@@ -122,7 +122,7 @@ json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n)
 
 		json_object_set_new(o, "n", json_integer(a[i].n));
 		json_object_set_new(o, "source", json_string(a[i].source));
-		json_object_set_new(o, "outcome", json_string(a[i].outcome));
+		json_object_set_new(o, "outcome", json_string(sl_attempt_outcome_name(a[i].outcome)));
 		json_object_set_new(o, "error", json_str_or_null(a[i].error));
 		json_object_set_new(o, "tokens_in", json_integer(a[i].tokens_in));
 		json_object_set_new(o, "tokens_out", json_integer(a[i].tokens_out));
@@ -144,7 +144,7 @@ void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
-			    a[i].outcome);
+			    sl_attempt_outcome_name(a[i].outcome));
 		if (a[i].tokens_in >= 0)
 			sl_buf_addf(out, ", %lld+%lld tokens, cost %.6f, %lld ms, HTTP %lld, "
 				    "%lld retr%s", (long long)a[i].tokens_in,

@@ -159,7 +159,7 @@ static void test_journal_and_history(void)
 	a.reply = "first reply";
 	a.tokens_in = 100;
 	a.tokens_out = 20;
-	a.outcome = "candidate";
+	a.outcome = SL_A_CANDIDATE;
 	CHECK_INT(sl_store_begin(st, NULL), 0);
 	CHECK_INT(sl_store_attempt_add(st, &a, &aid, NULL), 0);
 	CHECK_INT(sl_journal_attempt_note(st, aid, "the build failed", NULL, NULL), 0);
@@ -194,7 +194,7 @@ static void test_send_back(void)
 	a.n = 1;
 	a.source = "openai";
 	a.reply = "the change";
-	a.outcome = "candidate";
+	a.outcome = SL_A_CANDIDATE;
 	CHECK_INT(sl_store_begin(st, NULL), 0);
 	CHECK_INT(sl_store_attempt_add(st, &a, &aid, NULL), 0);
 	c.attempt_id = aid;

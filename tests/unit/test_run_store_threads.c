@@ -70,7 +70,7 @@ static void test_insert_ids_under_concurrent_cache_writes(void)
 		a.target_id = target;
 		a.n = i;
 		a.source = "rules";
-		a.outcome = "candidate";
+		a.outcome = SL_A_CANDIDATE;
 		CHECK_INT(sl_store_begin(st, &err), 0);
 		CHECK_INT(sl_store_attempt_add(st, &a, &aid, &err), 0);
 		cand.attempt_id = aid;

@@ -169,7 +169,7 @@ static void test_targets_idempotent_and_states(void)
 	free(p);
 }
 
-/* One name per target and candidate state, each read back as its state. */
+/* One name per target state, candidate state and attempt outcome, each read back. */
 static void test_target_state_names(void)
 {
 	for (int i = 0; i < SL_T_NSTATES; i++)
@@ -182,6 +182,9 @@ static void test_target_state_names(void)
 		CHECK_INT(sl_candidate_state_parse(sl_candidate_state_name(i)), i);
 	CHECK_STR(sl_candidate_state_name(SL_C_ERROR), "error");
 	CHECK_INT(sl_candidate_state_parse("pending"), SL_C_ANY);
+	for (int i = SL_A_NONE + 1; i < SL_A_NOUTCOMES; i++)
+		CHECK_INT(sl_attempt_outcome_parse(sl_attempt_outcome_name(i)), i);
+	CHECK_INT(sl_attempt_outcome_parse("?"), SL_A_NONE);
 }
 
 static void test_rollback_discards(void)
@@ -228,14 +231,14 @@ static void test_attempts_candidates_gates_funnel(void)
 	a.reply = "reply text";
 	a.tokens_in = 100;
 	a.tokens_out = 20;
-	a.outcome = "candidate";
+	a.outcome = SL_A_CANDIDATE;
 	CHECK_INT(sl_store_attempt_add(st, &a, &a1, NULL), 0);
 	a.target_id = t2;
 	a.tokens_in = 50;
 	a.tokens_out = 5;
 	CHECK_INT(sl_store_attempt_add(st, &a, &a2, NULL), 0);
 	a.n = 2;
-	a.outcome = "parse_error";
+	a.outcome = SL_A_PARSE_ERROR;
 	a.error = "no diff";
 	a.tokens_in = a.tokens_out = -1;
 	CHECK_INT(sl_store_attempt_add(st, &a, &a2, NULL), 0);
@@ -243,7 +246,7 @@ static void test_attempts_candidates_gates_funnel(void)
 	CHECK(sl_store_attempt_add(st, &a, &a2, NULL) != 0);
 	CHECK_INT(sl_store_attempts(st, t2, &av, &an, NULL), 0);
 	CHECK_INT(an, 2);
-	CHECK_STR(av[1].outcome, "parse_error");
+	CHECK_STR(sl_attempt_outcome_name(av[1].outcome), "parse_error");
 	CHECK_STR(av[1].error, "no diff");
 	sl_attempt_list_free(av, an);
 
