@@ -1037,7 +1037,7 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	rec = &gates->v[gates->n++];
 	memset(rec, 0, sizeof(*rec));
 	rec->gate = sl_xstrdup("syntax");
-	rec->verdict = sl_xstrdup(ok ? "pass" : "fail");
+	rec->verdict = ok ? SL_VERDICT_PASS : SL_VERDICT_FAIL;
 	rec->exit_status = ok ? 0 : 1;
 	rec->duration_ms = sl_now_ms() - t0;
 	rec->output_bytes = (int64_t)report.len;

@@ -15,7 +15,7 @@
 typedef struct sl_baseline_rec {
 	char *gate;
 	int64_t run;                /* 1-based: test gates run twice to find flaky tests */
-	char *verdict;
+	sl_verdict verdict;
 	int64_t exit_status;
 	char *output;               /* the tail the gate kept */
 	char *report;               /* the report file's text, or NULL */

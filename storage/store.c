@@ -596,6 +596,24 @@ int sl_attempt_outcome_parse(const char *name)
 	return SL_A_NONE;
 }
 
+static const char *const verdict_names[SL_VERDICT_N] = {
+	[SL_VERDICT_PASS] = "pass", [SL_VERDICT_FAIL] = "fail", [SL_VERDICT_TIMEOUT] = "timeout",
+	[SL_VERDICT_ERROR] = "error", [SL_VERDICT_SKIP] = "skip",
+};
+
+const char *sl_verdict_name(sl_verdict v)
+{
+	return (int)v >= 0 && v < SL_VERDICT_N ? verdict_names[v] : "unknown";
+}
+
+int sl_verdict_parse(const char *name)
+{
+	for (int i = 0; name && i < SL_VERDICT_N; i++)
+		if (!strcmp(name, verdict_names[i]))
+			return i;
+	return -1;
+}
+
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
 	"start_line, start_col, end_line, end_col, nsites, state, attempts, reason, attempt_base"
 
@@ -983,7 +1001,6 @@ void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].gate);
-		free(v[i].verdict);
 		free(v[i].output_tail);
 		free(v[i].note);
 		free(v[i].jail);
@@ -1003,7 +1020,7 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->candidate_id);
 	sl_store_bind_text(s, 2, in->gate);
-	sl_store_bind_text(s, 3, in->verdict);
+	sl_store_bind_text(s, 3, sl_verdict_name(in->verdict));
 	sqlite3_bind_int64(s, 4, in->exit_status);
 	sqlite3_bind_int64(s, 5, in->duration_ms);
 	sqlite3_bind_int64(s, 6, in->output_bytes);
@@ -1022,7 +1039,7 @@ static void read_gate_run(sqlite3_stmt *s, void *row)
 	g->id = sqlite3_column_int64(s, 0);
 	g->candidate_id = sqlite3_column_int64(s, 1);
 	g->gate = sl_store_col_text(s, 2);
-	g->verdict = sl_store_col_text(s, 3);
+	g->verdict = (sl_verdict)sl_verdict_parse((const char *)sqlite3_column_text(s, 3));
 	g->exit_status = sqlite3_column_int64(s, 4);
 	g->duration_ms = sqlite3_column_int64(s, 5);
 	g->output_bytes = sqlite3_column_int64(s, 6);

@@ -178,11 +178,28 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
 int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err);
 
+/*
+ * Verdicts of gate runs; names ("pass" ...) only in the store's rows, JSON
+ * and reports.  A cached verdict is one of these with the run's cached flag.
+ */
+typedef enum sl_verdict {
+	SL_VERDICT_PASS = 0,
+	SL_VERDICT_FAIL,
+	SL_VERDICT_TIMEOUT,
+	SL_VERDICT_ERROR,           /* the machinery, or a missing command: exit 126/127 */
+	SL_VERDICT_SKIP,            /* fails on the base too and the campaign allows it */
+	SL_VERDICT_N
+} sl_verdict;
+
+/* "pass", "fail", "timeout", "error", "skip"; "unknown" for a value that is none. */
+const char *sl_verdict_name(sl_verdict v);
+/* The verdict named name, or -1 when there is none. */
+int sl_verdict_parse(const char *name);
+
 typedef struct sl_gate_run_rec {
 	int64_t id, candidate_id;
-	char *gate, *verdict;       /* verdict: pass, fail, timeout, error (the machinery, or
-				       a missing command: exit 126/127), or skip (the gate
-				       fails on the base too and the campaign allows it) */
+	char *gate;
+	sl_verdict verdict;
 	int64_t exit_status, duration_ms, output_bytes;
 	char *output_tail;
 	int64_t cached;             /* the verdict came from the cache */

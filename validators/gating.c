@@ -42,7 +42,7 @@ typedef struct gate_state {
 	int base_failed;            /* run 1 on the base did not pass */
 	int cannot_judge;           /* allow_skip and the base failed: candidates get skip */
 	int measured;               /* the base fields below are set */
-	char base_verdict[16];
+	sl_verdict base_verdict;
 	int base_exit;
 	char *base_error;           /* why the gate cannot judge (describe), or NULL */
 	sl_findings base_findings;
@@ -83,12 +83,11 @@ static sl_gate_run_rec *outcome_add(sl_gate_outcome *o, const char *gate)
 	return r;
 }
 
-static void set_rec(sl_gate_run_rec *r, const char *verdict, const char *output, const char *note)
+static void set_rec(sl_gate_run_rec *r, sl_verdict verdict, const char *output, const char *note)
 {
-	free(r->verdict);
 	free(r->output_tail);
 	free(r->note);
-	r->verdict = sl_xstrdup(verdict);
+	r->verdict = verdict;
 	r->output_tail = sl_xstrdup(output ? output : "");
 	r->note = sl_xstrdup_or_null(note);
 }
@@ -281,7 +280,7 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 	if (run->exit_status >= 0)
 		sl_buf_addf(&why, "exit %d", (int)run->exit_status);
 	else
-		sl_buf_adds(&why, run->verdict);
+		sl_buf_adds(&why, sl_verdict_name(run->verdict));
 	if (config_exit((int)run->exit_status)) {
 		ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
 				 d->name, why.buf, tail.buf);
@@ -403,7 +402,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 		if (!ret) {
 			rec.gate = (char *)d->name;
 			rec.run = (int64_t)nruns + 1;
-			rec.verdict = (char *)sl_verdict_name(r.verdict);
+			rec.verdict = r.verdict;
 			rec.exit_status = r.exit_status;
 			rec.output = r.output.buf;
 			rec.report = report;
@@ -417,10 +416,10 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns, err)))
 			goto done;
 	}
-	s->base_failed = strcmp(runs[0].verdict, "pass") != 0;
+	s->base_failed = runs[0].verdict != SL_VERDICT_PASS;
 	s->measured = 1;
 	s->base_exit = (int)runs[0].exit_status;
-	snprintf(s->base_verdict, sizeof(s->base_verdict), "%s", runs[0].verdict);
+	s->base_verdict = runs[0].verdict;
 	switch (d->kind) {
 	case SL_GATE_FINDING_GONE:
 		if (test_format(d)) {
@@ -517,7 +516,7 @@ static void describe_text(const sl_gating *g, sl_buf *out)
 			sl_buf_adds(out, "not run on the base (judges the diff)\n");
 			continue;
 		}
-		sl_buf_addf(out, "%s on the base", s->base_verdict);
+		sl_buf_addf(out, "%s on the base", sl_verdict_name(s->base_verdict));
 		if (s->base_exit >= 0)
 			sl_buf_addf(out, " (exit %d)", s->base_exit);
 		if (d->kind == SL_GATE_TEST && d->format)
@@ -556,7 +555,8 @@ static void describe_json(const sl_gating *g, sl_buf *out)
 		json_object_set_new(x, "expect", json_string(d->expect == SL_EXPECT_FIX ? "fix" :
 							     "pass"));
 		json_object_set_new(x, "allow_skip", json_boolean(d->allow_skip));
-		json_object_set_new(x, "verdict", s->measured ? json_string(s->base_verdict) :
+		json_object_set_new(x, "verdict", s->measured ?
+				    json_string(sl_verdict_name(s->base_verdict)) :
 				    json_null());
 		json_object_set_new(x, "exit_status", json_integer(s->measured ? s->base_exit : -1));
 		json_object_set_new(x, "judges", json_boolean(!s->base_error && !s->cannot_judge));
@@ -625,7 +625,7 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 		}
 		rec = outcome_add(o, d->name);
 		sl_policy_result_text(&pr, &text);
-		set_rec(rec, pr.pass ? "pass" : "fail", text.buf, NULL);
+		set_rec(rec, pr.pass ? SL_VERDICT_PASS : SL_VERDICT_FAIL, text.buf, NULL);
 		rec->exit_status = pr.pass ? 0 : 1;
 		rec->duration_ms = sl_now_ms() - t0;
 		rec->output_bytes = (int64_t)text.len;
@@ -680,16 +680,16 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 	sl_tests_init(&gone);
 	sl_tests_init(&unfixed);
 	if (s->cannot_judge) {
-		set_rec(rec, "skip", r->output.buf, "no tests on the base: allowed to skip");
+		set_rec(rec, SL_VERDICT_SKIP, r->output.buf, "no tests on the base: allowed to skip");
 		goto done;
 	}
 	if (parse_tests(d, source_text(d, r->output.buf, report), &cand)) {
-		set_rec(rec, "fail", r->output.buf, "no test report");
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no test report");
 		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
 		goto done;
 	}
 	if (!cand.n) {
-		set_rec(rec, "fail", r->output.buf, "no tests parsed");
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no tests parsed");
 		sl_buf_addf(fb, "The gate '%s' failed: its report names no test at all.\n",
 			    d->name);
 		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
@@ -734,12 +734,12 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 		      "pass:", &unfixed);
 		blame(&note, fb, "vanished", "These tests ran on the base and are missing now:",
 		      &gone);
-		set_rec(rec, "fail", r->output.buf, note.buf);
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, note.buf);
 	} else {
 		for (size_t i = 0; i < s->flaky.n; i++)
 			sl_buf_addf(&note, "%s%s", i ? ", " : "flaky on the base, excluded: ",
 				    s->flaky.v[i].id);
-		set_rec(rec, "pass", r->output.buf, note.len ? note.buf : NULL);
+		set_rec(rec, SL_VERDICT_PASS, r->output.buf, note.len ? note.buf : NULL);
 	}
 done:
 	sl_buf_release(&note);
@@ -762,10 +762,10 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 	if (!test_format(d))
 		parse_findings(d, source_text(d, r->output.buf, report), &cand);
 	if (d->report && !report) {
-		set_rec(rec, "fail", r->output.buf, "no report");
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no report");
 		sl_buf_addf(fb, "The gate '%s' wrote no report '%s'.\n", d->name, d->report);
 	} else if (!t) {
-		set_rec(rec, "fail", r->output.buf, "no target to judge");
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no target to judge");
 	} else {
 		sl_unit_ref u = { t->path, t->start_line, t->end_line };
 		sl_tests tests;
@@ -781,13 +781,13 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 		}
 		sl_tests_release(&tests);
 		if (ok) {
-			set_rec(rec, "pass", r->output.buf, "the target's findings are gone");
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, "the target's findings are gone");
 		} else {
 			/* names and rules came from the analyzer: printable only */
 			sl_buf safe = SL_BUF_INIT;
 
 			add_printable(&safe, note.buf, note.buf + note.len);
-			set_rec(rec, "fail", r->output.buf, safe.buf);
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, safe.buf);
 			sl_buf_release(&safe);
 		}
 	}
@@ -805,13 +805,13 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 	sl_buf why = SL_BUF_INIT;
 
 	if (r->verdict == SL_VERDICT_TIMEOUT) {
-		set_rec(rec, "timeout", r->output.buf, NULL);
+		set_rec(rec, SL_VERDICT_TIMEOUT, r->output.buf, NULL);
 		sl_feedback_build(fb, d->name, "timeout", r->output.buf, changed, NULL);
 		return;
 	}
 	if (config_exit(r->exit_status)) {
 		/* not the candidate's verdict: the gate's command is missing */
-		set_rec(rec, "error", r->output.buf, r->exit_status == 127 ?
+		set_rec(rec, SL_VERDICT_ERROR, r->output.buf, r->exit_status == 127 ?
 			"configuration error: command not found (exit 127)" :
 			"configuration error: command not executable (exit 126)");
 		sl_buf_addf(fb, "The gate '%s' could not run its command (exit %d).\n", d->name,
@@ -826,15 +826,15 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		sl_findings_init(&fresh);
 		parse_findings(d, source_text(d, r->output.buf, report), &cand);
 		if (d->report && !report) {
-			set_rec(rec, "fail", r->output.buf, "no report");
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no report");
 			sl_buf_addf(fb, "The gate '%s' wrote no report '%s'.\n", d->name, d->report);
 		} else if (sl_findings_new_near(&s->base_findings, &cand, changed, d->radius, &fresh)) {
 			sl_findings_text(&fresh, &why, 4096);
-			set_rec(rec, "fail", r->output.buf, "new findings near the change");
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "new findings near the change");
 			sl_buf_addf(fb, "The gate '%s' found new problems on or near the lines you "
 				    "changed:\n%s", d->name, why.buf);
 		} else {
-			set_rec(rec, "pass", r->output.buf, NULL);
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, NULL);
 		}
 		sl_findings_release(&cand);
 		sl_findings_release(&fresh);
@@ -853,11 +853,12 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 	case SL_GATE_BUILD:
 	case SL_GATE_CUSTOM:
 		if (r->verdict == SL_VERDICT_PASS) {
-			set_rec(rec, "pass", r->output.buf, NULL);
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, NULL);
 		} else if (s->cannot_judge) {
-			set_rec(rec, "skip", r->output.buf, "fails on the base too: allowed to skip");
+			set_rec(rec, SL_VERDICT_SKIP, r->output.buf,
+				"fails on the base too: allowed to skip");
 		} else {
-			set_rec(rec, verdict, r->output.buf, d->expect == SL_EXPECT_FIX ?
+			set_rec(rec, r->verdict, r->output.buf, d->expect == SL_EXPECT_FIX ?
 				"still fails: the campaign expects a fix" : NULL);
 			sl_feedback_build(fb, d->name, verdict, r->output.buf, changed, NULL);
 		}
@@ -867,14 +868,14 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 
 		sl_coverage_init(&cand);
 		if (parse_coverage(d, report, t ? t->path : NULL, &cand)) {
-			set_rec(rec, "fail", r->output.buf, "no coverage report");
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no coverage report");
 			sl_buf_addf(fb, "The gate '%s' produced no readable coverage report '%s'.\n",
 				    d->name, d->report);
 		} else if (t && sl_coverage_raised(&s->base_cov, &cand, t->path, t->start_line,
 						   t->end_line, &why)) {
-			set_rec(rec, "pass", r->output.buf, why.buf);
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, why.buf);
 		} else {
-			set_rec(rec, "fail", r->output.buf, why.len ? why.buf : "coverage not raised");
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, why.len ? why.buf : "coverage not raised");
 			sl_buf_addf(fb, "The gate '%s' failed: the change does not raise the coverage "
 				    "of %s:%u-%u (%s).\n", d->name, t ? t->path : "?",
 				    t ? t->start_line : 0, t ? t->end_line : 0, why.buf);
@@ -1042,37 +1043,37 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 	int ret = SL_OK, killed, dirty = 0, broken = 0;
 
 	if (!t) {
-		set_rec(rec, "fail", NULL, "no target to judge");
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "no target to judge");
 		goto done;
 	}
 	if (sl_read_beneath(&file, workdir, t->path, 0, err)) {
 		/* the candidate removed it or put a link there */
-		set_rec(rec, "fail", NULL, "cannot read the code under test");
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "cannot read the code under test");
 		sl_err_clear(err);
 		goto done;
 	}
 	if (t->end_byte > file.len ||
 	    memcmp(file.buf + t->start_byte, t->unit_text, t->end_byte - t->start_byte)) {
-		set_rec(rec, "fail", NULL, "changes the code under test");
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "changes the code under test");
 		sl_buf_addf(fb, "The gate '%s' failed: the change edits %s:%u-%u; a generated "
 			    "test must leave the code under test alone.\n", d->name, t->path,
 			    t->start_line, t->end_line);
 		goto done;
 	}
 	if (!changed->nfiles) {
-		set_rec(rec, "fail", NULL, "no test added");
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "no test added");
 		sl_buf_addf(fb, "The gate '%s' failed: the change adds no test.\n", d->name);
 		goto done;
 	}
 	if (test_changes(changed, diff, workdir, &tc, &note)) {
-		set_rec(rec, "fail", NULL, note.buf);
+		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
 		sl_buf_addf(fb, "The gate '%s' failed: the change %s.\n", d->name, note.buf);
 		goto done;
 	}
 	if ((ret = run_killed(g, d, workdir, &killed, rec, err)))
 		goto done;
 	if (killed) {
-		set_rec(rec, "fail", NULL, "the tests fail without a mutant");
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "the tests fail without a mutant");
 		sl_buf_addf(fb, "The gate '%s' failed: the tests fail on the unmutated code.\n",
 			    d->name);
 		goto done;
@@ -1110,7 +1111,7 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 	if (broken) {
 		sl_buf_adds(&note, "the worktree changed under the gate: ");
 		add_printable(&note, ferr.msg, ferr.msg + strlen(ferr.msg));
-		set_rec(rec, "fail", NULL, note.buf);
+		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
 		sl_buf_addf(fb, "The gate '%s' failed: %s.\n", d->name, note.buf);
 		goto done;
 	}
@@ -1119,9 +1120,9 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 	if (nkill) {
 		sl_buf_adds(&note, ": ");
 		add_printable(&note, kills.buf, kills.buf + kills.len);
-		set_rec(rec, "pass", NULL, note.buf);
+		set_rec(rec, SL_VERDICT_PASS, NULL, note.buf);
 	} else {
-		set_rec(rec, "fail", NULL, note.buf);
+		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
 		sl_buf_addf(fb, "The gate '%s' failed: the new test %s.  Assert on what %s "
 			    "computes, so that a wrong result fails it.\n", d->name,
 			    m.n ? "fails on no mutant of the function that the existing tests let "
@@ -1129,7 +1130,7 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 	}
 done:
 	if (ret)
-		set_rec(rec, "error", NULL, err->msg);
+		set_rec(rec, SL_VERDICT_ERROR, NULL, err->msg);
 	test_changes_free(tc, changed->nfiles);
 	sl_mutants_release(&m);
 	sl_buf_release(&file);
@@ -1139,9 +1140,9 @@ done:
 }
 
 /* A skip lets a candidate through only where the campaign says so in words. */
-static int verdict_ok(const sl_gate_conf *d, const char *verdict)
+static int verdict_ok(const sl_gate_conf *d, sl_verdict verdict)
 {
-	return !strcmp(verdict, "pass") || (d->allow_skip && !strcmp(verdict, "skip"));
+	return verdict == SL_VERDICT_PASS || (d->allow_skip && verdict == SL_VERDICT_SKIP);
 }
 
 static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_hex,
@@ -1194,7 +1195,6 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 				*passed = 0;
 				sl_buf_adds(feedback, cached_fb ? cached_fb : "");
 			}
-			free(hit.verdict);
 			free(hit.output_tail);
 			free(cached_fb);
 			continue;
@@ -1219,7 +1219,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			rec->exit_status = r.exit_status;
 			rec->duration_ms += r.duration_ms;
 			rec->output_bytes = (int64_t)r.output_total;
-			if (runs > 1 && !verdict_ok(d, rec->verdict) && strcmp(rec->verdict, "error")) {
+			if (runs > 1 && !verdict_ok(d, rec->verdict) && rec->verdict != SL_VERDICT_ERROR) {
 				char note[64];
 
 				snprintf(note, sizeof(note), "failed on run %u of %u", k + 1, runs);

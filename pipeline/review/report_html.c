@@ -328,9 +328,9 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 		sl_buf_adds(out, "<tr><td>");
 		sl_report_add_xml(out, g[i].gate);
 		sl_buf_adds(out, "</td><td class=\"");
-		sl_report_add_xml(out, g[i].verdict);
+		sl_report_add_xml(out, sl_verdict_name(g[i].verdict));
 		sl_buf_adds(out, "\">");
-		sl_report_add_xml(out, g[i].verdict);
+		sl_report_add_xml(out, sl_verdict_name(g[i].verdict));
 		sl_buf_addf(out, "%s</td><td>%lld</td><td>%lld ms</td><td>",
 			    g[i].cached ? " (cached)" : "", (long long)g[i].exit_status,
 			    (long long)g[i].duration_ms);
@@ -339,7 +339,7 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 	}
 	sl_buf_adds(out, "</table>\n");
 	for (size_t i = 0; i < ng; i++) {
-		if (!strcmp(g[i].verdict, "pass") || !g[i].output_tail[0])
+		if (g[i].verdict == SL_VERDICT_PASS || !g[i].output_tail[0])
 			continue;
 		sl_buf_adds(out, "<details open><summary>log of gate ");
 		sl_report_add_xml(out, g[i].gate);

@@ -35,9 +35,9 @@ static suite *suite_for(suite **v, size_t *n, size_t *alloc, const char *gate)
 static void add_case(suite *s, const sl_campaign_rec *camp, const sl_candidate_rec *c,
 		     const sl_gate_run_rec *g)
 {
-	const char *v = g->verdict;
-	const char *tag = !strcmp(v, "fail") || !strcmp(v, "timeout") ? "failure" :
-		!strcmp(v, "error") ? "error" : !strcmp(v, "skip") ? "skipped" : NULL;
+	sl_verdict v = g->verdict;
+	const char *tag = v == SL_VERDICT_FAIL || v == SL_VERDICT_TIMEOUT ? "failure" :
+		v == SL_VERDICT_ERROR ? "error" : v == SL_VERDICT_SKIP ? "skipped" : NULL;
 
 	s->tests++;
 	s->ms += g->duration_ms;
@@ -60,12 +60,12 @@ static void add_case(suite *s, const sl_campaign_rec *camp, const sl_candidate_r
 	else
 		s->skipped++;
 	sl_buf_addf(&s->cases, ">\n      <%s message=\"", tag);
-	sl_report_add_xml(&s->cases, v);
+	sl_report_add_xml(&s->cases, sl_verdict_name(v));
 	if (g->note) {
 		sl_buf_adds(&s->cases, ": ");
 		sl_report_add_xml(&s->cases, g->note);
 	}
-	sl_buf_addf(&s->cases, "\" type=\"%s\">", v);
+	sl_buf_addf(&s->cases, "\" type=\"%s\">", sl_verdict_name(v));
 	sl_report_add_xml(&s->cases, g->output_tail);
 	sl_buf_addf(&s->cases, "</%s>\n    </testcase>\n", tag);
 }

@@ -183,13 +183,13 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	    (ret = sl_store_attempts(st, c.target_id, &att, &na, err)))
 		goto done;
 	for (size_t i = 0; i < ng; i++) {
-		const char *v = g[i].verdict;
+		sl_verdict v = g[i].verdict;
 
 		n.cached += g[i].cached != 0;
-		n.passed += !g[i].cached && !strcmp(v, "pass");
-		n.failed += !g[i].cached && (!strcmp(v, "fail") || !strcmp(v, "timeout"));
-		n.skipped += !g[i].cached && !strcmp(v, "skip");
-		n.errors += !g[i].cached && !strcmp(v, "error");
+		n.passed += !g[i].cached && v == SL_VERDICT_PASS;
+		n.failed += !g[i].cached && (v == SL_VERDICT_FAIL || v == SL_VERDICT_TIMEOUT);
+		n.skipped += !g[i].cached && v == SL_VERDICT_SKIP;
+		n.errors += !g[i].cached && v == SL_VERDICT_ERROR;
 	}
 	if (json) {
 		json_t *o = json_object(), *ga = json_array();
@@ -211,7 +211,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 			json_t *r = json_object();
 
 			json_object_set_new(r, "gate", json_string(g[i].gate));
-			json_object_set_new(r, "verdict", json_string(g[i].verdict));
+			json_object_set_new(r, "verdict", json_string(sl_verdict_name(g[i].verdict)));
 			json_object_set_new(r, "exit_status", json_integer(g[i].exit_status));
 			json_object_set_new(r, "duration_ms", json_integer(g[i].duration_ms));
 			json_object_set_new(r, "output_bytes", json_integer(g[i].output_bytes));
@@ -252,10 +252,11 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	sl_buf_addch(out, '\n');
 	for (size_t i = 0; i < ng; i++) {
 		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s\n", g[i].gate,
-			    g[i].verdict, (long long)g[i].exit_status, (long long)g[i].duration_ms,
+			    sl_verdict_name(g[i].verdict), (long long)g[i].exit_status,
+			    (long long)g[i].duration_ms,
 			    g[i].note ? " (" : "", g[i].note ? g[i].note : "", g[i].note ? ")" : "",
 			    g[i].jail && !strncmp(g[i].jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
-		if (strcmp(g[i].verdict, "pass") && g[i].output_tail[0]) {
+		if (g[i].verdict != SL_VERDICT_PASS && g[i].output_tail[0]) {
 			sl_buf_adds(out, g[i].output_tail);
 			if (out->buf[out->len - 1] != '\n')
 				sl_buf_addch(out, '\n');
@@ -356,11 +357,11 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 			    (long long)cands[i].attempt_n, cands[i].decision ? ", " : "",
 			    cands[i].decision ? "accepted" : "");
 		for (size_t j = 0; j < ng; j++)
-			sl_buf_addf(&md, "| %s | %s | %lld ms |\n", g[j].gate, g[j].verdict,
+			sl_buf_addf(&md, "| %s | %s | %lld ms |\n", g[j].gate, sl_verdict_name(g[j].verdict),
 				    (long long)g[j].duration_ms);
 		/* what a passing gate found: coverage added, mutants killed, findings gone */
 		for (size_t j = 0, first = 1; j < ng; j++) {
-			if (!g[j].note || strcmp(g[j].verdict, "pass"))
+			if (!g[j].note || g[j].verdict != SL_VERDICT_PASS)
 				continue;
 			sl_buf_addf(&md, "%s- %s: ", first ? "\n" : "", g[j].gate);
 			for (const char *p = g[j].note; *p; p++)

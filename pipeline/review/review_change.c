@@ -298,7 +298,7 @@ static int fill_vars(vars *v, sl_store *st, const sl_campaign_rec *camp,
 				gpass[gi] = gruns[gi] = 0;
 			}
 			gruns[gi]++;
-			gpass[gi] += !strcmp(runs[i].verdict, "pass");
+			gpass[gi] += runs[i].verdict == SL_VERDICT_PASS;
 		}
 		sl_gate_run_list_free(runs, nr);
 		sl_attempt_list_free(a, na);

@@ -22,7 +22,7 @@ static void *cache_writer(void *arg)
 	sl_gate_run_rec r = { 0 };
 	char key[32];
 
-	r.verdict = "pass";
+	r.verdict = SL_VERDICT_PASS;
 	r.output_tail = "";
 	for (unsigned i = 0; !stop_writer && i < 2000000; i++) {
 		snprintf(key, sizeof(key), "k%u", i);

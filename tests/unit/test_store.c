@@ -169,7 +169,7 @@ static void test_targets_idempotent_and_states(void)
 	free(p);
 }
 
-/* One name per target state, candidate state and attempt outcome, each read back. */
+/* One name per target state, candidate state, attempt outcome and verdict, each read back. */
 static void test_target_state_names(void)
 {
 	for (int i = 0; i < SL_T_NSTATES; i++)
@@ -185,6 +185,9 @@ static void test_target_state_names(void)
 	for (int i = SL_A_NONE + 1; i < SL_A_NOUTCOMES; i++)
 		CHECK_INT(sl_attempt_outcome_parse(sl_attempt_outcome_name(i)), i);
 	CHECK_INT(sl_attempt_outcome_parse("?"), SL_A_NONE);
+	for (int i = 0; i < SL_VERDICT_N; i++)
+		CHECK_INT(sl_verdict_parse(sl_verdict_name((sl_verdict)i)), i);
+	CHECK_INT(sl_verdict_parse("cached"), -1);
 }
 
 static void test_rollback_discards(void)
@@ -259,7 +262,7 @@ static void test_attempts_candidates_gates_funnel(void)
 	CHECK_INT(sl_store_candidate_add(st, &c, &c1, NULL), 0);
 	g.candidate_id = c1;
 	g.gate = "build";
-	g.verdict = "pass";
+	g.verdict = SL_VERDICT_PASS;
 	g.duration_ms = 12;
 	g.output_tail = "ok";
 	CHECK_INT(sl_store_gate_run_add(st, &g, NULL), 0);
@@ -273,7 +276,7 @@ static void test_attempts_candidates_gates_funnel(void)
 	CHECK_INT(sl_store_candidate_add(st, &c, &c2, NULL), 0);
 	g.candidate_id = c2;
 	g.gate = "build";
-	g.verdict = "fail";
+	g.verdict = SL_VERDICT_FAIL;
 	g.exit_status = 2;
 	g.output_tail = "error: x";
 	CHECK_INT(sl_store_gate_run_add(st, &g, NULL), 0);
@@ -282,7 +285,7 @@ static void test_attempts_candidates_gates_funnel(void)
 
 	CHECK_INT(sl_store_gate_runs(st, c2, &gv, &gn, NULL), 0);
 	CHECK_INT(gn, 1);
-	CHECK_STR(gv[0].verdict, "fail");
+	CHECK_STR(sl_verdict_name(gv[0].verdict), "fail");
 	CHECK_INT(gv[0].exit_status, 2);
 	sl_gate_run_list_free(gv, gn);
 
