@@ -2,9 +2,11 @@
  * run.c - the orchestrator (see run.h for the sequence).
  *
  * Reads: the campaign file, the repository's objects, the store.  Writes: the
- * store, candidate commits and branches under the campaign's prefix, scratch
- * worktrees under the scratch root (removed after their gates).  Never
- * touches the user's working tree or index.
+ * store, candidate commits and branches under the campaign's prefix (no
+ * reflog; without gates, one pack per batch of candidates, see objbatch),
+ * scratch worktrees and batch journals under the scratch root (removed
+ * after their gates, or their batch).  Never touches the user's working
+ * tree or index.
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -14,8 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
 
 #include "pipeline/apply/apply.h"
 #include "pipeline/generate/edit.h"
@@ -234,6 +243,17 @@ void sl_run_summary_release(sl_run_summary *s)
 }
 
 /*
+ * The scoped targets, looked up by key and by start position in O(log n):
+ * a lookup per target must not cost a pass over every target, or a
+ * campaign's cost per target grows with its size.
+ */
+typedef struct target_index {
+	const sl_target_list *list;
+	size_t *by_key;             /* (path, start_byte, end_byte) */
+	size_t *by_start;           /* (path, start_line, start_col) */
+} target_index;
+
+/*
  * The per-run state.  Workers (threads) share it; everything below `lock`
  * is guarded by it.  Each worker opens its own git_repository (libgit2
  * objects are not shared across threads); the store serialises
@@ -245,8 +265,11 @@ typedef struct run_ctx {
 	sl_store *st;
 	sl_provider *provider;      /* NULL for the rules kind */
 	char *scratch;              /* this campaign's worktree root */
+	char *gitconfig;            /* config layered on each repo handle: no reflog */
+	int gitconfig_fd;
 	int64_t campaign_id;
 	const sl_target_list *list; /* scoped at the base; read-only */
+	target_index index;         /* of list; read-only once the workers run */
 	sl_target_rec *pending;     /* targets this run works on */
 	size_t npending;
 	sem_t model_slots;          /* `concurrency` */
@@ -339,21 +362,96 @@ static void key_of(sl_buf *b, const sl_target *t)
 	sl_buf_addf(b, "%s:%u-%u", t->path, t->start_byte, t->end_byte);
 }
 
-/* 1 if another scoped target starts where t does: their names would collide. */
-static int shares_start(const sl_target_list *list, const sl_target_rec *t)
-{
-	for (size_t i = 0; i < list->n; i++) {
-		const sl_target *o = &list->v[i];
+static const sl_target_list *sort_list;    /* only during target_index_init's qsort */
 
-		if ((int64_t)o->start_line == t->start_line && (int64_t)o->start_col == t->start_col &&
-		    !strcmp(o->path, t->path) &&
-		    ((int64_t)o->start_byte != t->start_byte || (int64_t)o->end_byte != t->end_byte))
+static int cmp_key(const char *path, int64_t sb, int64_t eb, const sl_target *o)
+{
+	int c = strcmp(path, o->path);
+
+	if (c)
+		return c;
+	if (sb != (int64_t)o->start_byte)
+		return sb < (int64_t)o->start_byte ? -1 : 1;
+	return eb < (int64_t)o->end_byte ? -1 : eb > (int64_t)o->end_byte;
+}
+
+static int cmp_start(const char *path, int64_t line, int64_t col, const sl_target *o)
+{
+	int c = strcmp(path, o->path);
+
+	if (c)
+		return c;
+	if (line != (int64_t)o->start_line)
+		return line < (int64_t)o->start_line ? -1 : 1;
+	return col < (int64_t)o->start_col ? -1 : col > (int64_t)o->start_col;
+}
+
+static int qcmp_key(const void *a, const void *b)
+{
+	const sl_target *x = &sort_list->v[*(const size_t *)a], *y = &sort_list->v[*(const size_t *)b];
+
+	return cmp_key(x->path, x->start_byte, x->end_byte, y);
+}
+
+static int qcmp_start(const void *a, const void *b)
+{
+	const sl_target *x = &sort_list->v[*(const size_t *)a], *y = &sort_list->v[*(const size_t *)b];
+
+	return cmp_start(x->path, x->start_line, x->start_col, y);
+}
+
+/* Called once, before the workers start. */
+static void target_index_init(target_index *ix, const sl_target_list *list)
+{
+	ix->list = list;
+	ix->by_key = sl_xcalloc(list->n ? list->n : 1, sizeof(size_t));
+	ix->by_start = sl_xcalloc(list->n ? list->n : 1, sizeof(size_t));
+	for (size_t i = 0; i < list->n; i++)
+		ix->by_key[i] = ix->by_start[i] = i;
+	sort_list = list;
+	qsort(ix->by_key, list->n, sizeof(size_t), qcmp_key);
+	qsort(ix->by_start, list->n, sizeof(size_t), qcmp_start);
+	sort_list = NULL;
+}
+
+static void target_index_release(target_index *ix)
+{
+	free(ix->by_key);
+	free(ix->by_start);
+	memset(ix, 0, sizeof(*ix));
+}
+
+/* The first position in by_start whose target does not sort before (path, line, col). */
+static size_t lower_start(const target_index *ix, const char *path, int64_t line, int64_t col)
+{
+	size_t lo = 0, hi = ix->list->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_start(path, line, col, &ix->list->v[ix->by_start[mid]]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* 1 if another scoped target starts where t does: their names would collide. */
+static int shares_start(const target_index *ix, const sl_target_rec *t)
+{
+	for (size_t i = lower_start(ix, t->path, t->start_line, t->start_col); i < ix->list->n; i++) {
+		const sl_target *o = &ix->list->v[ix->by_start[i]];
+
+		if (cmp_start(t->path, t->start_line, t->start_col, o))
+			break;
+		if ((int64_t)o->start_byte != t->start_byte || (int64_t)o->end_byte != t->end_byte)
 			return 1;
 	}
 	return 0;
 }
 
-static char *branch_name(const char *prefix, const sl_target_rec *t, const sl_target_list *list)
+static char *branch_name(const char *prefix, const sl_target_rec *t, const target_index *list)
 {
 	sl_buf b = SL_BUF_INIT, ref = SL_BUF_INIT;
 	int valid = 0;
@@ -1016,6 +1114,257 @@ static int tree_of(char out[GIT_OID_HEXSZ + 1], git_repository *repo, const git_
  * candidates at once.  The branch exists afterwards only if every gate
  * passed.  SL_ERROR for machinery failures.
  */
+static void candidate_message(sl_buf *msg, const sl_spec *spec, const char *path,
+			      long long start, long long end, long long n, const char *source)
+{
+	sl_buf_addf(msg, "sluice(%s): %s:%lld\n\nCampaign: %s\nTarget: %s:%lld-%lld\n"
+		    "Attempt: %lld (%s)\n", spec->name, path, start, spec->name, path, start, end,
+		    n, source);
+}
+
+/*
+ * A run without gates writes each worker's new objects to an in-memory
+ * object database (libgit2's mempack) and flushes them as one pack per
+ * batch, then creates the batch's branches: no loose file per object and
+ * per candidate in the user's .git.  Until its batch is flushed, a
+ * proposed candidate's commit and branch exist only in memory, so each is
+ * first appended to the worker's journal in the scratch root (before the
+ * store records the candidate); the next run restores what a crash lost
+ * (restore_journals: the commit is rebuilt from the diff the store holds).
+ */
+/*
+ * Candidates per pack.  libgit2 rescans objects/pack whenever it writes an
+ * object it does not have, at a cost that grows with the number of packs,
+ * so batches are large: a few tens of MB of objects per worker.
+ */
+#define BATCH_MAX 4096
+
+typedef struct objbatch {
+	git_repository *repo;       /* the worker's */
+	git_odb *odb;
+	git_odb_backend *mem;       /* owned by odb */
+	char *journal;
+	int fd;
+	char **branch;              /* queued branches and their commits */
+	git_oid *commit;
+	size_t n, alloc;
+	size_t count;               /* candidates written since the last flush */
+} objbatch;
+
+/* The calling worker's batch, or NULL when objects go straight to disk. */
+static _Thread_local objbatch *cur_batch;
+
+static int batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl_err *err)
+{
+	sl_buf path = SL_BUF_INIT;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->repo = repo;
+	sl_buf_addf(&path, "%s/journal-%ld-%zu", x->scratch, (long)getpid(), seq);
+	b->journal = sl_buf_detach(&path, NULL);
+	if ((b->fd = open(b->journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+			  0600)) < 0)
+		return sl_err_set(err, SL_ERROR, "cannot create '%s': %s", b->journal,
+				  strerror(errno));
+	if (git_repository_odb(&b->odb, repo) || git_mempack_new(&b->mem) ||
+	    git_odb_add_backend(b->odb, b->mem, 1000)) {
+		if (b->mem && b->mem->free)
+			b->mem->free(b->mem);
+		b->mem = NULL;
+		return sl_err_set(err, SL_ERROR, "cannot set up an object database in memory: %s",
+				  sl_git_error());
+	}
+	return SL_OK;
+}
+
+/* Write the batch's objects as one pack, then its branches; empty the journal. */
+static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
+{
+	git_buf pack = { 0 };
+	git_odb_writepack *wp = NULL;
+	git_indexer_progress prog;
+	int ret = SL_ERROR;
+
+	if (!b->mem || !b->count)
+		return SL_OK;
+	memset(&prog, 0, sizeof(prog));
+	git_lock_take(x);
+	if (git_mempack_dump(&pack, b->repo, b->mem) ||
+	    git_odb_write_pack(&wp, b->odb, NULL, NULL) ||
+	    wp->append(wp, pack.ptr, pack.size, &prog) || wp->commit(wp, &prog)) {
+		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
+		goto done;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		if (make_branch(b->repo, b->branch[i], &b->commit[i], err))
+			goto done;
+	git_mempack_reset(b->mem);
+	if (ftruncate(b->fd, 0)) {
+		sl_err_set(err, SL_ERROR, "cannot truncate '%s': %s", b->journal, strerror(errno));
+		goto done;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		free(b->branch[i]);
+	b->n = b->count = 0;
+	ret = SL_OK;
+done:
+	git_lock_give(x);
+	if (wp)
+		wp->free(wp);
+	git_buf_dispose(&pack);
+	return ret;
+}
+
+/* Queue a proposed candidate's branch: journal first, then memory. */
+static int batch_queue(objbatch *b, const char *branch, const git_oid *commit,
+		       const char *source, sl_err *err)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	sl_buf line = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	git_oid_tostr(hex, sizeof(hex), commit);
+	sl_buf_addf(&line, "%s %s %s\n", hex, source, branch);
+	if (sl_write_all(b->fd, line.buf, line.len))
+		ret = sl_err_set(err, SL_ERROR, "cannot write '%s': %s", b->journal,
+				 strerror(errno));
+	sl_buf_release(&line);
+	if (ret)
+		return ret;
+	if (b->n == b->alloc) {
+		b->alloc = b->alloc ? 2 * b->alloc : 64;
+		b->branch = sl_xrealloc(b->branch, sl_st_mult(b->alloc, sizeof(*b->branch)));
+		b->commit = sl_xrealloc(b->commit, sl_st_mult(b->alloc, sizeof(*b->commit)));
+	}
+	b->branch[b->n] = sl_xstrdup(branch);
+	git_oid_cpy(&b->commit[b->n++], commit);
+	return SL_OK;
+}
+
+/* Flush what is left; the journal goes once everything it holds is on disk. */
+static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
+{
+	int ret = SL_OK;
+
+	if (b->mem && getenv("SLUICE_TEST_KILL_BEFORE_FLUSH"))
+		raise(SIGKILL);
+	if (b->mem)
+		ret = batch_flush(x, b, err);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (!ret && b->journal)
+		unlink(b->journal);
+	for (size_t i = 0; i < b->n; i++)
+		free(b->branch[i]);
+	free(b->branch);
+	free(b->commit);
+	free(b->journal);
+	git_odb_free(b->odb);
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	return ret;
+}
+
+/* 1 if the process named by a journal's PID is gone. */
+static int journal_orphaned(const char *name)
+{
+	char *end;
+	long pid = strtol(name + strlen("journal-"), &end, 10);
+
+	if (pid <= 0 || *end != '-' || pid == (long)getpid())
+		return 0;
+	return kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+/* Restore one journal line "COMMIT SOURCE BRANCH" of a crashed run. */
+static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t ncands,
+			sl_err *err)
+{
+	git_repository *repo = x->c->repo;
+	char *src = strchr(line, ' '), *branch = src ? strchr(src + 1, ' ') : NULL;
+	git_reference *ref = NULL;
+	git_commit *c = NULL;
+	git_oid oid;
+	sl_buf name = SL_BUF_INIT, msg = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	if (!branch)
+		return SL_OK;
+	*src++ = '\0';
+	*branch++ = '\0';
+	sl_buf_addf(&name, "refs/heads/%s", branch);
+	if (!git_reference_lookup(&ref, repo, name.buf) || git_oid_fromstr(&oid, line))
+		goto done;
+	if (git_commit_lookup(&c, repo, &oid)) {
+		/* its pack was never written: rebuild it from the stored diff */
+		sl_candidate_rec *cr = NULL;
+		char hex[GIT_OID_HEXSZ + 1];
+
+		for (size_t i = 0; i < ncands && !cr; i++)
+			if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&
+			    cands[i].branch && !strcmp(cands[i].branch, branch))
+				cr = &cands[i];
+		if (!cr || !cr->diff)
+			goto done;      /* never recorded: nothing was proposed */
+		candidate_message(&msg, x->c->spec, cr->path, (long long)cr->start_line,
+				  (long long)cr->end_line, (long long)cr->attempt_n, src);
+		if ((ret = sl_commit_from_diff(&oid, repo, &x->c->base, cr->diff, msg.buf, err)))
+			goto done;
+		git_oid_tostr(hex, sizeof(hex), &oid);
+		if ((ret = sl_store_candidate_set_commit(x->st, cr->id, hex, err)))
+			goto done;
+	}
+	ret = make_branch(repo, branch, &oid, err);
+done:
+	git_commit_free(c);
+	git_reference_free(ref);
+	sl_buf_release(&name);
+	sl_buf_release(&msg);
+	return ret;
+}
+
+/* Give the candidates a crashed run proposed without flushing them their commits and branches. */
+static int restore_journals(run_ctx *x, sl_err *err)
+{
+	DIR *d = opendir(x->scratch);
+	struct dirent *de;
+	sl_candidate_rec *cands = NULL;
+	size_t ncands = 0;
+	int loaded = 0, ret = SL_OK;
+
+	if (!d)
+		return SL_OK;
+	while (!ret && (de = readdir(d))) {
+		char *path, *line, *next;
+		sl_buf text = SL_BUF_INIT;
+
+		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(de->d_name))
+			continue;
+		path = sl_path_join(x->scratch, de->d_name);
+		if (!loaded && (ret = sl_store_candidates(x->st, x->campaign_id, SL_C_PASSED,
+							  &cands, &ncands, err))) {
+			free(path);
+			break;
+		}
+		loaded = 1;
+		if (!(ret = sl_read_file(&text, path, 0, err))) {
+			for (line = text.buf; !ret && line && *line; line = next) {
+				if ((next = strchr(line, '\n')))
+					*next++ = '\0';
+				ret = restore_line(x, line, cands, ncands, err);
+			}
+			if (!ret)
+				unlink(path);
+		}
+		sl_buf_release(&text);
+		free(path);
+	}
+	closedir(d);
+	sl_candidate_list_free(cands, ncands);
+	return ret;
+}
+
 static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 			   attempt_state *s, const git_oid *commit, const char *branch,
 			   sl_gate_outcome *gates, int *passed, sl_err *err)
@@ -1029,6 +1378,11 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	sl_gate_run_rec *rec;
 
 	*passed = 0;
+	if (cur_batch) {
+		if (cur_batch->count >= BATCH_MAX && batch_flush(x, cur_batch, err))
+			return SL_ERROR;
+		cur_batch->count++;
+	}
 	if (sl_syntax_check_commit(repo, &x->c->base, commit, &report, &ok, err)) {
 		sl_buf_release(&report);
 		return SL_ERROR;
@@ -1057,9 +1411,13 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	sem_wait(&x->gate_slots);
 	if (!spec->ngates) {
 		/* nothing to run: no checkout, the branch is the proposal */
-		git_lock_take(x);
-		r = make_branch(repo, branch, commit, err);
-		git_lock_give(x);
+		if (cur_batch) {
+			r = batch_queue(cur_batch, branch, commit, s->a.source, err);
+		} else {
+			git_lock_take(x);
+			r = make_branch(repo, branch, commit, err);
+			git_lock_give(x);
+		}
 		*passed = !r;
 	} else {
 		pthread_mutex_lock(&x->lock);
@@ -1158,9 +1516,8 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 
 	if (s.a.outcome == SL_A_NONE) {
-		sl_buf_addf(&msg, "sluice(%s): %s:%u\n\nCampaign: %s\nTarget: %s:%u-%u\n"
-			    "Attempt: %lld (%s)\n", spec->name, t->path, t->start_line, spec->name,
-			    t->path, t->start_line, t->end_line, (long long)n, s.a.source);
+		candidate_message(&msg, spec, t->path, (long long)t->start_line,
+				  (long long)t->end_line, (long long)n, s.a.source);
 		sl_apply_opts ao = SL_APPLY_OPTS_INIT;
 
 		ao.allowed_globs = (const char *const *)spec->paths.v;
@@ -1200,7 +1557,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 
 	if (s.a.outcome == SL_A_CANDIDATE) {
-		branch = branch_name(spec->branch_prefix, rec, x->list);
+		branch = branch_name(spec->branch_prefix, rec, &x->index);
 		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
 			goto done;
 		if (!passed && interrupted(x)) {
@@ -1293,7 +1650,7 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	history *hist = NULL;
 	size_t nhist = 0, ahist = 0;
 	int ret = SL_OK, done = 0;
-	char *branch = branch_name(x->c->spec->branch_prefix, rec, x->list);
+	char *branch = branch_name(x->c->spec->branch_prefix, rec, &x->index);
 
 	/* the conversation so far: earlier replies and what went wrong with them */
 	if (rec->attempts > 0 && sl_journal_history(x->st, rec->id, &hist, &nhist, err)) {
@@ -1333,12 +1690,24 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	return ret;
 }
 
-static const sl_target *find_target(const sl_target_list *list, const char *key, sl_buf *tmp)
+static const sl_target *find_target(const target_index *ix, const sl_target_rec *rec,
+				    sl_buf *tmp)
 {
-	for (size_t i = 0; i < list->n; i++) {
-		key_of(tmp, &list->v[i]);
-		if (!strcmp(tmp->buf, key))
-			return &list->v[i];
+	size_t lo = 0, hi = ix->list->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const sl_target *o = &ix->list->v[ix->by_key[mid]];
+		int c = cmp_key(rec->path, rec->start_byte, rec->end_byte, o);
+
+		if (!c) {
+			key_of(tmp, o);
+			return strcmp(tmp->buf, rec->key) ? NULL : o;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
 	return NULL;
 }
@@ -1386,7 +1755,8 @@ static void fail_run(run_ctx *x, const sl_err *err, const sl_target_rec *rec)
 	if (!x->failed) {
 		x->failed = 1;
 		sl_err_set(&x->err, err->code ? err->code : SL_ERROR, "%s", err->msg);
-		sl_err_prefix(&x->err, "%s:%lld: ", rec->path, (long long)rec->start_line);
+		if (rec)
+			sl_err_prefix(&x->err, "%s:%lld: ", rec->path, (long long)rec->start_line);
 	}
 	pthread_mutex_unlock(&x->lock);
 }
@@ -1397,9 +1767,13 @@ static void *worker(void *arg)
 	git_repository *repo = NULL;
 	sl_buf tmp = SL_BUF_INIT;
 	sl_err err = SL_ERR_INIT;
+	objbatch batch;
 
-	if (git_repository_open_ext(&repo, x->c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-		sl_err_set(&err, SL_ERROR, "cannot open '%s': %s", x->c->repo_path, sl_git_error());
+	if (git_repository_open_ext(&repo, x->c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) ||
+	    sl_repo_no_reflog(repo, x->gitconfig, &err)) {
+		if (!err.code)
+			sl_err_set(&err, SL_ERROR, "cannot open '%s': %s", x->c->repo_path,
+				   sl_git_error());
 		pthread_mutex_lock(&x->lock);
 		if (!x->failed) {
 			x->failed = 1;
@@ -1407,6 +1781,19 @@ static void *worker(void *arg)
 		}
 		pthread_mutex_unlock(&x->lock);
 		return NULL;
+	}
+	if (!x->c->spec->ngates) {
+		size_t seq;
+
+		pthread_mutex_lock(&x->lock);
+		seq = ++x->seq;
+		pthread_mutex_unlock(&x->lock);
+		if (batch_open(&batch, x, repo, seq, &err)) {
+			batch_close(x, &batch, NULL);
+			fail_run(x, &err, NULL);
+			goto out;
+		}
+		cur_batch = &batch;
 	}
 	for (;;) {
 		sl_target_rec *rec, after = { 0 };
@@ -1445,7 +1832,7 @@ static void *worker(void *arg)
 		rec->attempt_base = after.attempt_base;
 		sl_target_rec_release(&after);
 		memset(&after, 0, sizeof(after));
-		t = find_target(x->list, rec->key, &tmp);
+		t = find_target(&x->index, rec, &tmp);
 		if (!t)
 			ret = move_target(x, rec->id, SL_T_SKIPPED, rec->attempts,
 					  "no longer matches the query", &err);
@@ -1468,6 +1855,13 @@ static void *worker(void *arg)
 		finished_one(x, &after);
 		sl_target_rec_release(&after);
 	}
+	if (cur_batch) {
+		cur_batch = NULL;
+		sl_err_clear(&err);
+		if (batch_close(x, &batch, &err))
+			fail_run(x, &err, NULL);
+	}
+out:
 	sl_buf_release(&tmp);
 	git_repository_free(repo);
 	return NULL;
@@ -1675,16 +2069,58 @@ static int load_pending(run_ctx *x, sl_err *err)
 	return SL_OK;
 }
 
-static char *scratch_root(const sl_spec *spec)
+#define SHM_DIR "/dev/shm"
+#define SHM_MIN_FREE (1ull << 30)
+
+/* 1 if dir is a tmpfs we may write with at least SHM_MIN_FREE bytes free. */
+static int roomy_tmpfs(const char *dir)
+{
+	struct statfs sf;
+
+	if (access(dir, W_OK | X_OK) || statfs(dir, &sf) || sf.f_type != TMPFS_MAGIC)
+		return 0;
+	return (unsigned long long)sf.f_bavail * (unsigned long long)sf.f_bsize >= SHM_MIN_FREE;
+}
+
+static char *uid_dir(const char *dir)
 {
 	sl_buf b = SL_BUF_INIT;
 
-	if (spec->scratch)
-		sl_buf_addf(&b, "%s/%s", spec->scratch, spec->name);
-	else
-		sl_buf_addf(&b, "%s/sluice-%ld/%s", sl_getenv_or("TMPDIR", "/tmp"),
-			    (long)getuid(), spec->name);
+	sl_buf_addf(&b, "%s/sluice-%ld", dir, (long)getuid());
 	return sl_buf_detach(&b, NULL);
+}
+
+char *sl_default_scratch_root(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (tmp && *tmp)
+		return uid_dir(tmp);
+	return uid_dir(roomy_tmpfs(SHM_DIR) ? SHM_DIR : "/tmp");
+}
+
+void sl_default_scratch_roots(sl_strvec *out)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *d;
+
+	if (tmp && *tmp) {
+		sl_strvec_push(out, (d = uid_dir(tmp)));
+		free(d);
+	}
+	sl_strvec_push(out, (d = uid_dir(SHM_DIR)));
+	free(d);
+	sl_strvec_push(out, (d = uid_dir("/tmp")));
+	free(d);
+}
+
+static char *scratch_root(const sl_spec *spec)
+{
+	char *root = spec->scratch ? NULL : sl_default_scratch_root();
+	char *ret = sl_path_join(spec->scratch ? spec->scratch : root, spec->name);
+
+	free(root);
+	return ret;
 }
 
 static int is_sqlite_file(const char *path)
@@ -1978,6 +2414,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
+	x.gitconfig_fd = -1;
 	pthread_mutex_init(&x.lock, NULL);
 	pthread_mutex_init(&x.git_lock, NULL);
 	x.git_lock_fd = -1;
@@ -2022,7 +2459,12 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	out->campaign_id = x.campaign_id;
 	out->campaign = sl_xstrdup(x.c->spec->name);
 	sl_findings_init(&x.findings);
-	if ((ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
+	if ((ret = sl_no_reflog_config(&x.gitconfig_fd, &x.gitconfig, err)) ||
+	    (ret = sl_repo_no_reflog(x.c->repo, x.gitconfig, err)) ||
+	    (ret = sl_worktree_root_check(x.c->repo, x.scratch, err)) ||
+	    (ret = sl_mkdir_p(x.scratch, 0700, err)) ||
+	    (ret = restore_journals(&x, err)) ||
+	    (ret = sl_campaign_scope(&list, x.c, x.st, err)) ||
 	    (x.c->spec->job == SL_JOB_FIX && (ret = fix_targets(&x, &list, err))) ||
 	    (x.c->spec->coverage_below && (ret = testgen_targets(&x, &list, err))) ||
 	    (ret = record_targets(&x, &list, err)) ||
@@ -2034,6 +2476,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	x.tokens_used += journal_tokens;
 	x.cost_used += journal_cost;
 	x.list = &list;
+	target_index_init(&x.index, &list);
 	out->targets = list.n;
 	if ((!x.gating && (ret = open_gating(&x, err))) ||
 	    (x.npending && x.c->spec->job != SL_JOB_FIX && !x.c->spec->coverage_below &&
@@ -2101,6 +2544,7 @@ done:
 		sem_destroy(&x.gate_slots);
 	}
 	sl_target_list_free(x.pending, x.npending);
+	target_index_release(&x.index);
 	sl_target_list_release(&list);
 	sl_provider_free(x.provider);
 	sl_gating_free(x.gating);
@@ -2108,6 +2552,9 @@ done:
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);
+	free(x.gitconfig);
+	if (x.gitconfig_fd >= 0)
+		close(x.gitconfig_fd);
 	free(x.replay_file);
 	pthread_mutex_destroy(&x.lock);
 	pthread_mutex_destroy(&x.git_lock);

@@ -8,7 +8,8 @@
  * The query is compiled once (tree-sitter, our predicate evaluator, the
  * literal prefilter).  The main thread walks the tree, keeps the blobs of
  * the language that match the globs, and answers what it can from the
- * cache.  The remaining files are shared out to worker threads; each worker
+ * cache.  Files whose blob is the same as an earlier file's are scoped once
+ * and their result is copied.  The remaining files are shared out to worker threads; each worker
  * opens its own git_repository (libgit2 objects are never shared between
  * threads) and owns a parser and a query cursor, while the TSQuery, the
  * compiled predicates and the prefilter are only read.  A worker reads a
@@ -84,6 +85,7 @@ struct entry {
 	int scoped;            /* 1: result known (cache hit or a worker's) */
 	int from_cache;
 	int skipped;           /* too large or binary */
+	int has_dups;          /* other entries have the same blob and copy this result */
 	char *enc;             /* the encoded result for the cache, when wanted */
 	size_t enc_len;
 };
@@ -868,32 +870,31 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 {
 	const struct compiled *c = wk->sh->c;
 	git_odb *odb = NULL;
-	git_blob *blob = NULL;
+	git_odb_object *obj = NULL;
 	TSTree *tree = NULL;
 	size_t size, nraws = 0, before = wk->out.n;
-	git_object_t type;
 	const char *text;
 	TSQueryMatch m;
 	int ret = SL_ERROR, pass;
 	int64_t t0;
 
-	if (git_repository_odb(&odb, wk->repo) || git_odb_read_header(&size, &type, odb, &e->oid)) {
-		git_fail(&wk->err, "cannot read blob header");
-		sl_err_prefix(&wk->err, "%s: ", e->path);
-		goto done;
-	}
-	if (size > MAX_BLOB_SIZE) {
-		e->skipped = 1;
-		ret = 0;
-		goto done;
-	}
-	if (git_blob_lookup(&blob, wk->repo, &e->oid)) {
+	/*
+	 * One read per blob: the object database inflates it once (no separate
+	 * header read) and, with strict hash verification off (main.c), does not
+	 * hash it again; the size check comes after the read, which bounds the
+	 * waste to one oversized blob at a time.
+	 */
+	if (git_repository_odb(&odb, wk->repo) || git_odb_read(&obj, odb, &e->oid)) {
 		git_fail(&wk->err, "cannot read blob");
 		sl_err_prefix(&wk->err, "%s: ", e->path);
 		goto done;
 	}
-	text = git_blob_rawcontent(blob);
-	size = (size_t)git_blob_rawsize(blob);
+	text = git_odb_object_data(obj);
+	size = git_odb_object_size(obj);
+	if (git_odb_object_type(obj) != GIT_OBJECT_BLOB) {
+		sl_err_set(&wk->err, SL_ERROR, "%s: not a blob", e->path);
+		goto done;
+	}
 	if (size > MAX_BLOB_SIZE || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
 		e->skipped = 1;
 		ret = 0;
@@ -934,7 +935,7 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 	if (c->pf && pass && wk->out.n == before)
 		e->flags |= CF_LIT_NO_MATCH;
 encode:
-	if (wk->sh->want_enc) {
+	if (wk->sh->want_enc || e->has_dups) {
 		sl_buf b = SL_BUF_INIT;
 
 		encode_targets(&b, wk->out.v + before, wk->out.n - before);
@@ -946,7 +947,7 @@ done:
 		site_release(&(*raws)[i].site);
 	if (tree)
 		ts_tree_delete(tree);
-	git_blob_free(blob);
+	git_odb_object_free(obj);
 	git_odb_free(odb);
 	e->scoped = !ret;
 	return ret;
@@ -1041,6 +1042,55 @@ static int entry_oid_cmp(const void *a, const void *b)
 	return git_oid_cmp(&(*(struct entry *const *)a)->oid, &(*(struct entry *const *)b)->oid);
 }
 
+/* By blob id, then by position in the tree walk. */
+static int entry_oid_pos_cmp(const void *a, const void *b)
+{
+	const struct entry *x = *(struct entry *const *)a, *y = *(struct entry *const *)b;
+	int c = git_oid_cmp(&x->oid, &y->oid);
+
+	return c ? c : x < y ? -1 : x > y;
+}
+
+/* A later entry with the same blob as an earlier one: it copies that result. */
+struct dup {
+	size_t entry, first;
+};
+
+/*
+ * Keep in todo only the first entry of each blob id (in tree order); the
+ * others go to *dups_out.  Identical files (vendored copies, generated
+ * code) are then read and parsed once.
+ */
+static size_t split_dups(struct entry *v, size_t *todo, size_t *ntodo, struct dup **dups_out)
+{
+	struct entry **by = sl_xcalloc(*ntodo ? *ntodo : 1, sizeof(*by));
+	struct dup *dups = NULL;
+	size_t n = *ntodo, ndups = 0, alloc = 0, kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		by[i] = &v[todo[i]];
+	if (n > 1)
+		qsort(by, n, sizeof(*by), entry_oid_pos_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i && git_oid_equal(&by[i]->oid, &by[kept - 1]->oid)) {
+			by[kept - 1]->has_dups = 1;
+			SL_ALLOC_GROW(dups, ndups + 1, alloc);
+			dups[ndups].entry = (size_t)(by[i] - v);
+			dups[ndups++].first = (size_t)(by[kept - 1] - v);
+			continue;
+		}
+		by[kept++] = by[i];
+	}
+	for (size_t i = 0; i < kept; i++)
+		todo[i] = (size_t)(by[i] - v);
+	*ntodo = kept;
+	if (kept > 1)
+		qsort(todo, kept, sizeof(*todo), size_cmp);
+	free(by);
+	*dups_out = dups;
+	return ndups;
+}
+
 static int parse_unit(const char *name, enum unit_kind *out)
 {
 	*out = U_CAPTURE;
@@ -1062,6 +1112,8 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	struct compiled c;
 	struct walk w;
 	struct entry **order = NULL;
+	struct dup *dups = NULL;
+	size_t ndups = 0;
 	struct shared sh;
 	struct worker *wks = NULL;
 	unsigned nthreads = 0, started = 0;
@@ -1156,6 +1208,7 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	/* back to tree order: neighbours in a tree are often neighbours in a pack */
 	if (cache && sh.ntodo > 1)
 		qsort(sh.todo, sh.ntodo, sizeof(*sh.todo), size_cmp);
+	ndups = split_dups(w.v, sh.todo, &sh.ntodo, &dups);
 	/* no store transaction is held while parsing */
 	if (cache && sl_scope_cache_commit(cache, err))
 		goto done;
@@ -1205,6 +1258,20 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 		}
 		wks[i].out.n = 0;
 	}
+	for (size_t i = 0; i < ndups; i++) {
+		struct entry *e = &w.v[dups[i].entry];
+		const struct entry *f = &w.v[dups[i].first];
+
+		e->flags = f->flags;
+		e->skipped = f->skipped;
+		e->scoped = f->scoped;
+		if (f->skipped || !f->enc)
+			continue;
+		if (decode_targets(out, f->enc, f->enc_len, e, c.lang))
+			BUG("cannot decode the result of '%s'", f->path);
+		if (f->flags & CF_PREFILTERED)
+			st->skipped_prefilter++;
+	}
 
 	for (size_t i = 0; i < w.n; i++) {
 		const struct entry *e = &w.v[i];
@@ -1252,6 +1319,7 @@ done:
 		sl_target_list_release(&wks[i].out);
 	free(wks);
 	free(order);
+	free(dups);
 	free(sh.todo);
 	for (size_t i = 0; i < w.n; i++) {
 		free(w.v[i].path);

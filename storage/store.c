@@ -933,6 +933,17 @@ int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id
 }
 
 
+int sl_store_candidate_set_commit(sl_store *st, int64_t id, const char *commit_oid, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "UPDATE candidates SET commit_oid = ? WHERE id = ?", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_store_bind_text(s, 1, commit_oid);
+	sqlite3_bind_int64(s, 2, id);
+	return exec_stmt(st, s, "update candidate", err);
+}
+
 #define CANDIDATE_SELECT \
 	"SELECT c.id, c.attempt_id, c.target_id, t.campaign_id, c.diff, c.commit_oid, c.branch, " \
 	"c.state, d.decision, d.reason, c.created_at, t.path, t.start_line, t.end_line, a.n " \

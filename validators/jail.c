@@ -1188,8 +1188,12 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 			fail(rep, "bind /.lower");
 		close(fd);
 	}
-	if (p->ns & CLONE_NEWUSER)
+	if (p->ns & CLONE_NEWUSER) {
 		become_jail_user(rep, p->as_root);
+		/* a change of ids clears the parent-death signal: arm it again */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+			fail(rep, "set parent-death signal");
+	}
 	if (p->fs) {
 		for (size_t i = 0; i < p->nops; i++)
 			if (!p->ops[i].post)

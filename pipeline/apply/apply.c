@@ -28,8 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <git2/sys/repository.h>
 
 #include "pipeline/apply/apply.h"
 #include "common/util.h"
@@ -1538,6 +1541,39 @@ done:
 	return ret;
 }
 
+int sl_commit_from_diff(git_oid *commit_out, git_repository *repo, const git_oid *base,
+			const char *diff_text, const char *message, sl_err *err)
+{
+	git_commit *bc = NULL;
+	git_tree *bt = NULL, *nt = NULL;
+	git_diff *diff = NULL;
+	git_index *idx = NULL;
+	git_signature *sig = NULL;
+	git_oid tree_oid;
+	int ret = SL_ERROR;
+
+	if (git_commit_lookup(&bc, repo, base) || git_commit_tree(&bt, bc) ||
+	    git_diff_from_buffer(&diff, diff_text, strlen(diff_text)) ||
+	    git_apply_to_tree(&idx, repo, bt, diff, NULL) ||
+	    git_index_write_tree_to(&tree_oid, idx, repo) ||
+	    git_tree_lookup(&nt, repo, &tree_oid) || signature(&sig, repo) ||
+	    git_commit_create(commit_out, repo, NULL, sig, sig, NULL, message, nt, 1,
+			      (const git_commit **)&bc)) {
+		sl_err_set(err, SL_ERROR, "cannot rebuild a candidate from its diff: %s",
+			   sl_git_error());
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	git_signature_free(sig);
+	git_index_free(idx);
+	git_diff_free(diff);
+	git_tree_free(nt);
+	git_tree_free(bt);
+	git_commit_free(bc);
+	return ret;
+}
+
 /* ---- worktrees ------------------------------------------------------------- */
 
 struct sl_worktree {
@@ -1600,7 +1636,7 @@ static char *resolve_loose(const char *path)
 	return sl_buf_detach(&b, NULL);
 }
 
-static int root_inside_repo(git_repository *repo, const char *root, sl_err *err)
+int sl_worktree_root_check(git_repository *repo, const char *root, sl_err *err)
 {
 	const char *dirs[2] = { git_repository_workdir(repo), git_repository_path(repo) };
 	char *r = resolve_loose(root);
@@ -1634,7 +1670,7 @@ int sl_worktree_add(sl_worktree **out, git_repository *repo, const char *root,
 	int ret = SL_ERROR;
 
 	*out = NULL;
-	if ((ret = root_inside_repo(repo, root, err)))
+	if ((ret = sl_worktree_root_check(repo, root, err)))
 		return ret;
 	ret = SL_ERROR;
 	wt = sl_xcalloc(1, sizeof(*wt));
@@ -1689,6 +1725,47 @@ int sl_worktree_remove(sl_worktree *wt, sl_err *err)
 	free(wt->name);
 	free(wt->path);
 	free(wt);
+	return ret;
+}
+
+int sl_no_reflog_config(int *fd_out, char **path_out, sl_err *err)
+{
+	static const char text[] = "[core]\n\tlogAllRefUpdates = false\n";
+	int fd = memfd_create("sluice-no-reflog", MFD_CLOEXEC);
+	sl_buf b = SL_BUF_INIT;
+
+	*fd_out = -1;
+	*path_out = NULL;
+	if (fd < 0 || sl_write_all(fd, text, sizeof(text) - 1)) {
+		if (fd >= 0)
+			close(fd);
+		return sl_err_set(err, SL_ERROR, "cannot make a configuration file: %s",
+				  strerror(errno));
+	}
+	sl_buf_addf(&b, "/proc/self/fd/%d", fd);
+	*fd_out = fd;
+	*path_out = sl_buf_detach(&b, NULL);
+	return SL_OK;
+}
+
+int sl_repo_no_reflog(git_repository *repo, const char *cfg_path, sl_err *err)
+{
+	git_config *cfg = NULL;
+	char *local = sl_path_join(git_repository_commondir(repo), "config");
+	int ret = SL_ERROR;
+
+	if (git_config_new(&cfg) ||
+	    git_config_add_file_ondisk(cfg, local, GIT_CONFIG_LEVEL_LOCAL, repo, 0) ||
+	    git_config_add_file_ondisk(cfg, cfg_path, GIT_CONFIG_LEVEL_APP, repo, 0) ||
+	    git_repository_set_config(repo, cfg)) {
+		sl_err_set(err, SL_ERROR, "cannot read the configuration of '%s': %s",
+			   git_repository_commondir(repo), sl_git_error());
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	git_config_free(cfg);
+	free(local);
 	return ret;
 }
 

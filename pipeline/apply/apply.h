@@ -143,8 +143,31 @@ int sl_worktree_cleanup_count(git_repository *repo, const char *root, size_t *re
  */
 int sl_worktree_sweep(const char *root, size_t *removed_out, sl_err *err);
 
+/*
+ * Commit base + the diff diff_text (as sl_apply_edits wrote it) with message:
+ * rebuilds a candidate whose objects a crashed run never wrote to disk.
+ */
+int sl_commit_from_diff(git_oid *commit_out, git_repository *repo, const git_oid *base,
+			const char *diff_text, const char *message, sl_err *err);
+
+/* SL_EINPUT if the scratch root resolves to a place inside the repository. */
+int sl_worktree_root_check(git_repository *repo, const char *root, sl_err *err);
+
 /* Delete refs/heads/BRANCH if it exists. */
 int sl_branch_delete(git_repository *repo, const char *branch, sl_err *err);
+
+/*
+ * Refs written through this repo handle get no reflog: the handle reads the
+ * repository's config with the file cfg_path on top, which
+ * sl_no_reflog_config() makes: an anonymous in-memory file saying
+ * core.logAllRefUpdates=false, *path_out its /proc/self/fd path (caller
+ * frees), *fd_out to close once no handle uses it.  The repository's own
+ * config and what git sees are unchanged.  Candidate branches are created
+ * and deleted by the thousand; a reflog each would be more files per
+ * candidate.
+ */
+int sl_repo_no_reflog(git_repository *repo, const char *cfg_path, sl_err *err);
+int sl_no_reflog_config(int *fd_out, char **path_out, sl_err *err);
 
 /* Message of the last libgit2 error, for sl_err messages. */
 const char *sl_git_error(void);

@@ -4,8 +4,8 @@
  *   sluice gc [--scratch DIR] [--repo PATH] [--store PATH]
  *
  * Repositories: the one named by --repo, else every campaign's repository
- * in the store.  Scratch roots: --scratch DIR, else the default root
- * ($TMPDIR/sluice-UID) and the `scratch:` root of each stored campaign
+ * in the store.  Scratch roots: --scratch DIR, else every default root
+ * ($TMPDIR, /dev/shm and /tmp, each /sluice-UID: see sl_default_scratch_root) and the `scratch:` root of each stored campaign
  * whose campaign file still loads.  For each repository, every linked
  * worktree under a root is removed with its admin files (sl_worktree_cleanup:
  * worktrees of a sluice process still running are kept); then checkouts
@@ -234,11 +234,12 @@ int cmd_gc(int argc, char **argv)
 	if (scratch) {
 		add_root(&roots, scratch);
 	} else {
-		sl_buf b = SL_BUF_INIT;
+		sl_strvec dflt = SL_STRVEC_INIT;
 
-		sl_buf_addf(&b, "%s/sluice-%ld", sl_getenv_or("TMPDIR", "/tmp"), (long)getuid());
-		add_root(&roots, b.buf);
-		sl_buf_release(&b);
+		sl_default_scratch_roots(&dflt);
+		for (size_t i = 0; i < dflt.n; i++)
+			add_root(&roots, dflt.v[i]);
+		sl_strvec_release(&dflt);
 	}
 	store = sl_default_store_path(store_opt);
 	if (repo) {

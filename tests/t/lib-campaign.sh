@@ -83,7 +83,11 @@ start_forge() {
 	stub-forge --kind "$kind" --token "$FORGE_TOKEN" --project "$proj" --bare "$bare" \
 		--port-file forge.port --log forge.log --max-seconds 600 "$@" &
 	forge_pid=$!
-	for i in $(seq 1 100); do test -s forge.port && break; sleep 0.1; done
+	for i in $(seq 1 600); do
+		test -s forge.port && break
+		kill -0 $forge_pid 2>/dev/null || break
+		sleep 0.1
+	done
 	forge_port=$(cat forge.port) &&
 	test -n "$forge_port" &&
 	forge_url=http://127.0.0.1:$forge_port

@@ -89,7 +89,7 @@ rel_kill_series() {
 		pid=$!
 		want=$((before + 1 + (k * 7) % 5))
 		i=0
-		while kill -0 $pid 2>/dev/null && [ "$(rel_requests "$4")" -lt $want ] && [ $i -lt 600 ]; do
+		while kill -0 $pid 2>/dev/null && [ "$(rel_requests "$4")" -lt $want ] && [ $i -lt 1200 ]; do
 			sleep 0.05
 			i=$((i + 1))
 		done

@@ -30,13 +30,19 @@ campaign() {
 # crash NAME: start a run whose gate sleeps, kill -9 it while a worktree of
 # it exists (the base's, where gates first run, or a candidate's)
 crash() {
-	campaign "$1" "sleep 10" &&
+	m="sleep 10.3100$(printf %s "$1" | tr -cd 0-9)" &&
+	campaign "$1" "$m" &&
 	{ sluice run --store s.db "$1.yaml" >/dev/null 2>&1 & pid=$!; } &&
-	for i in $(seq 1 300); do
+	for i in $(seq 1 600); do
 		ls "scratch/$1" 2>/dev/null | grep -q "^sl-" && break
 		sleep 0.1
 	done &&
-	sleep 0.5 &&
+	# until a gate runs (its sleep has a command line of this crash's own)
+	for i in $(seq 1 600); do
+		pgrep -fx "$m" >/dev/null && break
+		sleep 0.1
+	done &&
+	pgrep -fx "$m" >/dev/null &&
 	kill -9 $pid && { wait $pid; true; } &&
 	ls "scratch/$1" | grep "^sl-" >left &&
 	test -s left

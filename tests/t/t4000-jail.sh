@@ -126,4 +126,16 @@ test_expect_success 'the other siblings are unchanged' '
 	test "$before" = "$after"
 '
 
+test_expect_success 'the jail dies with its supervisor (kill -9), also after pid 1 took the jail ids' '
+	{ jail-run work "sleep 91.4000" >/dev/null 2>&1 & jr=$!; } &&
+	n=0 &&
+	while ! pgrep -f "sleep 91.4000" >/dev/null && test $n -lt 600; do sleep 0.1; n=$((n + 1)); done &&
+	pgrep -f "sleep 91.4000" >/dev/null &&
+	kill -9 $jr &&
+	{ wait $jr; true; } &&
+	n=0 &&
+	while pgrep -f "sleep 91.4000" >/dev/null && test $n -lt 600; do sleep 0.1; n=$((n + 1)); done &&
+	! pgrep -f "sleep 91.4000"
+'
+
 test_done

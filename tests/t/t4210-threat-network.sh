@@ -15,7 +15,7 @@ start_peer() {
 		threat "peer-$1" "ready.$1" 3 >"got.$1" &
 	fi
 	i=0
-	while test ! -s "ready.$1" && test $i -lt 100; do sleep 0.05; i=$((i + 1)); done
+	while test ! -s "ready.$1" && test $i -lt 1200; do sleep 0.05; i=$((i + 1)); done
 	test -s "ready.$1"
 }
 

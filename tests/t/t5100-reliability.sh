@@ -54,9 +54,9 @@ test_expect_success 'setup: a fresh model server' '
 '
 
 test_expect_success 'two runs at once share the work: every target worked once' '
-	sluice run --store p2.db p.yaml >out1 2>err1 & p1=$!
-	sluice run --store p2.db p.yaml >out2 2>err2 & p2=$!
-	wait $p1; r1=$?; wait $p2; r2=$?
+	{ sluice run --store p2.db p.yaml >out1 2>err1 & p1=$!; } &&
+	{ sluice run --store p2.db p.yaml >out2 2>err2 & p2=$!; } &&
+	{ wait $p1; r1=$?; } && { wait $p2; r2=$?; } &&
 	cat err1 err2 &&
 	test $r1 = 0 && test $r2 = 0 &&
 	rel_states p2.db >states.p2 &&
@@ -89,10 +89,10 @@ test_expect_success 'setup: the model server again, no branches' '
 '
 
 test_expect_success 'three runs at once: the same result, no duplicate work, no error' '
-	sluice run --store p3.db p.yaml >out1 2>err1 & p1=$!
-	sluice run --store p3.db p.yaml >out2 2>err2 & p2=$!
-	sluice run --store p3.db p.yaml >out3 2>err3 & p3=$!
-	wait $p1; r1=$?; wait $p2; r2=$?; wait $p3; r3=$?
+	{ sluice run --store p3.db p.yaml >out1 2>err1 & p1=$!; } &&
+	{ sluice run --store p3.db p.yaml >out2 2>err2 & p2=$!; } &&
+	{ sluice run --store p3.db p.yaml >out3 2>err3 & p3=$!; } &&
+	{ wait $p1; r1=$?; } && { wait $p2; r2=$?; } && { wait $p3; r3=$?; } &&
 	cat err1 err2 err3 &&
 	test $r1 = 0 && test $r2 = 0 && test $r3 = 0 &&
 	rel_states p3.db >states.p3 &&
@@ -103,7 +103,7 @@ test_expect_success 'three runs at once: the same result, no duplicate work, no 
 
 test_expect_success 'leases: a live one of another machine is respected, an expired one taken over' '
 	rel_campaign l.yaml lease $(cat port2) "budget:" "  max_tokens: 1" &&
-	sluice run --store l.db l.yaml >out 2>err;
+	{ sluice run --store l.db l.yaml >out 2>err; rc=$?; } &&
 	test "$(sqlite3 l.db "select count(*) from targets where state = '"'"'budget'"'"'")" -ge $((N - 1)) &&
 	far=$(( $(date +%s) * 1000 + 3600000 )) &&
 	sqlite3 l.db "update targets set lease_owner = '"'"'otherhost:1:1'"'"', lease_expires = $far
@@ -209,7 +209,7 @@ test_expect_success 'setup: a slow gate, ten targets' '
 # wait_for_worktree DIR: until a candidate worktree appears under DIR (bounded)
 wait_for_worktree() {
 	i=0
-	while [ $i -lt 600 ]; do
+	while [ $i -lt 1200 ]; do
 		ls "$1" 2>/dev/null | grep -q "^sl-" && return 0
 		sleep 0.05
 		i=$((i + 1))
@@ -218,7 +218,7 @@ wait_for_worktree() {
 }
 
 test_expect_success 'SIGTERM: gates killed, worktrees and unpassed branches removed, exit 143' '
-	sluice run --store g.db s.yaml >out 2>err & pid=$!
+	{ sluice run --store g.db s.yaml >out 2>err & pid=$!; } &&
 	wait_for_worktree scratch/sig &&
 	kill -TERM $pid &&
 	{ wait $pid; rc=$?; } &&
@@ -234,7 +234,7 @@ test_expect_success 'SIGTERM: gates killed, worktrees and unpassed branches remo
 '
 
 test_expect_success 'SIGINT twice exits at once with 130; the next run resumes and finishes' '
-	sluice run --store g.db s.yaml >out 2>err & pid=$!
+	{ sluice run --store g.db s.yaml >out 2>err & pid=$!; } &&
 	wait_for_worktree scratch/sig &&
 	kill -INT $pid && kill -INT $pid &&
 	{ wait $pid; rc=$?; } &&
@@ -248,9 +248,9 @@ test_expect_success 'SIGINT twice exits at once with 130; the next run resumes a
 test_expect_success 'SIGINT aborts the model requests in flight: nothing arrives, nothing is lost' '
 	rel_model slow 20000 && start_stub slow && echo $stub_pid >stub-slow.pid &&
 	rel_campaign q.yaml quiet $stub_port &&
-	sluice run --store q.db q.yaml >out 2>err & pid=$!
-	i=0
-	while [ $i -lt 600 ] && ! test -f slow/request-1.json; do sleep 0.05; i=$((i + 1)); done
+	{ sluice run --store q.db q.yaml >out 2>err & pid=$!; } &&
+	i=0 &&
+	while [ $i -lt 1200 ] && ! test -f slow/request-1.json; do sleep 0.05; i=$((i + 1)); done &&
 	test -f slow/request-1.json &&
 	kill -INT $pid &&
 	{ wait $pid; rc=$?; } &&
@@ -262,7 +262,7 @@ test_expect_success 'SIGINT aborts the model requests in flight: nothing arrives
 '
 
 test_expect_success 'cleanup' '
-	kill $(cat stub2.pid) 2>/dev/null; true
+	{ kill $(cat stub2.pid) 2>/dev/null || true; }
 '
 
 test_done

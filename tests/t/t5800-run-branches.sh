@@ -38,6 +38,16 @@ test_expect_success 'each proposed target gets its own branch, at its own commit
 	done <want
 '
 
+test_expect_success 'candidate branches have no reflog; the repository config is unchanged' '
+	test "$(git -C nest config core.logAllRefUpdates)" = true &&
+	cp nest/.git/config config.before &&
+	sluice run --store n2.db nest.yaml >out &&
+	test "$(store_query n2.db "select count(*) from candidates where state = '"'"'passed'"'"'")" = 2 &&
+	test -e nest/.git/logs/HEAD &&
+	test ! -e nest/.git/logs/refs/heads/sluice &&
+	test_cmp config.before nest/.git/config
+'
+
 test_expect_success 'setup: one model target whose gate is slow on the candidate' '
 	mkdir -p repo/src &&
 	{
@@ -68,7 +78,7 @@ test_expect_success 'setup: one model target whose gate is slow on the candidate
 	attempts: 1
 	gates:
 	  - name: slow
-	    command: "if grep -q new_api.1 src/a.c; then sleep 30; fi"
+	    command: "if grep -q new_api.1 src/a.c; then sleep 30.5800; fi"
 	    timeout: 60
 	EOF
 '
@@ -82,7 +92,12 @@ test_expect_success 'kill -9 while the candidate is gated' '
 		sleep 0.1
 	done &&
 	test -s refs &&
-	sleep 0.5 &&
+	# until the gate runs (its sleep has a command line of its own)
+	for i in $(seq 1 600); do
+		pgrep -fx "sleep 30.5800" >/dev/null && break
+		sleep 0.1
+	done &&
+	pgrep -fx "sleep 30.5800" >/dev/null &&
 	kill -9 $pid &&
 	{ wait $pid 2>/dev/null || :; } &&
 	test "$(store_query s.db "select count(*) from attempts")" = 0
@@ -145,6 +160,66 @@ test_expect_success 'the attempt records the failed request, not the freed first
 
 test_expect_success 'cleanup: stop the second stub' '
 	kill $(cat stub2.pid)
+'
+
+test_expect_success 'setup: a campaign without gates over three targets' '
+	mkdir -p batch/src &&
+	for i in 1 2 3; do
+		echo "int f$i(void) { return old_api($i); }" >batch/src/f$i.c || return 1
+	done &&
+	make_repo batch &&
+	cat >batch.yaml <<-EOF
+	name: batch
+	repository: batch
+	scratch: $TRASH/scratch
+	targets:
+	  language: c
+	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\"))"
+	  capture: call
+	rules:
+	  - capture: call
+	    template: "new_api(\${arg})"
+	attempts: 1
+	jobs: 1
+	EOF
+	git -C batch count-objects -v | sed -n "s/^count: //p" >loose.before
+'
+
+test_expect_success 'without gates, candidates are written as one pack: no loose object' '
+	sluice run --store b1.db batch.yaml >out &&
+	test "$(store_query b1.db "select count(*) from candidates where state = '"'"'passed'"'"'")" = 3 &&
+	git -C batch count-objects -v | sed -n "s/^count: //p" >loose.after &&
+	test_cmp loose.before loose.after &&
+	store_query b1.db "select branch || '"'"' '"'"' || commit_oid from candidates" >want &&
+	while read branch oid; do
+		test "$(git -C batch rev-parse "refs/heads/$branch")" = "$oid" || return 1
+	done <want &&
+	test -z "$(ls scratch/batch | grep journal)" &&
+	git -C batch fsck --strict
+'
+
+test_expect_success 'killed before its batch is written, the next run rebuilds each commit from its diff' '
+	mkdir batch2 && cp -R batch/src batch2/ && make_repo batch2 &&
+	sed "s/^repository: batch/repository: batch2/" batch.yaml >batch2.yaml &&
+	test_expect_code 137 env SLUICE_TEST_KILL_BEFORE_FLUSH=1 sluice run --store b2.db batch2.yaml &&
+	test "$(store_query b2.db "select count(*) from candidates where state = '"'"'passed'"'"'")" = 3 &&
+	test -z "$(git -C batch2 for-each-ref refs/heads/sluice/)" &&
+	ls scratch/batch | grep -q journal &&
+	store_query b2.db "select commit_oid from candidates" >lost &&
+	while read oid; do
+		test_must_fail git -C batch2 cat-file -e "$oid" || return 1
+	done <lost &&
+	sluice run --store b2.db batch2.yaml >out &&
+	test -z "$(ls scratch/batch | grep journal)" &&
+	store_query b2.db "select id, branch, commit_oid from candidates" >after &&
+	test $(wc -l <after) = 3 &&
+	while IFS="|" read id branch oid; do
+		test "$(git -C batch2 rev-parse "refs/heads/$branch")" = "$oid" &&
+		{ git -C batch2 diff main "$oid" && echo; } >got.diff &&
+		store_query b2.db "select diff from candidates where id = $id" >want.diff &&
+		test_cmp want.diff got.diff || return 1
+	done <after &&
+	git -C batch2 fsck --strict
 '
 
 test_done

@@ -64,7 +64,7 @@ test_expect_success 'junit.xml reports a failing gate as a failure with its outp
 '
 
 test_expect_success 'headless Chromium renders the report: funnel bars above a coloured diff' '
-	command -v chromium >/dev/null || { echo "chromium is missing: run ci/install-deps.sh" >&2; false; } &&
+	{ command -v chromium >/dev/null || { echo "chromium is missing: run ci/install-deps.sh" >&2; false; }; } &&
 	timeout 300 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$TRASH/chromium" \
 		--screenshot="$TRASH/shot.png" --window-size=1200,1600 \
 		"file://$TRASH/export/report.html" >chromium.log 2>&1 &&

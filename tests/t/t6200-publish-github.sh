@@ -148,7 +148,7 @@ test_expect_success 'status counts the outcomes: acceptance rate and landed-unch
 	grep -q "acceptance rate  *50% (1 of 2)" out &&
 	grep -q "landed unchanged  *100% (1 of 1)" out &&
 	sluice targets --store s.db --state rejected >out &&
-	grep -q "prefer a named constant" out || sluice show --store s.db --json $(sqlite3 s.db "select candidate_id from published where number = 2") | grep -q "prefer a named constant here"
+	{ grep -q "prefer a named constant" out || sluice show --store s.db --json $(sqlite3 s.db "select candidate_id from published where number = 2") | grep -q "prefer a named constant here"; }
 '
 
 test_expect_success 'with two requests decided, the paced change is opened; a merge that changed it is seen' '

@@ -38,8 +38,8 @@ test_expect_success 'setup: the project in a repository, the fix campaign' '
 	  - {name: analyzer, kind: finding-gone, format: gcc, command: "make -s scan"}
 	  - {name: test, kind: test, format: tap, command: "make -s check"}
 	EOF
-	sluice run --store s.db fix.yaml >out 2>err ||
-	{ cat out err; false; }
+	{ sluice run --store s.db fix.yaml >out 2>err ||
+	{ cat out err; false; }; }
 '
 
 test_expect_success 'each function with findings is one target; findings in one function merge' '
@@ -170,8 +170,8 @@ tests_campaign() { # NAME CANDIDATE-DIR
 
 test_expect_success 'a failing test becomes a target on the function its failure names' '
 	tests_campaign tests-right "$CANDIDATES" >right.yaml &&
-	sluice run --store t.db right.yaml >out 2>err ||
-	{ cat out err; false; } &&
+	{ sluice run --store t.db right.yaml >out 2>err ||
+	{ cat out err; false; }; } &&
 	test "$(store_query t.db "select path || \":\" || start_line from targets")" = src/calc.c:61 &&
 	store_query t.db "select prompt from attempts" | grep -q "^src/calc.c:65: error: failing test clamp_above: src/calc.c:65: clamp(15, 0, 10) != 10 \[test:clamp_above\]"
 '

@@ -39,14 +39,15 @@ test_expect_success 'setup: the project in a repository, the testgen campaign' '
 	provider: {kind: command, command: "sh $CANDIDATES/next.sh $CANDIDATES $TRASH/asked"}
 	edit_format: search-replace
 	attempts: 6
+	jail: {writable_worktree: true}
 	gates:
 	  - {name: build, command: make}
 	  - {name: stable, kind: test, command: make -s check}
 	  - {name: coverage, kind: coverage, format: gcov, report: cov.txt, command: make -s coverage}
 	  - {name: mutants, kind: mutants, command: make -s check, timeout: 60}
 	EOF
-	sluice run --store s.db gen.yaml >out 2>err ||
-	{ cat out err; false; }
+	{ sluice run --store s.db gen.yaml >out 2>err ||
+	{ cat out err; false; }; }
 '
 
 verdicts() { # ATTEMPT: gate:verdict of that attempt's candidate

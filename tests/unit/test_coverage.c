@@ -152,7 +152,7 @@ static void test_caps(void)
 	CHECK_INT(c.n, 10000);
 	CHECK(c.truncated);
 	CHECK(c.lines <= 1000000);
-	CHECK(sl_now_ms() - t0 < 20000);
+	CHECK(sl_now_ms() - t0 < 60000);
 	sl_coverage_release(&c);
 	sl_buf_release(&b);
 }

@@ -352,6 +352,56 @@ static void test_duplicates(void)
 		    "call", NULL, NULL, 0);
 }
 
+/* Files with the same blob are parsed once and each gets its own targets. */
+static void test_same_blob(void)
+{
+	static const char other_c[] = "void g(char *a) { strcpy(a, \"x\"); }\n";
+	sl_scope_opts o = SL_SCOPE_OPTS_INIT;
+	sl_scope_stats st = SL_SCOPE_STATS_INIT;
+	sl_target_list l = SL_TARGET_LIST_INIT;
+	sl_err err = SL_ERR_INIT;
+	git_index *idx = NULL;
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	git_oid tree_id, commit;
+	sl_buf b = SL_BUF_INIT;
+
+	if (git_repository_index(&idx, repo))
+		exit(2);
+	git_index_clear(idx);
+	add_file(idx, "a/copy.c", main_c, strlen(main_c));
+	add_file(idx, "b/other.c", other_c, strlen(other_c));
+	add_file(idx, "c/copy.c", main_c, strlen(main_c));
+	add_file(idx, "d/binary.c", binary_c, sizeof(binary_c) - 1);
+	add_file(idx, "e/binary.c", binary_c, sizeof(binary_c) - 1);
+	if (git_index_write_tree_to(&tree_id, idx, repo) || git_tree_lookup(&tree, repo, &tree_id) ||
+	    git_signature_new(&sig, "T", "t@example.com", 1700000000, 0) ||
+	    git_commit_create_v(&commit, repo, NULL, sig, sig, NULL, "copies", tree, 0))
+		exit(2);
+	o.language = "c";
+	o.query = "((call_expression function: (identifier) @fn) @call (#eq? @fn \"strcpy\"))";
+	o.capture = "call";
+	o.stats = &st;
+	o.threads = 2;
+	CHECK_INT(sl_scope(&l, repo, &commit, &o, &err), 0);
+	render(&b, &l);
+	CHECK_STR(b.buf, "a/copy.c:7:2-7:14 n1 [7:2] strcpy(d, s)\n"
+		  "a/copy.c:13:2-13:14 n1 [13:2] strcpy(a, b)\n"
+		  "a/copy.c:15:2-15:14 n1 [15:2] strcpy(b, a)\n"
+		  "b/other.c:1:19-1:33 n1 [1:19] strcpy(a, \"x\")\n"
+		  "c/copy.c:7:2-7:14 n1 [7:2] strcpy(d, s)\n"
+		  "c/copy.c:13:2-13:14 n1 [13:2] strcpy(a, b)\n"
+		  "c/copy.c:15:2-15:14 n1 [15:2] strcpy(b, a)\n");
+	CHECK_INT(st.parsed, 2);
+	CHECK_INT(st.skipped_other, 2);
+	sl_buf_release(&b);
+	sl_target_list_release(&l);
+	sl_scope_stats_release(&st);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_index_free(idx);
+}
+
 static void test_python(void)
 {
 	CHECK_SCOPE("tools/gen.py:6:1-9:13 n2 [8:5 9:5] @cache\\ndef build(a, b):\\n"
@@ -510,6 +560,7 @@ int main(void)
 	RUN(test_globs);
 	RUN(test_unit_function);
 	RUN(test_duplicates);
+	RUN(test_same_blob);
 	RUN(test_python);
 	RUN(test_query_errors);
 	RUN(test_query_hostile);

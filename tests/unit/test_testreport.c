@@ -309,7 +309,7 @@ static void test_hostile(void)
 	(void)sl_tests_parse_junit(&t, b.buf, b.len, &err);
 	for (size_t i = 0; i < t.n; i++)
 		CHECK(strlen(t.v[i].id) < 100 && (!t.v[i].message || strlen(t.v[i].message) < 2048));
-	CHECK(sl_now_ms() - t0 < 2000);
+	CHECK(sl_now_ms() - t0 < 60000);    /* an expansion would not end */
 	sl_tests_release(&t);
 
 	/* External entities are never fetched: no passwd content anywhere. */

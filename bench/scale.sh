@@ -1,0 +1,119 @@
+#!/bin/sh
+# bench/scale.sh - cost per target as a campaign grows (run by hand).
+#
+#   sh bench/scale.sh [BUILD]
+#
+# For each size N of SIZES (default "100 1000 10000 100000") it generates a
+# repository of N/10 C files (10 functions each, 100 files per directory),
+# each function calling old_api() once, and runs a campaign with the rules
+# provider (a rule rewrites the call; unit: function, so N targets):
+#   - without gates: every target, the whole pipeline (scope, rule, apply,
+#     commit, branch, store);
+#   - with one trivial gate (`true`, jailed): every target when N is at most
+#     GATED_MAX (default 1000), else the targets done within GATED_SECONDS
+#     (default 60; the campaign's max_wall_time), which measures the cost per
+#     target in a tree and a store of that size.
+# Prints per run: targets done, milliseconds per target, the ratio to the
+# same mode at the first size (the anchor, measured in the same run), store
+# bytes per scoped target (the store holds every target, done or not) and
+# bytes added to the repository's .git per target done.
+#
+# Environment: SIZES; WORK (default: a new directory under $TMPDIR or /tmp;
+# the repositories and stores live there, so its file system is the one
+# measured); SCRATCH (the campaigns' scratch root; default: sluice's own);
+# GATED_MAX, GATED_SECONDS; MODES (default "0 1": without gates, with the
+# trivial gate).  Everything is removed at the end.
+set -eu
+BUILD=$(cd "${1:-build}" && pwd)
+SIZES=${SIZES:-"100 1000 10000 100000"}
+GATED_MAX=${GATED_MAX:-1000}
+GATED_SECONDS=${GATED_SECONDS:-60}
+[ -x "$BUILD/sluice" ] || { echo "bench/scale.sh: build sluice first (make)" >&2; exit 2; }
+work=$(mktemp -d "${WORK:-${TMPDIR:-/tmp}}/sluice-bench-scale.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+cd "$work"
+echo "work: $work ($(stat -f -c %T "$work")), scratch: ${SCRATCH:-sluice's default}"
+
+now_ms() { date +%s%3N; }
+bytes() { du -sb "$1" | cut -f1; }
+
+gen_repo() { # dir n
+	mkdir -p "$1/src"
+	awk -v dir="$1/src" -v n="$2" 'BEGIN {
+		files = int((n + 9) / 10)
+		for (f = 0; f < files; f++) {
+			d = dir "/d" int(f / 100)
+			if (f % 100 == 0) system("mkdir -p " d)
+			path = d "/f" f ".c"
+			print "int old_api(int x);\nint new_api(int x);\n" > path
+			for (i = 0; i < 10 && f * 10 + i < n; i++)
+				printf "int f%d_%d(void)\n{\n\treturn old_api(%d);\n}\n\n", f, i, i > path
+			close(path)
+		}
+	}'
+	(cd "$1" && git init -q -b main && git add -A &&
+		git -c gc.auto=0 -c user.name=b -c user.email=b@b commit -q -m base && git gc -q)
+}
+
+campaign() { # name repo gated n
+	cat <<EOF
+name: $1
+repository: $2
+${SCRATCH:+scratch: $SCRATCH}
+targets:
+  language: c
+  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\"))"
+  capture: call
+  unit: function
+rules:
+  - capture: call
+    template: "new_api(\${arg})"
+attempts: 1
+EOF
+	if [ "$3" = 1 ] && [ "$4" -gt "$GATED_MAX" ]; then
+		cat <<EOF
+budget:
+  max_wall_time: $GATED_SECONDS
+EOF
+	fi
+	if [ "$3" = 1 ]; then
+		cat <<EOF
+gates:
+  - name: trivial
+    command: "true"
+EOF
+	fi
+}
+
+anchor_0= anchor_1=
+printf '%-8s %-10s %8s %10s %8s %12s %12s\n' targets gates done ms/target ratio store-B/tgt git-B/tgt
+for n in $SIZES; do
+	for gated in ${MODES:-0 1}; do
+		rm -rf repo s.db s.db-wal s.db-shm
+		gen_repo repo "$n"
+		git0=$(bytes repo/.git)
+		campaign "scale$n" "$work/repo" $gated "$n" >c.yaml
+		t0=$(now_ms)
+		"$BUILD/sluice" run --store s.db c.yaml >out.txt 2>err.txt || true
+		t1=$(now_ms)
+		done_n=$(sqlite3 s.db "select count(*) from targets where state = 'proposed'")
+		if [ "$done_n" -eq 0 ]; then
+			echo "bench/scale.sh: nothing proposed for N=$n gates=$gated:" >&2
+			tail -5 err.txt >&2
+			exit 1
+		fi
+		sqlite3 s.db "pragma wal_checkpoint(truncate)" >/dev/null
+		store=$(bytes s.db)
+		gitb=$(($(bytes repo/.git) - git0))
+		ms=$(awk -v ms=$((t1 - t0)) -v n="$done_n" 'BEGIN { printf "%.2f", ms / n }')
+		eval "a=\${anchor_$gated}"
+		[ -n "$a" ] || { a=$ms; eval "anchor_$gated=$ms"; }
+		printf '%-8s %-10s %8s %10s %7.2fx %12d %12d\n' "$n" \
+			"$([ $gated = 1 ] && echo trivial || echo none)" "$done_n" "$ms" \
+			"$(awk -v m="$ms" -v a="$a" 'BEGIN { print m / a }')" \
+			$((store / n)) $((gitb / done_n))
+		if [ $gated = 1 ] && [ "$n" -gt "$GATED_MAX" ] && [ "$done_n" -lt "$n" ]; then
+			echo "         (trivial gate: the first $done_n targets within ${GATED_SECONDS} s)"
+		fi
+	done
+done
