@@ -30,8 +30,10 @@ endif
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
 	-I. -MMD -MP
+# git's developer warnings (config.mak.dev) that this code keeps
 ifeq ($(DEVELOPER),1)
-BASE_CFLAGS += -Werror
+BASE_CFLAGS += -Werror -Wdeclaration-after-statement -Wformat-security -Wold-style-definition \
+	-Wpointer-arith -Wstrict-prototypes -Wvla -Wmissing-prototypes -fno-common
 endif
 ifneq ($(SANITIZE),)
 BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer

@@ -1516,10 +1516,10 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 
 	if (s.a.outcome == SL_A_NONE) {
-		candidate_message(&msg, spec, t->path, (long long)t->start_line,
-				  (long long)t->end_line, (long long)n, s.a.source);
 		sl_apply_opts ao = SL_APPLY_OPTS_INIT;
 
+		candidate_message(&msg, spec, t->path, (long long)t->start_line,
+				  (long long)t->end_line, (long long)n, s.a.source);
 		ao.allowed_globs = (const char *const *)spec->paths.v;
 		ao.nglobs = spec->paths.n;
 		if (spec->job == SL_JOB_TESTGEN) {
@@ -2383,10 +2383,11 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 	x.git_lock_fd = -1;
 	x.opts = opts;
 	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
-		x.scratch = scratch_root(x.c->spec);
-		base_checkout b = { x.c->repo, x.scratch, x.c->spec->branch_prefix, &x.c->base,
-				    NULL, NULL };
+		base_checkout b = { x.c->repo, NULL, x.c->spec->branch_prefix, &x.c->base, NULL,
+				    NULL };
 
+		x.scratch = scratch_root(x.c->spec);
+		b.scratch = x.scratch;
 		if (!(ret = open_store(&x, err)) && !(ret = open_gating(&x, err))) {
 			ret = sl_gating_describe(x.gating, base_checkout_dir, &b, opts->progress,
 						 opts->progress_ctx, json, out, err);

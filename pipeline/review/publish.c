@@ -455,11 +455,11 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec
 	if (!strcmp(pr.state, "open")) {
 		sum->open++;
 	} else if (!strcmp(pr.state, "merged")) {
+		sl_buf b = SL_BUF_INIT;
+
 		if (pr.merge_sha && fetch_target(repo, url, base, o->token, err))
 			progress(o, "#%lld: %s; landing not checked", (long long)number, err->msg);
 		landed = landed_unchanged(repo, camp->base_oid, rows[first].head_oid, pr.merge_sha);
-		sl_buf b = SL_BUF_INIT;
-
 		sl_buf_addf(&b, "merged as #%lld%s", (long long)number, landed == 1 ?
 			    ", landed unchanged" : landed == 0 ? ", changed before landing" : "");
 		reason = sl_buf_detach(&b, NULL);
