@@ -1,6 +1,7 @@
 # sluice - build, test, demo, install.
 #
-#   make                 build build/sluice (installs missing dependencies first)
+#   make                 build build/sluice (names missing dependencies: make deps)
+#   make deps            install missing dependencies (make test and make demo do too)
 #   make test            build and run both test layers; lists skipped cases and ends
 #                        with "N passed, N failed, N skipped"
 #   make demo            run the bundled example campaign end to end
@@ -65,9 +66,20 @@ LIBSLUICE := $(BUILD)/libsluice.a
 .PHONY: all deps test unit-test shell-test demo install clean distclean fuzz fuzz-deps
 all: $(BUILD)/sluice
 
+# `make deps`, `make test`, `make demo` and `make fuzz` install what is
+# missing (ci/install-deps.sh); any other build only checks and names it.
+ifneq ($(filter deps test demo fuzz,$(MAKECMDGOALS)),)
+INSTALL_DEPS := 1
+endif
+
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): ci/install-deps.sh package.json package-lock.json
+ifeq ($(INSTALL_DEPS),1)
 	@sh ci/install-deps.sh
+else
+	@sh ci/install-deps.sh --check || \
+		{ echo "sluice: build dependencies are missing: run 'make deps'" >&2; exit 2; }
+endif
 	@mkdir -p $(@D) && touch $@
 
 $(GRAMMAR_SRC): | $(DEPS_STAMP)
