@@ -1355,16 +1355,6 @@ static int signature(git_signature **out, git_repository *repo)
 	return git_signature_now(out, "sluice", "sluice@localhost");
 }
 
-int sl_apply_edits(git_oid *commit_out, sl_buf *diff_out, git_repository *repo,
-		   const git_oid *base, const sl_edit_list *edits, const char *message,
-		   sl_apply_report *report, sl_err *err)
-{
-	sl_apply_opts opts = SL_APPLY_OPTS_INIT;
-
-	return sl_apply_edits_ext(commit_out, diff_out, repo, base, edits, message, &opts,
-				  report, err);
-}
-
 int sl_apply_edits_ext(git_oid *commit_out, sl_buf *diff_out, git_repository *repo,
 		       const git_oid *base, const sl_edit_list *edits, const char *message,
 		       const sl_apply_opts *opts, sl_apply_report *report, sl_err *err)

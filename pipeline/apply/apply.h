@@ -1,7 +1,7 @@
 /*
  * apply.h - turn edits into a candidate commit, and check it out for gates.
  *
- * sl_apply_edits() reads the edited files from the base commit's objects
+ * sl_apply_edits_ext() reads the edited files from the base commit's objects
  * (never from a working tree), applies the edits in memory, writes the new
  * blobs and tree and a commit whose parent is the base, and returns the
  * commit id and its diff against the base.  No ref is moved.  All or
@@ -105,12 +105,8 @@ typedef struct sl_apply_opts {
  * Apply edits on top of base.  report (may be NULL) is reset and filled with
  * one item per edit, also when the call fails with SL_EREFUSED.  Errors:
  * SL_EREFUSED (an edit was refused; nothing written but loose objects),
- * SL_ERROR (libgit2).  sl_apply_edits() is sl_apply_edits_ext() with the
- * default options (no glob restriction).
+ * SL_ERROR (libgit2).
  */
-int sl_apply_edits(git_oid *commit_out, sl_buf *diff_out, git_repository *repo,
-		   const git_oid *base, const sl_edit_list *edits, const char *message,
-		   sl_apply_report *report, sl_err *err);
 int sl_apply_edits_ext(git_oid *commit_out, sl_buf *diff_out, git_repository *repo,
 		       const git_oid *base, const sl_edit_list *edits, const char *message,
 		       const sl_apply_opts *opts, sl_apply_report *report, sl_err *err);
@@ -144,7 +140,7 @@ int sl_worktree_cleanup_count(git_repository *repo, const char *root, size_t *re
 int sl_worktree_sweep(const char *root, size_t *removed_out, sl_err *err);
 
 /*
- * Commit base + the diff diff_text (as sl_apply_edits wrote it) with message:
+ * Commit base + the diff diff_text (as sl_apply_edits_ext wrote it) with message:
  * rebuilds a candidate whose objects a crashed run never wrote to disk.
  */
 int sl_commit_from_diff(git_oid *commit_out, git_repository *repo, const git_oid *base,

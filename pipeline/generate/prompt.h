@@ -19,7 +19,7 @@
  *
  * The system message comes from the edit format and says exactly how to
  * answer.  Feedback from a failed gate goes in a follow-up user message
- * built by sl_prompt_feedback().
+ * (validators/feedback.h builds it; run.c adds it to the conversation).
  */
 #ifndef SL_PROMPT_H
 #define SL_PROMPT_H
@@ -47,15 +47,4 @@ int sl_prompt_render(sl_buf *out, const char *tmpl, const sl_prompt_vars *vars, 
 int sl_prompt_check(const char *tmpl, sl_err *err);
 /* The system message for an edit format (static); NULL for an unknown format. */
 const char *sl_prompt_system(int edit_format);
-/*
- * Append the follow-up message after a failed attempt: which gate failed
- * (gate may be e.g. "apply" when the edit could not be applied; gate and
- * verdict may be NULL), the last lines of its output (at most 4000 bytes,
- * cut at a line start when possible, in a fence longer than any backtick
- * run inside), and the request for a corrected edit against the original
- * file.
- */
-void sl_prompt_feedback(sl_buf *out, const char *gate, const char *verdict,
-			const char *output_tail);
-
 #endif
