@@ -62,6 +62,7 @@
 
 /* Results are encoded for the cache in this format; bump it when it changes. */
 #define CACHE_FORMAT "sluice-scope-1"
+#define CACHE_MAX_ROWS 500000  /* past this, rows of other queries are dropped */
 #define CF_PREFILTERED 1u      /* cache flags */
 #define CF_PARSE_ERROR 2u
 #define CF_LIT_NO_MATCH 4u
@@ -1105,6 +1106,25 @@ static int parse_unit(const char *name, enum unit_kind *out)
 	return -1;
 }
 
+/* Keep the scope cache bounded: once it is over its cap, only this query's rows stay. */
+static int cache_bound(sl_store *st, const char *qkey, sl_err *err)
+{
+	long long rows;
+	int ret;
+
+	if (sl_scope_cache_rows(st, &rows, err))
+		return -1;
+	if (rows <= CACHE_MAX_ROWS)
+		return 0;
+	if (sl_store_begin(st, err))
+		return -1;
+	if ((ret = sl_scope_cache_prune(st, qkey, err))) {
+		sl_store_rollback(st);
+		return ret;
+	}
+	return sl_store_commit(st, err);
+}
+
 int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	     const sl_scope_opts *opts, sl_err *err)
 {
@@ -1303,7 +1323,7 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 			if (sl_scope_cache_put(cache, bhex, e->flags, e->enc, e->enc_len, err))
 				goto done;
 		}
-		if (sl_scope_cache_commit(cache, err))
+		if (sl_scope_cache_commit(cache, err) || cache_bound(opts->cache, qkey, err))
 			goto done;
 	}
 
