@@ -1149,8 +1149,8 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	memset(&c, 0, sizeof(c));
 	memset(&w, 0, sizeof(w));
 	memset(&sh, 0, sizeof(sh));
-	if (!opts || opts->version != SL_SCOPE_OPTS_VERSION) {
-		ret = sl_err_set(err, SL_EINPUT, "scope options of an unsupported version");
+	if (!opts) {
+		ret = sl_err_set(err, SL_EINPUT, "no scope options");
 		goto done;
 	}
 	st = opts->stats ? opts->stats : &local;

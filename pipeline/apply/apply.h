@@ -90,16 +90,14 @@ void sl_apply_report_release(sl_apply_report *r);
  */
 void sl_apply_report_json(sl_buf *out, const sl_apply_report *r);
 
-#define SL_APPLY_OPTS_VERSION 1
 typedef struct sl_apply_opts {
-	unsigned version;
 	const char *const *allowed_globs;   /* sl_glob_match patterns; NULL = anywhere */
 	size_t nglobs;
 	size_t max_edit_bytes;      /* new text of one edit; 0 = 256 KiB */
 	size_t max_total_bytes;     /* new text of all edits; 0 = 1 MiB */
 	size_t max_file_bytes;      /* a resulting file; 0 = 8 MiB */
 } sl_apply_opts;
-#define SL_APPLY_OPTS_INIT { SL_APPLY_OPTS_VERSION, NULL, 0, 0, 0, 0 }
+#define SL_APPLY_OPTS_INIT { .allowed_globs = NULL }
 
 /*
  * Apply edits on top of base.  report (may be NULL) is reset and filled with

@@ -1295,8 +1295,8 @@ int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err
 	int ret = SL_EINPUT;
 
 	*out = NULL;
-	if (!opts || opts->version != SL_PROVIDER_OPTS_VERSION)
-		return sl_err_set(err, SL_EINPUT, "unsupported provider options version");
+	if (!opts)
+		return sl_err_set(err, SL_EINPUT, "no provider options");
 	p = sl_xcalloc(1, sizeof(*p));
 	pthread_mutex_init(&p->lock, NULL);
 	p->kind = opts->kind;

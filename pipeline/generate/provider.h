@@ -116,9 +116,7 @@ typedef struct sl_provider_hooks {
 
 typedef struct sl_provider sl_provider;
 
-#define SL_PROVIDER_OPTS_VERSION 2
 typedef struct sl_provider_opts {
-	unsigned version;
 	int kind;                   /* enum sl_provider_kind */
 	const char *base_url;       /* openai, anthropic: e.g. http://127.0.0.1:8080/v1 */
 	const char *model;          /* openai, anthropic, replay */
@@ -127,7 +125,6 @@ typedef struct sl_provider_opts {
 	int max_tokens;             /* openai: 0 = not sent; anthropic: 0 = 4096 */
 	unsigned timeout_s;         /* one try / the command; 0 = 300 */
 	const char *command;        /* command: shell command line */
-	/* version 2 */
 	const char *const *headers; /* openai, anthropic: NULL-terminated "Name: value"
 				     * list, copied; no CR or LF */
 	const char *response_format;/* openai: JSON object text, sent as "response_format" */
@@ -147,8 +144,7 @@ typedef struct sl_provider_opts {
 				     * transfer in progress is aborted and no retry is
 				     * made; borrowed; NULL = never */
 } sl_provider_opts;
-#define SL_PROVIDER_OPTS_INIT { SL_PROVIDER_OPTS_VERSION, 0, NULL, NULL, NULL, -1.0, 0, 0, \
-	NULL, NULL, NULL, NULL, -1, 0, 0, 0, NULL, 0, { NULL, NULL, NULL, NULL }, 0, NULL }
+#define SL_PROVIDER_OPTS_INIT { .temperature = -1.0, .max_retries = -1 }
 
 typedef struct sl_chat_msg {
 	const char *role;           /* "system", "user" or "assistant" */
@@ -166,7 +162,6 @@ typedef struct sl_completion {
 				     * response); command: exit status, 128+N when killed
 				     * by signal N; replay: as recorded (0 if not) */
 	int64_t latency_ms;         /* the whole call, retries and waits included */
-	/* added with options version 2 */
 	sl_buf request;             /* the exact body sent (JSON; command: its stdin),
 				     * with the key masked should the chat contain it */
 	char key[65];               /* sl_request_key of this request */

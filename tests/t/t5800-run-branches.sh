@@ -168,7 +168,7 @@ test_expect_success 'setup: a campaign without gates over three targets' '
 		echo "int f$i(void) { return old_api($i); }" >batch/src/f$i.c || return 1
 	done &&
 	make_repo batch &&
-	cat >batch.yaml <<-EOF
+	cat >batch.yaml <<-EOF &&
 	name: batch
 	repository: batch
 	scratch: $TRASH/scratch

@@ -587,8 +587,6 @@ static void test_options(void)
 	CHECK_INT(sl_provider_new(&p, &o, &err), SL_EINPUT);
 	CHECK_STR(err.msg, "the replay provider needs a replay file");
 	sl_err_clear(&err);
-	o.version = 1;
-	CHECK_INT(sl_provider_new(&p, &o, &err), SL_EINPUT);
 
 	CHECK_INT(sl_provider_kind_parse("openai"), SL_PROVIDER_OPENAI);
 	CHECK_INT(sl_provider_kind_parse("command"), SL_PROVIDER_COMMAND);
