@@ -110,7 +110,7 @@ typedef struct sl_scope_stats {
 	unsigned threads;
 	int64_t ms;                 /* wall-clock time of sl_scope */
 } sl_scope_stats;
-#define SL_SCOPE_STATS_INIT { 0, 0, 0, 0, 0, 0, 0, 0, SL_STRVEC_INIT, 0, 0, 0 }
+#define SL_SCOPE_STATS_INIT { .literal_no_match_paths = SL_STRVEC_INIT }
 void sl_scope_stats_release(sl_scope_stats *s);
 
 struct sl_store;

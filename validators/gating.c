@@ -358,9 +358,13 @@ static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workd
 		    sl_gate_result *r, char **report_out, sl_err *err)
 {
 	const sl_jail_limits *j = &g->jail;
-	sl_gate_def def = { d->name, d->command, d->timeout_s, d->loopback, g->unsafe,
-			    d->report, j->mem_mb, j->pids, j->tmp_mb, j->disk_mb, j->cpus * 1000,
-			    j->as_mb, j->accept, j->writable };
+	sl_gate_def def = {
+		.name = d->name, .command = d->command, .timeout_s = d->timeout_s,
+		.loopback = d->loopback, .unsafe = g->unsafe, .report = d->report,
+		.mem_mb = j->mem_mb, .pids_max = j->pids, .tmp_mb = j->tmp_mb,
+		.disk_mb = j->disk_mb, .cpu_milli = j->cpus * 1000, .as_mb = j->as_mb,
+		.accept = j->accept, .writable_worktree = j->writable,
+	};
 
 	*report_out = NULL;
 	sl_gate_run(r, &def, workdir);
