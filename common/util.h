@@ -47,6 +47,11 @@ typedef struct sl_strvec {
 } sl_strvec;
 #define SL_STRVEC_INIT { NULL, 0, 0 }
 
+/* The last libgit2 error's message on this thread, or fallback when there is none. */
+const char *sl_git_error_or(const char *fallback);
+/* The same, with "unknown libgit2 error" as the fallback. */
+const char *sl_git_error(void);
+
 /*
  * Progress and notices from the library: one line, without its newline,
  * for the program to show (only pipeline/cli/ writes to a terminal).

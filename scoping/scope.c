@@ -110,9 +110,7 @@ struct raw {
 
 static int git_fail(sl_err *err, const char *what)
 {
-	const git_error *e = git_error_last();
-
-	return sl_err_set(err, SL_ERROR, "%s: %s", what, e && e->message ? e->message : "unknown error");
+	return sl_err_set(err, SL_ERROR, "%s: %s", what, sl_git_error_or("unknown error"));
 }
 
 /* The token of the query text at offset, for error messages. */

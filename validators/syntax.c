@@ -230,10 +230,7 @@ int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_
 	if (git_commit_lookup(&bc, repo, base) || git_commit_lookup(&cc, repo, candidate) ||
 	    git_commit_tree(&bt, bc) || git_commit_tree(&ct, cc) ||
 	    git_diff_tree_to_tree(&diff, repo, bt, ct, NULL)) {
-		const git_error *e = git_error_last();
-
-		sl_err_set(err, SL_ERROR, "cannot diff candidate: %s",
-			   e && e->message ? e->message : "unknown libgit2 error");
+		sl_err_set(err, SL_ERROR, "cannot diff candidate: %s", sl_git_error());
 		goto done;
 	}
 	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {

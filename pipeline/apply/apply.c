@@ -37,13 +37,6 @@
 #include "pipeline/apply/apply.h"
 #include "common/util.h"
 
-const char *sl_git_error(void)
-{
-	const git_error *e = git_error_last();
-
-	return e && e->message ? e->message : "unknown libgit2 error";
-}
-
 /* ---- the report -------------------------------------------------------- */
 
 enum { T_EXACT, T_MOVED, T_WS, T_REFUSED };

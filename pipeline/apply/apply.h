@@ -163,7 +163,4 @@ int sl_branch_delete(git_repository *repo, const char *branch, sl_err *err);
 int sl_repo_no_reflog(git_repository *repo, const char *cfg_path, sl_err *err);
 int sl_no_reflog_config(int *fd_out, char **path_out, sl_err *err);
 
-/* Message of the last libgit2 error, for sl_err messages. */
-const char *sl_git_error(void);
-
 #endif

@@ -615,7 +615,7 @@ int cmd_export(int argc, char **argv)
 		goto fail;
 	if (git_repository_open_ext(&repo, camp.repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		sl_err_set(&err, SL_EINPUT, "repository '%s': %s", camp.repo_path,
-			   git_error_last() ? git_error_last()->message : "cannot open");
+			   sl_git_error_or("cannot open"));
 		goto fail;
 	}
 	if (sl_review_export(st, &camp, repo, o.out, &count, &err) ||

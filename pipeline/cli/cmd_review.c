@@ -141,7 +141,7 @@ static int forge_command(int argc, char **argv, int sync)
 	if (git_repository_open_ext(&repo, o.repo ? o.repo : camp.repo_path,
 				    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		sl_err_set(&err, SL_EINPUT, "repository '%s': %s", o.repo ? o.repo : camp.repo_path,
-			   git_error_last() ? git_error_last()->message : "cannot open");
+			   sl_git_error_or("cannot open"));
 		goto fail;
 	}
 	po.progress = print_progress;

@@ -351,10 +351,8 @@ int cmd_scope(int argc, char **argv)
 			goto done;
 		}
 		if (git_repository_open_ext(&repo, a.repo, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-			const git_error *ge = git_error_last();
-
 			sl_err_set(&err, SL_EINPUT, "repository '%s': %s", a.repo,
-				   ge && ge->message ? ge->message : "cannot open");
+				   sl_git_error_or("cannot open"));
 			ret = sl_cmd_fail(&err);
 			goto done;
 		}
