@@ -283,13 +283,15 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 		uint32_t off;
 		TSQueryError type;
 		TSQuery *q;
-#ifndef UNDER_ASAN
-		struct rlimit rl = { (rlim_t)COMPILE_MEM_MB << 20, (rlim_t)COMPILE_MEM_MB << 20 };
-#endif
 
 		close(fds[0]);
 #ifndef UNDER_ASAN
-		setrlimit(RLIMIT_AS, &rl);
+		{
+			struct rlimit rl = { (rlim_t)COMPILE_MEM_MB << 20,
+					     (rlim_t)COMPILE_MEM_MB << 20 };
+
+			setrlimit(RLIMIT_AS, &rl);
+		}
 #endif
 		q = ts_query_new(lang->grammar(), query, (uint32_t)strlen(query), &off, &type);
 		_exit(q ? 0 : 1);
