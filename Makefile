@@ -1,6 +1,7 @@
 # sluice - build, test, demo, install.
 #
-#   make                 build build/sluice (installs missing dependencies first)
+#   make                 build build/sluice (names missing dependencies: make deps)
+#   make deps            install missing dependencies (make test and make demo do too)
 #   make test            build and run both test layers; lists skipped cases and ends
 #                        with "N passed, N failed, N skipped"
 #   make demo            run the bundled example campaign end to end
@@ -29,9 +30,11 @@ endif
 
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
-	-I. -Icommon -Iscoping -Ipipeline -Ivalidators -Istorage -MMD -MP
+	-I. -MMD -MP
+# git's developer warnings (config.mak.dev) that this code keeps
 ifeq ($(DEVELOPER),1)
-BASE_CFLAGS += -Werror
+BASE_CFLAGS += -Werror -Wdeclaration-after-statement -Wformat-security -Wold-style-definition \
+	-Wpointer-arith -Wstrict-prototypes -Wvla -Wmissing-prototypes -fno-common
 endif
 ifneq ($(SANITIZE),)
 BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
@@ -43,9 +46,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
-CLI_SRC := pipeline/main.c $(wildcard pipeline/cmd_*.c)
-LIB_SRC := $(filter-out $(CLI_SRC), \
-	$(wildcard common/*.c scoping/*.c pipeline/*.c validators/*.c storage/*.c))
+CLI_SRC := $(wildcard pipeline/cli/*.c)
+LIB_SRC := $(wildcard common/*.c scoping/*.c storage/*.c validators/*.c \
+	pipeline/*.c pipeline/generate/*.c pipeline/apply/*.c pipeline/review/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 
@@ -63,9 +66,20 @@ LIBSLUICE := $(BUILD)/libsluice.a
 .PHONY: all deps test unit-test shell-test demo install clean distclean fuzz fuzz-deps
 all: $(BUILD)/sluice
 
+# `make deps`, `make test`, `make demo` and `make fuzz` install what is
+# missing (ci/install-deps.sh); any other build only checks and names it.
+ifneq ($(filter deps test demo fuzz,$(MAKECMDGOALS)),)
+INSTALL_DEPS := 1
+endif
+
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): ci/install-deps.sh package.json package-lock.json
+ifeq ($(INSTALL_DEPS),1)
 	@sh ci/install-deps.sh
+else
+	@sh ci/install-deps.sh --check || \
+		{ echo "sluice: build dependencies are missing: run 'make deps'" >&2; exit 2; }
+endif
 	@mkdir -p $(@D) && touch $@
 
 $(GRAMMAR_SRC): | $(DEPS_STAMP)

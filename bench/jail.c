@@ -28,7 +28,7 @@
 
 #include "validators/jail.h"
 #include "validators/sysfilter.h"
-#include "util.h"
+#include "common/util.h"
 
 extern char **environ;
 

@@ -7,7 +7,11 @@
 # generated C sources are used, no install scripts run).  Safe to run again:
 # when everything is present it does nothing and prints nothing.  With
 # WITH_CLANG=1 (make fuzz sets it when clang is missing) clang is added.
+# With --check nothing is installed: it names what is missing and exits 1
+# (a plain `make` uses it; `make deps`, `make test` and `make demo` install).
 set -eu
+check=0
+[ "${1:-}" = --check ] && check=1
 cd "$(dirname "$0")/.."
 
 PKGS="build-essential pkg-config git ca-certificates
@@ -30,7 +34,11 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
 fi
 missing=$(echo $missing)
 
-if [ -n "$missing" ]; then
+if [ "$check" = 1 ]; then
+	bad=0
+	[ -z "$missing" ] || { echo "missing Debian packages: $missing" >&2; bad=1; }
+fi
+if [ "$check" = 0 ] && [ -n "$missing" ]; then
 	echo "install-deps: installing Debian packages: $missing" >&2
 	if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
 		echo "install-deps: need root or sudo to install: $missing" >&2
@@ -51,6 +59,10 @@ for g in $(sed -n 's/.*"tree-sitter-\([a-z]*\)": "[0-9.]*".*/\1/p' package.json)
 		"node_modules/tree-sitter-$g/package.json" 2>/dev/null | head -n 1)
 	[ -n "$want" ] && [ "$want" = "$have" ] || need_npm=1
 done
+if [ "$check" = 1 ]; then
+	[ "$need_npm" = 0 ] || { echo "missing the pinned tree-sitter grammars (node_modules/)" >&2; bad=1; }
+	exit "$bad"
+fi
 if [ "$need_npm" = 1 ]; then
 	echo "install-deps: installing pinned tree-sitter grammars (npm ci)" >&2
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null

@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
-#include "beneath.h"
-#include "util.h"
+#include "common/beneath.h"
+#include "common/util.h"
 
 /* openat2 of rel beneath root with flags; an fd or a negative SL_E* code. */
 static int open_confined(const char *root, const char *rel, uint64_t flags, sl_err *err)

@@ -15,8 +15,8 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 /*
  * Open rel (relative, inside root) for reading; returns an fd or a negative

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <ctype.h>
 
-#include "buf.h"
-#include "err.h"
-#include "util.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/util.h"
 
 char sl_buf_empty[1];
 

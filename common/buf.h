@@ -27,7 +27,7 @@ typedef struct sl_buf {
 	int truncated;   /* set when an append was cut at cap */
 } sl_buf;
 
-#define SL_BUF_INIT { sl_buf_empty, 0, 0, 0, 0 }
+#define SL_BUF_INIT { .buf = sl_buf_empty }
 
 void sl_buf_init(sl_buf *b, size_t cap);
 void sl_buf_release(sl_buf *b);

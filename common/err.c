@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "err.h"
-#include "util.h"
+#include "common/err.h"
+#include "common/util.h"
 
 int sl_err_set(sl_err *err, int code, const char *fmt, ...)
 {

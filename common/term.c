@@ -4,7 +4,7 @@
  */
 #include <stdint.h>
 
-#include "term.h"
+#include "common/term.h"
 
 size_t sl_utf8_seq(const unsigned char *s, size_t n)
 {

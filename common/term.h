@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "common/buf.h"
 
 #define SL_TERM_JSON 1u
 

@@ -13,8 +13,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <git2.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void sl_bug(const char *file, int line, const char *fmt, ...)
 {
@@ -501,4 +502,16 @@ const char *sl_getenv_or(const char *name, const char *dflt)
 	const char *v = getenv(name);
 
 	return v && *v ? v : dflt;
+}
+
+const char *sl_git_error_or(const char *fallback)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : fallback;
+}
+
+const char *sl_git_error(void)
+{
+	return sl_git_error_or("unknown libgit2 error");
 }

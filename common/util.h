@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 /* A state that cannot happen: print where and abort. */
 #define BUG(...) sl_bug(__FILE__, __LINE__, __VA_ARGS__)
@@ -46,6 +46,22 @@ typedef struct sl_strvec {
 	size_t n, alloc;
 } sl_strvec;
 #define SL_STRVEC_INIT { NULL, 0, 0 }
+
+/* The last libgit2 error's message on this thread, or fallback when there is none. */
+const char *sl_git_error_or(const char *fallback);
+/* The same, with "unknown libgit2 error" as the fallback. */
+const char *sl_git_error(void);
+
+/*
+ * Progress and notices from the library: one line, without its newline,
+ * for the program to show (only pipeline/cli/ writes to a terminal).
+ */
+typedef void (*sl_notice_fn)(void *ctx, const char *line);
+
+/* A position in a text file (the campaign file, a query). */
+typedef struct sl_pos {
+	uint32_t line, col;         /* 1-based; 0 when unknown */
+} sl_pos;
 void sl_strvec_push(sl_strvec *sv, const char *s);       /* copies s */
 void sl_strvec_push_nodup(sl_strvec *sv, char *s);       /* takes s */
 void sl_strvec_release(sl_strvec *sv);
@@ -89,6 +105,6 @@ uint32_t sl_line_of(const char *text, size_t len, size_t offset);
 /* Environment variable or default. */
 const char *sl_getenv_or(const char *name, const char *dflt);
 
-#include "banned.h"
+#include "common/banned.h"
 
 #endif

@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coverage.h"
-#include "finding_gone.h"
-#include "fixjob.h"
-#include "spec.h"
-#include "util.h"
+#include "validators/validators.h"
+#include "pipeline/fixjob.h"
+#include "pipeline/spec.h"
+#include "common/util.h"
 
 static int encloses(const sl_target *t, const sl_finding *x)
 {
@@ -42,14 +41,14 @@ static void keep_only(sl_target_list *list, const unsigned char *keep)
 	size_t w = 0;
 
 	for (size_t i = 0; i < list->n; i++) {
+		sl_target_list one = SL_TARGET_LIST_INIT;
+
 		if (keep[i]) {
 			if (w != i)
 				list->v[w] = list->v[i];
 			w++;
 			continue;
 		}
-		sl_target_list one = SL_TARGET_LIST_INIT;
-
 		/* a one-target list frees it the way the scoper allocated it */
 		one.v = sl_xcalloc(1, sizeof(*one.v));
 		one.v[0] = list->v[i];

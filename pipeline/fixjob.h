@@ -7,7 +7,7 @@
  * Calling sequence (run.c, kind: fix):
  *     scope the base with the campaign's query (e.g. every function);
  *     measure the gates' baseline, collect the finding-gone gates' base
- *     findings (gating.h, sl_gating_base_findings);
+ *     findings (validators/validators.h, sl_gating_base_findings);
  *     sl_fix_select(&list, &findings, &unplaced)   keep the units with findings
  *     per target: sl_fix_finding_text(&findings, t, &buf) for the prompt.
  * Findings in one unit merge into one target; a finding inside nested units
@@ -16,9 +16,9 @@
 #ifndef SL_FIXJOB_H
 #define SL_FIXJOB_H
 
-#include "buf.h"
-#include "findings.h"
-#include "scope.h"
+#include "common/buf.h"
+#include "validators/validators.h"
+#include "scoping/scope.h"
 
 /*
  * Drop from list every target whose unit encloses no finding of f (the

@@ -26,24 +26,21 @@
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 
-#include "apply.h"
-#include "edit.h"
-#include "gate.h"
-#include "context.h"
-#include "fixjob.h"
-#include "gating.h"
-#include "jail.h"
-#include "journal.h"
-#include "lease.h"
-#include "sha256.h"
-#include "syntax.h"
-#include "prompt.h"
-#include "provider.h"
-#include "rules.h"
-#include "run.h"
-#include "store.h"
-#include "term.h"
-#include "util.h"
+#include "pipeline/apply/apply.h"
+#include "pipeline/generate/edit.h"
+#include "scoping/context.h"
+#include "pipeline/fixjob.h"
+#include "validators/validators.h"
+#include "storage/journal.h"
+#include "storage/lease.h"
+#include "common/sha256.h"
+#include "pipeline/generate/prompt.h"
+#include "pipeline/generate/provider.h"
+#include "pipeline/generate/rules.h"
+#include "pipeline/run.h"
+#include "storage/store.h"
+#include "common/term.h"
+#include "common/util.h"
 
 char *sl_default_store_path(const char *explicit_path)
 {
@@ -60,182 +57,6 @@ char *sl_default_store_path(const char *explicit_path)
 	else
 		sl_buf_addf(&b, "%s/.local/share/sluice/sluice.db", home && *home ? home : ".");
 	return sl_buf_detach(&b, NULL);
-}
-
-static int fail_at(sl_err *err, const sl_spec *spec, sl_pos pos)
-{
-	if (pos.line)
-		sl_err_prefix(err, "%s:%u:%u: ", spec->path, pos.line, pos.col);
-	else
-		sl_err_prefix(err, "%s: ", spec->path);
-	if (err)
-		err->code = SL_EINPUT;
-	return SL_EINPUT;
-}
-
-/* 1 if the query text defines the capture @name (name of len bytes). */
-static int query_has_capture(const char *query, const char *name, size_t len)
-{
-	if (!len)
-		return 0;
-	for (const char *p = strchr(query, '@'); p; p = strchr(p + 1, '@')) {
-		unsigned char next;
-
-		/* p[1 + len] is inside the string only once the name matched */
-		if (strncmp(p + 1, name, len))
-			continue;
-		next = (unsigned char)p[1 + len];
-		if (!isalnum(next) && next != '_' && next != '-' && next != '.')
-			return 1;
-	}
-	return 0;
-}
-
-/* Every capture a rule names (its target and its ${...}) must exist in the query. */
-static int check_rule_captures(const sl_spec *spec, const sl_spec_rule *r, sl_err *err)
-{
-	const char *t = r->template_text;
-
-	if (!query_has_capture(spec->query, r->capture, strlen(r->capture)))
-		return sl_err_set(err, SL_EINPUT, "rule replaces capture '%s', which the query "
-				  "does not define", r->capture);
-	for (const char *p = strstr(t, "${"); p; p = strstr(p, "${")) {
-		const char *close = strchr(p, '}');
-
-		if (p > t && p[-1] == '$') {
-			p += 2;
-			continue;
-		}
-		if (!close)
-			break;
-		if (!query_has_capture(spec->query, p + 2, (size_t)(close - p - 2)))
-			return sl_err_set(err, SL_EINPUT, "rule template uses '%.*s', which is not a "
-					  "capture of the query", (int)(close - p + 1), p);
-		p = close;
-	}
-	return SL_OK;
-}
-
-static int validate(const sl_spec *spec, sl_err *err)
-{
-	uint32_t off = UINT32_MAX;
-
-	if (!sl_lang_known(spec->language)) {
-		sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)", spec->language,
-			   sl_lang_names());
-		return fail_at(err, spec, spec->language_pos);
-	}
-	for (size_t i = 0; i < spec->override_langs.n; i++)
-		if (!sl_lang_known(spec->override_langs.v[i])) {
-			sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)",
-				   spec->override_langs.v[i], sl_lang_names());
-			return fail_at(err, spec, spec->override_pos[i]);
-		}
-	if (sl_scope_check_query(spec->language, spec->query, spec->capture, &off, err))
-		return fail_at(err, spec, off == UINT32_MAX ? spec->query_pos :
-			       sl_spec_query_pos(spec, off));
-	if (spec->prompt && sl_prompt_check(spec->prompt, err))
-		return fail_at(err, spec, spec->prompt_pos);
-	for (size_t i = 0; i < spec->nrules; i++)
-		if (sl_rules_check_template(spec->rules[i].template_text, err) ||
-		    check_rule_captures(spec, &spec->rules[i], err))
-			return fail_at(err, spec, spec->rules[i].pos);
-	return SL_OK;
-}
-
-int sl_campaign_check(const sl_spec *spec, sl_err *err)
-{
-	return validate(spec, err);
-}
-
-void sl_campaign_free(sl_campaign *c)
-{
-	if (!c)
-		return;
-	git_repository_free(c->repo);
-	sl_spec_free(c->spec);
-	free(c->repo_path);
-	free(c);
-}
-
-int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_override,
-		     sl_err *err)
-{
-	sl_campaign *c = sl_xcalloc(1, sizeof(*c));
-	git_object *obj = NULL;
-	git_commit *commit = NULL;
-	char *repo = NULL;
-	int ret;
-
-	*out = NULL;
-	if ((ret = sl_spec_load(&c->spec, spec_path, err)) || (ret = validate(c->spec, err)))
-		goto done;
-	if (repo_override)
-		repo = sl_xstrdup(repo_override);
-	else if (c->spec->repository[0] == '/')
-		repo = sl_xstrdup(c->spec->repository);
-	else
-		repo = sl_path_join(c->spec->dir, c->spec->repository);
-	ret = SL_EINPUT;
-	if (!(c->repo_path = sl_realpath(repo, err))) {
-		sl_err_prefix(err, "repository: ");
-		goto done;
-	}
-	if (git_repository_open_ext(&c->repo, c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-		sl_err_set(err, SL_EINPUT, "repository '%s': %s", c->repo_path, sl_git_error());
-		goto done;
-	}
-	if (git_revparse_single(&obj, c->repo, c->spec->base) ||
-	    git_object_peel((git_object **)&commit, obj, GIT_OBJECT_COMMIT)) {
-		sl_err_set(err, SL_EINPUT, "base revision '%s' not found in '%s'", c->spec->base,
-			   c->repo_path);
-		goto done;
-	}
-	git_oid_cpy(&c->base, git_commit_id(commit));
-	git_oid_tostr(c->base_hex, sizeof(c->base_hex), &c->base);
-	*out = c;
-	c = NULL;
-	ret = SL_OK;
-done:
-	git_commit_free(commit);
-	git_object_free(obj);
-	free(repo);
-	sl_campaign_free(c);
-	return ret;
-}
-
-sl_lang_override *sl_campaign_scope_opts(sl_scope_opts *so, const sl_campaign *c)
-{
-	sl_lang_override *ov = NULL;
-
-	so->language = c->spec->language;
-	so->query = c->spec->query;
-	so->globs = (const char *const *)c->spec->paths.v;
-	so->nglobs = c->spec->paths.n;
-	so->capture = c->spec->capture;
-	so->unit = c->spec->unit;
-	if (c->spec->override_globs.n) {
-		ov = sl_xcalloc(c->spec->override_globs.n, sizeof(*ov));
-		for (size_t i = 0; i < c->spec->override_globs.n; i++) {
-			ov[i].glob = c->spec->override_globs.v[i];
-			ov[i].language = c->spec->override_langs.v[i];
-		}
-		so->overrides = ov;
-		so->noverrides = c->spec->override_globs.n;
-	}
-	return ov;
-}
-
-int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_store *cache, sl_err *err)
-{
-	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
-	sl_lang_override *ov = sl_campaign_scope_opts(&so, c);
-	int ret;
-
-	so.cache = cache;
-	ret = sl_scope(out, c->repo, &c->base, &so, err);
-	free(ov);
-	return ret;
 }
 
 void sl_run_summary_release(sl_run_summary *s)
@@ -307,6 +128,22 @@ typedef struct run_ctx {
 	int failed;                 /* machinery broke: every worker stops */
 	sl_err err;                 /* the first such error */
 } run_ctx;
+
+/* Progress and notices go to the caller's callback (run.h), never to a terminal. */
+static void notice(const run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice(const run_ctx *x, const char *fmt, ...)
+{
+	sl_buf line = SL_BUF_INIT;
+	va_list ap;
+
+	if (!x->opts->progress)
+		return;
+	va_start(ap, fmt);
+	sl_buf_vaddf(&line, fmt, ap);
+	va_end(ap);
+	x->opts->progress(x->opts->progress_ctx, line.buf);
+	sl_buf_release(&line);
+}
 
 /* Earlier attempts of the target, for the next prompt. */
 typedef sl_turn history;
@@ -923,14 +760,14 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 			return SL_OK;
 		}
 		if (rc) {
-			s->a.outcome = "provider_error";
+			s->a.outcome = SL_A_PROVIDER_ERROR;
 			s->a.error = s->aerr.msg;
 			sl_buf_reset(&s->feedback);
 			sl_buf_addf(&s->feedback, "The previous request failed: %s", s->aerr.msg);
 			break;
 		}
 		s->a.reply = s->comp.text.buf;
-		s->a.outcome = NULL;
+		s->a.outcome = SL_A_NONE;
 		sl_edit_list_release(&s->edits);
 		if (spec->edit_format == SL_FORMAT_NODE)
 			rc = sl_reply_parse_node(&s->edits, s->comp.text.buf, s->comp.text.len,
@@ -944,7 +781,7 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 		if (s->comp.truncated)
 			sl_err_prefix(&s->aerr, "the reply was cut at the token limit: ");
 		s->a.format_errors++;
-		s->a.outcome = "parse_error";
+		s->a.outcome = SL_A_PARSE_ERROR;
 		s->a.error = s->aerr.msg;
 		sl_buf_reset(&s->feedback);
 		sl_buf_addf(&s->feedback, "Your reply could not be used: %s\n"
@@ -995,7 +832,7 @@ static int try_rules(run_ctx *x, const sl_target *t, attempt_state *s, sl_err *e
  * connection would otherwise join (and could be rolled back with) another
  * thread's open transaction.
  */
-static int move_target(run_ctx *x, int64_t id, const char *state, int64_t attempts,
+static int move_target(run_ctx *x, int64_t id, int state, int64_t attempts,
 		       const char *reason, sl_err *err)
 {
 	if (sl_store_begin(x->st, err))
@@ -1009,13 +846,13 @@ static int move_target(run_ctx *x, int64_t id, const char *state, int64_t attemp
 
 /* Record an attempt that produced no candidate and move the target. */
 static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
-			const char *state, int64_t attempts, const char *reason, sl_err *err)
+			int state, int64_t attempts, const char *reason, sl_err *err)
 {
 	int64_t id;
 
 	if (sl_store_begin(x->st, err))
 		return SL_ERROR;
-	if ((s->a.outcome && sl_store_attempt_add(x->st, &s->a, &id, err)) ||
+	if ((s->a.outcome != SL_A_NONE && sl_store_attempt_add(x->st, &s->a, &id, err)) ||
 	    sl_store_target_update(x->st, rec->id, state, attempts, reason, err)) {
 		sl_store_rollback(x->st);
 		return SL_ERROR;
@@ -1378,7 +1215,7 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	rec = &gates->v[gates->n++];
 	memset(rec, 0, sizeof(*rec));
 	rec->gate = sl_xstrdup("syntax");
-	rec->verdict = sl_xstrdup(ok ? "pass" : "fail");
+	rec->verdict = ok ? SL_VERDICT_PASS : SL_VERDICT_FAIL;
 	rec->exit_status = ok ? 0 : 1;
 	rec->duration_ms = sl_now_ms() - t0;
 	rec->output_bytes = (int64_t)report.len;
@@ -1462,7 +1299,7 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 
 		if (n == 1) {
 			s.a.source = "rules";
-			s.a.outcome = "no_edit";
+			s.a.outcome = SL_A_NO_EDIT;
 			s.a.error = (char *)why;
 		}
 		if (record_plain(x, &s, rec, n == 1 ? SL_T_SKIPPED : SL_T_FAILED,
@@ -1502,11 +1339,11 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 		}
 	}
 
-	if (!s.a.outcome) {
-		candidate_message(&msg, spec, t->path, (long long)t->start_line,
-				  (long long)t->end_line, (long long)n, s.a.source);
+	if (s.a.outcome == SL_A_NONE) {
 		sl_apply_opts ao = SL_APPLY_OPTS_INIT;
 
+		candidate_message(&msg, spec, t->path, (long long)t->start_line,
+				  (long long)t->end_line, (long long)n, s.a.source);
 		ao.allowed_globs = (const char *const *)spec->paths.v;
 		ao.nglobs = spec->paths.n;
 		if (spec->job == SL_JOB_TESTGEN) {
@@ -1525,25 +1362,25 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 				ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
 				goto done;
 			}
-			s.a.outcome = "apply_error";
+			s.a.outcome = SL_A_APPLY_ERROR;
 			s.a.error = s.aerr.msg;
 			sl_buf_addf(&s.feedback, "Your edit could not be applied: %s", s.aerr.msg);
 		} else if (spec->job == SL_JOB_TESTGEN) {
 			/* the test must leave its target alone: the mutants gate checks */
-			s.a.outcome = "candidate";
+			s.a.outcome = SL_A_CANDIDATE;
 		} else if ((r = touches_target(repo, &x->c->base, &commit, t, &s.aerr)) < 0) {
 			ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
 			goto done;
 		} else if (!r) {
-			s.a.outcome = "apply_error";
+			s.a.outcome = SL_A_APPLY_ERROR;
 			s.a.error = s.aerr.msg;
 			sl_buf_addf(&s.feedback, "Your edit could not be used: %s", s.aerr.msg);
 		} else {
-			s.a.outcome = "candidate";
+			s.a.outcome = SL_A_CANDIDATE;
 		}
 	}
 
-	if (!strcmp(s.a.outcome, "candidate")) {
+	if (s.a.outcome == SL_A_CANDIDATE) {
 		branch = branch_name(spec->branch_prefix, rec, &x->index);
 		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
 			goto done;
@@ -1703,12 +1540,12 @@ static const sl_target *find_target(const target_index *ix, const sl_target_rec 
 static void finished_one(run_ctx *x, const sl_target_rec *after)
 {
 	const sl_spec *spec = x->c->spec;
-	int final = strcmp(after->state, SL_T_BUDGET) && strcmp(after->state, SL_T_SKIPPED);
+	int final = after->state != SL_T_BUDGET && after->state != SL_T_SKIPPED;
 
 	pthread_mutex_lock(&x->lock);
 	if (final)
 		x->finished++;
-	if (!strcmp(after->state, SL_T_PROPOSED))
+	if (after->state == SL_T_PROPOSED)
 		x->passed_now++;
 	if (x->opts->progress) {
 		int64_t el = sl_now_ms() - x->start_ms;
@@ -1718,9 +1555,9 @@ static void finished_one(run_ctx *x, const sl_target_rec *after)
 
 		/* a repository's path names may hold escape sequences too */
 		sl_term_safe(&path, after->path, strlen(after->path), 0);
-		fprintf(stderr, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
-			"%.1f/min, ETA %.0fs, %lld tokens, cost %.4f\n", x->finished, x->npending,
-			path.buf, (long long)after->start_line, after->state,
+		notice(x, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
+			"%.1f/min, ETA %.0fs, %lld tokens, cost %.4f", x->finished, x->npending,
+			path.buf, (long long)after->start_line, sl_target_state_name(after->state),
 			(long long)after->attempts, after->attempts == 1 ? "" : "s", x->passed_now,
 			per_min, per_min > 0 ? 60.0 * (double)left / per_min : 0.0,
 			(long long)x->tokens_used, x->cost_used);
@@ -1835,7 +1672,7 @@ static void *worker(void *arg)
 			sl_target_rec_release(&after);
 			break;
 		}
-		if (!strcmp(after.state, SL_T_PENDING) && interrupted(x)) {
+		if (after.state == SL_T_PENDING && interrupted(x)) {
 			sl_target_rec_release(&after);
 			break;
 		}
@@ -1943,13 +1780,57 @@ done:
 
 static int baseline(run_ctx *x, sl_err *err);
 
+static int open_gating(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+
+	return sl_gating_open(&x->gating, spec->gates, spec->ngates, &spec->jail, x->st,
+			      x->campaign_id, &x->c->base, x->opts->unsafe, err);
+}
+
+/* The base's checkout for the baseline: made when the first gate must run there. */
+typedef struct base_checkout {
+	git_repository *repo;
+	const char *scratch, *prefix;
+	const git_oid *base;
+	sl_worktree *wt;
+	char *branch;
+} base_checkout;
+
+static int base_checkout_dir(void *ctx, const char **dir_out, sl_err *err)
+{
+	base_checkout *b = ctx;
+	char hex[GIT_OID_HEXSZ + 1], name[64];
+	sl_buf br = SL_BUF_INIT;
+	int ret;
+
+	git_oid_tostr(hex, sizeof(hex), b->base);
+	sl_buf_addf(&br, "%s/base-%.12s", b->prefix, hex);
+	b->branch = sl_buf_detach(&br, NULL);
+	snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
+	if ((ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err)))
+		return ret;
+	*dir_out = sl_worktree_path(b->wt);
+	return SL_OK;
+}
+
+/* Remove the checkout and its branch; ret: the measurement's result, returned or SL_ERROR. */
+static int base_checkout_release(base_checkout *b, int ret, sl_err *err)
+{
+	if (b->wt && sl_worktree_remove(b->wt, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	if (b->branch)
+		sl_branch_delete(b->repo, b->branch, NULL);
+	free(b->branch);
+	return ret;
+}
+
 /* The baseline measured before the targets are chosen from it. */
 static int baseline_first(run_ctx *x, sl_err *err)
 {
 	int ret;
 
-	if ((ret = sl_gating_open(&x->gating, x->c->spec, x->st, x->campaign_id, &x->c->base,
-				  x->opts->unsafe, err)))
+	if ((ret = open_gating(x, err)))
 		return ret;
 	return baseline(x, err);
 }
@@ -1963,9 +1844,8 @@ static int testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	if ((ret = baseline_first(x, err)))
 		return ret;
 	sl_testgen_select(list, sl_gating_base_coverage(x->gating), x->c->spec->coverage_below);
-	if (x->opts->progress)
-		fprintf(stderr, "testgen: %zu of %zu units below %u%% line coverage\n", list->n,
-			before, x->c->spec->coverage_below);
+	notice(x, "testgen: %zu of %zu units below %u%% line coverage", list->n, before,
+	       x->c->spec->coverage_below);
 	return SL_OK;
 }
 
@@ -1988,10 +1868,8 @@ static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	if (ret)
 		return ret;
 	sl_fix_select(list, &x->findings, &unplaced);
-	if (x->opts->progress)
-		fprintf(stderr, "fix: %zu findings on the base, %zu targets%s\n", x->findings.n,
-			list->n, unplaced ? "; some findings lie outside every unit of the query" :
-			"");
+	notice(x, "fix: %zu findings on the base, %zu targets%s", x->findings.n, list->n,
+	       unplaced ? "; some findings lie outside every unit of the query" : "");
 	return SL_OK;
 }
 
@@ -2188,7 +2066,7 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 	digest_num(&h, spec->temperature);
 	digest_num(&h, spec->max_tokens);
 	for (size_t i = 0; i < spec->ngates; i++) {
-		const sl_spec_gate *g = &spec->gates[i];
+		const sl_gate_conf *g = &spec->gates[i];
 
 		digest_add(&h, g->name);
 		digest_num(&h, g->kind);
@@ -2282,8 +2160,14 @@ static int baseline(run_ctx *x, sl_err *err)
 			return SL_OK;
 		usleep(200 * 1000);
 	}
-	ret = sl_gating_baseline(x->gating, x->c->repo, x->scratch, x->c->spec->branch_prefix,
-				 x->opts->progress, err);
+	{
+		base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
+				    NULL, NULL };
+
+		ret = sl_gating_baseline(x->gating, base_checkout_dir, &b, x->opts->progress,
+					 x->opts->progress_ctx, err);
+		ret = base_checkout_release(&b, ret, err);
+	}
 	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
 	return ret;
@@ -2323,13 +2207,16 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 	x.git_lock_fd = -1;
 	x.opts = opts;
 	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
+		base_checkout b = { x.c->repo, NULL, x.c->spec->branch_prefix, &x.c->base, NULL,
+				    NULL };
+
 		x.scratch = scratch_root(x.c->spec);
-		if (!(ret = open_store(&x, err)) &&
-		    !(ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id, &x.c->base,
-					   opts->unsafe, err)))
-			ret = sl_gating_describe(x.gating, x.c->repo, x.scratch,
-						 x.c->spec->branch_prefix, opts->progress, json, out,
-						 err);
+		b.scratch = x.scratch;
+		if (!(ret = open_store(&x, err)) && !(ret = open_gating(&x, err))) {
+			ret = sl_gating_describe(x.gating, base_checkout_dir, &b, opts->progress,
+						 opts->progress_ctx, json, out, err);
+			ret = base_checkout_release(&b, ret, err);
+		}
 	}
 	sl_gating_free(x.gating);
 	sl_store_free(x.st);
@@ -2416,8 +2303,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	x.list = &list;
 	target_index_init(&x.index, &list);
 	out->targets = list.n;
-	if ((!x.gating && (ret = sl_gating_open(&x.gating, x.c->spec, x.st, x.campaign_id,
-						 &x.c->base, opts->unsafe, err))) ||
+	if ((!x.gating && (ret = open_gating(&x, err))) ||
 	    (x.npending && x.c->spec->job != SL_JOB_FIX && !x.c->spec->coverage_below &&
 	     (ret = baseline(&x, err))))
 		goto done;
@@ -2459,9 +2345,9 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		ret = sl_err_set(err, x.err.code, "%s", x.err.msg);
 		goto done;
 	}
-	if (x.stop && opts->progress)
-		fprintf(stderr, "stopped: %s; `sluice run` continues after the budget is raised\n",
-			x.stop_reason);
+	if (x.stop)
+		notice(&x, "stopped: %s; `sluice run` continues after the budget is raised",
+		       x.stop_reason);
 	ret = SL_OK;
 done:
 	for (size_t i = 0; i < nthreads; i++)

@@ -1,12 +1,7 @@
 /*
  * run.h - the orchestrator: the only code that knows the order of stages.
  *
- * sl_campaign_load() reads and validates a campaign file (spec.c), checks
- * what later stages would reject (language, query, prompt, rule templates)
- * so that every input error surfaces before any work with its file:line:col,
- * opens the repository and resolves the base revision.
- *
- * sl_run() then: opens the store and records the campaign (or finds it and
+ * sl_campaign_load() (campaign.h) loads the campaign; sl_run() then: opens the store and records the campaign (or finds it and
  * reuses the base commit recorded the first time, so a rerun resumes on the
  * same tree), cleans worktrees a crashed run left behind, scopes the base and
  * records new targets, and takes every pending target through
@@ -32,45 +27,24 @@
 #include <stdint.h>
 #include <git2.h>
 
-#include "buf.h"
-#include "err.h"
-#include "scope.h"
-#include "spec.h"
-#include "store.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "scoping/scope.h"
+#include "pipeline/campaign.h"
+#include "pipeline/spec.h"
+#include "storage/store.h"
 
-typedef struct sl_campaign {
-	sl_spec *spec;
-	git_repository *repo;
-	char *repo_path;            /* absolute */
-	git_oid base;               /* the resolved base commit */
-	char base_hex[GIT_OID_HEXSZ + 1];
-} sl_campaign;
-
-/* repo_override replaces the spec's repository when not NULL. */
-int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_override,
-		     sl_err *err);
-void sl_campaign_free(sl_campaign *c);
-/*
- * What sl_campaign_load checks of a loaded spec before it opens the
- * repository: languages, the query (compiled in a bounded child), the
- * prompt and the rules' captures.  SL_EINPUT with "FILE:LINE:COL: " first.
- */
-int sl_campaign_check(const sl_spec *spec, sl_err *err);
-/*
- * Fill the target settings of so from the campaign; returns the override
- * array so points into (caller frees it after the scope; NULL if none).
- */
-sl_lang_override *sl_campaign_scope_opts(sl_scope_opts *so, const sl_campaign *c);
-/* Scope the campaign's base commit with its target settings (cache: may be NULL). */
-int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_store *cache, sl_err *err);
-
-#define SL_RUN_OPTS_VERSION 1
 typedef struct sl_run_opts {
-	unsigned version;
 	const char *spec_path;
 	const char *repo;           /* overrides the spec's repository */
 	const char *store;          /* the store file */
-	int progress;               /* one line per finished target on stderr */
+	/*
+	 * One line per finished target, per gate run on the base and per
+	 * notice (targets chosen, why a budget stopped the run); NULL = none.
+	 * Called from the worker threads, one call at a time.
+	 */
+	sl_notice_fn progress;
+	void *progress_ctx;
 	const char *record;         /* append every model reply to this JSON lines file */
 	int unsafe;                 /* run gates without the minimum jail; recorded */
 	/*
@@ -84,7 +58,7 @@ typedef struct sl_run_opts {
 	unsigned lease_ttl_s;       /* leases on targets last this long unless renewed;
 				       0 = 60 */
 } sl_run_opts;
-#define SL_RUN_OPTS_INIT { SL_RUN_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0 }
+#define SL_RUN_OPTS_INIT { .spec_path = NULL }
 
 typedef struct sl_run_summary {
 	int64_t campaign_id;
@@ -106,7 +80,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err);
 /*
  * `sluice baseline`: load the campaign, open the store and record the
  * campaign like sl_run(), measure (or load) every gate on the base and
- * render it into out (gating.h, sl_gating_describe); no target is scoped
+ * render it into out (validators/validators.h, sl_gating_describe); no target is scoped
  * and nothing is generated.  SL_EBASE, with out filled, when a gate cannot
  * judge.
  */

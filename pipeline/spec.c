@@ -25,11 +25,9 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "edit.h"
-#include "provider.h"
-#include "spec.h"
-#include "jail.h"
-#include "policy.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/provider.h"
+#include "pipeline/spec.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
 #define SPEC_MAX_DEPTH 32
@@ -767,8 +765,8 @@ static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 	static const char *const keys[] = { "memory_mb", "pids", "tmp_mb", "disk_mb", "cpus",
 		"address_space_mb", "unenforced", "writable_worktree", NULL };
 	enum { K_UNENFORCED = 6, K_WRITABLE = 7 };
-	unsigned *fields[] = { &spec->jail_mem_mb, &spec->jail_pids, &spec->jail_tmp_mb,
-			       &spec->jail_disk_mb, &spec->jail_cpus, &spec->jail_as_mb };
+	unsigned *fields[] = { &spec->jail.mem_mb, &spec->jail.pids, &spec->jail.tmp_mb,
+			       &spec->jail.disk_mb, &spec->jail.cpus, &spec->jail.as_mb };
 	const struct node *v[MAX_KEYS];
 	sl_strvec words = SL_STRVEC_INIT;
 	long long n;
@@ -783,21 +781,21 @@ static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 			return SL_EINPUT;
 		*fields[i] = (unsigned)n;
 	}
-	if (get_bool(ld, v[K_WRITABLE], keys[K_WRITABLE], "jail", &spec->jail_writable) ||
+	if (get_bool(ld, v[K_WRITABLE], keys[K_WRITABLE], "jail", &spec->jail.writable) ||
 	    get_strings(ld, v[K_UNENFORCED], keys[K_UNENFORCED], "jail", &words))
 		goto done;
 	for (size_t i = 0; i < words.n; i++) {
 		if (!strcmp(words.v[i], "memory"))
-			spec->jail_accept |= SL_JAIL_CG_MEMORY;
+			spec->jail.accept |= SL_JAIL_CG_MEMORY;
 		else if (!strcmp(words.v[i], "cpu"))
-			spec->jail_accept |= SL_JAIL_CG_CPU;
+			spec->jail.accept |= SL_JAIL_CG_CPU;
 		else {
 			fail(ld, v[K_UNENFORCED]->start, "unknown limit '%s' in 'unenforced' of "
 			     "'jail' (memory or cpu)", words.v[i]);
 			goto done;
 		}
 	}
-	if (spec->jail_writable && spec->jail_disk_mb) {
+	if (spec->jail.writable && spec->jail.disk_mb) {
 		fail(ld, v[K_WRITABLE]->start, "'writable_worktree' and 'disk_mb' of 'jail' "
 		     "exclude each other");
 		goto done;
@@ -969,7 +967,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	spec->gates = sl_xcalloc(seq->nkid ? seq->nkid : 1, sizeof(*spec->gates));
 	for (i = 0; i < seq->nkid; i++) {
 		const struct node *item = seq->kid[i];
-		sl_spec_gate *g = &spec->gates[spec->ngates];
+		sl_gate_conf *g = &spec->gates[spec->ngates];
 		int fmt_ok = 0;
 
 		if (item->type != N_MAP)

@@ -16,12 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "util.h"
-
-typedef struct sl_pos {
-	uint32_t line, col;         /* 1-based; 0 when unknown */
-} sl_pos;
+#include "common/err.h"
+#include "common/util.h"
+#include "validators/validators.h"
 
 /* review: grouping, templates, identity and where changes are published. */
 enum sl_group_kind { SL_GROUP_TARGET = 0, SL_GROUP_FILE, SL_GROUP_DIRECTORY, SL_GROUP_BATCH };
@@ -52,56 +49,12 @@ typedef struct sl_spec_rule {
 	sl_pos pos;
 } sl_spec_rule;
 
-enum sl_gate_kind {
-	SL_GATE_CUSTOM = 0,         /* exit status decides (the default) */
-	SL_GATE_BUILD,              /* exit status decides */
-	SL_GATE_POLICY,             /* on the diff, before anything runs; no command */
-	SL_GATE_STATIC,             /* new findings on or near changed lines fail */
-	SL_GATE_TEST,               /* regressions and must-fix tests decide; reruns */
-	SL_GATE_COVERAGE,           /* the candidate must raise its target's coverage */
-	SL_GATE_FINDING_GONE,       /* the target's findings are gone (finding_gone.h) */
-	SL_GATE_MUTANTS,            /* testgen: the new test kills a mutant the suite misses */
-};
-
 /* What a campaign is for (`kind:`); the targets and the proof differ. */
 enum sl_job_kind {
 	SL_JOB_MIGRATION = 0,       /* targets from the query alone (the default) */
 	SL_JOB_FIX,                 /* only the query's units that enclose a finding */
 	SL_JOB_TESTGEN,             /* the candidate adds a test for the unit */
 };
-
-/* What a gate must say on the base and on the candidate (README, "Gate expectations"). */
-enum sl_gate_expect {
-	SL_EXPECT_PASS = 0,         /* passes on the base, must pass on the candidate; a test
-				       gate with a report: the base's passing tests must pass */
-	SL_EXPECT_FIX,              /* fails on the base, must pass on the candidate; a test
-				       gate with a report: every test failing on the base
-				       (not flaky) must pass */
-};
-
-typedef struct sl_spec_gate {
-	char *name;
-	char *command;              /* NULL only for policy gates */
-	unsigned timeout_s;         /* default 600 */
-	sl_pos pos;
-	int kind;                   /* enum sl_gate_kind */
-	char *format;               /* static, finding-gone: gcc|sarif; test: junit|tap; coverage: lcov|gcov */
-	char *report;               /* file the command writes, relative to the worktree;
-				       NULL = parse the command's output */
-	unsigned radius;            /* static: lines around a change (default 3) */
-	char *fail_on;              /* static: warning (default) | error */
-	unsigned reruns;            /* test: runs that must all pass (default 1) */
-	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
-	sl_strvec must_fix;         /* test with a format: ids that must pass now */
-	int expect;                 /* enum sl_gate_expect; `expect:`, else the campaign's goal */
-	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
-				       recorded skip instead of stopping the campaign, and a
-				       skip does not keep a candidate from review */
-	/* policy: */
-	sl_strvec allow_paths, forbid, build_files;
-	unsigned max_files, max_lines;
-	int allow_build_files;
-} sl_spec_gate;
 
 typedef struct sl_spec {
 	char *path;                 /* the file as given */
@@ -152,13 +105,7 @@ typedef struct sl_spec {
 	double early_stop_rate;     /* stop when the pass rate is below this (0..1) */
 	unsigned context_tokens;    /* budget of {{context}}; default 2000 */
 
-	/* jail limits for every gate (0 = the jail's defaults): */
-	unsigned jail_mem_mb, jail_pids, jail_tmp_mb;
-	unsigned jail_disk_mb;      /* the size of the overlay gates write to (0 = default) */
-	unsigned jail_cpus;         /* CPU quota in CPUs (0 = the jail's default) */
-	unsigned jail_as_mb;        /* address-space limit per process (0 = none) */
-	unsigned jail_accept;       /* SL_JAIL_CG_* layers that may go unenforced */
-	int jail_writable;          /* writable_worktree: no overlay */
+	sl_jail_limits jail;         /* for every gate (0 = the jail's defaults) */
 
 	char *instructions;         /* what the model is asked to do; may be NULL */
 	char *prompt;               /* template; NULL = the default template */
@@ -167,7 +114,7 @@ typedef struct sl_spec {
 				       and statement units, udiff otherwise */
 	unsigned attempts;          /* default 3, 1..100 */
 
-	sl_spec_gate *gates;
+	sl_gate_conf *gates;
 	size_t ngates;
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
 	int job;                    /* enum sl_job_kind (`kind:`) */

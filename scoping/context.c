@@ -10,9 +10,9 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
-#include "context.h"
-#include "lang.h"
-#include "util.h"
+#include "scoping/context.h"
+#include "scoping/lang.h"
+#include "common/util.h"
 
 #define MAX_NAMES 256
 #define MAX_BLOB (8u << 20)
@@ -48,9 +48,7 @@ unsigned sl_context_tokens(size_t len)
 
 static int git_fail(sl_err *err, const char *what)
 {
-	const git_error *e = git_error_last();
-
-	return sl_err_set(err, SL_ERROR, "%s: %s", what, e && e->message ? e->message : "unknown error");
+	return sl_err_set(err, SL_ERROR, "%s: %s", what, sl_git_error_or("unknown error"));
 }
 
 static void file_release(struct file *f)

@@ -32,9 +32,9 @@
 
 #include <git2.h>
 
-#include "buf.h"
-#include "err.h"
-#include "scope.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "scoping/scope.h"
 
 #define SL_CONTEXT_MAX_FILES 256
 

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "lang.h"
-#include "scope.h"
-#include "util.h"
+#include "scoping/lang.h"
+#include "scoping/scope.h"
+#include "common/util.h"
 
 const TSLanguage *tree_sitter_bash(void);
 const TSLanguage *tree_sitter_c(void);

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "predicate.h"
-#include "util.h"
+#include "scoping/predicate.h"
+#include "common/util.h"
 
 enum pred_kind { P_EQ, P_MATCH, P_ANY_OF };
 

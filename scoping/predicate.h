@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <tree_sitter/api.h>
 
-#include "err.h"
+#include "common/err.h"
 
 typedef struct sl_preds sl_preds;
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prefilter.h"
-#include "util.h"
+#include "scoping/prefilter.h"
+#include "common/util.h"
 
 struct req {
 	char **alts;          /* any one of these must occur */

@@ -37,12 +37,12 @@
 #include <unistd.h>
 #include <tree_sitter/api.h>
 
-#include "lang.h"
-#include "predicate.h"
-#include "prefilter.h"
-#include "scope.h"
-#include "scope_cache.h"
-#include "util.h"
+#include "scoping/lang.h"
+#include "scoping/predicate.h"
+#include "scoping/prefilter.h"
+#include "scoping/scope.h"
+#include "storage/scope_cache.h"
+#include "common/util.h"
 
 #define MAX_BLOB_SIZE (8u << 20)
 #define BINARY_SNIFF 8000
@@ -62,6 +62,7 @@
 
 /* Results are encoded for the cache in this format; bump it when it changes. */
 #define CACHE_FORMAT "sluice-scope-1"
+#define CACHE_MAX_ROWS 500000  /* past this, rows of other queries are dropped */
 #define CF_PREFILTERED 1u      /* cache flags */
 #define CF_PARSE_ERROR 2u
 #define CF_LIT_NO_MATCH 4u
@@ -109,9 +110,7 @@ struct raw {
 
 static int git_fail(sl_err *err, const char *what)
 {
-	const git_error *e = git_error_last();
-
-	return sl_err_set(err, SL_ERROR, "%s: %s", what, e && e->message ? e->message : "unknown error");
+	return sl_err_set(err, SL_ERROR, "%s: %s", what, sl_git_error_or("unknown error"));
 }
 
 /* The token of the query text at offset, for error messages. */
@@ -287,9 +286,12 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 
 		close(fds[0]);
 #ifndef UNDER_ASAN
-		struct rlimit rl = { (rlim_t)COMPILE_MEM_MB << 20, (rlim_t)COMPILE_MEM_MB << 20 };
+		{
+			struct rlimit rl = { (rlim_t)COMPILE_MEM_MB << 20,
+					     (rlim_t)COMPILE_MEM_MB << 20 };
 
-		setrlimit(RLIMIT_AS, &rl);
+			setrlimit(RLIMIT_AS, &rl);
+		}
 #endif
 		q = ts_query_new(lang->grammar(), query, (uint32_t)strlen(query), &off, &type);
 		_exit(q ? 0 : 1);
@@ -1178,6 +1180,25 @@ static int parse_unit(const char *name, enum unit_kind *out)
 	return -1;
 }
 
+/* Keep the scope cache bounded: once it is over its cap, only this query's rows stay. */
+static int cache_bound(sl_store *st, const char *qkey, sl_err *err)
+{
+	long long rows;
+	int ret;
+
+	if (sl_scope_cache_rows(st, &rows, err))
+		return -1;
+	if (rows <= CACHE_MAX_ROWS)
+		return 0;
+	if (sl_store_begin(st, err))
+		return -1;
+	if ((ret = sl_scope_cache_prune(st, qkey, err))) {
+		sl_store_rollback(st);
+		return ret;
+	}
+	return sl_store_commit(st, err);
+}
+
 int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	     const sl_scope_opts *opts, sl_err *err)
 {
@@ -1202,8 +1223,8 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	memset(&c, 0, sizeof(c));
 	memset(&w, 0, sizeof(w));
 	memset(&sh, 0, sizeof(sh));
-	if (!opts || opts->version != SL_SCOPE_OPTS_VERSION) {
-		ret = sl_err_set(err, SL_EINPUT, "scope options of an unsupported version");
+	if (!opts) {
+		ret = sl_err_set(err, SL_EINPUT, "no scope options");
 		goto done;
 	}
 	st = opts->stats ? opts->stats : &local;
@@ -1376,7 +1397,7 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 			if (sl_scope_cache_put(cache, bhex, e->flags, e->enc, e->enc_len, err))
 				goto done;
 		}
-		if (sl_scope_cache_commit(cache, err))
+		if (sl_scope_cache_commit(cache, err) || cache_bound(opts->cache, qkey, err))
 			goto done;
 	}
 

@@ -42,8 +42,8 @@
 #include <stdint.h>
 #include <git2.h>
 
-#include "err.h"
-#include "util.h"
+#include "common/err.h"
+#include "common/util.h"
 
 typedef struct sl_capture {
 	char *name;                 /* capture name without '@' */
@@ -110,14 +110,12 @@ typedef struct sl_scope_stats {
 	unsigned threads;
 	int64_t ms;                 /* wall-clock time of sl_scope */
 } sl_scope_stats;
-#define SL_SCOPE_STATS_INIT { 0, 0, 0, 0, 0, 0, 0, 0, SL_STRVEC_INIT, 0, 0, 0 }
+#define SL_SCOPE_STATS_INIT { .literal_no_match_paths = SL_STRVEC_INIT }
 void sl_scope_stats_release(sl_scope_stats *s);
 
 struct sl_store;
 
-#define SL_SCOPE_OPTS_VERSION 1
 typedef struct sl_scope_opts {
-	unsigned version;
 	const char *language;       /* required: a name sl_lang_known() accepts */
 	const char *query;          /* required: tree-sitter query source */
 	const char *const *globs;   /* path globs (sl_glob_match); none = every file of the language */
@@ -139,8 +137,7 @@ typedef struct sl_scope_opts {
 	struct sl_store *cache;     /* borrowed; NULL = no cache (see scope_cache.h) */
 	sl_scope_stats *stats;      /* borrowed; NULL = not wanted */
 } sl_scope_opts;
-#define SL_SCOPE_OPTS_INIT { SL_SCOPE_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL, \
-			     NULL, 0, 0, 0, NULL, NULL }
+#define SL_SCOPE_OPTS_INIT { .language = NULL }
 
 /*
  * Compile the query for the language and check its predicates and the named

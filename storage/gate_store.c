@@ -4,15 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate_store.h"
-#include "store_internal.h"
-#include "util.h"
+#include "storage/gate_store.h"
+#include "storage/store_internal.h"
+#include "common/util.h"
 
 void sl_baseline_list_free(sl_baseline_rec *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].gate);
-		free(v[i].verdict);
 		free(v[i].output);
 		free(v[i].report);
 	}
@@ -41,7 +40,7 @@ int sl_store_baseline_get(sl_store *st, int64_t campaign_id, const char *gate,
 		b = &(*out)[(*n)++];
 		b->gate = sl_store_col_text(s, 0);
 		b->run = sqlite3_column_int64(s, 1);
-		b->verdict = sl_store_col_text(s, 2);
+		b->verdict = (sl_verdict)sl_verdict_parse((const char *)sqlite3_column_text(s, 2));
 		b->exit_status = sqlite3_column_int64(s, 3);
 		b->output = sl_store_col_text(s, 4);
 		b->report = sl_store_col_text(s, 5);
@@ -65,7 +64,7 @@ int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_r
 	sqlite3_bind_int64(s, 1, campaign_id);
 	sl_store_bind_text(s, 2, in->gate);
 	sqlite3_bind_int64(s, 3, in->run);
-	sl_store_bind_text(s, 4, in->verdict);
+	sl_store_bind_text(s, 4, sl_verdict_name(in->verdict));
 	sqlite3_bind_int64(s, 5, in->exit_status);
 	sl_store_bind_text(s, 6, in->output ? in->output : "");
 	sl_store_bind_text(s, 7, in->report);
@@ -90,7 +89,7 @@ int sl_store_cache_get(sl_store *st, const char *key, sl_gate_run_rec *out,
 	sl_store_bind_text(s, 1, key);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
-		out->verdict = sl_store_col_text(s, 0);
+		out->verdict = (sl_verdict)sl_verdict_parse((const char *)sqlite3_column_text(s, 0));
 		out->exit_status = sqlite3_column_int64(s, 1);
 		out->duration_ms = sqlite3_column_int64(s, 2);
 		out->output_bytes = sqlite3_column_int64(s, 3);
@@ -118,7 +117,7 @@ int sl_store_cache_put(sl_store *st, const char *key, const sl_gate_run_rec *in,
 			       NULL) != SQLITE_OK)
 		return sl_store_fail(st, err, "write verdict cache");
 	sl_store_bind_text(s, 1, key);
-	sl_store_bind_text(s, 2, in->verdict);
+	sl_store_bind_text(s, 2, sl_verdict_name(in->verdict));
 	sqlite3_bind_int64(s, 3, in->exit_status);
 	sqlite3_bind_int64(s, 4, in->duration_ms);
 	sqlite3_bind_int64(s, 5, in->output_bytes);

@@ -9,13 +9,13 @@
 
 #include <stdint.h>
 
-#include "err.h"
-#include "store.h"
+#include "common/err.h"
+#include "storage/store.h"
 
 typedef struct sl_baseline_rec {
 	char *gate;
 	int64_t run;                /* 1-based: test gates run twice to find flaky tests */
-	char *verdict;
+	sl_verdict verdict;
 	int64_t exit_status;
 	char *output;               /* the tail the gate kept */
 	char *report;               /* the report file's text, or NULL */

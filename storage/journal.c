@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "journal.h"
-#include "store_internal.h"
-#include "util.h"
+#include "storage/journal.h"
+#include "storage/store_internal.h"
+#include "common/util.h"
 
 void sl_reply_rec_release(sl_reply_rec *r)
 {

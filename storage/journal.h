@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "store.h"
+#include "common/err.h"
+#include "storage/store.h"
 
 typedef struct sl_reply_rec {
 	int64_t target_id, n, round;

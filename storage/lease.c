@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "lease.h"
-#include "store_internal.h"
-#include "util.h"
+#include "storage/lease.h"
+#include "storage/store_internal.h"
+#include "common/util.h"
 
 /* Prepare, bind with fill, step to the end and finalize, in a transaction of its own. */
 static int write_tx(sl_store *st, const char *sql, void (*fill)(sqlite3_stmt *, const void *),
@@ -346,8 +346,8 @@ int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int 
 		       sl_err *err)
 {
 	sqlite3_stmt *s = NULL;
-	char now[32], *state = NULL;
-	int ret = SL_ERROR;
+	char now[32];
+	int ret = SL_ERROR, found = 0, state = SL_T_ANY;
 
 	*sent = 0;
 	sl_iso8601_now(now);
@@ -356,23 +356,25 @@ int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int 
 	if (!(s = sl_store_prepare(st, "SELECT state FROM targets WHERE id = ?", err)))
 		goto done;
 	sqlite3_bind_int64(s, 1, target_id);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		state = sl_store_col_text(s, 0);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		found = 1;
+		state = sl_target_state_parse((const char *)sqlite3_column_text(s, 0));
+	}
 	sqlite3_finalize(s);
-	if (!state) {
+	if (!found) {
 		ret = sl_err_set(err, SL_ENOTFOUND, "no target %lld", (long long)target_id);
 		goto done;
 	}
-	if (!strcmp(state, SL_T_ACCEPTED)) {
+	if (state == SL_T_ACCEPTED) {
 		ret = sl_err_set(err, SL_EINPUT, "target %lld was accepted; reject its candidate "
 				 "first", (long long)target_id);
 		goto done;
 	}
-	if (!strcmp(state, SL_T_PENDING)) {
+	if (state == SL_T_PENDING) {
 		ret = sl_store_commit(st, err);
 		goto out;
 	}
-	if (!strcmp(state, SL_T_PROPOSED) &&
+	if (state == SL_T_PROPOSED &&
 	    send_back_step(st, "INSERT INTO decisions (candidate_id, decision, reason, decided_at) "
 			   "SELECT id, 'reject', ?, ? FROM candidates WHERE target_id = ? AND "
 			   "state = 'passed'", reason, now, target_id, err))
@@ -388,7 +390,6 @@ int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int 
 done:
 	sl_store_rollback(st);
 out:
-	free(state);
 	return ret;
 }
 

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "store.h"
+#include "common/err.h"
+#include "storage/store.h"
 
 typedef struct sl_run_rec {
 	int64_t campaign_id;

@@ -7,7 +7,7 @@
  */
 #include <stddef.h>
 
-#include "migrations.h"
+#include "storage/migrations.h"
 
 static const char *const migrations[] = {
 	/* 1: the walking skeleton's schema */

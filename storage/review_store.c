@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "review_store.h"
-#include "store_internal.h"
-#include "util.h"
+#include "storage/review_store.h"
+#include "storage/store_internal.h"
+#include "common/util.h"
 
 void sl_metrics_release(sl_metrics *m)
 {

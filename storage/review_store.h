@@ -8,7 +8,7 @@
 #ifndef SL_REVIEW_STORE_H
 #define SL_REVIEW_STORE_H
 
-#include "store.h"
+#include "storage/store.h"
 
 /* Outcome metrics of a campaign, overall and per group (rule vs model, ...). */
 typedef struct sl_metric_group {

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "scope_cache.h"
-#include "store_internal.h"
-#include "util.h"
+#include "storage/scope_cache.h"
+#include "storage/store_internal.h"
+#include "common/util.h"
 
 struct sl_scope_cache {
 	sl_store *st;

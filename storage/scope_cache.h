@@ -6,7 +6,8 @@
  * of everything that changes a file's result (query text, site capture,
  * unit, the format of the data).  The data is opaque here: scope.c encodes
  * and decodes it.  Keying by blob id means a changed file simply misses; old
- * rows stay until sl_scope_cache_prune drops them.
+ * rows stay until sl_scope_cache_prune drops them (sl_scope does, for other
+ * queries' rows, once the cache is past its cap).
  *
  * Calling sequence (one thread; the handle holds prepared statements):
  *     sl_scope_cache_open(&c, store, lang, qkey, err)
@@ -26,8 +27,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "store.h"
+#include "common/err.h"
+#include "storage/store.h"
 
 typedef struct sl_scope_cache sl_scope_cache;
 

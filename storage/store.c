@@ -15,10 +15,10 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "store.h"
-#include "store_internal.h"
-#include "migrations.h"
-#include "util.h"
+#include "storage/store.h"
+#include "storage/store_internal.h"
+#include "storage/migrations.h"
+#include "common/util.h"
 
 struct sl_store {
 	sqlite3 *db;
@@ -523,7 +523,6 @@ void sl_target_rec_release(sl_target_rec *t)
 	free(t->lang);
 	free(t->blob);
 	free(t->unit);
-	free(t->state);
 	free(t->reason);
 	memset(t, 0, sizeof(*t));
 }
@@ -533,6 +532,86 @@ void sl_target_list_free(sl_target_rec *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		sl_target_rec_release(&v[i]);
 	free(v);
+}
+
+static const char *const target_state_names[SL_T_NSTATES] = {
+	[SL_T_PENDING] = "pending", [SL_T_PROPOSED] = "proposed", [SL_T_FAILED] = "failed",
+	[SL_T_SKIPPED] = "skipped", [SL_T_ACCEPTED] = "accepted", [SL_T_REJECTED] = "rejected",
+	[SL_T_BUDGET] = "budget",
+};
+
+const char *sl_target_state_name(int state)
+{
+	return state >= 0 && state < SL_T_NSTATES ? target_state_names[state] : "?";
+}
+
+int sl_target_state_parse(const char *name)
+{
+	for (int i = 0; name && i < SL_T_NSTATES; i++)
+		if (!strcmp(name, target_state_names[i]))
+			return i;
+	return SL_T_ANY;
+}
+
+/* A state column read back; the schema's CHECK keeps it one of the names. */
+static int col_target_state(sqlite3_stmt *s, int col)
+{
+	return sl_target_state_parse((const char *)sqlite3_column_text(s, col));
+}
+
+static const char *const candidate_state_names[SL_C_NSTATES] = {
+	[SL_C_PASSED] = "passed", [SL_C_FAILED] = "failed", [SL_C_ERROR] = "error",
+};
+
+const char *sl_candidate_state_name(int state)
+{
+	return state >= 0 && state < SL_C_NSTATES ? candidate_state_names[state] : "?";
+}
+
+int sl_candidate_state_parse(const char *name)
+{
+	for (int i = 0; name && i < SL_C_NSTATES; i++)
+		if (!strcmp(name, candidate_state_names[i]))
+			return i;
+	return SL_C_ANY;
+}
+
+static const char *const attempt_outcome_names[SL_A_NOUTCOMES] = {
+	[SL_A_NONE] = "?", [SL_A_CANDIDATE] = "candidate", [SL_A_PARSE_ERROR] = "parse_error",
+	[SL_A_APPLY_ERROR] = "apply_error", [SL_A_SYNTAX_ERROR] = "syntax_error",
+	[SL_A_PROVIDER_ERROR] = "provider_error", [SL_A_NO_EDIT] = "no_edit",
+};
+
+const char *sl_attempt_outcome_name(int outcome)
+{
+	return outcome > SL_A_NONE && outcome < SL_A_NOUTCOMES ? attempt_outcome_names[outcome] :
+		"?";
+}
+
+int sl_attempt_outcome_parse(const char *name)
+{
+	for (int i = SL_A_NONE + 1; name && i < SL_A_NOUTCOMES; i++)
+		if (!strcmp(name, attempt_outcome_names[i]))
+			return i;
+	return SL_A_NONE;
+}
+
+static const char *const verdict_names[SL_VERDICT_N] = {
+	[SL_VERDICT_PASS] = "pass", [SL_VERDICT_FAIL] = "fail", [SL_VERDICT_TIMEOUT] = "timeout",
+	[SL_VERDICT_ERROR] = "error", [SL_VERDICT_SKIP] = "skip",
+};
+
+const char *sl_verdict_name(sl_verdict v)
+{
+	return (int)v >= 0 && v < SL_VERDICT_N ? verdict_names[v] : "unknown";
+}
+
+int sl_verdict_parse(const char *name)
+{
+	for (int i = 0; name && i < SL_VERDICT_N; i++)
+		if (!strcmp(name, verdict_names[i]))
+			return i;
+	return -1;
 }
 
 #define TARGET_COLS "id, campaign_id, key, path, lang, blob, unit, start_byte, end_byte, " \
@@ -556,7 +635,7 @@ static void read_target(sqlite3_stmt *s, void *row)
 	t->end_line = sqlite3_column_int64(s, 11);
 	t->end_col = sqlite3_column_int64(s, 12);
 	t->nsites = sqlite3_column_int64(s, 13);
-	t->state = sl_store_col_text(s, 14);
+	t->state = col_target_state(s, 14);
 	t->attempts = sqlite3_column_int64(s, 15);
 	t->reason = sl_store_col_text(s, 16);
 	t->attempt_base = sqlite3_column_int64(s, 17);
@@ -606,7 +685,7 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "read target id");
 }
 
-int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
+int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, "SELECT " TARGET_COLS " FROM targets WHERE campaign_id = ? "
@@ -614,7 +693,7 @@ int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);
-		sl_store_bind_text(s, 2, state);
+		sl_store_bind_text(s, 2, state == SL_T_ANY ? NULL : sl_target_state_name(state));
 	}
 	return collect_rows(st, s, sizeof(**out), read_target, (void **)out, n, "list targets",
 			    err);
@@ -640,7 +719,7 @@ int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *er
 	return sl_store_fail(st, err, "read target");
 }
 
-int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t attempts,
+int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts,
 			   const char *reason, sl_err *err)
 {
 	char now[32];
@@ -650,7 +729,7 @@ int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t 
 	if (!s)
 		return SL_ERROR;
 	sl_iso8601_now(now);
-	sl_store_bind_text(s, 1, state);
+	sl_store_bind_text(s, 1, sl_target_state_name(state));
 	sqlite3_bind_int64(s, 2, attempts);
 	sl_store_bind_text(s, 3, reason);
 	sl_store_bind_text(s, 4, now);
@@ -672,7 +751,6 @@ void sl_attempt_rec_release(sl_attempt_rec *a)
 	free(a->apply_report);
 	free(a->format_key);
 	free(a->format_reply);
-	free(a->outcome);
 	free(a->error);
 	free(a->created_at);
 	memset(a, 0, sizeof(*a));
@@ -705,7 +783,7 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	sqlite3_bind_int64(s, 6, in->tokens_in);
 	sqlite3_bind_int64(s, 7, in->tokens_out);
 	sqlite3_bind_int64(s, 8, in->latency_ms);
-	sl_store_bind_text(s, 9, in->outcome);
+	sl_store_bind_text(s, 9, sl_attempt_outcome_name(in->outcome));
 	sl_store_bind_text(s, 10, in->error);
 	sl_store_bind_text(s, 11, now);
 	sl_store_bind_text(s, 12, in->request);
@@ -738,7 +816,7 @@ static void read_attempt(sqlite3_stmt *s, void *row)
 	a->tokens_in = sqlite3_column_int64(s, 6);
 	a->tokens_out = sqlite3_column_int64(s, 7);
 	a->latency_ms = sqlite3_column_int64(s, 8);
-	a->outcome = sl_store_col_text(s, 9);
+	a->outcome = sl_attempt_outcome_parse((const char *)sqlite3_column_text(s, 9));
 	a->error = sl_store_col_text(s, 10);
 	a->created_at = sl_store_col_text(s, 11);
 	a->request = sl_store_col_text(s, 12);
@@ -821,7 +899,6 @@ void sl_candidate_rec_release(sl_candidate_rec *c)
 	free(c->diff);
 	free(c->commit_oid);
 	free(c->branch);
-	free(c->state);
 	free(c->decision);
 	free(c->decision_reason);
 	free(c->created_at);
@@ -850,23 +927,11 @@ int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id
 	sl_store_bind_text(s, 3, in->diff ? in->diff : "");
 	sl_store_bind_text(s, 4, in->commit_oid);
 	sl_store_bind_text(s, 5, in->branch);
-	sl_store_bind_text(s, 6, in->state);
+	sl_store_bind_text(s, 6, sl_candidate_state_name(in->state));
 	sl_store_bind_text(s, 7, now);
 	return insert_stmt(st, s, "add candidate", id_out, NULL, err);
 }
 
-int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const char *branch,
-			   sl_err *err)
-{
-	sqlite3_stmt *s = prep(st, "UPDATE candidates SET state = ?, branch = ? WHERE id = ?", err);
-
-	if (!s)
-		return SL_ERROR;
-	sl_store_bind_text(s, 1, state);
-	sl_store_bind_text(s, 2, branch);
-	sqlite3_bind_int64(s, 3, id);
-	return exec_stmt(st, s, "update candidate", err);
-}
 
 int sl_store_candidate_set_commit(sl_store *st, int64_t id, const char *commit_oid, sl_err *err)
 {
@@ -897,7 +962,7 @@ static void read_candidate(sqlite3_stmt *s, void *row)
 	c->diff = sl_store_col_text(s, 4);
 	c->commit_oid = sl_store_col_text(s, 5);
 	c->branch = sl_store_col_text(s, 6);
-	c->state = sl_store_col_text(s, 7);
+	c->state = sl_candidate_state_parse((const char *)sqlite3_column_text(s, 7));
 	c->decision = sl_store_col_text(s, 8);
 	c->decision_reason = sl_store_col_text(s, 9);
 	c->created_at = sl_store_col_text(s, 10);
@@ -927,7 +992,7 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
 	return sl_store_fail(st, err, "read candidate");
 }
 
-int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
+int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE t.campaign_id = ?1 "
@@ -935,7 +1000,7 @@ int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);
-		sl_store_bind_text(s, 2, state);
+		sl_store_bind_text(s, 2, state == SL_C_ANY ? NULL : sl_candidate_state_name(state));
 	}
 	return collect_rows(st, s, sizeof(**out), read_candidate, (void **)out, n,
 			    "list candidates", err);
@@ -947,7 +1012,6 @@ void sl_gate_run_list_free(sl_gate_run_rec *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].gate);
-		free(v[i].verdict);
 		free(v[i].output_tail);
 		free(v[i].note);
 		free(v[i].jail);
@@ -967,7 +1031,7 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->candidate_id);
 	sl_store_bind_text(s, 2, in->gate);
-	sl_store_bind_text(s, 3, in->verdict);
+	sl_store_bind_text(s, 3, sl_verdict_name(in->verdict));
 	sqlite3_bind_int64(s, 4, in->exit_status);
 	sqlite3_bind_int64(s, 5, in->duration_ms);
 	sqlite3_bind_int64(s, 6, in->output_bytes);
@@ -986,7 +1050,7 @@ static void read_gate_run(sqlite3_stmt *s, void *row)
 	g->id = sqlite3_column_int64(s, 0);
 	g->candidate_id = sqlite3_column_int64(s, 1);
 	g->gate = sl_store_col_text(s, 2);
-	g->verdict = sl_store_col_text(s, 3);
+	g->verdict = (sl_verdict)sl_verdict_parse((const char *)sqlite3_column_text(s, 3));
 	g->exit_status = sqlite3_column_int64(s, 4);
 	g->duration_ms = sqlite3_column_int64(s, 5);
 	g->output_bytes = sqlite3_column_int64(s, 6);
@@ -1026,9 +1090,9 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
 		goto done;
 	ret = SL_EINPUT;
-	if (strcmp(c.state, SL_C_PASSED)) {
+	if (c.state != SL_C_PASSED) {
 		sl_err_set(err, SL_EINPUT, "candidate %lld was not proposed (it %s its gates)",
-			   (long long)candidate_id, c.state);
+			   (long long)candidate_id, sl_candidate_state_name(c.state));
 		goto done;
 	}
 	ret = SL_ERROR;
@@ -1044,7 +1108,8 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 		goto done;
 	if (!(s = prep(st, "UPDATE targets SET state = ?, updated_at = ? WHERE id = ?", err)))
 		goto done;
-	sl_store_bind_text(s, 1, !strcmp(decision, "accept") ? SL_T_ACCEPTED : SL_T_REJECTED);
+	sl_store_bind_text(s, 1, sl_target_state_name(!strcmp(decision, "accept") ? SL_T_ACCEPTED :
+								      SL_T_REJECTED));
 	sl_store_bind_text(s, 2, now);
 	sqlite3_bind_int64(s, 3, c.target_id);
 	if (exec_stmt(st, s, "update target", err))
@@ -1150,8 +1215,8 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 	s = prep(st, "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
 		 "count(*) FILTER (WHERE a.source <> 'rules') "
 		 "FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
-		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = '"
-		 SL_C_PASSED "'", err);
+		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = 'passed'",
+		 err);
 	if (!s)
 		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, campaign_id);

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "common/err.h"
 
 typedef struct sl_store sl_store;
 
@@ -55,21 +55,33 @@ int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_o
 int sl_store_campaign_list(sl_store *st, sl_campaign_rec **out, size_t *n, sl_err *err);
 void sl_campaign_list_free(sl_campaign_rec *v, size_t n);
 
-/* Target states. */
-#define SL_T_PENDING  "pending"   /* not finished: `sluice run` works on it */
-#define SL_T_PROPOSED "proposed"  /* a candidate passed every gate */
-#define SL_T_FAILED   "failed"    /* every attempt failed */
-#define SL_T_SKIPPED  "skipped"   /* nothing to try (no rule applies, no model) */
-#define SL_T_ACCEPTED "accepted"  /* a reviewer accepted its candidate */
-#define SL_T_REJECTED "rejected"  /* a reviewer rejected its candidate */
-#define SL_T_BUDGET   "budget"    /* a budget ran out first: a later run continues it */
+/*
+ * Target states.  Their names ("pending", "proposed", ...) exist only in
+ * the store's rows and in JSON; code compares the enum.
+ */
+enum sl_target_state {
+	SL_T_PENDING = 0,           /* not finished: `sluice run` works on it */
+	SL_T_PROPOSED,              /* a candidate passed every gate */
+	SL_T_FAILED,                /* every attempt failed */
+	SL_T_SKIPPED,               /* nothing to try (no rule applies, no model) */
+	SL_T_ACCEPTED,              /* a reviewer accepted its candidate */
+	SL_T_REJECTED,              /* a reviewer rejected its candidate */
+	SL_T_BUDGET,                /* a budget ran out first: a later run continues it */
+	SL_T_NSTATES
+};
+#define SL_T_ANY (-1)           /* a filter that takes every state */
+
+/* The state's name ("pending" ...); "?" for a value that is none. */
+const char *sl_target_state_name(int state);
+/* The state named name, or SL_T_ANY when there is none. */
+int sl_target_state_parse(const char *name);
 
 typedef struct sl_target_rec {
 	int64_t id, campaign_id;
 	char *key;                  /* path:start_byte-end_byte */
 	char *path, *lang, *blob, *unit;
 	int64_t start_byte, end_byte, start_line, start_col, end_line, end_col, nsites;
-	char *state;
+	int state;                  /* enum sl_target_state */
 	int64_t attempts;
 	char *reason;               /* why it failed or was skipped; may be NULL */
 	int64_t attempt_base;       /* attempts made before the last `sluice retry` */
@@ -80,12 +92,29 @@ void sl_target_list_free(sl_target_rec *v, size_t n);
 /* Insert unless (campaign, key) exists; *id_out is the row either way. */
 int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 			int *inserted_out, sl_err *err);
-/* Targets of a campaign in id order; state NULL = all. */
-int sl_store_targets(sl_store *st, int64_t campaign_id, const char *state,
+/* Targets of a campaign in id order; state SL_T_ANY = all. */
+int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err);
 int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err);
-int sl_store_target_update(sl_store *st, int64_t id, const char *state, int64_t attempts,
+int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts,
 			   const char *reason, sl_err *err);
+
+/* Attempt outcomes; names ("candidate" ...) only in the store's rows and in JSON. */
+enum sl_attempt_outcome {
+	SL_A_NONE = 0,              /* not decided yet: nothing to record */
+	SL_A_CANDIDATE,             /* edits applied: a candidate for the gates */
+	SL_A_PARSE_ERROR,           /* the reply did not parse */
+	SL_A_APPLY_ERROR,           /* the edits did not apply */
+	SL_A_SYNTAX_ERROR,          /* the edits broke the syntax (older stores) */
+	SL_A_PROVIDER_ERROR,        /* the model could not be asked */
+	SL_A_NO_EDIT,               /* no rule applies and there is no model */
+	SL_A_NOUTCOMES
+};
+
+/* The outcome's name ("candidate" ...); "?" for SL_A_NONE or a value that is none. */
+const char *sl_attempt_outcome_name(int outcome);
+/* The outcome named name, or SL_A_NONE when there is none. */
+int sl_attempt_outcome_parse(const char *name);
 
 typedef struct sl_attempt_rec {
 	int64_t id, target_id, n;
@@ -98,8 +127,7 @@ typedef struct sl_attempt_rec {
 	char *format_key, *format_reply; /* the request key and reply a correction round
 					    replaced; NULL when there was none */
 	double cost;                /* in the price table's currency; 0 if unknown */
-	char *outcome;              /* "candidate", "parse_error", "apply_error", "syntax_error",
-				       "provider_error", "no_edit" */
+	int outcome;                /* enum sl_attempt_outcome */
 	char *error;                /* may be NULL */
 	char *apply_report;         /* JSON from apply; may be NULL */
 	char *created_at;
@@ -115,16 +143,25 @@ int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, siz
  */
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err);
 
-/* Candidate states. */
-#define SL_C_PASSED "passed"  /* every gate passed: proposed for review */
-#define SL_C_FAILED "failed"  /* a gate said no */
-#define SL_C_ERROR  "error"   /* a gate could not run */
+/* Candidate states; names ("passed" ...) only in the store's rows and in JSON. */
+enum sl_candidate_state {
+	SL_C_PASSED = 0,            /* every gate passed: proposed for review */
+	SL_C_FAILED,                /* a gate said no */
+	SL_C_ERROR,                 /* a gate could not run */
+	SL_C_NSTATES
+};
+#define SL_C_ANY (-1)           /* a filter that takes every state */
+
+/* The state's name ("passed" ...); "?" for a value that is none. */
+const char *sl_candidate_state_name(int state);
+/* The state named name, or SL_C_ANY when there is none. */
+int sl_candidate_state_parse(const char *name);
 
 typedef struct sl_candidate_rec {
 	int64_t id, attempt_id, target_id, campaign_id;
 	char *diff, *commit_oid;
 	char *branch;               /* set when proposed; NULL otherwise */
-	char *state;
+	int state;                  /* enum sl_candidate_state */
 	char *decision, *decision_reason; /* latest decision, NULL if none */
 	char *created_at;
 	/* joined from the target, for display: */
@@ -135,21 +172,36 @@ typedef struct sl_candidate_rec {
 void sl_candidate_rec_release(sl_candidate_rec *c);
 void sl_candidate_list_free(sl_candidate_rec *v, size_t n);
 int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id_out, sl_err *err);
-int sl_store_candidate_set(sl_store *st, int64_t id, const char *state, const char *branch,
-			   sl_err *err);
 /* A candidate rebuilt after a crash (its commit was never written) has a new commit id. */
 int sl_store_candidate_set_commit(sl_store *st, int64_t id, const char *commit_oid, sl_err *err);
 /* SL_ENOTFOUND when there is no candidate with that id. */
 int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err);
-/* Candidates of a campaign in id order; state NULL = all. */
-int sl_store_candidates(sl_store *st, int64_t campaign_id, const char *state,
+/* Candidates of a campaign in id order; state SL_C_ANY = all. */
+int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err);
+
+/*
+ * Verdicts of gate runs; names ("pass" ...) only in the store's rows, JSON
+ * and reports.  A cached verdict is one of these with the run's cached flag.
+ */
+typedef enum sl_verdict {
+	SL_VERDICT_PASS = 0,
+	SL_VERDICT_FAIL,
+	SL_VERDICT_TIMEOUT,
+	SL_VERDICT_ERROR,           /* the machinery, or a missing command: exit 126/127 */
+	SL_VERDICT_SKIP,            /* fails on the base too and the campaign allows it */
+	SL_VERDICT_N
+} sl_verdict;
+
+/* "pass", "fail", "timeout", "error", "skip"; "unknown" for a value that is none. */
+const char *sl_verdict_name(sl_verdict v);
+/* The verdict named name, or -1 when there is none. */
+int sl_verdict_parse(const char *name);
 
 typedef struct sl_gate_run_rec {
 	int64_t id, candidate_id;
-	char *gate, *verdict;       /* verdict: pass, fail, timeout, error (the machinery, or
-				       a missing command: exit 126/127), or skip (the gate
-				       fails on the base too and the campaign allows it) */
+	char *gate;
+	sl_verdict verdict;
 	int64_t exit_status, duration_ms, output_bytes;
 	char *output_tail;
 	int64_t cached;             /* the verdict came from the cache */

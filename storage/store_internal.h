@@ -8,7 +8,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "storage/store.h"
 
 sqlite3 *sl_store_sqlite(sl_store *st);
 const char *sl_store_path(sl_store *st);

@@ -16,7 +16,7 @@ BUILD=$(cd "$BUILD" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
 export SLUICE_BUILD="$BUILD"
 # sanitizer builds: third-party leaks we cannot fix (see the file)
-export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 log="$BUILD/tests/log"
 rm -rf "$log" && mkdir -p "$log"
 pass=0 fail=0 skip=0

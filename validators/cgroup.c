@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "util.h"
+#include "validators/cgroup.h"
+#include "common/util.h"
 
 enum { H_V2, H_MEM, H_PIDS, H_CPU, H_N };
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coverage.h"
-#include "diff_lines.h"
-#include "util.h"
+#include "validators/coverage.h"
+#include "validators/diff_lines.h"
+#include "common/util.h"
 
 #define MAX_FILES 10000u
 #define MAX_LINES 1000000u

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff_lines.h"
-#include "util.h"
+#include "validators/diff_lines.h"
+#include "common/util.h"
 
 #define MAX_FILES 100000u
 #define MAX_LINE 0x7fffffffu

@@ -27,8 +27,8 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 typedef struct sl_changed_file {
 	char *path;                 /* the new path (old path for a deleted file); owned */

@@ -6,9 +6,9 @@
  */
 #include <string.h>
 
-#include "feedback.h"
-#include "findings.h"
-#include "util.h"
+#include "validators/feedback.h"
+#include "validators/findings.h"
+#include "common/util.h"
 
 /* Append the lines of text that fit in the space left (cap - out->len). */
 static void add_capped(sl_buf *out, const char *text, size_t cap)

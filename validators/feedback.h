@@ -22,9 +22,9 @@
 #ifndef SL_FEEDBACK_H
 #define SL_FEEDBACK_H
 
-#include "buf.h"
-#include "diff_lines.h"
-#include "testreport.h"
+#include "common/buf.h"
+#include "validators/diff_lines.h"
+#include "validators/testreport.h"
 
 #define SL_FEEDBACK_CAP 4096u
 #define SL_FEEDBACK_RADIUS 3u

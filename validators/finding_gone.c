@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff_lines.h"
-#include "finding_gone.h"
-#include "policy.h"
-#include "util.h"
+#include "validators/diff_lines.h"
+#include "validators/finding_gone.h"
+#include "validators/policy.h"
+#include "common/util.h"
 
 /* Added text that asks an analyzer or compiler to look away. */
 static const char *const suppressions[] = {

@@ -33,9 +33,9 @@
 #ifndef SL_FINDING_GONE_H
 #define SL_FINDING_GONE_H
 
-#include "buf.h"
-#include "findings.h"
-#include "testreport.h"
+#include "common/buf.h"
+#include "validators/findings.h"
+#include "validators/testreport.h"
 
 /* A target's unit on the base: file and 1-based inclusive line range. */
 typedef struct sl_unit_ref {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "findings.h"
-#include "util.h"
+#include "validators/findings.h"
+#include "common/util.h"
 
 #define MAX_FINDINGS 10000u
 #define MAX_LINE_SCAN (64u * 1024)

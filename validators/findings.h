@@ -57,9 +57,9 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "diff_lines.h"
-#include "err.h"
+#include "common/buf.h"
+#include "validators/diff_lines.h"
+#include "common/err.h"
 
 enum sl_finding_level {
 	SL_LEVEL_NOTE = 1,

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff_lines.h"
-#include "findings.h"
-#include "util.h"
+#include "validators/diff_lines.h"
+#include "validators/findings.h"
+#include "common/util.h"
 
 #define MAX_NOTES 64
 

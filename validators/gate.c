@@ -9,29 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "beneath.h"
-#include "gate.h"
-#include "jail.h"
-#include "util.h"
+#include "common/beneath.h"
+#include "validators/gate.h"
+#include "validators/jail.h"
+#include "common/util.h"
 
 #define GATE_OUTPUT_CAP (64 * 1024)
 #define GATE_DEFAULT_TIMEOUT_S 600u
 #define GATE_REPORT_CAP (32u << 20)
-
-const char *sl_verdict_name(sl_verdict v)
-{
-	switch (v) {
-	case SL_VERDICT_PASS:
-		return "pass";
-	case SL_VERDICT_FAIL:
-		return "fail";
-	case SL_VERDICT_TIMEOUT:
-		return "timeout";
-	case SL_VERDICT_ERROR:
-		return "error";
-	}
-	return "unknown";
-}
 
 void sl_gate_result_init(sl_gate_result *r)
 {

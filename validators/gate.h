@@ -12,17 +12,11 @@
 
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "storage/store.h"
 
-typedef enum sl_verdict {
-	SL_VERDICT_PASS = 0,
-	SL_VERDICT_FAIL,
-	SL_VERDICT_TIMEOUT,
-	SL_VERDICT_ERROR,
-} sl_verdict;
-
-const char *sl_verdict_name(sl_verdict v);  /* "pass", "fail", "timeout", "error" */
+/* A gate run's verdict: pass, fail, timeout or error (sl_verdict, storage/store.h). */
 
 typedef struct sl_gate_def {
 	const char *name;

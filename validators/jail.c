@@ -67,11 +67,11 @@
 #include <linux/openat2.h>
 #include <stddef.h>
 
-#include "cgroup.h"
-#include "jail.h"
-#include "landlock.h"
-#include "sysfilter.h"
-#include "util.h"
+#include "validators/cgroup.h"
+#include "validators/jail.h"
+#include "validators/landlock.h"
+#include "validators/sysfilter.h"
+#include "common/util.h"
 
 #define JAIL_UID 1000
 #define JAIL_GID 1000
@@ -1636,11 +1636,9 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	sl_buf_reset(&out->output);
 	files_release(out);
 
-	if (!opts_in || opts_in->version < 1 || opts_in->version > SL_JAIL_OPTS_VERSION)
-		return sl_err_set(err, SL_EINPUT, "jail: unsupported options version");
-	/* a version 1 caller's struct ends before mem_mb */
-	memcpy(&opts, opts_in, opts_in->version == 1 ? offsetof(sl_jail_opts, mem_mb) :
-	       opts_in->version == 2 ? offsetof(sl_jail_opts, cpu_milli) : sizeof(opts));
+	if (!opts_in)
+		return sl_err_set(err, SL_EINPUT, "jail: no options");
+	opts = *opts_in;
 	if (!opts.collect)
 		opts.collect = no_paths;
 	if (!opts.command || !opts.workdir)

@@ -71,8 +71,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 /*
  * The layers of the jail, as bits: what a run had (sl_jail_result.layers)
@@ -113,16 +113,13 @@ const char *sl_jail_layer_name(unsigned bit);
  */
 void sl_jail_layers_format(sl_buf *out, unsigned layers);
 
-#define SL_JAIL_OPTS_VERSION 3
 typedef struct sl_jail_opts {
-	unsigned version;
 	const char *workdir;        /* host directory bound read-write at /src */
 	const char *command;        /* run as /bin/sh -c COMMAND inside */
 	unsigned timeout_ms;        /* wall clock; 0 = 600000 */
 	size_t output_cap;          /* bytes of output tail kept; 0 = 64 KiB */
 	unsigned tmp_mb;            /* size of /tmp (and /dev/shm); 0 = 256 */
 	const char *const *env;     /* extra "NAME=VALUE" entries, NULL-terminated, or NULL */
-	/* version 2 */
 	/*
 	 * Memory limit (cgroup; where no cgroup can hold it, RLIMIT_DATA per
 	 * process); 0 = 4096, best effort.  Nonzero is a requirement: without a
@@ -156,7 +153,6 @@ typedef struct sl_jail_opts {
 	 * workdir).  Check result.layers to see what it got.
 	 */
 	int unsafe;
-	/* version 3 */
 	/*
 	 * CPU quota in thousandths of a CPU (cgroup cpu.max/cfs_quota_us).  0 =
 	 * all online CPUs but one (at least one), best effort; nonzero is a
@@ -177,7 +173,7 @@ typedef struct sl_jail_opts {
 	 */
 	int writable_workdir;
 } sl_jail_opts;
-#define SL_JAIL_OPTS_INIT { .version = SL_JAIL_OPTS_VERSION }
+#define SL_JAIL_OPTS_INIT { .workdir = NULL }
 
 /* One collected file. */
 typedef struct sl_jail_file {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <linux/landlock.h>
 
-#include "landlock.h"
+#include "validators/landlock.h"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "mutate.h"
-#include "util.h"
+#include "common/buf.h"
+#include "validators/mutate.h"
+#include "common/util.h"
 
 typedef struct ctx {
 	sl_mutants *out;

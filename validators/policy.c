@@ -13,9 +13,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "diff_lines.h"
-#include "policy.h"
-#include "util.h"
+#include "validators/diff_lines.h"
+#include "validators/policy.h"
+#include "common/util.h"
 
 #define MAX_VIOLATIONS 100
 

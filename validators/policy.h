@@ -41,15 +41,13 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 /* The default build/CI file list, NULL-terminated (static storage). */
 extern const char *const sl_policy_default_build_files[];
 
-#define SL_POLICY_OPTS_VERSION 1
 typedef struct sl_policy_opts {
-	unsigned version;
 	const char *const *allow_paths;   /* NULL-terminated globs; NULL = any path */
 	unsigned max_files;               /* 0 = no limit */
 	unsigned max_lines;               /* added + removed; 0 = no limit */
@@ -57,7 +55,7 @@ typedef struct sl_policy_opts {
 	int allow_build_files;
 	const char *const *build_files;   /* NULL = sl_policy_default_build_files */
 } sl_policy_opts;
-#define SL_POLICY_OPTS_INIT { SL_POLICY_OPTS_VERSION, NULL, 0, 0, NULL, 0, NULL }
+#define SL_POLICY_OPTS_INIT { .allow_paths = NULL }
 /* All pointers in opts are borrowed for the duration of each call. */
 
 typedef struct sl_violation {

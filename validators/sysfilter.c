@@ -40,8 +40,8 @@
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
-#include "sysfilter.h"
-#include "util.h"
+#include "validators/sysfilter.h"
+#include "common/util.h"
 
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C

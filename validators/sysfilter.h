@@ -32,7 +32,7 @@
 
 #include <linux/filter.h>
 
-#include "err.h"
+#include "common/err.h"
 
 #define SL_SECCOMP_ALLOW_INET 1u   /* IPv4/IPv6 sockets (loopback of the jail) */
 

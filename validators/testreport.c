@@ -19,8 +19,8 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "testreport.h"
-#include "util.h"
+#include "validators/testreport.h"
+#include "common/util.h"
 
 #define MAX_TESTS 100000u
 #define MAX_XML (32u << 20)

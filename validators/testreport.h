@@ -48,8 +48,8 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/buf.h"
+#include "common/err.h"
 
 enum sl_test_result {
 	SL_TEST_PASS = 1,

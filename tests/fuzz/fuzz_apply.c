@@ -9,8 +9,8 @@
 #include <git2/sys/mempack.h>
 #include <git2/sys/repository.h>
 
-#include "apply.h"
-#include "edit.h"
+#include "pipeline/apply/apply.h"
+#include "pipeline/generate/edit.h"
 #include "fuzz.h"
 
 int sl_fuzz_apply(const uint8_t *data, size_t size);

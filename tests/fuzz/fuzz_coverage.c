@@ -2,7 +2,7 @@
  * fuzz_coverage.c - the coverage parsers (validators/coverage.c): every
  * input is read as lcov and as gcov, then asked about a few regions.
  */
-#include "coverage.h"
+#include "validators/coverage.h"
 #include "fuzz.h"
 
 int sl_fuzz_coverage(const uint8_t *data, size_t size);

@@ -3,7 +3,7 @@
  * then the questions the gates ask of the result.  Every added line is
  * 1-based and the per-file counts add up to the totals.
  */
-#include "diff_lines.h"
+#include "validators/diff_lines.h"
 #include "fuzz.h"
 
 int sl_fuzz_diff(const uint8_t *data, size_t size);
@@ -27,11 +27,11 @@ int sl_fuzz_diff(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < c.nfiles; i++) {
 			const sl_changed_file *f = &c.files[i];
 			char *norm = sl_report_path(f->path);
+			/* an added line is near itself, where the path names this file */
+			int own = f->path && !strcmp(norm, f->path) && sl_changed_find(&c, norm) == f;
 
 			added += f->added;
 			removed += f->removed;
-			/* an added line is near itself, where the path names this file */
-			int own = f->path && !strcmp(norm, f->path) && sl_changed_find(&c, norm) == f;
 
 			for (size_t j = 0; j < f->nlines; j++) {
 				FUZZ_CHECK(f->lines[j] >= 1);

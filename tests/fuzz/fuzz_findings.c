@@ -3,8 +3,8 @@
  * input is read as compiler text, as gcc's JSON diagnostics and as SARIF,
  * filtered, compared against itself (nothing is new) and rendered.
  */
-#include "diff_lines.h"
-#include "findings.h"
+#include "validators/diff_lines.h"
+#include "validators/findings.h"
 #include "fuzz.h"
 
 int sl_fuzz_findings(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@
  * and a pattern must match itself when it holds no special character.
  */
 #include "fuzz.h"
-#include "util.h"
+#include "common/util.h"
 
 int sl_fuzz_glob(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
  * is a violation, not an error).
  */
 #include "fuzz.h"
-#include "policy.h"
-#include "util.h"
+#include "validators/policy.h"
+#include "common/util.h"
 
 int sl_fuzz_policy(const uint8_t *data, size_t size);
 

@@ -9,9 +9,9 @@
 #include <tree_sitter/api.h>
 
 #include "fuzz.h"
-#include "lang.h"
-#include "predicate.h"
-#include "scope.h"
+#include "scoping/lang.h"
+#include "scoping/predicate.h"
+#include "scoping/scope.h"
 
 int sl_fuzz_query(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
  * node replacement of a fixed unit.  All or nothing: a refused reply adds
  * no edit.
  */
-#include "edit.h"
+#include "pipeline/generate/edit.h"
 #include "fuzz.h"
 
 int sl_fuzz_reply(const uint8_t *data, size_t size);

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "run.h"
-#include "spec.h"
-#include "util.h"
+#include "pipeline/run.h"
+#include "pipeline/spec.h"
+#include "common/util.h"
 
 int sl_fuzz_spec(const uint8_t *data, size_t size);
 

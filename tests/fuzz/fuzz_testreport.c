@@ -4,7 +4,7 @@
  * output and as one .trs file) and ctest output, then each is summarised.
  */
 #include "fuzz.h"
-#include "testreport.h"
+#include "validators/testreport.h"
 
 int sl_fuzz_testreport(const uint8_t *data, size_t size);
 

@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <git2.h>
 
-#include "apply.h"
-#include "edit.h"
-#include "util.h"
+#include "pipeline/apply/apply.h"
+#include "pipeline/generate/edit.h"
+#include "common/util.h"
 
 static int build_tree(git_oid *out, git_repository *repo, const char *dir)
 {

@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "validators/jail.h"
-#include "util.h"
+#include "common/util.h"
 
 static int usage(void)
 {

@@ -50,7 +50,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define HEAD_CAP (64 * 1024)
 #define BODY_CAP (4 * 1024 * 1024)

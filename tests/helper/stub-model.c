@@ -62,7 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define HEADER_CAP (64 * 1024)
 #define BODY_CAP (64 * 1024 * 1024)

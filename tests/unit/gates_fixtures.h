@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 #define GATES_FIXTURES "tests/fixtures/gates"

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 typedef struct stub {

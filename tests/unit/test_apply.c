@@ -18,9 +18,9 @@
 #include <git2.h>
 
 #include "unit.h"
-#include "apply.h"
-#include "edit.h"
-#include "util.h"
+#include "pipeline/apply/apply.h"
+#include "pipeline/generate/edit.h"
+#include "common/util.h"
 
 #define CORPUS "tests/fixtures/apply"
 

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "beneath.h"
-#include "util.h"
+#include "common/beneath.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-beneath-XXXXXX";
 static char *root;

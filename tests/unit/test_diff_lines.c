@@ -199,6 +199,8 @@ static int record_line(void *data, const char *path, unsigned line, const char *
  */
 static void test_line_zero(void)
 {
+	const char *created = "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n";
+	const char *deleted = "--- a/d\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
 	static const char *const bad[] = {
 		"--- a/x\n+++ b/x\n@@ -0,0 +0,1 @@\n+added\n",
 		"--- a/x\n+++ b/x\n@@ -1 +0 @@\n-old\n+new\n",
@@ -218,9 +220,6 @@ static void test_line_zero(void)
 	}
 	CHECK_INT(line, 12345);
 	/* created and deleted files keep their zero starts */
-	const char *created = "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n";
-	const char *deleted = "--- a/d\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
-
 	CHECK_INT(sl_changed_parse(&c, created, strlen(created), record_line, &line, NULL), 0);
 	CHECK_INT(line, 1);
 	CHECK_INT(sl_changed_parse(&c, deleted, strlen(deleted), NULL, NULL, NULL), 0);

@@ -20,8 +20,8 @@
 #include "../fuzz/fuzz_reply.c"
 #include "../fuzz/fuzz_spec.c"
 #include "../fuzz/fuzz_testreport.c"
-#include "buf.h"
-#include "util.h"
+#include "common/buf.h"
+#include "common/util.h"
 
 typedef int (*harness_fn)(const uint8_t *, size_t);
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "util.h"
+#include "common/buf.h"
+#include "common/util.h"
 #include "unit.h"
 
 static const struct { const char *pat, *path; int want; } table[] = {
@@ -80,7 +80,7 @@ static void test_against_fnmatch(void)
 
 	for (int i = 0; i < 50000 && bad < 5; i++) {
 		sl_buf pat = SL_BUF_INIT, path = SL_BUF_INIT;
-		int np = (int)rnd(7), ns = (int)rnd(7);
+		int np = (int)rnd(7), ns = (int)rnd(7), flags;
 
 		for (int k = 0; k < np; k++)
 			sl_buf_adds(&pat, ptok[rnd(sizeof(ptok) / sizeof(ptok[0]))]);
@@ -91,7 +91,7 @@ static void test_against_fnmatch(void)
 		 * too.  FNM_PERIOD only where it matters: glibc 2.36 applies it
 		 * to a '.' after the start after "*?" ("*?[!a]" misses "b.").
 		 */
-		int flags = path.buf[0] == '.' ? FNM_PERIOD : 0;
+		flags = path.buf[0] == '.' ? FNM_PERIOD : 0;
 
 		if (strcmp(pat.buf, "**") &&
 		    sl_glob_match(pat.buf, path.buf) != !fnmatch(pat.buf, path.buf, flags)) {

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "util.h"
+#include "common/util.h"
 #include "validators/gate.h"
 #include "validators/jail.h"
 #include "validators/landlock.h"

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "journal.h"
-#include "lease.h"
-#include "store.h"
-#include "util.h"
+#include "storage/journal.h"
+#include "storage/lease.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-lease-XXXXXX";
 
@@ -159,7 +159,7 @@ static void test_journal_and_history(void)
 	a.reply = "first reply";
 	a.tokens_in = 100;
 	a.tokens_out = 20;
-	a.outcome = "candidate";
+	a.outcome = SL_A_CANDIDATE;
 	CHECK_INT(sl_store_begin(st, NULL), 0);
 	CHECK_INT(sl_store_attempt_add(st, &a, &aid, NULL), 0);
 	CHECK_INT(sl_journal_attempt_note(st, aid, "the build failed", NULL, NULL), 0);
@@ -194,7 +194,7 @@ static void test_send_back(void)
 	a.n = 1;
 	a.source = "openai";
 	a.reply = "the change";
-	a.outcome = "candidate";
+	a.outcome = SL_A_CANDIDATE;
 	CHECK_INT(sl_store_begin(st, NULL), 0);
 	CHECK_INT(sl_store_attempt_add(st, &a, &aid, NULL), 0);
 	c.attempt_id = aid;
@@ -210,7 +210,7 @@ static void test_send_back(void)
 	CHECK_INT(sl_lease_send_back(st, t1, "sent back", &sent, NULL), 0);
 	CHECK_INT(sent, 1);
 	CHECK_INT(sl_store_target_get(st, t1, &t, NULL), 0);
-	CHECK_STR(t.state, SL_T_PENDING);
+	CHECK_INT(t.state, SL_T_PENDING);
 	CHECK_INT(t.attempt_base, 1);
 	sl_target_rec_release(&t);
 	CHECK_INT(sl_journal_history(st, t1, &h, &nh, NULL), 0);

@@ -9,7 +9,7 @@
 #include <tree_sitter/api.h>
 
 #include "scoping/predicate.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 const TSLanguage *tree_sitter_c(void);
@@ -67,6 +67,7 @@ static int run(const char *query, sl_buf *texts, sl_err *err, uint32_t *off)
 		n++;
 		if (texts && m.capture_count) {
 			TSNode node = m.captures[0].node;
+			uint32_t a, b;
 
 			for (uint16_t i = 0; i < m.capture_count; i++) {
 				uint32_t l;
@@ -75,7 +76,8 @@ static int run(const char *query, sl_buf *texts, sl_err *err, uint32_t *off)
 				if (l == 3 && !memcmp(name, "out", 3))
 					node = m.captures[i].node;
 			}
-			uint32_t a = ts_node_start_byte(node), b = ts_node_end_byte(node);
+			a = ts_node_start_byte(node);
+			b = ts_node_end_byte(node);
 
 			sl_buf_addf(texts, "%s%.*s", texts->len ? "|" : "", (int)(b - a), SRC + a);
 		}

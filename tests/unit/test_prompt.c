@@ -4,9 +4,9 @@
  */
 #include <string.h>
 
-#include "pipeline/edit.h"
-#include "pipeline/prompt.h"
-#include "util.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/prompt.h"
+#include "common/util.h"
 #include "unit.h"
 
 static const sl_prompt_vars vars = {
@@ -100,69 +100,6 @@ static void test_system_messages(void)
 	CHECK(sl_prompt_system(0) == NULL);
 }
 
-static void test_feedback_short(void)
-{
-	sl_buf out = SL_BUF_INIT;
-
-	sl_prompt_feedback(&out, "build", "fail", "cc -c x.c\nx.c:3: error: boom\n\n");
-	CHECK_STR(out.buf, "The candidate failed the gate 'build' (fail). The last lines of its output:\n"
-		  "```\ncc -c x.c\nx.c:3: error: boom\n```\n"
-		  "Reply with a corrected edit against the ORIGINAL file "
-		  "(your previous edit was discarded).");
-	sl_buf_reset(&out);
-	sl_prompt_feedback(&out, "apply", "refused", "");
-	CHECK_STR(out.buf, "The candidate failed the gate 'apply' (refused) and printed nothing.\n"
-		  "Reply with a corrected edit against the ORIGINAL file "
-		  "(your previous edit was discarded).");
-	sl_buf_release(&out);
-}
-
-static void test_feedback_trimmed(void)
-{
-	sl_buf in = SL_BUF_INIT, out = SL_BUF_INIT;
-	const char *body, *end;
-
-	for (int i = 0; i < 1000; i++)
-		sl_buf_addf(&in, "line %04d of the build log\n", i);
-	sl_prompt_feedback(&out, "test", "timeout", in.buf);
-	body = strstr(out.buf, "```\n");
-	CHECK(body != NULL);
-	if (!body)
-		goto done;
-	body += 4;
-	end = strstr(body, "\n```\n");
-	CHECK(end != NULL);
-	if (!end)
-		goto done;
-	/* at most 4000 bytes, the end of the log, starting on a whole line */
-	CHECK((size_t)(end - body) <= 4000);
-	CHECK((size_t)(end - body) >= 3900);
-	CHECK(!strncmp(body, "line ", 5));
-	CHECK(!strncmp(end - 26, "line 0999 of the build log", 26));
-	CHECK(strstr(out.buf, "line 0800 ") == NULL);
-done:
-	sl_buf_release(&in);
-	sl_buf_release(&out);
-}
-
-static void test_feedback_fence_and_long_line(void)
-{
-	sl_buf in = SL_BUF_INIT, out = SL_BUF_INIT;
-
-	sl_prompt_feedback(&out, "lint", "fail", "a ```` b");
-	CHECK(strstr(out.buf, "\n`````\na ```` b\n`````\n") != NULL);
-	/* one long line without newlines: cut on a character, not mid-UTF-8 */
-	for (int i = 0; i < 3000; i++)
-		sl_buf_adds(&in, "\xc3\xa9");       /* é, 2 bytes */
-	sl_buf_addch(&in, 'x');                 /* so the window starts mid-character */
-	sl_buf_reset(&out);
-	sl_prompt_feedback(&out, NULL, NULL, in.buf);
-	CHECK(!strncmp(out.buf, "The candidate failed. The last lines", 36));
-	CHECK(strstr(out.buf, "```\n\xc3\xa9") != NULL);
-	sl_buf_release(&in);
-	sl_buf_release(&out);
-}
-
 int main(void)
 {
 	RUN(test_render_all);
@@ -170,8 +107,5 @@ int main(void)
 	RUN(test_unknown_variable);
 	RUN(test_default_template);
 	RUN(test_system_messages);
-	RUN(test_feedback_short);
-	RUN(test_feedback_trimmed);
-	RUN(test_feedback_fence_and_long_line);
 	return unit_done();
 }

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pipeline/provider.h"
+#include "pipeline/generate/provider.h"
 #include "stub.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 #define KEY "sk-test-0123456789"
@@ -587,8 +587,6 @@ static void test_options(void)
 	CHECK_INT(sl_provider_new(&p, &o, &err), SL_EINPUT);
 	CHECK_STR(err.msg, "the replay provider needs a replay file");
 	sl_err_clear(&err);
-	o.version = 1;
-	CHECK_INT(sl_provider_new(&p, &o, &err), SL_EINPUT);
 
 	CHECK_INT(sl_provider_kind_parse("openai"), SL_PROVIDER_OPENAI);
 	CHECK_INT(sl_provider_kind_parse("command"), SL_PROVIDER_COMMAND);

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/provider.h"
+#include "pipeline/generate/provider.h"
 #include "stub.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 static char tmp[PATH_MAX];

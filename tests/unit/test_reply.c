@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/edit.h"
-#include "util.h"
+#include "pipeline/generate/edit.h"
+#include "common/util.h"
 #include "unit.h"
 
 #define FIXTURES "tests/fixtures/replies"

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/provider.h"
+#include "pipeline/generate/provider.h"
 #include "stub.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 #define KEY "sk-retry-5a6b7c8d9e"

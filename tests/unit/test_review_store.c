@@ -9,9 +9,9 @@
 #include <sqlite3.h>
 
 #include "unit.h"
-#include "review_store.h"
-#include "store.h"
-#include "util.h"
+#include "storage/review_store.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-review-store-XXXXXX";
 
@@ -61,7 +61,7 @@ static int64_t target(sl_store *st, int64_t camp, int n, const char *source, con
 	a.tokens_in = tin;
 	a.tokens_out = tout;
 	a.cost = cost;
-	a.outcome = cand ? "candidate" : "parse_error";
+	a.outcome = cand ? SL_A_CANDIDATE : SL_A_PARSE_ERROR;
 	CHECK_INT(sl_store_attempt_add(st, &a, &aid, NULL), 0);
 	if (!cand)
 		return 0;

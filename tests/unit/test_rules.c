@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/rules.h"
-#include "util.h"
+#include "pipeline/generate/rules.h"
+#include "common/util.h"
 #include "unit.h"
 
 /*

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "unit.h"
-#include "gate_store.h"
-#include "store.h"
-#include "util.h"
+#include "storage/gate_store.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-run-store-XXXXXX";
 static volatile int stop_writer;
@@ -22,7 +22,7 @@ static void *cache_writer(void *arg)
 	sl_gate_run_rec r = { 0 };
 	char key[32];
 
-	r.verdict = "pass";
+	r.verdict = SL_VERDICT_PASS;
 	r.output_tail = "";
 	for (unsigned i = 0; !stop_writer && i < 2000000; i++) {
 		snprintf(key, sizeof(key), "k%u", i);
@@ -70,7 +70,7 @@ static void test_insert_ids_under_concurrent_cache_writes(void)
 		a.target_id = target;
 		a.n = i;
 		a.source = "rules";
-		a.outcome = "candidate";
+		a.outcome = SL_A_CANDIDATE;
 		CHECK_INT(sl_store_begin(st, &err), 0);
 		CHECK_INT(sl_store_attempt_add(st, &a, &aid, &err), 0);
 		cand.attempt_id = aid;

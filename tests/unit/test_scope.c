@@ -11,7 +11,7 @@
 #include <git2.h>
 
 #include "scoping/scope.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 static git_repository *repo;

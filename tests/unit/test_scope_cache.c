@@ -15,7 +15,7 @@
 #include "scoping/scope.h"
 #include "storage/scope_cache.h"
 #include "storage/store_internal.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 static git_repository *repo;

@@ -12,7 +12,7 @@
 #include "scoping/lang.h"
 #include "scoping/prefilter.h"
 #include "scoping/scope.h"
-#include "util.h"
+#include "common/util.h"
 #include "unit.h"
 
 static int type_exists(const TSLanguage *g, const char *type)

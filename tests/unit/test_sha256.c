@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sha256.h"
-#include "util.h"
+#include "common/sha256.h"
+#include "common/util.h"
 #include "unit.h"
 
 static const struct { const char *in, *hex; } vectors[] = {

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "edit.h"
-#include "provider.h"
-#include "spec.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/provider.h"
+#include "pipeline/spec.h"
 #include "unit.h"
 
 static char tmpdir[64];

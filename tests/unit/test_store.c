@@ -8,8 +8,8 @@
 #include <sqlite3.h>
 
 #include "unit.h"
-#include "store.h"
-#include "util.h"
+#include "storage/store.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-store-XXXXXX";
 
@@ -156,17 +156,38 @@ static void test_targets_idempotent_and_states(void)
 	sl_target_list_free(v, n);
 	CHECK_INT(sl_store_target_update(st, a, SL_T_FAILED, 2, "build failed", NULL), 0);
 	CHECK_INT(sl_store_target_get(st, a, &t, NULL), 0);
-	CHECK_STR(t.state, "failed");
+	CHECK_STR(sl_target_state_name(t.state), "failed");
 	CHECK_INT(t.attempts, 2);
 	CHECK_STR(t.reason, "build failed");
 	sl_target_rec_release(&t);
 	CHECK_INT(sl_store_targets(st, camp, SL_T_PENDING, &v, &n, NULL), 0);
 	CHECK_INT(n, 1);
 	sl_target_list_free(v, n);
-	/* the CHECK constraint refuses an unknown state */
-	CHECK(sl_store_target_update(st, a, "bogus", 1, NULL, NULL) != 0);
+	/* the CHECK constraint refuses a state that is none ("?") */
+	CHECK(sl_store_target_update(st, a, SL_T_NSTATES, 1, NULL, NULL) != 0);
 	sl_store_free(st);
 	free(p);
+}
+
+/* One name per target state, candidate state, attempt outcome and verdict, each read back. */
+static void test_target_state_names(void)
+{
+	for (int i = 0; i < SL_T_NSTATES; i++)
+		CHECK_INT(sl_target_state_parse(sl_target_state_name(i)), i);
+	CHECK_STR(sl_target_state_name(SL_T_BUDGET), "budget");
+	CHECK_INT(sl_target_state_parse("passed"), SL_T_ANY);
+	CHECK_INT(sl_target_state_parse(NULL), SL_T_ANY);
+	CHECK_STR(sl_target_state_name(SL_T_NSTATES), "?");
+	for (int i = 0; i < SL_C_NSTATES; i++)
+		CHECK_INT(sl_candidate_state_parse(sl_candidate_state_name(i)), i);
+	CHECK_STR(sl_candidate_state_name(SL_C_ERROR), "error");
+	CHECK_INT(sl_candidate_state_parse("pending"), SL_C_ANY);
+	for (int i = SL_A_NONE + 1; i < SL_A_NOUTCOMES; i++)
+		CHECK_INT(sl_attempt_outcome_parse(sl_attempt_outcome_name(i)), i);
+	CHECK_INT(sl_attempt_outcome_parse("?"), SL_A_NONE);
+	for (int i = 0; i < SL_VERDICT_N; i++)
+		CHECK_INT(sl_verdict_parse(sl_verdict_name((sl_verdict)i)), i);
+	CHECK_INT(sl_verdict_parse("cached"), -1);
 }
 
 static void test_rollback_discards(void)
@@ -183,7 +204,7 @@ static void test_rollback_discards(void)
 	CHECK_INT(sl_store_target_update(st, a, SL_T_PROPOSED, 1, NULL, NULL), 0);
 	sl_store_rollback(st);
 	CHECK_INT(sl_store_target_get(st, a, &t, NULL), 0);
-	CHECK_STR(t.state, "pending");
+	CHECK_STR(sl_target_state_name(t.state), "pending");
 	sl_target_rec_release(&t);
 	sl_store_free(st);
 	free(p);
@@ -213,14 +234,14 @@ static void test_attempts_candidates_gates_funnel(void)
 	a.reply = "reply text";
 	a.tokens_in = 100;
 	a.tokens_out = 20;
-	a.outcome = "candidate";
+	a.outcome = SL_A_CANDIDATE;
 	CHECK_INT(sl_store_attempt_add(st, &a, &a1, NULL), 0);
 	a.target_id = t2;
 	a.tokens_in = 50;
 	a.tokens_out = 5;
 	CHECK_INT(sl_store_attempt_add(st, &a, &a2, NULL), 0);
 	a.n = 2;
-	a.outcome = "parse_error";
+	a.outcome = SL_A_PARSE_ERROR;
 	a.error = "no diff";
 	a.tokens_in = a.tokens_out = -1;
 	CHECK_INT(sl_store_attempt_add(st, &a, &a2, NULL), 0);
@@ -228,7 +249,7 @@ static void test_attempts_candidates_gates_funnel(void)
 	CHECK(sl_store_attempt_add(st, &a, &a2, NULL) != 0);
 	CHECK_INT(sl_store_attempts(st, t2, &av, &an, NULL), 0);
 	CHECK_INT(an, 2);
-	CHECK_STR(av[1].outcome, "parse_error");
+	CHECK_STR(sl_attempt_outcome_name(av[1].outcome), "parse_error");
 	CHECK_STR(av[1].error, "no diff");
 	sl_attempt_list_free(av, an);
 
@@ -241,7 +262,7 @@ static void test_attempts_candidates_gates_funnel(void)
 	CHECK_INT(sl_store_candidate_add(st, &c, &c1, NULL), 0);
 	g.candidate_id = c1;
 	g.gate = "build";
-	g.verdict = "pass";
+	g.verdict = SL_VERDICT_PASS;
 	g.duration_ms = 12;
 	g.output_tail = "ok";
 	CHECK_INT(sl_store_gate_run_add(st, &g, NULL), 0);
@@ -255,7 +276,7 @@ static void test_attempts_candidates_gates_funnel(void)
 	CHECK_INT(sl_store_candidate_add(st, &c, &c2, NULL), 0);
 	g.candidate_id = c2;
 	g.gate = "build";
-	g.verdict = "fail";
+	g.verdict = SL_VERDICT_FAIL;
 	g.exit_status = 2;
 	g.output_tail = "error: x";
 	CHECK_INT(sl_store_gate_run_add(st, &g, NULL), 0);
@@ -264,7 +285,7 @@ static void test_attempts_candidates_gates_funnel(void)
 
 	CHECK_INT(sl_store_gate_runs(st, c2, &gv, &gn, NULL), 0);
 	CHECK_INT(gn, 1);
-	CHECK_STR(gv[0].verdict, "fail");
+	CHECK_STR(sl_verdict_name(gv[0].verdict), "fail");
 	CHECK_INT(gv[0].exit_status, 2);
 	sl_gate_run_list_free(gv, gn);
 
@@ -319,6 +340,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_create_and_migrate);
+	RUN(test_target_state_names);
 	RUN(test_open_missing_without_create);
 	RUN(test_not_a_database);
 	RUN(test_newer_schema_refused);

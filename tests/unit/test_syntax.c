@@ -7,8 +7,8 @@
 #include <git2.h>
 
 #include "unit.h"
-#include "syntax.h"
-#include "util.h"
+#include "validators/syntax.h"
+#include "common/util.h"
 
 static int run(const char *lang, const char *old_text, const char *new_text, sl_buf *rep)
 {

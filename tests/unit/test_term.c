@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "term.h"
+#include "common/term.h"
 #include "unit.h"
 
 static char *safe(const char *s, size_t n, unsigned flags)

@@ -1,0 +1,196 @@
+/*
+ * campaign.c - loading a campaign (campaign.h): the campaign file, the
+ * checks later stages would make, the repository and its base commit.
+ *
+ * Reads: the campaign file, the repository.  Writes: nothing.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "pipeline/campaign.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/prompt.h"
+#include "pipeline/generate/provider.h"
+#include "pipeline/generate/rules.h"
+#include "scoping/context.h"
+#include "scoping/lang.h"
+#include "scoping/scope.h"
+
+static int fail_at(sl_err *err, const sl_spec *spec, sl_pos pos)
+{
+	if (pos.line)
+		sl_err_prefix(err, "%s:%u:%u: ", spec->path, pos.line, pos.col);
+	else
+		sl_err_prefix(err, "%s: ", spec->path);
+	if (err)
+		err->code = SL_EINPUT;
+	return SL_EINPUT;
+}
+
+/* 1 if the query text defines the capture @name (name of len bytes). */
+static int query_has_capture(const char *query, const char *name, size_t len)
+{
+	if (!len)
+		return 0;
+	for (const char *p = strchr(query, '@'); p; p = strchr(p + 1, '@')) {
+		unsigned char next;
+
+		/* p[1 + len] is inside the string only once the name matched */
+		if (strncmp(p + 1, name, len))
+			continue;
+		next = (unsigned char)p[1 + len];
+		if (!isalnum(next) && next != '_' && next != '-' && next != '.')
+			return 1;
+	}
+	return 0;
+}
+
+/* Every capture a rule names (its target and its ${...}) must exist in the query. */
+static int check_rule_captures(const sl_spec *spec, const sl_spec_rule *r, sl_err *err)
+{
+	const char *t = r->template_text;
+
+	if (!query_has_capture(spec->query, r->capture, strlen(r->capture)))
+		return sl_err_set(err, SL_EINPUT, "rule replaces capture '%s', which the query "
+				  "does not define", r->capture);
+	for (const char *p = strstr(t, "${"); p; p = strstr(p, "${")) {
+		const char *close = strchr(p, '}');
+
+		if (p > t && p[-1] == '$') {
+			p += 2;
+			continue;
+		}
+		if (!close)
+			break;
+		if (!query_has_capture(spec->query, p + 2, (size_t)(close - p - 2)))
+			return sl_err_set(err, SL_EINPUT, "rule template uses '%.*s', which is not a "
+					  "capture of the query", (int)(close - p + 1), p);
+		p = close;
+	}
+	return SL_OK;
+}
+
+static int validate(const sl_spec *spec, sl_err *err)
+{
+	uint32_t off = UINT32_MAX;
+
+	if (!sl_lang_known(spec->language)) {
+		sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)", spec->language,
+			   sl_lang_names());
+		return fail_at(err, spec, spec->language_pos);
+	}
+	for (size_t i = 0; i < spec->override_langs.n; i++)
+		if (!sl_lang_known(spec->override_langs.v[i])) {
+			sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)",
+				   spec->override_langs.v[i], sl_lang_names());
+			return fail_at(err, spec, spec->override_pos[i]);
+		}
+	if (sl_scope_check_query(spec->language, spec->query, spec->capture, &off, err))
+		return fail_at(err, spec, off == UINT32_MAX ? spec->query_pos :
+			       sl_spec_query_pos(spec, off));
+	if (spec->prompt && sl_prompt_check(spec->prompt, err))
+		return fail_at(err, spec, spec->prompt_pos);
+	for (size_t i = 0; i < spec->nrules; i++)
+		if (sl_rules_check_template(spec->rules[i].template_text, err) ||
+		    check_rule_captures(spec, &spec->rules[i], err))
+			return fail_at(err, spec, spec->rules[i].pos);
+	return SL_OK;
+}
+
+int sl_campaign_check(const sl_spec *spec, sl_err *err)
+{
+	return validate(spec, err);
+}
+
+void sl_campaign_free(sl_campaign *c)
+{
+	if (!c)
+		return;
+	git_repository_free(c->repo);
+	sl_spec_free(c->spec);
+	free(c->repo_path);
+	free(c);
+}
+
+int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_override,
+		     sl_err *err)
+{
+	sl_campaign *c = sl_xcalloc(1, sizeof(*c));
+	git_object *obj = NULL;
+	git_commit *commit = NULL;
+	char *repo = NULL;
+	int ret;
+
+	*out = NULL;
+	if ((ret = sl_spec_load(&c->spec, spec_path, err)) || (ret = validate(c->spec, err)))
+		goto done;
+	if (repo_override)
+		repo = sl_xstrdup(repo_override);
+	else if (c->spec->repository[0] == '/')
+		repo = sl_xstrdup(c->spec->repository);
+	else
+		repo = sl_path_join(c->spec->dir, c->spec->repository);
+	ret = SL_EINPUT;
+	if (!(c->repo_path = sl_realpath(repo, err))) {
+		sl_err_prefix(err, "repository: ");
+		goto done;
+	}
+	if (git_repository_open_ext(&c->repo, c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
+		sl_err_set(err, SL_EINPUT, "repository '%s': %s", c->repo_path, sl_git_error());
+		goto done;
+	}
+	if (git_revparse_single(&obj, c->repo, c->spec->base) ||
+	    git_object_peel((git_object **)&commit, obj, GIT_OBJECT_COMMIT)) {
+		sl_err_set(err, SL_EINPUT, "base revision '%s' not found in '%s'", c->spec->base,
+			   c->repo_path);
+		goto done;
+	}
+	git_oid_cpy(&c->base, git_commit_id(commit));
+	git_oid_tostr(c->base_hex, sizeof(c->base_hex), &c->base);
+	*out = c;
+	c = NULL;
+	ret = SL_OK;
+done:
+	git_commit_free(commit);
+	git_object_free(obj);
+	free(repo);
+	sl_campaign_free(c);
+	return ret;
+}
+
+sl_lang_override *sl_campaign_scope_opts(sl_scope_opts *so, const sl_campaign *c)
+{
+	sl_lang_override *ov = NULL;
+
+	so->language = c->spec->language;
+	so->query = c->spec->query;
+	so->globs = (const char *const *)c->spec->paths.v;
+	so->nglobs = c->spec->paths.n;
+	so->capture = c->spec->capture;
+	so->unit = c->spec->unit;
+	if (c->spec->override_globs.n) {
+		ov = sl_xcalloc(c->spec->override_globs.n, sizeof(*ov));
+		for (size_t i = 0; i < c->spec->override_globs.n; i++) {
+			ov[i].glob = c->spec->override_globs.v[i];
+			ov[i].language = c->spec->override_langs.v[i];
+		}
+		so->overrides = ov;
+		so->noverrides = c->spec->override_globs.n;
+	}
+	return ov;
+}
+
+int sl_campaign_scope(sl_target_list *out, const sl_campaign *c, sl_store *cache, sl_err *err)
+{
+	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
+	sl_lang_override *ov = sl_campaign_scope_opts(&so, c);
+	int ret;
+
+	so.cache = cache;
+	ret = sl_scope(out, c->repo, &c->base, &so, err);
+	free(ov);
+	return ret;
+}

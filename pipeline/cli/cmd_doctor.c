@@ -1,0 +1,151 @@
+/*
+ * cmd_doctor.c - `sluice doctor`: which layers of the jail work on this
+ * machine, as this user.
+ *
+ *   sluice doctor [--json]
+ *
+ * Probes with sl_jail_probe() (each namespace alone, then real jail runs of
+ * `true`, one through the overlay) and prints one row per layer: "yes" or
+ * "no" and a detail.  Reads and writes nothing but a scratch directory in
+ * $TMPDIR.  Exit status 0 when the minimum for running gates (user, mount,
+ * pid and network namespaces) works, 1 when it does not (gates then need
+ * --unsafe), 3 when the probe itself broke.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "pipeline/cli/cmd.h"
+#include "validators/validators.h"
+#include "common/util.h"
+
+static const char *const enable_cgroups =
+	"missing: this user may create no cgroup with that controller; run as root or "
+	"delegate one (systemd-run --user -p Delegate=yes ...); a campaign's memory_mb "
+	"or cpus then refuses to run unless jail.unenforced names it";
+
+static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size_t n)
+{
+	int have = !!(l->available & bit);
+
+	buf[0] = '\0';
+	switch (bit) {
+	case SL_JAIL_USERNS:
+		if (!have)
+			snprintf(buf, n, "missing: enable unprivileged user namespaces "
+				 "(sysctl kernel.unprivileged_userns_clone=1, "
+				 "user.max_user_namespaces > 0)");
+		break;
+	case SL_JAIL_IDMAP:
+		snprintf(buf, n, have ? "uid/gid 1000 inside is host %u, never root" :
+			 "missing: needs a user namespace", geteuid() ? (unsigned)geteuid() : 65534u);
+		break;
+	case SL_JAIL_PROCMASK:
+		snprintf(buf, n, have ? "kcore, kpage*, kallsyms, keys, slabinfo, timer_list, "
+			 "sysrq-trigger... masked; /proc/sys read-only; no /sys" :
+			 "missing: needs the private root");
+		break;
+	case SL_JAIL_INOTIFY:
+		snprintf(buf, n, have ? "the jail's user namespace gets 1/8 of the host user's "
+			 "inotify instances and watches" : "missing: needs a user namespace");
+		break;
+	case SL_JAIL_PTY:
+		snprintf(buf, n, have ? "a private devpts instance at /dev/pts" :
+			 "missing: needs the private root");
+		break;
+	case SL_JAIL_RLIMITS:
+		snprintf(buf, n, "nofile 1024, nproc = pids, CPU seconds per process, nice 10; "
+			 "memory per process only where a campaign accepts it");
+		break;
+	case SL_JAIL_ROOTFS:
+		if (*l->run_error)
+			snprintf(buf, n, "%s", l->run_error);
+		else
+			snprintf(buf, n, "tmpfs root, pivot_root, read-only /usr and /etc");
+		break;
+	case SL_JAIL_LANDLOCK:
+		if (l->landlock_abi)
+			snprintf(buf, n, "ABI %d (a second layer)", l->landlock_abi);
+		else
+			snprintf(buf, n, "not in this kernel, or disabled (a second layer: "
+				 "add landlock to the kernel's lsm= list to enable)");
+		break;
+	case SL_JAIL_CG_MEMORY:
+	case SL_JAIL_CG_PIDS:
+	case SL_JAIL_CG_CPU:
+	case SL_JAIL_CG_KILL:
+		if (!have) {
+			snprintf(buf, n, "%s", enable_cgroups);
+			break;
+		}
+		snprintf(buf, n, "cgroup %s; %s; v2 controllers: %s",
+			 l->cgroup_version == 3 ? "v1+v2" : l->cgroup_version == 2 ? "v2" :
+			 l->cgroup_version == 1 ? "v1" : "none writable",
+			 l->cgroup_detail,
+			 *l->cgroup_v2_controllers ? l->cgroup_v2_controllers : "none");
+		break;
+	case SL_JAIL_OVERLAY:
+		snprintf(buf, n, "%s", *l->overlay_error ? l->overlay_error :
+			 "size-capped tmpfs upper layer over the worktree");
+		break;
+	case SL_JAIL_SECCOMP:
+		snprintf(buf, n, "libseccomp filter, foreign architectures killed");
+		break;
+	default:
+		break;
+	}
+	return buf;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	cmd_opts o;
+	sl_jail_layers l;
+	sl_err err = SL_ERR_INIT;
+	char buf[512];
+	int ret, ok;
+
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "j")))
+		return ret;
+	if (o.nargs)
+		return sl_cmd_usage("doctor", "expected no arguments");
+	if (sl_jail_probe(&l, &err))
+		return sl_cmd_fail(&err);
+	ok = (l.available & SL_JAIL_MINIMUM) == SL_JAIL_MINIMUM;
+
+	if (o.json) {
+		json_t *root = json_object(), *layers = json_object();
+		char *s;
+
+		for (unsigned i = 0; i < SL_JAIL_NLAYERS; i++) {
+			json_t *e = json_object();
+
+			json_object_set_new(e, "active", json_boolean(l.available & (1u << i)));
+			json_object_set_new(e, "detail",
+					    json_string(detail(&l, 1u << i, buf, sizeof(buf))));
+			json_object_set_new(layers, sl_jail_layer_name(1u << i), e);
+		}
+		json_object_set_new(root, "euid", json_integer((json_int_t)geteuid()));
+		json_object_set_new(root, "layers", layers);
+		json_object_set_new(root, "landlock_abi", json_integer(l.landlock_abi));
+		json_object_set_new(root, "cgroup_version", json_integer(l.cgroup_version));
+		json_object_set_new(root, "minimum", json_boolean(ok));
+		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		puts(s);
+		free(s);
+		json_decref(root);
+	} else {
+		printf("jail layers for uid %u:\n", (unsigned)geteuid());
+		for (unsigned i = 0; i < SL_JAIL_NLAYERS; i++) {
+			const char *d = detail(&l, 1u << i, buf, sizeof(buf));
+
+			printf("  %-14s %-3s%s%s\n", sl_jail_layer_name(1u << i),
+			       (l.available & (1u << i)) ? "yes" : "no", *d ? "  " : "", d);
+		}
+		printf("minimum for gates (userns, mntns, pidns, netns): %s\n",
+		       ok ? "yes" : "no: gates refuse to run without --unsafe");
+	}
+	return ok ? SL_EXIT_OK : SL_EXIT_NOTHING;
+}

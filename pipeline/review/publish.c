@@ -1,0 +1,531 @@
+/*
+ * publish.c - pushing reviewable changes, opening their requests with
+ * pacing, and syncing outcomes back (publish.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/apply/apply.h"
+#include "pipeline/review/forge.h"
+#include "pipeline/review/publish.h"
+#include "pipeline/review/review_change.h"
+#include "storage/review_store.h"
+#include "common/sha256.h"
+#include "common/util.h"
+
+#define MAX_REASON 2000
+
+static void progress(const sl_publish_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void progress(const sl_publish_opts *o, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!o->progress)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	o->progress(o->ctx, line);
+}
+
+static void on_wait(void *ctx, const char *why, unsigned seconds)
+{
+	progress(ctx, "forge: %s, waiting %u s", why, seconds);
+}
+
+static const char *forge_name(int kind)
+{
+	return kind == SL_FORGE_GITLAB ? "gitlab" : "github";
+}
+
+/* The push URL: review.remote (relative to the campaign file) or origin's. */
+static char *remote_url(git_repository *repo, const sl_spec *spec, sl_err *err)
+{
+	git_remote *origin = NULL;
+	char *url = NULL;
+	const char *r = spec->review.remote;
+
+	if (r) {
+		if (strstr(r, "://") || r[0] == '/' || !spec->dir)
+			return sl_xstrdup(r);
+		return sl_path_join(spec->dir, r);
+	}
+	if (git_remote_lookup(&origin, repo, "origin") || !git_remote_url(origin)) {
+		sl_err_set(err, SL_EINPUT, "no push remote: set 'remote' in 'review' (the "
+			   "repository has no 'origin')");
+	} else {
+		url = sl_xstrdup(git_remote_url(origin));
+	}
+	git_remote_free(origin);
+	return url;
+}
+
+/* The branch requests go into: review.target_branch, else the base's name. */
+static char *target_branch(git_repository *repo, const sl_spec *spec,
+			   const sl_campaign_rec *camp)
+{
+	git_reference *head = NULL;
+	char *name;
+
+	if (spec->review.target_branch)
+		return sl_xstrdup(spec->review.target_branch);
+	if (strcmp(camp->base_rev, "HEAD"))
+		return sl_xstrdup(!strncmp(camp->base_rev, "refs/heads/", 11) ?
+				  camp->base_rev + 11 : camp->base_rev);
+	if (!git_repository_head(&head, repo) && git_reference_is_branch(head))
+		name = sl_xstrdup(git_reference_shorthand(head));
+	else
+		name = sl_xstrdup("main");
+	git_reference_free(head);
+	return name;
+}
+
+typedef struct push_ctx {
+	const char *token;
+	int tried_creds;
+	char *rejected;             /* the remote's status for the ref, when refused */
+} push_ctx;
+
+static int on_credentials(git_credential **out, const char *url, const char *user,
+			  unsigned int allowed, void *payload)
+{
+	push_ctx *p = payload;
+
+	(void)url;
+	(void)user;
+	if (p->tried_creds++ || !(allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) || !p->token)
+		return GIT_PASSTHROUGH;
+	return git_credential_userpass_plaintext_new(out, "x-access-token", p->token);
+}
+
+static int on_push_ref(const char *ref, const char *status, void *payload)
+{
+	push_ctx *p = payload;
+
+	(void)ref;
+	if (status && !p->rejected)
+		p->rejected = sl_xstrdup(status);
+	return 0;
+}
+
+/* Force-push refs/heads/BRANCH to url. */
+static int push_branch(git_repository *repo, const char *url, const char *branch,
+		       const char *token, sl_err *err)
+{
+	git_remote *remote = NULL;
+	git_push_options po;
+	push_ctx pc = { .token = token };
+	sl_buf spec = SL_BUF_INIT;
+	char *specs[1];
+	git_strarray refs = { specs, 1 };
+	int ret = SL_ERROR;
+
+	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+	po.callbacks.credentials = on_credentials;
+	po.callbacks.push_update_reference = on_push_ref;
+	po.callbacks.payload = &pc;
+	sl_buf_addf(&spec, "+refs/heads/%s:refs/heads/%s", branch, branch);
+	specs[0] = spec.buf;
+	if (git_remote_create_anonymous(&remote, repo, url) ||
+	    git_remote_push(remote, &refs, &po)) {
+		sl_err_set(err, SL_ERROR, "cannot push '%s': %s", branch, sl_git_error());
+		goto done;
+	}
+	if (pc.rejected) {
+		sl_err_set(err, SL_ERROR, "the remote refused '%s': %s", branch, pc.rejected);
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	free(pc.rejected);
+	git_remote_free(remote);
+	sl_buf_release(&spec);
+	return ret;
+}
+
+static int forge_open_client(sl_forge **f, const sl_spec *spec, const sl_publish_opts *o,
+			     sl_err *err)
+{
+	sl_forge_opts fo = SL_FORGE_OPTS_INIT;
+
+	fo.kind = spec->review.forge;
+	fo.api_url = spec->review.api_url;
+	fo.project = spec->review.project;
+	fo.token = o->token;
+	fo.max_wait_s = o->max_wait_s;
+	fo.on_wait = on_wait;
+	fo.ctx = (void *)o;
+	return sl_forge_new(f, &fo, err);
+}
+
+/* The forge client, push URL and target branch publish and sync share. */
+static int forge_setup(sl_forge **f, char **url, char **base, const sl_campaign_rec *camp,
+		       const sl_spec *spec, git_repository *repo, const sl_publish_opts *o,
+		       sl_err *err)
+{
+	if (!spec->review.forge)
+		return sl_err_set(err, SL_EINPUT, "%s: 'review' has no 'forge' (github or gitlab)",
+				  spec->path);
+	if (!(*url = remote_url(repo, spec, err)))
+		return err->code;
+	*base = target_branch(repo, spec, camp);
+	return forge_open_client(f, spec, o, err);
+}
+
+/* Record every candidate of a change with the request's number, state and head. */
+static int record_change(sl_store *st, const sl_campaign_rec *camp, const sl_spec *spec,
+			 const sl_change *ch, const sl_forge_pr *pr, const char *head,
+			 const char *text_sha, sl_err *err)
+{
+	int ret;
+
+	if ((ret = sl_store_begin(st, err)))
+		return ret;
+	for (size_t k = 0; k < ch->ncands; k++) {
+		sl_published_rec p = { 0 };
+
+		p.candidate_id = ch->cands[k];
+		p.campaign_id = camp->id;
+		p.forge = (char *)forge_name(spec->review.forge);
+		p.project = spec->review.project;
+		p.branch = ch->branch;
+		p.head_oid = (char *)head;
+		p.text_sha = (char *)text_sha;
+		p.number = pr->number;
+		p.url = pr->url;
+		p.state = pr->state ? pr->state : "open";
+		p.landed_unchanged = -1;
+		if ((ret = sl_store_published_put(st, &p, err))) {
+			sl_store_rollback(st);
+			return ret;
+		}
+	}
+	return sl_store_commit(st, err);
+}
+
+/* What the request shows: a digest of the title and body. */
+static void text_digest(char out[65], const sl_change *ch)
+{
+	sl_sha256 c;
+	unsigned char d[32];
+
+	sl_sha256_init(&c);
+	sl_sha256_update(&c, ch->title, strlen(ch->title) + 1);
+	sl_sha256_update(&c, ch->body, strlen(ch->body));
+	sl_sha256_final(&c, d);
+	sl_sha256_tohex(out, d);
+}
+
+static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
+		       const sl_spec *spec, git_repository *repo, sl_forge *f, const char *url,
+		       const char *base, const sl_change *ch, const sl_publish_opts *o,
+		       sl_err *err)
+{
+	sl_published_rec prev = { 0 };
+	sl_forge_pr pr = { 0 };
+	git_reference *ref = NULL;
+	sl_buf refname = SL_BUF_INIT;
+	char head[GIT_OID_HEXSZ + 1], text_sha[65];
+	int ret, have = 0, exists = 0, moved;
+	int64_t open_now = 0, last_hour = 0;
+
+	git_oid_tostr(head, sizeof(head), &ch->commit);
+	text_digest(text_sha, ch);
+	for (size_t k = 0; k < ch->ncands && !have; k++) {
+		sl_published_rec_release(&prev);
+		ret = sl_store_published_get(st, ch->cands[k], &prev, err);
+		if (ret && ret != SL_ENOTFOUND)
+			goto done;
+		if (ret)
+			sl_err_clear(err);
+		have = !ret && prev.number && !strcmp(prev.branch, ch->branch);
+	}
+	ret = SL_OK;
+	if (have && strcmp(prev.state, "open")) {
+		progress(o, "%s: %s #%lld already %s", ch->branch, forge_name(spec->review.forge),
+			 (long long)prev.number, prev.state);
+		sum->closed++;
+		goto done;
+	}
+	moved = !have || strcmp(prev.head_oid, head);
+	if (have && !moved && prev.text_sha && !strcmp(prev.text_sha, text_sha)) {
+		progress(o, "%s: #%lld up to date", ch->branch, (long long)prev.number);
+		sum->unchanged++;
+		goto done;
+	}
+	if (!have) {
+		if ((ret = sl_store_published_pace(st, camp->id, &open_now, &last_hour, err)))
+			goto done;
+		if (open_now >= spec->review.max_open || last_hour >= spec->review.max_per_hour) {
+			progress(o, "%s: paced (%lld open of %u, %lld opened in the last hour of "
+				 "%u); a later publish opens it", ch->branch, (long long)open_now,
+				 spec->review.max_open, (long long)last_hour,
+				 spec->review.max_per_hour);
+			sum->paced++;
+			goto done;
+		}
+	}
+	sl_buf_addf(&refname, "refs/heads/%s", ch->branch);
+	if (git_reference_create(&ref, repo, refname.buf, &ch->commit, 1, "sluice publish")) {
+		ret = sl_err_set(err, SL_ERROR, "cannot create branch '%s': %s", ch->branch,
+				 sl_git_error());
+		goto done;
+	}
+	if ((moved && (ret = push_branch(repo, url, ch->branch, o->token, err))) ||
+	    (ret = sl_forge_branch_exists(f, ch->branch, &exists, err)))
+		goto done;
+	if (!exists && !moved && (!(ret = push_branch(repo, url, ch->branch, o->token, err)) &&
+				  !(ret = sl_forge_branch_exists(f, ch->branch, &exists, err))))
+		moved = 1;
+	if (ret)
+		goto done;
+	if (!exists) {
+		ret = sl_err_set(err, SL_ERROR, "branch '%s' was pushed to '%s' but the forge does "
+				 "not have it (404): does review.remote point at project '%s'?",
+				 ch->branch, url, spec->review.project);
+		goto done;
+	}
+	if (have) {
+		if ((ret = sl_forge_update(f, prev.number, ch->title, ch->body, err)))
+			goto done;
+		pr.number = prev.number;
+		pr.url = sl_xstrdup_or_null(prev.url);
+		pr.state = sl_xstrdup("open");
+		if (moved)
+			progress(o, "%s: #%lld updated (force-pushed %.12s)", ch->branch,
+				 (long long)pr.number, head);
+		else
+			progress(o, "%s: #%lld title and body updated", ch->branch,
+				 (long long)pr.number);
+		sum->updated++;
+	} else {
+		/* a request opened by a run that died before recording it is found, not duplicated */
+		if ((ret = sl_forge_find(f, ch->branch, &pr, err)))
+			goto done;
+		if (pr.number && !strcmp(pr.state, "open")) {
+			if ((ret = sl_forge_update(f, pr.number, ch->title, ch->body, err)))
+				goto done;
+			progress(o, "%s: #%lld found open, updated", ch->branch, (long long)pr.number);
+			sum->updated++;
+		} else {
+			sl_forge_pr_release(&pr);
+			if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
+						 &spec->review.labels, spec->review.draft, &pr, err)))
+				goto done;
+			progress(o, "%s: opened #%lld %s", ch->branch, (long long)pr.number,
+				 pr.url ? pr.url : "");
+			sum->opened++;
+		}
+	}
+	ret = record_change(st, camp, spec, ch, &pr, head, text_sha, err);
+done:
+	git_reference_free(ref);
+	sl_buf_release(&refname);
+	sl_forge_pr_release(&pr);
+	sl_published_rec_release(&prev);
+	return ret;
+}
+
+int sl_publish(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
+	       const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
+{
+	sl_change *ch = NULL;
+	sl_forge *f = NULL;
+	size_t nch = 0;
+	char *url = NULL, *base = NULL;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = forge_setup(&f, &url, &base, camp, spec, repo, o, err)) ||
+	    (ret = sl_changes_build(&ch, &nch, st, camp, spec, repo, err)))
+		goto done;
+	out->changes = nch;
+	for (size_t i = 0; i < nch; i++)
+		if ((ret = publish_one(out, st, camp, spec, repo, f, url, base, &ch[i], o, err)))
+			goto done;
+done:
+	sl_change_list_free(ch, nch);
+	sl_forge_free(f);
+	free(url);
+	free(base);
+	return ret;
+}
+
+/* Fetch the target branch's objects from the remote (no ref or FETCH_HEAD written). */
+static int fetch_target(git_repository *repo, const char *url, const char *branch,
+			const char *token, sl_err *err)
+{
+	git_remote *remote = NULL;
+	git_fetch_options fo;
+	push_ctx pc = { .token = token };
+	sl_buf spec = SL_BUF_INIT;
+	char *specs[1];
+	git_strarray refs = { specs, 1 };
+	int ret = SL_OK;
+
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	fo.callbacks.credentials = on_credentials;
+	fo.callbacks.payload = &pc;
+	fo.update_fetchhead = 0;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	sl_buf_addf(&spec, "refs/heads/%s", branch);
+	specs[0] = spec.buf;
+	if (git_remote_create_anonymous(&remote, repo, url) ||
+	    git_remote_fetch(remote, &refs, &fo, NULL))
+		ret = sl_err_set(err, SL_ERROR, "cannot fetch '%s' from '%s': %s", branch, url,
+				 sl_git_error());
+	git_remote_free(remote);
+	sl_buf_release(&spec);
+	return ret;
+}
+
+/* 1 when merge has head's blob at every path head changed from base, 0 if not, -1 unknown. */
+static int landed_unchanged(git_repository *repo, const char *base_hex, const char *head_hex,
+			    const char *merge_hex)
+{
+	git_oid b, h, m;
+	git_commit *bc = NULL, *hc = NULL, *mc = NULL;
+	git_tree *bt = NULL, *ht = NULL, *mt = NULL;
+	git_diff *diff = NULL;
+	int res = -1;
+
+	if (!merge_hex || git_oid_fromstr(&b, base_hex) || git_oid_fromstr(&h, head_hex) ||
+	    git_oid_fromstr(&m, merge_hex) || git_commit_lookup(&bc, repo, &b) ||
+	    git_commit_lookup(&hc, repo, &h) || git_commit_lookup(&mc, repo, &m) ||
+	    git_commit_tree(&bt, bc) || git_commit_tree(&ht, hc) || git_commit_tree(&mt, mc) ||
+	    git_diff_tree_to_tree(&diff, repo, bt, ht, NULL))
+		goto done;
+	res = 1;
+	for (size_t i = 0; i < git_diff_num_deltas(diff) && res == 1; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		git_tree_entry *he = NULL, *me = NULL;
+		int hok = !git_tree_entry_bypath(&he, ht, d->new_file.path);
+		int mok = !git_tree_entry_bypath(&me, mt, d->new_file.path);
+
+		if (hok != mok || (hok && git_oid_cmp(git_tree_entry_id(he), git_tree_entry_id(me))))
+			res = 0;
+		git_tree_entry_free(he);
+		git_tree_entry_free(me);
+	}
+done:
+	git_diff_free(diff);
+	git_tree_free(bt);
+	git_tree_free(ht);
+	git_tree_free(mt);
+	git_commit_free(bc);
+	git_commit_free(hc);
+	git_commit_free(mc);
+	return res;
+}
+
+/* A reason from a forge comment: printable, bounded. */
+static char *reason_of(const char *comment, int64_t number)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	if (!comment || !*comment) {
+		sl_buf_addf(&b, "closed without merge (#%lld)", (long long)number);
+		return sl_buf_detach(&b, NULL);
+	}
+	for (const char *p = comment; *p && b.len < MAX_REASON; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		sl_buf_addch(&b, (c < 0x20 && c != '\n') || c == 0x7f ? ' ' : c);
+	}
+	return sl_buf_detach(&b, NULL);
+}
+
+static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
+		    git_repository *repo, sl_forge *f, const char *url, const char *base,
+		    sl_published_rec *rows, size_t nrows, size_t first, const sl_publish_opts *o,
+		    sl_err *err)
+{
+	sl_forge_pr pr = { 0 };
+	int64_t number = rows[first].number;
+	char *reason = NULL;
+	const char *decision = NULL;
+	int landed = -1, ret;
+
+	if ((ret = sl_forge_get(f, number, &pr, err)) || (ret = sl_forge_pr_feedback(f, &pr, err)))
+		goto done;
+	if (!strcmp(pr.state, "open")) {
+		sum->open++;
+	} else if (!strcmp(pr.state, "merged")) {
+		sl_buf b = SL_BUF_INIT;
+
+		if (pr.merge_sha && fetch_target(repo, url, base, o->token, err))
+			progress(o, "#%lld: %s; landing not checked", (long long)number, err->msg);
+		landed = landed_unchanged(repo, camp->base_oid, rows[first].head_oid, pr.merge_sha);
+		sl_buf_addf(&b, "merged as #%lld%s", (long long)number, landed == 1 ?
+			    ", landed unchanged" : landed == 0 ? ", changed before landing" : "");
+		reason = sl_buf_detach(&b, NULL);
+		decision = "accept";
+		sum->merged++;
+		sum->landed_unchanged += landed == 1;
+	} else {
+		reason = reason_of(pr.close_comment, number);
+		decision = "reject";
+		sum->rejected++;
+	}
+	progress(o, "#%lld: %s, %lld review comment%s%s%s", (long long)number, pr.state,
+		 (long long)pr.review_comments, pr.review_comments == 1 ? "" : "s",
+		 decision ? "; " : "", !decision ? "" : !strcmp(decision, "reject") ?
+		 "rejected" : landed == 1 ? "landed unchanged" : landed == 0 ?
+		 "changed before landing" : "landing not checked");
+	for (size_t i = first; i < nrows; i++) {
+		if (rows[i].number != number)
+			continue;
+		if (decision &&
+		    (ret = sl_store_decide(st, rows[i].candidate_id, decision, reason, err)))
+			goto done;
+		free(rows[i].state);
+		rows[i].state = sl_xstrdup(pr.state);
+		rows[i].landed_unchanged = landed;
+		rows[i].review_comments = pr.review_comments;
+		free(rows[i].close_reason);
+		rows[i].close_reason = decision && !strcmp(decision, "reject") ?
+			sl_xstrdup(reason) : NULL;
+		if ((ret = sl_store_published_put(st, &rows[i], err)))
+			goto done;
+	}
+done:
+	free(reason);
+	sl_forge_pr_release(&pr);
+	return ret;
+}
+
+int sl_sync(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
+	    const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
+{
+	sl_published_rec *rows = NULL;
+	sl_forge *f = NULL;
+	size_t n = 0;
+	char *url = NULL, *base = NULL;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = forge_setup(&f, &url, &base, camp, spec, repo, o, err)) ||
+	    (ret = sl_store_published_list(st, camp->id, "open", &rows, &n, err)))
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = rows[k].number == rows[i].number;
+		if (seen || !rows[i].number)
+			continue;
+		out->changes++;
+		if ((ret = sync_one(out, st, camp, repo, f, url, base, rows, n, i, o, err)))
+			goto done;
+	}
+done:
+	sl_published_list_free(rows, n);
+	sl_forge_free(f);
+	free(url);
+	free(base);
+	return ret;
+}

@@ -1,0 +1,69 @@
+/*
+ * report.h - the campaign as people and dashboards read it: target and
+ * candidate lists, outcome metrics, the HTML report and JUnit XML.
+ *
+ * Everything here reads the store and renders into a caller's sl_buf (or,
+ * for the exports, files in a directory it is given); nothing writes the
+ * store.  Text that came from a gate or a model is escaped for its
+ * destination: control characters are neutralised in terminal text,
+ * HTML and XML get entity escapes.
+ */
+#ifndef SL_REPORT_H
+#define SL_REPORT_H
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "storage/store.h"
+#include "storage/review_store.h"
+
+/* Nonzero if s names a target state (pending, proposed, failed, ...). */
+int sl_report_target_state_valid(const char *s);
+
+/*
+ * The campaign's targets, filtered to those whose state is one of
+ * states[0..nstates) (nstates 0 = all): as text, one line each
+ * ("ID STATE PATH:LINE attempts N [candidate C] REASON"), or as JSON lines
+ * (one object per target).  *count_out = targets listed.
+ */
+int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char *const *states,
+		      size_t nstates, int json, size_t *count_out, sl_err *err);
+
+/*
+ * `sluice show PATH:LINE`: the target whose lines hold LINE in PATH.  When it
+ * has candidates, the latest is shown as sl_review_show() shows it; else the
+ * target itself (state, attempts, reason; flags as sl_review_show's).
+ * SL_ENOTFOUND when no target covers that line.
+ */
+int sl_report_show_target(sl_buf *out, sl_store *st, int64_t campaign_id, const char *path,
+			  int64_t line, int flags, sl_err *err);
+
+void sl_report_metrics_text(sl_buf *out, const sl_metrics *m);
+
+/*
+ * `status --json`: the funnel object of sl_review_funnel_json() with the
+ * metrics, every target and every candidate added; one line.
+ */
+int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *c,
+			  const sl_funnel *f, sl_err *err);
+
+/*
+ * OUTDIR/report.html: self-contained (no external asset, no script): the
+ * funnel as an inline SVG chart, each proposed change with its diff
+ * coloured, gate verdicts with log excerpts, attempts, model and cost, and
+ * the rejected candidates and failed targets with their reasons.
+ */
+int sl_report_html(sl_store *st, const sl_campaign_rec *c, const char *outdir, sl_err *err);
+
+/*
+ * OUTDIR/junit.xml: one testsuite per gate, one testcase per candidate
+ * (failure for fail/timeout, error for error, skipped for skip), for CI
+ * dashboards.
+ */
+int sl_report_junit(sl_store *st, const sl_campaign_rec *c, const char *outdir, sl_err *err);
+
+/* Append s escaped for HTML or XML text and attributes. */
+void sl_report_add_xml(sl_buf *out, const char *s);
+/* Append s made safe for a terminal (term.h: controls shown, not sent). */
+void sl_report_add_safe(sl_buf *out, const char *s);
+
+#endif

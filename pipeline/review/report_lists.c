@@ -1,0 +1,283 @@
+/*
+ * report_lists.c - targets and candidates as lists: `sluice targets`,
+ * `sluice show PATH:LINE` and the lists in `status --json`.
+ *
+ * Reads targets, candidates and attempts from the store; renders text or
+ * JSON into the caller's buffer.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "pipeline/review/report.h"
+#include "common/term.h"
+#include "pipeline/review/review.h"
+#include "common/util.h"
+
+int sl_report_target_state_valid(const char *s)
+{
+	return sl_target_state_parse(s) != SL_T_ANY;
+}
+
+void sl_report_add_safe(sl_buf *out, const char *s)
+{
+	if (s)
+		sl_term_safe(out, s, strlen(s), 0);
+}
+
+/* states: the names asked for (checked by sl_report_target_state_valid); none = all. */
+static int state_wanted(int state, const char *const *states, size_t n)
+{
+	if (!n)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (sl_target_state_parse(states[i]) == state)
+			return 1;
+	return 0;
+}
+
+/* The latest candidate of each target: index into cands, or -1; by target id order. */
+static int64_t latest_candidate(const sl_candidate_rec *cands, size_t nc, int64_t target_id)
+{
+	int64_t best = -1;
+
+	for (size_t i = 0; i < nc; i++)
+		if (cands[i].target_id == target_id)
+			best = (int64_t)i;
+	return best;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *target_json(const sl_target_rec *t, const sl_candidate_rec *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(t->id));
+	json_object_set_new(o, "path", json_string(t->path));
+	json_object_set_new(o, "start_line", json_integer(t->start_line));
+	json_object_set_new(o, "end_line", json_integer(t->end_line));
+	json_object_set_new(o, "unit", json_string(t->unit));
+	json_object_set_new(o, "state", json_string(sl_target_state_name(t->state)));
+	json_object_set_new(o, "attempts", json_integer(t->attempts));
+	json_object_set_new(o, "reason", str_or_null(t->reason));
+	json_object_set_new(o, "candidate", c ? json_integer(c->id) : json_null());
+	return o;
+}
+
+static json_t *candidate_json(const sl_candidate_rec *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(c->id));
+	json_object_set_new(o, "target", json_integer(c->target_id));
+	json_object_set_new(o, "path", json_string(c->path));
+	json_object_set_new(o, "start_line", json_integer(c->start_line));
+	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
+	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
+	json_object_set_new(o, "branch", str_or_null(c->branch));
+	json_object_set_new(o, "decision", str_or_null(c->decision));
+	json_object_set_new(o, "reason", str_or_null(c->decision_reason));
+	json_object_set_new(o, "created_at", json_string(c->created_at));
+	return o;
+}
+
+static void add_json_line(sl_buf *out, json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	sl_buf_adds(out, s ? s : "null");
+	sl_buf_addch(out, '\n');
+	free(s);
+	json_decref(o);
+}
+
+/* The first line of a reason, neutralised for a terminal. */
+static void add_first_line(sl_buf *out, const char *r)
+{
+	const char *nl = r ? strchr(r, '\n') : NULL;
+	char *line = r ? sl_xstrndup(r, nl ? (size_t)(nl - r) : strlen(r)) : NULL;
+
+	sl_report_add_safe(out, line);
+	free(line);
+}
+
+int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char *const *states,
+		      size_t nstates, int json, size_t *count_out, sl_err *err)
+{
+	sl_target_rec *t = NULL;
+	sl_candidate_rec *c = NULL;
+	size_t nt = 0, nc = 0, count = 0;
+	int ret;
+
+	if ((ret = sl_store_targets(st, campaign_id, SL_T_ANY, &t, &nt, err)) ||
+	    (ret = sl_store_candidates(st, campaign_id, SL_C_ANY, &c, &nc, err)))
+		goto done;
+	for (size_t i = 0; i < nt; i++) {
+		int64_t ci;
+
+		if (!state_wanted(t[i].state, states, nstates))
+			continue;
+		count++;
+		ci = latest_candidate(c, nc, t[i].id);
+		if (json) {
+			add_json_line(out, target_json(&t[i], ci >= 0 ? &c[ci] : NULL));
+			continue;
+		}
+		sl_buf_addf(out, "%5lld  %-8s  %s:%lld  attempts %lld", (long long)t[i].id,
+			    sl_target_state_name(t[i].state), t[i].path, (long long)t[i].start_line,
+			    (long long)t[i].attempts);
+		if (ci >= 0)
+			sl_buf_addf(out, "  candidate %lld", (long long)c[ci].id);
+		if (t[i].reason) {
+			sl_buf_adds(out, "  ");
+			add_first_line(out, t[i].reason);
+		}
+		sl_buf_addch(out, '\n');
+	}
+	*count_out = count;
+done:
+	sl_target_list_free(t, nt);
+	sl_candidate_list_free(c, nc);
+	return ret;
+}
+
+int sl_report_show_target(sl_buf *out, sl_store *st, int64_t campaign_id, const char *path,
+			  int64_t line, int flags, sl_err *err)
+{
+	sl_target_rec *t = NULL, *hit = NULL;
+	sl_candidate_rec *c = NULL;
+	sl_attempt_rec *a = NULL;
+	size_t nt = 0, nc = 0, na = 0;
+	int64_t ci;
+	int ret;
+
+	if ((ret = sl_store_targets(st, campaign_id, SL_T_ANY, &t, &nt, err)) ||
+	    (ret = sl_store_candidates(st, campaign_id, SL_C_ANY, &c, &nc, err)))
+		goto done;
+	/* the narrowest target whose lines hold LINE */
+	for (size_t i = 0; i < nt; i++)
+		if (!strcmp(t[i].path, path) && t[i].start_line <= line && line <= t[i].end_line &&
+		    (!hit || t[i].end_line - t[i].start_line < hit->end_line - hit->start_line))
+			hit = &t[i];
+	if (!hit) {
+		ret = sl_err_set(err, SL_ENOTFOUND, "no target at '%s:%lld'", path, (long long)line);
+		goto done;
+	}
+	if ((ci = latest_candidate(c, nc, hit->id)) >= 0) {
+		ret = sl_review_show(out, st, c[ci].id, flags, err);
+		goto done;
+	}
+	if ((flags & SL_SHOW_ATTEMPTS) && (ret = sl_store_attempts(st, hit->id, &a, &na, err)))
+		goto done;
+	if (flags & 1) {
+		json_t *o = target_json(hit, NULL);
+
+		if (flags & SL_SHOW_ATTEMPTS)
+			json_object_set_new(o, "attempt_list", sl_review_attempts_json(a, na));
+		add_json_line(out, o);
+		goto done;
+	}
+	sl_buf_addf(out, "target %lld: %s:%lld-%lld (%s), no candidate\nstate:    %s\n"
+		    "attempts: %lld\n", (long long)hit->id, hit->path, (long long)hit->start_line,
+		    (long long)hit->end_line, hit->unit, sl_target_state_name(hit->state),
+		    (long long)hit->attempts);
+	if (hit->reason) {
+		sl_buf_adds(out, "reason:   ");
+		sl_report_add_safe(out, hit->reason);
+		sl_buf_addch(out, '\n');
+	}
+	if (flags & SL_SHOW_ATTEMPTS)
+		sl_review_attempts_text(out, a, na);
+done:
+	sl_attempt_list_free(a, na);
+	sl_target_list_free(t, nt);
+	sl_candidate_list_free(c, nc);
+	return ret;
+}
+
+static json_t *metrics_json(const sl_metrics *m)
+{
+	json_t *o = json_object(), *groups = json_array(), *days = json_array();
+
+#define RATE(x) ((x) < 0 ? json_null() : json_real(x))
+	json_object_set_new(o, "proposed", json_integer(m->proposed));
+	json_object_set_new(o, "decided", json_integer(m->decided));
+	json_object_set_new(o, "accepted", json_integer(m->accepted));
+	json_object_set_new(o, "rejected", json_integer(m->rejected));
+	json_object_set_new(o, "acceptance_rate", RATE(m->acceptance_rate));
+	json_object_set_new(o, "landed_checked", json_integer(m->landed_checked));
+	json_object_set_new(o, "landed_unchanged", json_integer(m->landed_unchanged));
+	json_object_set_new(o, "landed_unchanged_rate", RATE(m->landed_unchanged_rate));
+	json_object_set_new(o, "median_decision_hours", RATE(m->median_decision_hours));
+	json_object_set_new(o, "tokens", json_integer(m->tokens));
+	json_object_set_new(o, "cost", json_real(m->cost));
+	json_object_set_new(o, "tokens_per_accepted", RATE(m->tokens_per_accepted));
+	json_object_set_new(o, "cost_per_accepted", RATE(m->cost_per_accepted));
+	for (size_t i = 0; i < m->ngroups; i++) {
+		const sl_metric_group *g = &m->groups[i];
+
+		json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f}",
+			"by", g->kind, "name", g->name, "proposed", (json_int_t)g->proposed,
+			"accepted", (json_int_t)g->accepted, "rejected", (json_int_t)g->rejected,
+			"landed_unchanged", (json_int_t)g->landed_unchanged,
+			"tokens", (json_int_t)g->tokens, "cost", g->cost);
+
+		json_object_set_new(j, "cost_per_accepted", g->accepted ?
+				    json_real(g->cost / (double)g->accepted) : json_null());
+		json_array_append_new(groups, j);
+	}
+	for (size_t i = 0; i < m->ndays; i++)
+		json_array_append_new(days, json_pack("{s:s,s:I,s:I,s:f}", "day", m->days[i].day,
+			"decided", (json_int_t)m->days[i].decided, "accepted",
+			(json_int_t)m->days[i].accepted, "acceptance_rate",
+			(double)m->days[i].accepted / (double)m->days[i].decided));
+#undef RATE
+	json_object_set_new(o, "breakdown", groups);
+	json_object_set_new(o, "by_day", days);
+	return o;
+}
+
+int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp,
+			  const sl_funnel *f, sl_err *err)
+{
+	sl_buf funnel = SL_BUF_INIT;
+	sl_target_rec *t = NULL;
+	sl_candidate_rec *c = NULL;
+	sl_metrics m = { 0 };
+	size_t nt = 0, nc = 0;
+	json_t *o = NULL, *ta, *ca;
+	int ret;
+
+	if ((ret = sl_store_targets(st, camp->id, SL_T_ANY, &t, &nt, err)) ||
+	    (ret = sl_store_candidates(st, camp->id, SL_C_ANY, &c, &nc, err)) ||
+	    (ret = sl_store_metrics(st, camp->id, &m, err)))
+		goto done;
+	sl_review_funnel_json(&funnel, camp, f);
+	if (!(o = json_loads(funnel.buf, 0, NULL))) {
+		ret = sl_err_set(err, SL_ERROR, "cannot render the funnel as JSON");
+		goto done;
+	}
+	json_object_set_new(o, "metrics", metrics_json(&m));
+	ta = json_array();
+	for (size_t i = 0; i < nt; i++) {
+		int64_t ci = latest_candidate(c, nc, t[i].id);
+
+		json_array_append_new(ta, target_json(&t[i], ci >= 0 ? &c[ci] : NULL));
+	}
+	json_object_set_new(o, "target_list", ta);
+	ca = json_array();
+	for (size_t i = 0; i < nc; i++)
+		json_array_append_new(ca, candidate_json(&c[i]));
+	json_object_set_new(o, "candidate_list", ca);
+	add_json_line(out, o);
+done:
+	sl_metrics_release(&m);
+	sl_buf_release(&funnel);
+	sl_target_list_free(t, nt);
+	sl_candidate_list_free(c, nc);
+	return ret;
+}

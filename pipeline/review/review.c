@@ -1,0 +1,411 @@
+/*
+ * review.c - rendering the store for humans and for `git am`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "pipeline/apply/apply.h"
+#include "pipeline/review/review.h"
+#include "common/util.h"
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f)
+{
+	sl_buf_addf(out, "campaign %s (base %.12s, %s)\n", c->name, c->base_oid, c->repo_path);
+	sl_buf_addf(out, "  targets      %6lld\n", (long long)f->targets);
+	sl_buf_addf(out, "  attempts     %6lld  (apply errors %lld, reply errors %lld after "
+		    "%lld format errors, provider errors %lld)\n", (long long)f->attempts,
+		    (long long)f->apply_errors, (long long)f->parse_errors,
+		    (long long)f->format_errors, (long long)f->provider_errors);
+	if (f->tier_exact + f->tier_moved + f->tier_whitespace + f->tier_refused)
+		sl_buf_addf(out, "  edits        %6lld  (placed exactly %lld, moved %lld, by whitespace "
+			    "%lld; refused %lld)\n", (long long)(f->tier_exact + f->tier_moved +
+			    f->tier_whitespace + f->tier_refused), (long long)f->tier_exact,
+			    (long long)f->tier_moved, (long long)f->tier_whitespace,
+			    (long long)f->tier_refused);
+	sl_buf_addf(out, "  candidates   %6lld\n", (long long)f->candidates);
+	for (size_t i = 0; i < f->ngates; i++) {
+		const sl_funnel_gate *g = &f->gates[i];
+
+		sl_buf_addf(out, "    %-10s %6lld passed, %lld failed, %lld skipped, %lld cached",
+			    g->gate, (long long)g->passed, (long long)g->failed,
+			    (long long)g->skipped, (long long)g->cached);
+		if (g->errors)
+			sl_buf_addf(out, ", %lld errors", (long long)g->errors);
+		sl_buf_addf(out, " (%lld run%s)\n", (long long)g->runs, g->runs == 1 ? "" : "s");
+	}
+	sl_buf_addf(out, "  proposed     %6lld  (%.0f%% of targets)\n", (long long)f->proposed,
+		    pct(f->proposed, f->targets));
+	if (f->proposed_rules && f->proposed_model)
+		sl_buf_addf(out, "    by rules   %6lld\n    by model   %6lld\n",
+			    (long long)f->proposed_rules, (long long)f->proposed_model);
+	sl_buf_addf(out, "  accepted     %6lld\n", (long long)f->accepted);
+	sl_buf_addf(out, "  rejected     %6lld\n", (long long)f->rejected);
+	sl_buf_addf(out, "  failed       %6lld\n", (long long)f->failed);
+	sl_buf_addf(out, "  skipped      %6lld\n", (long long)f->skipped);
+	sl_buf_addf(out, "  pending      %6lld\n", (long long)f->pending);
+	if (f->budget)
+		sl_buf_addf(out, "  budget       %6lld  (stopped by a budget; rerun to continue)\n",
+			    (long long)f->budget);
+	if (f->tokens_in || f->tokens_out)
+		sl_buf_addf(out, "  tokens       %lld in, %lld out, cost %.4f\n",
+			    (long long)f->tokens_in, (long long)f->tokens_out, f->cost);
+}
+
+void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f)
+{
+	json_t *o = json_object(), *gates = json_array();
+	char *s;
+
+	json_object_set_new(o, "campaign", json_string(c->name));
+	json_object_set_new(o, "repository", json_string(c->repo_path));
+	json_object_set_new(o, "base", json_string(c->base_oid));
+	json_object_set_new(o, "targets", json_integer(f->targets));
+	json_object_set_new(o, "attempts", json_integer(f->attempts));
+	json_object_set_new(o, "apply_errors", json_integer(f->apply_errors));
+	json_object_set_new(o, "reply_errors", json_integer(f->parse_errors));
+	json_object_set_new(o, "provider_errors", json_integer(f->provider_errors));
+	json_object_set_new(o, "format_errors", json_integer(f->format_errors));
+	json_object_set_new(o, "edits", json_pack("{s:I,s:I,s:I,s:I}", "exact",
+			    (json_int_t)f->tier_exact, "moved", (json_int_t)f->tier_moved,
+			    "whitespace", (json_int_t)f->tier_whitespace, "refused",
+			    (json_int_t)f->tier_refused));
+	json_object_set_new(o, "candidates", json_integer(f->candidates));
+	for (size_t i = 0; i < f->ngates; i++) {
+		json_t *g = json_object();
+
+		json_object_set_new(g, "gate", json_string(f->gates[i].gate));
+		json_object_set_new(g, "runs", json_integer(f->gates[i].runs));
+		json_object_set_new(g, "passed", json_integer(f->gates[i].passed));
+		json_object_set_new(g, "failed", json_integer(f->gates[i].failed));
+		json_object_set_new(g, "skipped", json_integer(f->gates[i].skipped));
+		json_object_set_new(g, "cached", json_integer(f->gates[i].cached));
+		json_object_set_new(g, "errors", json_integer(f->gates[i].errors));
+		json_array_append_new(gates, g);
+	}
+	json_object_set_new(o, "gates", gates);
+	json_object_set_new(o, "proposed_by", json_pack("{s:I,s:I}", "rules",
+		(json_int_t)f->proposed_rules, "model", (json_int_t)f->proposed_model));
+	json_object_set_new(o, "proposed", json_integer(f->proposed));
+	json_object_set_new(o, "accepted", json_integer(f->accepted));
+	json_object_set_new(o, "rejected", json_integer(f->rejected));
+	json_object_set_new(o, "failed", json_integer(f->failed));
+	json_object_set_new(o, "skipped", json_integer(f->skipped));
+	json_object_set_new(o, "pending", json_integer(f->pending));
+	json_object_set_new(o, "budget", json_integer(f->budget));
+	json_object_set_new(o, "cost", json_real(f->cost));
+	json_object_set_new(o, "tokens_in", json_integer(f->tokens_in));
+	json_object_set_new(o, "tokens_out", json_integer(f->tokens_out));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	sl_buf_adds(out, s);
+	free(s);
+	json_decref(o);
+}
+
+static json_t *json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "n", json_integer(a[i].n));
+		json_object_set_new(o, "source", json_string(a[i].source));
+		json_object_set_new(o, "outcome", json_string(sl_attempt_outcome_name(a[i].outcome)));
+		json_object_set_new(o, "error", json_str_or_null(a[i].error));
+		json_object_set_new(o, "tokens_in", json_integer(a[i].tokens_in));
+		json_object_set_new(o, "tokens_out", json_integer(a[i].tokens_out));
+		json_object_set_new(o, "cost", json_real(a[i].cost));
+		json_object_set_new(o, "latency_ms", json_integer(a[i].latency_ms));
+		json_object_set_new(o, "http_status", json_integer(a[i].http_status));
+		json_object_set_new(o, "retries", json_integer(a[i].retries));
+		json_object_set_new(o, "format_errors", json_integer(a[i].format_errors));
+		json_object_set_new(o, "request", json_str_or_null(a[i].request));
+		json_object_set_new(o, "prompt", json_str_or_null(a[i].prompt));
+		json_object_set_new(o, "reply", json_str_or_null(a[i].reply));
+		json_object_set_new(o, "apply_report", json_str_or_null(a[i].apply_report));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
+			    sl_attempt_outcome_name(a[i].outcome));
+		if (a[i].tokens_in >= 0)
+			sl_buf_addf(out, ", %lld+%lld tokens, cost %.6f, %lld ms, HTTP %lld, "
+				    "%lld retr%s", (long long)a[i].tokens_in,
+				    (long long)a[i].tokens_out, a[i].cost, (long long)a[i].latency_ms,
+				    (long long)a[i].http_status, (long long)a[i].retries,
+				    a[i].retries == 1 ? "y" : "ies");
+		if (a[i].format_errors)
+			sl_buf_addf(out, ", %lld format error%s", (long long)a[i].format_errors,
+				    a[i].format_errors == 1 ? "" : "s");
+		sl_buf_addch(out, '\n');
+		if (a[i].error)
+			sl_buf_addf(out, "error: %s\n", a[i].error);
+		if (a[i].apply_report)
+			sl_buf_addf(out, "apply: %s\n", a[i].apply_report);
+		if (a[i].prompt)
+			sl_buf_addf(out, "--- request\n%s", a[i].prompt);
+		if (a[i].reply)
+			sl_buf_addf(out, "--- reply\n%s\n", a[i].reply);
+	}
+}
+
+int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err)
+{
+	sl_candidate_rec c;
+	sl_gate_run_rec *g = NULL;
+	sl_attempt_rec *att = NULL;
+	sl_funnel_gate n = { 0 };
+	size_t ng = 0, na = 0;
+	int ret, json = flags & 1;
+
+	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
+		return ret;
+	if ((ret = sl_store_gate_runs(st, candidate_id, &g, &ng, err)))
+		goto done;
+	if ((flags & SL_SHOW_ATTEMPTS) &&
+	    (ret = sl_store_attempts(st, c.target_id, &att, &na, err)))
+		goto done;
+	for (size_t i = 0; i < ng; i++) {
+		sl_verdict v = g[i].verdict;
+
+		n.cached += g[i].cached != 0;
+		n.passed += !g[i].cached && v == SL_VERDICT_PASS;
+		n.failed += !g[i].cached && (v == SL_VERDICT_FAIL || v == SL_VERDICT_TIMEOUT);
+		n.skipped += !g[i].cached && v == SL_VERDICT_SKIP;
+		n.errors += !g[i].cached && v == SL_VERDICT_ERROR;
+	}
+	if (json) {
+		json_t *o = json_object(), *ga = json_array();
+		char *s;
+
+		json_object_set_new(o, "id", json_integer(c.id));
+		json_object_set_new(o, "target", json_integer(c.target_id));
+		json_object_set_new(o, "path", json_string(c.path));
+		json_object_set_new(o, "start_line", json_integer(c.start_line));
+		json_object_set_new(o, "end_line", json_integer(c.end_line));
+		json_object_set_new(o, "attempt", json_integer(c.attempt_n));
+		json_object_set_new(o, "state", json_string(sl_candidate_state_name(c.state)));
+		json_object_set_new(o, "commit", json_string(c.commit_oid));
+		json_object_set_new(o, "branch", c.branch ? json_string(c.branch) : json_null());
+		json_object_set_new(o, "decision", c.decision ? json_string(c.decision) : json_null());
+		json_object_set_new(o, "reason", c.decision_reason ?
+				    json_string(c.decision_reason) : json_null());
+		for (size_t i = 0; i < ng; i++) {
+			json_t *r = json_object();
+
+			json_object_set_new(r, "gate", json_string(g[i].gate));
+			json_object_set_new(r, "verdict", json_string(sl_verdict_name(g[i].verdict)));
+			json_object_set_new(r, "exit_status", json_integer(g[i].exit_status));
+			json_object_set_new(r, "duration_ms", json_integer(g[i].duration_ms));
+			json_object_set_new(r, "output_bytes", json_integer(g[i].output_bytes));
+			json_object_set_new(r, "output_tail", json_string(g[i].output_tail));
+			json_object_set_new(r, "cached", json_boolean(g[i].cached));
+			json_object_set_new(r, "note", json_str_or_null(g[i].note));
+			json_object_set_new(r, "jail", json_str_or_null(g[i].jail));
+			json_array_append_new(ga, r);
+		}
+		json_object_set_new(o, "gates", ga);
+		json_object_set_new(o, "gate_counts", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+				    "passed", (json_int_t)n.passed, "failed", (json_int_t)n.failed,
+				    "skipped", (json_int_t)n.skipped, "cached", (json_int_t)n.cached,
+				    "errors", (json_int_t)n.errors));
+		json_object_set_new(o, "diff", json_string(c.diff));
+		if (flags & SL_SHOW_ATTEMPTS)
+			json_object_set_new(o, "attempts", sl_review_attempts_json(att, na));
+		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		sl_buf_adds(out, s ? s : "null");
+		sl_buf_addch(out, '\n');
+		free(s);
+		json_decref(o);
+		goto done;
+	}
+	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c.id, c.path,
+		    (long long)c.start_line, (long long)c.end_line, (long long)c.attempt_n);
+	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c.state),
+		    c.branch ? ", proposed on " : "", c.branch ? c.branch : "");
+	sl_buf_addf(out, "commit:   %s\n", c.commit_oid);
+	if (c.decision)
+		sl_buf_addf(out, "decision: %s%s%s\n", c.decision, c.decision_reason ? ": " : "",
+			    c.decision_reason ? c.decision_reason : "");
+	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
+		    (long long)n.passed, (long long)n.failed, (long long)n.skipped,
+		    (long long)n.cached);
+	if (n.errors)
+		sl_buf_addf(out, ", %lld errors", (long long)n.errors);
+	sl_buf_addch(out, '\n');
+	for (size_t i = 0; i < ng; i++) {
+		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s\n", g[i].gate,
+			    sl_verdict_name(g[i].verdict), (long long)g[i].exit_status,
+			    (long long)g[i].duration_ms,
+			    g[i].note ? " (" : "", g[i].note ? g[i].note : "", g[i].note ? ")" : "",
+			    g[i].jail && !strncmp(g[i].jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
+		if (g[i].verdict != SL_VERDICT_PASS && g[i].output_tail[0]) {
+			sl_buf_adds(out, g[i].output_tail);
+			if (out->buf[out->len - 1] != '\n')
+				sl_buf_addch(out, '\n');
+		}
+	}
+	sl_buf_addch(out, '\n');
+	sl_buf_adds(out, c.diff);
+	if (flags & SL_SHOW_ATTEMPTS)
+		sl_review_attempts_text(out, att, na);
+done:
+	sl_attempt_list_free(att, na);
+	sl_gate_run_list_free(g, ng);
+	sl_candidate_rec_release(&c);
+	return ret;
+}
+
+static int is_exported(const sl_candidate_rec *c)
+{
+	return c->branch && (!c->decision || strcmp(c->decision, "reject"));
+}
+
+static int email_for(sl_buf *out, git_repository *repo, const sl_candidate_rec *c, size_t idx,
+		     size_t count, sl_err *err)
+{
+	git_oid oid;
+	git_commit *commit = NULL, *parent = NULL;
+	git_tree *tree = NULL, *ptree = NULL;
+	git_diff *diff = NULL;
+	git_buf mail = { 0 };
+	git_email_create_options eo;
+	int ret = SL_ERROR;
+
+	memset(&eo, 0, sizeof(eo));
+	eo.version = GIT_EMAIL_CREATE_OPTIONS_VERSION;
+	git_diff_options_init(&eo.diff_opts, GIT_DIFF_OPTIONS_VERSION);
+	git_diff_find_options_init(&eo.diff_find_opts, GIT_DIFF_FIND_OPTIONS_VERSION);
+	eo.flags = GIT_EMAIL_CREATE_ALWAYS_NUMBER;
+	eo.start_number = 1;
+	if (git_oid_fromstr(&oid, c->commit_oid) || git_commit_lookup(&commit, repo, &oid) ||
+	    git_commit_parent(&parent, commit, 0) || git_commit_tree(&tree, commit) ||
+	    git_commit_tree(&ptree, parent) ||
+	    git_diff_tree_to_tree(&diff, repo, ptree, tree, &eo.diff_opts) ||
+	    git_email_create_from_diff(&mail, diff, idx, count, &oid, git_commit_summary(commit),
+				       git_commit_body(commit), git_commit_author(commit), &eo)) {
+		sl_err_set(err, SL_ERROR, "candidate %lld: cannot format patch: %s",
+			   (long long)c->id, sl_git_error());
+		goto done;
+	}
+	sl_buf_add(out, mail.ptr, mail.size);
+	ret = SL_OK;
+done:
+	git_buf_dispose(&mail);
+	git_diff_free(diff);
+	git_tree_free(tree);
+	git_tree_free(ptree);
+	git_commit_free(parent);
+	git_commit_free(commit);
+	return ret;
+}
+
+int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *repo,
+		     const char *outdir, size_t *count_out, sl_err *err)
+{
+	sl_candidate_rec *cands = NULL;
+	sl_target_rec *failed = NULL;
+	size_t nc = 0, nf = 0, count = 0, idx = 0;
+	sl_funnel f = { 0 };
+	sl_buf mbox = SL_BUF_INIT, md = SL_BUF_INIT;
+	char *path = NULL;
+	int ret;
+
+	*count_out = 0;
+	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &cands, &nc, err)) ||
+	    (ret = sl_store_targets(st, camp->id, SL_T_FAILED, &failed, &nf, err)) ||
+	    (ret = sl_store_funnel(st, camp->id, &f, err)) ||
+	    (ret = sl_mkdir_p(outdir, 0755, err)))
+		goto done;
+	for (size_t i = 0; i < nc; i++)
+		count += is_exported(&cands[i]);
+
+	sl_buf_addf(&md, "# sluice campaign `%s`\n\nBase `%s` of `%s`.\n\n## Funnel\n\n```\n",
+		    camp->name, camp->base_oid, camp->repo_path);
+	sl_review_funnel_text(&md, camp, &f);
+	sl_buf_addf(&md, "```\n\n## Proposed changes (%zu)\n\n", count);
+	for (size_t i = 0; i < nc; i++) {
+		sl_gate_run_rec *g = NULL;
+		size_t ng = 0;
+
+		if (!is_exported(&cands[i]))
+			continue;
+		if ((ret = email_for(&mbox, repo, &cands[i], ++idx, count, err)) ||
+		    (ret = sl_store_gate_runs(st, cands[i].id, &g, &ng, err)))
+			goto done;
+		sl_buf_addf(&md, "### %zu. `%s` lines %lld-%lld (candidate %lld)\n\n"
+			    "Branch `%s`, attempt %lld%s%s.\n\n| gate | verdict | time |\n|---|---|---|\n",
+			    idx, cands[i].path, (long long)cands[i].start_line,
+			    (long long)cands[i].end_line, (long long)cands[i].id, cands[i].branch,
+			    (long long)cands[i].attempt_n, cands[i].decision ? ", " : "",
+			    cands[i].decision ? "accepted" : "");
+		for (size_t j = 0; j < ng; j++)
+			sl_buf_addf(&md, "| %s | %s | %lld ms |\n", g[j].gate, sl_verdict_name(g[j].verdict),
+				    (long long)g[j].duration_ms);
+		/* what a passing gate found: coverage added, mutants killed, findings gone */
+		for (size_t j = 0, first = 1; j < ng; j++) {
+			if (!g[j].note || g[j].verdict != SL_VERDICT_PASS)
+				continue;
+			sl_buf_addf(&md, "%s- %s: ", first ? "\n" : "", g[j].gate);
+			for (const char *p = g[j].note; *p; p++)
+				sl_buf_addch(&md, *p >= 0x20 && *p < 0x7f ? *p : ' ');
+			sl_buf_addch(&md, '\n');
+			first = 0;
+		}
+		sl_buf_addf(&md, "\n```diff\n%s```\n\n", cands[i].diff);
+		sl_gate_run_list_free(g, ng);
+	}
+	if (nc > count) {
+		sl_buf_addf(&md, "## Rejected by reviewers (%zu)\n\n", nc - count);
+		for (size_t i = 0; i < nc; i++)
+			if (!is_exported(&cands[i]))
+				sl_buf_addf(&md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
+					    (long long)cands[i].start_line, (long long)cands[i].id,
+					    cands[i].decision_reason ? cands[i].decision_reason : "");
+		sl_buf_addch(&md, '\n');
+	}
+	if (nf) {
+		sl_buf_addf(&md, "## Targets that failed (%zu)\n\n", nf);
+		for (size_t i = 0; i < nf; i++) {
+			const char *r = failed[i].reason ? failed[i].reason : "";
+			const char *nl = strchr(r, '\n');
+
+			sl_buf_addf(&md, "- `%s:%lld` after %lld attempt(s): %.*s\n", failed[i].path,
+				    (long long)failed[i].start_line, (long long)failed[i].attempts,
+				    (int)(nl ? (size_t)(nl - r) : strlen(r)), r);
+		}
+	}
+	path = sl_path_join(outdir, "series.mbox");
+	if ((ret = sl_write_file(path, mbox.buf, mbox.len, err)))
+		goto done;
+	free(path);
+	path = sl_path_join(outdir, "report.md");
+	if ((ret = sl_write_file(path, md.buf, md.len, err)))
+		goto done;
+	*count_out = count;
+done:
+	free(path);
+	sl_buf_release(&mbox);
+	sl_buf_release(&md);
+	sl_funnel_release(&f);
+	sl_candidate_list_free(cands, nc);
+	sl_target_list_free(failed, nf);
+	return ret;
+}

@@ -1,0 +1,41 @@
+/*
+ * review.h - what humans see: the funnel, a candidate, the exported series.
+ *
+ * Reads the store (and, for export, the candidate commits in the
+ * repository); writes only into the output directory it is given.
+ */
+#ifndef SL_REVIEW_H
+#define SL_REVIEW_H
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "storage/store.h"
+
+/* The funnel as aligned text lines, or as one JSON object (no newline). */
+void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f);
+void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f);
+
+/*
+ * A candidate with its gate runs and diff, as text or JSON (flags: 1 = JSON,
+ * SL_SHOW_ATTEMPTS = also every attempt at its target: source, outcome,
+ * tokens, cost, latency, HTTP status, retries, the request and the reply).
+ */
+#define SL_SHOW_ATTEMPTS 2
+int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err);
+/* The attempts part of sl_review_show(): a new JSON array, or text appended to out. */
+json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n);
+void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n);
+
+/*
+ * Write OUTDIR/series.mbox (every proposed, not rejected candidate of the
+ * campaign as a numbered patch against the base, `git am`-able) and
+ * OUTDIR/report.md (the funnel, the proposed candidates with their gates and
+ * diffs, the targets that failed and why).  *count_out = patches written.
+ */
+int sl_review_export(sl_store *st, const sl_campaign_rec *c, git_repository *repo,
+		     const char *outdir, size_t *count_out, sl_err *err);
+
+#endif

@@ -1,0 +1,87 @@
+#!/bin/sh
+# check-layout.sh [TOP] - the dependency rules between folders
+# (docs/ARCHITECTURE.md, "Which folder may include which"), read off the
+# #include "..." lines of the library and the command-line program under TOP
+# (default: this checkout).  Prints one line per broken rule,
+# "FILE:LINE: FOLDER may not include HEADER (why)", and exits 1 if any.
+#
+# Folders, innermost first; each may include its own headers and those of
+# the folders listed after "<-" in the table below.  Also:
+#   - outside validators/, only validators/validators.h (the front door);
+#   - storage/store_internal.h only inside storage/;
+#   - pipeline/apply/ may take the edit type (pipeline/generate/edit.h) and
+#     nothing else of generation;
+#   - pipeline/review/ may take the campaign (pipeline/spec.h) and the
+#     apply stage (branches, commits), nothing else of pipeline/;
+#   - an include names its folder ("common/buf.h"), never a bare file name.
+set -u
+top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$top" || exit 2
+
+find common storage scoping validators pipeline -name '*.[ch]' | sort |
+while read -r f; do
+	grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+	sed 's/^\([0-9]*\):.*"\([^"]*\)".*/\1 \2/' |
+	while read -r line inc; do
+		echo "$f $line $inc"
+	done
+done | awk '
+function folder(path,   d) {
+	d = path
+	sub(/\/[^\/]*$/, "", d)
+	if (d == path)
+		return ""
+	return d
+}
+BEGIN {
+	allow["common"] = ""
+	allow["storage"] = "common"
+	allow["scoping"] = "common storage"
+	allow["validators"] = "common storage scoping"
+	allow["pipeline/generate"] = "common storage scoping validators"
+	allow["pipeline/apply"] = "common storage scoping validators"
+	allow["pipeline/review"] = "common storage scoping validators pipeline/apply"
+	allow["pipeline"] = "common storage scoping validators pipeline/generate pipeline/apply pipeline/review"
+	allow["pipeline/cli"] = "common storage scoping validators pipeline pipeline/generate pipeline/apply pipeline/review"
+	bad = 0
+}
+{
+	file = $1; line = $2; inc = $3
+	from = folder(file); to = folder(inc)
+	where = file ":" line ": "
+	if (to == "") {
+		print where "#include \"" inc "\" does not name its folder"
+		bad++
+		next
+	}
+	if (!(from in allow)) {
+		print where "folder " from " is not in the dependency rules"
+		bad++
+		next
+	}
+	if (to != from) {
+		ok = 0
+		n = split(allow[from], a, " ")
+		for (i = 1; i <= n; i++)
+			if (a[i] == to)
+				ok = 1
+		if (from == "pipeline/apply" && inc == "pipeline/generate/edit.h")
+			ok = 1
+		if (from == "pipeline/review" && inc == "pipeline/spec.h")
+			ok = 1
+		if (!ok) {
+			print where from " may not include " inc " (docs/ARCHITECTURE.md)"
+			bad++
+		}
+	}
+	if (to == "validators" && from != "validators" && inc != "validators/validators.h") {
+		print where "outside validators/ include validators/validators.h, not " inc
+		bad++
+	}
+	if (inc == "storage/store_internal.h" && from != "storage") {
+		print where "storage/store_internal.h is private to storage/"
+		bad++
+	}
+}
+END { exit bad ? 1 : 0 }
+'

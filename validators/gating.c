@@ -1,0 +1,1272 @@
+/*
+ * gating.c - the gates of a campaign, judged against the base (validators.h).
+ *
+ * Reads: the campaign's gates, the store (baselines, verdict cache), report
+ * files beneath a worktree.  Writes: baselines and cache entries in the
+ * store; runs commands only through the jail (validators/gate.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/beneath.h"
+#include "validators/coverage.h"
+#include "validators/diff_lines.h"
+#include "validators/feedback.h"
+#include "validators/finding_gone.h"
+#include "validators/findings.h"
+#include "validators/gate.h"
+#include "validators/jail.h"
+#include "validators/mutate.h"
+#include "storage/gate_store.h"
+#include "validators/validators.h"
+#include "validators/policy.h"
+#include "common/sha256.h"
+#include "validators/testreport.h"
+#include "common/util.h"
+
+#define SLUICE_GATING_VERSION "sluice-gating-3"
+#define NOTE_CAP 1024
+
+/* What the base said for one gate. */
+typedef struct gate_state {
+	const sl_gate_conf *def;
+	char def_digest[65];
+	int base_failed;            /* run 1 on the base did not pass */
+	int cannot_judge;           /* allow_skip and the base failed: candidates get skip */
+	int measured;               /* the base fields below are set */
+	sl_verdict base_verdict;
+	int base_exit;
+	char *base_error;           /* why the gate cannot judge (describe), or NULL */
+	sl_findings base_findings;
+	sl_tests base_tests, flaky;
+	int base_tests_ok;          /* the base produced a parseable report */
+	sl_coverage base_cov;
+} gate_state;
+
+struct sl_gating {
+	const sl_gate_conf *gates;
+	sl_jail_limits jail;
+	sl_store *st;
+	int64_t campaign_id;
+	git_oid base;
+	char base_hex[GIT_OID_HEXSZ + 1];
+	char env_digest[65];
+	gate_state *gs;
+	size_t n;
+	int unsafe;                 /* --unsafe: gates may run without the minimum jail */
+};
+
+void sl_gate_outcome_release(sl_gate_outcome *o)
+{
+	sl_gate_run_list_free(o->v, o->n);
+	o->v = NULL;
+	o->n = o->alloc = 0;
+}
+
+static sl_gate_run_rec *outcome_add(sl_gate_outcome *o, const char *gate)
+{
+	sl_gate_run_rec *r;
+
+	SL_ALLOC_GROW(o->v, o->n + 1, o->alloc);
+	r = &o->v[o->n++];
+	memset(r, 0, sizeof(*r));
+	r->gate = sl_xstrdup(gate);
+	r->exit_status = -1;
+	return r;
+}
+
+static void set_rec(sl_gate_run_rec *r, sl_verdict verdict, const char *output, const char *note)
+{
+	free(r->output_tail);
+	free(r->note);
+	r->verdict = verdict;
+	r->output_tail = sl_xstrdup(output ? output : "");
+	r->note = sl_xstrdup_or_null(note);
+}
+
+static void digest_def(const sl_gate_conf *d, char out[65])
+{
+	sl_buf b = SL_BUF_INIT;
+
+	sl_buf_addf(&b, "%s\n%d\n%s\n%u\n%s\n%s\n%u\n%s\n%u\nexpect %d\nallow_skip %d\nloopback %d\n",
+		    d->name, d->kind, d->command ? d->command : "", d->timeout_s,
+		    d->format ? d->format : "", d->report ? d->report : "", d->radius,
+		    d->fail_on ? d->fail_on : "", d->reruns, d->expect, d->allow_skip, d->loopback);
+	for (size_t i = 0; i < d->must_fix.n; i++)
+		sl_buf_addf(&b, "must_fix %s\n", d->must_fix.v[i]);
+	sl_sha256_hex(out, b.buf, b.len);
+	sl_buf_release(&b);
+}
+
+/* Version, kernel, toolchain and the jail's limits: what else a verdict depends on. */
+static void digest_env(const sl_jail_limits *jail, char out[65])
+{
+	sl_buf b = SL_BUF_INIT;
+	struct utsname u;
+	const char *dirs[] = { "/usr", "/usr/bin", "/usr/lib", "/usr/include", "/etc/alternatives" };
+
+	sl_buf_adds(&b, SLUICE_GATING_VERSION "\n");
+	sl_buf_addf(&b, "jail %u %u %u %u %u %u %u %d\n", jail->mem_mb, jail->pids,
+		    jail->tmp_mb, jail->disk_mb, jail->cpus, jail->as_mb, jail->accept,
+		    jail->writable);
+	if (!uname(&u))
+		sl_buf_addf(&b, "%s %s %s\n", u.sysname, u.release, u.machine);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		struct stat st;
+
+		if (!stat(dirs[i], &st))
+			sl_buf_addf(&b, "%s %llu %lld.%09ld\n", dirs[i], (unsigned long long)st.st_ino,
+				    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	}
+	sl_sha256_hex(out, b.buf, b.len);
+	sl_buf_release(&b);
+}
+
+int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
+		   const sl_jail_limits *jail, sl_store *st, int64_t campaign_id,
+		   const git_oid *base, int unsafe, sl_err *err)
+{
+	sl_gating *g = sl_xcalloc(1, sizeof(*g));
+
+	g->unsafe = unsafe;
+	g->gates = gates;
+	g->jail = *jail;
+	g->st = st;
+	g->campaign_id = campaign_id;
+	git_oid_cpy(&g->base, base);
+	git_oid_tostr(g->base_hex, sizeof(g->base_hex), base);
+	digest_env(&g->jail, g->env_digest);
+	g->n = ngates;
+	g->gs = sl_xcalloc(g->n ? g->n : 1, sizeof(*g->gs));
+	for (size_t i = 0; i < g->n; i++) {
+		gate_state *s = &g->gs[i];
+
+		s->def = &gates[i];
+		digest_def(s->def, s->def_digest);
+		sl_findings_init(&s->base_findings);
+		sl_tests_init(&s->base_tests);
+		sl_tests_init(&s->flaky);
+		sl_coverage_init(&s->base_cov);
+	}
+	*out = g;
+	return SL_OK;
+}
+
+void sl_gating_free(sl_gating *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->n; i++) {
+		sl_findings_release(&g->gs[i].base_findings);
+		sl_tests_release(&g->gs[i].base_tests);
+		sl_tests_release(&g->gs[i].flaky);
+		sl_coverage_release(&g->gs[i].base_cov);
+		free(g->gs[i].base_error);
+	}
+	free(g->gs);
+	free(g);
+}
+
+/* Parse what a run of gate d produced (its report, else its output). */
+static const char *source_text(const sl_gate_conf *d, const char *output, const char *report)
+{
+	return d->report ? (report ? report : NULL) : output;
+}
+
+static void parse_findings(const sl_gate_conf *d, const char *text, sl_findings *out)
+{
+	sl_err e = SL_ERR_INIT;
+
+	if (!text)
+		return;
+	if (!strcmp(d->format, "sarif"))
+		sl_findings_parse_sarif(out, text, strlen(text), &e);
+	else if (!strcmp(d->format, "gcc-json"))
+		sl_findings_parse_gcc_json(out, text, strlen(text));
+	else
+		sl_findings_parse_gcc(out, text, strlen(text));
+	sl_findings_filter_level(out, d->fail_on && !strcmp(d->fail_on, "error") ?
+				 SL_LEVEL_ERROR : SL_LEVEL_WARNING);
+}
+
+static int parse_tests(const sl_gate_conf *d, const char *text, sl_tests *out)
+{
+	sl_err e = SL_ERR_INIT;
+
+	if (!text)
+		return SL_ENOTFOUND;
+	if (!strcmp(d->format, "junit"))
+		return sl_tests_parse_junit(out, text, strlen(text), &e);
+	if (!strcmp(d->format, "ctest"))
+		return sl_tests_parse_ctest(out, text, strlen(text), &e);
+	if (!strcmp(d->format, "automake")) {
+		size_t n = d->report ? strlen(d->report) : 0;
+		char *trs = n > 4 && !strcmp(d->report + n - 4, ".trs") ?
+			sl_xstrndup(d->report, n - 4) : NULL;
+
+		sl_tests_parse_automake(out, text, strlen(text), trs);
+		free(trs);
+		return SL_OK;
+	}
+	sl_tests_parse_tap(out, text, strlen(text));
+	return SL_OK;
+}
+
+/* A finding-gone gate reading a test report: its findings are failing tests. */
+static int test_format(const sl_gate_conf *d)
+{
+	return d->format && (!strcmp(d->format, "tap") || !strcmp(d->format, "junit"));
+}
+
+static int must_fix(const sl_gate_conf *d, const char *id)
+{
+	for (size_t i = 0; i < d->must_fix.n; i++)
+		if (!strcmp(d->must_fix.v[i], id))
+			return 1;
+	return 0;
+}
+
+/* 126 and 127: the shell could not find or execute the command. */
+static int config_exit(int status)
+{
+	return status == 126 || status == 127;
+}
+
+/* Untrusted text for a terminal: printable ASCII kept, anything else '?'. */
+static void add_printable(sl_buf *out, const char *p, const char *end)
+{
+	for (; p < end; p++)
+		sl_buf_addch(out, *p >= 0x20 && *p < 0x7f ? *p : '?');
+}
+
+/* The last non-empty line of untrusted output, printable ASCII only, capped. */
+static void tail_line(sl_buf *out, const char *text)
+{
+	const char *end = text + strlen(text), *start;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	if (end - start > 200)
+		start = end - 200;
+	add_printable(out, start, end);
+	if (start == end)
+		sl_buf_adds(out, "(no output)");
+}
+
+/*
+ * Whether gate s can judge, from its first run on the base (README, "Gate
+ * expectations"); SL_EBASE with one line naming the gate when it cannot.
+ */
+static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, sl_err *err)
+{
+	const sl_gate_conf *d = s->def;
+	int per_test = d->kind == SL_GATE_TEST && d->format;
+	sl_buf tail = SL_BUF_INIT, why = SL_BUF_INIT;
+	size_t failing = 0;
+	int ret = SL_OK;
+
+	tail_line(&tail, run->output ? run->output : "");
+	if (run->exit_status >= 0)
+		sl_buf_addf(&why, "exit %d", (int)run->exit_status);
+	else
+		sl_buf_adds(&why, sl_verdict_name(run->verdict));
+	if (config_exit((int)run->exit_status)) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
+				 d->name, why.buf, tail.buf);
+		goto done;
+	}
+	if (d->kind == SL_GATE_FINDING_GONE && !s->base_findings.n) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no finding on the base commit "
+				 "(%s): %s", d->name, why.buf, tail.buf);
+		goto done;
+	}
+	if (d->kind == SL_GATE_STATIC || d->kind == SL_GATE_COVERAGE ||
+	    d->kind == SL_GATE_POLICY || d->kind == SL_GATE_FINDING_GONE)
+		goto done;
+	if (d->kind == SL_GATE_MUTANTS && s->base_failed) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
+				 d->name, why.buf, tail.buf);
+		goto done;
+	}
+	for (size_t i = 0; per_test && i < s->base_tests.n; i++)
+		failing += sl_test_failed(s->base_tests.v[i].result) &&
+			!sl_tests_find(&s->flaky, s->base_tests.v[i].id);
+	if (per_test && (!tests_ok || !s->base_tests.n)) {
+		if (d->allow_skip) {
+			s->cannot_judge = 1;
+			goto done;
+		}
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base commit "
+				 "(%s): %s", d->name, why.buf, tail.buf);
+	} else if (per_test && d->expect == SL_EXPECT_FIX && !failing) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' expects a fix, but no test fails on "
+				 "the base commit", d->name);
+	} else if (!per_test && d->expect == SL_EXPECT_FIX && !s->base_failed) {
+		ret = sl_err_set(err, SL_EBASE, "gate '%s' expects a fix, but passes on the base "
+				 "commit", d->name);
+	} else if (!per_test && d->expect == SL_EXPECT_PASS && s->base_failed) {
+		if (d->allow_skip)
+			s->cannot_judge = 1;
+		else
+			ret = sl_err_set(err, SL_EBASE, "gate '%s' fails on the base commit (%s): %s",
+					 d->name, why.buf, tail.buf);
+	}
+done:
+	sl_buf_release(&tail);
+	sl_buf_release(&why);
+	return ret;
+}
+
+static int parse_coverage(const sl_gate_conf *d, const char *text, const char *path,
+			  sl_coverage *out)
+{
+	sl_err e = SL_ERR_INIT;
+
+	if (!text)
+		return SL_ENOTFOUND;
+	if (!strcmp(d->format, "lcov"))
+		return sl_coverage_parse_lcov(out, text, strlen(text), &e);
+	if (!strcmp(d->format, "gcov-json"))
+		return sl_coverage_parse_gcov_json(out, text, strlen(text), &e);
+	return sl_coverage_parse_gcov(out, text, strlen(text), path, &e);
+}
+
+/* The jail's layers as recorded with a verdict; "unsafe: " when the minimum was missing. */
+static char *jail_text(const sl_gating *g, unsigned layers)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	if ((layers & SL_JAIL_MINIMUM) != SL_JAIL_MINIMUM)
+		sl_buf_adds(&b, "unsafe: ");
+	sl_jail_layers_format(&b, layers);
+	return sl_buf_detach(&b, NULL);
+}
+
+/* One run of a jailed gate.  *report_out is NULL when there is no readable report. */
+static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
+		    sl_gate_result *r, char **report_out, sl_err *err)
+{
+	const sl_jail_limits *j = &g->jail;
+	sl_gate_def def = {
+		.name = d->name, .command = d->command, .timeout_s = d->timeout_s,
+		.loopback = d->loopback, .unsafe = g->unsafe, .report = d->report,
+		.mem_mb = j->mem_mb, .pids_max = j->pids, .tmp_mb = j->tmp_mb,
+		.disk_mb = j->disk_mb, .cpu_milli = j->cpus * 1000, .as_mb = j->as_mb,
+		.accept = j->accept, .writable_worktree = j->writable,
+	};
+
+	*report_out = NULL;
+	sl_gate_run(r, &def, workdir);
+	if (r->verdict == SL_VERDICT_ERROR)
+		return sl_err_set(err, SL_ERROR, "gate '%s' could not run: %s", d->name, r->error);
+	if (r->has_report)
+		*report_out = sl_xstrdup(r->report.buf);
+	return SL_OK;
+}
+
+static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout, void *ctx,
+		       const char **dir, sl_notice_fn progress, void *progress_ctx, int all,
+		       sl_err *err)
+{
+	const sl_gate_conf *d = s->def;
+	sl_baseline_rec *runs = NULL;
+	size_t nruns = 0, want = d->kind == SL_GATE_TEST && d->format ? 2 : 1;
+	int ret;
+
+	if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns, err)))
+		goto done;
+	while (nruns < want) {
+		sl_gate_result r;
+		sl_baseline_rec rec = { 0 };
+		char *report = NULL;
+
+		if (!*dir && (ret = checkout(ctx, dir, err)))
+			goto done;
+		if (progress) {
+			sl_buf line = SL_BUF_INIT;
+
+			sl_buf_addf(&line, "baseline: gate '%s' on the base (run %zu)", d->name,
+				    nruns + 1);
+			progress(progress_ctx, line.buf);
+			sl_buf_release(&line);
+		}
+		sl_gate_result_init(&r);
+		ret = run_once(g, d, *dir, &r, &report, err);
+		if (!ret) {
+			rec.gate = (char *)d->name;
+			rec.run = (int64_t)nruns + 1;
+			rec.verdict = r.verdict;
+			rec.exit_status = r.exit_status;
+			rec.output = r.output.buf;
+			rec.report = report;
+			ret = sl_store_baseline_add(g->st, g->campaign_id, &rec, err);
+		}
+		sl_gate_result_release(&r);
+		free(report);
+		if (ret)
+			goto done;
+		sl_baseline_list_free(runs, nruns);
+		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns, err)))
+			goto done;
+	}
+	s->base_failed = runs[0].verdict != SL_VERDICT_PASS;
+	s->measured = 1;
+	s->base_exit = (int)runs[0].exit_status;
+	s->base_verdict = runs[0].verdict;
+	switch (d->kind) {
+	case SL_GATE_FINDING_GONE:
+		if (test_format(d)) {
+			sl_tests t;
+
+			sl_tests_init(&t);
+			if (!parse_tests(d, source_text(d, runs[0].output, runs[0].report), &t))
+				sl_findings_from_tests(&t, &s->base_findings);
+			sl_tests_release(&t);
+			break;
+		}
+		__attribute__((fallthrough));
+	case SL_GATE_STATIC:
+		parse_findings(d, source_text(d, runs[0].output, runs[0].report), &s->base_findings);
+		break;
+	case SL_GATE_TEST:
+		if (!d->format)
+			break;
+		s->base_tests_ok = !parse_tests(d, source_text(d, runs[0].output, runs[0].report),
+						&s->base_tests);
+		if (s->base_tests_ok && nruns > 1) {
+			sl_tests second;
+
+			sl_tests_init(&second);
+			if (!parse_tests(d, source_text(d, runs[1].output, runs[1].report), &second))
+				sl_tests_flaky(&s->base_tests, &second, &s->flaky);
+			sl_tests_release(&second);
+		}
+		break;
+	case SL_GATE_COVERAGE:
+		parse_coverage(d, runs[0].report, NULL, &s->base_cov);
+		break;
+	}
+	if ((ret = check_base(s, &runs[0], s->base_tests_ok, err)) && all) {
+		/* describing every gate: keep the reason, go on */
+		s->base_error = sl_xstrdup(err->msg);
+		sl_err_clear(err);
+		ret = SL_OK;
+	}
+done:
+	sl_baseline_list_free(runs, nruns);
+	return ret;
+}
+
+static int measure_all(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
+		       sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
+{
+	const char *dir = NULL;
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < g->n && !ret; i++)
+		if (g->gs[i].def->kind != SL_GATE_POLICY)
+			ret = baseline_of(g, &g->gs[i], checkout, ctx, &dir, progress,
+					  progress_ctx, all, err);
+	return ret;
+}
+
+int sl_gating_baseline(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
+		       sl_notice_fn progress, void *progress_ctx, sl_err *err)
+{
+	return measure_all(g, checkout, ctx, progress, progress_ctx, 0, err);
+}
+
+static const char *const kind_names[] = {
+	[SL_GATE_CUSTOM] = "custom", [SL_GATE_BUILD] = "build", [SL_GATE_POLICY] = "policy",
+	[SL_GATE_STATIC] = "static", [SL_GATE_TEST] = "test", [SL_GATE_COVERAGE] = "coverage",
+	[SL_GATE_FINDING_GONE] = "finding-gone", [SL_GATE_MUTANTS] = "mutants",
+};
+
+/* What the campaign makes of base test t of gate s. */
+static const char *blame_of(const gate_state *s, const sl_test *t)
+{
+	if (sl_tests_find(&s->flaky, t->id))
+		return "flaky: excluded";
+	if (must_fix(s->def, t->id) || (s->def->expect == SL_EXPECT_FIX && sl_test_failed(t->result)))
+		return "must fix";
+	if (t->result == SL_TEST_PASS)
+		return "must pass";
+	return sl_test_failed(t->result) ? "not blamed" : "skipped";
+}
+
+static void describe_text(const sl_gating *g, sl_buf *out)
+{
+	sl_buf_addf(out, "base %s\n", g->base_hex);
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *s = &g->gs[i];
+		const sl_gate_conf *d = s->def;
+
+		sl_buf_addf(out, "gate %s (%s%s%s, expect %s%s): ", d->name, kind_names[d->kind],
+			    d->format ? ", " : "", d->format ? d->format : "",
+			    d->expect == SL_EXPECT_FIX ? "fix" : "pass",
+			    d->allow_skip ? ", allow_skip" : "");
+		if (!s->measured) {
+			sl_buf_adds(out, "not run on the base (judges the diff)\n");
+			continue;
+		}
+		sl_buf_addf(out, "%s on the base", sl_verdict_name(s->base_verdict));
+		if (s->base_exit >= 0)
+			sl_buf_addf(out, " (exit %d)", s->base_exit);
+		if (d->kind == SL_GATE_TEST && d->format)
+			sl_buf_addf(out, ", %zu tests", s->base_tests.n);
+		if (d->kind == SL_GATE_FINDING_GONE)
+			sl_buf_addf(out, ", %zu findings: the targets, each must be gone",
+				    s->base_findings.n);
+		sl_buf_addf(out, "%s\n", s->base_error ? "" : s->cannot_judge ?
+			    "; cannot judge: candidates get skip" : "");
+		if (s->base_error)
+			sl_buf_addf(out, "  cannot judge: %s\n", s->base_error);
+		for (size_t k = 0; d->kind == SL_GATE_TEST && k < s->base_tests.n; k++) {
+			const sl_test *t = &s->base_tests.v[k];
+
+			sl_buf_addf(out, "  %-5s ", sl_test_result_name(t->result));
+			add_printable(out, t->id, t->id + strlen(t->id));
+			sl_buf_addf(out, "  (%s)\n", blame_of(s, t));
+		}
+	}
+}
+
+static void describe_json(const sl_gating *g, sl_buf *out)
+{
+	json_t *o = json_object(), *ga = json_array();
+	char *text;
+
+	json_object_set_new(o, "base", json_string(g->base_hex));
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *s = &g->gs[i];
+		const sl_gate_conf *d = s->def;
+		json_t *x = json_object(), *ta = json_array();
+
+		json_object_set_new(x, "gate", json_string(d->name));
+		json_object_set_new(x, "kind", json_string(kind_names[d->kind]));
+		json_object_set_new(x, "format", d->format ? json_string(d->format) : json_null());
+		json_object_set_new(x, "expect", json_string(d->expect == SL_EXPECT_FIX ? "fix" :
+							     "pass"));
+		json_object_set_new(x, "allow_skip", json_boolean(d->allow_skip));
+		json_object_set_new(x, "verdict", s->measured ?
+				    json_string(sl_verdict_name(s->base_verdict)) :
+				    json_null());
+		json_object_set_new(x, "exit_status", json_integer(s->measured ? s->base_exit : -1));
+		json_object_set_new(x, "judges", json_boolean(!s->base_error && !s->cannot_judge));
+		json_object_set_new(x, "error", s->base_error ? json_string(s->base_error) :
+				    json_null());
+		for (size_t k = 0; d->kind == SL_GATE_TEST && k < s->base_tests.n; k++) {
+			const sl_test *t = &s->base_tests.v[k];
+
+			json_array_append_new(ta, json_pack("{s:s,s:s,s:s}", "id", t->id, "result",
+							    sl_test_result_name(t->result), "blame",
+							    blame_of(s, t)));
+		}
+		json_object_set_new(x, "tests", ta);
+		json_array_append_new(ga, x);
+	}
+	json_object_set_new(o, "gates", ga);
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	sl_buf_adds(out, text ? text : "null");
+	sl_buf_addch(out, '\n');
+	free(text);
+	json_decref(o);
+}
+
+int sl_gating_describe(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
+		       sl_notice_fn progress, void *progress_ctx, int json, sl_buf *out,
+		       sl_err *err)
+{
+	int ret;
+
+	if ((ret = measure_all(g, checkout, ctx, progress, progress_ctx, 1, err)))
+		return ret;
+	if (json)
+		describe_json(g, out);
+	else
+		describe_text(g, out);
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].base_error)
+			return sl_err_set(err, SL_EBASE, "%s", g->gs[i].base_error);
+	return SL_OK;
+}
+
+int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
+		     sl_buf *feedback, sl_err *err)
+{
+	*passed = 1;
+	for (size_t i = 0; i < g->n && *passed; i++) {
+		const sl_gate_conf *d = g->gs[i].def;
+		sl_policy_opts po = SL_POLICY_OPTS_INIT;
+		sl_policy_result pr;
+		sl_gate_run_rec *rec;
+		sl_buf text = SL_BUF_INIT;
+		int64_t t0 = sl_now_ms();
+
+		if (d->kind != SL_GATE_POLICY)
+			continue;
+		po.allow_paths = d->allow_paths.n ? (const char *const *)d->allow_paths.v : NULL;
+		po.max_files = d->max_files;
+		po.max_lines = d->max_lines;
+		po.forbid = d->forbid.n ? (const char *const *)d->forbid.v : NULL;
+		po.allow_build_files = d->allow_build_files;
+		po.build_files = d->build_files.n ? (const char *const *)d->build_files.v : NULL;
+		sl_policy_result_init(&pr);
+		if (sl_policy_check(&pr, &po, diff, strlen(diff), err)) {
+			sl_policy_result_release(&pr);
+			return SL_ERROR;
+		}
+		rec = outcome_add(o, d->name);
+		sl_policy_result_text(&pr, &text);
+		set_rec(rec, pr.pass ? SL_VERDICT_PASS : SL_VERDICT_FAIL, text.buf, NULL);
+		rec->exit_status = pr.pass ? 0 : 1;
+		rec->duration_ms = sl_now_ms() - t0;
+		rec->output_bytes = (int64_t)text.len;
+		if (!pr.pass) {
+			*passed = 0;
+			sl_buf_addf(feedback, "The candidate broke the campaign's policy '%s':\n%s",
+				    d->name, text.buf);
+		}
+		sl_buf_release(&text);
+		sl_policy_result_release(&pr);
+	}
+	return SL_OK;
+}
+
+/*
+ * Append "LABEL: a, b, c" to a note (capped; ids came from the candidate's
+ * report, so printable only) and the tests to the feedback.
+ */
+static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_label,
+		  const sl_tests *t)
+{
+	if (!t->n)
+		return;
+	sl_buf_addf(note, "%s%s: ", note->len ? "; " : "", label);
+	for (size_t i = 0; i < t->n; i++) {
+		if (note->len + strlen(t->v[i].id) > NOTE_CAP) {
+			sl_buf_addf(note, "... (%zu more)", t->n - i);
+			break;
+		}
+		sl_buf_adds(note, i ? ", " : "");
+		add_printable(note, t->v[i].id, t->v[i].id + strlen(t->v[i].id));
+	}
+	sl_buf_addf(fb, "%s\n", fb_label);
+	sl_tests_summary(t, fb, 4096);
+}
+
+/*
+ * A test gate with a report, test by test: the base's passing tests must
+ * pass, no base test may vanish, a new test must not fail, must-fix tests
+ * (and with expect: fix every non-flaky base failure) must pass.
+ */
+static void judge_tests(gate_state *s, const sl_gate_result *r, const char *report,
+			const sl_changed *changed, sl_gate_run_rec *rec, sl_buf *fb)
+{
+	const sl_gate_conf *d = s->def;
+	sl_tests cand, reg, broken, gone, unfixed;
+	sl_buf note = SL_BUF_INIT;
+
+	sl_tests_init(&cand);
+	sl_tests_init(&reg);
+	sl_tests_init(&broken);
+	sl_tests_init(&gone);
+	sl_tests_init(&unfixed);
+	if (s->cannot_judge) {
+		set_rec(rec, SL_VERDICT_SKIP, r->output.buf, "no tests on the base: allowed to skip");
+		goto done;
+	}
+	if (parse_tests(d, source_text(d, r->output.buf, report), &cand)) {
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no test report");
+		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
+		goto done;
+	}
+	if (!cand.n) {
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no tests parsed");
+		sl_buf_addf(fb, "The gate '%s' failed: its report names no test at all.\n",
+			    d->name);
+		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
+		goto done;
+	}
+	for (size_t i = 0; i < s->base_tests.n; i++)
+		if (!sl_tests_find(&cand, s->base_tests.v[i].id))
+			sl_tests_add(&gone, s->base_tests.v[i].id, SL_TEST_FAIL,
+				     "ran on the base, missing now");
+	/* broken: passed on the base and not now (never the base's flaky ones),
+	   or new and failing (a generated test must pass) */
+	sl_tests_regressions(&s->base_tests, &cand, &reg);
+	for (size_t i = 0; i < reg.n; i++)
+		if (!sl_tests_find(&s->flaky, reg.v[i].id) && !sl_tests_find(&gone, reg.v[i].id))
+			sl_tests_add(&broken, reg.v[i].id, reg.v[i].result, reg.v[i].message);
+	/* ids are unique within a report, and broken holds only base tests so far */
+	for (size_t i = 0; i < cand.n; i++)
+		if (sl_test_failed(cand.v[i].result) &&
+		    !sl_tests_find(&s->base_tests, cand.v[i].id) && !must_fix(d, cand.v[i].id))
+			sl_tests_add(&broken, cand.v[i].id, cand.v[i].result, cand.v[i].message);
+	for (size_t i = 0; i < d->must_fix.n; i++) {
+		const sl_test *m = sl_tests_find(&cand, d->must_fix.v[i]);
+
+		if (!m || m->result != SL_TEST_PASS)
+			sl_tests_add(&unfixed, d->must_fix.v[i], m ? m->result : SL_TEST_FAIL,
+				     m ? m->message : "must-fix test did not run");
+	}
+	for (size_t i = 0; d->expect == SL_EXPECT_FIX && i < s->base_tests.n; i++) {
+		const sl_test *b = &s->base_tests.v[i], *m;
+
+		if (!sl_test_failed(b->result) || sl_tests_find(&s->flaky, b->id) ||
+		    sl_tests_find(&unfixed, b->id) || sl_tests_find(&gone, b->id))
+			continue;
+		if ((m = sl_tests_find(&cand, b->id)) && m->result != SL_TEST_PASS)
+			sl_tests_add(&unfixed, m->id, m->result, m->message);
+	}
+	if (gone.n || broken.n || unfixed.n) {
+		sl_buf_addf(fb, "The gate '%s' failed.\n", d->name);
+		blame(&note, fb, "broken", "These tests passed before and do not now (or are "
+		      "new and fail):", &broken);
+		blame(&note, fb, "still failing", "These tests must be fixed and still do not "
+		      "pass:", &unfixed);
+		blame(&note, fb, "vanished", "These tests ran on the base and are missing now:",
+		      &gone);
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, note.buf);
+	} else {
+		for (size_t i = 0; i < s->flaky.n; i++)
+			sl_buf_addf(&note, "%s%s", i ? ", " : "flaky on the base, excluded: ",
+				    s->flaky.v[i].id);
+		set_rec(rec, SL_VERDICT_PASS, r->output.buf, note.len ? note.buf : NULL);
+	}
+done:
+	sl_buf_release(&note);
+	sl_tests_release(&cand);
+	sl_tests_release(&reg);
+	sl_tests_release(&broken);
+	sl_tests_release(&gone);
+	sl_tests_release(&unfixed);
+}
+
+/* A fix's proof: the findings of its target are gone (finding_gone.h). */
+static void judge_gone(gate_state *s, const sl_gate_result *r, const char *report,
+		       const char *diff, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
+{
+	const sl_gate_conf *d = s->def;
+	sl_findings cand;
+	sl_buf note = SL_BUF_INIT;
+
+	sl_findings_init(&cand);
+	if (!test_format(d))
+		parse_findings(d, source_text(d, r->output.buf, report), &cand);
+	if (d->report && !report) {
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no report");
+		sl_buf_addf(fb, "The gate '%s' wrote no report '%s'.\n", d->name, d->report);
+	} else if (!t) {
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no target to judge");
+	} else {
+		sl_unit_ref u = { t->path, t->start_line, t->end_line };
+		sl_tests tests;
+		int ok;
+
+		sl_tests_init(&tests);
+		if (test_format(d)) {
+			parse_tests(d, source_text(d, r->output.buf, report), &tests);
+			ok = sl_tests_fixed_judge(&s->base_findings, &tests, &u, &note, fb);
+		} else {
+			ok = sl_finding_gone_judge(&s->base_findings, &cand, diff, &u, d->radius,
+						   &note, fb);
+		}
+		sl_tests_release(&tests);
+		if (ok) {
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, "the target's findings are gone");
+		} else {
+			/* names and rules came from the analyzer: printable only */
+			sl_buf safe = SL_BUF_INIT;
+
+			add_printable(&safe, note.buf, note.buf + note.len);
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, safe.buf);
+			sl_buf_release(&safe);
+		}
+	}
+	sl_buf_release(&note);
+	sl_findings_release(&cand);
+}
+
+/* Judge one run of gate s on a candidate; fills verdict, note and feedback. */
+static void judge(gate_state *s, const sl_gate_result *r, const char *report,
+		  const sl_changed *changed, const char *diff, const sl_target *t,
+		  sl_gate_run_rec *rec, sl_buf *fb)
+{
+	const sl_gate_conf *d = s->def;
+	const char *verdict = sl_verdict_name(r->verdict);
+	sl_buf why = SL_BUF_INIT;
+
+	if (r->verdict == SL_VERDICT_TIMEOUT) {
+		set_rec(rec, SL_VERDICT_TIMEOUT, r->output.buf, NULL);
+		sl_feedback_build(fb, d->name, "timeout", r->output.buf, changed, NULL);
+		return;
+	}
+	if (config_exit(r->exit_status)) {
+		/* not the candidate's verdict: the gate's command is missing */
+		set_rec(rec, SL_VERDICT_ERROR, r->output.buf, r->exit_status == 127 ?
+			"configuration error: command not found (exit 127)" :
+			"configuration error: command not executable (exit 126)");
+		sl_buf_addf(fb, "The gate '%s' could not run its command (exit %d).\n", d->name,
+			    r->exit_status);
+		return;
+	}
+	switch (d->kind) {
+	case SL_GATE_STATIC: {
+		sl_findings cand, fresh;
+
+		sl_findings_init(&cand);
+		sl_findings_init(&fresh);
+		parse_findings(d, source_text(d, r->output.buf, report), &cand);
+		if (d->report && !report) {
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no report");
+			sl_buf_addf(fb, "The gate '%s' wrote no report '%s'.\n", d->name, d->report);
+		} else if (sl_findings_new_near(&s->base_findings, &cand, changed, d->radius, &fresh)) {
+			sl_findings_text(&fresh, &why, 4096);
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "new findings near the change");
+			sl_buf_addf(fb, "The gate '%s' found new problems on or near the lines you "
+				    "changed:\n%s", d->name, why.buf);
+		} else {
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, NULL);
+		}
+		sl_findings_release(&cand);
+		sl_findings_release(&fresh);
+		break;
+	}
+	case SL_GATE_FINDING_GONE:
+		judge_gone(s, r, report, diff, t, rec, fb);
+		break;
+	case SL_GATE_TEST:
+		if (d->format) {
+			judge_tests(s, r, report, changed, rec, fb);
+			break;
+		}
+		/* a test gate without a format judges by exit status */
+		__attribute__((fallthrough));
+	case SL_GATE_BUILD:
+	case SL_GATE_CUSTOM:
+		if (r->verdict == SL_VERDICT_PASS) {
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, NULL);
+		} else if (s->cannot_judge) {
+			set_rec(rec, SL_VERDICT_SKIP, r->output.buf,
+				"fails on the base too: allowed to skip");
+		} else {
+			set_rec(rec, r->verdict, r->output.buf, d->expect == SL_EXPECT_FIX ?
+				"still fails: the campaign expects a fix" : NULL);
+			sl_feedback_build(fb, d->name, verdict, r->output.buf, changed, NULL);
+		}
+		break;
+	case SL_GATE_COVERAGE: {
+		sl_coverage cand;
+
+		sl_coverage_init(&cand);
+		if (parse_coverage(d, report, t ? t->path : NULL, &cand)) {
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no coverage report");
+			sl_buf_addf(fb, "The gate '%s' produced no readable coverage report '%s'.\n",
+				    d->name, d->report);
+		} else if (t && sl_coverage_raised(&s->base_cov, &cand, t->path, t->start_line,
+						   t->end_line, &why)) {
+			set_rec(rec, SL_VERDICT_PASS, r->output.buf, why.buf);
+		} else {
+			set_rec(rec, SL_VERDICT_FAIL, r->output.buf, why.len ? why.buf : "coverage not raised");
+			sl_buf_addf(fb, "The gate '%s' failed: the change does not raise the coverage "
+				    "of %s:%u-%u (%s).\n", d->name, t ? t->path : "?",
+				    t ? t->start_line : 0, t ? t->end_line : 0, why.buf);
+		}
+		sl_coverage_release(&cand);
+		break;
+	}
+	}
+	sl_buf_release(&why);
+}
+
+/* Replace rel beneath root by text (never through a link), or rename it to rel + suffix. */
+static int put_beneath(const char *root, const char *rel, const char *text, size_t len,
+		       const char *hide_suffix, const char *unhide_suffix, sl_err *err)
+{
+	const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+	char *dir = slash ? sl_xstrndup(rel, (size_t)(slash - rel)) : sl_xstrdup("");
+	sl_buf from = SL_BUF_INIT, to = SL_BUF_INIT;
+	struct stat st;
+	int dfd = sl_opendir_beneath(root, dir, err), fd = -1, ret = SL_ERROR;
+
+	if (dfd < 0) {
+		ret = dfd;
+		goto done;
+	}
+	if (hide_suffix || unhide_suffix) {
+		sl_buf_addf(&from, "%s%s", base, unhide_suffix ? unhide_suffix : "");
+		sl_buf_addf(&to, "%s%s", base, hide_suffix ? hide_suffix : "");
+		if (renameat(dfd, from.buf, dfd, to.buf)) {
+			sl_err_set(err, SL_ERROR, "cannot rename '%s': %s", rel, strerror(errno));
+			goto done;
+		}
+		ret = SL_OK;
+		goto done;
+	}
+	/* never blocks on a FIFO the tests planted; only a regular file is written */
+	fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		sl_err_set(err, SL_EREFUSED, "refusing to write '%s': not a regular file", rel);
+		goto done;
+	}
+	if (fd < 0 || ftruncate(fd, 0) || sl_write_all(fd, text, len)) {
+		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", rel, strerror(errno));
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	free(dir);
+	sl_buf_release(&from);
+	sl_buf_release(&to);
+	return ret;
+}
+
+#define MAX_MUTANTS 25
+#define HIDDEN ".sluice-hidden"
+
+/* A test file the candidate created or extended, and how to take it back out. */
+typedef struct test_change {
+	const char *path;           /* borrowed from the sl_changed */
+	int created;
+	sl_buf now, before;         /* extended: the candidate's text and the base's */
+} test_change;
+
+static void test_changes_free(test_change *tc, size_t n)
+{
+	for (size_t i = 0; tc && i < n; i++) {
+		sl_buf_release(&tc[i].now);
+		sl_buf_release(&tc[i].before);
+	}
+	free(tc);
+}
+
+/*
+ * The candidate's test changes (in a testgen campaign every file of the diff
+ * is a test file).  0, or 1 with why set when they cannot be taken back out.
+ */
+static int test_changes(const sl_changed *c, const char *diff, const char *workdir,
+			test_change **out, sl_buf *why)
+{
+	test_change *tc = sl_xcalloc(c->nfiles ? c->nfiles : 1, sizeof(*tc));
+	sl_err e = SL_ERR_INIT;
+
+	*out = tc;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const sl_changed_file *f = &c->files[i];
+
+		tc[i].path = f->path;
+		tc[i].created = f->created;
+		sl_buf_init(&tc[i].now, 0);
+		sl_buf_init(&tc[i].before, 0);
+		if (f->deleted || f->renamed || f->binary) {
+			sl_buf_addf(why, "deletes, renames or writes binary test file %s", f->path);
+			return 1;
+		}
+		if (f->created)
+			continue;
+		if (sl_read_beneath(&tc[i].now, workdir, f->path, 0, &e) ||
+		    sl_diff_old_text(diff, f->path, tc[i].now.buf, tc[i].now.len, &tc[i].before)) {
+			sl_buf_addf(why, "cannot rebuild the base text of %s", f->path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Take the candidate's test changes out (the existing suite), or put them back. */
+static int swap_tests(const char *workdir, test_change *tc, size_t n, int out, sl_err *err)
+{
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		const sl_buf *text = out ? &tc[i].before : &tc[i].now;
+
+		ret = tc[i].created ?
+			put_beneath(workdir, tc[i].path, NULL, 0, out ? HIDDEN : NULL,
+				    out ? NULL : HIDDEN, err) :
+			put_beneath(workdir, tc[i].path, text->buf, text->len, NULL, NULL, err);
+	}
+	return ret;
+}
+
+/* Run gate d once on workdir as it is now; *killed = it did not pass. */
+static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
+		      int *killed, sl_gate_run_rec *rec, sl_err *err)
+{
+	sl_gate_result r;
+	char *report = NULL;
+	int ret;
+
+	sl_gate_result_init(&r);
+	ret = run_once(g, d, workdir, &r, &report, err);
+	if (!ret) {
+		if (config_exit(r.exit_status))
+			ret = sl_err_set(err, SL_ERROR, "gate '%s' cannot run its command (exit %d)",
+					 d->name, r.exit_status);
+		*killed = r.verdict != SL_VERDICT_PASS;
+		rec->duration_ms += r.duration_ms;
+		free(rec->jail);
+		rec->jail = jail_text(g, r.layers);
+	}
+	free(report);
+	sl_gate_result_release(&r);
+	return ret;
+}
+
+/*
+ * testgen's strongest proof (README, "The testgen job"): mutants of the
+ * target function, each built and run in the jail with the candidate's new
+ * test files and without them; the candidate passes when at least one
+ * mutant fails with them and passes without them.
+ */
+static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
+		       const sl_changed *changed, const char *diff, const sl_target *t,
+		       sl_gate_run_rec *rec, sl_buf *fb, sl_err *err)
+{
+	sl_buf file = SL_BUF_INIT, note = SL_BUF_INIT, kills = SL_BUF_INIT;
+	test_change *tc = NULL;
+	sl_mutants m = SL_MUTANTS_INIT;
+	sl_err ferr = SL_ERR_INIT;  /* a file the gate writes was tampered with: a verdict */
+	size_t nkill = 0, nboth = 0;
+	int ret = SL_OK, killed, dirty = 0, broken = 0;
+
+	if (!t) {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "no target to judge");
+		goto done;
+	}
+	if (sl_read_beneath(&file, workdir, t->path, 0, err)) {
+		/* the candidate removed it or put a link there */
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "cannot read the code under test");
+		sl_err_clear(err);
+		goto done;
+	}
+	if (t->end_byte > file.len ||
+	    memcmp(file.buf + t->start_byte, t->unit_text, t->end_byte - t->start_byte)) {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "changes the code under test");
+		sl_buf_addf(fb, "The gate '%s' failed: the change edits %s:%u-%u; a generated "
+			    "test must leave the code under test alone.\n", d->name, t->path,
+			    t->start_line, t->end_line);
+		goto done;
+	}
+	if (!changed->nfiles) {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "no test added");
+		sl_buf_addf(fb, "The gate '%s' failed: the change adds no test.\n", d->name);
+		goto done;
+	}
+	if (test_changes(changed, diff, workdir, &tc, &note)) {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the change %s.\n", d->name, note.buf);
+		goto done;
+	}
+	if ((ret = run_killed(g, d, workdir, &killed, rec, err)))
+		goto done;
+	if (killed) {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, "the tests fail without a mutant");
+		sl_buf_addf(fb, "The gate '%s' failed: the tests fail on the unmutated code.\n",
+			    d->name);
+		goto done;
+	}
+	sl_mutants_make(&m, file.buf, file.len, t->start_byte, t->end_byte, MAX_MUTANTS);
+	for (size_t i = 0; i < m.n && !ret && !broken; i++) {
+		int old_killed = 0;
+
+		dirty = 1;
+		if (put_beneath(workdir, t->path, m.v[i].text, m.v[i].len, NULL, NULL, &ferr)) {
+			broken = 1;
+			break;
+		}
+		if ((ret = run_killed(g, d, workdir, &killed, rec, err)) || !killed)
+			continue;
+		if (swap_tests(workdir, tc, changed->nfiles, 1, &ferr))
+			broken = 1;
+		else
+			ret = run_killed(g, d, workdir, &old_killed, rec, err);
+		if (swap_tests(workdir, tc, changed->nfiles, 0, &ferr))
+			broken = 1;
+		if (broken || ret)
+			break;
+		if (old_killed) {
+			nboth++;
+		} else {
+			nkill++;
+			sl_buf_addf(&kills, "%s%s", nkill > 1 ? "; " : "", m.v[i].what);
+		}
+	}
+	if (dirty && put_beneath(workdir, t->path, file.buf, file.len, NULL, NULL, &ferr))
+		broken = 1;
+	if (ret)
+		goto done;
+	if (broken) {
+		sl_buf_adds(&note, "the worktree changed under the gate: ");
+		add_printable(&note, ferr.msg, ferr.msg + strlen(ferr.msg));
+		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: %s.\n", d->name, note.buf);
+		goto done;
+	}
+	sl_buf_addf(&note, "kills %zu of %zu mutants the existing tests miss (%zu killed by "
+		    "both, %zu survive)", nkill, m.n, nboth, m.n - nkill - nboth);
+	if (nkill) {
+		sl_buf_adds(&note, ": ");
+		add_printable(&note, kills.buf, kills.buf + kills.len);
+		set_rec(rec, SL_VERDICT_PASS, NULL, note.buf);
+	} else {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the new test %s.  Assert on what %s "
+			    "computes, so that a wrong result fails it.\n", d->name,
+			    m.n ? "fails on no mutant of the function that the existing tests let "
+			    "live" : "has no mutant to kill", t->path);
+	}
+done:
+	if (ret)
+		set_rec(rec, SL_VERDICT_ERROR, NULL, err->msg);
+	test_changes_free(tc, changed->nfiles);
+	sl_mutants_release(&m);
+	sl_buf_release(&file);
+	sl_buf_release(&note);
+	sl_buf_release(&kills);
+	return ret;
+}
+
+/* A skip lets a candidate through only where the campaign says so in words. */
+static int verdict_ok(const sl_gate_conf *d, sl_verdict verdict)
+{
+	return verdict == SL_VERDICT_PASS || (d->allow_skip && verdict == SL_VERDICT_SKIP);
+}
+
+static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_hex,
+		      const sl_target *t, char out[65])
+{
+	sl_buf b = SL_BUF_INIT;
+
+	sl_buf_addf(&b, "tree %s\nbase %s\ngate %s\nenv %s\nunsafe %d\n", tree_hex,
+		    g->base_hex, s->def_digest, g->env_digest, g->unsafe);
+	/* these verdicts are about one target */
+	if ((s->def->kind == SL_GATE_FINDING_GONE || s->def->kind == SL_GATE_MUTANTS ||
+	     s->def->kind == SL_GATE_COVERAGE) && t)
+		sl_buf_addf(&b, "target %s:%u-%u\n", t->path, t->start_line, t->end_line);
+	sl_sha256_hex(out, b.buf, b.len);
+	sl_buf_release(&b);
+}
+
+int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const char *diff,
+		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
+		  sl_err *err)
+{
+	sl_changed changed;
+	sl_err perr = SL_ERR_INIT;
+	int ret = SL_OK;
+
+	*passed = 1;
+	sl_changed_init(&changed);
+	sl_changed_parse(&changed, diff, strlen(diff), NULL, NULL, &perr);
+	for (size_t i = 0; i < g->n && *passed && !ret; i++) {
+		gate_state *s = &g->gs[i];
+		const sl_gate_conf *d = s->def;
+		sl_gate_run_rec *rec, hit;
+		char key[65], *cached_fb = NULL;
+		unsigned runs = d->kind == SL_GATE_TEST || d->kind == SL_GATE_CUSTOM ? d->reruns : 1;
+		sl_buf fb = SL_BUF_INIT;
+
+		if (d->kind == SL_GATE_POLICY)
+			continue;
+		rec = outcome_add(o, d->name);
+		cache_key(g, s, tree_hex, t, key);
+		if (!sl_store_cache_get(g->st, key, &hit, &cached_fb, NULL)) {
+			set_rec(rec, hit.verdict, hit.output_tail, "cached verdict");
+			rec->jail = hit.jail;
+			hit.jail = NULL;
+			rec->exit_status = hit.exit_status;
+			rec->duration_ms = hit.duration_ms;
+			rec->output_bytes = hit.output_bytes;
+			rec->cached = 1;
+			if (!verdict_ok(d, hit.verdict)) {
+				*passed = 0;
+				sl_buf_adds(feedback, cached_fb ? cached_fb : "");
+			}
+			free(hit.output_tail);
+			free(cached_fb);
+			continue;
+		}
+		if (d->kind == SL_GATE_MUTANTS) {
+			ret = run_mutants(g, d, workdir, &changed, diff, t, rec, &fb, err);
+			runs = 0;
+		}
+		for (unsigned k = 0; k < runs; k++) {
+			sl_gate_result r;
+			char *report = NULL;
+
+			sl_gate_result_init(&r);
+			if ((ret = run_once(g, d, workdir, &r, &report, err))) {
+				sl_gate_result_release(&r);
+				break;
+			}
+			sl_buf_reset(&fb);
+			judge(s, &r, report, &changed, diff, t, rec, &fb);
+			free(rec->jail);
+			rec->jail = jail_text(g, r.layers);
+			rec->exit_status = r.exit_status;
+			rec->duration_ms += r.duration_ms;
+			rec->output_bytes = (int64_t)r.output_total;
+			if (runs > 1 && !verdict_ok(d, rec->verdict) && rec->verdict != SL_VERDICT_ERROR) {
+				char note[64];
+
+				snprintf(note, sizeof(note), "failed on run %u of %u", k + 1, runs);
+				free(rec->note);
+				rec->note = sl_xstrdup(note);
+			}
+			sl_gate_result_release(&r);
+			free(report);
+			if (!verdict_ok(d, rec->verdict))
+				break;
+		}
+		if (!ret) {
+			if (!verdict_ok(d, rec->verdict)) {
+				*passed = 0;
+				sl_buf_add(feedback, fb.buf, fb.len);
+			}
+			/* a failed cache write only costs a rerun later; a gate killed
+			   because the run is stopping gave no verdict to keep */
+			if (!sl_jail_stopping() && !sl_store_begin(g->st, NULL)) {
+				if (sl_store_cache_put(g->st, key, rec, fb.len ? fb.buf : NULL, NULL))
+					sl_store_rollback(g->st);
+				else
+					sl_store_commit(g->st, NULL);
+			}
+		}
+		sl_buf_release(&fb);
+	}
+	sl_changed_release(&changed);
+	return ret;
+}
+
+void sl_gating_base_findings(const sl_gating *g, sl_findings *out)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_FINDING_GONE && g->gs[i].measured)
+			for (size_t j = 0; j < g->gs[i].base_findings.n; j++)
+				sl_findings_add_copy(out, &g->gs[i].base_findings.v[j]);
+}
+
+const struct sl_coverage *sl_gating_base_coverage(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_COVERAGE && g->gs[i].measured)
+			return &g->gs[i].base_cov;
+	return NULL;
+}

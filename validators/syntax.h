@@ -1,0 +1,52 @@
+/*
+ * syntax.h - does a change add syntax errors?  (the "syntax" gate)
+ *
+ * Parses the old and the new text of a file with the language's tree-sitter
+ * grammar and counts ERROR and MISSING nodes (an ERROR node counts once,
+ * whatever it contains); for Python also indentation problems, which the
+ * grammar's error recovery accepts without an ERROR node (an empty block,
+ * statements of one block at different columns).  A change passes when the new text has no more of
+ * them than the old: code that was already broken in the base stays
+ * editable, and a candidate is rejected before any build is spent on it.
+ * Reads only the texts (or, for a commit, the object database); writes only
+ * the report.
+ *
+ * Report lines (appended, one per problem of the new text, at most 10 per
+ * file, only when the check fails), 1-based line:column:
+ *     PATH:12:5: syntax error near 'foo(,'
+ *     PATH:14:1: missing '}'
+ * preceded by a summary line:
+ *     PATH: the change adds syntax errors (base 0, candidate 2)
+ * sl_syntax_check() writes them without "PATH" (the lines start at the line
+ * number) since it does not know the path.
+ */
+#ifndef SL_SYNTAX_H
+#define SL_SYNTAX_H
+
+#include <stddef.h>
+#include <git2.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+
+/*
+ * Compare old_text (NULL: a new file, zero errors) with new_text in
+ * language lang (a name sl_lang_known() accepts; an unknown one passes).
+ * *ok_out = 1 when the new text has no more ERROR/MISSING nodes than the
+ * old, else 0 with the locations appended to report (may be NULL).
+ * Errors: SL_ERROR when tree-sitter cannot be set up.
+ */
+int sl_syntax_check(const char *lang, const char *old_text, size_t old_len,
+		    const char *new_text, size_t new_len, sl_buf *report, int *ok_out,
+		    sl_err *err);
+
+/*
+ * Check every file the candidate commit adds or changes against the base
+ * commit, language by path (sl_lang_for_path; unknown languages, binary
+ * files, symbolic links and files over 8 MiB pass).  *ok_out = 1 when every
+ * file passes.  Errors: SL_ERROR (libgit2, tree-sitter).
+ */
+int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_oid *candidate,
+			   sl_buf *report, int *ok_out, sl_err *err);
+
+#endif
