@@ -61,6 +61,20 @@ threat_modes() {
 	fi
 }
 
+# What the nobody runs read, copied where nobody can read it: the checkout
+# may sit under a directory only its owner may enter.
+stage=
+make_stage() {
+	[ -n "$stage" ] && return 0
+	stage=$(mktemp -d /tmp/sluice-stage.XXXXXX) &&
+	mkdir -p "$stage/tests" "$stage/build/tests" &&
+	cp -R "$top/tests/t" "$top/tests/fixtures" "$top/tests/lsan.supp" "$stage/tests/" &&
+	cp -R "$top/examples" "$stage/" &&
+	cp "$BUILD/sluice" "$stage/build/" &&
+	cp -R "$BUILD/tests/helper" "$stage/build/tests/" &&
+	chmod -R a+rX "$stage" || exit 3
+}
+
 for t in "$top"/tests/t/${T:-t}[0-9]*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
@@ -72,19 +86,25 @@ for t in "$top"/tests/t/${T:-t}[0-9]*.sh; do
 		fi
 		out="$log/$name.$mode.out"
 		trash=$(mktemp -d /tmp/sluice-test.XXXXXX) || exit 3
-		nl=0 as=
+		nl=0 as= dir="$top" build="$BUILD" lsan="$LSAN_OPTIONS"
 		case $mode in *no-landlock*) nl=1 ;; esac
 		case $mode in
 		nobody*)
+			make_stage
 			chown 65534:65534 "$trash"
+			dir="$stage" build="$stage/build"
+			lsan="suppressions=$stage/tests/lsan.supp:print_suppressions=0"
 			as="setpriv --reuid=65534 --regid=65534 --clear-groups" ;;
 		esac
-		( cd "$top/tests/t" && SLUICE_TEST_NO_LANDLOCK=$nl SLUICE_TEST_TRASH="$trash/t" \
-			timeout 900 $as sh "$t" ) >"$out" 2>&1 </dev/null
+		( cd "$dir/tests/t" && SLUICE_BUILD="$build" LSAN_OPTIONS="$lsan" \
+			SLUICE_TEST_NO_LANDLOCK=$nl SLUICE_TEST_TRASH="$trash/t" \
+			timeout 900 $as sh "$dir/tests/t/$name.sh" ) >"$out" 2>&1 </dev/null
 		count "$name[$mode]" "$out" $?
 		rm -rf "$trash"
 	done
 done
+
+[ -n "$stage" ] && rm -rf "$stage"
 
 if [ -s "$log/skipped" ]; then
 	echo "skipped:"
