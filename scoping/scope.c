@@ -340,6 +340,23 @@ static int query_ident_char(char ch)
 }
 
 /*
+ * q[i] opens a comment (';') or a string ('"'): the index of its last
+ * character (the one before the newline, or the closing quote).
+ */
+static size_t skip_comment_or_string(const char *q, size_t len, size_t i)
+{
+	if (q[i] == ';') {
+		while (i + 1 < len && q[i + 1] != '\n')
+			i++;
+		return i;
+	}
+	for (i++; i < len && q[i] != '"'; i++)
+		if (q[i] == '\\')
+			i++;
+	return i;
+}
+
+/*
  * The quick answer for the usual crash: a quantifier right after another
  * ("_??", "(_)** @a"), outside strings and comments.  screen_groups refuses
  * the other known class; compile_in_child catches what is left.
@@ -352,12 +369,9 @@ static int screen_quantifiers(const char *q, size_t len, uint32_t *offset_out, s
 		char ch = q[i];
 
 		if (ch == ';') {
-			while (i + 1 < len && q[i + 1] != '\n')
-				i++;
+			i = skip_comment_or_string(q, len, i);
 		} else if (ch == '"') {
-			for (i++; i < len && q[i] != '"'; i++)
-				if (q[i] == '\\')
-					i++;
+			i = skip_comment_or_string(q, len, i);
 			quantifiable = 1;
 			quantified = 0;
 		} else if (ch == '*' || ch == '+' || ch == '?') {
@@ -404,12 +418,9 @@ static int screen_groups(const char *q, size_t len, uint32_t *offset_out, sl_err
 		char ch = q[i];
 
 		if (ch == ';') {
-			while (i + 1 < len && q[i + 1] != '\n')
-				i++;
+			i = skip_comment_or_string(q, len, i);
 		} else if (ch == '"') {
-			for (i++; i < len && q[i] != '"'; i++)
-				if (q[i] == '\\')
-					i++;
+			i = skip_comment_or_string(q, len, i);
 			after_risky = 0;
 		} else if (isspace((unsigned char)ch)) {
 			continue;
