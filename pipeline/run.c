@@ -127,6 +127,7 @@ typedef struct run_ctx {
 	char stop_reason[160];
 	int failed;                 /* machinery broke: every worker stops */
 	sl_err err;                 /* the first such error */
+	int base_stopped;           /* a signal came before the baseline was complete */
 } run_ctx;
 
 /* Progress and notices go to the caller's callback (run.h), never to a terminal. */
@@ -2157,7 +2158,7 @@ static int baseline(run_ctx *x, sl_err *err)
 		if (claimed)
 			break;
 		if (interrupted(x))
-			return SL_OK;
+			goto stopped;
 		usleep(200 * 1000);
 	}
 	{
@@ -2170,7 +2171,12 @@ static int baseline(run_ctx *x, sl_err *err)
 	}
 	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
-	return ret;
+	if (!ret || !interrupted(x))
+		return ret;
+stopped:
+	/* the baseline's gates were killed, or never started: nothing was kept */
+	x->base_stopped = 1;
+	return sl_err_set(err, SL_ERROR, "the run was stopped during the baseline");
 }
 
 static unsigned online_cores(void)
@@ -2284,6 +2290,8 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	out->campaign_id = x.campaign_id;
 	out->campaign = sl_xstrdup(x.c->spec->name);
 	sl_findings_init(&x.findings);
+	/* from here on a stop kills the gates in flight, the baseline's too */
+	sl_jail_set_stop(opts->stop);
 	if ((ret = sl_no_reflog_config(&x.gitconfig_fd, &x.gitconfig, err)) ||
 	    (ret = sl_repo_no_reflog(x.c->repo, x.gitconfig, err)) ||
 	    (ret = sl_worktree_root_check(x.c->repo, x.scratch, err)) ||
@@ -2308,8 +2316,6 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	     (ret = baseline(&x, err))))
 		goto done;
 
-	/* from here on a stop kills the gates in flight (never the baseline's) */
-	sl_jail_set_stop(opts->stop);
 	jobs = x.c->spec->jobs ? x.c->spec->jobs : online_cores();
 	sem_init(&x.model_slots, 0, x.c->spec->concurrency);
 	sem_init(&x.gate_slots, 0, jobs);
@@ -2354,6 +2360,12 @@ done:
 		pthread_join(threads[i], NULL);
 	free(threads);
 	sl_jail_set_stop(NULL);
+	if (ret && x.base_stopped) {
+		/* a stop, not a failure: the next run measures the baseline again */
+		sl_err_clear(err);
+		out->interrupted = 1;
+		ret = SL_OK;
+	}
 	if (kept) {
 		pthread_mutex_lock(&x.lock);
 		x.ending = 1;

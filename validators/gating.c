@@ -403,6 +403,11 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 		}
 		sl_gate_result_init(&r);
 		ret = run_once(g, d, *dir, &r, &report, err);
+		/* a gate killed because the run is stopping says nothing about the
+		   base: keep no baseline, the next run measures it again */
+		if (!ret && sl_jail_stopping())
+			ret = sl_err_set(err, SL_ERROR, "gate '%s' on the base: the run was stopped",
+					 d->name);
 		if (!ret) {
 			rec.gate = (char *)d->name;
 			rec.run = (int64_t)nruns + 1;
