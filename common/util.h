@@ -97,6 +97,12 @@ int sl_glob_match(const char *pattern, const char *path);
 
 /* Monotonic milliseconds, and wall-clock seconds formatted as ISO-8601 UTC. */
 int64_t sl_now_ms(void);
+/*
+ * Wall-clock milliseconds since the Unix epoch: for times other processes and
+ * machines compare (leases, heartbeats), which a monotonic clock, private to
+ * one boot of one machine, cannot give.
+ */
+int64_t sl_wall_ms(void);
 void sl_iso8601_now(char out[32]);
 
 /* Nearest line/column helpers on a byte buffer: 1-based line of offset. */

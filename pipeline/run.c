@@ -1636,7 +1636,7 @@ static void *worker(void *arg)
 
 		sl_err_clear(&err);
 		/* another run may hold it: only the holder touches its branch */
-		if ((ret = sl_lease_claim(x->st, rec->id, x->owner, sl_now_ms(), x->lease_ttl_ms,
+		if ((ret = sl_lease_claim(x->st, rec->id, x->owner, sl_wall_ms(), x->lease_ttl_ms,
 					  &claimed, &err))) {
 			fail_run(x, &err, rec);
 			break;
@@ -2120,7 +2120,7 @@ static void *lease_keeper(void *arg)
 		if (x->ending)
 			break;
 		pthread_mutex_unlock(&x->lock);
-		now = sl_now_ms();
+		now = sl_wall_ms();
 		sl_lease_renew(x->st, x->owner, now, now + x->lease_ttl_ms, NULL);
 		pthread_mutex_lock(&x->lock);
 	}
@@ -2139,7 +2139,7 @@ static void make_owner(run_ctx *x)
 		if (*p == ':')
 			*p = '-';
 	snprintf(x->owner, sizeof(x->owner), "%s:%ld:%lld", host, (long)getpid(),
-		 (long long)x->start_ms);
+		 (long long)sl_wall_ms());
 }
 
 /*
@@ -2152,7 +2152,7 @@ static int baseline(run_ctx *x, sl_err *err)
 	int claimed = 0, ret;
 
 	for (;;) {
-		if ((ret = sl_lease_baseline_claim(x->st, x->campaign_id, x->owner, sl_now_ms(),
+		if ((ret = sl_lease_baseline_claim(x->st, x->campaign_id, x->owner, sl_wall_ms(),
 						   x->lease_ttl_ms, &claimed, err)))
 			return ret;
 		if (claimed)
@@ -2253,10 +2253,11 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	pthread_cond_init(&x.end_cond, NULL);
 	x.opts = opts;
 	x.start_ms = sl_now_ms();
-	x.lease_ttl_ms = (int64_t)(opts->lease_ttl_s ? opts->lease_ttl_s : 60) * 1000;
 	make_owner(&x);
 	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
 		goto done;
+	x.lease_ttl_ms = (int64_t)(opts->lease_ttl_s ? opts->lease_ttl_s :
+				   x.c->spec->lease_ttl_s ? x.c->spec->lease_ttl_s : 60) * 1000;
 	campaign_digest(x.digest, x.c->spec);
 	/* the lock is the repository's git directory itself: nothing is written there */
 	x.git_lock_fd = open(git_repository_commondir(x.c->repo), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -2278,7 +2279,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 		snprintf(host, sizeof(host), "%s", x.owner);
 		*strchr(host, ':') = '\0';
 		if ((ret = sl_lease_reap_local(x.st, host, NULL, err)) ||
-		    (ret = sl_lease_run_begin(x.st, &rr, x.start_ms, err)))
+		    (ret = sl_lease_run_begin(x.st, &rr, sl_wall_ms(), err)))
 			goto done;
 		registered = 1;
 	}

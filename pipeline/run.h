@@ -55,8 +55,9 @@ typedef struct sl_run_opts {
 	 * sl_run then returns SL_OK with summary.interrupted set.  Borrowed.
 	 */
 	const volatile int *stop;
-	unsigned lease_ttl_s;       /* leases on targets last this long unless renewed;
-				       0 = 60 */
+	unsigned lease_ttl_s;       /* leases on targets last this long unless renewed
+				       (every third of it); 0 = the campaign's
+				       lease_ttl, else 60 */
 } sl_run_opts;
 #define SL_RUN_OPTS_INIT { .spec_path = NULL }
 

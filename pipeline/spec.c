@@ -1226,7 +1226,8 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
 		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		"kind", "test_paths", "test_template", "coverage_below", "findings", NULL };
+		"kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
+		NULL };
 	static const char *const goals[] = { "keep", "fix", NULL };
 	static const int goal_ix[] = { 0, 1 };
 	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
@@ -1234,7 +1235,7 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
 		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
 		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND,
-		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW, K_FINDINGS };
+		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW, K_FINDINGS, K_LEASE_TTL };
 	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
 	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
 	const struct node *v[MAX_KEYS];
@@ -1296,6 +1297,11 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 		if (get_int(ld, v[K_JOBS], "jobs", NULL, 1, 256, &n))
 			return SL_EINPUT;
 		spec->jobs = (unsigned)n;
+	}
+	if (v[K_LEASE_TTL]) {
+		if (get_int(ld, v[K_LEASE_TTL], "lease_ttl", NULL, 1, SL_LEASE_TTL_MAX, &n))
+			return SL_EINPUT;
+		spec->lease_ttl_s = (unsigned)n;
 	}
 	if (v[K_CONTEXT_TOKENS]) {
 		if (get_int(ld, v[K_CONTEXT_TOKENS], "context_tokens", NULL, 0, 1000000, &n))

@@ -24,6 +24,9 @@
 enum sl_group_kind { SL_GROUP_TARGET = 0, SL_GROUP_FILE, SL_GROUP_DIRECTORY, SL_GROUP_BATCH };
 enum sl_forge_kind { SL_FORGE_NONE = 0, SL_FORGE_GITHUB, SL_FORGE_GITLAB };
 
+/* The longest lease a campaign file or `run --lease-ttl` may ask for: a day. */
+#define SL_LEASE_TTL_MAX 86400
+
 typedef struct sl_spec_review {
 	int group;                  /* enum sl_group_kind; default target */
 	unsigned batch_files;       /* batch: at most this many files per change (default 10) */
@@ -104,6 +107,9 @@ typedef struct sl_spec {
 	unsigned early_stop_after;  /* judge the pass rate after this many targets; 0 = off */
 	double early_stop_rate;     /* stop when the pass rate is below this (0..1) */
 	unsigned context_tokens;    /* budget of {{context}}; default 2000 */
+	unsigned lease_ttl_s;       /* a run's leases on targets last this long unless
+				       renewed; 0 = the run's default (60 s); at most
+				       SL_LEASE_TTL_MAX */
 
 	sl_jail_limits jail;         /* for every gate (0 = the jail's defaults) */
 

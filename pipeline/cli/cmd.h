@@ -76,6 +76,7 @@ typedef struct cmd_opts {
 	const char *record;         /* --record FILE */
 	int unsafe;                 /* --unsafe */
 	const char *state;          /* --state LIST */
+	unsigned lease_ttl;         /* --lease-ttl SECONDS (1..SL_LEASE_TTL_MAX); 0 = unset */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
 } cmd_opts;
@@ -83,7 +84,7 @@ typedef struct cmd_opts {
 /*
  * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
  * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
- * w (--record) U (--unsafe) S (--state).  Returns 0, or the
+ * w (--record) U (--unsafe) S (--state) L (--lease-ttl).  Returns 0, or the
  * exit status of a usage error (already printed).
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);

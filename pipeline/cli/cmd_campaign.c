@@ -126,7 +126,7 @@ done:
 }
 
 enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT, OPT_ATTEMPTS, OPT_RECORD,
-	OPT_UNSAFE, OPT_STATE };
+	OPT_UNSAFE, OPT_STATE, OPT_LEASE_TTL };
 
 static const struct option long_opts[] = {
 	{ "repo", required_argument, NULL, OPT_REPO },
@@ -138,6 +138,7 @@ static const struct option long_opts[] = {
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "unsafe", no_argument, NULL, OPT_UNSAFE },
 	{ "state", required_argument, NULL, OPT_STATE },
+	{ "lease-ttl", required_argument, NULL, OPT_LEASE_TTL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -185,7 +186,8 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	while ((c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
 		const char *letter = c == OPT_REPO ? "r" : c == OPT_STORE ? "s" : c == OPT_JSON ?
 			"j" : c == OPT_REASON ? "R" : c == OPT_OUT ? "o" : c == OPT_ATTEMPTS ? "a" :
-			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : c == OPT_STATE ? "S" : NULL;
+			c == OPT_RECORD ? "w" : c == OPT_UNSAFE ? "U" : c == OPT_STATE ? "S" :
+			c == OPT_LEASE_TTL ? "L" : NULL;
 		const char *name = NULL;
 
 		for (const struct option *lo = long_opts; lo->name; lo++)
@@ -212,6 +214,12 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		case OPT_RECORD: o->record = optarg; break;
 		case OPT_UNSAFE: o->unsafe = 1; break;
 		case OPT_STATE: o->state = optarg; break;
+		case OPT_LEASE_TTL:
+			o->lease_ttl = (unsigned)sl_cmd_parse_id(optarg);
+			if (!o->lease_ttl || sl_cmd_parse_id(optarg) > SL_LEASE_TTL_MAX)
+				return sl_cmd_usage(argv[0], "--lease-ttl '%s': expected seconds "
+						    "from 1 to %d", optarg, SL_LEASE_TTL_MAX);
+			break;
 		}
 	}
 	o->args = argv + optind;
@@ -240,7 +248,7 @@ static int status_metrics(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 static int print_usage_and_leases(sl_buf *out, int json, sl_store *st,
 				  const sl_campaign_rec *camp, sl_err *err)
 {
-	int64_t tokens = 0, jt = 0, budget_tokens = 0, now = sl_now_ms();
+	int64_t tokens = 0, jt = 0, budget_tokens = 0, now = sl_wall_ms();
 	double cost = 0, jc = 0, budget_cost = 0;
 	sl_lease_holder *h = NULL;
 	size_t nh = 0;
@@ -405,11 +413,12 @@ int cmd_run(int argc, char **argv)
 	int64_t proposed = 0;
 	int ret;
 
-	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "rsjwU")))
+	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "rsjwUL")))
 		return ret;
 	if (o.nargs != 1)
 		return sl_cmd_usage("run", "expected one campaign file");
 	ro.record = o.record;
+	ro.lease_ttl_s = o.lease_ttl;
 	ro.unsafe = o.unsafe;
 	store = sl_default_store_path(o.store);
 	ro.spec_path = o.args[0];

@@ -136,7 +136,7 @@ static int gc_campaign(sl_store *st, const sl_campaign_rec *camp, const char *sc
 	sl_buf glob = SL_BUF_INIT, path = SL_BUF_INIT;
 	int ret;
 
-	if ((ret = sl_lease_holders(st, camp->id, sl_now_ms(), &h, &nh, err)))
+	if ((ret = sl_lease_holders(st, camp->id, sl_wall_ms(), &h, &nh, err)))
 		goto done;
 	if (nh) {
 		fprintf(stderr, "sluice gc: campaign '%s': a run is working on it (%s); its "

@@ -44,7 +44,7 @@ static const sl_command commands[] = {
 	  "units: capture, statement, function, class, file\n" },
 	{ "run", cmd_run, "run a campaign: generate, apply, gate, record, propose",
 	  "usage: sluice run CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] [--record FILE]\n"
-	  "                  [--unsafe]\n"
+	  "                  [--unsafe] [--lease-ttl SECONDS]\n"
 	  "\n"
 	  "Scope, then take every pending target through rules or the model, apply,\n"
 	  "and run the gates in the jail; record everything in the store.  A second\n"
@@ -58,6 +58,10 @@ static const sl_command commands[] = {
 	  "                every verdict\n"
 	  "  --record FILE append every model reply to FILE (JSON lines) for a later\n"
 	  "                `provider: {kind: replay, replay: FILE}`\n"
+	  "  --lease-ttl SECONDS  how long this run's claims on targets last unless\n"
+	  "                renewed (every third of it); after a crash, other runs take\n"
+	  "                the targets over once it has passed (default: the campaign's\n"
+	  "                lease_ttl, else 60)\n"
 	  "Every gate runs on the base first; one that cannot judge there (a default\n"
 	  "gate failing, a fix gate passing, a test report with no test, exit 126 or\n"
 	  "127) stops the campaign before anything is generated.\n"

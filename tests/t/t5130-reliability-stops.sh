@@ -65,4 +65,84 @@ test_expect_success 'the next run, the gate unblocked, measures the baseline and
 	test "$(sqlite3 b.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N
 '
 
+test_expect_success 'lease_ttl: a bad value is exit 2 naming the file and line' '
+	rel_campaign bad.yaml bad 1 "lease_ttl: 0" &&
+	test_expect_code 2 sluice run --store bad.db bad.yaml 2>err &&
+	grep -q "^sluice: bad.yaml:[0-9]*:[0-9]*: .lease_ttl. must be between 1 and 86400" err &&
+	line=$(grep -n "^lease_ttl:" bad.yaml | cut -d: -f1) &&
+	grep -q "^sluice: bad.yaml:$line:" err &&
+	rel_campaign bad.yaml bad 1 "lease_ttl: soon" &&
+	test_expect_code 2 sluice run --store bad.db bad.yaml 2>err &&
+	grep -q "^sluice: bad.yaml:$line:[0-9]*: expected an integer for .lease_ttl." err &&
+	test_expect_code 2 sluice run --store bad.db --lease-ttl 0 bad.yaml 2>err &&
+	grep -q "^sluice run: --lease-ttl .0.: expected seconds from 1 to 86400" err &&
+	test_expect_code 2 sluice run --store bad.db --lease-ttl 2x bad.yaml 2>err &&
+	grep -q "lease-ttl .2x." err &&
+	test ! -e bad.db
+'
+
+# killed_with_leases YAML STORE MODEL [run options]: start a run, kill -9 it
+# once its first model request arrived (it holds leases then); prints the
+# instant just after the kill (Unix ms)
+killed_with_leases() {
+	yaml=$1 db=$2 dir=$3
+	shift 3
+	sluice run --store "$db" "$@" "$yaml" >/dev/null 2>&1 &
+	kpid=$!
+	i=0
+	while [ $i -lt 1200 ] && ! test -f "$dir/request-1.json"; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	test -f "$dir/request-1.json" || { kill -9 $kpid; return 1; }
+	kill -9 $kpid &&
+	wait $kpid 2>/dev/null
+	date +%s%3N
+}
+
+# taken_over STORE YAML: run until every target is proposed (bounded: 100 runs);
+# takeover.err gets what they said
+taken_over() {
+	i=0
+	while [ $i -lt 100 ]; do
+		# exit 1 while nothing could be proposed: the targets are held
+		sluice run --store "$1" "$2" >/dev/null 2>>takeover.err
+		test $? -le 1 || return 1
+		test "$(sqlite3 "$1" "select count(*) from targets where state <> 'proposed'")" = 0 &&
+			return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 1
+}
+
+for how in campaign option
+do
+	test_expect_success "lease TTL from the $how: a crashed run of another machine is taken over" '
+		rm -rf m$how && rel_model m$how 3000 && start_stub m$how && echo $stub_pid >stub.$how &&
+		if test $how = campaign
+		then
+			rel_campaign l$how.yaml l$how $stub_port "lease_ttl: 2" && opt=
+		else
+			rel_campaign l$how.yaml l$how $stub_port && opt="--lease-ttl 2"
+		fi &&
+		killed=$(killed_with_leases l$how.yaml l$how.db m$how $opt) &&
+		owner=$(sqlite3 l$how.db "select owner from runs") &&
+		test "$(sqlite3 l$how.db "select count(*) from targets where lease_owner = '"'"'$owner'"'"'")" -ge 1 &&
+		# every claim and renewal happened before the kill, each for 2 s
+		test "$(sqlite3 l$how.db "select max(lease_expires) from targets")" -le $((killed + 2000)) &&
+		# as if the run had been on another machine: no local reaping
+		sqlite3 l$how.db "update targets set lease_owner = '"'"'otherhost:1:1'"'"'
+			where lease_owner = '"'"'$owner'"'"';
+			update runs set owner = '"'"'otherhost:1:1'"'"'" &&
+		taken_over l$how.db l$how.yaml &&
+		test "$(sqlite3 l$how.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N &&
+		kill $(cat stub.$how)
+	'
+done
+
+test_expect_success 'cleanup' '
+	{ kill $(cat stub.pid) 2>/dev/null || true; }
+'
+
 test_done
