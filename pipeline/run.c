@@ -1163,6 +1163,7 @@ static int restore_journals(run_ctx *x, sl_err *err)
 	while (!ret && (de = readdir(d))) {
 		char *path, *line, *next;
 		sl_buf text = SL_BUF_INIT;
+		int gone;
 
 		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(de->d_name))
 			continue;
@@ -1173,7 +1174,11 @@ static int restore_journals(run_ctx *x, sl_err *err)
 			break;
 		}
 		loaded = 1;
-		if (!(ret = sl_read_file(&text, path, 0, err))) {
+		/* other runs starting now see the same journal: one restores it,
+		   under the lock, and the others find it gone */
+		git_lock_take(x);
+		gone = access(path, F_OK) && errno == ENOENT;
+		if (!gone && !(ret = sl_read_file(&text, path, 0, err))) {
 			for (line = text.buf; !ret && line && *line; line = next) {
 				if ((next = strchr(line, '\n')))
 					*next++ = '\0';
@@ -1182,6 +1187,7 @@ static int restore_journals(run_ctx *x, sl_err *err)
 			if (!ret)
 				unlink(path);
 		}
+		git_lock_give(x);
 		sl_buf_release(&text);
 		free(path);
 	}
