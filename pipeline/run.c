@@ -1067,6 +1067,23 @@ static int batch_queue(objbatch *b, const char *branch, const git_oid *commit,
 	return SL_OK;
 }
 
+/*
+ * Forget a queued branch whose candidate the store did not record: the next
+ * flush must not create it.  Its journal line stays; restore_line skips it.
+ */
+static void batch_unqueue(objbatch *b, const char *branch)
+{
+	for (size_t i = b->n; i-- > 0;) {
+		if (strcmp(b->branch[i], branch))
+			continue;
+		free(b->branch[i]);
+		memmove(b->branch + i, b->branch + i + 1, (b->n - i - 1) * sizeof(*b->branch));
+		memmove(b->commit + i, b->commit + i + 1, (b->n - i - 1) * sizeof(*b->commit));
+		b->n--;
+		return;
+	}
+}
+
 /* Flush what is left; the journal goes once everything it holds is on disk. */
 static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
 {
@@ -1110,6 +1127,7 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 	char *src = strchr(line, ' '), *branch = src ? strchr(src + 1, ' ') : NULL;
 	git_reference *ref = NULL;
 	git_commit *c = NULL;
+	sl_candidate_rec *cr = NULL;
 	git_oid oid;
 	sl_buf name = SL_BUF_INIT, msg = SL_BUF_INIT;
 	int ret = SL_OK;
@@ -1121,17 +1139,20 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 	sl_buf_addf(&name, "refs/heads/%s", branch);
 	if (!git_reference_lookup(&ref, repo, name.buf) || git_oid_fromstr(&oid, line))
 		goto done;
+	for (size_t i = 0; i < ncands && !cr; i++)
+		if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&
+		    cands[i].branch && !strcmp(cands[i].branch, branch))
+			cr = &cands[i];
+	/* never recorded (the store failed, or the kill came first): its commit
+	   may be in a pack all the same, but nothing was proposed */
+	if (!cr)
+		goto done;
 	if (git_commit_lookup(&c, repo, &oid)) {
 		/* its pack was never written: rebuild it from the stored diff */
-		sl_candidate_rec *cr = NULL;
 		char hex[GIT_OID_HEXSZ + 1];
 
-		for (size_t i = 0; i < ncands && !cr; i++)
-			if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&
-			    cands[i].branch && !strcmp(cands[i].branch, branch))
-				cr = &cands[i];
-		if (!cr || !cr->diff)
-			goto done;      /* never recorded: nothing was proposed */
+		if (!cr->diff)
+			goto done;
 		candidate_message(&msg, x->c->spec, cr->path, (long long)cr->start_line,
 				  (long long)cr->end_line, (long long)cr->attempt_n, src);
 		if ((ret = sl_commit_from_diff(&oid, repo, &x->c->base, cr->diff, msg.buf, err)))
@@ -1463,6 +1484,8 @@ done:
 	if (in_tx)
 		sl_store_rollback(x->st);
 	if (branch && ret) {
+		if (cur_batch)
+			batch_unqueue(cur_batch, branch);
 		git_lock_take(x);
 		sl_branch_delete(repo, branch, NULL);
 		git_lock_give(x);

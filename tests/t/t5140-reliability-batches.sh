@@ -93,6 +93,79 @@ test_expect_success 'kill -9 of one of three runs mid-batch: the next run rebuil
 	check_batches bk.db rk sluice/bk
 '
 
+test_expect_success 'kill -9 from outside while ten proposals wait in memory; two runs finish' '
+	rm -rf rx && cp -R repo rx && rm -rf mx && rel_model mx 0 &&
+	# from the eleventh request on, the model hangs: the run holds ten
+	# proposals in its batch, in memory and in its journal only
+	cp mx/reply-1.json mx/reply-11.json && echo hang >mx/reply-11.fault &&
+	rm mx/match-1.* &&
+	start_stub mx && echo $stub_pid >stubx.pid &&
+	nogates_campaign bx.yaml bx $stub_port rx &&
+	{ sluice run --store bx.db bx.yaml >outx 2>errx & echo $! >pidx; } &&
+	i=0 &&
+	while [ $i -lt 1200 ] &&
+	      [ "$(sqlite3 bx.db "select count(*) from candidates where state = '"'"'passed'"'"'" \
+		2>/dev/null)" != 10 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done &&
+	test "$(sqlite3 bx.db "select count(*) from candidates where state = '"'"'passed'"'"'")" = 10 &&
+	test "$(cat scratch/bx/journal-$(cat pidx)-* | wc -l)" = 10 &&
+	kill -9 $(cat pidx) &&
+	{ wait $(cat pidx) 2>/dev/null || :; } &&
+	test -z "$(git -C rx for-each-ref refs/heads/sluice/bx/ | grep -v /base-)" &&
+	rm mx/reply-11.* &&
+	# a line whose candidate the store never recorded (the kill came
+	# between the two), its commit in the repository all the same
+	echo "$(git -C rx rev-parse main) model sluice/bx/never-recorded" \
+		>>$(ls scratch/bx/journal-$(cat pidx)-* | head -n 1) &&
+	{ sluice run --store bx.db bx.yaml >out1 2>err1 & echo $! >pid1; } &&
+	{ sluice run --store bx.db bx.yaml >out2 2>err2 & echo $! >pid2; } &&
+	{ wait $(cat pid1); echo $? >rc1; } && { wait $(cat pid2); echo $? >rc2; } &&
+	cat err1 err2 &&
+	test "$(cat rc1)" = 0 && test "$(cat rc2)" = 0 &&
+	check_batches bx.db rx sluice/bx &&
+	kill $(cat stubx.pid)
+'
+
+test_expect_success 'the store fills up mid-batch: no branch without its recorded candidate' '
+	rel_repo rf 400 &&
+	cat >f.yaml <<-EOF &&
+	name: full
+	repository: rf
+	scratch: $TRASH/scratch
+	targets:
+	  language: c
+	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\"))"
+	  capture: call
+	rules:
+	  - capture: call
+	    template: "new_api(\${arg})"
+	attempts: 1
+	EOF
+	mkdir small &&
+	# room for the targets and a few attempts: it fills up during the batch
+	unshare -rm sh -c "mount -t tmpfs -o size=1000k tmpfs small &&
+		sluice run --store small/f.db f.yaml >out 2>err; echo \$? >rc;
+		cp small/f.db* . 2>/dev/null; true" &&
+	cat err &&
+	test "$(cat rc)" = 3 &&
+	grep -q "the disk is full" err &&
+	test "$(sqlite3 f.db "select count(*) from candidates")" -ge 1 &&
+	sqlite3 f.db "select branch from candidates where state = '"'"'passed'"'"'" | sort >want.br &&
+	git -C rf for-each-ref --format="%(refname:short)" refs/heads/sluice/full/ | grep -v "/base-" |
+		sort >have.br &&
+	test_cmp want.br have.br &&
+	git -C rf fsck --strict &&
+	sluice run --store f.db f.yaml >out 2>err &&
+	test "$(sqlite3 f.db "select count(*) from targets where state <> '"'"'proposed'"'"'")" = 0 &&
+	sqlite3 f.db "select branch from candidates where state = '"'"'passed'"'"'" | sort >want.br &&
+	test $(wc -l <want.br) = 400 &&
+	git -C rf for-each-ref --format="%(refname:short)" refs/heads/sluice/full/ | grep -v "/base-" |
+		sort >have.br &&
+	test_cmp want.br have.br
+'
+
 test_expect_success 'cleanup' '
 	kill $(cat stub.pid)
 '
