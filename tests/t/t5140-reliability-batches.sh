@@ -130,19 +130,11 @@ test_expect_success 'kill -9 from outside while ten proposals wait in memory; tw
 
 test_expect_success 'the store fills up mid-batch: no branch without its recorded candidate' '
 	rel_repo rf 400 &&
-	cat >f.yaml <<-EOF &&
-	name: full
-	repository: rf
-	scratch: $TRASH/scratch
-	targets:
-	  language: c
-	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\"))"
-	  capture: call
-	rules:
-	  - capture: call
-	    template: "new_api(\${arg})"
-	attempts: 1
-	EOF
+	# the model campaign without its provider and gates: a rule instead
+	nogates_campaign f.yaml full 1 rf &&
+	sed -i "/^provider:/,/^attempts:/{/^attempts:/!d}" f.yaml &&
+	printf "%s\n" "rules:" "  - capture: call" "    template: \"new_api(0)\"" >>f.yaml &&
+	! grep -q "^provider:" f.yaml &&
 	mkdir small &&
 	# room for the targets and a few attempts: it fills up during the batch
 	unshare -rm sh -c "mount -t tmpfs -o size=1000k tmpfs small &&
