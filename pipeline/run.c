@@ -1298,6 +1298,181 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 }
 
 /*
+ * Rules only, and none applies (or their candidate failed): nothing to try.
+ * Records the target skipped (attempt 1) or failed.
+ */
+static int record_nothing_to_try(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
+				 int64_t n, sl_err *err)
+{
+	const char *why = n == 1 ? "no rule applies to this target" :
+		"the rules' candidate failed and there is no model to retry";
+
+	if (n == 1) {
+		s->a.source = "rules";
+		s->a.outcome = SL_A_NO_EDIT;
+		s->a.error = (char *)why;
+	}
+	return record_plain(x, s, rec, n == 1 ? SL_T_SKIPPED : SL_T_FAILED, n == 1 ? 1 : n - 1,
+			    why, err);
+}
+
+/*
+ * Ask the model.  *ended is set when the attempt ends here, recorded: a
+ * budget ran out before the request, or the endpoint failed after its
+ * retries (or the run is stopping) and the target waits for the next run.
+ */
+static int model_step(run_ctx *x, git_repository *repo, const sl_target *t, attempt_state *s,
+		      const sl_target_rec *rec, int64_t n, const history *hist, size_t nhist,
+		      int *ended, sl_err *err)
+{
+	sl_buf msg = SL_BUF_INIT;
+	int r = ask_model(x, repo, t, s, hist, nhist, err);
+
+	if (r == SL_EBUDGET) {
+		pthread_mutex_lock(&x->lock);
+		r = record_plain(x, s, rec, SL_T_BUDGET, n - 1, x->stop_reason, err);
+		pthread_mutex_unlock(&x->lock);
+		*ended = !r;
+		return r;
+	}
+	if (r || !s->transient)
+		return r;
+	/* the attempt does not count */
+	sl_buf_addf(&msg, "the model request failed (%s); the next run tries again",
+		    s->feedback.buf);
+	r = move_target(x, rec->id, SL_T_PENDING, n - 1, msg.buf, err);
+	sl_buf_release(&msg);
+	if (r)
+		return r;
+	pthread_mutex_lock(&x->lock);
+	x->transient += !interrupted(x);
+	pthread_mutex_unlock(&x->lock);
+	*ended = 1;
+	return SL_OK;
+}
+
+/*
+ * Place the attempt's edits on the base and commit them (*commit).  Sets
+ * s->a.outcome: a candidate, or an apply error whose reason goes to the
+ * feedback.  Returns an error code only when the machinery broke.
+ */
+static int build_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
+			   attempt_state *s, int64_t n, git_oid *commit, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	sl_apply_opts ao = SL_APPLY_OPTS_INIT;
+	sl_buf msg = SL_BUF_INIT;
+	int r;
+
+	candidate_message(&msg, spec, t->path, (long long)t->start_line, (long long)t->end_line,
+			  (long long)n, s->a.source);
+	ao.allowed_globs = (const char *const *)spec->paths.v;
+	ao.nglobs = spec->paths.n;
+	if (spec->job == SL_JOB_TESTGEN) {
+		/* a generated test goes only where tests live */
+		ao.allowed_globs = (const char *const *)spec->test_paths.v;
+		ao.nglobs = spec->test_paths.n;
+	}
+	r = sl_apply_edits_ext(commit, &s->diff, repo, &x->c->base, &s->edits, msg.buf, &ao,
+			       &s->report, &s->aerr);
+	sl_buf_release(&msg);
+	if (s->report.n) {
+		sl_apply_report_json(&s->report_json, &s->report);
+		s->a.apply_report = s->report_json.buf;
+	}
+	if (r) {
+		if (s->aerr.code != SL_EREFUSED && s->aerr.code != SL_EINPUT)
+			return sl_err_set(err, s->aerr.code, "%s", s->aerr.msg);
+		s->a.outcome = SL_A_APPLY_ERROR;
+		s->a.error = s->aerr.msg;
+		sl_buf_addf(&s->feedback, "Your edit could not be applied: %s", s->aerr.msg);
+	} else if (spec->job == SL_JOB_TESTGEN) {
+		/* the test must leave its target alone: the mutants gate checks */
+		s->a.outcome = SL_A_CANDIDATE;
+	} else if ((r = touches_target(repo, &x->c->base, commit, t, &s->aerr)) < 0) {
+		return sl_err_set(err, s->aerr.code, "%s", s->aerr.msg);
+	} else if (!r) {
+		s->a.outcome = SL_A_APPLY_ERROR;
+		s->a.error = s->aerr.msg;
+		sl_buf_addf(&s->feedback, "Your edit could not be used: %s", s->aerr.msg);
+	} else {
+		s->a.outcome = SL_A_CANDIDATE;
+	}
+	return SL_OK;
+}
+
+/*
+ * Gate the candidate.  *ended is set when the run stopped during its gates:
+ * no verdict, its branch is gone, nothing is recorded and the next run judges
+ * it again (the reply is journalled).
+ */
+static int judge_step(run_ctx *x, git_repository *repo, const sl_target *t, attempt_state *s,
+		      const git_oid *commit, const char *branch, sl_gate_outcome *gates,
+		      int *passed, int *ended, sl_err *err)
+{
+	int r;
+
+	if (judge_candidate(x, repo, t, s, commit, branch, gates, passed, err))
+		return SL_ERROR;
+	if (*passed || !interrupted(x))
+		return SL_OK;
+	git_lock_take(x);
+	r = sl_branch_delete(repo, branch, err);
+	git_lock_give(x);
+	*ended = !r;
+	return r ? SL_ERROR : SL_OK;
+}
+
+/*
+ * Record the attempt, its candidate and gate runs, and move the target, in
+ * one transaction.  *done is set when the target reached a final state.
+ */
+static int record_attempt(run_ctx *x, attempt_state *s, const sl_target_rec *rec, int64_t n,
+			  const char *branch, const git_oid *commit, sl_gate_outcome *gates,
+			  int passed, const char *feedback, int *done, sl_err *err)
+{
+	sl_candidate_rec cand = { 0 };
+	char hex[GIT_OID_HEXSZ + 1];
+	int64_t attempt_id = 0, cand_id = 0;
+	int last;
+
+	if (sl_store_begin(x->st, err))
+		return SL_ERROR;
+	if (sl_store_attempt_add(x->st, &s->a, &attempt_id, err) ||
+	    sl_journal_attempt_note(x->st, attempt_id, passed ? NULL : feedback,
+				    s->usage_note[0] ? s->usage_note : NULL, err))
+		goto fail;
+	if (branch) {
+		git_oid_tostr(hex, sizeof(hex), commit);
+		cand.attempt_id = attempt_id;
+		cand.target_id = rec->id;
+		cand.diff = s->diff.buf;
+		cand.commit_oid = hex;
+		cand.state = passed ? SL_C_PASSED : SL_C_FAILED;
+		cand.branch = passed ? (char *)branch : NULL;
+		if (sl_store_candidate_add(x->st, &cand, &cand_id, err))
+			goto fail;
+		for (size_t g = 0; g < gates->n; g++) {
+			gates->v[g].candidate_id = cand_id;
+			if (sl_store_gate_run_add(x->st, &gates->v[g], err))
+				goto fail;
+		}
+	}
+	last = passed || n >= attempt_limit(x, rec) || (s->use_rules && !x->provider);
+	if (sl_store_target_update(x->st, rec->id, passed ? SL_T_PROPOSED :
+				   last ? SL_T_FAILED : SL_T_PENDING, n,
+				   passed ? NULL : s->feedback.buf, err) ||
+	    (last && sl_lease_set_digest(x->st, rec->id, x->digest, err)) ||
+	    sl_store_commit(x->st, err))
+		goto fail;
+	*done = last;
+	return SL_OK;
+fail:
+	sl_store_rollback(x->st);
+	return SL_ERROR;
+}
+
+/*
  * One attempt at a target: get edits, build the candidate, gate it, record
  * everything in one transaction.  *done is set when the target reached a
  * final state.  Returns SL_ERROR only for machinery failures (the attempt is
@@ -1309,11 +1484,9 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	const sl_spec *spec = x->c->spec;
 	attempt_state s;
 	sl_gate_outcome gates = { NULL, 0, 0 };
-	sl_buf msg = SL_BUF_INIT, fb = SL_BUF_INIT;
-	sl_candidate_rec cand = { 0 };
-	char *branch = NULL, hex[GIT_OID_HEXSZ + 1];
-	int64_t attempt_id = 0, cand_id = 0;
-	int passed = 0, ret = SL_ERROR, in_tx = 0, r;
+	sl_buf fb = SL_BUF_INIT;
+	char *branch = NULL;
+	int passed = 0, ret = SL_ERROR, ended = 0;
 	git_oid commit;
 
 	attempt_state_init(&s, rec, n);
@@ -1321,105 +1494,26 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	if (n == 1 && spec->nrules && try_rules(x, t, &s, err))
 		goto done;
 	if (!s.use_rules && !x->provider) {
-		/* rules only, and none applies (or they already failed): nothing to try */
-		const char *why = n == 1 ? "no rule applies to this target" :
-			"the rules' candidate failed and there is no model to retry";
-
-		if (n == 1) {
-			s.a.source = "rules";
-			s.a.outcome = SL_A_NO_EDIT;
-			s.a.error = (char *)why;
-		}
-		if (record_plain(x, &s, rec, n == 1 ? SL_T_SKIPPED : SL_T_FAILED,
-				 n == 1 ? 1 : n - 1, why, err))
+		if (record_nothing_to_try(x, &s, rec, n, err))
 			goto done;
+		ended = 1;
+	} else if (!s.use_rules &&
+		   model_step(x, repo, t, &s, rec, n, *hist, *nhist, &ended, err)) {
+		goto done;
+	}
+	if (ended) {
 		*done = 1;
 		ret = SL_OK;
 		goto done;
 	}
-	if (!s.use_rules) {
-		r = ask_model(x, repo, t, &s, *hist, *nhist, err);
-		if (r == SL_EBUDGET) {
-			pthread_mutex_lock(&x->lock);
-			r = record_plain(x, &s, rec, SL_T_BUDGET, n - 1, x->stop_reason, err);
-			pthread_mutex_unlock(&x->lock);
-			if (r)
-				goto done;
-			*done = 1;
-			ret = SL_OK;
-			goto done;
-		}
-		if (r)
-			goto done;
-		if (s.transient) {
-			/* the endpoint failed after its retries, or the run is stopping: the
-			   attempt does not count and the target waits for the next run */
-			sl_buf_addf(&msg, "the model request failed (%s); the next run tries again",
-				    s.feedback.buf);
-			if (move_target(x, rec->id, SL_T_PENDING, n - 1, msg.buf, err))
-				goto done;
-			pthread_mutex_lock(&x->lock);
-			x->transient += !interrupted(x);
-			pthread_mutex_unlock(&x->lock);
-			*done = 1;
-			ret = SL_OK;
-			goto done;
-		}
-	}
-
-	if (s.a.outcome == SL_A_NONE) {
-		sl_apply_opts ao = SL_APPLY_OPTS_INIT;
-
-		candidate_message(&msg, spec, t->path, (long long)t->start_line,
-				  (long long)t->end_line, (long long)n, s.a.source);
-		ao.allowed_globs = (const char *const *)spec->paths.v;
-		ao.nglobs = spec->paths.n;
-		if (spec->job == SL_JOB_TESTGEN) {
-			/* a generated test goes only where tests live */
-			ao.allowed_globs = (const char *const *)spec->test_paths.v;
-			ao.nglobs = spec->test_paths.n;
-		}
-		r = sl_apply_edits_ext(&commit, &s.diff, repo, &x->c->base, &s.edits, msg.buf, &ao,
-				       &s.report, &s.aerr);
-		if (s.report.n) {
-			sl_apply_report_json(&s.report_json, &s.report);
-			s.a.apply_report = s.report_json.buf;
-		}
-		if (r) {
-			if (s.aerr.code != SL_EREFUSED && s.aerr.code != SL_EINPUT) {
-				ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
-				goto done;
-			}
-			s.a.outcome = SL_A_APPLY_ERROR;
-			s.a.error = s.aerr.msg;
-			sl_buf_addf(&s.feedback, "Your edit could not be applied: %s", s.aerr.msg);
-		} else if (spec->job == SL_JOB_TESTGEN) {
-			/* the test must leave its target alone: the mutants gate checks */
-			s.a.outcome = SL_A_CANDIDATE;
-		} else if ((r = touches_target(repo, &x->c->base, &commit, t, &s.aerr)) < 0) {
-			ret = sl_err_set(err, s.aerr.code, "%s", s.aerr.msg);
-			goto done;
-		} else if (!r) {
-			s.a.outcome = SL_A_APPLY_ERROR;
-			s.a.error = s.aerr.msg;
-			sl_buf_addf(&s.feedback, "Your edit could not be used: %s", s.aerr.msg);
-		} else {
-			s.a.outcome = SL_A_CANDIDATE;
-		}
-	}
-
+	if (s.a.outcome == SL_A_NONE && (ret = build_candidate(x, repo, t, &s, n, &commit, err)))
+		goto done;
+	ret = SL_ERROR;
 	if (s.a.outcome == SL_A_CANDIDATE) {
 		branch = branch_name(spec->branch_prefix, rec, &x->index);
-		if (judge_candidate(x, repo, t, &s, &commit, branch, &gates, &passed, err))
+		if (judge_step(x, repo, t, &s, &commit, branch, &gates, &passed, &ended, err))
 			goto done;
-		if (!passed && interrupted(x)) {
-			/* its gates were killed: no verdict; the next run judges it again
-			   (the reply is journalled) */
-			git_lock_take(x);
-			r = sl_branch_delete(repo, branch, err);
-			git_lock_give(x);
-			if (r)
-				goto done;
+		if (ended) {
 			*done = 1;
 			ret = SL_OK;
 			goto done;
@@ -1430,47 +1524,8 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 			    "Its diff:\n```diff\n%s```\n%s", s.diff.buf, s.feedback.buf);
 	else
 		sl_buf_adds(&fb, s.feedback.buf);
-
-	if (sl_store_begin(x->st, err))
+	if (record_attempt(x, &s, rec, n, branch, &commit, &gates, passed, fb.buf, done, err))
 		goto done;
-	in_tx = 1;
-	if (sl_store_attempt_add(x->st, &s.a, &attempt_id, err) ||
-	    sl_journal_attempt_note(x->st, attempt_id, passed ? NULL : fb.buf,
-				    s.usage_note[0] ? s.usage_note : NULL, err))
-		goto done;
-	if (branch) {
-		git_oid_tostr(hex, sizeof(hex), &commit);
-		cand.attempt_id = attempt_id;
-		cand.target_id = rec->id;
-		cand.diff = s.diff.buf;
-		cand.commit_oid = hex;
-		cand.state = passed ? SL_C_PASSED : SL_C_FAILED;
-		cand.branch = passed ? branch : NULL;
-		if (sl_store_candidate_add(x->st, &cand, &cand_id, err))
-			goto done;
-		for (size_t g = 0; g < gates.n; g++) {
-			gates.v[g].candidate_id = cand_id;
-			if (sl_store_gate_run_add(x->st, &gates.v[g], err))
-				goto done;
-		}
-	}
-	if (passed) {
-		if (sl_store_target_update(x->st, rec->id, SL_T_PROPOSED, n, NULL, err))
-			goto done;
-		*done = 1;
-	} else {
-		int last = n >= attempt_limit(x, rec) || (s.use_rules && !x->provider);
-
-		if (sl_store_target_update(x->st, rec->id, last ? SL_T_FAILED : SL_T_PENDING, n,
-					   s.feedback.buf, err))
-			goto done;
-		*done = last;
-	}
-	if (*done && sl_lease_set_digest(x->st, rec->id, x->digest, err))
-		goto done;
-	if (sl_store_commit(x->st, err))
-		goto done;
-	in_tx = 0;
 	if (!passed) {
 		history *h;
 
@@ -1481,8 +1536,6 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 	ret = SL_OK;
 done:
-	if (in_tx)
-		sl_store_rollback(x->st);
 	if (branch && ret) {
 		if (cur_batch)
 			batch_unqueue(cur_batch, branch);
@@ -1493,7 +1546,6 @@ done:
 	sl_gate_outcome_release(&gates);
 	free(branch);
 	attempt_state_release(&s);
-	sl_buf_release(&msg);
 	sl_buf_release(&fb);
 	return ret;
 }
