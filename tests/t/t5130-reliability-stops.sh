@@ -83,10 +83,11 @@ test_expect_success 'lease_ttl: a bad value is exit 2 naming the file and line' 
 
 # killed_with_leases YAML STORE MODEL [run options]: start a run, kill -9 it
 # once its first model request arrived (it holds leases then); prints the
-# instant just after the kill (Unix ms)
+# instants just before it started and just after the kill (Unix ms)
 killed_with_leases() {
 	yaml=$1 db=$2 dir=$3
 	shift 3
+	started=$(date +%s%3N)
 	sluice run --store "$db" "$@" "$yaml" >/dev/null 2>&1 &
 	kpid=$!
 	i=0
@@ -97,7 +98,7 @@ killed_with_leases() {
 	test -f "$dir/request-1.json" || { kill -9 $kpid; return 1; }
 	kill -9 $kpid &&
 	wait $kpid 2>/dev/null
-	date +%s%3N
+	echo $started $(date +%s%3N)
 }
 
 # taken_over STORE YAML: run until every target is proposed (bounded: 100 runs);
@@ -126,11 +127,14 @@ do
 		else
 			rel_campaign l$how.yaml l$how $stub_port && opt="--lease-ttl 2"
 		fi &&
-		killed=$(killed_with_leases l$how.yaml l$how.db m$how $opt) &&
+		times=$(killed_with_leases l$how.yaml l$how.db m$how $opt) &&
+		started=${times% *} killed=${times#* } &&
 		owner=$(sqlite3 l$how.db "select owner from runs") &&
 		test "$(sqlite3 l$how.db "select count(*) from targets where lease_owner = '"'"'$owner'"'"'")" -ge 1 &&
-		# every claim and renewal happened before the kill, each for 2 s
+		# every claim and renewal happened while the run lived, each for 2 s
+		# (wall-clock times, which other machines can compare)
 		test "$(sqlite3 l$how.db "select max(lease_expires) from targets")" -le $((killed + 2000)) &&
+		test "$(sqlite3 l$how.db "select min(lease_expires) from targets where lease_owner is not null")" -ge $((started + 2000)) &&
 		# as if the run had been on another machine: no local reaping
 		sqlite3 l$how.db "update targets set lease_owner = '"'"'otherhost:1:1'"'"'
 			where lease_owner = '"'"'$owner'"'"';
