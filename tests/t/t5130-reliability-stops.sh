@@ -58,6 +58,27 @@ test_expect_success 'the killed baseline is kept nowhere; nothing else happened'
 	test $(git -C repo worktree list | wc -l) = 1
 '
 
+test_expect_success 'SIGINT twice during the baseline: exit 130 at once, no gate left, nothing kept' '
+	{ sluice run --store b.db b.yaml >out 2>err & pid=$!; } &&
+	i=0 &&
+	while [ $i -lt 1200 ] && ! pgrep -fx "sleep 917.5130" >/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done &&
+	pgrep -fx "sleep 917.5130" >/dev/null &&
+	kill -INT $pid && kill -INT $pid &&
+	wait_gone $pid &&
+	{ wait $pid; rc=$?; } &&
+	test $rc = 130 &&
+	i=0 &&
+	while [ $i -lt 600 ] && pgrep -fx "sleep 917.5130" >/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done &&
+	! pgrep -fx "sleep 917.5130" &&
+	test "$(sqlite3 b.db "select count(*) from baselines where gate = '"'"'block'"'"'")" = 0
+'
+
 test_expect_success 'the next run, the gate unblocked, measures the baseline and finishes' '
 	sed -i "s/command: sleep 917.5130/command: sleep 0/" b.yaml &&
 	sluice run --store b.db b.yaml >out 2>err &&
