@@ -14,12 +14,13 @@ void sl_baseline_list_free(sl_baseline_rec *v, size_t n)
 		free(v[i].gate);
 		free(v[i].output);
 		free(v[i].report);
+		free(v[i].digest);
 	}
 	free(v);
 }
 
 int sl_store_baseline_get(sl_store *st, int64_t campaign_id, const char *gate,
-			  sl_baseline_rec **out, size_t *n, sl_err *err)
+			  const char *digest, sl_baseline_rec **out, size_t *n, sl_err *err)
 {
 	sqlite3_stmt *s = NULL;
 	size_t alloc = 0;
@@ -28,11 +29,13 @@ int sl_store_baseline_get(sl_store *st, int64_t campaign_id, const char *gate,
 	*out = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT gate, run, verdict, exit_status, "
-			       "output, report FROM baselines WHERE campaign_id = ? AND gate = ? "
-			       "ORDER BY run", -1, &s, NULL) != SQLITE_OK)
+			       "output, report, def_digest FROM baselines WHERE campaign_id = ? "
+			       "AND gate = ? AND def_digest = ? ORDER BY run", -1, &s,
+			       NULL) != SQLITE_OK)
 		return sl_store_fail(st, err, "read baseline");
 	sqlite3_bind_int64(s, 1, campaign_id);
 	sl_store_bind_text(s, 2, gate);
+	sl_store_bind_text(s, 3, digest);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		sl_baseline_rec *b;
 
@@ -44,6 +47,7 @@ int sl_store_baseline_get(sl_store *st, int64_t campaign_id, const char *gate,
 		b->exit_status = sqlite3_column_int64(s, 3);
 		b->output = sl_store_col_text(s, 4);
 		b->report = sl_store_col_text(s, 5);
+		b->digest = sl_store_col_text(s, 6);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read baseline");
@@ -58,8 +62,9 @@ int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_r
 
 	sl_iso8601_now(now);
 	if (sqlite3_prepare_v2(sl_store_sqlite(st), "INSERT OR REPLACE INTO baselines (campaign_id, "
-			       "gate, run, verdict, exit_status, output, report, created_at) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+			       "gate, run, verdict, exit_status, output, report, created_at, "
+			       "def_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &s,
+			       NULL) != SQLITE_OK)
 		return sl_store_fail(st, err, "add baseline");
 	sqlite3_bind_int64(s, 1, campaign_id);
 	sl_store_bind_text(s, 2, in->gate);
@@ -69,6 +74,7 @@ int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_r
 	sl_store_bind_text(s, 6, in->output ? in->output : "");
 	sl_store_bind_text(s, 7, in->report);
 	sl_store_bind_text(s, 8, now);
+	sl_store_bind_text(s, 9, in->digest);
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "add baseline");

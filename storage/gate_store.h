@@ -1,7 +1,7 @@
 /*
  * gate_store.h - the store's records for judging gates: the baseline (every
  * gate run on the campaign's base commit, kept so it runs once per
- * campaign) and the verdict cache (a gate's verdict on a tree, keyed by
+ * campaign and gate definition) and the verdict cache (a gate's verdict on a tree, keyed by
  * tree id, gate definition and environment digest).
  */
 #ifndef SL_GATE_STORE_H
@@ -19,12 +19,17 @@ typedef struct sl_baseline_rec {
 	int64_t exit_status;
 	char *output;               /* the tail the gate kept */
 	char *report;               /* the report file's text, or NULL */
+	char *digest;               /* of the gate definition that ran */
 } sl_baseline_rec;
 
 void sl_baseline_list_free(sl_baseline_rec *v, size_t n);
-/* The baseline runs of one gate, in run order (n = 0 when none is stored). */
+/*
+ * The baseline runs of one gate measured under the definition `digest`, in
+ * run order (n = 0 when none is stored: a run of another definition is
+ * stale, and the next sl_store_baseline_add of its run number replaces it).
+ */
 int sl_store_baseline_get(sl_store *st, int64_t campaign_id, const char *gate,
-			  sl_baseline_rec **out, size_t *n, sl_err *err);
+			  const char *digest, sl_baseline_rec **out, size_t *n, sl_err *err);
 int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_rec *in,
 			  sl_err *err);
 

@@ -198,6 +198,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE campaigns ADD COLUMN baseline_owner TEXT;"
 	"ALTER TABLE campaigns ADD COLUMN baseline_expires INTEGER;"
 	"CREATE INDEX targets_by_lease ON targets(lease_owner);",
+	/* 6: a baseline holds for the gate definition that measured it (rows
+	   of older stores have none: their gates are measured again) */
+	"ALTER TABLE baselines ADD COLUMN def_digest TEXT;",
 };
 
 size_t sl_migrations_count(void)

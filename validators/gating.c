@@ -384,20 +384,25 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 	size_t nruns = 0, want = d->kind == SL_GATE_TEST && d->format ? 2 : 1;
 	int ret;
 
-	if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns, err)))
+	if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, s->def_digest, &runs,
+					 &nruns, err)))
 		goto done;
 	while (nruns < want) {
 		sl_gate_result r;
 		sl_baseline_rec rec = { 0 };
 		char *report = NULL;
+		int64_t next = 1;
 
+		/* the first run missing (those of another definition are gone) */
+		for (size_t i = 0; i < nruns && runs[i].run == next; i++)
+			next++;
 		if (!*dir && (ret = checkout(ctx, dir, err)))
 			goto done;
 		if (progress) {
 			sl_buf line = SL_BUF_INIT;
 
-			sl_buf_addf(&line, "baseline: gate '%s' on the base (run %zu)", d->name,
-				    nruns + 1);
+			sl_buf_addf(&line, "baseline: gate '%s' on the base (run %lld)", d->name,
+				    (long long)next);
 			progress(progress_ctx, line.buf);
 			sl_buf_release(&line);
 		}
@@ -410,11 +415,12 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 					 d->name);
 		if (!ret) {
 			rec.gate = (char *)d->name;
-			rec.run = (int64_t)nruns + 1;
+			rec.run = next;
 			rec.verdict = r.verdict;
 			rec.exit_status = r.exit_status;
 			rec.output = r.output.buf;
 			rec.report = report;
+			rec.digest = s->def_digest;
 			ret = sl_store_baseline_add(g->st, g->campaign_id, &rec, err);
 		}
 		sl_gate_result_release(&r);
@@ -422,7 +428,8 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 		if (ret)
 			goto done;
 		sl_baseline_list_free(runs, nruns);
-		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns, err)))
+		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, s->def_digest,
+						 &runs, &nruns, err)))
 			goto done;
 	}
 	s->base_failed = runs[0].verdict != SL_VERDICT_PASS;

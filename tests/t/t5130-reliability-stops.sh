@@ -21,7 +21,7 @@ wait_gone() {
 
 test_expect_success 'setup: a campaign whose gate blocks on the base' '
 	rel_repo repo $N &&
-	rel_model m 0 && start_stub m && echo $stub_pid >stub.pid &&
+	rel_model m 0 && start_stub m && echo $stub_pid >stub.pid && echo $stub_port >port &&
 	rel_campaign b.yaml block $stub_port "  - name: block" "    command: sleep 917.5130" \
 		"    timeout: 3600"
 '
@@ -84,6 +84,18 @@ test_expect_success 'the next run, the gate unblocked, measures the baseline and
 	sluice run --store b.db b.yaml >out 2>err &&
 	test "$(sqlite3 b.db "select verdict from baselines where gate = '"'"'block'"'"'")" = pass &&
 	test "$(sqlite3 b.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N
+'
+
+test_expect_success 'a gate fixed after it failed on the base is measured again' '
+	rel_campaign f.yaml fixed $(cat port) "  - name: late" "    command: \"false\"" &&
+	{ sluice run --store f.db f.yaml >out 2>err; rc=$?; } &&
+	test $rc = 1 &&
+	grep -q "gate .late. fails on the base commit" err &&
+	test "$(sqlite3 f.db "select verdict from baselines where gate = '"'"'late'"'"'")" = fail &&
+	sed -i "s/command: \"false\"/command: \"true\"/" f.yaml &&
+	sluice run --store f.db f.yaml >out 2>err &&
+	test "$(sqlite3 f.db "select verdict from baselines where gate = '"'"'late'"'"'")" = pass &&
+	test "$(sqlite3 f.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N
 '
 
 test_expect_success 'lease_ttl: a bad value is exit 2 naming the file and line' '
