@@ -28,6 +28,7 @@
 #include "pipeline/generate/edit.h"
 #include "pipeline/generate/provider.h"
 #include "pipeline/spec.h"
+#include "scoping/scope.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
 #define SPEC_MAX_DEPTH 32
@@ -564,13 +565,16 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 	    get_str(ld, v[K_QUERY], "query", "targets", 1, &spec->query) ||
 	    get_str(ld, v[K_CAPTURE], "capture", "targets", 1, &spec->capture) ||
 	    get_enum(ld, v[K_UNIT], "unit", "targets", units, unit_ix, &unit) ||
-	    need(ld, map, v[K_LANGUAGE], "language", "targets") ||
-	    need(ld, map, v[K_QUERY], "query", "targets"))
+	    need(ld, map, v[K_LANGUAGE], "language", "targets"))
 		return SL_EINPUT;
 	spec->language_pos = text_pos(ld, v[K_LANGUAGE]);
-	spec->query_pos = text_pos(ld, v[K_QUERY]);
-	spec->query_block = v[K_QUERY]->style == YAML_LITERAL_SCALAR_STYLE ||
-		v[K_QUERY]->style == YAML_FOLDED_SCALAR_STYLE;
+	if (v[K_QUERY]) {
+		spec->query_pos = text_pos(ld, v[K_QUERY]);
+		spec->query_block = v[K_QUERY]->style == YAML_LITERAL_SCALAR_STYLE ||
+			v[K_QUERY]->style == YAML_FOLDED_SCALAR_STYLE;
+	} else if (!v[K_UNIT]) {
+		unit = 2;   /* fix's default query: the unit is the function */
+	}
 	spec->unit = sl_xstrdup(units[unit]);
 	if (v[K_OVERRIDES]) {
 		const struct node *m = v[K_OVERRIDES];
@@ -1221,6 +1225,31 @@ static int has_gate_kind(const sl_spec *spec, int kind)
 	return 0;
 }
 
+/*
+ * No `query` in `targets`: a fix campaign takes every function of its
+ * language (scope.h, sl_lang_function_query); other kinds must name one.
+ */
+static int default_query(struct loader *ld, const struct node *targets, sl_spec *spec)
+{
+	const char *q = spec->job == SL_JOB_FIX ? sl_lang_function_query(spec->language) : NULL;
+	char sbuf[80];
+
+	if (q) {
+		spec->query = sl_xstrdup(q);
+		spec->query_default = 1;
+		return 0;
+	}
+	if (spec->job != SL_JOB_FIX)
+		return need(ld, targets, NULL, "query", "targets");
+	if (!sl_lang_known(spec->language))
+		return fail_at(ld, spec->language_pos.line, spec->language_pos.col,
+			       "unknown language '%s' (known: %s)",
+			       show(sbuf, sizeof(sbuf), spec->language, strlen(spec->language)),
+			       sl_lang_names());
+	return fail(ld, targets->start, "a fix campaign on %s needs a 'query' in 'targets': "
+		    "the language has no functions to default to", spec->language);
+}
+
 static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
@@ -1324,6 +1353,8 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	if (spec->job == SL_JOB_FIX && !has_gate_kind(spec, SL_GATE_FINDING_GONE))
 		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
 			    "finding-gone: its findings on the base are the targets");
+	if (!spec->query && default_query(ld, v[K_TARGETS], spec))
+		return SL_EINPUT;
 	if (!spec->edit_format)
 		spec->edit_format = spec->unit && strcmp(spec->unit, "capture") &&
 			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;

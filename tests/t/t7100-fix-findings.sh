@@ -42,6 +42,11 @@ test_expect_success 'setup: the project in a repository, the fix campaign' '
 	{ cat out err; false; }; }
 '
 
+from_file() { # NAME FINDINGS-FILE FORMAT: fix.yaml renamed, without its query, findings from the file
+	sed -e "s/^name: fix/name: $1/" -e "/^  query:/d" fix.yaml &&
+	echo "findings: {report: $2, format: $3}"
+}
+
 test_expect_success 'each function with findings is one target; findings in one function merge' '
 	store_query s.db "select path || \":\" || start_line || \"-\" || end_line from targets order by start_line" >actual &&
 	cat >expect <<-\EOF &&
@@ -112,6 +117,51 @@ test_expect_success 'findings from a file: only the units it names are targets, 
 	store_query f.db "select prompt from attempts" >prompt &&
 	grep -q "Memory leak: p \[memleak\]" prompt &&
 	! grep -q "arrayIndexOutOfBounds" prompt
+'
+
+test_expect_success 'without a query a fix campaign targets the functions that hold findings' '
+	sed -e "s/^name: fix/name: fix-noquery/" -e "/^  query:/d" fix.yaml >nq.yaml &&
+	! grep -q "^  query:" nq.yaml &&
+	{ sluice run --store nq.db nq.yaml >out 2>err ||
+	{ cat out err; false; }; } &&
+	store_query nq.db "select path || \":\" || start_line || \"-\" || end_line || \" \" || unit || \" \" || state from targets order by start_line" >actual &&
+	cat >expect <<-\EOF &&
+	src/calc.c:7-16 function failed
+	src/calc.c:18-28 function proposed
+	src/calc.c:30-39 function failed
+	src/calc.c:41-49 function failed
+	src/calc.c:51-59 function failed
+	EOF
+	test_cmp expect actual &&
+	grep -q "proposed  *1" out
+'
+
+test_expect_success 'a finding outside every function makes its file one target that holds all its findings' '
+	printf "%s\n" "src/calc.c:25:3: warning: Memory leak: p [memleak]" \
+		"src/calc.c:3:1: warning: include not needed [unusedInclude]" >outside.txt &&
+	from_file fix-outside outside.txt gcc >outside.yaml &&
+	{ sluice run --store o.db outside.yaml >out 2>err; rc=$?; } &&
+	test $rc = 1 &&
+	test "$(store_query o.db "select path || \" \" || unit || \" \" || start_line || \"-\" || end_line from targets")" = "src/calc.c file 1-$(($(wc -l <repo/src/calc.c) + 1))" &&
+	store_query o.db "select prompt from attempts" >prompt &&
+	grep -q "^src/calc.c:3:1: warning: include not needed \[unusedInclude\]" prompt &&
+	grep -q "^src/calc.c:25:3: warning: Memory leak: p \[memleak\]" prompt
+'
+
+test_expect_success 'a finding in a file outside the campaign stays unplaced and is counted' '
+	printf "%s\n" "src/calc.c:25:3: warning: Memory leak: p [memleak]" \
+		"tests/check.c:3:1: warning: style [x]" >elsewhere.txt &&
+	from_file fix-elsewhere elsewhere.txt gcc >elsewhere.yaml &&
+	sluice run --store e.db elsewhere.yaml >out 2>err &&
+	test "$(store_query e.db "select unit || \" \" || start_line from targets")" = "function 18"
+'
+
+test_expect_success SCRIPT 'the progress on a terminal says where the findings went' '
+	script -qec "sluice run --store e2.db elsewhere.yaml" /dev/null </dev/null >typescript 2>&1 &&
+	grep -q "fix: 2 findings on the base, 1 targets; 1 findings lie outside the campaign.s files" typescript &&
+	{ script -qec "sluice run --store o2.db outside.yaml" /dev/null </dev/null >typescript 2>&1; rc=$?; } &&
+	test $rc = 1 &&
+	grep -q "fix: 2 findings on the base, 1 targets (1 whole files: findings outside every unit of the query)" typescript
 '
 
 test_expect_success 'a findings file that cannot be read is an input error' '
