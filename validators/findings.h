@@ -11,7 +11,9 @@
  *   sarif - SARIF 2.1.0: runs[].results[] with ruleId (or rule.id),
  *           level (default "warning"; "none" is a note), message.text,
  *           locations[0].physicalLocation.artifactLocation.uri (or its
- *           index into runs[].artifacts[]) and region.startLine; relatedLocations
+ *           index into runs[].artifacts[]; a uriBaseId is resolved through
+ *           runs[].originalUriBaseIds, chained up to 8 deep, and the URI
+ *           percent-decoded) and region.startLine; relatedLocations
  *           and the steps of the first codeFlow become its notes.
  * Paths go through sl_report_path (diff_lines.h): "file://", the jail's
  * "/src/" and "./" are stripped, so they compare with the diff's.

@@ -164,6 +164,48 @@ test_expect_success SCRIPT 'the progress on a terminal says where the findings w
 	grep -q "fix: 2 findings on the base, 1 targets (1 whole files: findings outside every unit of the query)" typescript
 '
 
+test_expect_success 'host paths in a findings file are put on the repository files' '
+	printf "%s\n" "$TRASH/repo/src/calc.c:25:3: warning: Memory leak: p [memleak]" \
+		"/ci/work/proj/src/calc.c:14:12: error: Array index out of bounds [arrayIndexOutOfBounds]" \
+		"../src/calc.c:58:9: warning: Uninitialized variable: c [uninitvar]" \
+		"calc.h:1:1: warning: somewhere [x]" >host.txt &&
+	from_file fix-host host.txt gcc >host.yaml &&
+	sluice run --store h.db host.yaml >out 2>err &&
+	test "$(store_query h.db "select group_concat(start_line, \" \") from (select start_line from targets order by start_line)")" = "7 18 51" &&
+	store_query h.db "select prompt from attempts a join targets t on t.id = a.target_id where t.start_line = 7" >prompt &&
+	grep -q "^src/calc.c:14:12: error: Array index out of bounds" prompt &&
+	! grep -q "/ci/work" prompt
+'
+
+test_expect_success 'SARIF locations through uriBaseId and file:// URIs reach their units' '
+	cat >host.sarif <<-EOF &&
+	{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}},
+	  "originalUriBaseIds": {"ROOT": {"uri": "file://$TRASH/repo/"}},
+	  "results": [
+	    {"ruleId": "memleak", "message": {"text": "Memory leak: p"},
+	     "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/calc%2Ec", "uriBaseId": "ROOT"}, "region": {"startLine": 25}}}]},
+	    {"ruleId": "uninitvar", "message": {"text": "Uninitialized variable: c"},
+	     "locations": [{"physicalLocation": {"artifactLocation": {"uri": "file:///elsewhere/proj/src/calc.c"}, "region": {"startLine": 58}}}]}]}]}
+	EOF
+	from_file fix-sarif host.sarif sarif >sarif.yaml &&
+	sluice run --store hs.db sarif.yaml >out 2>err &&
+	test "$(store_query hs.db "select group_concat(start_line, \" \") from (select start_line from targets order by start_line)")" = "18 51"
+'
+
+test_expect_success SCRIPT 'a path that several files end with is reported, not guessed' '
+	git clone -q repo repo2 &&
+	mkdir repo2/lib &&
+	(cd repo2 && cp src/calc.c lib/calc.c && git add lib && git commit -qm "a second calc.c") &&
+	printf "%s\n" "src/calc.c:25:3: warning: Memory leak: p [memleak]" \
+		"calc.c:58:9: warning: Uninitialized variable: c [uninitvar]" >amb.txt &&
+	from_file fix-amb amb.txt gcc | sed "s/^repository: repo$/repository: repo2/" >amb.yaml &&
+	grep -q "^repository: repo2$" amb.yaml &&
+	script -qec "sluice run --store amb.db amb.yaml" /dev/null </dev/null >typescript 2>&1 &&
+	grep -q "findings: calc.c: ambiguous, several tracked files end with it" typescript &&
+	grep -q "fix: 2 findings on the base, 1 targets; 1 findings lie outside the campaign.s files" typescript &&
+	test "$(store_query amb.db "select start_line from targets")" = 18
+'
+
 test_expect_success 'a findings file that cannot be read is an input error' '
 	sed -e "s/^name: fix/name: fix-nofile/" fix.yaml >nofile.yaml &&
 	echo "findings: {report: missing.sarif, format: sarif}" >>nofile.yaml &&
