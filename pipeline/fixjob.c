@@ -92,30 +92,41 @@ void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
 	free(keep);
 }
 
-int sl_fix_parse_findings(sl_findings *out, const char *format, const char *text, size_t len,
-			  sl_err *err)
+int sl_fix_parse_findings(sl_findings *out, const char *format, const char *name,
+			  const char *text, size_t len, sl_err *err)
 {
+	size_t n = name ? strlen(name) : 0;
+	/* one automake .trs file: its test is named after it */
+	char *trs_name = n > 4 && !strcmp(name + n - 4, ".trs") ? sl_xstrndup(name, n - 4) : NULL;
 	sl_tests t;
 	int ret = SL_OK;
 
 	if (!strcmp(format, "gcc")) {
 		sl_findings_parse_gcc(out, text, len);
-		return SL_OK;
+		goto done;
 	}
 	if (!strcmp(format, "gcc-json")) {
 		sl_findings_parse_gcc_json(out, text, len);
-		return SL_OK;
+		goto done;
 	}
-	if (!strcmp(format, "sarif"))
-		return sl_findings_parse_sarif(out, text, len, err);
+	if (!strcmp(format, "sarif")) {
+		ret = sl_findings_parse_sarif(out, text, len, err);
+		goto done;
+	}
 	sl_tests_init(&t);
 	if (!strcmp(format, "junit"))
 		ret = sl_tests_parse_junit(&t, text, len, err);
+	else if (!strcmp(format, "ctest"))
+		ret = sl_tests_parse_ctest(&t, text, len, err);
+	else if (!strcmp(format, "automake"))
+		sl_tests_parse_automake(&t, text, len, trs_name);
 	else
 		sl_tests_parse_tap(&t, text, len);
 	if (!ret)
 		sl_findings_from_tests(&t, out);
 	sl_tests_release(&t);
+done:
+	free(trs_name);
 	return ret;
 }
 
@@ -167,7 +178,8 @@ int sl_fix_load_findings(sl_findings *out, const sl_campaign *c, sl_buf *unplace
 	int ret = sl_read_file(&text, path, 64u << 20, err);
 
 	if (!ret)
-		ret = sl_fix_parse_findings(out, spec->findings_format, text.buf, text.len, err);
+		ret = sl_fix_parse_findings(out, spec->findings_format, spec->findings_report,
+					    text.buf, text.len, err);
 	if (ret) {
 		sl_err_prefix(err, "findings: ");
 		ret = SL_EINPUT;

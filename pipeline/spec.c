@@ -955,11 +955,12 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
 		SL_GATE_MUTANTS };
 	/* the formats each kind reads; NULL entry = the kind takes no format */
-	static const char *const formats[][6] = {
+	static const char *const formats[][8] = {
 		[SL_GATE_STATIC] = { "gcc", "gcc-json", "sarif", NULL },
 		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
 		[SL_GATE_COVERAGE] = { "lcov", "gcov", "gcov-json", NULL },
-		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit" },
+		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit", "automake",
+			"ctest" },
 	};
 	const struct node *v[MAX_KEYS];
 	size_t i, j;
@@ -1051,14 +1052,14 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			g->max_lines = (unsigned)n;
 		}
 		if (g->format) {
-			for (j = 0; j < 6 && formats[g->kind][j]; j++)
+			for (j = 0; j < 8 && formats[g->kind][j]; j++)
 				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
 			if (!fmt_ok)
 				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
 					    kinds[g->kind], g->kind == SL_GATE_STATIC ?
 					    "gcc, gcc-json or sarif" :
 					    g->kind == SL_GATE_FINDING_GONE ?
-					    "gcc, gcc-json, sarif, tap or junit" :
+					    "gcc, gcc-json, sarif, tap, junit, automake or ctest" :
 					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
 					    g->kind == SL_GATE_COVERAGE ? "lcov, gcov or gcov-json" :
 					    "left out (this kind reads no report)");
@@ -1201,8 +1202,9 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 static int load_findings(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "report", "format", NULL };
-	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit", NULL };
-	static const int format_ix[] = { 0, 1, 2, 3, 4 };
+	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit",
+		"automake", "ctest", NULL };
+	static const int format_ix[] = { 0, 1, 2, 3, 4, 5, 6 };
 	const struct node *v[MAX_KEYS];
 	int f = 0;
 

@@ -566,6 +566,35 @@ static void clean_line(sl_buf *out, const char *p, const char *end)
 	}
 }
 
+/*
+ * A failed test's output that a report prints after it (a test-suite.log
+ * section, ctest --output-on-failure) joins its message, so a failure's
+ * FILE:LINE reaches the fix job.  body is emptied.
+ */
+static void attach_output(sl_tests *out, long idx, sl_buf *body)
+{
+	sl_test *x = idx >= 0 && (size_t)idx < out->n ? &out->v[idx] : NULL;
+
+	trim(body);
+	if (x && body->len && sl_test_failed(x->result)) {
+		sl_buf m = SL_BUF_INIT;
+
+		sl_buf_addf(&m, "%s%s%s", x->message ? x->message : "", x->message ? "\n" : "",
+			    body->buf);
+		free(x->message);
+		x->message = cap_message(m.buf);
+		sl_buf_release(&m);
+	}
+	sl_buf_reset(body);
+}
+
+/* A line of the section text, while the body is under the message cap. */
+static void body_line(sl_buf *body, const sl_buf *line)
+{
+	if (body->len <= MESSAGE_CAP)
+		sl_buf_addf(body, "%s\n", line->buf);
+}
+
 /* --- automake --- */
 
 static const struct {
@@ -595,10 +624,21 @@ static int am_result(const char *s, size_t *len)
 	return -1;
 }
 
+/* 1 if the line at p (up to stop) is a test-suite.log section's underline "====". */
+static int am_underline(const char *p, const char *stop)
+{
+	const char *s = p;
+
+	while (p < stop && *p == '=')
+		p++;
+	return p - s >= 3 && (p == stop || *p == '\n' || *p == '\r');
+}
+
 void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name)
 {
 	const char *p = text, *stop = text + len;
-	sl_buf line = SL_BUF_INIT, id = SL_BUF_INIT;
+	sl_buf line = SL_BUF_INIT, id = SL_BUF_INIT, body = SL_BUF_INIT;
+	long section = -1;          /* the test whose test-suite.log section is being read */
 
 	while (p < stop) {
 		const char *eol = memchr(p, '\n', (size_t)(stop - p));
@@ -628,8 +668,11 @@ void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const 
 			if ((r = am_result(w, &wl)) < 0)
 				continue;
 		} else {
-			if ((r = am_result(line.buf, &wl)) < 0 || line.buf[wl + 1] != ' ')
+			if ((r = am_result(line.buf, &wl)) < 0 || line.buf[wl + 1] != ' ') {
+				if (section >= 0)
+					body_line(&body, &line);
 				continue;
+			}
 			name = line.buf + wl + 2;
 			while (*name == ' ')
 				name++;
@@ -639,12 +682,22 @@ void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const 
 			if (!nl)
 				continue;
 			sl_buf_add(&id, name, nl);
+			attach_output(out, section, &body);
+			section = -1;
+			/* "FAIL: t/x" over "=========": test-suite.log's section of that test */
+			if (am_underline(p, stop)) {
+				section = (long)out->n;
+				p = memchr(p, '\n', (size_t)(stop - p));
+				p = p ? p + 1 : stop;
+			}
 		}
 		if (id.len)
 			sl_tests_add(out, id.buf, am_results[r].result, am_results[r].message);
 	}
+	attach_output(out, section, &body);
 	sl_buf_release(&line);
 	sl_buf_release(&id);
+	sl_buf_release(&body);
 	keep_first(out);
 }
 
@@ -676,10 +729,26 @@ static size_t status_len(const char *m)
 	return l;
 }
 
+/* 1 for ctest's lines that end a failed test's output: "Start N:", the summary. */
+static int ctest_boundary(const char *l)
+{
+	const char *s = strstr(l, "Start ");
+
+	while (*l == ' ')
+		l++;
+	if (s && s == l && isdigit((unsigned char)s[6]))
+		return 1;
+	while (isdigit((unsigned char)*l))
+		l++;
+	return !strncmp(l, "% tests passed", 14) || strstr(l, "Test #") ||
+		!strncmp(l, "Total Test time", 15) || !strncmp(l, "The following tests", 19);
+}
+
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err)
 {
 	const char *p = text, *stop = text + len;
-	sl_buf line = SL_BUF_INIT, msg = SL_BUF_INIT;
+	sl_buf line = SL_BUF_INIT, msg = SL_BUF_INIT, body = SL_BUF_INIT;
+	long open = -1;             /* a failed test whose output (--output-on-failure) follows */
 
 	while (p < stop && isspace((unsigned char)*p))
 		p++;
@@ -693,6 +762,12 @@ int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *er
 
 		clean_line(&line, p, eol ? eol : stop);
 		p = next;
+		if (ctest_boundary(line.buf)) {
+			attach_output(out, open, &body);
+			open = -1;
+		} else if (open >= 0) {
+			body_line(&body, &line);
+		}
 		/* [N/M ]Test #K: NAME ....   Passed    0.01 sec */
 		if (!(t = strstr(line.buf, "Test #")))
 			continue;
@@ -719,10 +794,14 @@ int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *er
 		if (m)
 			sl_buf_add(&msg, m, status_len(m));
 		*(char *)e = '\0';
+		if (sl_test_failed(r))
+			open = (long)out->n;
 		sl_tests_add(out, name, r, msg.len ? msg.buf : NULL);
 	}
+	attach_output(out, open, &body);
 	sl_buf_release(&line);
 	sl_buf_release(&msg);
+	sl_buf_release(&body);
 	keep_first(out);
 	return SL_OK;
 }

@@ -223,9 +223,9 @@ test_expect_success 'bad job keys are one-line errors naming the line, nothing s
 	sed "s/^kind: fix/kind: repair/" fix.yaml >k.yaml &&
 	test_expect_code 2 sluice run --store z.db k.yaml 2>err &&
 	test "$(cat err)" = "sluice: k.yaml:2:7: '"'"'kind'"'"' must be one of: migration, fix, testgen" &&
-	sed "s/format: gcc, command: \"make -s scan\"/format: ctest, command: \"make -s scan\"/" fix.yaml >fm.yaml &&
+	sed "s/format: gcc, command: \"make -s scan\"/format: lcov, command: \"make -s scan\"/" fix.yaml >fm.yaml &&
 	test_expect_code 2 sluice run --store z.db fm.yaml 2>err &&
-	grep -q "^sluice: fm.yaml:16:50: .format. of a finding-gone gate must be gcc, gcc-json, sarif, tap or junit$" err &&
+	grep -q "^sluice: fm.yaml:16:50: .format. of a finding-gone gate must be gcc, gcc-json, sarif, tap, junit, automake or ctest$" err &&
 	sed "s/^kind: fix/kind: migration/" file.yaml >mf.yaml &&
 	test_expect_code 2 sluice run --store z.db mf.yaml 2>err &&
 	grep -q "^sluice: mf.yaml:18:11: .findings. belongs to fix campaigns$" err &&
@@ -278,6 +278,84 @@ test_expect_success 'a candidate that leaves it failing is rejected' '
 	test_expect_code 1 sluice run --store l.db left.yaml >out &&
 	test "$(store_query l.db "select verdict || \" \" || note from gate_runs where gate = \"failing\"")" = "fail still failing: clamp_above" &&
 	grep -q "proposed  *0" out
+'
+
+# The same failing test through ctest, run in the jail, and through reports
+# made on the host: automake's test-suite.log and ctest's JUnit.
+test_expect_success 'setup: the project with a CMake build whose tests ctest runs one by one' '
+	git clone -q repo repo3 &&
+	cat >repo3/CMakeLists.txt <<-\EOF &&
+	cmake_minimum_required(VERSION 3.13)
+	project(calc C)
+	enable_testing()
+	add_executable(check tests/check.c src/calc.c)
+	target_include_directories(check PRIVATE src)
+	foreach(t dup_name sign mid3 count_pos clamp_inside clamp_above sum4_input)
+	  add_test(NAME ${t} COMMAND sh -c "./check >all; grep -q \"^ok [0-9]* - ${t}\$\" all || { grep -A1 \" - ${t}\$\" all; exit 1; }")
+	endforeach()
+	EOF
+	(cd repo3 && git add CMakeLists.txt && git commit -qm "cmake") &&
+	cmake -S repo3 -B hostbuild >/dev/null &&
+	cmake --build hostbuild >/dev/null &&
+	{ (cd hostbuild && ctest --output-junit ctest.xml >ctest.out); rc=$?; } &&
+	test $rc != 0 &&
+	grep -q "clamp_above .*Failed" hostbuild/ctest.out
+'
+
+CTEST_CMD='cmake -S . -B b >/dev/null && cmake --build b >/dev/null && cd b && ctest --output-on-failure'
+ctest_campaign() { # NAME CANDIDATE-DIR
+	tests_campaign "$1" "$2" |
+	sed -e "s/^repository: repo$/repository: repo3/" -e "/name: failing/d" &&
+	echo "  - {name: failing, kind: finding-gone, format: ctest, command: \"$CTEST_CMD\"}"
+}
+
+test_expect_success 'a test failing under ctest in the jail is a target; the fix makes it pass' '
+	ctest_campaign ctest-right "$CANDIDATES" >ct.yaml &&
+	grep -q "format: ctest" ct.yaml &&
+	{ sluice run --store ct.db ct.yaml >out 2>err ||
+	{ cat out err; false; }; } &&
+	test "$(store_query ct.db "select path || \":\" || start_line || \":\" || state from targets")" = src/calc.c:61:proposed &&
+	store_query ct.db "select prompt from attempts" | grep -q "^src/calc.c:65: error: failing test clamp_above: not ok 6 - clamp_above" &&
+	test "$(store_query ct.db "select verdict || \" \" || note from gate_runs where gate = \"failing\"")" = "pass the target'"'"'s findings are gone"
+'
+
+test_expect_success 'under ctest, a candidate that leaves the test failing is rejected' '
+	ctest_campaign ctest-left "$CANDIDATES/left" >ctl.yaml &&
+	test_expect_code 1 sluice run --store ctl.db ctl.yaml >out &&
+	test "$(store_query ctl.db "select verdict || \" \" || note from gate_runs where gate = \"failing\"")" = "fail still failing: clamp_above"
+'
+
+test_expect_success 'ctest JUnit made on the host as the findings file' '
+	from_file fix-ctest-junit hostbuild/ctest.xml ctest >cj.yaml &&
+	sluice run --store cj.db cj.yaml >out 2>err &&
+	test "$(store_query cj.db "select start_line || \":\" || state from targets")" = 61:proposed &&
+	store_query cj.db "select prompt from attempts" | grep -q "src/calc.c:65: error: failing test clamp_above"
+'
+
+test_expect_success 'automake test-suite.log as the findings file: its sections place the failures' '
+	cat >test-suite.log <<-\EOF &&
+	==========================================
+	   calc 1.0: ./test-suite.log
+	==========================================
+
+	# TOTAL: 7
+	# PASS:  6
+	# FAIL:  1
+
+	.. contents:: :depth: 2
+
+	FAIL: tests/clamp_above
+	=======================
+
+	not ok 6 - clamp_above
+	# src/calc.c:65: clamp(15, 0, 10) != 10
+	FAIL tests/clamp_above (exit status: 1)
+
+	EOF
+	from_file fix-am test-suite.log automake >am.yaml &&
+	sluice run --store am.db am.yaml >out 2>err &&
+	test "$(store_query am.db "select start_line || \":\" || state from targets")" = 61:proposed &&
+	store_query am.db "select prompt from attempts" | grep -q "^src/calc.c:65: error: failing test tests/clamp_above: not ok 6 - clamp_above"
 '
 
 test_done

@@ -8,9 +8,12 @@
  * own unit.h, one line flipped to "not ok") are real outputs made here;
  * surefire.xml, pytest.xml, go-junit-report.xml and gtest-nested.xml are
  * written in those tools' shapes; hostile-* must be refused or harmless.
- * ctest-console.ctest is ctest 3.25's output here (every status it prints);
+ * ctest-console.ctest is ctest 3.25's output here (every status it prints),
+ * ctest-output-on-failure.ctest its --output-on-failure (a failed test's
+ * output joins its message);
  * automake-*.am are written in automake 1.16's shapes (`make check` output
- * with colour, test-suite.log, grep -H over .trs files).
+ * with colour, test-suite.log whose sections give the failures' messages,
+ * grep -H over .trs files).
  * NAME.expect holds the dump below.
  */
 #include <stdlib.h>
