@@ -36,6 +36,26 @@ test_expect_success 'testgen: the example proposes the one good test of six' '
 	grep -q "^- mutants: kills 2 of 9 mutants" demo/testgen-export/report.md
 '
 
+readme_campaign() { # SECTION: the first yaml block under the README heading SECTION
+	awk -v s="$1" '/^## / { sec = $0 } /^```yaml$/ && sec == s && !done { on = 1; next }
+		/^```$/ && on { on = 0; done = 1 } on' "$EXAMPLES/../README.md"
+}
+
+test_expect_success 'the campaign file of each job in the README loads and scopes its example' '
+	readme_campaign "## A campaign file, line by line" >readme-migration.yaml &&
+	readme_campaign "## The fix job" >readme-fix.yaml &&
+	readme_campaign "## The testgen job" >readme-testgen.yaml &&
+	greet_repo greet &&
+	sluice scope --repo greet readme-migration.yaml >scope-migration &&
+	test $(wc -l <scope-migration) = 3 &&
+	sluice scope --repo demo/fix readme-fix.yaml >scope-fix &&
+	cut -d" " -f1-2 scope-fix >actual &&
+	printf "src/calc.c:%s function\n" 7:1: 18:1: 30:1: 41:1: 51:1: 61:1: >expect &&
+	test_cmp expect actual &&
+	sluice scope --repo demo/testgen readme-testgen.yaml >scope-testgen &&
+	test "$(cut -d" " -f1 scope-testgen)" = src/calc.c:4:1:
+'
+
 # The model version of each example (campaign-openai.yaml), unchanged but for
 # its endpoint: a stub OpenAI server on 127.0.0.1 that answers with the same
 # canned replies the command provider gives.
