@@ -39,7 +39,47 @@ void sl_tests_release(sl_tests *t)
 		free(t->v[i].message);
 	}
 	free(t->v);
+	free(t->slot);
 	sl_tests_init(t);
+}
+
+/*
+ * The id index: open addressing over v's positions (slot = position + 1,
+ * 0 = empty), at most half full, so comparing two reports of n tests costs
+ * O(n) lookups instead of O(n^2) string compares.
+ */
+static size_t id_hash(const char *id)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (size_t)h;
+}
+
+static void index_add(sl_tests *t, size_t pos)
+{
+	size_t mask = t->nslot - 1, i = id_hash(t->v[pos].id) & mask;
+
+	while (t->slot[i])
+		i = (i + 1) & mask;
+	t->slot[i] = pos + 1;
+	t->indexed++;
+}
+
+/* Index v[0 .. n) afresh in a table of at least 2n slots. */
+static void index_rebuild(sl_tests *t)
+{
+	size_t want = 16;
+
+	while (want < 2 * t->n + 2)
+		want *= 2;
+	free(t->slot);
+	t->slot = sl_xcalloc(want, sizeof(*t->slot));
+	t->nslot = want;
+	t->indexed = 0;
+	for (size_t i = 0; i < t->n; i++)
+		index_add(t, i);
 }
 
 static char *cap_message(const char *m)
@@ -73,13 +113,27 @@ void sl_tests_add(sl_tests *t, const char *id, int result, const char *message)
 	x->id = sl_xstrdup(id);
 	x->result = result;
 	x->message = cap_message(message);
+	if (!t->slot || t->indexed != t->n - 1 || 2 * t->n + 2 > t->nslot)
+		index_rebuild(t);
+	else
+		index_add(t, t->n - 1);
 }
 
 const sl_test *sl_tests_find(const sl_tests *t, const char *id)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->v[i].id, id))
-			return &t->v[i];
+	size_t mask, i;
+
+	if (!t->slot || t->indexed != t->n) {
+		for (i = 0; i < t->n; i++)
+			if (!strcmp(t->v[i].id, id))
+				return &t->v[i];
+		return NULL;
+	}
+	/* probing meets a duplicate id's entries in the order they were added */
+	mask = t->nslot - 1;
+	for (i = id_hash(id) & mask; t->slot[i]; i = (i + 1) & mask)
+		if (!strcmp(t->v[t->slot[i] - 1].id, id))
+			return &t->v[t->slot[i] - 1];
 	return NULL;
 }
 
@@ -141,6 +195,7 @@ static void dedupe(sl_tests *t)
 		r[i].id = r[i - 1].id;   /* the group's first id, never renamed */
 	}
 	free(r);
+	index_rebuild(t);
 }
 
 /* --- JUnit --- */
@@ -546,6 +601,7 @@ static void keep_first(sl_tests *t)
 	}
 	t->n = k;
 	free(drop);
+	index_rebuild(t);
 }
 
 /* One line without its CR and without ANSI colour sequences (ESC [ ... letter). */

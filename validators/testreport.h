@@ -69,6 +69,7 @@ typedef struct sl_tests {
 	size_t n, alloc;
 	size_t dropped;             /* tests past the cap, counted only */
 	int bailed_out;             /* TAP "Bail out!" seen */
+	size_t *slot, nslot, indexed; /* sl_tests_find's index of ids (private) */
 } sl_tests;
 
 void sl_tests_init(sl_tests *t);
@@ -107,7 +108,11 @@ void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const 
  */
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);
 
-/* The test with this id, or NULL (linear; sets are small). */
+/*
+ * The test with this id (the first added, if several), or NULL: a hash
+ * lookup in a set built with sl_tests_add and the parsers, linear in one
+ * whose v was filled by hand.
+ */
 const sl_test *sl_tests_find(const sl_tests *t, const char *id);
 
 /* 1 for FAIL and ERROR. */
