@@ -1,9 +1,10 @@
 /*
  * fixjob.c - targets from findings (fixjob.h).
  *
- * Reads a scoped target list and a finding set; writes the pruned list and
- * prompt text.  Nothing here runs a command: the findings come from the
- * finding-gone gates' runs on the base.
+ * Reads a scoped target list and a finding set (from the finding-gone
+ * gates' runs on the base, or a findings file put on the base's files);
+ * scopes whole the files with a finding outside every unit; writes the
+ * pruned list and prompt text.  Nothing here runs a command.
  */
 #include <stdlib.h>
 #include <string.h>
