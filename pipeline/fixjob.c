@@ -20,12 +20,29 @@ static int encloses(const sl_target *t, const sl_finding *x)
 	return !strcmp(t->path, x->file) && x->line >= t->start_line && x->line <= t->end_line;
 }
 
+/* The first target of path in list (sorted by path), or list->n. */
+static size_t first_of(const sl_target_list *list, const char *path)
+{
+	size_t lo = 0, hi = list->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(list->v[mid].path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The innermost target enclosing x (list sorted by path, then start), or -1. */
 static long owner_of(const sl_target_list *list, const sl_finding *x)
 {
 	long best = -1;
 
-	for (size_t i = 0; i < list->n; i++) {
+	for (size_t i = first_of(list, x->file); i < list->n && !strcmp(list->v[i].path, x->file);
+	     i++) {
 		const sl_target *t = &list->v[i];
 
 		if (!encloses(t, x))
@@ -235,7 +252,9 @@ static int cmp_target(const void *a, const void *b)
 
 	if (c)
 		return c;
-	return x->start_byte < y->start_byte ? -1 : x->start_byte > y->start_byte;
+	if (x->start_byte != y->start_byte)
+		return x->start_byte < y->start_byte ? -1 : 1;
+	return x->end_byte > y->end_byte ? -1 : x->end_byte < y->end_byte;   /* as sl_scope */
 }
 
 /*
@@ -293,11 +312,11 @@ int sl_fix_targets(sl_target_list *list, const sl_campaign *c, struct sl_store *
 		goto done;
 	/* a whole file replaces its units: it holds all of the file's findings */
 	keep = sl_xcalloc(list->n ? list->n : 1, 1);
-	for (size_t i = 0; i < list->n; i++) {
-		keep[i] = 1;
-		for (size_t k = 0; k < files.n && keep[i]; k++)
-			keep[i] = strcmp(list->v[i].path, files.v[k].path) != 0;
-	}
+	memset(keep, 1, list->n);
+	for (size_t k = 0; k < files.n; k++)
+		for (size_t i = first_of(list, files.v[k].path);
+		     i < list->n && !strcmp(list->v[i].path, files.v[k].path); i++)
+			keep[i] = 0;
 	keep_only(list, keep);
 	SL_ALLOC_GROW(list->v, list->n + files.n, list->alloc);
 	memcpy(list->v + list->n, files.v, files.n * sizeof(*files.v));
