@@ -8,10 +8,12 @@
  *     scope the base with the campaign's query (e.g. every function);
  *     measure the gates' baseline, collect the finding-gone gates' base
  *     findings (validators/validators.h, sl_gating_base_findings);
- *     sl_fix_select(&list, &findings, &unplaced)   keep the units with findings
+ *     or read the campaign's findings file: sl_fix_load_findings(&findings, c, &why, err)
+ *     sl_fix_targets(&list, c, store, &findings, &note, err)   the targets
  *     per target: sl_fix_finding_text(&findings, t, &buf) for the prompt.
  * Findings in one unit merge into one target; a finding inside nested units
- * belongs to the innermost.
+ * belongs to the innermost.  A file with a finding outside every unit
+ * becomes one target of unit "file" that replaces its units.
  */
 #ifndef SL_FIXJOB_H
 #define SL_FIXJOB_H
@@ -41,20 +43,39 @@ void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out);
  * executable line, stays.  cov NULL: nothing is dropped.
  */
 /*
- * Parse a findings file of the given format (gcc, gcc-json, sarif, tap or
- * junit: failing tests, see finding_gone.h) into out.  SL_EINPUT for a
- * SARIF or JUnit file that does not parse.
+ * Parse a findings file of the given format (gcc, gcc-json, sarif; tap,
+ * junit, automake or ctest: failing tests, see finding_gone.h) into out.
+ * name: the file's name or NULL (one automake .trs file names its test).
+ * SL_EINPUT for a SARIF or JUnit file that does not parse.
  */
-int sl_fix_parse_findings(sl_findings *out, const char *format, const char *text, size_t len,
-			  sl_err *err);
+int sl_fix_parse_findings(sl_findings *out, const char *format, const char *name,
+			  const char *text, size_t len, sl_err *err);
 
 /*
  * Read and parse the campaign's `findings` file (spec->findings_report,
- * against spec->dir) into out.  SL_EINPUT "findings: ..." when it cannot be
- * read or parsed.
+ * against spec->dir) into out, and put its paths on the base's files
+ * (validators.h, sl_findings_place: the work tree's root stripped, else a
+ * unique tail match).  The paths left unplaced are listed in unplaced, one
+ * line each.  SL_EINPUT "findings: ..." when the file cannot be read or
+ * parsed; SL_ERROR when the base's tree cannot be listed.
  */
-struct sl_spec;
-int sl_fix_load_findings(sl_findings *out, const struct sl_spec *spec, sl_err *err);
+struct sl_campaign;
+int sl_fix_load_findings(sl_findings *out, const struct sl_campaign *c, sl_buf *unplaced,
+			 sl_err *err);
+
+/*
+ * kind fix: the campaign's targets from its scoped units (list) and the
+ * base's findings f.  A unit stays when it encloses a finding (the innermost
+ * when units nest).  A file of the campaign (its paths and language) with a
+ * finding outside every unit is scoped whole (unit "file", cache as for
+ * sl_scope) and that one target replaces the file's units: it holds all of
+ * the file's findings.  A one-line summary for the progress notice is
+ * appended to note ("fix: N findings on the base, M targets ...").
+ * Errors are the scoper's.
+ */
+struct sl_store;
+int sl_fix_targets(sl_target_list *list, const struct sl_campaign *c, struct sl_store *cache,
+		   const sl_findings *f, sl_buf *note, sl_err *err);
 
 struct sl_coverage;
 void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent);

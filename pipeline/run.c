@@ -1937,22 +1937,25 @@ static int testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err)
  */
 static int fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 {
-	size_t unplaced;
+	sl_buf note = SL_BUF_INIT;
 	int ret;
 
 	if ((ret = baseline_first(x, err)))
 		return ret;
 	/* a findings file says where to look; the gate still proves each fix */
 	if (x->c->spec->findings_report)
-		ret = sl_fix_load_findings(&x->findings, x->c->spec, err);
+		ret = sl_fix_load_findings(&x->findings, x->c, &note, err);
 	else
 		sl_gating_base_findings(x->gating, &x->findings);
-	if (ret)
-		return ret;
-	sl_fix_select(list, &x->findings, &unplaced);
-	notice(x, "fix: %zu findings on the base, %zu targets%s", x->findings.n, list->n,
-	       unplaced ? "; some findings lie outside every unit of the query" : "");
-	return SL_OK;
+	for (const char *l = note.buf, *e; !ret && *l; l = *e ? e + 1 : e) {
+		e = strchrnul(l, '\n');
+		notice(x, "findings: %.*s", (int)(e - l), l);
+	}
+	sl_buf_reset(&note);
+	if (!ret && !(ret = sl_fix_targets(list, x->c, x->st, &x->findings, &note, err)))
+		notice(x, "%s", note.buf);
+	sl_buf_release(&note);
+	return ret;
 }
 
 /* Pending targets, and those a budget stopped in an earlier run, in id order. */

@@ -28,6 +28,7 @@
 #include "pipeline/generate/edit.h"
 #include "pipeline/generate/provider.h"
 #include "pipeline/spec.h"
+#include "scoping/scope.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
 #define SPEC_MAX_DEPTH 32
@@ -564,13 +565,16 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 	    get_str(ld, v[K_QUERY], "query", "targets", 1, &spec->query) ||
 	    get_str(ld, v[K_CAPTURE], "capture", "targets", 1, &spec->capture) ||
 	    get_enum(ld, v[K_UNIT], "unit", "targets", units, unit_ix, &unit) ||
-	    need(ld, map, v[K_LANGUAGE], "language", "targets") ||
-	    need(ld, map, v[K_QUERY], "query", "targets"))
+	    need(ld, map, v[K_LANGUAGE], "language", "targets"))
 		return SL_EINPUT;
 	spec->language_pos = text_pos(ld, v[K_LANGUAGE]);
-	spec->query_pos = text_pos(ld, v[K_QUERY]);
-	spec->query_block = v[K_QUERY]->style == YAML_LITERAL_SCALAR_STYLE ||
-		v[K_QUERY]->style == YAML_FOLDED_SCALAR_STYLE;
+	if (v[K_QUERY]) {
+		spec->query_pos = text_pos(ld, v[K_QUERY]);
+		spec->query_block = v[K_QUERY]->style == YAML_LITERAL_SCALAR_STYLE ||
+			v[K_QUERY]->style == YAML_FOLDED_SCALAR_STYLE;
+	} else if (!v[K_UNIT]) {
+		unit = 2;   /* fix's default query: the unit is the function */
+	}
 	spec->unit = sl_xstrdup(units[unit]);
 	if (v[K_OVERRIDES]) {
 		const struct node *m = v[K_OVERRIDES];
@@ -951,11 +955,12 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
 		SL_GATE_MUTANTS };
 	/* the formats each kind reads; NULL entry = the kind takes no format */
-	static const char *const formats[][6] = {
+	static const char *const formats[][8] = {
 		[SL_GATE_STATIC] = { "gcc", "gcc-json", "sarif", NULL },
 		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
 		[SL_GATE_COVERAGE] = { "lcov", "gcov", "gcov-json", NULL },
-		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit" },
+		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit", "automake",
+			"ctest" },
 	};
 	const struct node *v[MAX_KEYS];
 	size_t i, j;
@@ -1047,14 +1052,14 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 			g->max_lines = (unsigned)n;
 		}
 		if (g->format) {
-			for (j = 0; j < 6 && formats[g->kind][j]; j++)
+			for (j = 0; j < 8 && formats[g->kind][j]; j++)
 				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
 			if (!fmt_ok)
 				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
 					    kinds[g->kind], g->kind == SL_GATE_STATIC ?
 					    "gcc, gcc-json or sarif" :
 					    g->kind == SL_GATE_FINDING_GONE ?
-					    "gcc, gcc-json, sarif, tap or junit" :
+					    "gcc, gcc-json, sarif, tap, junit, automake or ctest" :
 					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
 					    g->kind == SL_GATE_COVERAGE ? "lcov, gcov or gcov-json" :
 					    "left out (this kind reads no report)");
@@ -1197,8 +1202,9 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 static int load_findings(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "report", "format", NULL };
-	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit", NULL };
-	static const int format_ix[] = { 0, 1, 2, 3, 4 };
+	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit",
+		"automake", "ctest", NULL };
+	static const int format_ix[] = { 0, 1, 2, 3, 4, 5, 6 };
 	const struct node *v[MAX_KEYS];
 	int f = 0;
 
@@ -1219,6 +1225,31 @@ static int has_gate_kind(const sl_spec *spec, int kind)
 		if (spec->gates[i].kind == kind)
 			return 1;
 	return 0;
+}
+
+/*
+ * No `query` in `targets`: a fix campaign takes every function of its
+ * language (scope.h, sl_lang_function_query); other kinds must name one.
+ */
+static int default_query(struct loader *ld, const struct node *targets, sl_spec *spec)
+{
+	const char *q = spec->job == SL_JOB_FIX ? sl_lang_function_query(spec->language) : NULL;
+	char sbuf[80];
+
+	if (q) {
+		spec->query = sl_xstrdup(q);
+		spec->query_default = 1;
+		return 0;
+	}
+	if (spec->job != SL_JOB_FIX)
+		return need(ld, targets, NULL, "query", "targets");
+	if (!sl_lang_known(spec->language))
+		return fail_at(ld, spec->language_pos.line, spec->language_pos.col,
+			       "unknown language '%s' (known: %s)",
+			       show(sbuf, sizeof(sbuf), spec->language, strlen(spec->language)),
+			       sl_lang_names());
+	return fail(ld, targets->start, "a fix campaign on %s needs a 'query' in 'targets': "
+		    "the language has no functions to default to", spec->language);
 }
 
 static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
@@ -1330,6 +1361,8 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 	if (spec->job == SL_JOB_FIX && !has_gate_kind(spec, SL_GATE_FINDING_GONE))
 		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
 			    "finding-gone: its findings on the base are the targets");
+	if (!spec->query && default_query(ld, v[K_TARGETS], spec))
+		return SL_EINPUT;
 	if (!spec->edit_format)
 		spec->edit_format = spec->unit && strcmp(spec->unit, "capture") &&
 			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;

@@ -75,7 +75,9 @@ typedef struct sl_spec {
 	sl_strvec override_langs;   /* are of language override_langs[i] */
 	sl_pos *override_pos;       /* of each language, for errors */
 	size_t override_pos_alloc;
-	char *query;                /* required */
+	char *query;                /* required, but for kind fix (then the language's
+				       functions, query_default set) */
+	int query_default;          /* 1: query is sl_lang_function_query's */
 	sl_pos query_pos;           /* of the query's first character in the file */
 	int query_block;            /* the query was a block scalar (| or >) */
 	char *capture;              /* NULL = the query's first capture */

@@ -213,6 +213,42 @@ const char *sl_lang_for_path_ex(const char *path, const sl_lang_override *ov, si
 	return NULL;
 }
 
+#define JS_FUNC_QUERY "[(function_declaration) (generator_function_declaration) " \
+	"(function_expression) (generator_function) (arrow_function) (method_definition)] @unit"
+
+/* Per language: the default query of a fix campaign, the query of a whole file. */
+static const struct {
+	const char *lang, *func, *file;
+} queries[] = {
+	{ "c", "(function_definition) @unit", "(translation_unit) @file" },
+	{ "cpp", "(function_definition) @unit", "(translation_unit) @file" },
+	{ "python", "(function_definition) @unit", "(module) @file" },
+	{ "javascript", JS_FUNC_QUERY, "(program) @file" },
+	{ "typescript", JS_FUNC_QUERY, "(program) @file" },
+	{ "tsx", JS_FUNC_QUERY, "(program) @file" },
+	{ "go", "[(function_declaration) (method_declaration)] @unit", "(source_file) @file" },
+	{ "java", "[(method_declaration) (constructor_declaration)] @unit", "(program) @file" },
+	{ "rust", "(function_item) @unit", "(source_file) @file" },
+	{ "bash", "(function_definition) @unit", "(program) @file" },
+	{ "json", NULL, "(document) @file" },
+};
+
+const char *sl_lang_function_query(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(queries) / sizeof(queries[0]); i++)
+		if (!strcmp(queries[i].lang, name))
+			return queries[i].func;
+	return NULL;
+}
+
+const char *sl_lang_file_query(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(queries) / sizeof(queries[0]); i++)
+		if (!strcmp(queries[i].lang, name))
+			return queries[i].file;
+	return NULL;
+}
+
 const char *sl_lang_names(void)
 {
 	return "c, cpp, python, javascript, typescript, tsx, go, java, rust, bash, json";

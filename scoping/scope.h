@@ -167,5 +167,16 @@ const char *sl_lang_for_path(const char *path);
 const char *sl_lang_for_path_ex(const char *path, const sl_lang_override *ov, size_t nov);
 /* Comma-separated names of the built-in languages (static). */
 const char *sl_lang_names(void);
+/*
+ * The query a fix campaign uses when it names none: every function and
+ * method of the language (c, cpp, python, bash: function_definition;
+ * javascript, typescript, tsx: function declarations, function expressions,
+ * arrow functions, methods; go: function and method declarations; java:
+ * methods and constructors; rust: function_item), one capture @unit.
+ * Static; NULL for a language without functions (json) or unknown.
+ */
+const char *sl_lang_function_query(const char *name);
+/* A query whose one match is the file's root node, capture @file (static; NULL if unknown). */
+const char *sl_lang_file_query(const char *name);
 
 #endif

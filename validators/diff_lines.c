@@ -428,6 +428,20 @@ static int hexval(int c)
 	return -1;
 }
 
+void sl_percent_decode(sl_buf *out, const char *s)
+{
+	for (; *s; s++) {
+		int h, l;
+
+		if (*s == '%' && (h = hexval(s[1])) >= 0 && (l = hexval(s[2])) >= 0) {
+			sl_buf_addch(out, h * 16 + l);
+			s += 2;
+		} else {
+			sl_buf_addch(out, *s);
+		}
+	}
+}
+
 char *sl_report_path(const char *raw)
 {
 	sl_buf in = SL_BUF_INIT, out = SL_BUF_INIT;
@@ -442,16 +456,7 @@ char *sl_report_path(const char *raw)
 			const char *slash = strchr(s, '/');
 			s = slash ? slash : "";
 		}
-		for (; *s; s++) {
-			int h, l;
-
-			if (*s == '%' && (h = hexval(s[1])) >= 0 && (l = hexval(s[2])) >= 0) {
-				sl_buf_addch(&in, h * 16 + l);
-				s += 2;
-			} else {
-				sl_buf_addch(&in, *s);
-			}
-		}
+		sl_percent_decode(&in, s);
 	} else {
 		sl_buf_adds(&in, s);
 	}

@@ -90,4 +90,7 @@ int sl_changed_near(const sl_changed *c, const char *path, unsigned line, unsign
  */
 char *sl_report_path(const char *raw);
 
+/* Append s to out with each "%XX" escape decoded (a malformed one is kept as is). */
+void sl_percent_decode(sl_buf *out, const char *s);
+
 #endif

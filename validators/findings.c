@@ -299,12 +299,32 @@ static unsigned juint(json_t *v)
 	return i > 0 && i <= 0x7fffffff ? (unsigned)i : 0;
 }
 
+/*
+ * The base a uriBaseId names (runs[].originalUriBaseIds), itself resolved
+ * against its own uriBaseId, up to 8 levels; appended to b with a final '/'.
+ * An id the run does not define adds nothing (the uri is then taken as
+ * relative to the repository, as %SRCROOT% is).
+ */
+static void sarif_base(json_t *run, const char *base_id, sl_buf *b, int depth)
+{
+	json_t *ent = jpath(jpath(run, "originalUriBaseIds", NULL), base_id, NULL);
+	const char *root = jstr(ent, "uri"), *parent = jstr(ent, "uriBaseId");
+
+	if (!root)
+		return;
+	if (parent && depth < 8 && !strstr(root, "://") && root[0] != '/')
+		sarif_base(run, parent, b, depth + 1);
+	sl_buf_adds(b, root);
+	if (b->len && b->buf[b->len - 1] != '/')
+		sl_buf_addch(b, '/');
+}
+
 static char *sarif_path(json_t *run, json_t *art)
 {
 	const char *uri = jstr(art, "uri");
 	const char *base_id = jstr(art, "uriBaseId");
 	json_t *idx = jpath(art, "index", NULL);
-	sl_buf b = SL_BUF_INIT;
+	sl_buf b = SL_BUF_INIT, dec = SL_BUF_INIT;
 	char *ret;
 
 	if (!uri && json_is_integer(idx)) {
@@ -317,18 +337,15 @@ static char *sarif_path(json_t *run, json_t *art)
 	}
 	if (!uri)
 		return sl_xstrdup("");
-	if (base_id && !strstr(uri, "://") && uri[0] != '/') {
-		const char *root = jstr(jpath(jpath(run, "originalUriBaseIds", NULL), base_id, NULL), "uri");
-
-		if (root) {
-			sl_buf_adds(&b, root);
-			if (b.len && b.buf[b.len - 1] != '/')
-				sl_buf_addch(&b, '/');
-		}
-	}
+	if (base_id && !strstr(uri, "://") && uri[0] != '/')
+		sarif_base(run, base_id, &b, 0);
 	sl_buf_adds(&b, uri);
-	ret = sl_report_path(b.buf);
+	/* a SARIF uri is a URI reference: percent-encoded even when relative */
+	if (strncmp(b.buf, "file://", 7))
+		sl_percent_decode(&dec, b.buf);
+	ret = sl_report_path(dec.len ? dec.buf : b.buf);
 	sl_buf_release(&b);
+	sl_buf_release(&dec);
 	return ret;
 }
 

@@ -11,7 +11,9 @@
  *   sarif - SARIF 2.1.0: runs[].results[] with ruleId (or rule.id),
  *           level (default "warning"; "none" is a note), message.text,
  *           locations[0].physicalLocation.artifactLocation.uri (or its
- *           index into runs[].artifacts[]) and region.startLine; relatedLocations
+ *           index into runs[].artifacts[]; a uriBaseId is resolved through
+ *           runs[].originalUriBaseIds, chained up to 8 deep, and the URI
+ *           percent-decoded) and region.startLine; relatedLocations
  *           and the steps of the first codeFlow become its notes.
  * Paths go through sl_report_path (diff_lines.h): "file://", the jail's
  * "/src/" and "./" are stripped, so they compare with the diff's.
@@ -100,6 +102,26 @@ void sl_findings_parse_gcc_json(sl_findings *out, const char *text, size_t len);
 
 /* Parse a SARIF 2.1.0 log; SL_EINPUT when it is not JSON or has no runs array. */
 int sl_findings_parse_sarif(sl_findings *out, const char *text, size_t len, sl_err *err);
+
+/*
+ * Findings made outside the jail (a `findings` file produced on the host,
+ * findings_place.c) name files as the host saw them: /home/u/proj/src/a.c,
+ * file:///home/u/proj/src/a.c, ./src/a.c, ../src/a.c from a build
+ * directory.  Rewrite each finding's file (and the path opening each note
+ * line) to a path of tracked (the repository's files at the base, sorted
+ * with strcmp): a tracked path stays; an absolute path under one of roots
+ * (the repository's work tree as given and as resolved) loses that root;
+ * otherwise the longest tail of whole path segments that tracked files end
+ * with decides, when exactly one file does ("build/../src/a.c" and
+ * "/ci/proj/src/a.c" name src/a.c).  Paths under /usr/ outside the roots are
+ * never guessed.  A finding left unplaced keeps its file; one line per
+ * distinct such path ("PATH: ambiguous, ..." or "PATH: not a tracked
+ * file ...", at most 8) is appended to report.  Returns how many findings
+ * (with a non-empty file) are left unplaced.
+ */
+struct sl_strvec;
+size_t sl_findings_place(sl_findings *f, const char *const *roots, size_t nroots,
+			 const struct sl_strvec *tracked, sl_buf *report);
 
 /* Keep only findings at min_level or above (in place). */
 void sl_findings_filter_level(sl_findings *f, int min_level);

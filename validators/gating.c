@@ -223,7 +223,8 @@ static int parse_tests(const sl_gate_conf *d, const char *text, sl_tests *out)
 /* A finding-gone gate reading a test report: its findings are failing tests. */
 static int test_format(const sl_gate_conf *d)
 {
-	return d->format && (!strcmp(d->format, "tap") || !strcmp(d->format, "junit"));
+	return d->format && (!strcmp(d->format, "tap") || !strcmp(d->format, "junit") ||
+			     !strcmp(d->format, "automake") || !strcmp(d->format, "ctest"));
 }
 
 static int must_fix(const sl_gate_conf *d, const char *id)

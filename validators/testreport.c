@@ -39,7 +39,47 @@ void sl_tests_release(sl_tests *t)
 		free(t->v[i].message);
 	}
 	free(t->v);
+	free(t->slot);
 	sl_tests_init(t);
+}
+
+/*
+ * The id index: open addressing over v's positions (slot = position + 1,
+ * 0 = empty), at most half full, so comparing two reports of n tests costs
+ * O(n) lookups instead of O(n^2) string compares.
+ */
+static size_t id_hash(const char *id)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return (size_t)h;
+}
+
+static void index_add(sl_tests *t, size_t pos)
+{
+	size_t mask = t->nslot - 1, i = id_hash(t->v[pos].id) & mask;
+
+	while (t->slot[i])
+		i = (i + 1) & mask;
+	t->slot[i] = pos + 1;
+	t->indexed++;
+}
+
+/* Index v[0 .. n) afresh in a table of at least 2n slots. */
+static void index_rebuild(sl_tests *t)
+{
+	size_t want = 16;
+
+	while (want < 2 * t->n + 2)
+		want *= 2;
+	free(t->slot);
+	t->slot = sl_xcalloc(want, sizeof(*t->slot));
+	t->nslot = want;
+	t->indexed = 0;
+	for (size_t i = 0; i < t->n; i++)
+		index_add(t, i);
 }
 
 static char *cap_message(const char *m)
@@ -73,13 +113,27 @@ void sl_tests_add(sl_tests *t, const char *id, int result, const char *message)
 	x->id = sl_xstrdup(id);
 	x->result = result;
 	x->message = cap_message(message);
+	if (!t->slot || t->indexed != t->n - 1 || 2 * t->n + 2 > t->nslot)
+		index_rebuild(t);
+	else
+		index_add(t, t->n - 1);
 }
 
 const sl_test *sl_tests_find(const sl_tests *t, const char *id)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->v[i].id, id))
-			return &t->v[i];
+	size_t mask, i;
+
+	if (!t->slot || t->indexed != t->n) {
+		for (i = 0; i < t->n; i++)
+			if (!strcmp(t->v[i].id, id))
+				return &t->v[i];
+		return NULL;
+	}
+	/* probing meets a duplicate id's entries in the order they were added */
+	mask = t->nslot - 1;
+	for (i = id_hash(id) & mask; t->slot[i]; i = (i + 1) & mask)
+		if (!strcmp(t->v[t->slot[i] - 1].id, id))
+			return &t->v[t->slot[i] - 1];
 	return NULL;
 }
 
@@ -141,6 +195,7 @@ static void dedupe(sl_tests *t)
 		r[i].id = r[i - 1].id;   /* the group's first id, never renamed */
 	}
 	free(r);
+	index_rebuild(t);
 }
 
 /* --- JUnit --- */
@@ -546,6 +601,7 @@ static void keep_first(sl_tests *t)
 	}
 	t->n = k;
 	free(drop);
+	index_rebuild(t);
 }
 
 /* One line without its CR and without ANSI colour sequences (ESC [ ... letter). */
@@ -564,6 +620,35 @@ static void clean_line(sl_buf *out, const char *p, const char *end)
 		}
 		sl_buf_addch(out, *p++);
 	}
+}
+
+/*
+ * A failed test's output that a report prints after it (a test-suite.log
+ * section, ctest --output-on-failure) joins its message, so a failure's
+ * FILE:LINE reaches the fix job.  body is emptied.
+ */
+static void attach_output(sl_tests *out, long idx, sl_buf *body)
+{
+	sl_test *x = idx >= 0 && (size_t)idx < out->n ? &out->v[idx] : NULL;
+
+	trim(body);
+	if (x && body->len && sl_test_failed(x->result)) {
+		sl_buf m = SL_BUF_INIT;
+
+		sl_buf_addf(&m, "%s%s%s", x->message ? x->message : "", x->message ? "\n" : "",
+			    body->buf);
+		free(x->message);
+		x->message = cap_message(m.buf);
+		sl_buf_release(&m);
+	}
+	sl_buf_reset(body);
+}
+
+/* A line of the section text, while the body is under the message cap. */
+static void body_line(sl_buf *body, const sl_buf *line)
+{
+	if (body->len <= MESSAGE_CAP)
+		sl_buf_addf(body, "%s\n", line->buf);
 }
 
 /* --- automake --- */
@@ -595,10 +680,21 @@ static int am_result(const char *s, size_t *len)
 	return -1;
 }
 
+/* 1 if the line at p (up to stop) is a test-suite.log section's underline "====". */
+static int am_underline(const char *p, const char *stop)
+{
+	const char *s = p;
+
+	while (p < stop && *p == '=')
+		p++;
+	return p - s >= 3 && (p == stop || *p == '\n' || *p == '\r');
+}
+
 void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name)
 {
 	const char *p = text, *stop = text + len;
-	sl_buf line = SL_BUF_INIT, id = SL_BUF_INIT;
+	sl_buf line = SL_BUF_INIT, id = SL_BUF_INIT, body = SL_BUF_INIT;
+	long section = -1;          /* the test whose test-suite.log section is being read */
 
 	while (p < stop) {
 		const char *eol = memchr(p, '\n', (size_t)(stop - p));
@@ -628,8 +724,11 @@ void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const 
 			if ((r = am_result(w, &wl)) < 0)
 				continue;
 		} else {
-			if ((r = am_result(line.buf, &wl)) < 0 || line.buf[wl + 1] != ' ')
+			if ((r = am_result(line.buf, &wl)) < 0 || line.buf[wl + 1] != ' ') {
+				if (section >= 0)
+					body_line(&body, &line);
 				continue;
+			}
 			name = line.buf + wl + 2;
 			while (*name == ' ')
 				name++;
@@ -639,12 +738,22 @@ void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const 
 			if (!nl)
 				continue;
 			sl_buf_add(&id, name, nl);
+			attach_output(out, section, &body);
+			section = -1;
+			/* "FAIL: t/x" over "=========": test-suite.log's section of that test */
+			if (am_underline(p, stop)) {
+				section = (long)out->n;
+				p = memchr(p, '\n', (size_t)(stop - p));
+				p = p ? p + 1 : stop;
+			}
 		}
 		if (id.len)
 			sl_tests_add(out, id.buf, am_results[r].result, am_results[r].message);
 	}
+	attach_output(out, section, &body);
 	sl_buf_release(&line);
 	sl_buf_release(&id);
+	sl_buf_release(&body);
 	keep_first(out);
 }
 
@@ -676,10 +785,26 @@ static size_t status_len(const char *m)
 	return l;
 }
 
+/* 1 for ctest's lines that end a failed test's output: "Start N:", the summary. */
+static int ctest_boundary(const char *l)
+{
+	const char *s = strstr(l, "Start ");
+
+	while (*l == ' ')
+		l++;
+	if (s && s == l && isdigit((unsigned char)s[6]))
+		return 1;
+	while (isdigit((unsigned char)*l))
+		l++;
+	return !strncmp(l, "% tests passed", 14) || strstr(l, "Test #") ||
+		!strncmp(l, "Total Test time", 15) || !strncmp(l, "The following tests", 19);
+}
+
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err)
 {
 	const char *p = text, *stop = text + len;
-	sl_buf line = SL_BUF_INIT, msg = SL_BUF_INIT;
+	sl_buf line = SL_BUF_INIT, msg = SL_BUF_INIT, body = SL_BUF_INIT;
+	long open = -1;             /* a failed test whose output (--output-on-failure) follows */
 
 	while (p < stop && isspace((unsigned char)*p))
 		p++;
@@ -693,6 +818,12 @@ int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *er
 
 		clean_line(&line, p, eol ? eol : stop);
 		p = next;
+		if (ctest_boundary(line.buf)) {
+			attach_output(out, open, &body);
+			open = -1;
+		} else if (open >= 0) {
+			body_line(&body, &line);
+		}
 		/* [N/M ]Test #K: NAME ....   Passed    0.01 sec */
 		if (!(t = strstr(line.buf, "Test #")))
 			continue;
@@ -719,10 +850,14 @@ int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *er
 		if (m)
 			sl_buf_add(&msg, m, status_len(m));
 		*(char *)e = '\0';
+		if (sl_test_failed(r))
+			open = (long)out->n;
 		sl_tests_add(out, name, r, msg.len ? msg.buf : NULL);
 	}
+	attach_output(out, open, &body);
 	sl_buf_release(&line);
 	sl_buf_release(&msg);
+	sl_buf_release(&body);
 	keep_first(out);
 	return SL_OK;
 }

@@ -69,6 +69,7 @@ typedef struct sl_tests {
 	size_t n, alloc;
 	size_t dropped;             /* tests past the cap, counted only */
 	int bailed_out;             /* TAP "Bail out!" seen */
+	size_t *slot, nslot, indexed; /* sl_tests_find's index of ids (private) */
 } sl_tests;
 
 void sl_tests_init(sl_tests *t);
@@ -89,8 +90,9 @@ void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
  * the .trs files) and, when trs_name is not NULL, the ":test-result: RESULT"
  * lines of one .trs file, named trs_name.  PASS and XFAIL are PASS, FAIL and
  * XPASS FAIL, SKIP SKIP, ERROR ERROR.  Colour sequences are ignored; an id
- * seen more than once is one test, failed if any of its lines failed.
- * Never fails.
+ * seen more than once is one test, failed if any of its lines failed.  In
+ * test-suite.log a failed test's section ("FAIL: NAME" over "=====", then
+ * its log up to the next section) is its message.  Never fails.
  */
 void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name);
 
@@ -98,13 +100,19 @@ void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const 
  * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines;
  * "***Failed" is FAIL, "***Skipped" and "***Not Run (Disabled)" SKIP, any
  * other "***" status (Timeout, Exception, Not Run) ERROR; a test listed
- * twice is one test, failed if either failed.  Text that starts with '<' is
+ * twice is one test, failed if either failed.  A failed test's output
+ * printed after its line (--output-on-failure), up to the next "Start N:",
+ * "Test #" or the summary, joins its message.  Text that starts with '<' is
  * ctest's JUnit (--output-junit) and is read as JUnit.
  * SL_EINPUT only for malformed JUnit.
  */
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);
 
-/* The test with this id, or NULL (linear; sets are small). */
+/*
+ * The test with this id (the first added, if several), or NULL: a hash
+ * lookup in a set built with sl_tests_add and the parsers, linear in one
+ * whose v was filled by hand.
+ */
 const sl_test *sl_tests_find(const sl_tests *t, const char *id);
 
 /* 1 for FAIL and ERROR. */

@@ -1,10 +1,12 @@
 /*
  * fuzz_findings.c - the findings parsers (validators/findings.c): every
  * input is read as compiler text, as gcc's JSON diagnostics and as SARIF,
- * filtered, compared against itself (nothing is new) and rendered.
+ * filtered, compared against itself (nothing is new), placed on a small
+ * tree (sl_findings_place) and rendered.
  */
 #include "validators/diff_lines.h"
 #include "validators/findings.h"
+#include "common/util.h"
 #include "fuzz.h"
 
 int sl_fuzz_findings(const uint8_t *data, size_t size);
@@ -32,6 +34,14 @@ int sl_fuzz_findings(const uint8_t *data, size_t size)
 	(void)sl_findings_new_near(&sarif, &gcc, &ch, 3, &fresh);
 	sl_findings_text(&fresh, &text, 4096);
 	sl_findings_text(&sarif, &text, 4096);
+	{
+		static const char *const roots[] = { "/home/u/proj" };
+		static char *files[] = { "a.c", "lib/a.c", "src/a.c", "src/b c.c", NULL };
+		sl_strvec tracked = { files, 4, 5 };
+
+		sl_findings_place(&sarif, roots, 1, &tracked, &text);
+		sl_findings_place(&gcc, roots, 1, &tracked, &text);
+	}
 	sl_findings_filter_level(&gcc, 2);
 	sl_buf_release(&text);
 	sl_findings_release(&gcc);

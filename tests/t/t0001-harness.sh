@@ -33,6 +33,18 @@ test_expect_success 'a broken &&-chain is reported as a bug in the test, and is 
 	! test -e sub-build/tests/trash.chain/.out.2
 '
 
+test_expect_success 'TRASH and SLUICE_BUILD are physical paths even when SLUICE_BUILD has ".." in it' '
+	cat >harness/paths.sh <<-\EOF &&
+	. ./test-lib.sh
+	test_expect_success "paths" "echo \"trash=\$TRASH build=\$SLUICE_BUILD\" >\"\$TEST_DIRECTORY/paths.txt\""
+	test_done
+	EOF
+	mkdir sub-build/x &&
+	{ ( cd harness && SLUICE_BUILD="$TRASH/sub-build/x/.." sh ./paths.sh ) >paths.out 2>&1; rc=$?; } &&
+	test $rc = 0 &&
+	test "$(cat harness/paths.txt)" = "trash=$TRASH/sub-build/tests/trash.paths build=$TRASH/sub-build"
+'
+
 test_expect_success 'a failing command in the middle of a chain fails the test' '
 	cat >harness/fail.sh <<-\EOF &&
 	. ./test-lib.sh

@@ -1,6 +1,7 @@
 #!/bin/sh
 test_description='the bundled examples of each job run end to end with no network, exact funnels'
 . ./test-lib.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
 
 run_example() { # KIND: run examples/run-example.sh into the trash directory
 	SLUICE_DEMO_DIR=$TRASH/demo sh "$EXAMPLES/run-example.sh" "$1" "$SLUICE_BUILD" >"$1.out" 2>"$1.err" ||
@@ -33,6 +34,79 @@ test_expect_success 'testgen: the example proposes the one good test of six' '
 	grep -q "mutants  *1 passed, 1 failed" testgen.out &&
 	grep -q "proposed  *1" testgen.out &&
 	grep -q "^- mutants: kills 2 of 9 mutants" demo/testgen-export/report.md
+'
+
+readme_campaign() { # SECTION: the first yaml block under the README heading SECTION
+	awk -v s="$1" '/^## / { sec = $0 } /^```yaml$/ && sec == s && !done { on = 1; next }
+		/^```$/ && on { on = 0; done = 1 } on' "$EXAMPLES/../README.md"
+}
+
+test_expect_success 'the campaign file of each job in the README loads and scopes its example' '
+	readme_campaign "## A campaign file, line by line" >readme-migration.yaml &&
+	readme_campaign "## The fix job" >readme-fix.yaml &&
+	readme_campaign "## The testgen job" >readme-testgen.yaml &&
+	greet_repo greet &&
+	sluice scope --repo greet readme-migration.yaml >scope-migration &&
+	test $(wc -l <scope-migration) = 3 &&
+	sluice scope --repo demo/fix readme-fix.yaml >scope-fix &&
+	cut -d" " -f1-2 scope-fix >actual &&
+	printf "src/calc.c:%s function\n" 7:1: 18:1: 30:1: 41:1: 51:1: 61:1: >expect &&
+	test_cmp expect actual &&
+	sluice scope --repo demo/testgen readme-testgen.yaml >scope-testgen &&
+	test "$(cut -d" " -f1 scope-testgen)" = src/calc.c:4:1:
+'
+
+# The model version of each example (campaign-openai.yaml), unchanged but for
+# its endpoint: a stub OpenAI server on 127.0.0.1 that answers with the same
+# canned replies the command provider gives.
+OPENAI_API_KEY=sk-test-examples
+export OPENAI_API_KEY
+
+model_example() { # KIND STUB-DIR: run examples/KIND/campaign-openai.yaml against the stub in STUB-DIR
+	start_stub "$2" && echo $stub_pid >"$2.pid" &&
+	sed "s|base_url: https://api.openai.com/v1|base_url: http://127.0.0.1:$stub_port/v1|" \
+		"$EXAMPLES/$1/campaign-openai.yaml" >"$1-model.yaml" &&
+	grep -q "base_url: http://127.0.0.1:$stub_port/v1" "$1-model.yaml" &&
+	{ sluice run --store "$1-model.db" --repo demo/$1 "$1-model.yaml" >"$1-model.out" 2>&1; rc=$?; } &&
+	kill $(cat "$2.pid") &&
+	{ test $rc = 0 || { cat "$1-model.out"; false; }; }
+}
+
+test_expect_success 'migration, model version: the rule does two sites, the model the third' '
+	mkdir mm &&
+	openai_reply mm/reply-1.json <"$EXAMPLES/migration/replies/ui.txt" &&
+	model_example migration mm &&
+	grep -q "proposed  *3" migration-model.out &&
+	grep -q "by rules  *2" migration-model.out &&
+	grep -q "by model  *1" migration-model.out &&
+	grep -q "\"model\": *\"gpt-4o-mini\"" mm/request-1.json &&
+	! test -e mm/request-2.json
+'
+
+test_expect_success 'fix, model version: one fix of five is proposed, each reply chosen by its target' '
+	mkdir mf &&
+	k=0 &&
+	for t in 7-16:sum4 18-28:dup_name 30-39:sign 41-49:mid3 51-59:count_pos
+	do
+		k=$((k + 1)) &&
+		echo "lines ${t%:*} of src/calc.c" >mf/match-$k.contains &&
+		openai_reply mf/match-$k.json <"$EXAMPLES/fix/replies/${t#*:}.txt" || return 1
+	done &&
+	model_example fix mf &&
+	grep -q "targets  *5" fix-model.out &&
+	grep -q "proposed  *1" fix-model.out &&
+	test "$(store_query fix-model.db "select state from targets where start_line = 18")" = proposed
+'
+
+test_expect_success 'testgen, model version: the third reply, the good test, is proposed' '
+	mkdir mt &&
+	openai_reply mt/reply-1.json <"$EXAMPLES/testgen/replies/1-nobuild.txt" &&
+	openai_reply mt/reply-2.json <"$EXAMPLES/testgen/replies/2-fails.txt" &&
+	openai_reply mt/reply-3.json <"$EXAMPLES/testgen/replies/6-good.txt" &&
+	model_example testgen mt &&
+	grep -q "proposed  *1" testgen-model.out &&
+	test "$(store_query testgen-model.db "select attempts from targets")" = 3 &&
+	! test -e mt/request-4.json
 '
 
 test_done

@@ -28,6 +28,8 @@ FIXTURES="$TEST_DIRECTORY/../fixtures"
 EXAMPLES="$TEST_DIRECTORY/../../examples"
 rm -rf "$TRASH" && mkdir -p "$TRASH" || exit 1
 cd "$TRASH" || exit 1
+# the physical path, as git and the kernel print it (SLUICE_BUILD may hold ".." or links)
+TRASH=$(pwd -P) && SLUICE_BUILD=$(cd "$SLUICE_BUILD" && pwd -P) || exit 1
 export HOME="$TRASH/home" TMPDIR="$TRASH/tmp" XDG_DATA_HOME="$TRASH/home/.local/share"
 mkdir -p "$HOME" "$TMPDIR"
 export PATH="$SLUICE_BUILD:$SLUICE_BUILD/tests/helper:$PATH"

@@ -8,7 +8,9 @@
  * calc.diff is the real git diff between them; clang-analyzer.sarif is
  * clang 14's (paths moved to the jail's /src); semgrep.sarif and
  * cppcheck.sarif are written in those tools' shapes; bad-*.sarif are
- * hostile.  NAME.expect holds sl_findings_text of the parse (or "error: ").
+ * hostile; host-paths.gcc and host-uris.sarif name files the ways a host
+ * does (absolute, ./, ../ from a build directory, file:// URIs, uriBaseId
+ * chains).  NAME.expect holds sl_findings_text of the parse (or "error: ").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,11 @@ static void test_fixtures(void)
 {
 	CHECK(fixture_run_all("findings", "gcc", dump_gcc) >= 7);
 	CHECK(fixture_run_all("findings", "sarif", dump_sarif) >= 6);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static void load_gcc(sl_findings *f, const char *name)
@@ -226,6 +233,137 @@ static void test_hostile(void)
 	sl_buf_release(&t);
 }
 
+/* The files of the repository the host-paths fixtures were "made" in. */
+static const char *const tracked_files[] = { "Makefile", "lib/util.c", "src/a b.c",
+	"src/calc.c", "src/util.c", "tests/check.c" };
+
+static void tracked_vec(sl_strvec *v)
+{
+	for (size_t i = 0; i < sizeof(tracked_files) / sizeof(tracked_files[0]); i++)
+		sl_strvec_push(v, tracked_files[i]);
+}
+
+static void check_files(const sl_findings *f, const char *const *want, size_t n)
+{
+	CHECK_INT(f->n, n);
+	for (size_t i = 0; i < n && i < f->n; i++)
+		CHECK_STR(f->v[i].file, want[i]);
+}
+
+/*
+ * Host paths are put on the repository's files: the root stripped, a
+ * unique tail matched, ambiguous and system paths left and reported.
+ */
+static void test_place_gcc(void)
+{
+	static const char *const roots[] = { "/home/u/proj/" };
+	sl_findings f;
+	sl_strvec tracked = SL_STRVEC_INIT;
+	sl_buf b = SL_BUF_INIT, report = SL_BUF_INIT, t = SL_BUF_INIT;
+
+	tracked_vec(&tracked);
+	CHECK_INT(sl_read_file(&b, GATES_FIXTURES "/findings/host-paths.gcc", 0, NULL), 0);
+	sl_findings_init(&f);
+	sl_findings_parse_gcc(&f, b.buf, b.len);
+	CHECK_INT(f.n, 8);
+	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report), 3);
+	sl_findings_text(&f, &t, 0);
+	CHECK_STR(t.buf,
+		  "src/calc.c:10:5: warning: unused variable 'x' [-Wunused-variable]\n"
+		  "src/calc.c:11:5: warning: comparison of integer expressions of different "
+		  "signedness [-Wsign-compare]\n"
+		  "src/calc.c:12:1: warning: no return statement [-Wreturn-type]\n"
+		  "src/calc.c:13:1: error: expected ';' before '}' token\n"
+		  "util.c:5:1: warning: unused function 'helper' [-Wunused-function]\n"
+		  "  /usr/include/stdio.h:100: note: declared here\n"
+		  "/usr/include/string.h:44:14: warning: argument 1 null where non-null expected "
+		  "[-Wnonnull]\n"
+		  "other.c:1:1: warning: empty translation unit [-Wpedantic]\n"
+		  "src/calc.c:20:3: warning: 'p' may be used uninitialized [-Wmaybe-uninitialized]\n"
+		  "  src/calc.c:18: note: 'p' was declared here\n");
+	CHECK_STR(report.buf,
+		  "util.c: ambiguous, several tracked files end with it\n"
+		  "/usr/include/string.h: not a tracked file of the repository\n"
+		  "other.c: not a tracked file of the repository\n");
+	/* placing again changes nothing: every placed path is tracked */
+	sl_buf_reset(&report);
+	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report), 3);
+	sl_buf_reset(&b);
+	sl_findings_text(&f, &b, 0);
+	CHECK_STR(b.buf, t.buf);
+	sl_findings_release(&f);
+
+	/* without the root, the tail still decides; a root not followed by '/' is no root */
+	sl_findings_init(&f);
+	sl_buf_reset(&b);
+	sl_buf_adds(&b, "/home/u/proj/Makefile:1:1: warning: w\n"
+		    "/home/u/projx/lib/util.c:2:1: warning: w\n"
+		    "/home/u/proj/util.c:3:1: warning: w\n");
+	sl_findings_parse_gcc(&f, b.buf, b.len);
+	sl_buf_reset(&report);
+	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report), 1);
+	check_files(&f, (const char *[]){ "Makefile", "lib/util.c", "/home/u/proj/util.c" }, 3);
+	sl_findings_release(&f);
+	sl_strvec_release(&tracked);
+	sl_buf_release(&b);
+	sl_buf_release(&t);
+	sl_buf_release(&report);
+}
+
+/* SARIF: uriBaseId chains, percent-encoded relative URIs, file:// URIs. */
+static void test_place_sarif(void)
+{
+	static const char *const roots[] = { "/home/u/my proj" };
+	sl_findings f;
+	sl_strvec tracked = SL_STRVEC_INIT;
+	sl_buf b = SL_BUF_INIT, report = SL_BUF_INIT;
+
+	tracked_vec(&tracked);
+	CHECK_INT(sl_read_file(&b, GATES_FIXTURES "/findings/host-uris.sarif", 0, NULL), 0);
+	sl_findings_init(&f);
+	CHECK_INT(sl_findings_parse_sarif(&f, b.buf, b.len, NULL), 0);
+	/* a base that names itself stops after 8 levels */
+	check_files(&f, (const char *[]){ "/home/u/my proj/src/calc.c", "src/a b.c",
+		    "/home/u/my proj/lib/util.c", "x/x/x/x/x/x/x/x/x/calc.c" }, 4);
+	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report), 0);
+	check_files(&f, (const char *[]){ "src/calc.c", "src/a b.c", "lib/util.c", "src/calc.c" },
+		    4);
+	CHECK_STR(report.buf, "");
+	sl_findings_release(&f);
+	sl_strvec_release(&tracked);
+	sl_buf_release(&b);
+}
+
+/* Many findings against many files: the report stops at 8 paths. */
+static void test_place_many(void)
+{
+	sl_findings f;
+	sl_strvec tracked = SL_STRVEC_INIT;
+	sl_buf b = SL_BUF_INIT, report = SL_BUF_INIT;
+
+	for (int i = 0; i < 20000; i++) {
+		sl_buf_reset(&b);
+		sl_buf_addf(&b, "d%d/f%d.c", i % 100, i);
+		sl_strvec_push(&tracked, b.buf);
+	}
+	qsort(tracked.v, tracked.n, sizeof(*tracked.v), cmp_strp);
+	sl_buf_reset(&b);
+	for (int i = 0; i < 5000; i++)
+		sl_buf_addf(&b, "/build/x/d%d/f%d.c:1:1: warning: w\nnope%d.c:1:1: warning: w\n",
+			    i % 100, i, i);
+	sl_findings_init(&f);
+	sl_findings_parse_gcc(&f, b.buf, b.len);
+	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report), 5000);
+	CHECK_STR(f.v[2].file, "d1/f1.c");
+	CHECK(strstr(report.buf, "nope7.c: not a tracked file") != NULL);
+	CHECK(strstr(report.buf, "nope8.c") == NULL);
+	CHECK(strstr(report.buf, "(and 4992 more findings in other paths)") != NULL);
+	sl_findings_release(&f);
+	sl_strvec_release(&tracked);
+	sl_buf_release(&b);
+	sl_buf_release(&report);
+}
+
 int main(void)
 {
 	RUN(test_fixtures);
@@ -233,5 +371,8 @@ int main(void)
 	RUN(test_multiplicity);
 	RUN(test_sarif_new_near);
 	RUN(test_hostile);
+	RUN(test_place_gcc);
+	RUN(test_place_sarif);
+	RUN(test_place_many);
 	return unit_done();
 }

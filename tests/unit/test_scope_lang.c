@@ -50,6 +50,95 @@ static void test_node_types_exist(void)
 	CHECK_INT(n, 11);
 }
 
+/* How many matches query has in src, parsed as lang. */
+static unsigned count_matches(const sl_lang *l, const char *query, const char *src)
+{
+	TSParser *p = ts_parser_new();
+	TSTree *tree;
+	TSQuery *q;
+	TSQueryCursor *cur = ts_query_cursor_new();
+	TSQueryMatch m;
+	uint32_t off;
+	TSQueryError qe;
+	unsigned n = 0;
+
+	ts_parser_set_language(p, l->grammar());
+	tree = ts_parser_parse_string(p, NULL, src, (uint32_t)strlen(src));
+	q = ts_query_new(l->grammar(), query, (uint32_t)strlen(query), &off, &qe);
+	CHECK(q != NULL);
+	if (q) {
+		ts_query_cursor_exec(cur, q, ts_tree_root_node(tree));
+		while (n < 100 && ts_query_cursor_next_match(cur, &m))
+			n++;
+	}
+	ts_query_delete(q);
+	ts_query_cursor_delete(cur);
+	ts_tree_delete(tree);
+	ts_parser_delete(p);
+	return n;
+}
+
+/*
+ * A fix campaign's default query (every function) and the whole-file query
+ * compile for every language and find what they promise: here each snippet
+ * holds three functions (or methods) among other code.
+ */
+static void test_default_queries(void)
+{
+	static const struct { const char *lang, *src; } cases[] = {
+		{ "c", "int x;\nstatic int f(void) { return 1; }\nstruct s { int a; };\n"
+		  "int g(int a) { return a; }\nvoid h(void) {}\n" },
+		{ "cpp", "int x;\nint f() { return 1; }\nclass C { int m() { return 2; } };\n"
+		  "void h() {}\n" },
+		{ "python", "x = 1\ndef f():\n    return 1\nclass C:\n    def m(self):\n"
+		  "        return 2\n@dec\ndef g():\n    pass\n" },
+		{ "javascript", "let x = 1;\nfunction f() { return 1; }\n"
+		  "class C { m() { return 2; } }\nconst g = (a) => a + 1;\n" },
+		{ "typescript", "let x: number = 1;\nfunction f(): number { return 1; }\n"
+		  "class C { m(): number { return 2; } }\nconst g = (a: number) => a + 1;\n" },
+		{ "tsx", "function f() { return <div/>; }\nclass C { m() { return 2; } }\n"
+		  "const g = () => 1;\n" },
+		{ "go", "package p\nvar x = 1\nfunc f() int { return 1 }\ntype T struct{}\n"
+		  "func (t T) m() int { return 2 }\nfunc g() {}\n" },
+		{ "java", "class C {\n  int x;\n  C() { x = 1; }\n  int m() { return 2; }\n"
+		  "  void n() {}\n}\n" },
+		{ "rust", "struct S;\nfn f() -> i32 { 1 }\nimpl S { fn m(&self) -> i32 { 2 } }\n"
+		  "fn g() {}\n" },
+		{ "bash", "x=1\nf() { echo 1; }\nfunction g { echo 2; }\nh() { :; }\necho $x\n" },
+	};
+	size_t n = 0;
+
+	for (const sl_lang *l; (l = sl_lang_at(n)); n++) {
+		sl_err err = SL_ERR_INIT;
+		uint32_t off;
+		const char *fq = sl_lang_function_query(l->name);
+
+		CHECK(sl_lang_file_query(l->name) != NULL);
+		CHECK_INT(sl_scope_check_query(l->name, sl_lang_file_query(l->name), NULL, &off,
+					       &err), 0);
+		if (!strcmp(l->name, "json")) {
+			CHECK(fq == NULL);
+			continue;
+		}
+		CHECK(fq != NULL);
+		if (!fq)
+			continue;
+		CHECK_INT(sl_scope_check_query(l->name, fq, NULL, &off, &err), 0);
+		CHECK_STR(err.msg, "");
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			if (!strcmp(cases[i].lang, l->name)) {
+				if (count_matches(l, fq, cases[i].src) != 3)
+					fprintf(stderr, "%s: %u functions\n", l->name,
+						count_matches(l, fq, cases[i].src));
+				CHECK_INT(count_matches(l, fq, cases[i].src), 3);
+				CHECK_INT(count_matches(l, sl_lang_file_query(l->name),
+							cases[i].src), 1);
+			}
+	}
+	CHECK(sl_lang_function_query("cobol") == NULL);
+	CHECK(sl_lang_file_query(NULL) == NULL);
+}
+
 static void test_lang_for_path(void)
 {
 	sl_lang_override ov[] = { { "*.h", "cpp" }, { "gen/**", "json" } };
@@ -192,6 +281,7 @@ static void test_prefilter_pass(void)
 int main(void)
 {
 	RUN(test_node_types_exist);
+	RUN(test_default_queries);
 	RUN(test_lang_for_path);
 	RUN(test_statement_types);
 	RUN(test_regex_literal);

@@ -14,6 +14,7 @@
 #include "pipeline/generate/edit.h"
 #include "pipeline/generate/provider.h"
 #include "pipeline/spec.h"
+#include "scoping/scope.h"
 #include "unit.h"
 
 static char tmpdir[64];
@@ -257,6 +258,59 @@ static void test_expectations(void)
 	CHECK_STR(s->gates[0].format, "ctest");
 	CHECK_STR(s->gates[1].format, "automake");
 	sl_spec_free(s);
+}
+
+static const char fix_gate[] = "provider: {kind: command, command: x}\n"
+	"gates:\n  - {name: a, kind: finding-gone, command: x, format: gcc}\n";
+
+/* A fix campaign whose targets section ends with tail; NULL when it does not load. */
+static sl_spec *fix_spec(const char *tail)
+{
+	sl_buf b = SL_BUF_INIT;
+	sl_spec *s;
+
+	sl_buf_addf(&b, "name: t\nrepository: r\nkind: fix\ntargets:\n%s%s", tail, fix_gate);
+	s = load_ok(b.buf, NULL);
+	sl_buf_release(&b);
+	return s;
+}
+
+/* kind fix without a query: the language's functions, unit function. */
+static void test_fix_default_query(void)
+{
+	static const struct { const char *tail, *query, *unit; int is_default, format; } ok[] = {
+		{ "  language: go\n", "[(function_declaration) (method_declaration)] @unit",
+		  "function", 1, SL_FORMAT_NODE },
+		{ "  language: c\n  unit: file\n", "(function_definition) @unit", "file", 1,
+		  SL_FORMAT_UDIFF },
+		{ "  language: c\n  query: (call_expression) @c\n", "(call_expression) @c",
+		  "capture", 0, SL_FORMAT_UDIFF },
+	};
+	sl_buf b = SL_BUF_INIT;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		sl_spec *s = fix_spec(ok[i].tail);
+
+		if (!s)
+			continue;
+		CHECK_STR(s->query, ok[i].query);
+		CHECK_INT(s->query_default, ok[i].is_default);
+		CHECK_STR(s->unit, ok[i].unit);
+		CHECK_INT(s->edit_format, ok[i].format);
+		sl_spec_free(s);
+	}
+	sl_buf_addf(&b, "name: t\nrepository: r\nkind: fix\ntargets:\n  language: json\n%s",
+		    fix_gate);
+	EXPECT_ERROR(b.buf, "5:3: a fix campaign on json needs a 'query' in 'targets': "
+		     "the language has no functions to default to");
+	sl_buf_reset(&b);
+	sl_buf_addf(&b, "name: t\nrepository: r\nkind: fix\ntargets:\n  language: cobol\n%s",
+		    fix_gate);
+	EXPECT_ERROR(b.buf, "5:13: unknown language 'cobol' (known: c, cpp, python, javascript, "
+		     "typescript, tsx, go, java, rust, bash, json)");
+	EXPECT_ERROR("name: t\nrepository: r\nkind: testgen\ntest_paths: [t.c]\n"
+		     "targets:\n  language: c\n", "6:3: missing required field 'query' in 'targets'");
+	sl_buf_release(&b);
 }
 
 static void test_paths_single_string(void)
@@ -607,6 +661,7 @@ int main(void)
 	RUN(test_full_spec);
 	RUN(test_defaults);
 	RUN(test_expectations);
+	RUN(test_fix_default_query);
 	RUN(test_paths_single_string);
 	RUN(test_scalars_and_nulls);
 	RUN(test_dir_and_missing_file);

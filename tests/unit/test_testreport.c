@@ -8,9 +8,12 @@
  * own unit.h, one line flipped to "not ok") are real outputs made here;
  * surefire.xml, pytest.xml, go-junit-report.xml and gtest-nested.xml are
  * written in those tools' shapes; hostile-* must be refused or harmless.
- * ctest-console.ctest is ctest 3.25's output here (every status it prints);
+ * ctest-console.ctest is ctest 3.25's output here (every status it prints),
+ * ctest-output-on-failure.ctest its --output-on-failure (a failed test's
+ * output joins its message);
  * automake-*.am are written in automake 1.16's shapes (`make check` output
- * with colour, test-suite.log, grep -H over .trs files).
+ * with colour, test-suite.log whose sections give the failures' messages,
+ * grep -H over .trs files).
  * NAME.expect holds the dump below.
  */
 #include <stdlib.h>
@@ -232,6 +235,64 @@ static void test_regressions(void)
 }
 
 /* Two runs of the same tree: pass<->fail flips are flaky, skips are not. */
+/*
+ * Lookups by id in large sets (the index): every id found at its own entry,
+ * a duplicate id finds the first one added, a set filled by hand is still
+ * searched, and two 60,000-test reports compare test by test.
+ */
+static void test_find_many(void)
+{
+	sl_tests base, cand, reg, hand;
+	sl_buf id = SL_BUF_INIT;
+	size_t bad = 0;
+	sl_test one[2] = { { "a", SL_TEST_PASS, NULL }, { "b", SL_TEST_FAIL, NULL } };
+
+	sl_tests_init(&base);
+	sl_tests_init(&cand);
+	sl_tests_init(&reg);
+	for (int i = 0; i < 60000; i++) {
+		sl_buf_reset(&id);
+		sl_buf_addf(&id, "suite.case_%d", i);
+		sl_tests_add(&base, id.buf, SL_TEST_PASS, NULL);
+		/* the candidate runs them backwards, every 1000th failing, the last 10 gone */
+		sl_buf_reset(&id);
+		sl_buf_addf(&id, "suite.case_%d", 59999 - i);
+		if (i >= 10)
+			sl_tests_add(&cand, id.buf, (59999 - i) % 1000 ? SL_TEST_PASS : SL_TEST_FAIL,
+				     NULL);
+	}
+	for (int i = 0; i < 60000; i++) {
+		const sl_test *t;
+
+		sl_buf_reset(&id);
+		sl_buf_addf(&id, "suite.case_%d", i);
+		t = sl_tests_find(&base, id.buf);
+		bad += t != &base.v[i];
+	}
+	CHECK_INT(bad, 0);
+	CHECK(sl_tests_find(&base, "suite.case_60000") == NULL);
+	CHECK(sl_tests_find(&base, "") == NULL);
+	CHECK(sl_tests_find(&cand, "suite.case_59995") == NULL);
+	/* failing: 0, 1000, ..., 59000; gone: case_59990..59999 */
+	CHECK_INT(sl_tests_regressions(&base, &cand, &reg), 70);
+	CHECK_STR(reg.v[1].id, "suite.case_1000");
+	CHECK_STR(reg.v[69].id, "suite.case_59999");
+
+	sl_tests_add(&base, "suite.case_7", SL_TEST_FAIL, "second");
+	CHECK(sl_tests_find(&base, "suite.case_7") == &base.v[7]);
+
+	hand.v = one;
+	hand.n = hand.alloc = 2;
+	hand.slot = NULL;
+	hand.nslot = hand.indexed = 0;
+	CHECK(sl_tests_find(&hand, "b") == &one[1]);
+	CHECK(sl_tests_find(&hand, "c") == NULL);
+	sl_tests_release(&base);
+	sl_tests_release(&cand);
+	sl_tests_release(&reg);
+	sl_buf_release(&id);
+}
+
 static void test_flaky(void)
 {
 	sl_tests a, b, out;
@@ -364,6 +425,7 @@ int main(void)
 	RUN(test_ctest_junit);
 	RUN(test_report_edges);
 	RUN(test_regressions);
+	RUN(test_find_many);
 	RUN(test_flaky);
 	RUN(test_summary);
 	RUN(test_hostile);
