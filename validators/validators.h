@@ -111,6 +111,10 @@ typedef struct sl_gate_conf {
 	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
 				       recorded skip instead of stopping the campaign, and a
 				       skip does not keep a candidate from review */
+	int prepare;                /* `prepare: true`: the gate prepares the warm base
+				       (configure, build): run once on the base tree, whose
+				       result every candidate's tree starts from; such gates
+				       come before the other gates that run a command */
 	/* policy: */
 	sl_strvec allow_paths, forbid, build_files;
 	unsigned max_files, max_lines;
@@ -125,7 +129,18 @@ typedef struct sl_jail_limits {
 	unsigned as_mb;             /* address-space limit per process (0 = none) */
 	unsigned accept;            /* SL_JAIL_CG_* layers that may go unenforced */
 	int writable;               /* writable_worktree: no overlay */
+	int warm_base;              /* enum sl_warm_mode (`warm_base:`) */
 } sl_jail_limits;
+
+/*
+ * How a candidate's tree is made (`jail: {warm_base: ...}`):
+ *   auto     a warm base under an overlay where the jail can mount one, else
+ *            a plain worktree per candidate (the default);
+ *   overlay  the warm base and an overlay, or the campaign does not run;
+ *   off      a plain worktree per candidate.
+ * Either way a candidate's gates share one writable tree, in order.
+ */
+enum sl_warm_mode { SL_WARM_AUTO = 0, SL_WARM_OVERLAY, SL_WARM_OFF };
 
 
 typedef struct sl_gating sl_gating;
