@@ -27,6 +27,8 @@
 #include "common/util.h"
 #include "pipeline/apply/warm.h"
 
+#define GITDIR_NONE "gitdir: /nonexistent\n"
+
 struct sl_warm {
 	char *dir;                  /* ROOT/warm-DIGEST */
 	char *tree;                 /* ROOT/warm-DIGEST/tree */
@@ -195,6 +197,7 @@ static int export_tree(git_repository *repo, const git_oid *commit_id, const cha
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
 	struct export_ctx c = { repo, -1, dir, err, 0 };
+	char *git = NULL;
 	int ret = SL_ERROR;
 
 	if (sl_mkdir_p(dir, 0755, err))
@@ -212,8 +215,16 @@ static int export_tree(git_repository *repo, const git_oid *commit_id, const cha
 			sl_err_set(err, SL_ERROR, "cannot export the base: %s", sl_git_error());
 		goto done;
 	}
+	/*
+	 * Like a worktree's pointer file, which the jail shows read-only as
+	 * "gitdir: /nonexistent": gates cannot plant a .git in their tree.
+	 */
+	if ((git = sl_path_join(dir, ".git")) && sl_write_file(git, GITDIR_NONE,
+							       strlen(GITDIR_NONE), err))
+		goto done;
 	ret = SL_OK;
 done:
+	free(git);
 	if (c.rootfd >= 0)
 		close(c.rootfd);
 	git_tree_free(tree);
@@ -444,6 +455,26 @@ int sl_warm_layer_remove(const char *layer, sl_err *err)
 	return sl_rm_rf(layer, err);
 }
 
+/* "warm-" and 16 hex digits: a warm base's directory (a campaign may be named warm-x). */
+static int is_warm_name(const char *name)
+{
+	if (strncmp(name, "warm-", 5) || strlen(name) != 21)
+		return 0;
+	for (name += 5; *name; name++)
+		if (!strchr("0123456789abcdef", *name))
+			return 0;
+	return 1;
+}
+
+/* "layer-PID-N": a candidate's layer; *pid_out its process. */
+static int is_layer_name(const char *name, long *pid_out)
+{
+	size_t seq;
+	char tail;
+
+	return sscanf(name, "layer-%ld-%zu%c", pid_out, &seq, &tail) == 2 && *pid_out > 0;
+}
+
 /* Remove the entries of one campaign's scratch root that nobody uses. */
 static int gc_dir(const char *dir, size_t *warm, size_t *layers, sl_err *err)
 {
@@ -456,10 +487,8 @@ static int gc_dir(const char *dir, size_t *warm, size_t *layers, sl_err *err)
 	while (!ret && (de = readdir(d))) {
 		char *path;
 		long pid;
-		size_t seq;
-		char tail;
 
-		if (!strncmp(de->d_name, "warm-", 5)) {
+		if (is_warm_name(de->d_name)) {
 			char *lock;
 			int fd;
 
@@ -475,8 +504,7 @@ static int gc_dir(const char *dir, size_t *warm, size_t *layers, sl_err *err)
 				close(fd);
 			free(lock);
 			free(path);
-		} else if (sscanf(de->d_name, "layer-%ld-%zu%c", &pid, &seq, &tail) == 2 &&
-			   pid > 0 && pid != (long)getpid() &&
+		} else if (is_layer_name(de->d_name, &pid) && pid != (long)getpid() &&
 			   kill((pid_t)pid, 0) && errno == ESRCH) {
 			path = sl_path_join(dir, de->d_name);
 			ret = sl_warm_layer_remove(path, err);
@@ -501,9 +529,10 @@ int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *e
 		while (!ret && (de = readdir(d))) {
 			struct stat st;
 			char *path;
+			long pid;
 
-			if (de->d_name[0] == '.' || !strncmp(de->d_name, "warm-", 5) ||
-			    !strncmp(de->d_name, "layer-", 6))
+			if (de->d_name[0] == '.' || is_warm_name(de->d_name) ||
+			    is_layer_name(de->d_name, &pid))
 				continue;
 			path = sl_path_join(root, de->d_name);
 			if (!lstat(path, &st) && S_ISDIR(st.st_mode))
