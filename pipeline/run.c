@@ -2344,7 +2344,7 @@ static int open_store(run_ctx *x, sl_err *err)
 	git_lock_take(x);
 	ret = sl_worktree_cleanup(x->c->repo, x->scratch, err);
 	git_lock_give(x);
-	return ret;
+	return ret ? ret : sl_warm_sweep_layers(x->scratch, err);
 }
 
 int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)

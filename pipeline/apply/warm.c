@@ -476,7 +476,7 @@ static int is_layer_name(const char *name, long *pid_out)
 }
 
 /* Remove the entries of one campaign's scratch root that nobody uses. */
-static int gc_dir(const char *dir, size_t *warm, size_t *layers, sl_err *err)
+static int gc_dir(const char *dir, int keep_warm, size_t *warm, size_t *layers, sl_err *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -488,7 +488,7 @@ static int gc_dir(const char *dir, size_t *warm, size_t *layers, sl_err *err)
 		char *path;
 		long pid;
 
-		if (is_warm_name(de->d_name)) {
+		if (is_warm_name(de->d_name) && !keep_warm) {
 			char *lock;
 			int fd;
 
@@ -516,6 +516,13 @@ static int gc_dir(const char *dir, size_t *warm, size_t *layers, sl_err *err)
 	return ret;
 }
 
+int sl_warm_sweep_layers(const char *root, sl_err *err)
+{
+	size_t warm = 0, layers = 0;
+
+	return gc_dir(root, 1, &warm, &layers, err);
+}
+
 int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err)
 {
 	DIR *d;
@@ -524,7 +531,7 @@ int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *e
 	int ret;
 
 	/* root itself may be one campaign's, or hold one directory per campaign */
-	ret = gc_dir(root, &warm, &layers, err);
+	ret = gc_dir(root, 0, &warm, &layers, err);
 	if (!ret && (d = opendir(root))) {
 		while (!ret && (de = readdir(d))) {
 			struct stat st;
@@ -536,7 +543,7 @@ int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *e
 				continue;
 			path = sl_path_join(root, de->d_name);
 			if (!lstat(path, &st) && S_ISDIR(st.st_mode))
-				ret = gc_dir(path, &warm, &layers, err);
+				ret = gc_dir(path, 0, &warm, &layers, err);
 			free(path);
 		}
 		closedir(d);

@@ -70,5 +70,7 @@ int sl_warm_layer_remove(const char *layer, sl_err *err);
  * gone.  *warm_out and *layers_out (may be NULL) get the numbers removed.
  */
 int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err);
+/* Remove the layers of processes that are gone from one campaign's root (a run's start). */
+int sl_warm_sweep_layers(const char *root, sl_err *err);
 
 #endif
