@@ -1026,6 +1026,7 @@ static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *wor
 					 d->name, r.exit_status);
 		*killed = r.verdict != SL_VERDICT_PASS;
 		rec->duration_ms += r.duration_ms;
+		rec->jail_ms += r.setup_ms;
 		free(rec->jail);
 		rec->jail = jail_text(g, r.layers);
 	}
@@ -1261,6 +1262,7 @@ int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, 
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
 			rec->duration_ms += r.duration_ms;
+			rec->jail_ms += r.setup_ms;
 			rec->output_bytes = (int64_t)r.output_total;
 			if (runs > 1 && !verdict_ok(d, rec->verdict) && rec->verdict != SL_VERDICT_ERROR) {
 				char note[64];

@@ -156,6 +156,23 @@ test_expect_success 'without the overlay (warm_base: off): a worktree each, the 
 	test -z "$(find "$TRASH/scratch/warm" -maxdepth 1 -name "layer-*")"
 '
 
+test_expect_success 'show and the reports give each candidate its tree, the time to make it and the jail setup of each gate' '
+	id=$(store_query s1.db "select min(id) from candidates") &&
+	sluice show --store s1.db $id >show &&
+	grep -q "^tree:     overlay, made in [0-9]* ms$" show &&
+	grep -q "^gate build .* ms (jail setup [0-9]* ms)$" show &&
+	sluice show --json --store s1.db $id >show.json &&
+	grep -q "\"tree\":\"overlay\",\"tree_ms\":[0-9]" show.json &&
+	grep -q "\"gate\":\"test\",\"verdict\":\"pass\",\"exit_status\":0,\"duration_ms\":[0-9]*,\"jail_ms\":[0-9]" show.json &&
+	id=$(store_query s3.db "select min(id) from candidates") &&
+	sluice show --json --store s3.db $id | grep -q "\"tree\":\"worktree\"" &&
+	sluice export --store s1.db --out exp >/dev/null &&
+	grep -q "^Tree: overlay, made in [0-9]* ms\.$" exp/report.md &&
+	grep -q "| build | pass | [0-9]* ms | [0-9]* ms |" exp/report.md &&
+	grep -q "<p>Tree: overlay, made in [0-9]* ms.</p>" exp/report.html &&
+	grep -q "<th>jail setup</th>" exp/report.html
+'
+
 test_expect_success 'a changed preparing gate makes a new warm base; gc removes the unused ones' '
 	sed -e "s/prepare: true}/prepare: true, timeout: 300}/" c.yaml >c2.yaml &&
 	sluice baseline --store s4.db c2.yaml >out &&
