@@ -1977,6 +1977,8 @@ static int open_tree(run_ctx *x, sl_err *err)
 		notice(x, "tree: a worktree per candidate (%s)", why.buf);
 		goto done;
 	}
+	/* the baselines of this definition belong with its warm base */
+	sl_gating_share_baselines(x->gating, sl_warm_dir(x->warm));
 	if (built)
 		notice(x, "tree: warm base (overlay), prepared in %.1f s",
 		       (double)(sl_now_ms() - start) / 1000);

@@ -313,6 +313,11 @@ const char *sl_warm_tree(const sl_warm *w)
 	return w->tree;
 }
 
+const char *sl_warm_dir(const sl_warm *w)
+{
+	return w->dir;
+}
+
 void sl_warm_free(sl_warm *w)
 {
 	if (!w)

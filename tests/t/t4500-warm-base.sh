@@ -59,7 +59,7 @@ test_expect_success 'setup' '
 	jobs: 2
 	gates:
 	  - {name: build, command: "echo built >>runs.log; make 2>&1", prepare: true}
-	  - {name: test, command: "make check 2>&1"}
+	  - {name: test, command: "make check 2>&1 && od -An -tx8 -N8 /dev/urandom"}
 	EOF
 	sed -e "s/^jobs: 2/jobs: 2\njail: {warm_base: off}/" c.yaml >off.yaml &&
 	grep -q "warm_base: off" off.yaml
@@ -128,8 +128,12 @@ test_expect_success 'the warm base is byte for byte what it was; no layer is lef
 	test -z "$(find "$TRASH/scratch" -maxdepth 2 -name "layer-*")"
 '
 
-test_expect_success 'another store with the same campaign reuses the warm base and its preparation' '
+test_expect_success 'another store with the same campaign reuses the warm base, its preparation and its baseline' '
 	sluice run --store s2.db c.yaml >out &&
+	store_query s1.db "select gate, run, verdict, output from baselines order by gate, run" >base1 &&
+	store_query s2.db "select gate, run, verdict, output from baselines order by gate, run" >base2 &&
+	test "$(wc -l <base1)" -gt 3 &&
+	test_cmp base1 base2 &&
 	grep -q "proposed  *3" out &&
 	test "$(warm_dirs | wc -l)" = 1 &&
 	test "$(cat "$(warm_dirs)/tree/runs.log")" = built &&
@@ -138,7 +142,7 @@ test_expect_success 'another store with the same campaign reuses the warm base a
 '
 
 test_expect_success 'a deleted file is gone from the candidate that deletes it, and only there' '
-	sed -e "s/make check 2>&1/{ test -e src\/moved.c || test -e src\/extra.c; } \&\& { test ! -e src\/moved.c || test ! -e src\/extra.c; } \&\& make check 2>\&1/" \
+	sed -e "s/make check 2>&1 \&\& od -An -tx8 -N8 \/dev\/urandom/{ test -e src\/moved.c || test -e src\/extra.c; } \&\& { test ! -e src\/moved.c || test ! -e src\/extra.c; } \&\& make check 2>\&1/" \
 		-e "s/^name: warm/name: warm-del/" c.yaml >del.yaml &&
 	grep -q "test ! -e src/extra.c; } && make check" del.yaml &&
 	sluice run --store del.db del.yaml >out &&
