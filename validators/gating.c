@@ -503,12 +503,17 @@ static int import_shared(sl_gating *g, sl_err *err)
 		runs = NULL;
 		if (nruns)
 			continue;
+		json_array_foreach(list, k, e)
+			if (!json_is_string(json_object_get(e, "verdict")) ||
+			    sl_verdict_parse(json_string_value(json_object_get(e, "verdict"))) < 0 ||
+			    !json_is_string(json_object_get(e, "output")))
+				break;
+		if (k < json_array_size(list))
+			continue;       /* not ours, or damaged: measure it */
 		json_array_foreach(list, k, e) {
 			sl_baseline_rec rec = { 0 };
 			int v = sl_verdict_parse(json_string_value(json_object_get(e, "verdict")));
 
-			if (v < 0 || !json_is_string(json_object_get(e, "output")))
-				break;
 			rec.gate = (char *)d->name;
 			rec.run = (int64_t)k + 1;
 			rec.verdict = (sl_verdict)v;

@@ -251,7 +251,7 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 {
 	sl_warm *w = sl_xcalloc(1, sizeof(*w));
 	sl_buf b = SL_BUF_INIT;
-	char *ready = NULL, *lock = NULL, *tmp = NULL;
+	char *ready = NULL, *lock = NULL;
 	struct stat st;
 	int ret = SL_ERROR;
 
@@ -304,7 +304,6 @@ done:
 	sl_buf_release(&b);
 	free(ready);
 	free(lock);
-	free(tmp);
 	return ret;
 }
 
