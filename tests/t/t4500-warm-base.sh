@@ -141,6 +141,20 @@ test_expect_success 'another store with the same campaign reuses the warm base, 
 	test_cmp before after2
 '
 
+test_expect_success 'gates whose verdicts are cached run again before a later gate that must run sees the tree' '
+	sed -e "s/^name: warm/name: warm-cache/" c.yaml >cache.yaml &&
+	printf "%s\n" "  - {name: again, command: \"./prog | cmp - expected.txt\"}" >>cache.yaml &&
+	cp s1.db cache.db &&
+	sluice run --store cache.db cache.yaml >out &&
+	grep -q "proposed  *3" out &&
+	store_query cache.db "select g.gate || \" \" || g.verdict || \" \" || g.cached from gate_runs g
+		join candidates c on c.id = g.candidate_id join targets t on t.id = c.target_id
+		join campaigns k on k.id = t.campaign_id where k.name = \"warm-cache\" and g.gate != \"syntax\"
+		order by g.id" | sort | uniq -c | sed "s/^ *//" >actual-cache &&
+	printf "%s\n" "3 again pass 0" "3 build pass 1" "3 test pass 1" >expect-cache &&
+	test_cmp expect-cache actual-cache
+'
+
 test_expect_success 'a deleted file is gone from the candidate that deletes it, and only there' '
 	sed -e "s/make check 2>&1 \&\& od -An -tx8 -N8 \/dev\/urandom/{ test -e src\/moved.c || test -e src\/extra.c; } \&\& { test ! -e src\/moved.c || test ! -e src\/extra.c; } \&\& make check 2>\&1/" \
 		-e "s/^name: warm/name: warm-del/" c.yaml >del.yaml &&
@@ -182,7 +196,7 @@ test_expect_success 'a changed preparing gate makes a new warm base; gc removes 
 	sluice baseline --store s4.db c2.yaml >out &&
 	test "$(warm_dirs | wc -l)" = 2 &&
 	sluice gc --scratch "$TRASH/scratch" --repo repo >out &&
-	grep -q "removed 3 warm bases, 0 layers" out &&
+	grep -q "removed 4 warm bases, 0 layers" out &&
 	test "$(warm_dirs | wc -l)" = 0
 '
 
