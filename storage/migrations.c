@@ -201,6 +201,10 @@ static const char *const migrations[] = {
 	/* 6: a baseline holds for the gate definition that measured it (rows
 	   of older stores have none: their gates are measured again) */
 	"ALTER TABLE baselines ADD COLUMN def_digest TEXT;",
+	/* 7: the gate-time picture (README, "Warm base"): making a candidate's tree, the jail */
+	"ALTER TABLE candidates ADD COLUMN tree TEXT;"
+	"ALTER TABLE candidates ADD COLUMN tree_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE gate_runs ADD COLUMN jail_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 size_t sl_migrations_count(void)

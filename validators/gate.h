@@ -36,12 +36,17 @@ typedef struct sl_gate_def {
 	unsigned accept;            /* SL_JAIL_CG_MEMORY, SL_JAIL_CG_CPU: limits that may go
 				       unenforced (jail.h) */
 	int writable_worktree;      /* no overlay: the command writes the worktree itself */
+	const char *layer;          /* the overlay's upper layer kept on the host
+				       (sl_jail_opts.layer), or NULL */
+	unsigned layer_cap_mb;      /* with layer: a run that leaves layer/u larger
+				       fails (where no tmpfs caps it); 0 = no check */
 } sl_gate_def;
 
 typedef struct sl_gate_result {
 	sl_verdict verdict;
 	int exit_status;            /* -1 unless the command exited */
 	int64_t duration_ms;
+	int64_t setup_ms;           /* of duration_ms: setting the jail up */
 	sl_buf output;              /* the tail of the output (capped at 64 KiB) */
 	size_t output_total;
 	char error[256];            /* why, when verdict is error */

@@ -62,6 +62,7 @@ struct sl_gating {
 	gate_state *gs;
 	size_t n;
 	int unsafe;                 /* --unsafe: gates may run without the minimum jail */
+	char *shared;               /* the baseline file shared across stores, or NULL */
 };
 
 void sl_gate_outcome_release(sl_gate_outcome *o)
@@ -172,6 +173,7 @@ void sl_gating_free(sl_gating *g)
 		free(g->gs[i].base_error);
 	}
 	free(g->gs);
+	free(g->shared);
 	free(g);
 }
 
@@ -354,8 +356,11 @@ static char *jail_text(const sl_gating *g, unsigned layers)
 	return sl_buf_detach(&b, NULL);
 }
 
-/* One run of a jailed gate.  *report_out is NULL when there is no readable report. */
-static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
+/*
+ * One run of a jailed gate on tree: through its layer, else writing its
+ * directory.  *report_out is NULL when there is no readable report.
+ */
+static int run_once(const sl_gating *g, const sl_gate_conf *d, const sl_gate_tree *tree,
 		    sl_gate_result *r, char **report_out, sl_err *err)
 {
 	const sl_jail_limits *j = &g->jail;
@@ -363,12 +368,13 @@ static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workd
 		.name = d->name, .command = d->command, .timeout_s = d->timeout_s,
 		.loopback = d->loopback, .unsafe = g->unsafe, .report = d->report,
 		.mem_mb = j->mem_mb, .pids_max = j->pids, .tmp_mb = j->tmp_mb,
-		.disk_mb = j->disk_mb, .cpu_milli = j->cpus * 1000, .as_mb = j->as_mb,
-		.accept = j->accept, .writable_worktree = j->writable,
+		.cpu_milli = j->cpus * 1000, .as_mb = j->as_mb,
+		.accept = j->accept, .writable_worktree = !tree->layer,
+		.layer = tree->layer, .layer_cap_mb = tree->layer_cap_mb,
 	};
 
 	*report_out = NULL;
-	sl_gate_run(r, &def, workdir);
+	sl_gate_run(r, &def, tree->dir);
 	if (r->verdict == SL_VERDICT_ERROR)
 		return sl_err_set(err, SL_ERROR, "gate '%s' could not run: %s", d->name, r->error);
 	if (r->has_report)
@@ -377,7 +383,7 @@ static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workd
 }
 
 static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout, void *ctx,
-		       const char **dir, sl_notice_fn progress, void *progress_ctx, int all,
+		       sl_gate_tree *tree, sl_notice_fn progress, void *progress_ctx, int all,
 		       sl_err *err)
 {
 	const sl_gate_conf *d = s->def;
@@ -397,7 +403,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 		/* the first run missing (those of another definition are gone) */
 		for (size_t i = 0; i < nruns && runs[i].run == next; i++)
 			next++;
-		if (!*dir && (ret = checkout(ctx, dir, err)))
+		if (!tree->dir && (ret = checkout(ctx, tree, err)))
 			goto done;
 		if (progress) {
 			sl_buf line = SL_BUF_INIT;
@@ -408,7 +414,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 			sl_buf_release(&line);
 		}
 		sl_gate_result_init(&r);
-		ret = run_once(g, d, *dir, &r, &report, err);
+		ret = run_once(g, d, tree, &r, &report, err);
 		/* a gate killed because the run is stopping says nothing about the
 		   base: keep no baseline, the next run measures it again */
 		if (!ret && sl_jail_stopping())
@@ -481,17 +487,130 @@ done:
 	return ret;
 }
 
+/*
+ * The shared baseline file: {"gates": {NAME: [{run, verdict, exit_status,
+ * output, report}, ...]}}.  Import the runs of every gate the store lacks
+ * (all or nothing: a store never mixes two measurements of one gate).
+ */
+static int import_shared(sl_gating *g, sl_err *err)
+{
+	json_t *root = NULL, *gates;
+	sl_baseline_rec *runs = NULL;
+	size_t nruns = 0;
+	int ret = SL_OK;
+
+	if (!(root = json_load_file(g->shared, 0, NULL)) ||
+	    !json_is_object(gates = json_object_get(root, "gates")))
+		goto done;
+	for (size_t i = 0; i < g->n && !ret; i++) {
+		const sl_gate_conf *d = g->gs[i].def;
+		json_t *list = json_object_get(gates, d->name), *e;
+		size_t k;
+
+		if (d->kind == SL_GATE_POLICY || !json_is_array(list) || !json_array_size(list))
+			continue;
+		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name,
+						 g->gs[i].def_digest, &runs, &nruns, err)))
+			break;
+		sl_baseline_list_free(runs, nruns);
+		runs = NULL;
+		if (nruns)
+			continue;
+		json_array_foreach(list, k, e)
+			if (!json_is_string(json_object_get(e, "verdict")) ||
+			    sl_verdict_parse(json_string_value(json_object_get(e, "verdict"))) < 0 ||
+			    !json_is_string(json_object_get(e, "output")))
+				break;
+		if (k < json_array_size(list))
+			continue;       /* not ours, or damaged: measure it */
+		json_array_foreach(list, k, e) {
+			sl_baseline_rec rec = { 0 };
+			int v = sl_verdict_parse(json_string_value(json_object_get(e, "verdict")));
+
+			rec.gate = (char *)d->name;
+			rec.run = (int64_t)k + 1;
+			rec.verdict = (sl_verdict)v;
+			rec.exit_status = json_integer_value(json_object_get(e, "exit_status"));
+			rec.output = (char *)json_string_value(json_object_get(e, "output"));
+			rec.report = (char *)json_string_value(json_object_get(e, "report"));
+			rec.digest = g->gs[i].def_digest;
+			if ((ret = sl_store_baseline_add(g->st, g->campaign_id, &rec, err)))
+				break;
+		}
+	}
+done:
+	json_decref(root);
+	return ret;
+}
+
+/* Write what the store holds for every gate to the shared file (best effort). */
+static void export_shared(sl_gating *g)
+{
+	json_t *root = json_object(), *gates = json_object();
+	sl_err err = SL_ERR_INIT;
+	sl_buf tmp = SL_BUF_INIT;
+
+	for (size_t i = 0; i < g->n; i++) {
+		sl_baseline_rec *runs = NULL;
+		size_t nruns = 0;
+		json_t *list;
+
+		if (g->gs[i].def->kind == SL_GATE_POLICY ||
+		    sl_store_baseline_get(g->st, g->campaign_id, g->gs[i].def->name,
+					  g->gs[i].def_digest, &runs, &nruns, &err))
+			continue;
+		list = json_array();
+		for (size_t k = 0; k < nruns; k++)
+			json_array_append_new(list, json_pack("{s:s,s:I,s:s,s:s?}",
+					      "verdict", sl_verdict_name(runs[k].verdict),
+					      "exit_status", (json_int_t)runs[k].exit_status,
+					      "output", runs[k].output ? runs[k].output : "",
+					      "report", runs[k].report));
+		json_object_set_new(gates, g->gs[i].def->name, list);
+		sl_baseline_list_free(runs, nruns);
+	}
+	json_object_set_new(root, "gates", gates);
+	/* another store may be writing it too: whole files only */
+	sl_buf_addf(&tmp, "%s.%ld", g->shared, (long)getpid());
+	if (!json_dump_file(root, tmp.buf, JSON_COMPACT) && rename(tmp.buf, g->shared))
+		unlink(tmp.buf);
+	sl_buf_release(&tmp);
+	json_decref(root);
+}
+
 static int measure_all(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 		       sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
 {
-	const char *dir = NULL;
+	sl_gate_tree tree = { NULL, NULL, 0 };
 	int ret = SL_OK;
 
+	if (g->shared && (ret = import_shared(g, err)))
+		return ret;
 	for (size_t i = 0; i < g->n && !ret; i++)
 		if (g->gs[i].def->kind != SL_GATE_POLICY)
-			ret = baseline_of(g, &g->gs[i], checkout, ctx, &dir, progress,
+			ret = baseline_of(g, &g->gs[i], checkout, ctx, &tree, progress,
 					  progress_ctx, all, err);
+	if (g->shared && !ret)
+		export_shared(g);
 	return ret;
+}
+
+void sl_gating_share_baselines(sl_gating *g, const char *dir)
+{
+	sl_buf b = SL_BUF_INIT;
+	char digest[65];
+
+	/* a base run depends on every gate before it too: all of them, in order */
+	sl_buf_addf(&b, "baseline 1\nbase %s\nenv %s\nunsafe %d\n", g->base_hex, g->env_digest,
+		    g->unsafe);
+	for (size_t i = 0; i < g->n; i++)
+		sl_buf_addf(&b, "gate %s\n", g->gs[i].def_digest);
+	sl_sha256_hex(digest, b.buf, b.len);
+	sl_buf_reset(&b);
+	sl_buf_addf(&b, "baseline-%.16s.json", digest);
+	free(g->shared);
+	g->shared = sl_path_join(dir, b.buf);
+	sl_buf_release(&b);
 }
 
 int sl_gating_baseline(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
@@ -1022,18 +1141,20 @@ static int swap_tests(const char *workdir, test_change *tc, size_t n, int out, s
 static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
 		      int *killed, sl_gate_run_rec *rec, sl_err *err)
 {
+	sl_gate_tree tree = { workdir, NULL, 0 };
 	sl_gate_result r;
 	char *report = NULL;
 	int ret;
 
 	sl_gate_result_init(&r);
-	ret = run_once(g, d, workdir, &r, &report, err);
+	ret = run_once(g, d, &tree, &r, &report, err);
 	if (!ret) {
 		if (config_exit(r.exit_status))
 			ret = sl_err_set(err, SL_ERROR, "gate '%s' cannot run its command (exit %d)",
 					 d->name, r.exit_status);
 		*killed = r.verdict != SL_VERDICT_PASS;
 		rec->duration_ms += r.duration_ms;
+		rec->jail_ms += r.setup_ms;
 		free(rec->jail);
 		rec->jail = jail_text(g, r.layers);
 	}
@@ -1177,12 +1298,39 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 	sl_buf_release(&b);
 }
 
-int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const char *diff,
+/*
+ * Gates first..upto-1 whose verdicts came from the cache (cached[i]) did not
+ * run on this tree: run them now, results unused, so that gate upto sees
+ * what they leave behind.
+ */
+static int replay_cached(const sl_gating *g, const sl_gate_tree *tree, unsigned char *cached,
+			 size_t upto, sl_err *err)
+{
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < upto && !ret; i++) {
+		sl_gate_result r;
+		char *report = NULL;
+
+		if (!cached[i])
+			continue;
+		cached[i] = 0;
+		sl_gate_result_init(&r);
+		ret = run_once(g, g->gs[i].def, tree, &r, &report, err);
+		sl_gate_result_release(&r);
+		free(report);
+	}
+	return ret;
+}
+
+int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, const char *diff,
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err)
 {
 	sl_changed changed;
 	sl_err perr = SL_ERR_INIT;
+	const char *workdir = tree->dir;
+	unsigned char *cached = sl_xcalloc(g->n ? g->n : 1, 1);
 	int ret = SL_OK;
 
 	*passed = 1;
@@ -1208,6 +1356,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			rec->duration_ms = hit.duration_ms;
 			rec->output_bytes = hit.output_bytes;
 			rec->cached = 1;
+			cached[i] = 1;
 			if (!verdict_ok(d, hit.verdict)) {
 				*passed = 0;
 				sl_buf_adds(feedback, cached_fb ? cached_fb : "");
@@ -1216,6 +1365,12 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			free(cached_fb);
 			continue;
 		}
+		if ((ret = replay_cached(g, tree, cached, i, err))) {
+			sl_buf_release(&fb);
+			break;
+		}
+		if (d->kind == SL_GATE_MUTANTS && tree->layer)
+			BUG("a mutants gate on an overlay");    /* sl_gating_writes_tree() */
 		if (d->kind == SL_GATE_MUTANTS) {
 			ret = run_mutants(g, d, workdir, &changed, diff, t, rec, &fb, err);
 			runs = 0;
@@ -1225,7 +1380,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			char *report = NULL;
 
 			sl_gate_result_init(&r);
-			if ((ret = run_once(g, d, workdir, &r, &report, err))) {
+			if ((ret = run_once(g, d, tree, &r, &report, err))) {
 				sl_gate_result_release(&r);
 				break;
 			}
@@ -1235,6 +1390,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
 			rec->duration_ms += r.duration_ms;
+			rec->jail_ms += r.setup_ms;
 			rec->output_bytes = (int64_t)r.output_total;
 			if (runs > 1 && !verdict_ok(d, rec->verdict) && rec->verdict != SL_VERDICT_ERROR) {
 				char note[64];
@@ -1265,6 +1421,70 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 		sl_buf_release(&fb);
 	}
 	sl_changed_release(&changed);
+	free(cached);
+	return ret;
+}
+
+void sl_gating_warm_digest(const sl_gating *g, char out[65])
+{
+	sl_buf b = SL_BUF_INIT;
+
+	sl_buf_addf(&b, "warm 1\nbase %s\nenv %s\nunsafe %d\n", g->base_hex, g->env_digest,
+		    g->unsafe);
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->prepare)
+			sl_buf_addf(&b, "prepare %s\n", g->gs[i].def_digest);
+	sl_sha256_hex(out, b.buf, b.len);
+	sl_buf_release(&b);
+}
+
+int sl_gating_has_prepare(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->prepare)
+			return 1;
+	return 0;
+}
+
+int sl_gating_writes_tree(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_MUTANTS)
+			return 1;
+	return 0;
+}
+
+int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void *progress_ctx,
+		      int64_t *ms_out, sl_err *err)
+{
+	/* without preparing gates the jail still takes the tree over once */
+	static const sl_gate_conf give = { .name = "prepare", .command = "true", .timeout_s = 60 };
+	sl_gate_tree tree = { dir, NULL, 0 };
+	int64_t start = sl_now_ms();
+	int ret = SL_OK, any = 0;
+
+	for (size_t i = 0; i <= g->n && !ret; i++) {
+		const sl_gate_conf *d = i < g->n ? g->gs[i].def : any ? NULL : &give;
+		sl_gate_result r;
+		char *report = NULL;
+
+		if (!d || (i < g->n && !d->prepare))
+			continue;
+		any = 1;
+		if (progress && d != &give) {
+			sl_buf line = SL_BUF_INIT;
+
+			sl_buf_addf(&line, "warm base: gate '%s' prepares the base tree", d->name);
+			progress(progress_ctx, line.buf);
+			sl_buf_release(&line);
+		}
+		sl_gate_result_init(&r);
+		ret = run_once(g, d, &tree, &r, &report, err);
+		sl_gate_result_release(&r);
+		free(report);
+	}
+	if (ms_out)
+		*ms_out = sl_now_ms() - start;
 	return ret;
 }
 

@@ -172,6 +172,16 @@ typedef struct sl_jail_opts {
 	 * host's free space, and mountinfo shows the workdir's path.
 	 */
 	int writable_workdir;
+	/*
+	 * A host directory holding u/ and w/ (directories on one file system,
+	 * empty the first time): /src is then an overlay of workdir (read-only
+	 * below) and layer/u, which keeps what the command writes for the next
+	 * run with the same layer (a candidate's gates in turn).  Not with
+	 * writable_workdir; disk_mb is not enforced here (the caller measures
+	 * the layer).  As root, layer is given to the jail's user instead of
+	 * workdir, which must be readable by that user already.
+	 */
+	const char *layer;
 } sl_jail_opts;
 #define SL_JAIL_OPTS_INIT { .workdir = NULL }
 
@@ -193,6 +203,8 @@ typedef struct sl_jail_result {
 	int oom;                    /* the cgroup memory limit killed something */
 	int64_t cpu_ms;             /* user+system CPU time of every process of the jail */
 	int64_t duration_ms;
+	int64_t setup_ms;           /* of duration_ms: until the jail was set up and the
+				       command about to start (0 when unknown) */
 	sl_buf output;              /* the tail of stdout+stderr */
 	size_t output_total;        /* bytes the command wrote in all */
 	unsigned layers;            /* SL_JAIL_* bits this run had */
