@@ -180,6 +180,15 @@ void sl_provider_add_snippet(sl_buf *out, const char *s, size_t len)
 		sl_buf_adds(out, "...");
 }
 
+void sl_provider_add_header(sl_strvec *out, const char *prefix, const char *value)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	sl_buf_adds(&b, prefix);
+	sl_buf_adds(&b, value);
+	sl_strvec_push_nodup(out, sl_buf_detach(&b, NULL));
+}
+
 /* "3 s" or "250 ms" */
 void sl_provider_add_duration(sl_buf *out, unsigned ms)
 {
@@ -373,9 +382,8 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 	out->transient = 0;
 	out->finish_reason[0] = '\0';
 	kind = request_kind(p, msgs, n, out, &first, err);
-	if (kind == SL_PROVIDER_OPENAI || kind == SL_PROVIDER_ANTHROPIC) {
-		body = kind == SL_PROVIDER_ANTHROPIC ? sl_provider_anthropic_body(p, msgs, n) :
-			sl_provider_openai_body(p, msgs, n);
+	if (sl_provider_wire_of(kind)) {
+		body = sl_provider_wire_of(kind)->body(p, msgs, n);
 		sl_buf_adds(&out->request, body);
 	} else {
 		sl_provider_flatten_chat(&out->request, msgs, n);

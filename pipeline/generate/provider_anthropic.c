@@ -6,7 +6,7 @@
 
 #include "pipeline/generate/provider_internal.h"
 
-char *sl_provider_anthropic_body(const sl_provider *p, const sl_chat_msg *msgs, size_t n)
+static char *body(const sl_provider *p, const sl_chat_msg *msgs, size_t n)
 {
 	json_t *root = json_object(), *arr = json_array();
 	sl_buf system = SL_BUF_INIT;
@@ -38,7 +38,7 @@ char *sl_provider_anthropic_body(const sl_provider *p, const sl_chat_msg *msgs, 
 	return sl_provider_json_dump(root);
 }
 
-int sl_provider_anthropic_parse(sl_completion *out, const sl_buf *body, sl_err *err)
+static int parse(sl_completion *out, const sl_buf *body, sl_err *err)
 {
 	json_t *root, *content, *block, *usage;
 	size_t i;
@@ -76,3 +76,14 @@ done:
 	json_decref(root);
 	return ret;
 }
+
+static void headers(const sl_provider *p, sl_strvec *out)
+{
+	sl_provider_add_header(out, "anthropic-version: ", p->anthropic_version);
+	if (p->key)
+		sl_provider_add_header(out, "x-api-key: ", p->key);
+}
+
+const sl_provider_wire sl_provider_anthropic_wire = {
+	.path = "/messages", .body = body, .headers = headers, .parse = parse,
+};

@@ -1,17 +1,16 @@
 /*
  * provider_http.c - the openai and anthropic kinds' transport: one try
- * after another with the libcurl easy interface.
+ * after another, each sent by pipeline/http (sl_http_send).
  *
  * sl_provider_http_new reads the key from the environment once, keeps it
  * in the provider (wiped on free) and sends it only in a header; messages
  * that could quote a server's answer, and the recorded request body, have
- * the key masked.  The request body is built once per call by the kind's
- * file (provider_openai.c, provider_anthropic.c) and sent by each try.
- * Handles come from a locked pool in the provider, so concurrent calls
- * never share one and connections are still reused.  The response body is
- * read into a capped buffer, then parsed by the kind's parser.  libcurl is
- * initialised once per process, on first use, behind a pthread_once;
- * curl_global_cleanup is never called.
+ * the key masked.  What differs between the kinds (the path, the body, the
+ * headers, the reply parser) is the kind's sl_provider_wire
+ * (provider_openai.c, provider_anthropic.c).  The body is built once per
+ * call and sent by each try.  Handles come from a locked pool in the
+ * provider, so concurrent calls never share one and connections are still
+ * reused.
  *
  * Retries: each try is classified (done, retry, fail); the wait before a
  * retry comes from Retry-After or from capped exponential backoff with full
@@ -26,6 +25,7 @@
 #include <time.h>
 
 #include "pipeline/generate/provider_internal.h"
+#include "pipeline/http/http.h"
 #include "common/util.h"
 
 void sl_provider_set_finish(sl_completion *out, json_t *fr)
@@ -83,12 +83,8 @@ static void http_error_message(sl_buf *msg, long status, const sl_buf *body)
 	json_decref(root);
 }
 
-static void default_sleep(void *ctx, int64_t ms)
-{
-	(void)ctx;
-	if (ms > 0)
-		sl_provider_sleep_ms((long)ms);
-}
+
+/* ---- hooks ----------------------------------------------------------- */
 
 /* xorshift64*, one state per thread, seeded from the kernel */
 static double default_jitter(void *ctx)
@@ -114,14 +110,6 @@ static int64_t default_now(void *ctx)
 }
 
 /* ---- one HTTP try ---------------------------------------------------- */
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static CURL *pool_take(sl_provider *p)
 {
@@ -149,101 +137,7 @@ static void pool_give(sl_provider *p, CURL *h)
 		curl_easy_cleanup(h);
 }
 
-typedef struct http_try {
-	sl_buf body;
-	int64_t retry_after_ms;     /* -1: the server did not say */
-	int64_t now_s;              /* wall clock for HTTP dates */
-} http_try;
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
-{
-	sl_buf *b = userp;
-	size_t n = size * nmemb;
-
-	if (sl_buf_add(b, data, n))
-		return 0;      /* over the cap: abort the transfer */
-	return n;
-}
-
-/* Retry-After: delta-seconds or an HTTP date; retry-after-ms: milliseconds. */
-static void parse_retry_after(http_try *t, const char *name, const char *v, size_t len)
-{
-	char val[128];
-	char *end;
-	long long n;
-
-	while (len && (*v == ' ' || *v == '\t'))
-		v++, len--;
-	while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
-		len--;
-	if (!len || len >= sizeof(val))
-		return;
-	memcpy(val, v, len);
-	val[len] = '\0';
-	errno = 0;
-	n = strtoll(val, &end, 10);
-	if (!*end && !errno && n >= 0 && end != val) {
-		if (!strcasecmp(name, "retry-after-ms"))
-			t->retry_after_ms = n;
-		else if (t->retry_after_ms < 0)   /* retry-after-ms is more precise */
-			t->retry_after_ms = n > INT64_MAX / 1000 ? INT64_MAX : n * 1000;
-		return;
-	}
-	if (!strcasecmp(name, "retry-after") && t->retry_after_ms < 0) {
-		time_t when = curl_getdate(val, NULL);
-
-		if (when != (time_t)-1)
-			t->retry_after_ms = when > t->now_s ? ((int64_t)when - t->now_s) * 1000 : 0;
-	}
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *userp)
-{
-	http_try *t = userp;
-	size_t n = size * nmemb;
-	static const char *const names[] = { "retry-after-ms", "retry-after" };
-
-	if (n >= 5 && !strncmp(data, "HTTP/", 5)) {
-		t->retry_after_ms = -1;          /* a new response (after 100 Continue) */
-		return n;
-	}
-	for (size_t i = 0; i < 2; i++) {
-		size_t nl = strlen(names[i]);
-
-		if (n > nl && data[nl] == ':' && !strncasecmp(data, names[i], nl))
-			parse_retry_after(t, names[i], data + nl + 1, n - nl - 1);
-	}
-	return n;
-}
-
-static int retryable_curl(CURLcode rc)
-{
-	switch (rc) {
-	case CURLE_COULDNT_RESOLVE_PROXY:
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_PARTIAL_FILE:
-	case CURLE_OPERATION_TIMEDOUT:
-	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_GOT_NOTHING:
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 enum { TRY_OK, TRY_RETRY, TRY_FAIL };
-
-static int on_xfer(void *userp, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-	const sl_provider *p = userp;
-
-	return p->stop && *p->stop;
-}
 
 /* Milliseconds one try may take: the timeout, cut at the deadline (<= 0: none left). */
 static int64_t try_budget_ms(const sl_provider *p)
@@ -256,102 +150,93 @@ static int64_t try_budget_ms(const sl_provider *p)
 	return left < (int64_t)p->timeout_ms ? left : (int64_t)p->timeout_ms;
 }
 
+/* Free a header list without leaving the key in freed memory. */
+static void free_headers(struct curl_slist *list)
+{
+	for (struct curl_slist *s = list; s; s = s->next)
+		sl_provider_wipe(s->data);
+	curl_slist_free_all(list);
+}
+
+/* The request's header list: the common ones, the kind's (with the key), the extra ones. */
+static struct curl_slist *request_headers(const sl_provider *p, const sl_provider_wire *w)
+{
+	static const char *const common[] = {
+		"Content-Type: application/json", "Accept: application/json", "Expect:",
+	};
+	struct curl_slist *list = NULL, *next;
+	sl_strvec kind = SL_STRVEC_INIT;
+	int failed = 0;
+
+	w->headers(p, &kind);
+	for (size_t i = 0; !failed && i < 3 + kind.n + p->headers.n; i++) {
+		const char *h = i < 3 ? common[i] : i < 3 + kind.n ? kind.v[i - 3] :
+			p->headers.v[i - 3 - kind.n];
+
+		if ((next = curl_slist_append(list, h)))
+			list = next;
+		else
+			failed = 1;
+	}
+	for (size_t i = 0; i < kind.n; i++)
+		sl_provider_wipe(kind.v[i]);
+	sl_strvec_release(&kind);
+	if (failed) {
+		free_headers(list);
+		list = NULL;
+	}
+	return list;
+}
+
 /*
  * One request.  TRY_OK with out filled, or TRY_RETRY / TRY_FAIL with the
  * cause in msg (unmasked: the caller masks).
  */
-static int http_once(sl_provider *p, const char *req, sl_completion *out, http_try *t,
-		     sl_buf *msg, sl_err *perr)
+static int http_once(sl_provider *p, const char *req, sl_completion *out,
+		     sl_http_response *resp, sl_buf *msg, sl_err *perr)
 {
-	char errbuf[CURL_ERROR_SIZE] = "";
-	struct curl_slist *headers = NULL, *h2;
-	sl_buf keyh = SL_BUF_INIT;
-	long status = 0;
-	CURLcode rc;
+	const sl_provider_wire *w = sl_provider_wire_of(p->kind);
+	sl_http_request rq = { .url = p->url, .body = req, .stop = p->stop };
 	CURL *h = NULL;
-	int ret = TRY_FAIL, failed = 0;
-	int64_t budget;
+	int ret = TRY_FAIL, r;
 
-	if ((budget = try_budget_ms(p)) <= 0) {
+	if ((rq.timeout_ms = try_budget_ms(p)) <= 0) {
 		sl_buf_adds(msg, "the run's wall-time budget is spent; the request was not sent");
 		return TRY_RETRY;
 	}
-	sl_buf_reset(&t->body);
-	t->retry_after_ms = -1;
-	t->now_s = (p->hooks.now_s ? p->hooks.now_s : default_now)(p->hooks.ctx);
+	rq.connect_timeout_ms = rq.timeout_ms < 30000 ? rq.timeout_ms : 30000;
+	rq.now_s = (p->hooks.now_s ? p->hooks.now_s : default_now)(p->hooks.ctx);
 	out->http_status = 0;
-
-#define ADD_HEADER(s) do { if (!(h2 = curl_slist_append(headers, (s)))) failed = 1; \
-	else headers = h2; } while (0)
-	ADD_HEADER("Content-Type: application/json");
-	ADD_HEADER("Accept: application/json");
-	ADD_HEADER("Expect:");
-	if (p->kind == SL_PROVIDER_ANTHROPIC) {
-		sl_buf_addf(&keyh, "anthropic-version: %s", p->anthropic_version);
-		ADD_HEADER(keyh.buf);
-		sl_buf_reset(&keyh);
-		if (p->key)
-			sl_buf_addf(&keyh, "x-api-key: %s", p->key);
-	} else if (p->key) {
-		sl_buf_addf(&keyh, "Authorization: Bearer %s", p->key);
-	}
-	if (keyh.len)
-		ADD_HEADER(keyh.buf);
-	for (size_t i = 0; i < p->headers.n; i++)
-		ADD_HEADER(p->headers.v[i]);
-#undef ADD_HEADER
-	if (failed || !(h = pool_take(p))) {
+	if (!(rq.headers = request_headers(p, w)) || !(h = pool_take(p))) {
 		sl_buf_adds(msg, "out of memory preparing the model request");
 		goto done;
 	}
 
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, p->url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, req);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req));
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "sluice");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &t->body);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)budget);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(budget < 30000 ? budget : 30000));
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, p);
-
-	rc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	out->http_status = (int)status;
-	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+	r = sl_http_send(h, &rq, resp);
+	out->http_status = (int)resp->status;
+	if (r == SL_HTTP_STOPPED) {
 		sl_buf_addf(msg, "the model request to '%s' was stopped", p->url);
 		ret = TRY_RETRY;
-	} else if (rc == CURLE_OPERATION_TIMEDOUT) {
+	} else if (r == SL_HTTP_TIMEOUT) {
 		sl_buf_addf(msg, "the model request to '%s' timed out after ", p->url);
-		sl_provider_add_duration(msg, (unsigned)budget);
-		if (budget < (int64_t)p->timeout_ms)
+		sl_provider_add_duration(msg, (unsigned)rq.timeout_ms);
+		if (rq.timeout_ms < (int64_t)p->timeout_ms)
 			sl_buf_adds(msg, " (the run's wall-time budget)");
 		ret = TRY_RETRY;
-	} else if (rc == CURLE_WRITE_ERROR && t->body.truncated) {
+	} else if (r == SL_HTTP_TOO_BIG) {
 		sl_buf_addf(msg, "the model endpoint's response is larger than %d MiB",
 			    BODY_CAP / (1024 * 1024));
-	} else if (rc != CURLE_OK) {
-		sl_buf_addf(msg, "cannot reach the model at '%s': %s", p->url,
-			    *errbuf ? errbuf : curl_easy_strerror(rc));
-		ret = retryable_curl(rc) ? TRY_RETRY : TRY_FAIL;
-	} else if (status < 200 || status > 299) {
-		http_error_message(msg, status, &t->body);
-		ret = status == 429 || status == 408 || status >= 500 ? TRY_RETRY : TRY_FAIL;
-		if (status != 429 && status != 503)
-			t->retry_after_ms = -1;
+	} else if (r != SL_HTTP_DONE) {
+		sl_buf_addf(msg, "cannot reach the model at '%s': %s", p->url, resp->error);
+		ret = r == SL_HTTP_TRANSIENT ? TRY_RETRY : TRY_FAIL;
+	} else if (resp->status < 200 || resp->status > 299) {
+		http_error_message(msg, resp->status, &resp->body);
+		ret = sl_http_status_transient(resp->status) ? TRY_RETRY : TRY_FAIL;
+		if (resp->status != 429 && resp->status != 503)
+			resp->retry_after_ms = -1;
 	} else {
 		sl_buf_reset(&out->text);
-		if ((p->kind == SL_PROVIDER_ANTHROPIC ? sl_provider_anthropic_parse : sl_provider_openai_parse)(out, &t->body, perr)) {
+		if (w->parse(out, &resp->body, perr)) {
 			/* a cut or garbled body is the transport's fault, not the model's */
 			sl_buf_adds(msg, perr->msg);
 			sl_err_clear(perr);
@@ -361,67 +246,39 @@ static int http_once(sl_provider *p, const char *req, sl_completion *out, http_t
 		}
 	}
 done:
-	if (h) {
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-		pool_give(p, h);
-	}
-	/* do not leave the key in freed memory */
-	for (struct curl_slist *s = headers; s; s = s->next)
-		sl_provider_wipe(s->data);
-	curl_slist_free_all(headers);
-	sl_provider_wipe(keyh.buf);
-	sl_buf_release(&keyh);
+	pool_give(p, h);
+	free_headers(rq.headers);
 	return ret;
 }
 
 static int64_t backoff_ms(const sl_provider *p, int retry, int64_t retry_after_ms)
 {
-	int64_t ceiling = p->base_backoff_ms, wait;
-	double j;
+	double j = retry_after_ms >= 0 ? 0 :
+		(p->hooks.jitter ? p->hooks.jitter : default_jitter)(p->hooks.ctx);
 
-	if (retry_after_ms >= 0)
-		return retry_after_ms < p->max_backoff_ms ? retry_after_ms : p->max_backoff_ms;
-	for (int i = 0; i < retry && ceiling < p->max_backoff_ms; i++)
-		ceiling *= 2;
-	if (ceiling > p->max_backoff_ms)
-		ceiling = p->max_backoff_ms;
-	j = (p->hooks.jitter ? p->hooks.jitter : default_jitter)(p->hooks.ctx);
-	if (!(j >= 0))          /* also NaN */
-		j = 0;
-	if (j > 1)
-		j = 1;
-	wait = (int64_t)((double)ceiling * j + 0.5);
-	return wait < ceiling ? wait : ceiling;
-}
-
-/* Wait ms, in slices, returning early when the run is stopped. */
-static void stoppable_sleep(const sl_provider *p, int64_t ms)
-{
-	for (int64_t left = ms; left > 0 && !(p->stop && *p->stop); left -= 50)
-		default_sleep(NULL, left < 50 ? left : 50);
+	return sl_http_backoff_ms(retry, p->base_backoff_ms, p->max_backoff_ms, retry_after_ms, j);
 }
 
 int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *out, sl_err *err)
 {
-	http_try t;
+	sl_http_response resp;
 	sl_buf msg = SL_BUF_INIT;
 	sl_err perr = SL_ERR_INIT;
 	int ret = SL_ERROR;
 
-	sl_buf_init(&t.body, BODY_CAP);
+	sl_http_response_init(&resp, BODY_CAP);
 	for (;;) {
 		int r;
 
 		sl_buf_reset(&msg);
-		r = http_once(p, req, out, &t, &msg, &perr);
+		r = http_once(p, req, out, &resp, &msg, &perr);
 		if (r == TRY_OK) {
 			ret = SL_OK;
 			break;
 		}
 		out->transient = r == TRY_RETRY;
 		if (r == TRY_RETRY && out->retries < p->max_retries)
-			out->waits_ms[out->retries] = backoff_ms(p, out->retries, t.retry_after_ms);
+			out->waits_ms[out->retries] = backoff_ms(p, out->retries, resp.retry_after_ms);
 		if (r == TRY_FAIL || out->retries >= p->max_retries || (p->stop && *p->stop) ||
 		    (p->deadline_ms && sl_now_ms() + out->waits_ms[out->retries] >= p->deadline_ms)) {
 			if (out->retries)
@@ -434,12 +291,18 @@ int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *ou
 		if (p->hooks.sleep_ms)
 			p->hooks.sleep_ms(p->hooks.ctx, out->waits_ms[out->retries]);
 		else
-			stoppable_sleep(p, out->waits_ms[out->retries]);
+			sl_http_sleep_ms(out->waits_ms[out->retries], p->stop);
 		out->retries++;
 	}
-	sl_buf_release(&t.body);
+	sl_http_response_release(&resp);
 	sl_buf_release(&msg);
 	return ret;
+}
+
+const sl_provider_wire *sl_provider_wire_of(int kind)
+{
+	return kind == SL_PROVIDER_OPENAI ? &sl_provider_openai_wire :
+		kind == SL_PROVIDER_ANTHROPIC ? &sl_provider_anthropic_wire : NULL;
 }
 
 int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
@@ -464,11 +327,7 @@ int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *e
 	while (bl && opts->base_url[bl - 1] == '/')
 		bl--;
 	sl_buf_add(&url, opts->base_url, bl);
-	sl_buf_adds(&url, opts->kind == SL_PROVIDER_ANTHROPIC ? "/messages" : "/chat/completions");
+	sl_buf_adds(&url, sl_provider_wire_of(opts->kind)->path);
 	p->url = sl_buf_detach(&url, NULL);
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return sl_err_set(err, SL_ERROR, "cannot initialise libcurl: %s",
-				  curl_easy_strerror(curl_init_rc));
-	return SL_OK;
+	return sl_http_global_init(err);
 }

@@ -85,6 +85,8 @@ int64_t sl_provider_json_int(json_t *obj, const char *key);
 void sl_provider_add_snippet(sl_buf *out, const char *s, size_t len);
 /* "3 s" or "250 ms" */
 void sl_provider_add_duration(sl_buf *out, unsigned ms);
+/* Append the header line prefix + value ("x-api-key: " + key) to out. */
+void sl_provider_add_header(sl_strvec *out, const char *prefix, const char *value);
 /* nanosleep for ms, resumed after signals. */
 void sl_provider_sleep_ms(long ms);
 
@@ -100,12 +102,22 @@ json_t *sl_provider_load_object(const sl_buf *body, sl_err *err);
 
 /* ---- provider_openai.c, provider_anthropic.c -------------------------- */
 
-/* The request body (malloc'd JSON text) for the chat. */
-char *sl_provider_openai_body(const sl_provider *p, const sl_chat_msg *msgs, size_t n);
-char *sl_provider_anthropic_body(const sl_provider *p, const sl_chat_msg *msgs, size_t n);
-/* Fill out->text, tokens, finish_reason, truncated from a 2xx body; SL_ERROR if malformed. */
-int sl_provider_openai_parse(sl_completion *out, const sl_buf *body, sl_err *err);
-int sl_provider_anthropic_parse(sl_completion *out, const sl_buf *body, sl_err *err);
+/* What an HTTP kind adds to the transport of provider_http.c. */
+typedef struct sl_provider_wire {
+	const char *path;           /* after base_url: "/chat/completions" */
+	/* the request body for the chat (malloc'd JSON text) */
+	char *(*body)(const sl_provider *p, const sl_chat_msg *msgs, size_t n);
+	/* the kind's header lines, the key's included (the caller wipes them) */
+	void (*headers)(const sl_provider *p, sl_strvec *out);
+	/* out->text, tokens, finish_reason, truncated from a 2xx body; SL_ERROR if malformed */
+	int (*parse)(sl_completion *out, const sl_buf *body, sl_err *err);
+} sl_provider_wire;
+
+extern const sl_provider_wire sl_provider_openai_wire;
+extern const sl_provider_wire sl_provider_anthropic_wire;
+
+/* The wire of an HTTP kind; NULL for the others. */
+const sl_provider_wire *sl_provider_wire_of(int kind);
 
 /* ---- provider_command.c --------------------------------------------- */
 

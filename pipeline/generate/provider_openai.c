@@ -6,7 +6,7 @@
 
 #include "pipeline/generate/provider_internal.h"
 
-char *sl_provider_openai_body(const sl_provider *p, const sl_chat_msg *msgs, size_t n)
+static char *body(const sl_provider *p, const sl_chat_msg *msgs, size_t n)
 {
 	json_t *root = json_object(), *arr = json_array();
 
@@ -33,7 +33,7 @@ char *sl_provider_openai_body(const sl_provider *p, const sl_chat_msg *msgs, siz
 	return sl_provider_json_dump(root);
 }
 
-int sl_provider_openai_parse(sl_completion *out, const sl_buf *body, sl_err *err)
+static int parse(sl_completion *out, const sl_buf *body, sl_err *err)
 {
 	json_t *root, *choices, *choice, *content, *usage, *fr;
 	int ret = SL_ERROR;
@@ -66,3 +66,13 @@ done:
 	json_decref(root);
 	return ret;
 }
+
+static void headers(const sl_provider *p, sl_strvec *out)
+{
+	if (p->key)
+		sl_provider_add_header(out, "Authorization: Bearer ", p->key);
+}
+
+const sl_provider_wire sl_provider_openai_wire = {
+	.path = "/chat/completions", .body = body, .headers = headers, .parse = parse,
+};
