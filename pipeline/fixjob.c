@@ -12,6 +12,7 @@
 #include "pipeline/fixjob.h"
 #include "pipeline/spec.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 static int encloses(const sl_target *t, const sl_finding *x)
 {
@@ -123,7 +124,7 @@ int sl_fix_load_findings(sl_findings *out, const sl_spec *spec, sl_err *err)
 	char *path = spec->findings_report[0] == '/' ? sl_xstrdup(spec->findings_report) :
 		sl_path_join(spec->dir, spec->findings_report);
 	sl_buf text = SL_BUF_INIT;
-	int ret = sl_read_file(&text, path, 64u << 20, err);
+	int ret = sl_read_file(&text, path, SL_CAP_FINDINGS_FILE, err);
 
 	if (!ret)
 		ret = sl_fix_parse_findings(out, spec->findings_format, text.buf, text.len, err);

@@ -18,7 +18,7 @@
 
 void sl_completion_init(sl_completion *c)
 {
-	sl_buf_init(&c->text, REPLY_CAP);
+	sl_buf_init(&c->text, SL_CAP_REPLY_BYTES);
 	sl_buf_init(&c->request, 0);
 	c->tokens_in = c->tokens_out = -1;
 	c->http_status = 0;
@@ -171,7 +171,7 @@ void sl_provider_add_snippet(sl_buf *out, const char *s, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i < len && i < ERR_SNIPPET; i++) {
+	for (i = 0; i < len && i < SL_CAP_ERROR_SNIPPET; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		sl_buf_addch(out, c < 0x20 || c == 0x7F ? ' ' : c);

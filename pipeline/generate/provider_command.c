@@ -46,16 +46,16 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Keep the last STDERR_KEEP bytes of stderr. */
+/* Keep the last SL_CAP_COMMAND_STDERR bytes of stderr. */
 static void keep_tail(sl_buf *b, const char *data, size_t n)
 {
-	if (n >= STDERR_KEEP) {
+	if (n >= SL_CAP_COMMAND_STDERR) {
 		sl_buf_reset(b);
-		sl_buf_add(b, data + n - STDERR_KEEP, STDERR_KEEP);
+		sl_buf_add(b, data + n - SL_CAP_COMMAND_STDERR, SL_CAP_COMMAND_STDERR);
 		return;
 	}
-	if (b->len + n > STDERR_KEEP) {
-		size_t drop = b->len + n - STDERR_KEEP;
+	if (b->len + n > SL_CAP_COMMAND_STDERR) {
+		size_t drop = b->len + n - SL_CAP_COMMAND_STDERR;
 
 		memmove(b->buf, b->buf + drop, b->len - drop);
 		sl_buf_setlen(b, b->len - drop);

@@ -225,7 +225,7 @@ static int http_once(sl_provider *p, const char *req, sl_completion *out,
 		ret = TRY_RETRY;
 	} else if (r == SL_HTTP_TOO_BIG) {
 		sl_buf_addf(msg, "the model endpoint's response is larger than %d MiB",
-			    BODY_CAP / (1024 * 1024));
+			    SL_CAP_MODEL_BODY_BYTES / (1024 * 1024));
 	} else if (r != SL_HTTP_DONE) {
 		sl_buf_addf(msg, "cannot reach the model at '%s': %s", p->url, resp->error);
 		ret = r == SL_HTTP_TRANSIENT ? TRY_RETRY : TRY_FAIL;
@@ -266,7 +266,7 @@ int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *ou
 	sl_err perr = SL_ERR_INIT;
 	int ret = SL_ERROR;
 
-	sl_http_response_init(&resp, BODY_CAP);
+	sl_http_response_init(&resp, SL_CAP_MODEL_BODY_BYTES);
 	for (;;) {
 		int r;
 

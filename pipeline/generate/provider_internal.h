@@ -22,11 +22,8 @@
 
 #include "pipeline/generate/provider.h"
 #include "common/util.h"
+#include "common/caps.h"
 
-#define REPLY_CAP (1024 * 1024)          /* the reply text */
-#define BODY_CAP (8 * 1024 * 1024)       /* an HTTP response body */
-#define STDERR_KEEP 8192                 /* tail of a command's stderr */
-#define ERR_SNIPPET 300                  /* server text quoted in an error */
 #define POOL_KEEP 64                     /* idle libcurl handles kept */
 
 typedef struct replay_entry {

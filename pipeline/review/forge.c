@@ -18,8 +18,7 @@
 #include "pipeline/http/http.h"
 #include "pipeline/review/forge.h"
 #include "common/util.h"
-
-#define MAX_BODY (8u << 20)
+#include "common/caps.h"
 
 struct sl_forge {
 	sl_forge_opts o;
@@ -37,7 +36,7 @@ typedef struct reply {
 
 static void reply_init(reply *r)
 {
-	sl_http_response_init(&r->http, MAX_BODY);
+	sl_http_response_init(&r->http, SL_CAP_FORGE_BODY);
 	r->remaining = r->reset = -1;
 	r->next = NULL;
 }

@@ -23,8 +23,7 @@
 
 #include "common/err.h"
 #include "pipeline/spec.h"
-
-#define SL_FORGE_MAX_PAGES 100
+#include "common/caps.h"
 
 typedef struct sl_forge sl_forge;
 

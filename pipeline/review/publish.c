@@ -14,8 +14,7 @@
 #include "storage/review_store.h"
 #include "common/sha256.h"
 #include "common/util.h"
-
-#define MAX_REASON 2000
+#include "common/caps.h"
 
 static void progress(const sl_publish_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -431,7 +430,7 @@ static char *reason_of(const char *comment, int64_t number)
 		sl_buf_addf(&b, "closed without merge (#%lld)", (long long)number);
 		return sl_buf_detach(&b, NULL);
 	}
-	for (const char *p = comment; *p && b.len < MAX_REASON; p++) {
+	for (const char *p = comment; *p && b.len < SL_CAP_REJECT_REASON; p++) {
 		unsigned char c = (unsigned char)*p;
 
 		sl_buf_addch(&b, (c < 0x20 && c != '\n') || c == 0x7f ? ' ' : c);
