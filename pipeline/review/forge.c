@@ -211,6 +211,90 @@ static unsigned backoff_s(unsigned k)
 	return (unsigned)(sl_http_backoff_ms((int)(k < 8 ? k : 8), 1000, 30000, -1, 1.0) / 1000);
 }
 
+/* The URL of path: under the API URL, or a full URL that must start with it (a Link). */
+static char *request_url(const sl_forge *f, const char *path, sl_err *err)
+{
+	size_t n = strlen(f->api);
+
+	if (strncmp(path, "http", 4))
+		return sl_path_join(f->api, path[0] == '/' ? path + 1 : path);
+	if (strncmp(path, f->api, n) || (path[n] && path[n] != '/' && path[n] != '?')) {
+		sl_err_set(err, SL_ERROR, "the forge sent a link outside '%s'", f->api);
+		return NULL;
+	}
+	return sl_xstrdup(path);
+}
+
+/* The service's headers, the token's included (free with free_headers). */
+static struct curl_slist *request_headers(const sl_forge *f, int has_body)
+{
+	struct curl_slist *hdr = NULL;
+	char auth[512];
+
+	if (f->o.kind == SL_FORGE_GITLAB)
+		snprintf(auth, sizeof(auth), "PRIVATE-TOKEN: %s", f->o.token);
+	else
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", f->o.token);
+	hdr = curl_slist_append(hdr, auth);
+	explicit_bzero(auth, sizeof(auth));
+	hdr = curl_slist_append(hdr, f->o.kind == SL_FORGE_GITLAB ? "Accept: application/json" :
+				"Accept: application/vnd.github+json");
+	if (f->o.kind == SL_FORGE_GITHUB)
+		hdr = curl_slist_append(hdr, "X-GitHub-Api-Version: 2022-11-28");
+	if (has_body)
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	return hdr;
+}
+
+/* Free a header list without leaving the token in freed memory. */
+static void free_headers(struct curl_slist *hdr)
+{
+	for (struct curl_slist *s = hdr; s; s = s->next)
+		explicit_bzero(s->data, strlen(s->data));
+	curl_slist_free_all(hdr);
+}
+
+/* Wait wait_s for why, or SL_EBUDGET when that is longer than the client accepts. */
+static int wait_or_refuse(sl_forge *f, const char *method, const char *path, const char *why,
+			  unsigned wait_s, sl_err *err)
+{
+	if (wait_s > f->o.max_wait_s)
+		return sl_err_set(err, SL_EBUDGET, "%s %s: %s %u s (more than %u s); try later",
+				  method, path, !strcmp(why, "quota spent") ?
+				  "the API quota resets in" : "the forge asks to wait", wait_s,
+				  f->o.max_wait_s);
+	if (f->o.on_wait)
+		f->o.on_wait(f->o.ctx, why, wait_s);
+	sl_http_sleep_ms((int64_t)wait_s * 1000, NULL);
+	return SL_OK;
+}
+
+/*
+ * Whether a try's outcome (hr, r) is worth another: the reason, with the
+ * wait in *wait_s, or NULL when it is final (a reply to hand back, or a
+ * transport failure in err: *failed set).
+ */
+static const char *retry_reason(const reply *r, int hr, unsigned tries, unsigned *wait_s,
+				int *failed)
+{
+	*failed = 0;
+	if (hr == SL_HTTP_TRANSIENT || hr == SL_HTTP_TIMEOUT) {
+		*wait_s = backoff_s(tries);
+		return "connection error";
+	}
+	if (hr != SL_HTTP_DONE) {
+		*failed = 1;
+		return NULL;
+	}
+	if (rate_limited(r, wait_s))
+		return "rate limited";
+	if (sl_http_status_transient(r->http.status)) {
+		*wait_s = backoff_s(tries);
+		return "server error";
+	}
+	return NULL;
+}
+
 /*
  * One request with retries.  path is under the API URL, or a full URL that
  * must start with it (a Link).  On return r holds the final reply.
@@ -219,38 +303,16 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 		sl_err *err)
 {
 	CURL *h = NULL;
-	struct curl_slist *hdr = NULL;
-	char *url = NULL, *data = NULL, auth[512];
+	char *url, *data = NULL;
 	sl_http_request rq = { .method = method, .on_header = on_header, .ctx = r };
 	unsigned tries = 0;
 	int ret = SL_ERROR;
 
-	if (!strncmp(path, "http", 4)) {
-		size_t n = strlen(f->api);
-
-		if (strncmp(path, f->api, n) || (path[n] && path[n] != '/' && path[n] != '?'))
-			return sl_err_set(err, SL_ERROR, "the forge sent a link outside '%s'", f->api);
-		url = sl_xstrdup(path);
-	} else {
-		url = sl_path_join(f->api, path[0] == '/' ? path + 1 : path);
-	}
+	if (!(rq.url = url = request_url(f, path, err)))
+		return SL_ERROR;
 	if (body)
-		data = json_dumps(body, JSON_COMPACT);
-	if (f->o.kind == SL_FORGE_GITLAB)
-		snprintf(auth, sizeof(auth), "PRIVATE-TOKEN: %s", f->o.token);
-	else
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", f->o.token);
-	hdr = curl_slist_append(hdr, auth);
-	hdr = curl_slist_append(hdr, f->o.kind == SL_FORGE_GITLAB ? "Accept: application/json" :
-				"Accept: application/vnd.github+json");
-	if (f->o.kind == SL_FORGE_GITHUB)
-		hdr = curl_slist_append(hdr, "X-GitHub-Api-Version: 2022-11-28");
-	if (data)
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-	explicit_bzero(auth, sizeof(auth));
-	rq.url = url;
-	rq.body = data;
-	rq.headers = hdr;
+		rq.body = data = json_dumps(body, JSON_COMPACT);
+	rq.headers = request_headers(f, body != NULL);
 	rq.timeout_ms = (int64_t)f->o.timeout_s * 1000;
 	if ((ret = sl_http_global_init(err)))
 		goto done;
@@ -258,70 +320,47 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 	if (!(h = curl_easy_init()))
 		goto done;
 	for (;;) {
-		int hr;
+		int hr, failed;
 		unsigned wait_s = 0;
-		const char *why = NULL;
+		const char *why;
 		int64_t now = (int64_t)time(NULL);
 
 		/* the last reply said the quota is spent: wait for its reset, don't ask */
-		if (f->quota_reset > now) {
-			wait_s = (unsigned)(f->quota_reset - now);
-			if (wait_s > f->o.max_wait_s) {
-				ret = sl_err_set(err, SL_EBUDGET, "%s %s: the API quota resets in %u s "
-						 "(more than %u s); try later", method, path, wait_s,
-						 f->o.max_wait_s);
-				goto done;
-			}
-			if (f->o.on_wait)
-				f->o.on_wait(f->o.ctx, "quota spent", wait_s);
-			sl_http_sleep_ms((int64_t)wait_s * 1000, NULL);
-		}
+		if (f->quota_reset > now &&
+		    (ret = wait_or_refuse(f, method, path, "quota spent",
+					  (unsigned)(f->quota_reset - now), err)))
+			goto done;
 		f->quota_reset = 0;
 
 		reply_release(r);
 		hr = sl_http_send(h, &rq, &r->http);
 		if (hr == SL_HTTP_DONE && r->remaining == 0 && r->reset > 0)
 			f->quota_reset = r->reset;
-		if (hr == SL_HTTP_TRANSIENT || hr == SL_HTTP_TIMEOUT) {
-			why = "connection error";
-			wait_s = backoff_s(tries);
-		} else if (hr != SL_HTTP_DONE) {
-			sl_err_set(err, SL_ERROR, "%s %s: %s", method, path, hr == SL_HTTP_TOO_BIG ?
-				   "the reply is larger than 8 MiB" : r->http.error);
+		why = retry_reason(r, hr, tries, &wait_s, &failed);
+		if (failed) {
+			ret = sl_err_set(err, SL_ERROR, "%s %s: %s", method, path,
+					 hr == SL_HTTP_TOO_BIG ? "the reply is larger than 8 MiB" :
+					 r->http.error);
 			goto done;
-		} else if (rate_limited(r, &wait_s)) {
-			why = "rate limited";
-		} else if (sl_http_status_transient(r->http.status)) {
-			why = "server error";
-			wait_s = backoff_s(tries);
-		} else {
-			break;
 		}
+		if (!why)
+			break;
 		if (tries++ >= f->o.max_retries) {
 			if (hr != SL_HTTP_DONE)
-				sl_err_set(err, SL_ERROR, "%s %s: %s", method, path, r->http.error);
+				ret = sl_err_set(err, SL_ERROR, "%s %s: %s", method, path, r->http.error);
 			else
-				sl_err_set(err, SL_ERROR, "%s %s: HTTP %ld (%s) after %u retries",
-					   method, path, r->http.status, why, f->o.max_retries);
+				ret = sl_err_set(err, SL_ERROR, "%s %s: HTTP %ld (%s) after %u retries",
+						 method, path, r->http.status, why, f->o.max_retries);
 			goto done;
 		}
-		if (wait_s > f->o.max_wait_s) {
-			ret = sl_err_set(err, SL_EBUDGET, "%s %s: the forge asks to wait %u s "
-					 "(more than %u s); try later", method, path, wait_s,
-					 f->o.max_wait_s);
+		if ((ret = wait_or_refuse(f, method, path, why, wait_s, err)))
 			goto done;
-		}
-		if (f->o.on_wait)
-			f->o.on_wait(f->o.ctx, why, wait_s);
-		sl_http_sleep_ms((int64_t)wait_s * 1000, NULL);
 		f->quota_reset = 0;
 	}
 	ret = SL_OK;
 done:
 	curl_easy_cleanup(h);
-	for (struct curl_slist *s = hdr; s; s = s->next)
-		explicit_bzero(s->data, strlen(s->data));
-	curl_slist_free_all(hdr);
+	free_headers(rq.headers);
 	free(data);
 	free(url);
 	return ret;
