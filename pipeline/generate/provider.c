@@ -184,6 +184,8 @@ void sl_provider_add_header(sl_strvec *out, const char *prefix, const char *valu
 {
 	sl_buf b = SL_BUF_INIT;
 
+	/* one allocation: no copy of a key is left behind in freed memory */
+	sl_buf_grow(&b, strlen(prefix) + strlen(value));
 	sl_buf_adds(&b, prefix);
 	sl_buf_adds(&b, value);
 	sl_strvec_push_nodup(out, sl_buf_detach(&b, NULL));
@@ -237,16 +239,11 @@ static int check_header(const char *h, sl_err *err)
 	return SL_OK;
 }
 
-int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err)
+/* The options every kind shares, checked and copied into p. */
+static int copy_opts(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
 {
-	sl_provider *p = NULL;
-	int ret = SL_EINPUT;
+	int ret;
 
-	*out = NULL;
-	if (!opts)
-		return sl_err_set(err, SL_EINPUT, "no provider options");
-	p = sl_xcalloc(1, sizeof(*p));
-	pthread_mutex_init(&p->lock, NULL);
 	p->kind = opts->kind;
 	p->timeout_ms = opts->timeout_ms ? opts->timeout_ms :
 		(opts->timeout_s ? (opts->timeout_s < 4000000 ? opts->timeout_s : 4000000) : 300) * 1000;
@@ -265,65 +262,54 @@ int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err
 	p->stop = opts->stop;
 	for (const char *const *h = opts->headers; h && *h; h++) {
 		if ((ret = check_header(*h, err)))
-			goto done;
+			return ret;
 		sl_strvec_push(&p->headers, *h);
 	}
-	ret = SL_EINPUT;
 	if (opts->response_format) {
 		json_t *rf = json_loads(opts->response_format, 0, NULL);
 		int ok = json_is_object(rf);
 
 		json_decref(rf);
-		if (!ok) {
-			sl_err_set(err, SL_EINPUT, "response_format is not a JSON object");
-			goto done;
-		}
+		if (!ok)
+			return sl_err_set(err, SL_EINPUT, "response_format is not a JSON object");
 		p->response_format = sl_xstrdup(opts->response_format);
 	}
+	return SL_OK;
+}
+
+int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err)
+{
+	sl_provider *p = NULL;
+	int ret;
+
+	*out = NULL;
+	if (!opts)
+		return sl_err_set(err, SL_EINPUT, "no provider options");
+	p = sl_xcalloc(1, sizeof(*p));
+	pthread_mutex_init(&p->lock, NULL);
+	if ((ret = copy_opts(p, opts, err)))
+		goto done;
 	switch (opts->kind) {
 	case SL_PROVIDER_OPENAI:
 	case SL_PROVIDER_ANTHROPIC:
-		if (!opts->model || !*opts->model) {
-			sl_err_set(err, SL_EINPUT, "the %s provider needs a model",
-				   sl_provider_kind_name(opts->kind));
-			goto done;
-		}
-		if ((ret = sl_provider_http_new(p, opts, err)))
-			goto done;
+		ret = sl_provider_http_new(p, opts, err);
 		break;
 	case SL_PROVIDER_COMMAND:
-		if (!opts->command || !*opts->command) {
-			sl_err_set(err, SL_EINPUT, "the command provider needs a command");
-			goto done;
-		}
-		p->command = sl_xstrdup(opts->command);
+		ret = sl_provider_command_new(p, opts, err);
 		break;
 	case SL_PROVIDER_REPLAY:
-		p->replay_kind = opts->replay_kind;
-		if (p->replay_kind && p->replay_kind != SL_PROVIDER_OPENAI &&
-		    p->replay_kind != SL_PROVIDER_ANTHROPIC && p->replay_kind != SL_PROVIDER_COMMAND) {
-			sl_err_set(err, SL_EINPUT, "cannot replay replies of provider kind %d",
-				   p->replay_kind);
-			goto done;
-		}
-		if (!opts->replay_path || !*opts->replay_path) {
-			sl_err_set(err, SL_EINPUT, "the replay provider needs a replay file");
-			goto done;
-		}
-		p->replay_path = sl_xstrdup(opts->replay_path);
-		if ((ret = sl_provider_replay_load(p, opts->replay_path, err)))
-			goto done;
+		ret = sl_provider_replay_new(p, opts, err);
 		break;
 	case SL_PROVIDER_RULES:
-		sl_err_set(err, SL_EINPUT, "the rules provider does not call a model");
-		goto done;
+		ret = sl_err_set(err, SL_EINPUT, "the rules provider does not call a model");
+		break;
 	default:
-		sl_err_set(err, SL_EINPUT, "unknown provider kind %d", opts->kind);
-		goto done;
+		ret = sl_err_set(err, SL_EINPUT, "unknown provider kind %d", opts->kind);
 	}
-	*out = p;
-	p = NULL;
-	ret = SL_OK;
+	if (!ret) {
+		*out = p;
+		p = NULL;
+	}
 done:
 	sl_provider_free(p);
 	return ret;

@@ -73,6 +73,14 @@ static void last_line(sl_buf *out, sl_buf *text)
 	sl_provider_add_snippet(out, nl, strlen(nl));
 }
 
+int sl_provider_command_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
+{
+	if (!opts->command || !*opts->command)
+		return sl_err_set(err, SL_EINPUT, "the command provider needs a command");
+	p->command = sl_xstrdup(opts->command);
+	return SL_OK;
+}
+
 /* Why the command's process group was killed. */
 enum { CUT_NONE, CUT_TIMEOUT, CUT_DEADLINE, CUT_STOP, CUT_BROKEN };
 

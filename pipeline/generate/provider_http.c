@@ -311,6 +311,8 @@ int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *e
 	sl_buf url = SL_BUF_INIT;
 	size_t bl;
 
+	if (!opts->model || !*opts->model)
+		return sl_err_set(err, SL_EINPUT, "the %s provider needs a model", name);
 	if (!opts->base_url || !*opts->base_url)
 		return sl_err_set(err, SL_EINPUT, "the %s provider needs a base_url", name);
 	if (strncmp(opts->base_url, "http://", 7) && strncmp(opts->base_url, "https://", 8))

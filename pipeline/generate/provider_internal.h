@@ -89,7 +89,7 @@ void sl_provider_sleep_ms(long ms);
 
 /* ---- provider_http.c ------------------------------------------------ */
 
-/* Check base_url, read the key from the environment, build p->url, init libcurl. */
+/* Check model and base_url, read the key from the environment, build p->url, init libcurl. */
 int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err);
 /* Send req (the exact body) with retries; fills out; messages have the key masked. */
 int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *out, sl_err *err);
@@ -118,13 +118,18 @@ const sl_provider_wire *sl_provider_wire_of(int kind);
 
 /* ---- provider_command.c --------------------------------------------- */
 
+/* Check and copy opts->command. */
+int sl_provider_command_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err);
 int sl_provider_command_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 				 sl_completion *out, sl_err *err);
 
 /* ---- provider_replay.c ---------------------------------------------- */
 
-/* Read the whole file into p->replay, sorted by key; SL_EINPUT naming file and line. */
-int sl_provider_replay_load(sl_provider *p, const char *path, sl_err *err);
+/*
+ * Check the replay options and read the whole file into p->replay, sorted
+ * by key; SL_EINPUT naming file and line.
+ */
+int sl_provider_replay_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err);
 /* Index of the first entry recorded for key, or (size_t)-1. */
 size_t sl_provider_replay_find(const sl_provider *p, const char *key);
 /* The next reply recorded for the key group starting at first. */

@@ -35,7 +35,7 @@ static int is_hex64(const char *s)
 	return s[i] == '\0';
 }
 
-int sl_provider_replay_load(sl_provider *p, const char *path, sl_err *err)
+static int replay_load(sl_provider *p, const char *path, sl_err *err)
 {
 	sl_buf file = SL_BUF_INIT;
 	size_t alloc = 0, line = 0;
@@ -97,6 +97,19 @@ int sl_provider_replay_load(sl_provider *p, const char *path, sl_err *err)
 done:
 	sl_buf_release(&file);
 	return ret;
+}
+
+int sl_provider_replay_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
+{
+	p->replay_kind = opts->replay_kind;
+	if (p->replay_kind && p->replay_kind != SL_PROVIDER_OPENAI &&
+	    p->replay_kind != SL_PROVIDER_ANTHROPIC && p->replay_kind != SL_PROVIDER_COMMAND)
+		return sl_err_set(err, SL_EINPUT, "cannot replay replies of provider kind %d",
+				  p->replay_kind);
+	if (!opts->replay_path || !*opts->replay_path)
+		return sl_err_set(err, SL_EINPUT, "the replay provider needs a replay file");
+	p->replay_path = sl_xstrdup(opts->replay_path);
+	return replay_load(p, opts->replay_path, err);
 }
 
 /* Index of the first entry recorded for key, or (size_t)-1. */
