@@ -114,7 +114,10 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userp)
 	name_len = (size_t)(colon - data);
 	v = colon + 1;
 	vlen = n - name_len - 1;
-	while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n'))
+	while (vlen && (*v == ' ' || *v == '\t'))
+		v++, vlen--;
+	while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' ' ||
+			v[vlen - 1] == '\t'))
 		vlen--;
 	if (name_len == 14 && !strncasecmp(data, "retry-after-ms", 14))
 		parse_retry_after(x, 1, v, vlen);

@@ -39,7 +39,8 @@ typedef struct sl_http_request {
 	int64_t connect_timeout_ms;  /* 0: curl's default */
 	int64_t now_s;               /* wall clock for Retry-After dates; 0: time(NULL) */
 	const volatile int *stop;    /* non-zero aborts the transfer; NULL: never */
-	/* every response header, name and value without the CRLF; may be NULL */
+	/* every response header: its name, and its value without the
+	 * whitespace around it (nor the CRLF); may be NULL */
 	void (*on_header)(void *ctx, const char *name, size_t name_len,
 			  const char *value, size_t value_len);
 	void *ctx;
