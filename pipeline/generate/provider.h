@@ -32,7 +32,9 @@
  *              with SIGKILL, so a command cannot leave background processes
  *              behind; so is it, within 100 ms, when opts.stop is set or
  *              opts.deadline_ms passes (sl_completion.transient set: the
- *              request may pass in a later run).  It inherits no descriptor other than its stdin (a
+ *              request may pass in a later run).  Should sluice itself be
+ *              killed, the command's leader (not its background children)
+ *              is killed too (parent-death signal).  It inherits no descriptor other than its stdin (a
  *              Unix stream socket, so that a command which stops reading
  *              cannot raise SIGPIPE in sluice), stdout and stderr (pipes).
  *              The caller must not reap children it did not start (no

@@ -10,7 +10,9 @@
  * reads both outputs with poll() until they close or the deadline passes,
  * then waits for the child; at the deadline, and after every run, the whole
  * process group is killed (while the leader is an unreaped zombie, so the
- * group id cannot have been reused).
+ * group id cannot have been reused).  The leader also has SIGKILL as its
+ * parent-death signal, so it does not outlive sluice when sluice is killed
+ * or exits at a second signal without ending the group.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,7 +129,7 @@ static int spawn(cmd_run *c, sl_err *err)
 	int sv[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
 	char *argv[] = { "/bin/sh", "-c", c->p->command, NULL };
 	int ret = SL_ERROR;
-	pid_t pid;
+	pid_t pid, self = getpid();
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) ||
 	    pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
@@ -157,6 +160,10 @@ static int spawn(cmd_run *c, sl_err *err)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setpgid(0, 0);
+		/* should sluice die without killing the group (kill -9, a second
+		   signal), the leader dies with it */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != self)
+			_exit(127);
 		if (dup2(sv[1], 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
 			_exit(127);
 		close_range(3, ~0U, 0);

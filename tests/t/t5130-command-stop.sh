@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='a stop kills the command provider: SIGTERM or the wall-time budget while the command blocks, no process left, the target pending, the next run resumes'
+test_description='a stop kills the command provider: SIGTERM or the wall-time budget while the command blocks, no process left, the target pending, the next run resumes; a killed sluice leaves no command behind'
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 . "$TEST_DIRECTORY/lib-reliability.sh"
@@ -17,6 +17,16 @@ no_command_left() {
 		i=$((i + 1))
 	done
 	! pgrep -f "$MARK"
+}
+
+# wait_for_file FILE PID: until FILE exists, while PID lives (bounded: 60 s)
+wait_for_file() {
+	i=0
+	while [ $i -lt 1200 ] && ! test -f "$1" && kill -0 "$2" 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	test -f "$1"
 }
 
 test_expect_success 'setup: one target, a model command that blocks on a fifo until told to answer' '
@@ -43,12 +53,7 @@ test_expect_success 'setup: one target, a model command that blocks on a fifo un
 
 test_expect_success 'SIGTERM while the command blocks: exit 143, its process group killed' '
 	{ sluice run --store c.db c.yaml >out 2>err & pid=$!; } &&
-	i=0 &&
-	while [ $i -lt 1200 ] && ! test -f started && kill -0 $pid 2>/dev/null; do
-		sleep 0.05
-		i=$((i + 1))
-	done &&
-	test -f started &&
+	wait_for_file started $pid &&
 	pgrep -f "$MARK" >/dev/null &&
 	kill -TERM $pid &&
 	{ wait $pid; rc=$?; } &&
@@ -81,6 +86,28 @@ test_expect_success 'the wall-time budget kills a command that blocks: the targe
 	test "$(sqlite3 w.db "select count(*) from attempts")" = 0 &&
 	test "$(sqlite3 w.db "select count(*) from targets where state not in ('"'"'pending'"'"', '"'"'budget'"'"')")" = 0 &&
 	no_command_left
+'
+
+test_expect_success 'kill -9 of sluice: the command it ran does not outlive it' '
+	mkfifo "$TRASH/fifo9-$MARK" &&
+	sed -e "s/^name: cmd/name: cmdkill/" \
+		-e "s|^  command: .*|  command: \"touch $TRASH/started9; exec cat $TRASH/fifo9-$MARK\"|" \
+		c.yaml >k.yaml &&
+	grep -q "exec cat" k.yaml &&
+	{ sluice run --store k.db k.yaml >out 2>err & pid=$!; } &&
+	wait_for_file started9 $pid &&
+	kill -9 $pid &&
+	{ wait $pid; rc=$?; } &&
+	test $rc = 137 &&
+	no_command_left
+'
+
+# should a test above have failed, a command may still block on its fifo:
+# give it the line it waits for (it exits), never a kill by name
+test_expect_success 'cleanup' '
+	for f in "$TRASH/fifo-$MARK" "$TRASH/fifo9-$MARK"; do
+		if pgrep -f "$f" >/dev/null; then timeout 10 sh -c "echo x >\"$f\"" || true; fi
+	done
 '
 
 test_done
