@@ -45,6 +45,8 @@
 #define SL_CAP_USAGE_TOKENS 10000000       /* tokens one reply may claim in its usage
 					    * (the largest contexts are ~2M); more is
 					    * rejected as absurd */
+#define SL_CAP_REPLY_NUMBER 100000000UL   /* a line number or count in a model's diff
+					    * grows no further (so stays below 10^9) */
 #define SL_CAP_EDIT_BYTES (256u << 10)     /* the new text of one edit (default of
 					    * sl_apply_opts.max_edit_bytes) */
 #define SL_CAP_EDITS_TOTAL_BYTES (1u << 20) /* the new text of all edits of a reply */
