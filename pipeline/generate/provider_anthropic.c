@@ -40,7 +40,7 @@ static char *body(const sl_provider *p, const sl_chat_msg *msgs, size_t n)
 
 static int parse(sl_completion *out, const sl_buf *body, sl_err *err)
 {
-	json_t *root, *content, *block, *usage;
+	json_t *root, *content, *block;
 	size_t i;
 	int ret = SL_ERROR, ntext = 0;
 
@@ -67,10 +67,7 @@ static int parse(sl_completion *out, const sl_buf *body, sl_err *err)
 			   *out->finish_reason ? "')" : "");
 		goto done;
 	}
-	out->truncated = !strcmp(out->finish_reason, "max_tokens");
-	usage = json_object_get(root, "usage");
-	out->tokens_in = sl_provider_json_int(usage, "input_tokens");
-	out->tokens_out = sl_provider_json_int(usage, "output_tokens");
+	sl_provider_set_usage(out, root, "max_tokens", "input_tokens", "output_tokens");
 	ret = SL_OK;
 done:
 	json_decref(root);

@@ -35,6 +35,16 @@ void sl_provider_set_finish(sl_completion *out, json_t *fr)
 }
 
 /* The body as a JSON object, or SL_ERROR with where it broke. */
+void sl_provider_set_usage(sl_completion *out, json_t *root, const char *cut_reason,
+			   const char *in_key, const char *out_key)
+{
+	json_t *usage = json_object_get(root, "usage");
+
+	out->truncated = !strcmp(out->finish_reason, cut_reason);
+	out->tokens_in = sl_provider_json_int(usage, in_key);
+	out->tokens_out = sl_provider_json_int(usage, out_key);
+}
+
 json_t *sl_provider_load_object(const sl_buf *body, sl_err *err)
 {
 	json_error_t jerr;

@@ -95,6 +95,12 @@ int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *e
 int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *out, sl_err *err);
 /* For the reply parsers: finish_reason from fr; the body as a JSON object. */
 void sl_provider_set_finish(sl_completion *out, json_t *fr);
+/*
+ * out->truncated when the finish reason is cut_reason; out->tokens_in and
+ * tokens_out from root's "usage" object at in_key and out_key (-1: absent).
+ */
+void sl_provider_set_usage(sl_completion *out, json_t *root, const char *cut_reason,
+			   const char *in_key, const char *out_key);
 json_t *sl_provider_load_object(const sl_buf *body, sl_err *err);
 
 /* ---- provider_openai.c, provider_anthropic.c -------------------------- */

@@ -35,7 +35,7 @@ static char *body(const sl_provider *p, const sl_chat_msg *msgs, size_t n)
 
 static int parse(sl_completion *out, const sl_buf *body, sl_err *err)
 {
-	json_t *root, *choices, *choice, *content, *usage, *fr;
+	json_t *root, *choices, *choice, *content, *fr;
 	int ret = SL_ERROR;
 
 	if (!(root = sl_provider_load_object(body, err)))
@@ -57,10 +57,7 @@ static int parse(sl_completion *out, const sl_buf *body, sl_err *err)
 		goto done;
 	}
 	sl_buf_add(&out->text, json_string_value(content), json_string_length(content));
-	out->truncated = !strcmp(out->finish_reason, "length");
-	usage = json_object_get(root, "usage");
-	out->tokens_in = sl_provider_json_int(usage, "prompt_tokens");
-	out->tokens_out = sl_provider_json_int(usage, "completion_tokens");
+	sl_provider_set_usage(out, root, "length", "prompt_tokens", "completion_tokens");
 	ret = SL_OK;
 done:
 	json_decref(root);
