@@ -48,7 +48,7 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
 CLI_SRC := $(wildcard pipeline/cli/*.c)
 LIB_SRC := $(wildcard common/*.c scoping/*.c storage/*.c validators/*.c \
-	pipeline/*.c pipeline/generate/*.c pipeline/apply/*.c pipeline/review/*.c)
+	pipeline/*.c pipeline/http/*.c pipeline/generate/*.c pipeline/apply/*.c pipeline/review/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 

@@ -12,6 +12,7 @@
 
 #include "common/beneath.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 /* openat2 of rel beneath root with flags; an fd or a negative SL_E* code. */
 static int open_confined(const char *root, const char *rel, uint64_t flags, sl_err *err)
@@ -71,7 +72,7 @@ int sl_read_beneath(sl_buf *out, const char *root, const char *rel, size_t cap, 
 
 	if (fd < 0)
 		return fd;
-	out->cap = out->len + (cap ? cap : 16u << 20);
+	out->cap = out->len + (cap ? cap : SL_CAP_BENEATH_BYTES);
 	ret = sl_read_fd(out, fd, err);
 	out->cap = old_cap;
 	close(fd);

@@ -14,6 +14,7 @@
 #include "pipeline/fixjob.h"
 #include "pipeline/spec.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 static int encloses(const sl_target *t, const sl_finding *x)
 {
@@ -193,7 +194,7 @@ int sl_fix_load_findings(sl_findings *out, const sl_campaign *c, sl_buf *unplace
 	sl_strvec tracked = SL_STRVEC_INIT;
 	sl_buf text = SL_BUF_INIT;
 	sl_err ignore = SL_ERR_INIT;
-	int ret = sl_read_file(&text, path, 64u << 20, err);
+	int ret = sl_read_file(&text, path, SL_CAP_FINDINGS_FILE, err);
 
 	if (!ret)
 		ret = sl_fix_parse_findings(out, spec->findings_format, spec->findings_report,

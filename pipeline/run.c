@@ -42,6 +42,7 @@
 #include "storage/store.h"
 #include "common/term.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 char *sl_default_store_path(const char *explicit_path)
 {
@@ -524,9 +525,6 @@ static void settle(run_ctx *x, int64_t reserved, double reserved_cost, int64_t t
 	pthread_mutex_unlock(&x->lock);
 }
 
-/* More tokens than one request can plausibly bill (the largest contexts are ~2M). */
-#define USAGE_MAX 10000000
-
 /*
  * The tokens to bill for a reply.  Numbers the endpoint reports are taken
  * when plausible; negative (other than -1, "not said"), absurd or
@@ -538,7 +536,7 @@ static void check_usage(run_ctx *x, attempt_state *s, int64_t est_in, int64_t ca
 {
 	int64_t in = s->comp.tokens_in, out = s->comp.tokens_out;
 
-	if (in < -1 || out < -1 || in > USAGE_MAX || out > USAGE_MAX) {
+	if (in < -1 || out < -1 || in > SL_CAP_USAGE_TOKENS || out > SL_CAP_USAGE_TOKENS) {
 		snprintf(s->usage_note, sizeof(s->usage_note), "the endpoint reported %lld prompt "
 			 "and %lld completion tokens, which cannot be; billed the reservation "
 			 "(%lld + %lld) instead", (long long)in, (long long)out, (long long)est_in,
@@ -1844,7 +1842,7 @@ again:
 	if (ret != SL_ENOTFOUND)
 		goto done;
 	sl_err_clear(err);
-	if ((ret = sl_read_file(&text, x->c->spec->path, 1 << 20, err)))
+	if ((ret = sl_read_file(&text, x->c->spec->path, SL_CAP_SPEC_BYTES, err)))
 		goto done;
 	in.name = x->c->spec->name;
 	in.spec_path = x->c->spec->path;

@@ -28,11 +28,8 @@
 #include "pipeline/generate/edit.h"
 #include "pipeline/generate/provider.h"
 #include "pipeline/spec.h"
+#include "common/caps.h"
 #include "scoping/scope.h"
-
-#define SPEC_MAX_BYTES (1u << 20)
-#define SPEC_MAX_DEPTH 32
-#define MAX_KEYS 32
 
 enum { N_SCALAR = 1, N_MAP, N_SEQ };
 
@@ -198,8 +195,8 @@ static int build(struct loader *ld, yaml_parser_t *p, yaml_event_t *ev, int dept
 	}
 
 	n->type = ev->type == YAML_MAPPING_START_EVENT ? N_MAP : N_SEQ;
-	if (depth >= SPEC_MAX_DEPTH) {
-		fail(ld, ev->start_mark, "nesting deeper than %d levels", SPEC_MAX_DEPTH);
+	if (depth >= SL_CAP_SPEC_DEPTH) {
+		fail(ld, ev->start_mark, "nesting deeper than %d levels", SL_CAP_SPEC_DEPTH);
 		goto done;
 	}
 	for (;;) {
@@ -291,13 +288,13 @@ static int is_null(const struct node *n)
 static int map_fields(struct loader *ld, const struct node *map, const char *ctx,
 		      const char *const *keys, const struct node **vals)
 {
-	unsigned char seen[MAX_KEYS] = { 0 };
+	unsigned char seen[SL_CAP_SPEC_KEYS] = { 0 };
 	size_t i, k, nkeys = 0;
 	char sbuf[80];
 
 	while (keys[nkeys])
 		nkeys++;
-	if (nkeys > MAX_KEYS)
+	if (nkeys > SL_CAP_SPEC_KEYS)
 		BUG("too many keys");
 	for (k = 0; k < nkeys; k++)
 		vals[k] = NULL;
@@ -556,7 +553,7 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 		NULL };
 	static const int unit_ix[] = { 0, 1, 2, 3, 4 };
 	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT, K_OVERRIDES };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	int unit = 0;
 	size_t i;
 
@@ -638,7 +635,7 @@ static int load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
 	static const char *const keys[] = { "capture", "template", NULL };
 	enum { K_CAPTURE, K_TEMPLATE };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	size_t i;
 
 	if (want_type(ld, seq, N_SEQ, "rules", NULL))
@@ -689,7 +686,7 @@ static int load_headers(struct loader *ld, const struct node *seq, sl_spec *spec
 static int load_prices(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "input", "output", NULL };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 
 	if (want_type(ld, map, N_MAP, "prices", "provider"))
 		return SL_EINPUT;
@@ -728,7 +725,7 @@ static int load_budget(struct loader *ld, const struct node *map, sl_spec *spec)
 	static const char *const keys[] = { "max_tokens", "max_cost", "max_wall_time",
 		"early_stop_after", "early_stop_below", NULL };
 	enum { K_TOKENS, K_COST, K_WALL, K_AFTER, K_BELOW };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	long long n;
 
 	if (want_type(ld, map, N_MAP, "budget", NULL) ||
@@ -773,7 +770,7 @@ static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 	static const int warm_ix[] = { SL_WARM_AUTO, SL_WARM_OVERLAY, SL_WARM_OFF };
 	unsigned *fields[] = { &spec->jail.mem_mb, &spec->jail.pids, &spec->jail.tmp_mb,
 			       &spec->jail.disk_mb, &spec->jail.cpus, &spec->jail.as_mb };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	sl_strvec words = SL_STRVEC_INIT;
 	long long n;
 	int ret = SL_EINPUT;
@@ -833,7 +830,7 @@ static int load_provider(struct loader *ld, const struct node *map, sl_spec *spe
 		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
 	enum { K_KIND, K_BASE_URL, K_MODEL, K_KEY_ENV, K_TEMP, K_MAX_TOKENS, K_TIMEOUT, K_COMMAND,
 		K_HEADERS, K_ANTHROPIC_VERSION, K_MAX_RETRIES, K_REPLAY, K_PRICES, K_RESPONSE_FORMAT };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	long long n;
 
 	if (want_type(ld, map, N_MAP, "provider", NULL) ||
@@ -974,7 +971,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit", "automake",
 			"ctest" },
 	};
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	size_t i, j;
 	long long n;
 	char sbuf[80];
@@ -1171,7 +1168,7 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	static const char *const forges[] = { "github", "gitlab", NULL };
 	static const int forge_vals[] = { SL_FORGE_GITHUB, SL_FORGE_GITLAB };
 	sl_spec_review *r = &spec->review;
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	long long bf = 10, bl = 500, mo = 10, mh = 10;
 	const char *why;
 	char sbuf[80];
@@ -1227,7 +1224,7 @@ static int load_findings(struct loader *ld, const struct node *map, sl_spec *spe
 	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit",
 		"automake", "ctest", NULL };
 	static const int format_ix[] = { 0, 1, 2, 3, 4, 5, 6 };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	int f = 0;
 
 	if (want_type(ld, map, N_MAP, "findings", NULL) ||
@@ -1291,7 +1288,7 @@ static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
 		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW, K_FINDINGS, K_LEASE_TTL };
 	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
 	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
-	const struct node *v[MAX_KEYS];
+	const struct node *v[SL_CAP_SPEC_KEYS];
 	const char *why;
 	long long n;
 	char sbuf[80];
@@ -1442,7 +1439,7 @@ int sl_spec_load(sl_spec **out, const char *path, sl_err *err)
 		ret = sl_err_set(err, SL_EINPUT, "'%s' is a directory, not a campaign file", path);
 		goto done;
 	}
-	if ((ret = sl_read_file(&text, path, SPEC_MAX_BYTES, err)))
+	if ((ret = sl_read_file(&text, path, SL_CAP_SPEC_BYTES, err)))
 		goto done;
 	if (text.truncated) {
 		ret = fail_at(&ld, 1, 1, "file is larger than 1 MiB");

@@ -13,9 +13,7 @@
 #include "scoping/context.h"
 #include "scoping/lang.h"
 #include "common/util.h"
-
-#define MAX_NAMES 256
-#define MAX_BLOB (8u << 20)
+#include "common/caps.h"
 
 struct file {
 	char *path;
@@ -72,7 +70,7 @@ static int file_load(struct file *f, struct ctx *x, git_repository *repo, const 
 	f->text = git_blob_rawcontent(f->blob);
 	f->len = (size_t)git_blob_rawsize(f->blob);
 	f->path = sl_xstrdup(path);
-	if (f->len > MAX_BLOB || memchr(f->text, 0, f->len < 8000 ? f->len : 8000))
+	if (f->len > SL_CAP_SOURCE_BYTES || memchr(f->text, 0, f->len < 8000 ? f->len : 8000))
 		return 0;
 	f->tree = ts_parser_parse_string(x->parser, NULL, f->text, (uint32_t)f->len);
 	return f->tree != NULL;
@@ -103,7 +101,7 @@ static void collect_names(struct ctx *x, TSNode n, const char *text)
 		TSNode c = ts_tree_cursor_current_node(&cur);
 
 		if (ts_node_is_named(c) && ends_with(ts_node_type(c), "identifier") &&
-		    !ts_node_named_child_count(c) && x->names.n < MAX_NAMES) {
+		    !ts_node_named_child_count(c) && x->names.n < SL_CAP_CONTEXT_NAMES) {
 			uint32_t a = ts_node_start_byte(c), b = ts_node_end_byte(c);
 
 			if (b > a && b - a < 200 && !has_name(&x->names, text + a, b - a))

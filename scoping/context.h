@@ -35,8 +35,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "scoping/scope.h"
-
-#define SL_CONTEXT_MAX_FILES 256
+#include "common/caps.h"
 
 /* The token estimate of len bytes. */
 unsigned sl_context_tokens(size_t len);

@@ -43,8 +43,8 @@
 #include "scoping/scope.h"
 #include "storage/scope_cache.h"
 #include "common/util.h"
+#include "common/caps.h"
 
-#define MAX_BLOB_SIZE (8u << 20)
 #define BINARY_SNIFF 8000
 #define CHUNK 32               /* files a worker takes at a time */
 
@@ -53,12 +53,9 @@
  * never returns on some queries (stacked quantifiers: "_??", "(_)** @a"), so
  * the first compilation of a query runs in a child process with a time and
  * memory limit.  Running a query is bounded per file by the number of
- * partial matches in progress and by time.
+ * partial matches in progress and by time.  The bounds are SL_CAP_QUERY_*
+ * (common/caps.h).
  */
-#define COMPILE_MS 10000
-#define COMPILE_MEM_MB 1024
-#define MATCH_LIMIT 10000
-#define FILE_QUERY_MS 10000
 
 /* Results are encoded for the cache in this format; bump it when it changes. */
 #define CACHE_FORMAT "sluice-scope-1"
@@ -269,7 +266,7 @@ fail:
 static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 {
 	int fds[2] = { -1, -1 }, st = 0, ret = SL_ERROR, ended = 0;
-	int64_t deadline = sl_now_ms() + COMPILE_MS;
+	int64_t deadline = sl_now_ms() + SL_CAP_QUERY_COMPILE_MS;
 	pid_t pid;
 
 	/* close-on-exec: a child another thread starts must not hold it open */
@@ -287,8 +284,8 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 		close(fds[0]);
 #ifndef UNDER_ASAN
 		{
-			struct rlimit rl = { (rlim_t)COMPILE_MEM_MB << 20,
-					     (rlim_t)COMPILE_MEM_MB << 20 };
+			struct rlimit rl = { (rlim_t)SL_CAP_QUERY_COMPILE_MEM_MB << 20,
+					     (rlim_t)SL_CAP_QUERY_COMPILE_MEM_MB << 20 };
 
 			setrlimit(RLIMIT_AS, &rl);
 		}
@@ -316,7 +313,7 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 	if (!ended)
 		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter did not finish compiling it "
 				 "in %d s (a quantifier right after another is not supported)",
-				 COMPILE_MS / 1000);
+				 SL_CAP_QUERY_COMPILE_MS / 1000);
 	else if (WIFSIGNALED(st))
 		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter crashed compiling it "
 				 "(signal %d; a quantifier right after another is not supported)",
@@ -398,19 +395,17 @@ static int screen_quantifiers(const char *q, size_t len, uint32_t *offset_out, s
 	return 0;
 }
 
-#define QUERY_MAX_DEPTH 256
-
 /*
  * The other known crash or hang, which tree-sitter 0.20.7 meets only some of
  * the times it compiles the query: a quantified group or alternation that
  * holds a quantified pattern ("((_)?)? @a", "[(a)* (b)]+").  Refused every
  * time, so the answer never depends on luck.  A quantified node holding
  * quantified children ("(block (statement)*)?") is fine.  Groups nest at
- * most QUERY_MAX_DEPTH deep.
+ * most SL_CAP_QUERY_DEPTH deep.
  */
 static int screen_groups(const char *q, size_t len, uint32_t *offset_out, sl_err *err)
 {
-	struct { unsigned char group, inner_quantified; } st[QUERY_MAX_DEPTH];
+	struct { unsigned char group, inner_quantified; } st[SL_CAP_QUERY_DEPTH];
 	size_t depth = 0;
 	int after_risky = 0;        /* just after a group holding a quantified pattern */
 
@@ -427,11 +422,11 @@ static int screen_groups(const char *q, size_t len, uint32_t *offset_out, sl_err
 		} else if (ch == '(' || ch == '[') {
 			size_t j = i + 1;
 
-			if (depth == QUERY_MAX_DEPTH) {
+			if (depth == SL_CAP_QUERY_DEPTH) {
 				if (offset_out)
 					*offset_out = (uint32_t)i;
 				return sl_err_set(err, SL_EINPUT, "invalid query: patterns nest "
-						  "deeper than %d", QUERY_MAX_DEPTH);
+						  "deeper than %d", SL_CAP_QUERY_DEPTH);
 			}
 			while (j < len && isspace((unsigned char)q[j]))
 				j++;
@@ -982,7 +977,7 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 		sl_err_set(&wk->err, SL_ERROR, "%s: not a blob", e->path);
 		goto done;
 	}
-	if (size > MAX_BLOB_SIZE || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
+	if (size > SL_CAP_SOURCE_BYTES || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
 		e->skipped = 1;
 		ret = 0;
 		goto done;
@@ -1000,13 +995,13 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 	wk->st.parsed++;
 	if (ts_node_has_error(ts_tree_root_node(tree)))
 		e->flags |= CF_PARSE_ERROR;
-	ts_query_cursor_set_match_limit(cursor, MATCH_LIMIT);
+	ts_query_cursor_set_match_limit(cursor, SL_CAP_QUERY_MATCHES);
 	ts_query_cursor_exec(cursor, c->q, ts_tree_root_node(tree));
 	t0 = sl_now_ms();
 	for (unsigned long n = 0; ts_query_cursor_next_match(cursor, &m); n++) {
-		if (!(n & 255) && sl_now_ms() - t0 > FILE_QUERY_MS) {
+		if (!(n & 255) && sl_now_ms() - t0 > SL_CAP_QUERY_FILE_MS) {
 			sl_err_set(&wk->err, SL_EINPUT, "%s: the query ran longer than %d s on this file",
-				   e->path, FILE_QUERY_MS / 1000);
+				   e->path, SL_CAP_QUERY_FILE_MS / 1000);
 			goto done;
 		}
 		if (sl_preds_eval(c->preds, &m, text, size))
@@ -1014,7 +1009,7 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 	}
 	if (ts_query_cursor_did_exceed_match_limit(cursor)) {
 		sl_err_set(&wk->err, SL_EINPUT, "%s: the query needs more than %d partial matches "
-			   "at once on this file; make it more specific", e->path, MATCH_LIMIT);
+			   "at once on this file; make it more specific", e->path, SL_CAP_QUERY_MATCHES);
 		goto done;
 	}
 	group_targets(&wk->out, *raws, nraws, e, c, text);

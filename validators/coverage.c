@@ -14,10 +14,7 @@
 #include "validators/coverage.h"
 #include "validators/diff_lines.h"
 #include "common/util.h"
-
-#define MAX_FILES 10000u
-#define MAX_LINES 1000000u
-#define MAX_LINENO 0x7fffffffu
+#include "common/caps.h"
 
 void sl_coverage_init(sl_coverage *c)
 {
@@ -58,7 +55,7 @@ static sl_cov_file *get_file(sl_coverage *c, const char *raw, size_t len)
 	sl_cov_file *f = find_file(c, norm);
 
 	free(tmp);
-	if (f || c->n >= MAX_FILES) {
+	if (f || c->n >= SL_CAP_COVERAGE_FILES) {
 		if (!f)
 			c->truncated = 1;
 		free(norm);
@@ -73,7 +70,7 @@ static sl_cov_file *get_file(sl_coverage *c, const char *raw, size_t len)
 
 static void add_line(sl_coverage *c, sl_cov_file *f, unsigned line, uint64_t count)
 {
-	if (c->lines >= MAX_LINES) {
+	if (c->lines >= SL_CAP_COVERAGE_LINES) {
 		c->truncated = 1;
 		return;
 	}
@@ -154,7 +151,7 @@ int sl_coverage_parse_lcov(sl_coverage *out, const char *text, size_t len, sl_er
 			const char *q = p + 3;
 			uint64_t line, count = 0;
 
-			if (!num(&q, end, MAX_LINENO, &line) && line && q < end && *q == ',') {
+			if (!num(&q, end, SL_CAP_LINE_NUMBER, &line) && line && q < end && *q == ',') {
 				q++;
 				if (q < end && *q == '-')   /* negative counts from broken tools */
 					count = 0;
@@ -196,7 +193,7 @@ int sl_coverage_parse_gcov(sl_coverage *out, const char *text, size_t len,
 		while (cs < c1 && *cs == ' ')
 			cs++;
 		q = c1 + 1;
-		if (num(&q, c2, MAX_LINENO, &line))
+		if (num(&q, c2, SL_CAP_LINE_NUMBER, &line))
 			continue;
 		while (q < c2 && *q == ' ')
 			q++;
@@ -267,7 +264,7 @@ int sl_coverage_parse_gcov_json(sl_coverage *out, const char *text, size_t len, 
 				json_t *count = json_object_get(l, "count");
 
 				if (!json_is_integer(no) || !json_is_integer(count) ||
-				    json_integer_value(no) < 1 || json_integer_value(no) > MAX_LINENO ||
+				    json_integer_value(no) < 1 || json_integer_value(no) > SL_CAP_LINE_NUMBER ||
 				    json_integer_value(count) < 0)
 					continue;
 				add_line(out, cf, (unsigned)json_integer_value(no),

@@ -15,9 +15,7 @@
 
 #include "validators/diff_lines.h"
 #include "common/util.h"
-
-#define MAX_FILES 100000u
-#define MAX_LINE 0x7fffffffu
+#include "common/caps.h"
 
 void sl_changed_init(sl_changed *c)
 {
@@ -99,8 +97,8 @@ static sl_changed_file *new_file(sl_changed *c, sl_err *err)
 {
 	sl_changed_file *f;
 
-	if (c->nfiles >= MAX_FILES) {
-		sl_err_set(err, SL_EINPUT, "diff names more than %u files", MAX_FILES);
+	if (c->nfiles >= SL_CAP_DIFF_FILES) {
+		sl_err_set(err, SL_EINPUT, "diff names more than %u files", SL_CAP_DIFF_FILES);
 		return NULL;
 	}
 	SL_ALLOC_GROW(c->files, c->nfiles + 1, c->alloc);
@@ -159,7 +157,7 @@ static int parse_uint(const char **s, const char *end, unsigned *out)
 		return -1;
 	while (p < end && *p >= '0' && *p <= '9') {
 		v = v * 10 + (unsigned long)(*p++ - '0');
-		if (v > MAX_LINE)
+		if (v > SL_CAP_LINE_NUMBER)
 			return -1;
 	}
 	*s = p;

@@ -25,8 +25,8 @@
 #include "common/buf.h"
 #include "validators/diff_lines.h"
 #include "validators/testreport.h"
+#include "common/caps.h"
 
-#define SL_FEEDBACK_CAP 4096u
 #define SL_FEEDBACK_RADIUS 3u
 
 /* Append the feedback text to out (which it never grows by more than the cap). */

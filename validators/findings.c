@@ -15,11 +15,7 @@
 
 #include "validators/findings.h"
 #include "common/util.h"
-
-#define MAX_FINDINGS 10000u
-#define MAX_LINE_SCAN (64u * 1024)
-#define MESSAGE_CAP 1024u
-#define NOTES_CAP 2048u
+#include "common/caps.h"
 
 void sl_findings_init(sl_findings *f)
 {
@@ -78,7 +74,7 @@ static sl_finding *add(sl_findings *f, char *file, unsigned line, unsigned col, 
 {
 	sl_finding *x;
 
-	if (f->n >= MAX_FINDINGS) {
+	if (f->n >= SL_CAP_FINDINGS) {
 		f->dropped++;
 		free(file);
 		free(rule);
@@ -234,8 +230,8 @@ void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len)
 
 		if (end > p && end[-1] == '\r')
 			end--;
-		if ((size_t)(end - p) > MAX_LINE_SCAN)
-			end = p + MAX_LINE_SCAN;
+		if ((size_t)(end - p) > SL_CAP_FINDING_LINE)
+			end = p + SL_CAP_FINDING_LINE;
 		if (parse_diag(p, end, &file_end, &line, &col, &level, &is_note, &msg)) {
 			p = next;
 			continue;
@@ -248,7 +244,7 @@ void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len)
 				char *norm = sl_report_path(fname);
 
 				sl_buf_adds(&notes, last->notes ? last->notes : "");
-				if (notes.len < NOTES_CAP)
+				if (notes.len < SL_CAP_FINDING_NOTES)
 					sl_buf_addf(&notes, "%s:%u: note: %.*s\n", norm, line,
 						    (int)(msg_end - msg > 300 ? 300 : msg_end - msg), msg);
 				free(last->notes);
@@ -267,7 +263,7 @@ void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len)
 			free(raw);
 		}
 		last = add(out, file, line, col, level, rule,
-			   capped_dup(msg, (size_t)(msg_end - msg), MESSAGE_CAP));
+			   capped_dup(msg, (size_t)(msg_end - msg), SL_CAP_FINDING_MESSAGE));
 		p = next;
 	}
 }
@@ -380,7 +376,7 @@ static void sarif_note(sl_buf *b, json_t *run, json_t *loc, size_t *n)
 	path = sarif_path(run, jpath(phys, "artifactLocation", NULL));
 	sl_buf_addf(b, "%s%s:%u: note: ", b->len ? "\n" : "", path,
 		    juint(jpath(jpath(phys, "region", NULL), "startLine", NULL)));
-	sl_buf_add(b, text, strnlen(text, MESSAGE_CAP));
+	sl_buf_add(b, text, strnlen(text, SL_CAP_FINDING_MESSAGE));
 	free(path);
 }
 
@@ -427,7 +423,7 @@ static void sarif_result(sl_findings *out, json_t *run, json_t *res)
 	x = add(out, sarif_path(run, jpath(phys, "artifactLocation", NULL)),
 		juint(jpath(region, "startLine", NULL)), juint(jpath(region, "startColumn", NULL)),
 		result_level(run, res), sl_xstrdup(rule ? rule : ""),
-		capped_dup(msg, strlen(msg), MESSAGE_CAP));
+		capped_dup(msg, strlen(msg), SL_CAP_FINDING_MESSAGE));
 	if (x)
 		x->notes = sarif_notes(run, res);
 }

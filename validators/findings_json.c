@@ -16,8 +16,7 @@
 #include "validators/diff_lines.h"
 #include "validators/findings.h"
 #include "common/util.h"
-
-#define MAX_NOTES 64
+#include "common/caps.h"
 
 static const char *jtext(json_t *o, const char *key)
 {
@@ -39,7 +38,7 @@ static void add_note(sl_buf *notes, json_t *loc, const char *text, size_t *n)
 	const char *file = jtext(loc, "file");
 	char *path;
 
-	if (!file || !text || ++*n > MAX_NOTES)
+	if (!file || !text || ++*n > SL_CAP_FINDING_JSON_NOTES)
 		return;
 	path = sl_report_path(file);
 	sl_buf_addf(notes, "%s%s:%u: note: %s", notes->len ? "\n" : "", path,

@@ -16,10 +16,9 @@
 #include "validators/gate.h"
 #include "validators/jail.h"
 #include "common/util.h"
+#include "common/caps.h"
 
-#define GATE_OUTPUT_CAP (64 * 1024)
 #define GATE_DEFAULT_TIMEOUT_S 600u
-#define GATE_REPORT_CAP (32u << 20)
 
 void sl_gate_result_init(sl_gate_result *r)
 {
@@ -95,7 +94,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	opts.workdir = workdir;
 	opts.command = gate->command;
 	opts.timeout_ms = timeout_s * 1000;
-	opts.output_cap = GATE_OUTPUT_CAP;
+	opts.output_cap = SL_CAP_GATE_OUTPUT;
 	opts.allow_inet = gate->loopback;
 	opts.unsafe = gate->unsafe;
 	opts.mem_mb = gate->mem_mb;
@@ -111,7 +110,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 		/* the command's writes vanish with the overlay: the jail reads it back */
 		collect[0] = gate->report;
 		opts.collect = collect;
-		opts.collect_cap = GATE_REPORT_CAP;
+		opts.collect_cap = SL_CAP_GATE_REPORT;
 	}
 
 	sl_jail_result_init(&jr);
@@ -142,7 +141,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 
 		/* written into the worktree on the host: never follow a planted link */
 		out->has_report = !sl_read_beneath(&out->report, workdir, gate->report,
-						   GATE_REPORT_CAP, &rerr) &&
+						   SL_CAP_GATE_REPORT, &rerr) &&
 			!out->report.truncated;
 	}
 	out->output = jr.output;     /* take the buffer */

@@ -31,9 +31,9 @@
 #include "common/sha256.h"
 #include "validators/testreport.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 #define SLUICE_GATING_VERSION "sluice-gating-3"
-#define NOTE_CAP 1024
 
 /* What the base said for one gate. */
 typedef struct gate_state {
@@ -787,7 +787,7 @@ static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_la
 		return;
 	sl_buf_addf(note, "%s%s: ", note->len ? "; " : "", label);
 	for (size_t i = 0; i < t->n; i++) {
-		if (note->len + strlen(t->v[i].id) > NOTE_CAP) {
+		if (note->len + strlen(t->v[i].id) > SL_CAP_GATE_NOTE) {
 			sl_buf_addf(note, "... (%zu more)", t->n - i);
 			break;
 		}

@@ -72,13 +72,13 @@
 #include "validators/landlock.h"
 #include "validators/sysfilter.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 #define JAIL_UID 1000
 #define JAIL_GID 1000
 /* The host id the jail's user is when the caller is root: nobody/nogroup. */
 #define HOST_NOBODY 65534
 #define DEFAULT_TIMEOUT_MS 600000u
-#define DEFAULT_OUTPUT_CAP (64 * 1024)
 #define DEFAULT_TMP_MB 256u
 #define DEFAULT_MEM_MB 4096u
 #define DEFAULT_PIDS_MAX 1024u
@@ -86,7 +86,6 @@
 #define DEFAULT_NICE 10
 /* A jail gets this share of the host user's inotify instances and watches. */
 #define INOTIFY_SHARE 8
-#define DEFAULT_COLLECT_CAP (16u << 20)
 #define ALL_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
 		CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 /* How long to keep reading the pipes once pid 1 is reaped. */
@@ -589,7 +588,7 @@ static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *work
 	if (p->fs)
 		p->ll_dev[nd++] = "/dev/pts";
 	p->collect = opts->collect;
-	p->collect_cap = opts->collect_cap ? opts->collect_cap : DEFAULT_COLLECT_CAP;
+	p->collect_cap = opts->collect_cap ? opts->collect_cap : SL_CAP_JAIL_COLLECT;
 	p->allow_inet = opts->allow_inet;
 
 	env_set(&p->env, "PATH=/usr/local/bin:/usr/bin:/bin");
@@ -1687,7 +1686,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		return sl_err_set(err, SL_EINPUT, "jail: no %s given",
 				  opts.command ? "workdir" : "command");
 	timeout_ms = opts.timeout_ms ? opts.timeout_ms : DEFAULT_TIMEOUT_MS;
-	cap = opts.output_cap ? opts.output_cap : DEFAULT_OUTPUT_CAP;
+	cap = opts.output_cap ? opts.output_cap : SL_CAP_GATE_OUTPUT;
 	plan.tmp_mb = opts.tmp_mb ? opts.tmp_mb : DEFAULT_TMP_MB;
 	start = sl_now_ms();
 	deadline = start + timeout_ms;

@@ -16,8 +16,7 @@
 #include "validators/diff_lines.h"
 #include "validators/policy.h"
 #include "common/util.h"
-
-#define MAX_VIOLATIONS 100
+#include "common/caps.h"
 
 const char *const sl_policy_default_build_files[] = {
 	/* make, autotools */
@@ -76,7 +75,7 @@ static void add_violation(sl_policy_result *r, const char *file, unsigned line,
 	va_list ap;
 
 	r->pass = 0;
-	if (r->n >= MAX_VIOLATIONS) {
+	if (r->n >= SL_CAP_POLICY_VIOLATIONS) {
 		r->dropped++;
 		return;
 	}
@@ -186,25 +185,22 @@ static int on_added(void *data, const char *path, unsigned line, const char *tex
  * doubles its operand (a run of 120 took gigabytes), stacked repetitions
  * ("b?????...+++") make its epsilon closures explode; its regexec backtracks
  * on back-references.  So a pattern is refused when it is long,
- * uses a back-reference, or would expand to more than MAX_RE_COST atoms.
+ * uses a back-reference, or would expand to more than SL_CAP_POLICY_RE_COST atoms.
  */
-#define MAX_RE_LEN 4096
-#define MAX_RE_COST 20000
-#define MAX_RE_DEPTH 64
 
 static unsigned long long re_mul(unsigned long long a, unsigned long long b)
 {
-	return b && a > (MAX_RE_COST + 1ULL) / b ? MAX_RE_COST + 1ULL : a * b;
+	return b && a > (SL_CAP_POLICY_RE_COST + 1ULL) / b ? SL_CAP_POLICY_RE_COST + 1ULL : a * b;
 }
 
 /* NULL if pattern (an ERE) is cheap enough to compile, else why not. */
 static const char *re_too_costly(const char *pattern)
 {
-	unsigned long long cost[MAX_RE_DEPTH + 1] = { 0 }, last = 0;
+	unsigned long long cost[SL_CAP_POLICY_RE_DEPTH + 1] = { 0 }, last = 0;
 	size_t depth = 0, len = strlen(pattern);
 	int repeated = 0;           /* the last thing read was a repetition */
 
-	if (len > MAX_RE_LEN)
+	if (len > SL_CAP_POLICY_RE_BYTES)
 		return "longer than 4096 bytes";
 	for (size_t i = 0; i < len; i++) {
 		char ch = pattern[i];
@@ -230,7 +226,7 @@ static const char *re_too_costly(const char *pattern)
 			i = j < len ? j : len;
 			last = 1;
 		} else if (ch == '(') {
-			if (depth == MAX_RE_DEPTH)
+			if (depth == SL_CAP_POLICY_RE_DEPTH)
 				return "groups nested too deep";
 			cost[++depth] = 0;
 			continue;
@@ -254,7 +250,7 @@ static const char *re_too_costly(const char *pattern)
 				last = re_mul(last, n);
 				i = (size_t)(end - pattern);
 				repeated = 1;
-				if (cost[depth] > MAX_RE_COST)
+				if (cost[depth] > SL_CAP_POLICY_RE_COST)
 					return "too large once its repetitions are expanded";
 				continue;
 			}
@@ -263,7 +259,7 @@ static const char *re_too_costly(const char *pattern)
 			/* x+ is compiled as x x*: each '+' doubles what it applies to */
 			cost[depth] += last;
 			last = re_mul(last, 2);
-			if (cost[depth] > MAX_RE_COST)
+			if (cost[depth] > SL_CAP_POLICY_RE_COST)
 				return "too large once its repetitions are expanded";
 			continue;
 		} else if (ch == '*' || ch == '?' || ch == '|' || ch == '^' || ch == '$') {
@@ -272,7 +268,7 @@ static const char *re_too_costly(const char *pattern)
 			last = 1;
 		}
 		cost[depth] += last;
-		if (cost[depth] > MAX_RE_COST)
+		if (cost[depth] > SL_CAP_POLICY_RE_COST)
 			return "too large once its repetitions are expanded";
 	}
 	return NULL;

@@ -14,21 +14,20 @@
 #include "scoping/scope.h"
 #include "validators/syntax.h"
 #include "common/util.h"
+#include "common/caps.h"
 
-#define MAX_LISTED 10
 #define PARSE_TIMEOUT_US (10 * 1000 * 1000)
-#define MAX_BYTES (8u << 20)
 
 typedef struct problems {
 	size_t n;
-	sl_buf list;                /* report lines, at most MAX_LISTED */
+	sl_buf list;                /* report lines, at most SL_CAP_SYNTAX_LISTED */
 	size_t listed;
 } problems;
 
 static int more(problems *p)
 {
 	p->n++;
-	if (p->listed >= MAX_LISTED)
+	if (p->listed >= SL_CAP_SYNTAX_LISTED)
 		return 0;
 	p->listed++;
 	return 1;
@@ -165,7 +164,7 @@ static int check(const char *lang, const char *path, const char *old_text, size_
 	int ret = SL_ERROR, py = l && !strcmp(l->name, "python");
 
 	*ok_out = 1;
-	if (!l || new_len > MAX_BYTES || old_len > MAX_BYTES)
+	if (!l || new_len > SL_CAP_SYNTAX_BYTES || old_len > SL_CAP_SYNTAX_BYTES)
 		return SL_OK;
 	if (path)
 		sl_buf_addf(&prefix, "%s:", path);

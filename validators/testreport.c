@@ -21,11 +21,7 @@
 
 #include "validators/testreport.h"
 #include "common/util.h"
-
-#define MAX_TESTS 100000u
-#define MAX_XML (32u << 20)
-#define MESSAGE_CAP 1024u
-#define SUMMARY_CAP 4096u
+#include "common/caps.h"
 
 void sl_tests_init(sl_tests *t)
 {
@@ -89,12 +85,12 @@ static char *cap_message(const char *m)
 	if (!m)
 		return NULL;
 	len = strlen(m);
-	if (len <= MESSAGE_CAP)
+	if (len <= SL_CAP_TEST_MESSAGE)
 		return sl_xstrdup(m);
 	{
 		sl_buf b = SL_BUF_INIT;
 
-		sl_buf_add(&b, m, MESSAGE_CAP);
+		sl_buf_add(&b, m, SL_CAP_TEST_MESSAGE);
 		sl_buf_adds(&b, "...");
 		return sl_buf_detach(&b, NULL);
 	}
@@ -104,7 +100,7 @@ void sl_tests_add(sl_tests *t, const char *id, int result, const char *message)
 {
 	sl_test *x;
 
-	if (t->n >= MAX_TESTS) {
+	if (t->n >= SL_CAP_TESTS) {
 		t->dropped++;
 		return;
 	}
@@ -225,7 +221,7 @@ static void attr_text(sl_buf *out, xmlNode *n, const char *name)
 {
 	for (xmlAttr *a = n->properties; a; a = a->next)
 		if (a->name && !strcmp((const char *)a->name, name)) {
-			node_text(out, a->children, MESSAGE_CAP);
+			node_text(out, a->children, SL_CAP_TEST_MESSAGE);
 			return;
 		}
 }
@@ -280,7 +276,7 @@ static void junit_case(sl_tests *out, xmlNode *tc, const char *suite)
 		result = r;
 		sl_buf_reset(&msg);
 		attr_text(&msg, c, "message");
-		node_text(&text, c->children, MESSAGE_CAP);
+		node_text(&text, c->children, SL_CAP_TEST_MESSAGE);
 		trim(&text);
 		if (text.len && strcmp(text.buf, msg.buf))
 			sl_buf_addf(&msg, "%s%s", msg.len ? "\n" : "", text.buf);
@@ -298,9 +294,9 @@ static void junit_case(sl_tests *out, xmlNode *tc, const char *suite)
 	}
 	if (sl_test_failed(result) && !msg.len) {
 		/* No message (CTest): the test's own output says what went wrong. */
-		for (xmlNode *c = tc->children; c && msg.len < MESSAGE_CAP; c = c->next)
+		for (xmlNode *c = tc->children; c && msg.len < SL_CAP_TEST_MESSAGE; c = c->next)
 			if (is_elem(c, "system-err") || is_elem(c, "system-out"))
-				node_text(&msg, c->children, MESSAGE_CAP);
+				node_text(&msg, c->children, SL_CAP_TEST_MESSAGE);
 		trim(&msg);
 	}
 	sl_tests_add(out, id.buf, result, msg.len ? msg.buf : NULL);
@@ -334,9 +330,9 @@ int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err
 	xmlNode *root;
 	int ret = 0;
 
-	if (len > MAX_XML) {
+	if (len > SL_CAP_TEST_XML) {
 		ret = sl_err_set(err, SL_EINPUT, "junit report is %zu bytes, over the %u limit",
-				 len, MAX_XML);
+				 len, SL_CAP_TEST_XML);
 		goto done;
 	}
 	pthread_once(&xml_once, xml_init);
@@ -397,10 +393,10 @@ static void tap_attach(tap_state *st, const char *s, const char *end)
 		return;
 	t = &st->out->v[st->last_fail - 1];
 	sl_buf_adds(&b, t->message ? t->message : "");
-	if (b.len < MESSAGE_CAP) {
+	if (b.len < SL_CAP_TEST_MESSAGE) {
 		if (b.len)
 			sl_buf_addch(&b, '\n');
-		sl_buf_add(&b, s, (size_t)(end - s) > MESSAGE_CAP ? MESSAGE_CAP : (size_t)(end - s));
+		sl_buf_add(&b, s, (size_t)(end - s) > SL_CAP_TEST_MESSAGE ? SL_CAP_TEST_MESSAGE : (size_t)(end - s));
 	}
 	free(t->message);
 	t->message = cap_message(b.buf);
@@ -521,10 +517,10 @@ void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len)
 			const char *q = p + 3;
 			unsigned long n = 0;
 
-			while (q < end && isdigit((unsigned char)*q) && n <= MAX_TESTS)
+			while (q < end && isdigit((unsigned char)*q) && n <= SL_CAP_TESTS)
 				n = n * 10 + (unsigned long)(*q++ - '0');
 			st.last_fail = 0;
-			if (n <= MAX_TESTS) {
+			if (n <= SL_CAP_TESTS) {
 				st.have_plan = 1;
 				st.plan = (unsigned)n;
 			}
@@ -647,7 +643,7 @@ static void attach_output(sl_tests *out, long idx, sl_buf *body)
 /* A line of the section text, while the body is under the message cap. */
 static void body_line(sl_buf *body, const sl_buf *line)
 {
-	if (body->len <= MESSAGE_CAP)
+	if (body->len <= SL_CAP_TEST_MESSAGE)
 		sl_buf_addf(body, "%s\n", line->buf);
 }
 
@@ -911,7 +907,7 @@ void sl_tests_summary(const sl_tests *t, sl_buf *out, size_t cap)
 	size_t count[5] = { 0 }, start = out->len, shown = 0, failing;
 
 	if (!cap)
-		cap = SUMMARY_CAP;
+		cap = SL_CAP_TEST_SUMMARY;
 	for (size_t i = 0; i < t->n; i++)
 		if (t->v[i].result >= SL_TEST_PASS && t->v[i].result <= SL_TEST_SKIP)
 			count[t->v[i].result]++;

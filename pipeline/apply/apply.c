@@ -36,6 +36,7 @@
 
 #include "pipeline/apply/apply.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 /* ---- the report -------------------------------------------------------- */
 
@@ -1278,8 +1279,8 @@ static int resolve_edit(apply_ctx *x, const sl_edit_list *edits, size_t i, size_
 	sl_apply_item *it = &x->items[i];
 	sl_buf why = SL_BUF_INIT, nt = SL_BUF_INIT;
 	size_t fi, nl = strlen(e->new_text);
-	size_t max_edit = x->opts->max_edit_bytes ? x->opts->max_edit_bytes : 256u << 10;
-	size_t max_total = x->opts->max_total_bytes ? x->opts->max_total_bytes : 1u << 20;
+	size_t max_edit = x->opts->max_edit_bytes ? x->opts->max_edit_bytes : SL_CAP_EDIT_BYTES;
+	size_t max_total = x->opts->max_total_bytes ? x->opts->max_total_bytes : SL_CAP_EDITS_TOTAL_BYTES;
 	char *alt = NULL;
 
 	x->file_of[i] = SIZE_MAX;
@@ -1369,7 +1370,7 @@ int sl_apply_edits_ext(git_oid *commit_out, sl_buf *diff_out, git_repository *re
 	memset(&x, 0, sizeof(x));
 	x.repo = repo;
 	x.opts = opts ? opts : &dflt;
-	max_file = x.opts->max_file_bytes ? x.opts->max_file_bytes : 8u << 20;
+	max_file = x.opts->max_file_bytes ? x.opts->max_file_bytes : SL_CAP_EDITED_FILE_BYTES;
 	sl_apply_report_release(report);
 	if (!edits->n) {
 		ret = sl_err_set(err, SL_EREFUSED, "the reply contains no edit");

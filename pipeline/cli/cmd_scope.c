@@ -25,6 +25,7 @@
 #include "scoping/context.h"
 #include "pipeline/run.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 struct scope_args {
 	const char *campaign, *repo, *lang, *query, *query_file, *rev, *unit, *capture;
@@ -333,7 +334,7 @@ int cmd_scope(int argc, char **argv)
 
 		if (a.query_file) {
 			qname = a.query_file;
-			if (sl_read_file(&qbuf, a.query_file, 1u << 20, &err)) {
+			if (sl_read_file(&qbuf, a.query_file, SL_CAP_QUERY_FILE_BYTES, &err)) {
 				ret = sl_cmd_fail(&err);
 				goto done;
 			}

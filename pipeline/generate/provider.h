@@ -30,7 +30,11 @@
  *              and dropped), stderr kept only for its last line.  At the
  *              timeout, and after every run, the process group is killed
  *              with SIGKILL, so a command cannot leave background processes
- *              behind.  It inherits no descriptor other than its stdin (a
+ *              behind; so is it, within 100 ms, when opts.stop is set or
+ *              opts.deadline_ms passes (sl_completion.transient set: the
+ *              request may pass in a later run).  Should sluice itself be
+ *              killed, the command's leader (not its background children)
+ *              is killed too (parent-death signal).  It inherits no descriptor other than its stdin (a
  *              Unix stream socket, so that a command which stops reading
  *              cannot raise SIGPIPE in sluice), stdout and stderr (pipes).
  *              The caller must not reap children it did not start (no
@@ -137,12 +141,13 @@ typedef struct sl_provider_opts {
 	int replay_kind;            /* replay: kind recorded from; 0 = whichever of
 				     * openai, anthropic, command has the key */
 	sl_provider_hooks hooks;
-	int64_t deadline_ms;        /* openai, anthropic: an sl_now_ms() instant (the
-				     * run's wall-time budget); no try runs past it and
-				     * no retry waits past it; 0 = none */
-	const volatile int *stop;   /* openai, anthropic: when *stop becomes non-zero, the
-				     * transfer in progress is aborted and no retry is
-				     * made; borrowed; NULL = never */
+	int64_t deadline_ms;        /* openai, anthropic, command: an sl_now_ms() instant
+				     * (the run's wall-time budget); no try or command
+				     * runs past it and no retry waits past it; 0 = none */
+	const volatile int *stop;   /* openai, anthropic, command: when *stop becomes
+				     * non-zero, the transfer in progress is aborted
+				     * (the command's process group killed) and no
+				     * retry is made; borrowed; NULL = never */
 } sl_provider_opts;
 #define SL_PROVIDER_OPTS_INIT { .temperature = -1.0, .max_retries = -1 }
 

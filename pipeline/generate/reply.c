@@ -35,6 +35,7 @@
 
 #include "pipeline/generate/edit.h"
 #include "common/util.h"
+#include "common/caps.h"
 
 struct line {
 	const char *s;
@@ -269,7 +270,7 @@ static int parse_num(const struct line *l, size_t *i, unsigned long *out)
 	size_t start = *i;
 
 	while (*i < l->len && isdigit((unsigned char)l->s[*i])) {
-		if (v > 100000000UL)
+		if (v > SL_CAP_REPLY_NUMBER)
 			return 0;
 		v = v * 10 + (unsigned long)(l->s[*i] - '0');
 		(*i)++;

@@ -2,7 +2,8 @@
  * forge.c - the GitHub and GitLab REST clients behind forge.h.
  *
  * One request function does authentication, retries, rate limits and the
- * Link header; the calls above it know each service's paths and fields.
+ * Link header, each try sent by pipeline/http (sl_http_send); the calls
+ * above it know each service's paths and fields.
  * Pagination URLs are followed only when they stay under the configured
  * API URL, so the token never goes to another host.
  */
@@ -11,14 +12,13 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "pipeline/http/http.h"
 #include "pipeline/review/forge.h"
 #include "common/util.h"
-
-#define MAX_BODY (8u << 20)
+#include "common/caps.h"
 
 struct sl_forge {
 	sl_forge_opts o;
@@ -29,20 +29,24 @@ struct sl_forge {
 };
 
 typedef struct reply {
-	long status;
-	sl_buf body;
-	int64_t retry_after;        /* seconds; -1 = not sent */
+	sl_http_response http;      /* status, body, Retry-After */
 	int64_t remaining, reset;   /* x-ratelimit-*; -1 = not sent */
 	char *next;                 /* Link rel="next" */
 } reply;
 
-static void reply_reset(reply *r)
+static void reply_init(reply *r)
 {
-	r->status = 0;
-	sl_buf_reset(&r->body);
-	r->retry_after = r->remaining = r->reset = -1;
+	sl_http_response_init(&r->http, SL_CAP_FORGE_BODY);
+	r->remaining = r->reset = -1;
+	r->next = NULL;
+}
+
+static void reply_release(reply *r)
+{
+	sl_http_response_release(&r->http);
 	free(r->next);
 	r->next = NULL;
+	r->remaining = r->reset = -1;
 }
 
 void sl_forge_pr_release(sl_forge_pr *pr)
@@ -110,16 +114,6 @@ void sl_forge_free(sl_forge *f)
 	free(f);
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-	sl_buf *b = ud;
-
-	if (b->len + size * n > MAX_BODY)
-		return 0;
-	sl_buf_add(b, p, size * n);
-	return size * n;
-}
-
 static int64_t header_int(const char *v, size_t len)
 {
 	char tmp[32];
@@ -154,25 +148,13 @@ static char *link_next(const char *v, size_t len)
 	return res;
 }
 
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
+/* The headers sl_http_send does not read itself: rate limits and Link. */
+static void on_header(void *ctx, const char *name, size_t name_len, const char *v, size_t vlen)
 {
-	reply *r = ud;
-	size_t len = size * n;
-	char *colon = memchr(p, ':', len);
-	size_t name_len, vlen;
-	const char *v;
+	reply *r = ctx;
 
-	if (!colon)
-		return len;
-	name_len = (size_t)(colon - p);
-	v = colon + 1;
-	vlen = len - name_len - 1;
-	while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n'))
-		vlen--;
-#define IS(h) (name_len == strlen(h) && !strncasecmp(p, h, name_len))
-	if (IS("retry-after"))
-		r->retry_after = header_int(v, vlen);
-	else if (IS("x-ratelimit-remaining") || IS("ratelimit-remaining"))
+#define IS(h) (name_len == strlen(h) && !strncasecmp(name, h, name_len))
+	if (IS("x-ratelimit-remaining") || IS("ratelimit-remaining"))
 		r->remaining = header_int(v, vlen);
 	else if (IS("x-ratelimit-reset") || IS("ratelimit-reset"))
 		r->reset = header_int(v, vlen);
@@ -181,16 +163,17 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		r->next = link_next(v, vlen);
 	}
 #undef IS
-	return len;
 }
 
 /* A 403 or 429 that asks to wait: *wait_s how long. */
 static int rate_limited(const reply *r, unsigned *wait_s)
 {
-	if (r->status != 429 && r->status != 403)
+	if (r->http.status != 429 && r->http.status != 403)
 		return 0;
-	if (r->retry_after >= 0) {
-		*wait_s = (unsigned)(r->retry_after > 86400 ? 86400 : r->retry_after);
+	if (r->http.retry_after_ms >= 0) {
+		int64_t s = (r->http.retry_after_ms + 999) / 1000;
+
+		*wait_s = (unsigned)(s > 86400 ? 86400 : s);
 		return 1;
 	}
 	if (r->remaining == 0 && r->reset > 0) {
@@ -199,8 +182,8 @@ static int rate_limited(const reply *r, unsigned *wait_s)
 		*wait_s = (unsigned)(d < 1 ? 1 : d > 86400 ? 86400 : d);
 		return 1;
 	}
-	if (r->status == 429 || strstr(r->body.buf, "secondary rate limit") ||
-	    strstr(r->body.buf, "rate limit exceeded")) {
+	if (r->http.status == 429 || strstr(r->http.body.buf, "secondary rate limit") ||
+	    strstr(r->http.body.buf, "rate limit exceeded")) {
 		*wait_s = 60;
 		return 1;
 	}
@@ -210,7 +193,7 @@ static int rate_limited(const reply *r, unsigned *wait_s)
 /* The service's error message from a reply body, made printable and short. */
 static void api_message(char *out, size_t size, const reply *r)
 {
-	json_t *j = json_loads(r->body.buf, 0, NULL);
+	json_t *j = json_loads(r->http.body.buf, 0, NULL);
 	const char *m = j ? json_string_value(json_object_get(j, "message")) : NULL;
 	size_t i, o = 0;
 
@@ -222,6 +205,96 @@ static void api_message(char *out, size_t size, const reply *r)
 	json_decref(j);
 }
 
+/* The wait before retry k: 1, 2, 4, 8, 16, then 30 seconds. */
+static unsigned backoff_s(unsigned k)
+{
+	return (unsigned)(sl_http_backoff_ms((int)(k < 8 ? k : 8), 1000, 30000, -1, 1.0) / 1000);
+}
+
+/* The URL of path: under the API URL, or a full URL that must start with it (a Link). */
+static char *request_url(const sl_forge *f, const char *path, sl_err *err)
+{
+	size_t n = strlen(f->api);
+
+	if (strncmp(path, "http", 4))
+		return sl_path_join(f->api, path[0] == '/' ? path + 1 : path);
+	if (strncmp(path, f->api, n) || (path[n] && path[n] != '/' && path[n] != '?')) {
+		sl_err_set(err, SL_ERROR, "the forge sent a link outside '%s'", f->api);
+		return NULL;
+	}
+	return sl_xstrdup(path);
+}
+
+/* The service's headers, the token's included (free with free_headers). */
+static struct curl_slist *request_headers(const sl_forge *f, int has_body)
+{
+	struct curl_slist *hdr = NULL;
+	char auth[512];
+
+	if (f->o.kind == SL_FORGE_GITLAB)
+		snprintf(auth, sizeof(auth), "PRIVATE-TOKEN: %s", f->o.token);
+	else
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", f->o.token);
+	hdr = curl_slist_append(hdr, auth);
+	explicit_bzero(auth, sizeof(auth));
+	hdr = curl_slist_append(hdr, f->o.kind == SL_FORGE_GITLAB ? "Accept: application/json" :
+				"Accept: application/vnd.github+json");
+	if (f->o.kind == SL_FORGE_GITHUB)
+		hdr = curl_slist_append(hdr, "X-GitHub-Api-Version: 2022-11-28");
+	if (has_body)
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	return hdr;
+}
+
+/* Free a header list without leaving the token in freed memory. */
+static void free_headers(struct curl_slist *hdr)
+{
+	for (struct curl_slist *s = hdr; s; s = s->next)
+		explicit_bzero(s->data, strlen(s->data));
+	curl_slist_free_all(hdr);
+}
+
+/* Wait wait_s for why, or SL_EBUDGET when that is longer than the client accepts. */
+static int wait_or_refuse(sl_forge *f, const char *method, const char *path, const char *why,
+			  unsigned wait_s, sl_err *err)
+{
+	if (wait_s > f->o.max_wait_s)
+		return sl_err_set(err, SL_EBUDGET, "%s %s: %s %u s (more than %u s); try later",
+				  method, path, !strcmp(why, "quota spent") ?
+				  "the API quota resets in" : "the forge asks to wait", wait_s,
+				  f->o.max_wait_s);
+	if (f->o.on_wait)
+		f->o.on_wait(f->o.ctx, why, wait_s);
+	sl_http_sleep_ms((int64_t)wait_s * 1000, NULL);
+	return SL_OK;
+}
+
+/*
+ * Whether a try's outcome (hr, r) is worth another: the reason, with the
+ * wait in *wait_s, or NULL when it is final (a reply to hand back, or a
+ * transport failure in err: *failed set).
+ */
+static const char *retry_reason(const reply *r, int hr, unsigned tries, unsigned *wait_s,
+				int *failed)
+{
+	*failed = 0;
+	if (hr == SL_HTTP_TRANSIENT || hr == SL_HTTP_TIMEOUT) {
+		*wait_s = backoff_s(tries);
+		return "connection error";
+	}
+	if (hr != SL_HTTP_DONE) {
+		*failed = 1;
+		return NULL;
+	}
+	if (rate_limited(r, wait_s))
+		return "rate limited";
+	if (sl_http_status_transient(r->http.status)) {
+		*wait_s = backoff_s(tries);
+		return "server error";
+	}
+	return NULL;
+}
+
 /*
  * One request with retries.  path is under the API URL, or a full URL that
  * must start with it (a Link).  On return r holds the final reply.
@@ -230,117 +303,64 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 		sl_err *err)
 {
 	CURL *h = NULL;
-	struct curl_slist *hdr = NULL;
-	char *url = NULL, *data = NULL, auth[512], errbuf[CURL_ERROR_SIZE];
-	unsigned tries = 0, backoff = 1;
+	char *url, *data = NULL;
+	sl_http_request rq = { .method = method, .on_header = on_header, .ctx = r };
+	unsigned tries = 0;
 	int ret = SL_ERROR;
 
-	if (!strncmp(path, "http", 4)) {
-		size_t n = strlen(f->api);
-
-		if (strncmp(path, f->api, n) || (path[n] && path[n] != '/' && path[n] != '?'))
-			return sl_err_set(err, SL_ERROR, "the forge sent a link outside '%s'", f->api);
-		url = sl_xstrdup(path);
-	} else {
-		url = sl_path_join(f->api, path[0] == '/' ? path + 1 : path);
-	}
+	if (!(rq.url = url = request_url(f, path, err)))
+		return SL_ERROR;
 	if (body)
-		data = json_dumps(body, JSON_COMPACT);
-	if (f->o.kind == SL_FORGE_GITLAB)
-		snprintf(auth, sizeof(auth), "PRIVATE-TOKEN: %s", f->o.token);
-	else
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", f->o.token);
-	hdr = curl_slist_append(hdr, auth);
-	hdr = curl_slist_append(hdr, f->o.kind == SL_FORGE_GITLAB ? "Accept: application/json" :
-				"Accept: application/vnd.github+json");
-	if (f->o.kind == SL_FORGE_GITHUB)
-		hdr = curl_slist_append(hdr, "X-GitHub-Api-Version: 2022-11-28");
-	if (data)
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-	memset(auth, 0, sizeof(auth));
+		rq.body = data = json_dumps(body, JSON_COMPACT);
+	rq.headers = request_headers(f, body != NULL);
+	rq.timeout_ms = (int64_t)f->o.timeout_s * 1000;
+	if ((ret = sl_http_global_init(err)))
+		goto done;
+	ret = SL_ERROR;
 	if (!(h = curl_easy_init()))
 		goto done;
 	for (;;) {
-		CURLcode cc;
+		int hr, failed;
 		unsigned wait_s = 0;
-		const char *why = NULL;
+		const char *why;
 		int64_t now = (int64_t)time(NULL);
 
 		/* the last reply said the quota is spent: wait for its reset, don't ask */
-		if (f->quota_reset > now) {
-			wait_s = (unsigned)(f->quota_reset - now);
-			if (wait_s > f->o.max_wait_s) {
-				ret = sl_err_set(err, SL_EBUDGET, "%s %s: the API quota resets in %u s "
-						 "(more than %u s); try later", method, path, wait_s,
-						 f->o.max_wait_s);
-				goto done;
-			}
-			if (f->o.on_wait)
-				f->o.on_wait(f->o.ctx, "quota spent", wait_s);
-			sleep(wait_s);
-		}
+		if (f->quota_reset > now &&
+		    (ret = wait_or_refuse(f, method, path, "quota spent",
+					  (unsigned)(f->quota_reset - now), err)))
+			goto done;
 		f->quota_reset = 0;
 
-		reply_reset(r);
-		errbuf[0] = '\0';
-		curl_easy_reset(h);
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		if (data) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, data);
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(data));
-		}
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(h, CURLOPT_USERAGENT, "sluice");
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)f->o.timeout_s);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		cc = curl_easy_perform(h);
-		if (cc == CURLE_OK)
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-		if (cc == CURLE_OK && r->remaining == 0 && r->reset > 0)
+		reply_release(r);
+		hr = sl_http_send(h, &rq, &r->http);
+		if (hr == SL_HTTP_DONE && r->remaining == 0 && r->reset > 0)
 			f->quota_reset = r->reset;
-		if (cc != CURLE_OK) {
-			why = "connection error";
-			wait_s = backoff;
-		} else if (rate_limited(r, &wait_s)) {
-			why = "rate limited";
-		} else if (r->status >= 500) {
-			why = "server error";
-			wait_s = backoff;
-		} else {
+		why = retry_reason(r, hr, tries, &wait_s, &failed);
+		if (failed) {
+			ret = sl_err_set(err, SL_ERROR, "%s %s: %s", method, path,
+					 hr == SL_HTTP_TOO_BIG ? "the reply is larger than 8 MiB" :
+					 r->http.error);
+			goto done;
+		}
+		if (!why)
 			break;
-		}
 		if (tries++ >= f->o.max_retries) {
-			if (cc != CURLE_OK)
-				sl_err_set(err, SL_ERROR, "%s %s: %s", method, path,
-					   errbuf[0] ? errbuf : curl_easy_strerror(cc));
+			if (hr != SL_HTTP_DONE)
+				ret = sl_err_set(err, SL_ERROR, "%s %s: %s", method, path, r->http.error);
 			else
-				sl_err_set(err, SL_ERROR, "%s %s: HTTP %ld (%s) after %u retries",
-					   method, path, r->status, why, f->o.max_retries);
+				ret = sl_err_set(err, SL_ERROR, "%s %s: HTTP %ld (%s) after %u retries",
+						 method, path, r->http.status, why, f->o.max_retries);
 			goto done;
 		}
-		if (wait_s > f->o.max_wait_s) {
-			ret = sl_err_set(err, SL_EBUDGET, "%s %s: the forge asks to wait %u s "
-					 "(more than %u s); try later", method, path, wait_s,
-					 f->o.max_wait_s);
+		if ((ret = wait_or_refuse(f, method, path, why, wait_s, err)))
 			goto done;
-		}
-		if (f->o.on_wait)
-			f->o.on_wait(f->o.ctx, why, wait_s);
-		sleep(wait_s);
 		f->quota_reset = 0;
-		backoff = backoff < 16 ? backoff * 2 : 30;
 	}
 	ret = SL_OK;
 done:
 	curl_easy_cleanup(h);
-	curl_slist_free_all(hdr);
+	free_headers(rq.headers);
 	free(data);
 	free(url);
 	return ret;
@@ -356,14 +376,14 @@ static int call_json(sl_forge *f, const char *method, const char *path, json_t *
 	*json_out = NULL;
 	if ((ret = call(f, method, path, body, r, err)))
 		return ret;
-	if (r->status < 200 || r->status > 299) {
+	if (r->http.status < 200 || r->http.status > 299) {
 		api_message(msg, sizeof(msg), r);
-		return sl_err_set(err, r->status == 401 || r->status == 403 ? SL_EREFUSED :
-				  r->status == 404 ? SL_ENOTFOUND : SL_ERROR,
-				  "%s %s: HTTP %ld%s%s", method, path, r->status, msg[0] ? ": " : "",
+		return sl_err_set(err, r->http.status == 401 || r->http.status == 403 ? SL_EREFUSED :
+				  r->http.status == 404 ? SL_ENOTFOUND : SL_ERROR,
+				  "%s %s: HTTP %ld%s%s", method, path, r->http.status, msg[0] ? ": " : "",
 				  msg);
 	}
-	if (!(*json_out = json_loads(r->body.buf, 0, NULL)))
+	if (!(*json_out = json_loads(r->http.body.buf, 0, NULL)))
 		return sl_err_set(err, SL_ERROR, "%s %s: the reply is not JSON", method, path);
 	return SL_OK;
 }
@@ -371,11 +391,11 @@ static int call_json(sl_forge *f, const char *method, const char *path, json_t *
 /* Every element of a paginated list, in order, appended to *all (a new array). */
 static int call_list(sl_forge *f, const char *path, json_t **all, sl_err *err)
 {
-	reply r = { 0 };
+	reply r;
 	char *next = sl_xstrdup(path);
 	int ret = SL_OK;
 
-	sl_buf_init(&r.body, 0);
+	reply_init(&r);
 	*all = json_array();
 	for (int page = 0; next && page < SL_FORGE_MAX_PAGES; page++) {
 		json_t *j;
@@ -396,8 +416,7 @@ static int call_list(sl_forge *f, const char *path, json_t **all, sl_err *err)
 		r.next = NULL;
 	}
 	free(next);
-	free(r.next);
-	sl_buf_release(&r.body);
+	reply_release(&r);
 	if (ret) {
 		json_decref(*all);
 		*all = NULL;
@@ -436,29 +455,28 @@ static void fill_pr(sl_forge *f, json_t *j, sl_forge_pr *out)
 
 int sl_forge_branch_exists(sl_forge *f, const char *branch, int *exists_out, sl_err *err)
 {
-	reply r = { 0 };
+	reply r;
 	sl_buf path = SL_BUF_INIT;
 	char *enc = url_encode(branch);
 	char msg[200];
 	int ret;
 
-	sl_buf_init(&r.body, 0);
+	reply_init(&r);
 	if (f->o.kind == SL_FORGE_GITLAB)
 		sl_buf_addf(&path, "projects/%s/repository/branches/%s", f->project_enc, enc);
 	else
 		sl_buf_addf(&path, "repos/%s/branches/%s", f->o.project, enc);
 	if (!(ret = call(f, "GET", path.buf, NULL, &r, err))) {
-		*exists_out = r.status >= 200 && r.status < 300;
-		if (!*exists_out && r.status != 404) {
+		*exists_out = r.http.status >= 200 && r.http.status < 300;
+		if (!*exists_out && r.http.status != 404) {
 			api_message(msg, sizeof(msg), &r);
-			ret = sl_err_set(err, r.status == 401 ? SL_EREFUSED : SL_ERROR,
-					 "GET %s: HTTP %ld%s%s", path.buf, r.status,
+			ret = sl_err_set(err, r.http.status == 401 ? SL_EREFUSED : SL_ERROR,
+					 "GET %s: HTTP %ld%s%s", path.buf, r.http.status,
 					 msg[0] ? ": " : "", msg);
 		}
 	}
 	free(enc);
-	free(r.next);
-	sl_buf_release(&r.body);
+	reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }
@@ -504,13 +522,13 @@ int sl_forge_open(sl_forge *f, const char *branch, const char *base, const char 
 		  const char *body, const sl_strvec *labels, int draft, sl_forge_pr *out,
 		  sl_err *err)
 {
-	reply r = { 0 };
+	reply r;
 	sl_buf path = SL_BUF_INIT;
 	json_t *req = json_object(), *j = NULL, *lab = json_array();
 	int ret, gl = f->o.kind == SL_FORGE_GITLAB;
 
 	memset(out, 0, sizeof(*out));
-	sl_buf_init(&r.body, 0);
+	reply_init(&r);
 	for (size_t i = 0; i < labels->n; i++)
 		json_array_append_new(lab, json_string(labels->v[i]));
 	if (gl) {
@@ -538,25 +556,25 @@ int sl_forge_open(sl_forge *f, const char *branch, const char *base, const char 
 	}
 	if ((ret = call(f, "POST", path.buf, req, &r, err)))
 		goto done;
-	if ((!gl && r.status == 422) || (gl && r.status == 409)) {
+	if ((!gl && r.http.status == 422) || (gl && r.http.status == 409)) {
 		/* a request for this branch exists already: use it */
 		if ((ret = sl_forge_find(f, branch, out, err)))
 			goto done;
 		if (!out->number)
 			ret = sl_err_set(err, SL_ERROR, "POST %s: HTTP %ld, but no request for '%s' "
-					 "was found", path.buf, r.status, branch);
+					 "was found", path.buf, r.http.status, branch);
 		goto done;
 	}
-	if (r.status != 201 && r.status != 200) {
+	if (r.http.status != 201 && r.http.status != 200) {
 		char msg[200];
 
 		api_message(msg, sizeof(msg), &r);
-		ret = sl_err_set(err, r.status == 401 || r.status == 403 ? SL_EREFUSED : SL_ERROR,
-				 "POST %s: HTTP %ld%s%s", path.buf, r.status, msg[0] ? ": " : "",
+		ret = sl_err_set(err, r.http.status == 401 || r.http.status == 403 ? SL_EREFUSED : SL_ERROR,
+				 "POST %s: HTTP %ld%s%s", path.buf, r.http.status, msg[0] ? ": " : "",
 				 msg);
 		goto done;
 	}
-	if (!(j = json_loads(r.body.buf, 0, NULL))) {
+	if (!(j = json_loads(r.http.body.buf, 0, NULL))) {
 		ret = sl_err_set(err, SL_ERROR, "POST %s: the reply is not JSON", path.buf);
 		goto done;
 	}
@@ -575,8 +593,7 @@ done:
 	json_decref(j);
 	json_decref(req);
 	json_decref(lab);
-	free(r.next);
-	sl_buf_release(&r.body);
+	reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }
@@ -584,12 +601,12 @@ done:
 int sl_forge_update(sl_forge *f, int64_t number, const char *title, const char *body,
 		    sl_err *err)
 {
-	reply r = { 0 };
+	reply r;
 	sl_buf path = SL_BUF_INIT;
 	json_t *req = json_object(), *j = NULL;
 	int ret;
 
-	sl_buf_init(&r.body, 0);
+	reply_init(&r);
 	json_object_set_new(req, "title", json_string(title));
 	if (f->o.kind == SL_FORGE_GITLAB) {
 		sl_buf_addf(&path, "projects/%s/merge_requests/%lld", f->project_enc,
@@ -603,21 +620,20 @@ int sl_forge_update(sl_forge *f, int64_t number, const char *title, const char *
 			err);
 	json_decref(j);
 	json_decref(req);
-	free(r.next);
-	sl_buf_release(&r.body);
+	reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }
 
 int sl_forge_get(sl_forge *f, int64_t number, sl_forge_pr *out, sl_err *err)
 {
-	reply r = { 0 };
+	reply r;
 	sl_buf path = SL_BUF_INIT;
 	json_t *j = NULL;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	sl_buf_init(&r.body, 0);
+	reply_init(&r);
 	if (f->o.kind == SL_FORGE_GITLAB)
 		sl_buf_addf(&path, "projects/%s/merge_requests/%lld", f->project_enc,
 			    (long long)number);
@@ -626,8 +642,7 @@ int sl_forge_get(sl_forge *f, int64_t number, sl_forge_pr *out, sl_err *err)
 	if (!(ret = call_json(f, "GET", path.buf, NULL, &j, &r, err)))
 		fill_pr(f, j, out);
 	json_decref(j);
-	free(r.next);
-	sl_buf_release(&r.body);
+	reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }

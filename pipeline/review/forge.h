@@ -10,8 +10,9 @@
  * Retry-After, x-ratelimit-remaining: 0 or GitHub's "secondary rate limit"
  * message, wait for Retry-After seconds, else until x-ratelimit-reset, else
  * one minute (GitHub's documented rule), then retry, at most max_retries
- * times; 5xx and connection errors retry with backoff.  A wait longer than
- * max_wait_s is an error (SL_EBUDGET) rather than a stall.
+ * times; 408, 5xx, timeouts and connection errors retry after 1, 2, 4, 8,
+ * 16, then 30 s.  A wait longer than max_wait_s is an error (SL_EBUDGET)
+ * rather than a stall; a reply body over 8 MiB fails at once.
  *
  * Calling sequence: sl_forge_new, then any of the calls, then sl_forge_free.
  */
@@ -22,8 +23,7 @@
 
 #include "common/err.h"
 #include "pipeline/spec.h"
-
-#define SL_FORGE_MAX_PAGES 100
+#include "common/caps.h"
 
 typedef struct sl_forge sl_forge;
 

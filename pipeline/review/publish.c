@@ -14,8 +14,7 @@
 #include "storage/review_store.h"
 #include "common/sha256.h"
 #include "common/util.h"
-
-#define MAX_REASON 2000
+#include "common/caps.h"
 
 static void progress(const sl_publish_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -162,18 +161,32 @@ static int forge_open_client(sl_forge **f, const sl_spec *spec, const sl_publish
 	return sl_forge_new(f, &fo, err);
 }
 
-/* The forge client, push URL and target branch publish and sync share. */
-static int forge_setup(sl_forge **f, char **url, char **base, const sl_campaign_rec *camp,
-		       const sl_spec *spec, git_repository *repo, const sl_publish_opts *o,
-		       sl_err *err)
+/* What publish and sync share: the forge client, the push URL and the target branch. */
+typedef struct session {
+	sl_forge *f;
+	char *url;
+	char *base;
+} session;
+
+static int session_open(session *s, const sl_campaign_rec *camp, const sl_spec *spec,
+			git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
+	memset(s, 0, sizeof(*s));
 	if (!spec->review.forge)
 		return sl_err_set(err, SL_EINPUT, "%s: 'review' has no 'forge' (github or gitlab)",
 				  spec->path);
-	if (!(*url = remote_url(repo, spec, err)))
+	if (!(s->url = remote_url(repo, spec, err)))
 		return err->code;
-	*base = target_branch(repo, spec, camp);
-	return forge_open_client(f, spec, o, err);
+	s->base = target_branch(repo, spec, camp);
+	return forge_open_client(&s->f, spec, o, err);
+}
+
+static void session_close(session *s)
+{
+	sl_forge_free(s->f);
+	free(s->url);
+	free(s->base);
+	memset(s, 0, sizeof(*s));
 }
 
 /* Record every candidate of a change with the request's number, state and head. */
@@ -220,31 +233,108 @@ static void text_digest(char out[65], const sl_change *ch)
 	sl_sha256_tohex(out, d);
 }
 
+/* The request recorded for one of the change's candidates on its branch: *have. */
+static int find_recorded(sl_store *st, const sl_change *ch, sl_published_rec *prev, int *have,
+			 sl_err *err)
+{
+	int ret;
+
+	*have = 0;
+	for (size_t k = 0; k < ch->ncands && !*have; k++) {
+		sl_published_rec_release(prev);
+		ret = sl_store_published_get(st, ch->cands[k], prev, err);
+		if (ret && ret != SL_ENOTFOUND)
+			return ret;
+		if (ret)
+			sl_err_clear(err);
+		*have = !ret && prev->number && !strcmp(prev->branch, ch->branch);
+	}
+	return SL_OK;
+}
+
+/*
+ * Push the change's branch when it moved (*moved) and make sure the forge
+ * has it; a branch recorded as pushed that the forge lacks is pushed again.
+ */
+static int push_checked(git_repository *repo, sl_forge *f, const char *url, const sl_spec *spec,
+			const sl_change *ch, const sl_publish_opts *o, int *moved, sl_err *err)
+{
+	int ret, exists = 0;
+
+	for (;;) {          /* twice at most: *moved is set before the second round */
+		if (*moved && (ret = push_branch(repo, url, ch->branch, o->token, err)))
+			return ret;
+		if ((ret = sl_forge_branch_exists(f, ch->branch, &exists, err)))
+			return ret;
+		if (exists)
+			return SL_OK;
+		if (*moved)
+			return sl_err_set(err, SL_ERROR, "branch '%s' was pushed to '%s' but the "
+					  "forge does not have it (404): does review.remote point "
+					  "at project '%s'?", ch->branch, url, spec->review.project);
+		*moved = 1;
+	}
+}
+
+/*
+ * Update the request recorded in prev (NULL: none), or the open one a run
+ * that died before recording it left (found, not duplicated), or open one;
+ * *pr is the request.
+ */
+static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *spec,
+			  const char *base, const sl_change *ch, const sl_published_rec *prev,
+			  int moved, const char *head, sl_forge_pr *pr, const sl_publish_opts *o,
+			  sl_err *err)
+{
+	int ret;
+
+	if (prev) {
+		pr->number = prev->number;
+		pr->url = sl_xstrdup_or_null(prev->url);
+		pr->state = sl_xstrdup("open");
+	} else {
+		if ((ret = sl_forge_find(f, ch->branch, pr, err)))
+			return ret;
+		if (!pr->number || strcmp(pr->state, "open")) {
+			sl_forge_pr_release(pr);
+			if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
+						 &spec->review.labels, spec->review.draft, pr, err)))
+				return ret;
+			progress(o, "%s: opened #%lld %s", ch->branch, (long long)pr->number,
+				 pr->url ? pr->url : "");
+			sum->opened++;
+			return SL_OK;
+		}
+	}
+	if ((ret = sl_forge_update(f, pr->number, ch->title, ch->body, err)))
+		return ret;
+	if (!prev)
+		progress(o, "%s: #%lld found open, updated", ch->branch, (long long)pr->number);
+	else if (moved)
+		progress(o, "%s: #%lld updated (force-pushed %.12s)", ch->branch,
+			 (long long)pr->number, head);
+	else
+		progress(o, "%s: #%lld title and body updated", ch->branch, (long long)pr->number);
+	sum->updated++;
+	return SL_OK;
+}
+
 static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
-		       const sl_spec *spec, git_repository *repo, sl_forge *f, const char *url,
-		       const char *base, const sl_change *ch, const sl_publish_opts *o,
-		       sl_err *err)
+		       const sl_spec *spec, git_repository *repo, const session *fs,
+		       const sl_change *ch, const sl_publish_opts *o, sl_err *err)
 {
 	sl_published_rec prev = { 0 };
 	sl_forge_pr pr = { 0 };
 	git_reference *ref = NULL;
 	sl_buf refname = SL_BUF_INIT;
 	char head[GIT_OID_HEXSZ + 1], text_sha[65];
-	int ret, have = 0, exists = 0, moved;
+	int ret, have, moved;
 	int64_t open_now = 0, last_hour = 0;
 
 	git_oid_tostr(head, sizeof(head), &ch->commit);
 	text_digest(text_sha, ch);
-	for (size_t k = 0; k < ch->ncands && !have; k++) {
-		sl_published_rec_release(&prev);
-		ret = sl_store_published_get(st, ch->cands[k], &prev, err);
-		if (ret && ret != SL_ENOTFOUND)
-			goto done;
-		if (ret)
-			sl_err_clear(err);
-		have = !ret && prev.number && !strcmp(prev.branch, ch->branch);
-	}
-	ret = SL_OK;
+	if ((ret = find_recorded(st, ch, &prev, &have, err)))
+		goto done;
 	if (have && strcmp(prev.state, "open")) {
 		progress(o, "%s: %s #%lld already %s", ch->branch, forge_name(spec->review.forge),
 			 (long long)prev.number, prev.state);
@@ -275,53 +365,10 @@ static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_
 				 sl_git_error());
 		goto done;
 	}
-	if ((moved && (ret = push_branch(repo, url, ch->branch, o->token, err))) ||
-	    (ret = sl_forge_branch_exists(f, ch->branch, &exists, err)))
-		goto done;
-	if (!exists && !moved && (!(ret = push_branch(repo, url, ch->branch, o->token, err)) &&
-				  !(ret = sl_forge_branch_exists(f, ch->branch, &exists, err))))
-		moved = 1;
-	if (ret)
-		goto done;
-	if (!exists) {
-		ret = sl_err_set(err, SL_ERROR, "branch '%s' was pushed to '%s' but the forge does "
-				 "not have it (404): does review.remote point at project '%s'?",
-				 ch->branch, url, spec->review.project);
-		goto done;
-	}
-	if (have) {
-		if ((ret = sl_forge_update(f, prev.number, ch->title, ch->body, err)))
-			goto done;
-		pr.number = prev.number;
-		pr.url = sl_xstrdup_or_null(prev.url);
-		pr.state = sl_xstrdup("open");
-		if (moved)
-			progress(o, "%s: #%lld updated (force-pushed %.12s)", ch->branch,
-				 (long long)pr.number, head);
-		else
-			progress(o, "%s: #%lld title and body updated", ch->branch,
-				 (long long)pr.number);
-		sum->updated++;
-	} else {
-		/* a request opened by a run that died before recording it is found, not duplicated */
-		if ((ret = sl_forge_find(f, ch->branch, &pr, err)))
-			goto done;
-		if (pr.number && !strcmp(pr.state, "open")) {
-			if ((ret = sl_forge_update(f, pr.number, ch->title, ch->body, err)))
-				goto done;
-			progress(o, "%s: #%lld found open, updated", ch->branch, (long long)pr.number);
-			sum->updated++;
-		} else {
-			sl_forge_pr_release(&pr);
-			if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
-						 &spec->review.labels, spec->review.draft, &pr, err)))
-				goto done;
-			progress(o, "%s: opened #%lld %s", ch->branch, (long long)pr.number,
-				 pr.url ? pr.url : "");
-			sum->opened++;
-		}
-	}
-	ret = record_change(st, camp, spec, ch, &pr, head, text_sha, err);
+	if (!(ret = push_checked(repo, fs->f, fs->url, spec, ch, o, &moved, err)) &&
+	    !(ret = open_or_update(sum, fs->f, spec, fs->base, ch, have ? &prev : NULL, moved,
+				   head, &pr, o, err)))
+		ret = record_change(st, camp, spec, ch, &pr, head, text_sha, err);
 done:
 	git_reference_free(ref);
 	sl_buf_release(&refname);
@@ -333,25 +380,22 @@ done:
 int sl_publish(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 	       const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
+	session fs;
 	sl_change *ch = NULL;
-	sl_forge *f = NULL;
 	size_t nch = 0;
-	char *url = NULL, *base = NULL;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if ((ret = forge_setup(&f, &url, &base, camp, spec, repo, o, err)) ||
+	if ((ret = session_open(&fs, camp, spec, repo, o, err)) ||
 	    (ret = sl_changes_build(&ch, &nch, st, camp, spec, repo, err)))
 		goto done;
 	out->changes = nch;
 	for (size_t i = 0; i < nch; i++)
-		if ((ret = publish_one(out, st, camp, spec, repo, f, url, base, &ch[i], o, err)))
+		if ((ret = publish_one(out, st, camp, spec, repo, &fs, &ch[i], o, err)))
 			goto done;
 done:
 	sl_change_list_free(ch, nch);
-	sl_forge_free(f);
-	free(url);
-	free(base);
+	session_close(&fs);
 	return ret;
 }
 
@@ -431,7 +475,7 @@ static char *reason_of(const char *comment, int64_t number)
 		sl_buf_addf(&b, "closed without merge (#%lld)", (long long)number);
 		return sl_buf_detach(&b, NULL);
 	}
-	for (const char *p = comment; *p && b.len < MAX_REASON; p++) {
+	for (const char *p = comment; *p && b.len < SL_CAP_REJECT_REASON; p++) {
 		unsigned char c = (unsigned char)*p;
 
 		sl_buf_addch(&b, (c < 0x20 && c != '\n') || c == 0x7f ? ' ' : c);
@@ -440,9 +484,8 @@ static char *reason_of(const char *comment, int64_t number)
 }
 
 static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
-		    git_repository *repo, sl_forge *f, const char *url, const char *base,
-		    sl_published_rec *rows, size_t nrows, size_t first, const sl_publish_opts *o,
-		    sl_err *err)
+		    git_repository *repo, const session *fs, sl_published_rec *rows, size_t nrows,
+		    size_t first, const sl_publish_opts *o, sl_err *err)
 {
 	sl_forge_pr pr = { 0 };
 	int64_t number = rows[first].number;
@@ -450,14 +493,15 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec
 	const char *decision = NULL;
 	int landed = -1, ret;
 
-	if ((ret = sl_forge_get(f, number, &pr, err)) || (ret = sl_forge_pr_feedback(f, &pr, err)))
+	if ((ret = sl_forge_get(fs->f, number, &pr, err)) ||
+	    (ret = sl_forge_pr_feedback(fs->f, &pr, err)))
 		goto done;
 	if (!strcmp(pr.state, "open")) {
 		sum->open++;
 	} else if (!strcmp(pr.state, "merged")) {
 		sl_buf b = SL_BUF_INIT;
 
-		if (pr.merge_sha && fetch_target(repo, url, base, o->token, err))
+		if (pr.merge_sha && fetch_target(repo, fs->url, fs->base, o->token, err))
 			progress(o, "#%lld: %s; landing not checked", (long long)number, err->msg);
 		landed = landed_unchanged(repo, camp->base_oid, rows[first].head_oid, pr.merge_sha);
 		sl_buf_addf(&b, "merged as #%lld%s", (long long)number, landed == 1 ?
@@ -501,14 +545,13 @@ done:
 int sl_sync(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 	    const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
+	session fs;
 	sl_published_rec *rows = NULL;
-	sl_forge *f = NULL;
 	size_t n = 0;
-	char *url = NULL, *base = NULL;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if ((ret = forge_setup(&f, &url, &base, camp, spec, repo, o, err)) ||
+	if ((ret = session_open(&fs, camp, spec, repo, o, err)) ||
 	    (ret = sl_store_published_list(st, camp->id, "open", &rows, &n, err)))
 		goto done;
 	for (size_t i = 0; i < n; i++) {
@@ -519,13 +562,11 @@ int sl_sync(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 		if (seen || !rows[i].number)
 			continue;
 		out->changes++;
-		if ((ret = sync_one(out, st, camp, repo, f, url, base, rows, n, i, o, err)))
+		if ((ret = sync_one(out, st, camp, repo, &fs, rows, n, i, o, err)))
 			goto done;
 	}
 done:
 	sl_published_list_free(rows, n);
-	sl_forge_free(f);
-	free(url);
-	free(base);
+	session_close(&fs);
 	return ret;
 }

@@ -18,8 +18,7 @@
 
 #include "pipeline/review/report.h"
 #include "common/util.h"
-
-#define LOG_EXCERPT_LINES 30
+#include "common/caps.h"
 
 static const char style[] =
 	"body{font:15px/1.4 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#1b1f24}"
@@ -180,14 +179,14 @@ static void add_diff(sl_buf *out, const char *diff)
 	sl_buf_adds(out, "</pre>\n");
 }
 
-/* The last LOG_EXCERPT_LINES lines of a gate's output. */
+/* The last SL_CAP_REPORT_LOG_LINES lines of a gate's output. */
 static void add_log_excerpt(sl_buf *out, const char *log)
 {
 	size_t len = strlen(log), lines = 0;
 	const char *start = log;
 
 	for (size_t i = len; i > 0; i--)
-		if (log[i - 1] == '\n' && i != len && ++lines == LOG_EXCERPT_LINES) {
+		if (log[i - 1] == '\n' && i != len && ++lines == SL_CAP_REPORT_LOG_LINES) {
 			start = log + i;
 			break;
 		}
