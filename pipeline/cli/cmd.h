@@ -12,7 +12,11 @@
 
 #include <stdio.h>
 
+#include <git2.h>
+
 #include "common/err.h"
+#include "common/util.h"
+#include "pipeline/spec.h"
 #include "storage/store.h"
 
 enum {
@@ -68,6 +72,27 @@ int sl_cmd_help(const char *cmd);
 int sl_cmd_open_campaign(sl_store **st, sl_campaign_rec *camp, const char *store_path,
 			 const char *name, sl_err *err);
 
+/* Open the repository at path (no search upwards); "repository 'PATH': ..." on failure. */
+int sl_cmd_open_repo(git_repository **out, const char *path, sl_err *err);
+
+/* What the review commands (export, publish, sync) work on; all owned. */
+typedef struct cmd_review_ctx {
+	sl_spec *spec;              /* NULL when the campaign was named, not given by its file */
+	sl_store *st;
+	sl_campaign_rec camp;
+	git_repository *repo;
+} cmd_review_ctx;
+
+/*
+ * Load the campaign file spec_path (if not NULL), open the store and the
+ * campaign the file names (else the one named name, else the only one), and
+ * its repository (repo_path, else the one the campaign recorded).  Release x
+ * with sl_cmd_review_release, also on failure.
+ */
+int sl_cmd_open_review(cmd_review_ctx *x, const char *store_path, const char *spec_path,
+		       const char *name, const char *repo_path, sl_err *err);
+void sl_cmd_review_release(cmd_review_ctx *x);
+
 /* Options common to the commands; each command says which it takes. */
 typedef struct cmd_opts {
 	const char *repo, *store, *reason, *out;
@@ -75,7 +100,7 @@ typedef struct cmd_opts {
 	int attempts;               /* --attempts */
 	const char *record;         /* --record FILE */
 	int unsafe;                 /* --unsafe */
-	const char *state;          /* --state LIST */
+	sl_strvec states;           /* --state, repeatable, each a comma-separated list */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
 } cmd_opts;
@@ -84,9 +109,11 @@ typedef struct cmd_opts {
  * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
  * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
  * w (--record) U (--unsafe) S (--state).  Returns 0, or the
- * exit status of a usage error (already printed).
+ * exit status of a usage error (already printed).  The command checks the
+ * state names; o->states is owned: sl_cmd_opts_release frees it.
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);
+void sl_cmd_opts_release(cmd_opts *o);
 
 /* Parse a positive decimal id; 0 on error. */
 long long sl_cmd_parse_id(const char *s);
