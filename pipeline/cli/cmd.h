@@ -48,8 +48,7 @@ int cmd_publish(int argc, char **argv);
 int cmd_sync(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
 
-/* The table, for help. */
-const sl_command *sl_commands(void);
+/* The table's entry for name (for usage and help), or NULL. */
 const sl_command *sl_command_find(const char *name);
 
 /* Print "sluice: MSG" and map the error code to an exit status. */

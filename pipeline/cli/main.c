@@ -162,11 +162,6 @@ static const sl_command commands[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
-const sl_command *sl_commands(void)
-{
-	return commands;
-}
-
 const sl_command *sl_command_find(const char *name)
 {
 	for (const sl_command *c = commands; c->name; c++)
