@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "unit.h"
+#include "store_fixture.h"
 #include "storage/gate_store.h"
 #include "storage/store.h"
 #include "common/util.h"
@@ -24,31 +25,12 @@ static volatile int stop_writer;
 
 static int64_t add_campaign(sl_store *st)
 {
-	sl_campaign_rec c = { 0 };
-	int64_t id = 0;
-
-	c.name = "x";
-	c.spec_path = "c.yaml";
-	c.spec_text = "name: x\n";
-	c.repo_path = "/repo";
-	c.base_rev = "HEAD";
-	c.base_oid = "0123456789012345678901234567890123456789";
-	c.branch_prefix = "sluice/x";
-	CHECK_INT(sl_store_campaign_add(st, &c, &id, NULL), 0);
-	return id;
+	return fixture_campaign(st, "x", "name: x\n");
 }
 
 static int add_target(sl_store *st, int64_t camp, const char *key, int64_t *id, sl_err *err)
 {
-	sl_target_rec t = { 0 };
-
-	t.campaign_id = camp;
-	t.key = (char *)key;
-	t.path = "src/a.c";
-	t.lang = "c";
-	t.blob = "abc";
-	t.unit = "capture";
-	return sl_store_target_add(st, &t, id, NULL, err);
+	return fixture_target(st, camp, key, id, NULL, err);
 }
 
 /* Targets of the campaign whose key starts with prefix; -1 if the store fails. */
@@ -86,20 +68,13 @@ static void test_insert_ids_under_concurrent_cache_writes(void)
 {
 	char *p = sl_path_join(dir, "t.db");
 	sl_store *st = NULL;
-	sl_target_rec t = { 0 };
 	int64_t camp = 0, target = 0;
 	pthread_t th;
 	int wrong = 0;
 
 	CHECK_INT(sl_store_open(&st, p, 1, NULL), 0);
 	camp = add_campaign(st);
-	t.campaign_id = camp;
-	t.key = "src/a.c:1-2";
-	t.path = "src/a.c";
-	t.lang = "c";
-	t.blob = "abc";
-	t.unit = "capture";
-	CHECK_INT(sl_store_target_add(st, &t, &target, NULL, NULL), 0);
+	CHECK_INT(add_target(st, camp, "src/a.c:1-2", &target, NULL), 0);
 
 	CHECK_INT(pthread_create(&th, NULL, cache_writer, st), 0);
 	for (int i = 1; i <= 600 && !wrong; i++) {
