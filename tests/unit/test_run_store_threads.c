@@ -18,7 +18,7 @@
 #include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-run-store-XXXXXX";
-static volatile int stop_writer;
+static int stop_writer;          /* atomic */
 
 /* Longest wait for another thread's step before the test gives up (a hang, not a margin). */
 #define STEP_WAIT_S 120
@@ -56,7 +56,7 @@ static void *cache_writer(void *arg)
 
 	r.verdict = SL_VERDICT_PASS;
 	r.output_tail = "";
-	for (unsigned i = 0; !stop_writer && i < 2000000; i++) {
+	for (unsigned i = 0; !__atomic_load_n(&stop_writer, __ATOMIC_SEQ_CST) && i < 2000000; i++) {
 		snprintf(key, sizeof(key), "k%u", i);
 		sl_store_cache_put(st, key, &r, NULL, NULL);
 	}
@@ -117,7 +117,7 @@ static void test_insert_ids_under_concurrent_cache_writes(void)
 		if (!wrong)
 			sl_candidate_rec_release(&back);
 	}
-	stop_writer = 1;
+	__atomic_store_n(&stop_writer, 1, __ATOMIC_SEQ_CST);
 	pthread_join(th, NULL);
 	CHECK_INT(wrong, 0);
 	sl_store_free(st);
