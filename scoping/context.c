@@ -93,6 +93,25 @@ static int has_name(const sl_strvec *v, const char *s, size_t len)
 	return 0;
 }
 
+/*
+ * One step of a depth-first walk: into the current node's children when
+ * descend is set and it has some, else to the next node after it.  0 when
+ * the walk is over (back at the cursor's first node).
+ */
+static int walk_next(TSTreeCursor *cur, unsigned *depth, int descend)
+{
+	if (descend && ts_tree_cursor_goto_first_child(cur)) {
+		(*depth)++;
+		return 1;
+	}
+	while (!ts_tree_cursor_goto_next_sibling(cur)) {
+		if (!*depth || !ts_tree_cursor_goto_parent(cur))
+			return 0;
+		(*depth)--;
+	}
+	return 1;
+}
+
 /* The identifiers under n, in document order, deduplicated. */
 static void collect_names(struct ctx *x, TSNode n, const char *text)
 {
@@ -109,19 +128,10 @@ static void collect_names(struct ctx *x, TSNode n, const char *text)
 			if (b > a && b - a < 200 && !has_name(&x->names, text + a, b - a))
 				sl_strvec_push_nodup(&x->names, sl_xstrndup(text + a, b - a));
 		}
-		if (ts_tree_cursor_goto_first_child(&cur)) {
-			depth++;
-			continue;
-		}
-		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-			if (!depth || !ts_tree_cursor_goto_parent(&cur))
-				goto out;
-			depth--;
-		}
-		if (!depth)
+		/* depth 0 after a step: it left n for a sibling */
+		if (!walk_next(&cur, &depth, 1) || !depth)
 			break;
 	}
-out:
 	ts_tree_cursor_delete(&cur);
 }
 
@@ -209,17 +219,9 @@ static void index_defs(struct ctx *x, const struct file *f, const sl_strvec *wan
 			/* a function's locals are not the file's symbols */
 			descend = !sl_lang_is_func_type(x->lang, ts_node_type(c));
 		}
-		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
-			depth++;
-			continue;
-		}
-		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-			if (!depth || !ts_tree_cursor_goto_parent(&cur))
-				goto out;
-			depth--;
-		}
+		if (!walk_next(&cur, &depth, descend))
+			break;
 	}
-out:
 	ts_tree_cursor_delete(&cur);
 }
 
@@ -244,17 +246,9 @@ static void collect_imports(const sl_lang *lang, const struct file *f, sl_buf *o
 		} else if (sl_lang_is_func_type(lang, type) || sl_lang_is_class_type(lang, type)) {
 			descend = 0;
 		}
-		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
-			depth++;
-			continue;
-		}
-		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-			if (!depth || !ts_tree_cursor_goto_parent(&cur))
-				goto out;
-			depth--;
-		}
+		if (!walk_next(&cur, &depth, descend))
+			break;
 	}
-out:
 	ts_tree_cursor_delete(&cur);
 }
 
