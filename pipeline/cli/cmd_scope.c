@@ -23,6 +23,7 @@
 
 #include "pipeline/cli/cmd.h"
 #include "scoping/context.h"
+#include "scoping/predicate.h"
 #include "pipeline/run.h"
 #include "common/util.h"
 
@@ -222,22 +223,6 @@ static int parse_args(struct scope_args *a, int argc, char **argv)
 	return 0;
 }
 
-/* "LINE:COL" (1-based) of a byte offset of the query. */
-static void query_pos(const char *src, size_t len, uint32_t off, char out[32])
-{
-	unsigned line = 1, col = 1;
-
-	for (size_t i = 0; i < off && i < len; i++) {
-		if (src[i] == '\n') {
-			line++;
-			col = 1;
-		} else {
-			col++;
-		}
-	}
-	snprintf(out, 32, "%u:%u", line, col);
-}
-
 /* Which target --context names: an index (1-based, scope order) or PATH:LINE. */
 static const sl_target *pick_target(const sl_target_list *list, const char *spec, sl_err *err)
 {
@@ -356,7 +341,7 @@ static int load_query(struct scope_run *r, const struct scope_args *a, sl_err *e
 		if (off != UINT32_MAX) {
 			char where[32];
 
-			query_pos(r->query.buf, r->query.len, off, where);
+			sl_query_pos(r->query.buf, r->query.len, off, where);
 			sl_err_prefix(err, "%s:%s: ", qname, where);
 		}
 		return SL_ERROR;
