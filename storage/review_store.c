@@ -77,8 +77,8 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 	int rc, ret = SL_ERROR;
 
 	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(db, "SELECT spec_text FROM campaigns WHERE id = ?", -1, &s,
-			       NULL) != SQLITE_OK)
+	if (!db || sqlite3_prepare_v2(db, "SELECT spec_text FROM campaigns WHERE id = ?", -1, &s,
+				      NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(s, 1, campaign_id);
 	format = edit_format_of(sqlite3_step(s) == SQLITE_ROW ?
@@ -321,16 +321,15 @@ int sl_store_published_list(sl_store *st, int64_t campaign_id, const char *state
 int sl_store_published_pace(sl_store *st, int64_t campaign_id, int64_t *open_out,
 			    int64_t *last_hour_out, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT "
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT "
 			       "count(DISTINCT number) FILTER (WHERE state = 'open'), "
 			       "count(DISTINCT number) FILTER (WHERE opened_at >= "
 			       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-1 hour')) "
-			       "FROM published WHERE campaign_id = ? AND number IS NOT NULL", -1, &s,
-			       NULL) != SQLITE_OK)
-		return sl_store_fail(st, err, "count published changes");
+			       "FROM published WHERE campaign_id = ? AND number IS NOT NULL", err);
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, campaign_id);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*open_out = sqlite3_column_int64(s, 0);

@@ -11,6 +11,7 @@
 
 #include "storage/store.h"
 
+/* This thread's connection, opened on first use; NULL if it cannot be opened. */
 sqlite3 *sl_store_sqlite(sl_store *st);
 const char *sl_store_path(sl_store *st);
 
