@@ -31,7 +31,7 @@ typedef struct sl_err {
 	char msg[1024];  /* NUL-terminated; empty when code == 0 */
 } sl_err;
 
-#define SL_ERR_INIT { 0, { 0 } }
+#define SL_ERR_INIT { .code = 0 }
 
 /* Record an error (printf-style) unless one is already recorded; returns code. */
 int sl_err_set(sl_err *err, int code, const char *fmt, ...)

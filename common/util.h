@@ -45,7 +45,7 @@ typedef struct sl_strvec {
 	char **v;        /* v[n] == NULL once anything was pushed; may be NULL when n == 0 */
 	size_t n, alloc;
 } sl_strvec;
-#define SL_STRVEC_INIT { NULL, 0, 0 }
+#define SL_STRVEC_INIT { .v = NULL }
 
 /* The last libgit2 error's message on this thread, or fallback when there is none. */
 const char *sl_git_error_or(const char *fallback);

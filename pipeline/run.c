@@ -830,11 +830,7 @@ static int try_rules(run_ctx *x, const sl_target *t, attempt_state *s, sl_err *e
 	return SL_OK;
 }
 
-/*
- * Move a target in a transaction of its own: a lone statement on the shared
- * connection would otherwise join (and could be rolled back with) another
- * thread's open transaction.
- */
+/* Move a target, in a transaction of its own. */
 static int move_target(run_ctx *x, int64_t id, int state, int64_t attempts,
 		       const char *reason, sl_err *err)
 {

@@ -91,6 +91,25 @@ static int has_name(const sl_strvec *v, const char *s, size_t len)
 	return 0;
 }
 
+/*
+ * One step of a depth-first walk: into the current node's children when
+ * descend is set and it has some, else to the next node after it.  0 when
+ * the walk is over (back at the cursor's first node).
+ */
+static int walk_next(TSTreeCursor *cur, unsigned *depth, int descend)
+{
+	if (descend && ts_tree_cursor_goto_first_child(cur)) {
+		(*depth)++;
+		return 1;
+	}
+	while (!ts_tree_cursor_goto_next_sibling(cur)) {
+		if (!*depth || !ts_tree_cursor_goto_parent(cur))
+			return 0;
+		(*depth)--;
+	}
+	return 1;
+}
+
 /* The identifiers under n, in document order, deduplicated. */
 static void collect_names(struct ctx *x, TSNode n, const char *text)
 {
@@ -107,19 +126,10 @@ static void collect_names(struct ctx *x, TSNode n, const char *text)
 			if (b > a && b - a < 200 && !has_name(&x->names, text + a, b - a))
 				sl_strvec_push_nodup(&x->names, sl_xstrndup(text + a, b - a));
 		}
-		if (ts_tree_cursor_goto_first_child(&cur)) {
-			depth++;
-			continue;
-		}
-		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-			if (!depth || !ts_tree_cursor_goto_parent(&cur))
-				goto out;
-			depth--;
-		}
-		if (!depth)
+		/* depth 0 after a step: it left n for a sibling */
+		if (!walk_next(&cur, &depth, 1) || !depth)
 			break;
 	}
-out:
 	ts_tree_cursor_delete(&cur);
 }
 
@@ -207,17 +217,9 @@ static void index_defs(struct ctx *x, const struct file *f, const sl_strvec *wan
 			/* a function's locals are not the file's symbols */
 			descend = !sl_lang_is_func_type(x->lang, ts_node_type(c));
 		}
-		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
-			depth++;
-			continue;
-		}
-		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-			if (!depth || !ts_tree_cursor_goto_parent(&cur))
-				goto out;
-			depth--;
-		}
+		if (!walk_next(&cur, &depth, descend))
+			break;
 	}
-out:
 	ts_tree_cursor_delete(&cur);
 }
 
@@ -242,17 +244,9 @@ static void collect_imports(const sl_lang *lang, const struct file *f, sl_buf *o
 		} else if (sl_lang_is_func_type(lang, type) || sl_lang_is_class_type(lang, type)) {
 			descend = 0;
 		}
-		if (descend && ts_tree_cursor_goto_first_child(&cur)) {
-			depth++;
-			continue;
-		}
-		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-			if (!depth || !ts_tree_cursor_goto_parent(&cur))
-				goto out;
-			depth--;
-		}
+		if (!walk_next(&cur, &depth, descend))
+			break;
 	}
-out:
 	ts_tree_cursor_delete(&cur);
 }
 
@@ -312,190 +306,250 @@ static int blobref_cmp(const void *a_, const void *b_, void *arg)
 	return strcmp(a->path, b->path);
 }
 
+/* One sl_context_build call: what it has read and what it has emitted. */
+struct build {
+	struct ctx x;
+	struct file f;              /* the target's file */
+	git_commit *gc;
+	git_tree *tree;             /* the commit's */
+	git_tree_entry *te;         /* the target's file in it */
+	struct walk w;              /* other files of the language */
+	sl_strvec missing;          /* referenced names the target's file does not define */
+	size_t nlocal;              /* x.defs[0..nlocal) come from the target's file */
+	sl_buf *out, sec;
+	unsigned budget, used;
+};
+
+static void build_release(struct build *b)
+{
+	for (size_t i = 0; i < b->x.ndefs; i++) {
+		free(b->x.defs[i].name);
+		free(b->x.defs[i].path);
+		free(b->x.defs[i].text);
+	}
+	free(b->x.defs);
+	sl_strvec_release(&b->x.names);
+	sl_strvec_release(&b->missing);
+	for (size_t i = 0; i < b->w.n; i++)
+		free(b->w.v[i].path);
+	free(b->w.v);
+	file_release(&b->f);
+	if (b->x.parser)
+		ts_parser_delete(b->x.parser);
+	sl_buf_release(&b->sec);
+	git_tree_entry_free(b->te);
+	git_tree_free(b->tree);
+	git_commit_free(b->gc);
+}
+
 /* Emit section text if it fits in what is left of the budget. */
-static void emit(sl_buf *out, const char *text, size_t len, unsigned budget, unsigned *used)
+static void emit(struct build *b, const char *text, size_t len)
 {
 	unsigned tok = sl_context_tokens(len);
 
-	if (budget && *used + tok > budget)
+	if (b->budget && b->used + tok > b->budget)
 		return;
-	sl_buf_add(out, text, len);
-	*used += tok;
+	sl_buf_add(b->out, text, len);
+	b->used += tok;
+}
+
+/* The language's parser, the commit's tree, and the target's file parsed. */
+static int load_target(struct build *b, git_repository *repo, const git_oid *commit,
+		       const sl_target *t, sl_err *err)
+{
+	if (!(b->x.lang = sl_lang_find(t->lang)))
+		return sl_err_set(err, SL_EINPUT, "unknown language '%s'", t->lang ? t->lang : "");
+	b->x.parser = ts_parser_new();
+	if (!ts_parser_set_language(b->x.parser, b->x.lang->grammar()))
+		return sl_err_set(err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter",
+				  t->lang);
+	if (git_commit_lookup(&b->gc, repo, commit) || git_commit_tree(&b->tree, b->gc))
+		return git_fail(err, "cannot read the commit");
+	if (git_tree_entry_bypath(&b->te, b->tree, t->path))
+		return sl_err_set(err, SL_ENOTFOUND, "'%s' is not in the commit", t->path);
+	if (file_load(&b->f, &b->x, repo, git_tree_entry_id(b->te), t->path, err) != 1) {
+		if (!err || !err->code)
+			sl_err_set(err, SL_ERROR, "cannot parse '%s'", t->path);
+		return SL_ERROR;
+	}
+	if (t->end_byte > b->f.len || t->start_byte > t->end_byte)
+		return sl_err_set(err, SL_EINPUT, "target %s:%u is outside the file", t->path,
+				  t->start_line);
+	return SL_OK;
+}
+
+/* Section 1: the unit, cut at a line boundary if it alone overruns the budget. */
+static void emit_unit(struct build *b, const sl_target *t)
+{
+	sl_buf *sec = &b->sec;
+	size_t hdr;
+
+	sl_buf_reset(sec);
+	sl_buf_addf(sec, "### unit %s:%u-%u (%s)\n", t->path, t->start_line, t->end_line, t->unit);
+	hdr = sec->len;
+	sl_buf_add(sec, b->f.text + t->start_byte, t->end_byte - t->start_byte);
+	if (sec->len && sec->buf[sec->len - 1] != '\n')
+		sl_buf_adds(sec, "\n");
+	if (b->budget && sl_context_tokens(sec->len) > b->budget) {
+		static const char mark[] = "... [truncated to the token budget]\n";
+		size_t keep = (size_t)b->budget * 4;
+
+		/* the header line stays even when it alone is over the budget */
+		keep = keep > hdr + sizeof(mark) - 1 ? keep - (sizeof(mark) - 1) : hdr;
+		while (keep > hdr && sec->buf[keep - 1] != '\n')
+			keep--;
+		sl_buf_setlen(sec, keep);
+		sl_buf_adds(sec, mark);
+	}
+	sl_buf_add(b->out, sec->buf, sec->len);
+	b->used += sl_context_tokens(sec->len);
+}
+
+/* Section 2: the file's imports. */
+static void emit_imports(struct build *b, const sl_target *t)
+{
+	sl_buf imports = SL_BUF_INIT;
+
+	collect_imports(b->x.lang, &b->f, &imports);
+	if (imports.len) {
+		sl_buf_reset(&b->sec);
+		sl_buf_addf(&b->sec, "### imports of %s\n", t->path);
+		sl_buf_add(&b->sec, imports.buf, imports.len);
+		emit(b, b->sec.buf, b->sec.len);
+	}
+	sl_buf_release(&imports);
+}
+
+/* The names the unit references, from the smallest node covering it. */
+static void collect_unit_names(struct build *b, const sl_target *t)
+{
+	TSNode root = ts_tree_root_node(b->f.tree);
+	TSNode un = ts_node_descendant_for_byte_range(root, t->start_byte,
+						      t->end_byte > t->start_byte ? t->end_byte - 1 : t->end_byte);
+
+	while (!ts_node_is_null(ts_node_parent(un)) &&
+	       (ts_node_start_byte(un) > t->start_byte || ts_node_end_byte(un) < t->end_byte))
+		un = ts_node_parent(un);
+	if (ts_node_start_byte(un) == t->start_byte && ts_node_end_byte(un) == t->end_byte) {
+		collect_names(&b->x, un, b->f.text);
+		return;
+	}
+	/* the unit spans several nodes (the whole file): take all children inside */
+	for (uint32_t i = 0; i < ts_node_child_count(un); i++) {
+		TSNode ch = ts_node_child(un, i);
+
+		if (ts_node_start_byte(ch) >= t->start_byte && ts_node_end_byte(ch) <= t->end_byte)
+			collect_names(&b->x, ch, b->f.text);
+	}
+}
+
+/* Index the definitions of the referenced names in the target's file; list the rest. */
+static void find_local_defs(struct build *b, const sl_target *t)
+{
+	index_defs(&b->x, &b->f, &b->x.names, t->start_byte, t->end_byte);
+	b->nlocal = b->x.ndefs;
+	for (size_t i = 0; i < b->x.names.n; i++) {
+		int found = 0;
+
+		for (size_t j = 0; j < b->x.ndefs && !found; j++)
+			found = !strcmp(b->x.defs[j].name, b->x.names.v[i]);
+		if (!found)
+			sl_strvec_push(&b->missing, b->x.names.v[i]);
+	}
+}
+
+/* 1 if the blob's bytes contain one of the missing names (before parsing it). */
+static int mentions_missing(struct build *b, git_repository *repo, const git_oid *oid,
+			    sl_err *err)
+{
+	git_blob *blob = NULL;
+	int any = 0;
+
+	if (git_blob_lookup(&blob, repo, oid))
+		return git_fail(err, "cannot read blob");
+	for (size_t k = 0; k < b->missing.n && !any; k++)
+		any = memmem(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+			     b->missing.v[k], strlen(b->missing.v[k])) != NULL;
+	git_blob_free(blob);
+	return any;
+}
+
+/*
+ * Index the missing names' definitions in the commit's other files of the
+ * language: the unit's directory first, then by path; at most
+ * SL_CONTEXT_MAX_FILES parsed, only those that mention a missing name.
+ */
+static int find_other_defs(struct build *b, git_repository *repo, const sl_target *t,
+			   sl_err *err)
+{
+	size_t parsed = 0;
+
+	if (!b->missing.n)
+		return SL_OK;
+	b->w.lang = b->x.lang;
+	b->w.skip = t->path;
+	if (git_tree_walk(b->tree, GIT_TREEWALK_PRE, walk_cb, &b->w))
+		return git_fail(err, "cannot walk the tree of the commit");
+	if (b->w.n > 1)
+		qsort_r(b->w.v, b->w.n, sizeof(*b->w.v), blobref_cmp, (void *)t->path);
+	for (size_t i = 0; i < b->w.n && parsed < SL_CONTEXT_MAX_FILES; i++) {
+		struct file of;
+		int rc = mentions_missing(b, repo, &b->w.v[i].oid, err);
+
+		if (rc < 0)
+			return SL_ERROR;
+		if (!rc)
+			continue;
+		if ((rc = file_load(&of, &b->x, repo, &b->w.v[i].oid, b->w.v[i].path, err)) < 0)
+			return SL_ERROR;
+		parsed++;
+		if (rc == 1)
+			index_defs(&b->x, &of, &b->missing, 0, 0);
+		file_release(&of);
+	}
+	return SL_OK;
+}
+
+/* Section 3: definitions in order of first reference, this file's before the others'. */
+static void emit_defs(struct build *b)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < b->x.names.n; i++)
+			for (size_t j = pass ? b->nlocal : 0; j < (pass ? b->x.ndefs : b->nlocal); j++) {
+				const struct def *d = &b->x.defs[j];
+
+				if (strcmp(d->name, b->x.names.v[i]))
+					continue;
+				sl_buf_reset(&b->sec);
+				sl_buf_addf(&b->sec, "### definition of %s (%s:%u)\n", d->name,
+					    d->path, d->line);
+				sl_buf_adds(&b->sec, d->text);
+				if (b->sec.buf[b->sec.len - 1] != '\n')
+					sl_buf_adds(&b->sec, "\n");
+				emit(b, b->sec.buf, b->sec.len);
+			}
 }
 
 int sl_context_build(sl_buf *out, git_repository *repo, const git_oid *commit,
 		     const sl_target *t, unsigned budget_tokens, sl_err *err)
 {
-	int ret = SL_ERROR;
-	struct ctx x;
-	struct walk w;
-	struct file f;
-	git_commit *gc = NULL;
-	git_tree *tree = NULL;
-	git_tree_entry *te = NULL;
-	sl_buf sec = SL_BUF_INIT, imports = SL_BUF_INIT;
-	sl_strvec missing = SL_STRVEC_INIT;
-	unsigned used = 0;
-	size_t parsed = 0, nlocal, hdr;
+	struct build b;
+	int ret;
 
-	memset(&x, 0, sizeof(x));
-	memset(&w, 0, sizeof(w));
-	memset(&f, 0, sizeof(f));
-	if (!(x.lang = sl_lang_find(t->lang))) {
-		ret = sl_err_set(err, SL_EINPUT, "unknown language '%s'", t->lang ? t->lang : "");
+	memset(&b, 0, sizeof(b));
+	b.sec = (sl_buf)SL_BUF_INIT;
+	b.out = out;
+	b.budget = budget_tokens;
+	if ((ret = load_target(&b, repo, commit, t, err)))
 		goto done;
-	}
-	x.parser = ts_parser_new();
-	if (!ts_parser_set_language(x.parser, x.lang->grammar())) {
-		sl_err_set(err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter", t->lang);
+	emit_unit(&b, t);
+	emit_imports(&b, t);
+	collect_unit_names(&b, t);
+	find_local_defs(&b, t);
+	if ((ret = find_other_defs(&b, repo, t, err)))
 		goto done;
-	}
-	if (git_commit_lookup(&gc, repo, commit) || git_commit_tree(&tree, gc)) {
-		git_fail(err, "cannot read the commit");
-		goto done;
-	}
-	if (git_tree_entry_bypath(&te, tree, t->path)) {
-		ret = sl_err_set(err, SL_ENOTFOUND, "'%s' is not in the commit", t->path);
-		goto done;
-	}
-	if (file_load(&f, &x, repo, git_tree_entry_id(te), t->path, err) != 1) {
-		if (!err || !err->code)
-			sl_err_set(err, SL_ERROR, "cannot parse '%s'", t->path);
-		goto done;
-	}
-	if (t->end_byte > f.len || t->start_byte > t->end_byte) {
-		ret = sl_err_set(err, SL_EINPUT, "target %s:%u is outside the file", t->path, t->start_line);
-		goto done;
-	}
-
-	/* 1. the unit, cut at a line boundary if it alone overruns the budget */
-	sl_buf_addf(&sec, "### unit %s:%u-%u (%s)\n", t->path, t->start_line, t->end_line, t->unit);
-	hdr = sec.len;
-	sl_buf_add(&sec, f.text + t->start_byte, t->end_byte - t->start_byte);
-	if (sec.len && sec.buf[sec.len - 1] != '\n')
-		sl_buf_adds(&sec, "\n");
-	if (budget_tokens && sl_context_tokens(sec.len) > budget_tokens) {
-		static const char mark[] = "... [truncated to the token budget]\n";
-		size_t keep = (size_t)budget_tokens * 4;
-
-		/* the header line stays even when it alone is over the budget */
-		keep = keep > hdr + sizeof(mark) - 1 ? keep - (sizeof(mark) - 1) : hdr;
-		while (keep > hdr && sec.buf[keep - 1] != '\n')
-			keep--;
-		sl_buf_setlen(&sec, keep);
-		sl_buf_adds(&sec, mark);
-	}
-	sl_buf_add(out, sec.buf, sec.len);
-	used += sl_context_tokens(sec.len);
-
-	/* 2. imports */
-	collect_imports(x.lang, &f, &imports);
-	if (imports.len) {
-		sl_buf_reset(&sec);
-		sl_buf_addf(&sec, "### imports of %s\n", t->path);
-		sl_buf_add(&sec, imports.buf, imports.len);
-		emit(out, sec.buf, sec.len, budget_tokens, &used);
-	}
-
-	/* 3. definitions of referenced names: this file, then the others */
-	{
-		TSNode root = ts_tree_root_node(f.tree);
-		TSNode un = ts_node_descendant_for_byte_range(root, t->start_byte,
-							      t->end_byte > t->start_byte ? t->end_byte - 1 : t->end_byte);
-
-		/* the smallest node covering the whole unit */
-		while (!ts_node_is_null(ts_node_parent(un)) &&
-		       (ts_node_start_byte(un) > t->start_byte || ts_node_end_byte(un) < t->end_byte))
-			un = ts_node_parent(un);
-		if (ts_node_start_byte(un) == t->start_byte && ts_node_end_byte(un) == t->end_byte) {
-			collect_names(&x, un, f.text);
-		} else {
-			/* the unit spans several nodes (the whole file): take all children inside */
-			for (uint32_t i = 0; i < ts_node_child_count(un); i++) {
-				TSNode ch = ts_node_child(un, i);
-
-				if (ts_node_start_byte(ch) >= t->start_byte && ts_node_end_byte(ch) <= t->end_byte)
-					collect_names(&x, ch, f.text);
-			}
-		}
-	}
-	index_defs(&x, &f, &x.names, t->start_byte, t->end_byte);
-	nlocal = x.ndefs;
-	for (size_t i = 0; i < x.names.n; i++) {
-		int found = 0;
-
-		for (size_t j = 0; j < x.ndefs && !found; j++)
-			found = !strcmp(x.defs[j].name, x.names.v[i]);
-		if (!found)
-			sl_strvec_push(&missing, x.names.v[i]);
-	}
-	if (missing.n) {
-		w.lang = x.lang;
-		w.skip = t->path;
-		if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w)) {
-			git_fail(err, "cannot walk the tree of the commit");
-			goto done;
-		}
-		if (w.n > 1)
-			qsort_r(w.v, w.n, sizeof(*w.v), blobref_cmp, (void *)t->path);
-		for (size_t i = 0; i < w.n && parsed < SL_CONTEXT_MAX_FILES; i++) {
-			struct file of;
-			git_blob *b = NULL;
-			int any = 0, rc;
-
-			if (git_blob_lookup(&b, repo, &w.v[i].oid)) {
-				git_fail(err, "cannot read blob");
-				goto done;
-			}
-			for (size_t k = 0; k < missing.n && !any; k++)
-				any = memmem(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b),
-					     missing.v[k], strlen(missing.v[k])) != NULL;
-			git_blob_free(b);
-			if (!any)
-				continue;
-			if ((rc = file_load(&of, &x, repo, &w.v[i].oid, w.v[i].path, err)) < 0)
-				goto done;
-			parsed++;
-			if (rc == 1)
-				index_defs(&x, &of, &missing, 0, 0);
-			file_release(&of);
-		}
-	}
-	/* emit: order of first reference; this file's definitions before the others' */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < x.names.n; i++)
-			for (size_t j = pass ? nlocal : 0; j < (pass ? x.ndefs : nlocal); j++) {
-				const struct def *d = &x.defs[j];
-
-				if (strcmp(d->name, x.names.v[i]))
-					continue;
-				sl_buf_reset(&sec);
-				sl_buf_addf(&sec, "### definition of %s (%s:%u)\n", d->name, d->path, d->line);
-				sl_buf_adds(&sec, d->text);
-				if (sec.buf[sec.len - 1] != '\n')
-					sl_buf_adds(&sec, "\n");
-				emit(out, sec.buf, sec.len, budget_tokens, &used);
-			}
-	ret = 0;
+	emit_defs(&b);
 done:
-	for (size_t i = 0; i < x.ndefs; i++) {
-		free(x.defs[i].name);
-		free(x.defs[i].path);
-		free(x.defs[i].text);
-	}
-	free(x.defs);
-	sl_strvec_release(&x.names);
-	sl_strvec_release(&missing);
-	for (size_t i = 0; i < w.n; i++)
-		free(w.v[i].path);
-	free(w.v);
-	file_release(&f);
-	if (x.parser)
-		ts_parser_delete(x.parser);
-	sl_buf_release(&sec);
-	sl_buf_release(&imports);
-	git_tree_entry_free(te);
-	git_tree_free(tree);
-	git_commit_free(gc);
+	build_release(&b);
 	return ret;
 }

@@ -79,7 +79,7 @@ typedef struct sl_target_list {
 	size_t n, alloc;
 } sl_target_list;
 
-#define SL_TARGET_LIST_INIT { NULL, 0, 0 }
+#define SL_TARGET_LIST_INIT { .v = NULL }
 
 /* A per-path language override: files matching glob are of language. */
 typedef struct sl_lang_override {

@@ -23,14 +23,6 @@ void sl_reply_rec_release(sl_reply_rec *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int step_done(sl_store *st, sqlite3_stmt *s, const char *what, sl_err *err)
-{
-	int rc = sqlite3_step(s);
-
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, what);
-}
-
 int sl_journal_reply_add(sl_store *st, const sl_reply_rec *in, sl_err *err)
 {
 	sqlite3_stmt *s = NULL;
@@ -62,51 +54,51 @@ int sl_journal_reply_add(sl_store *st, const sl_reply_rec *in, sl_err *err)
 	sqlite3_bind_int(s, 13, in->truncated);
 	sl_store_bind_text(s, 14, in->usage_note);
 	sl_store_bind_text(s, 15, now);
-	if ((ret = step_done(st, s, "journal reply", err))) {
+	if ((ret = sl_store_exec(st, s, "journal reply", err))) {
 		sl_store_rollback(st);
 		return ret;
 	}
 	return sl_store_commit(st, err);
 }
 
+static void read_reply(sqlite3_stmt *s, void *row)
+{
+	sl_reply_rec *r = row;
+
+	r->request_key = sl_store_col_text(s, 0);
+	r->request = sl_store_col_text(s, 1);
+	r->reply = sl_store_col_text(s, 2);
+	r->tokens_in = sqlite3_column_int64(s, 3);
+	r->tokens_out = sqlite3_column_int64(s, 4);
+	r->cost = sqlite3_column_double(s, 5);
+	r->http_status = sqlite3_column_int64(s, 6);
+	r->latency_ms = sqlite3_column_int64(s, 7);
+	r->retries = sqlite3_column_int64(s, 8);
+	r->truncated = sqlite3_column_int(s, 9);
+	r->usage_note = sl_store_col_text(s, 10);
+}
+
 int sl_journal_reply_get(sl_store *st, int64_t target_id, int64_t n, int64_t round,
 			 sl_reply_rec *out, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	int rc;
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT request_key, request, reply, "
+					   "tokens_in, tokens_out, cost, http_status, latency_ms, "
+					   "retries, truncated, usage_note FROM replies WHERE "
+					   "target_id = ? AND n = ? AND round = ?", err);
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (!(s = sl_store_prepare(st, "SELECT request_key, request, reply, "
-			       "tokens_in, tokens_out, cost, http_status, latency_ms, retries, "
-			       "truncated, usage_note FROM replies WHERE target_id = ? AND n = ? "
-			       "AND round = ?", err)))
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, target_id);
-	sqlite3_bind_int64(s, 2, n);
-	sqlite3_bind_int64(s, 3, round);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		out->target_id = target_id;
-		out->n = n;
-		out->round = round;
-		out->request_key = sl_store_col_text(s, 0);
-		out->request = sl_store_col_text(s, 1);
-		out->reply = sl_store_col_text(s, 2);
-		out->tokens_in = sqlite3_column_int64(s, 3);
-		out->tokens_out = sqlite3_column_int64(s, 4);
-		out->cost = sqlite3_column_double(s, 5);
-		out->http_status = sqlite3_column_int64(s, 6);
-		out->latency_ms = sqlite3_column_int64(s, 7);
-		out->retries = sqlite3_column_int64(s, 8);
-		out->truncated = sqlite3_column_int(s, 9);
-		out->usage_note = sl_store_col_text(s, 10);
+	if (s) {
+		sqlite3_bind_int64(s, 1, target_id);
+		sqlite3_bind_int64(s, 2, n);
+		sqlite3_bind_int64(s, 3, round);
 	}
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
-		return SL_OK;
-	if (rc == SQLITE_DONE)
-		return SL_ENOTFOUND;
-	return sl_store_fail(st, err, "read journal");
+	if ((ret = sl_store_row(st, s, read_reply, out, "read journal", err)))
+		return ret;
+	out->target_id = target_id;
+	out->n = n;
+	out->round = round;
+	return SL_OK;
 }
 
 int sl_journal_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, double *cost_out,
@@ -146,7 +138,7 @@ int sl_journal_attempt_note(sl_store *st, int64_t attempt_id, const char *feedba
 	sl_store_bind_text(s, 1, feedback && *feedback ? feedback : NULL);
 	sl_store_bind_text(s, 2, usage_note);
 	sqlite3_bind_int64(s, 3, attempt_id);
-	return step_done(st, s, "note attempt", err);
+	return sl_store_exec(st, s, "note attempt", err);
 }
 
 void sl_turn_list_free(sl_turn *v, size_t n)
@@ -158,44 +150,40 @@ void sl_turn_list_free(sl_turn *v, size_t n)
 	free(v);
 }
 
+/* A turn: the reply, and why it was sent back (a reviewer's reason first). */
+static void read_turn(sqlite3_stmt *s, void *row)
+{
+	sl_turn *t = row;
+	sl_buf fb = SL_BUF_INIT;
+	const char *rejected = (const char *)sqlite3_column_text(s, 1);
+	const char *why = (const char *)sqlite3_column_text(s, 2);
+
+	t->reply = sl_store_col_text(s, 0);
+	if (rejected)
+		sl_buf_addf(&fb, "A reviewer rejected this change: %s", rejected);
+	else if (why)
+		sl_buf_adds(&fb, why);
+	else
+		sl_buf_adds(&fb, "This change was sent back for another attempt.");
+	t->feedback = sl_buf_detach(&fb, NULL);
+}
+
 int sl_journal_history(sl_store *st, int64_t target_id, sl_turn **out, size_t *n, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!(s = sl_store_prepare(st, "SELECT a.reply, (SELECT d.reason FROM "
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT a.reply, (SELECT d.reason FROM "
 			       "candidates c JOIN decisions d ON d.candidate_id = c.id WHERE "
 			       "c.attempt_id = a.id AND d.decision = 'reject' ORDER BY d.id DESC "
 			       "LIMIT 1), coalesce(a.feedback, CASE WHEN a.n = t.attempts THEN "
 			       "t.reason END, a.error) FROM attempts a JOIN targets t "
-			       "ON t.id = a.target_id WHERE a.target_id = ? ORDER BY a.n", err)))
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, target_id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		sl_turn *t;
-		sl_buf fb = SL_BUF_INIT;
-		const char *rejected = (const char *)sqlite3_column_text(s, 1);
-		const char *why = (const char *)sqlite3_column_text(s, 2);
+			       "ON t.id = a.target_id WHERE a.target_id = ? ORDER BY a.n", err);
 
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		t = &(*out)[(*n)++];
-		t->reply = sl_store_col_text(s, 0);
-		if (rejected)
-			sl_buf_addf(&fb, "A reviewer rejected this change: %s", rejected);
-		else if (why)
-			sl_buf_adds(&fb, why);
-		else
-			sl_buf_adds(&fb, "This change was sent back for another attempt.");
-		t->feedback = sl_buf_detach(&fb, NULL);
-	}
-	sqlite3_finalize(s);
-	if (rc == SQLITE_DONE)
+	if (s)
+		sqlite3_bind_int64(s, 1, target_id);
+	if (!sl_store_rows(st, s, sizeof(**out), read_turn, (void **)out, n, "read history",
+			   err))
 		return SL_OK;
 	sl_turn_list_free(*out, *n);
 	*out = NULL;
 	*n = 0;
-	return sl_store_fail(st, err, "read history");
+	return SL_ERROR;
 }

@@ -22,19 +22,12 @@ static int write_tx(sl_store *st, const char *sql, void (*fill)(sqlite3_stmt *, 
 		    const void *arg, int *changes, const char *what, sl_err *err)
 {
 	sqlite3_stmt *s = NULL;
-	int rc;
 
 	if (sl_store_begin(st, err))
 		return SL_ERROR;
-	if (!(s = sl_store_prepare(st, sql, err))) {
-		sl_store_rollback(st);
-		return SL_ERROR;
-	}
-	fill(s, arg);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		sl_store_fail(st, err, what);
+	if ((s = sl_store_prepare(st, sql, err)))
+		fill(s, arg);
+	if (sl_store_exec(st, s, what, err)) {
 		sl_store_rollback(st);
 		return SL_ERROR;
 	}
@@ -243,31 +236,29 @@ void sl_lease_holders_free(sl_lease_holder *v, size_t n)
 	free(v);
 }
 
+static void read_holder(sqlite3_stmt *s, void *row)
+{
+	sl_lease_holder *h = row;
+
+	h->owner = sl_store_col_text(s, 0);
+	h->targets = sqlite3_column_int64(s, 1);
+	h->expires_ms = sqlite3_column_int64(s, 2);
+}
+
 int sl_lease_holders(sl_store *st, int64_t campaign_id, int64_t now_ms,
 		     sl_lease_holder **out, size_t *n, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	size_t alloc = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!(s = sl_store_prepare(st, "SELECT lease_owner, count(*), "
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT lease_owner, count(*), "
 			       "max(lease_expires) FROM targets WHERE campaign_id = ? AND "
 			       "lease_owner IS NOT NULL AND lease_expires >= ? AND state IN "
-			       "('pending', 'budget') GROUP BY lease_owner ORDER BY lease_owner", err)))
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	sqlite3_bind_int64(s, 2, now_ms);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		(*out)[*n].owner = sl_store_col_text(s, 0);
-		(*out)[*n].targets = sqlite3_column_int64(s, 1);
-		(*out)[*n].expires_ms = sqlite3_column_int64(s, 2);
-		(*n)++;
+			       "('pending', 'budget') GROUP BY lease_owner ORDER BY lease_owner", err);
+
+	if (s) {
+		sqlite3_bind_int64(s, 1, campaign_id);
+		sqlite3_bind_int64(s, 2, now_ms);
 	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "list leases");
+	return sl_store_rows(st, s, sizeof(**out), read_holder, (void **)out, n, "list leases",
+			     err);
 }
 
 int sl_lease_last_budget(sl_store *st, int64_t campaign_id, int64_t *tokens, double *cost,
@@ -313,33 +304,27 @@ int sl_lease_stale_digest(sl_store *st, int64_t campaign_id, const char *digest,
 
 int sl_lease_set_digest(sl_store *st, int64_t target_id, const char *digest, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	int rc;
+	sqlite3_stmt *s = sl_store_prepare(st, "UPDATE targets SET digest = ? WHERE id = ?", err);
 
-	if (!(s = sl_store_prepare(st, "UPDATE targets SET digest = ? WHERE id = ?", err)))
-		return SL_ERROR;
-	sl_store_bind_text(s, 1, digest);
-	sqlite3_bind_int64(s, 2, target_id);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "record digest");
+	if (s) {
+		sl_store_bind_text(s, 1, digest);
+		sqlite3_bind_int64(s, 2, target_id);
+	}
+	return sl_store_exec(st, s, "record digest", err);
 }
 
 /* One statement of a send-back, bound to (reason, time, target). */
 static int send_back_step(sl_store *st, const char *sql, const char *reason, const char *now,
 			  int64_t target_id, sl_err *err)
 {
-	sqlite3_stmt *s;
-	int rc;
+	sqlite3_stmt *s = sl_store_prepare(st, sql, err);
 
-	if (!(s = sl_store_prepare(st, sql, err)))
-		return SL_ERROR;
-	sl_store_bind_text(s, 1, reason);
-	sl_store_bind_text(s, 2, now);
-	sqlite3_bind_int64(s, 3, target_id);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "send back");
+	if (s) {
+		sl_store_bind_text(s, 1, reason);
+		sl_store_bind_text(s, 2, now);
+		sqlite3_bind_int64(s, 3, target_id);
+	}
+	return sl_store_exec(st, s, "send back", err);
 }
 
 int sl_lease_send_back(sl_store *st, int64_t target_id, const char *reason, int *sent,

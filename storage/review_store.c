@@ -77,8 +77,8 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 	int rc, ret = SL_ERROR;
 
 	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(db, "SELECT spec_text FROM campaigns WHERE id = ?", -1, &s,
-			       NULL) != SQLITE_OK)
+	if (!db || sqlite3_prepare_v2(db, "SELECT spec_text FROM campaigns WHERE id = ?", -1, &s,
+				      NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(s, 1, campaign_id);
 	format = edit_format_of(sqlite3_step(s) == SQLITE_ROW ?
@@ -228,8 +228,10 @@ void sl_published_list_free(sl_published_rec *v, size_t n)
 	"coalesce(number, 0), url, state, coalesce(landed_unchanged, -1), review_comments, " \
 	"close_reason, opened_at, updated_at, text_sha FROM published "
 
-static void read_published(sqlite3_stmt *s, sl_published_rec *p)
+static void read_published(sqlite3_stmt *s, void *row)
 {
+	sl_published_rec *p = row;
+
 	p->candidate_id = sqlite3_column_int64(s, 0);
 	p->campaign_id = sqlite3_column_int64(s, 1);
 	p->forge = sl_store_col_text(s, 2);
@@ -250,41 +252,34 @@ static void read_published(sqlite3_stmt *s, sl_published_rec *p)
 int sl_store_published_get(sl_store *st, int64_t candidate_id, sl_published_rec *out,
 			   sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	int rc;
+	sqlite3_stmt *s = sl_store_prepare(st, PUBLISHED_SELECT "WHERE candidate_id = ?", err);
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(sl_store_sqlite(st), PUBLISHED_SELECT "WHERE candidate_id = ?", -1,
-			       &s, NULL) != SQLITE_OK)
-		return sl_store_fail(st, err, "read published change");
-	sqlite3_bind_int64(s, 1, candidate_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		read_published(s, out);
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
-		return SL_OK;
-	if (rc == SQLITE_DONE)
-		return sl_err_set(err, SL_ENOTFOUND, "candidate %lld was not published",
-				  (long long)candidate_id);
-	return sl_store_fail(st, err, "read published change");
+	if (s)
+		sqlite3_bind_int64(s, 1, candidate_id);
+	ret = sl_store_row(st, s, read_published, out, "read published change", err);
+	if (ret == SL_ENOTFOUND)
+		sl_err_set(err, SL_ENOTFOUND, "candidate %lld was not published",
+			   (long long)candidate_id);
+	return ret;
 }
 
 int sl_store_published_put(sl_store *st, const sl_published_rec *in, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
 	char now[32];
-	int rc;
-
-	sl_iso8601_now(now);
-	if (sqlite3_prepare_v2(sl_store_sqlite(st), "INSERT INTO published (candidate_id, "
+	sqlite3_stmt *s = sl_store_prepare(st, "INSERT INTO published (candidate_id, "
 			       "campaign_id, forge, project, branch, head_oid, number, url, state, "
 			       "landed_unchanged, review_comments, close_reason, opened_at, updated_at, "
 			       "text_sha) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
 			       "?13, ?13, ?14) ON CONFLICT (candidate_id) DO UPDATE SET forge = ?3, "
 			       "project = ?4, branch = ?5, head_oid = ?6, number = ?7, url = ?8, "
 			       "state = ?9, landed_unchanged = ?10, review_comments = ?11, "
-			       "close_reason = ?12, updated_at = ?13, text_sha = ?14", -1, &s, NULL) != SQLITE_OK)
-		return sl_store_fail(st, err, "record published change");
+			       "close_reason = ?12, updated_at = ?13, text_sha = ?14", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->candidate_id);
 	sqlite3_bind_int64(s, 2, in->campaign_id);
 	sl_store_bind_text(s, 3, in->forge);
@@ -305,48 +300,36 @@ int sl_store_published_put(sl_store *st, const sl_published_rec *in, sl_err *err
 	sl_store_bind_text(s, 12, in->close_reason);
 	sl_store_bind_text(s, 13, now);
 	sl_store_bind_text(s, 14, in->text_sha);
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "record published change");
+	return sl_store_exec(st, s, "record published change", err);
 }
 
 int sl_store_published_list(sl_store *st, int64_t campaign_id, const char *state,
 			    sl_published_rec **out, size_t *n, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	size_t alloc = 0;
-	int rc;
+	sqlite3_stmt *s = sl_store_prepare(st, PUBLISHED_SELECT "WHERE campaign_id = ?1 "
+					   "AND (?2 IS NULL OR state = ?2) ORDER BY candidate_id",
+					   err);
 
-	*out = NULL;
-	*n = 0;
-	if (sqlite3_prepare_v2(sl_store_sqlite(st), PUBLISHED_SELECT "WHERE campaign_id = ?1 "
-			       "AND (?2 IS NULL OR state = ?2) ORDER BY candidate_id", -1, &s,
-			       NULL) != SQLITE_OK)
-		return sl_store_fail(st, err, "list published changes");
-	sqlite3_bind_int64(s, 1, campaign_id);
-	sl_store_bind_text(s, 2, state);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		SL_ALLOC_GROW(*out, *n + 1, alloc);
-		memset(&(*out)[*n], 0, sizeof(**out));
-		read_published(s, &(*out)[(*n)++]);
+	if (s) {
+		sqlite3_bind_int64(s, 1, campaign_id);
+		sl_store_bind_text(s, 2, state);
 	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "list published changes");
+	return sl_store_rows(st, s, sizeof(**out), read_published, (void **)out, n,
+			     "list published changes", err);
 }
 
 int sl_store_published_pace(sl_store *st, int64_t campaign_id, int64_t *open_out,
 			    int64_t *last_hour_out, sl_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT "
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT "
 			       "count(DISTINCT number) FILTER (WHERE state = 'open'), "
 			       "count(DISTINCT number) FILTER (WHERE opened_at >= "
 			       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-1 hour')) "
-			       "FROM published WHERE campaign_id = ? AND number IS NOT NULL", -1, &s,
-			       NULL) != SQLITE_OK)
-		return sl_store_fail(st, err, "count published changes");
+			       "FROM published WHERE campaign_id = ? AND number IS NOT NULL", err);
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, campaign_id);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*open_out = sqlite3_column_int64(s, 0);

@@ -50,7 +50,7 @@ int sl_scope_cache_open(sl_scope_cache **out, sl_store *st, const char *lang,
 	c->st = st;
 	c->lang = sl_xstrdup(lang);
 	c->qkey = sl_xstrdup(qkey);
-	if (sqlite3_prepare_v2(db, "SELECT flags, data FROM scope_cache"
+	if (!db || sqlite3_prepare_v2(db, "SELECT flags, data FROM scope_cache"
 			       " WHERE qkey = ?1 AND lang = ?2 AND blob = ?3", -1, &c->get, NULL) ||
 	    sqlite3_prepare_v2(db, "INSERT INTO scope_cache(qkey, lang, blob, flags, data)"
 			       " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET"
@@ -138,11 +138,12 @@ void sl_scope_cache_abort(sl_scope_cache *c)
 
 int sl_scope_cache_rows(sl_store *st, long long *out, sl_err *err)
 {
+	sqlite3 *db = sl_store_sqlite(st);
 	sqlite3_stmt *s = NULL;
 	int ret = SL_ERROR;
 
 	*out = 0;
-	if (sqlite3_prepare_v2(sl_store_sqlite(st), "SELECT count(*) FROM scope_cache", -1, &s, NULL) ||
+	if (!db || sqlite3_prepare_v2(db, "SELECT count(*) FROM scope_cache", -1, &s, NULL) ||
 	    sqlite3_step(s) != SQLITE_ROW) {
 		fail(st, err, "count");
 		goto done;
@@ -156,11 +157,12 @@ done:
 
 int sl_scope_cache_prune(sl_store *st, const char *keep_qkey, sl_err *err)
 {
+	sqlite3 *db = sl_store_sqlite(st);
 	sqlite3_stmt *s = NULL;
 	int ret = SL_ERROR;
 
-	if (sqlite3_prepare_v2(sl_store_sqlite(st), "DELETE FROM scope_cache WHERE ?1 IS NULL OR qkey <> ?1",
-			       -1, &s, NULL)) {
+	if (!db || sqlite3_prepare_v2(db, "DELETE FROM scope_cache WHERE ?1 IS NULL OR qkey <> ?1",
+				      -1, &s, NULL)) {
 		fail(st, err, "prepare");
 		goto done;
 	}

@@ -3,8 +3,12 @@
  *
  * Reads and writes the tables of migrations.c.  Every function prepares its
  * statement, binds, steps, reads the columns into owned records and
- * finalizes, translating SQLite's codes into SL_E* at this boundary.  The
- * connection waits up to 10 s on a lock held by another sluice process.
+ * finalizes, translating SQLite's codes into SL_E* at this boundary.
+ *
+ * Threads: each thread has its own connection (opened on its first call,
+ * closed when it ends or by sl_store_free).  WAL: readers see committed rows
+ * and never wait.  Each write is its own transaction or in the thread's
+ * sl_store_begin/commit; writers take turns on SQLite's lock (busy timeout).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,37 +24,122 @@
 #include "storage/migrations.h"
 #include "common/util.h"
 
-struct sl_store {
+/* How long a connection waits on another's write lock, and how often BEGIN tries. */
+#define BUSY_MS 10000
+#define BEGIN_TRIES 3
+
+/* One thread's connection; on the store's list until the thread ends. */
+typedef struct conn {
 	sqlite3 *db;
+	sl_store *st;
+	int in_tx;                  /* between sl_store_begin and commit/rollback */
+	struct conn *next;
+} conn;
+
+struct sl_store {
 	char *path;
+	char *uri;                  /* what each connection opens: path, or a read-only URI */
+	int flags;                  /* and with which flags */
 	int readonly;               /* opened read-only: the file or its file system */
-	pthread_mutex_t tx_lock;    /* held from sl_store_begin to commit/rollback */
+	pthread_key_t key;          /* this thread's conn */
+	pthread_mutex_t lock;       /* guards conns */
+	conn *conns;
 };
+
+/* Settings every connection needs (the journal mode is the file's own). */
+static int conn_setup(sl_store *st, sqlite3 *db)
+{
+	sqlite3_busy_timeout(db, BUSY_MS);
+	sqlite3_extended_result_codes(db, 1);
+	if (st->readonly)
+		return SQLITE_OK;
+	return sqlite3_exec(db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+			    NULL, NULL, NULL);
+}
+
+static conn *conn_attach(sl_store *st, sqlite3 *db)
+{
+	conn *c = sl_xcalloc(1, sizeof(*c));
+
+	c->db = db;
+	c->st = st;
+	pthread_mutex_lock(&st->lock);
+	c->next = st->conns;
+	st->conns = c;
+	pthread_mutex_unlock(&st->lock);
+	pthread_setspecific(st->key, c);
+	return c;
+}
+
+/* The key's destructor: a thread that used the store has ended. */
+static void conn_end(void *p)
+{
+	conn *c = p, **pp;
+
+	pthread_mutex_lock(&c->st->lock);
+	for (pp = &c->st->conns; *pp && *pp != c; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = c->next;
+	pthread_mutex_unlock(&c->st->lock);
+	sqlite3_close_v2(c->db);
+	free(c);
+}
+
+/* This thread's connection, opened on first use; NULL if it cannot be opened. */
+static conn *conn_get(sl_store *st)
+{
+	conn *c = pthread_getspecific(st->key);
+	sqlite3 *db = NULL;
+
+	if (c)
+		return c;
+	if (sqlite3_open_v2(st->uri, &db, st->flags, NULL) != SQLITE_OK ||
+	    conn_setup(st, db) != SQLITE_OK) {
+		sqlite3_close_v2(db);
+		return NULL;
+	}
+	return conn_attach(st, db);
+}
+
+static sqlite3 *conn_db(sl_store *st)
+{
+	conn *c = conn_get(st);
+
+	return c ? c->db : NULL;
+}
 
 int sl_store_fail(sl_store *st, sl_err *err, const char *what)
 {
-	switch (sqlite3_extended_errcode(st->db) & 0xff) {
+	sqlite3 *db = conn_db(st);
+
+	if (!db)
+		return sl_err_set(err, SL_ERROR, "store '%s': %s: cannot open a connection",
+				  st->path, what);
+	switch (sqlite3_extended_errcode(db) & 0xff) {
 	case SQLITE_READONLY:
 		return sl_err_set(err, SL_EINPUT, "store '%s' is read-only (%s); this command "
 				  "needs to write it", st->path, what);
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
 		return sl_err_set(err, SL_EINPUT, "store '%s' is damaged (%s: %s); restore it "
-				  "from a copy", st->path, what, sqlite3_errmsg(st->db));
+				  "from a copy", st->path, what, sqlite3_errmsg(db));
 	case SQLITE_FULL:
 		return sl_err_set(err, SL_ERROR, "store '%s': %s: the disk is full; nothing was "
 				  "lost, and `sluice run` resumes once there is room", st->path,
 				  what);
 	}
 	return sl_err_set(err, SL_ERROR, "store '%s': %s: %s", st->path, what,
-			  sqlite3_errmsg(st->db));
+			  sqlite3_errmsg(db));
 }
 
 static sqlite3_stmt *prep(sl_store *st, const char *sql, sl_err *err)
 {
 	sqlite3_stmt *s = NULL;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+	sqlite3 *db = conn_db(st);
+
+	if (!db || sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
 		sl_store_fail(st, err, "prepare");
 		sqlite3_finalize(s);
 		return NULL;
@@ -78,8 +167,7 @@ char *sl_store_col_text(sqlite3_stmt *s, int i)
 	return t ? sl_xstrndup((const char *)t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
 }
 
-/* Step a statement that returns no rows; finalize it. */
-static int exec_stmt(sl_store *st, sqlite3_stmt *s, const char *what, sl_err *err)
+int sl_store_exec(sl_store *st, sqlite3_stmt *s, const char *what, sl_err *err)
 {
 	int rc;
 
@@ -92,30 +180,26 @@ static int exec_stmt(sl_store *st, sqlite3_stmt *s, const char *what, sl_err *er
 	return SL_OK;
 }
 
-/*
- * exec_stmt for an INSERT.  The connection is shared by the run's threads:
- * the row id and change count are read under the connection's mutex, before
- * another thread's insert can replace them.
- */
+/* sl_store_exec for an INSERT: the row id and change count of this thread's connection. */
 static int insert_stmt(sl_store *st, sqlite3_stmt *s, const char *what, int64_t *id_out,
 		       int *changes_out, sl_err *err)
 {
-	sqlite3_mutex *m = sqlite3_db_mutex(st->db);
-	int ret;
+	sqlite3 *db = s ? sqlite3_db_handle(s) : NULL;
 
-	sqlite3_mutex_enter(m);
-	ret = exec_stmt(st, s, what, err);
-	if (!ret && id_out)
-		*id_out = sqlite3_last_insert_rowid(st->db);
-	if (!ret && changes_out)
-		*changes_out = sqlite3_changes(st->db);
-	sqlite3_mutex_leave(m);
-	return ret;
+	if (sl_store_exec(st, s, what, err))
+		return SL_ERROR;
+	if (id_out)
+		*id_out = sqlite3_last_insert_rowid(db);
+	if (changes_out)
+		*changes_out = sqlite3_changes(db);
+	return SL_OK;
 }
 
 static int exec_sql(sl_store *st, const char *sql, sl_err *err)
 {
-	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+	sqlite3 *db = conn_db(st);
+
+	if (!db || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
 		char what[48];
 
 		snprintf(what, sizeof(what), "%.40s", sql);
@@ -139,12 +223,16 @@ static int not_writable(const char *path)
  * Open an existing store for reading only.  A WAL database needs its -shm
  * file; where that cannot be made (a read-only file system) the file is
  * opened as immutable, which is right there: nobody can be writing it.
+ * Every connection of the store opens the URI that worked.
  */
-static int open_readonly(sl_store *st, const char *path)
+static int open_readonly(sl_store *st, const char *path, sl_err *err)
 {
 	sl_buf uri = SL_BUF_INIT;
+	sqlite3 *db = NULL;
 	int ok = 0;
 
+	st->readonly = 1;
+	st->flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX;
 	for (int pass = 0; pass < 2 && !ok; pass++) {
 		sl_buf_reset(&uri);
 		sl_buf_adds(&uri, "file:");
@@ -155,17 +243,49 @@ static int open_readonly(sl_store *st, const char *path)
 				sl_buf_addch(&uri, *p);
 		}
 		sl_buf_adds(&uri, pass ? "?immutable=1" : "?mode=ro");
-		sqlite3_close_v2(st->db);
-		st->db = NULL;
-		if (sqlite3_open_v2(uri.buf, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-				    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK)
+		sqlite3_close_v2(db);
+		db = NULL;
+		if (sqlite3_open_v2(uri.buf, &db, st->flags, NULL) != SQLITE_OK)
 			continue;
-		ok = sqlite3_exec(st->db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
+		ok = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
 				  NULL) == SQLITE_OK;
 	}
+	if (ok) {
+		free(st->uri);
+		st->uri = sl_buf_detach(&uri, NULL);
+		conn_setup(st, db);
+		conn_attach(st, db);
+	} else {
+		sl_err_set(err, SL_EINPUT, "cannot open read-only store '%s': %s", path,
+			   db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close_v2(db);
+	}
 	sl_buf_release(&uri);
-	st->readonly = 1;
-	return ok ? SL_OK : SL_ERROR;
+	return ok ? SL_OK : SL_EINPUT;
+}
+
+/* Open path for writing (creating it if asked) as this thread's connection. */
+static int open_readwrite(sl_store *st, int create, sl_err *err)
+{
+	sqlite3 *db = NULL;
+	int ret = SL_OK;
+
+	st->flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX |
+		(create ? SQLITE_OPEN_CREATE : 0);
+	if (sqlite3_open_v2(st->uri, &db, st->flags, NULL) != SQLITE_OK) {
+		if (!create && !db)
+			ret = sl_err_set(err, SL_ENOTFOUND, "cannot open store '%s'", st->path);
+		else
+			ret = sl_err_set(err, create ? SL_ERROR : SL_ENOTFOUND,
+					 "cannot open store '%s': %s", st->path,
+					 db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close_v2(db);
+		return ret;
+	}
+	sqlite3_busy_timeout(db, BUSY_MS);
+	sqlite3_extended_result_codes(db, 1);
+	conn_attach(st, db);
+	return SL_OK;
 }
 
 /* A damaged file is named at once, before any number is read from it. */
@@ -175,7 +295,7 @@ static int check_intact(sl_store *st, sl_err *err)
 	int rc, ok = 0;
 	char *msg = NULL;
 
-	if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(conn_db(st), "PRAGMA quick_check(1)", -1, &s, NULL) == SQLITE_OK &&
 	    (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		msg = sl_store_col_text(s, 0);
 		ok = msg && !strcmp(msg, "ok");
@@ -192,7 +312,7 @@ static int check_intact(sl_store *st, sl_err *err)
 
 sqlite3 *sl_store_sqlite(sl_store *st)
 {
-	return st->db;
+	return conn_db(st);
 }
 
 const char *sl_store_path(sl_store *st)
@@ -200,13 +320,23 @@ const char *sl_store_path(sl_store *st)
 	return st->path;
 }
 
-/*
- * Step s to the end, reading each row with read into a new element of a
- * growing array of elements of `size` bytes (zeroed first); finalizes s.
- */
-static int collect_rows(sl_store *st, sqlite3_stmt *s, size_t size,
-			void (*read)(sqlite3_stmt *, void *), void **out, size_t *n,
-			const char *what, sl_err *err)
+int sl_store_row(sl_store *st, sqlite3_stmt *s, sl_store_read_fn *read, void *out,
+		 const char *what, sl_err *err)
+{
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		read(s, out);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return SL_OK;
+	return rc == SQLITE_DONE ? SL_ENOTFOUND : sl_store_fail(st, err, what);
+}
+
+int sl_store_rows(sl_store *st, sqlite3_stmt *s, size_t size, sl_store_read_fn *read,
+		  void **out, size_t *n, const char *what, sl_err *err)
 {
 	char *v = NULL;
 	size_t alloc = 0;
@@ -229,16 +359,59 @@ static int collect_rows(sl_store *st, sqlite3_stmt *s, size_t size,
 	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, what);
 }
 
+/* The row of sql (bound to id) read into out; "no NOUN ID" when there is none. */
+static int get_by_id(sl_store *st, const char *sql, int64_t id, sl_store_read_fn *read,
+		     void *out, const char *noun, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, sql, err);
+	char what[64];
+	int ret;
+
+	if (s)
+		sqlite3_bind_int64(s, 1, id);
+	snprintf(what, sizeof(what), "read %s", noun);
+	ret = sl_store_row(st, s, read, out, what, err);
+	if (ret == SL_ENOTFOUND)
+		sl_err_set(err, SL_ENOTFOUND, "no %s %lld", noun, (long long)id);
+	return ret;
+}
+
 int sl_store_schema_version(sl_store *st)
 {
 	sqlite3_stmt *s = NULL;
 	int v = -1;
 
-	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(conn_db(st), "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
 	return v;
+}
+
+/*
+ * BEGIN IMMEDIATE on this thread's connection.  The busy handler waits for
+ * another writer; SQLite returns BUSY without waiting in a few cases (a WAL
+ * being recovered), so BUSY is tried again a bounded number of times.
+ */
+static int begin_immediate(sl_store *st, sl_err *err)
+{
+	sqlite3 *db = conn_db(st);
+	int rc = SQLITE_CANTOPEN;
+
+	for (int i = 0; db && i < BEGIN_TRIES; i++) {
+		rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+		if ((rc & 0xff) != SQLITE_BUSY)
+			break;
+	}
+	return rc == SQLITE_OK ? SL_OK : sl_store_fail(st, err, "begin");
+}
+
+static void rollback(sl_store *st)
+{
+	sqlite3 *db = conn_db(st);
+
+	if (db && !sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 static int migrate(sl_store *st, sl_err *err)
@@ -255,7 +428,7 @@ static int migrate(sl_store *st, sl_err *err)
 	for (size_t i = (size_t)have; i < want; i++) {
 		char pragma[64];
 
-		if (exec_sql(st, "BEGIN IMMEDIATE", err))
+		if (begin_immediate(st, err))
 			return SL_ERROR;
 		/* another process may have migrated it while this one waited */
 		if ((size_t)sl_store_schema_version(st) > i) {
@@ -266,7 +439,7 @@ static int migrate(sl_store *st, sl_err *err)
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %zu", i + 1);
 		if (exec_sql(st, sl_migration(i), err) || exec_sql(st, pragma, err)) {
 			sl_err_prefix(err, "migration %zu: ", i + 1);
-			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+			rollback(st);
 			return SL_ERROR;
 		}
 		if (exec_sql(st, "COMMIT", err))
@@ -278,16 +451,23 @@ static int migrate(sl_store *st, sl_err *err)
 int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 {
 	sl_store *st = sl_xcalloc(1, sizeof(*st));
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX;
 	int ret = SL_ERROR;
 
 	*out = NULL;
 	st->path = sl_xstrdup(path);
-	pthread_mutex_init(&st->tx_lock, NULL);
+	st->uri = sl_xstrdup(path);
+	pthread_mutex_init(&st->lock, NULL);
+	if (pthread_key_create(&st->key, conn_end)) {
+		pthread_mutex_destroy(&st->lock);
+		free(st->path);
+		free(st->uri);
+		free(st);
+		return sl_err_set(err, SL_ERROR, "cannot open store '%s': out of thread keys",
+				  path);
+	}
 	if (create) {
 		char *dir = sl_xstrdup(path), *slash = strrchr(dir, '/');
 
-		flags |= SQLITE_OPEN_CREATE;
 		if (slash && slash != dir) {
 			*slash = '\0';
 			if (sl_mkdir_p(dir, 0700, err)) {
@@ -303,25 +483,14 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 					 "needs to write it", path);
 			goto done;
 		}
-		if (open_readonly(st, path)) {
-			ret = sl_err_set(err, SL_EINPUT, "cannot open read-only store '%s': %s",
-					 path, sqlite3_errmsg(st->db));
+		if ((ret = open_readonly(st, path, err)))
 			goto done;
-		}
-	} else if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
-		if (!create && !st->db)
-			ret = sl_err_set(err, SL_ENOTFOUND, "cannot open store '%s'", path);
-		else
-			ret = sl_err_set(err, create ? SL_ERROR : SL_ENOTFOUND,
-					 "cannot open store '%s': %s", path,
-					 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+	} else if ((ret = open_readwrite(st, create, err))) {
 		goto done;
 	}
-	sqlite3_busy_timeout(st->db, 10000);
-	sqlite3_extended_result_codes(st->db, 1);
 	if (!create && sl_store_schema_version(st) <= 0) {
 		/* a read command never turns an empty or foreign file into a store */
-		ret = (sqlite3_extended_errcode(st->db) & 0xff) == SQLITE_CORRUPT ?
+		ret = (sqlite3_extended_errcode(conn_db(st)) & 0xff) == SQLITE_CORRUPT ?
 			sl_store_fail(st, err, "open") :
 			sl_err_set(err, SL_EINPUT, "'%s' is not a sluice store", path);
 		goto done;
@@ -340,8 +509,8 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 	}
 	/* a new file that another process is setting up too: the mode change
 	   does not wait on the busy handler, so wait here (at most 10 s) */
-	for (int i = 0; i < 100 && sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL,
-						NULL) == SQLITE_BUSY; i++)
+	for (int i = 0; i < 100 && sqlite3_exec(conn_db(st), "PRAGMA journal_mode = WAL", NULL,
+						NULL, NULL) == SQLITE_BUSY; i++)
 		sqlite3_sleep(100);
 	if (exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 		     "PRAGMA synchronous = NORMAL;", err)) {
@@ -355,6 +524,8 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 		ret = err ? err->code : SL_ERROR;
 		goto done;
 	}
+	/* the connections opened later need no create flag */
+	st->flags &= ~SQLITE_OPEN_CREATE;
 	*out = st;
 	st = NULL;
 	ret = SL_OK;
@@ -367,58 +538,56 @@ void sl_store_free(sl_store *st)
 {
 	if (!st)
 		return;
-	sqlite3_close_v2(st->db);
-	pthread_mutex_destroy(&st->tx_lock);
+	/* the threads that used it have ended or are done with it: no destructor
+	   runs after the key is gone, so their connections are closed here */
+	pthread_key_delete(st->key);
+	while (st->conns) {
+		conn *c = st->conns;
+
+		st->conns = c->next;
+		sqlite3_close_v2(c->db);
+		free(c);
+	}
+	pthread_mutex_destroy(&st->lock);
 	free(st->path);
+	free(st->uri);
 	free(st);
-}
-
-/* The store whose transaction this thread holds, if any. */
-static _Thread_local const sl_store *tx_held;
-
-static int holds_tx(sl_store *st)
-{
-	return tx_held == st;
-}
-
-static void release_tx(sl_store *st)
-{
-	tx_held = NULL;
-	pthread_mutex_unlock(&st->tx_lock);
 }
 
 int sl_store_begin(sl_store *st, sl_err *err)
 {
-	if (holds_tx(st))
+	conn *c = conn_get(st);
+
+	if (c && c->in_tx)
 		BUG("nested store transaction");
-	pthread_mutex_lock(&st->tx_lock);
-	if (exec_sql(st, "BEGIN IMMEDIATE", err)) {
-		pthread_mutex_unlock(&st->tx_lock);
+	if (begin_immediate(st, err))
 		return SL_ERROR;
-	}
-	tx_held = st;
+	c->in_tx = 1;
 	return SL_OK;
 }
 
 int sl_store_commit(sl_store *st, sl_err *err)
 {
+	conn *c = conn_get(st);
 	int ret;
 
-	if (!holds_tx(st))
+	if (!c || !c->in_tx)
 		BUG("commit without a transaction");
+	c->in_tx = 0;
 	ret = exec_sql(st, "COMMIT", err);
 	if (ret)
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	release_tx(st);
+		rollback(st);
 	return ret;
 }
 
 void sl_store_rollback(sl_store *st)
 {
-	if (!holds_tx(st))
+	conn *c = pthread_getspecific(st->key);
+
+	if (!c || !c->in_tx)
 		return;
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	release_tx(st);
+	c->in_tx = 0;
+	rollback(st);
 }
 
 /* campaigns */
@@ -466,22 +635,14 @@ static void read_campaign(sqlite3_stmt *s, void *row)
 int sl_store_campaign_get(sl_store *st, const char *name, sl_campaign_rec *out, sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, "SELECT " CAMPAIGN_COLS " FROM campaigns WHERE name = ?", err);
-	int rc, ret;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (!s)
-		return SL_ERROR;
-	sl_store_bind_text(s, 1, name);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		read_campaign(s, out);
-		ret = SL_OK;
-	} else if (rc == SQLITE_DONE) {
-		ret = sl_err_set(err, SL_ENOTFOUND, "no campaign '%s' in store '%s'", name, st->path);
-	} else {
-		ret = sl_store_fail(st, err, "read campaign");
-	}
-	sqlite3_finalize(s);
+	if (s)
+		sl_store_bind_text(s, 1, name);
+	ret = sl_store_row(st, s, read_campaign, out, "read campaign", err);
+	if (ret == SL_ENOTFOUND)
+		sl_err_set(err, SL_ENOTFOUND, "no campaign '%s' in store '%s'", name, st->path);
 	return ret;
 }
 
@@ -508,7 +669,7 @@ int sl_store_campaign_add(sl_store *st, const sl_campaign_rec *in, int64_t *id_o
 
 int sl_store_campaign_list(sl_store *st, sl_campaign_rec **out, size_t *n, sl_err *err)
 {
-	return collect_rows(st, prep(st, "SELECT " CAMPAIGN_COLS " FROM campaigns ORDER BY id", err),
+	return sl_store_rows(st, prep(st, "SELECT " CAMPAIGN_COLS " FROM campaigns ORDER BY id", err),
 			    sizeof(**out), read_campaign, (void **)out, n, "list campaigns", err);
 }
 
@@ -695,28 +856,15 @@ int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		sqlite3_bind_int64(s, 1, campaign_id);
 		sl_store_bind_text(s, 2, state == SL_T_ANY ? NULL : sl_target_state_name(state));
 	}
-	return collect_rows(st, s, sizeof(**out), read_target, (void **)out, n, "list targets",
+	return sl_store_rows(st, s, sizeof(**out), read_target, (void **)out, n, "list targets",
 			    err);
 }
 
 int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err)
 {
-	sqlite3_stmt *s = prep(st, "SELECT " TARGET_COLS " FROM targets WHERE id = ?", err);
-	int rc;
-
 	memset(out, 0, sizeof(*out));
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, id);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		read_target(s, out);
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
-		return SL_OK;
-	if (rc == SQLITE_DONE)
-		return sl_err_set(err, SL_ENOTFOUND, "no target %lld", (long long)id);
-	return sl_store_fail(st, err, "read target");
+	return get_by_id(st, "SELECT " TARGET_COLS " FROM targets WHERE id = ?", id, read_target,
+			 out, "target", err);
 }
 
 int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts,
@@ -734,7 +882,7 @@ int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts
 	sl_store_bind_text(s, 3, reason);
 	sl_store_bind_text(s, 4, now);
 	sqlite3_bind_int64(s, 5, id);
-	return exec_stmt(st, s, "update target", err);
+	return sl_store_exec(st, s, "update target", err);
 }
 
 /* attempts */
@@ -886,7 +1034,7 @@ int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, siz
 
 	if (s)
 		sqlite3_bind_int64(s, 1, target_id);
-	return collect_rows(st, s, sizeof(**out), read_attempt, (void **)out, n, "list attempts",
+	return sl_store_rows(st, s, sizeof(**out), read_attempt, (void **)out, n, "list attempts",
 			    err);
 }
 
@@ -945,7 +1093,7 @@ int sl_store_candidate_set_commit(sl_store *st, int64_t id, const char *commit_o
 		return SL_ERROR;
 	sl_store_bind_text(s, 1, commit_oid);
 	sqlite3_bind_int64(s, 2, id);
-	return exec_stmt(st, s, "update candidate", err);
+	return sl_store_exec(st, s, "update candidate", err);
 }
 
 #define CANDIDATE_SELECT \
@@ -981,22 +1129,9 @@ static void read_candidate(sqlite3_stmt *s, void *row)
 
 int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err)
 {
-	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE c.id = ?", err);
-	int rc;
-
 	memset(out, 0, sizeof(*out));
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, id);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		read_candidate(s, out);
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
-		return SL_OK;
-	if (rc == SQLITE_DONE)
-		return sl_err_set(err, SL_ENOTFOUND, "no candidate %lld", (long long)id);
-	return sl_store_fail(st, err, "read candidate");
+	return get_by_id(st, CANDIDATE_SELECT "WHERE c.id = ?", id, read_candidate, out,
+			 "candidate", err);
 }
 
 int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
@@ -1009,7 +1144,7 @@ int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 		sqlite3_bind_int64(s, 1, campaign_id);
 		sl_store_bind_text(s, 2, state == SL_C_ANY ? NULL : sl_candidate_state_name(state));
 	}
-	return collect_rows(st, s, sizeof(**out), read_candidate, (void **)out, n,
+	return sl_store_rows(st, s, sizeof(**out), read_candidate, (void **)out, n,
 			    "list candidates", err);
 }
 
@@ -1049,7 +1184,7 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	sl_store_bind_text(s, 10, in->note);
 	sl_store_bind_text(s, 11, in->jail);
 	sqlite3_bind_int64(s, 12, in->jail_ms);
-	return exec_stmt(st, s, "add gate run", err);
+	return sl_store_exec(st, s, "add gate run", err);
 }
 
 static void read_gate_run(sqlite3_stmt *s, void *row)
@@ -1080,7 +1215,7 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 
 	if (s)
 		sqlite3_bind_int64(s, 1, candidate_id);
-	return collect_rows(st, s, sizeof(**out), read_gate_run, (void **)out, n,
+	return sl_store_rows(st, s, sizeof(**out), read_gate_run, (void **)out, n,
 			    "list gate runs", err);
 }
 
@@ -1115,7 +1250,7 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 	sl_store_bind_text(s, 2, decision);
 	sl_store_bind_text(s, 3, reason);
 	sl_store_bind_text(s, 4, now);
-	if (exec_stmt(st, s, "add decision", err))
+	if (sl_store_exec(st, s, "add decision", err))
 		goto done;
 	if (!(s = prep(st, "UPDATE targets SET state = ?, updated_at = ? WHERE id = ?", err)))
 		goto done;
@@ -1123,7 +1258,7 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 								      SL_T_REJECTED));
 	sl_store_bind_text(s, 2, now);
 	sqlite3_bind_int64(s, 3, c.target_id);
-	if (exec_stmt(st, s, "update target", err))
+	if (sl_store_exec(st, s, "update target", err))
 		goto done;
 	ret = sl_store_commit(st, err);
 done:

@@ -22,17 +22,24 @@
 
 typedef struct sl_store sl_store;
 
-/* Open (creating the file and its directory when create is set) and migrate. */
+/*
+ * Open (creating the file and its directory when create is set) and migrate.
+ * A store may be used by any number of threads: each gets a connection of
+ * its own on its first call, closed when the thread ends.  sl_store_free()
+ * closes the rest; call it once no other thread uses the store.  If st is
+ * NULL nothing occurs.
+ */
 int sl_store_open(sl_store **out, const char *path, int create, sl_err *err);
 void sl_store_free(sl_store *st);
 int sl_store_schema_version(sl_store *st);
 
 /*
- * Transactions.  A store may be shared by threads: sl_store_begin() takes
- * the store's lock (waiting for another thread's transaction to end) and
- * sl_store_commit()/sl_store_rollback() release it, so a thread's writes
- * between them are never interleaved with another's.  Reads outside a
- * transaction need no lock.
+ * Transactions, per thread.  sl_store_begin() takes the file's write lock
+ * (waiting for another thread's or process's writer) for this thread's
+ * writes until sl_store_commit() or sl_store_rollback(); other threads read
+ * the last committed rows meanwhile.  A write outside a transaction is a
+ * transaction of its own.  Nesting is a bug; sl_store_rollback() without a
+ * transaction does nothing.
  */
 int sl_store_begin(sl_store *st, sl_err *err);
 int sl_store_commit(sl_store *st, sl_err *err);

@@ -11,7 +11,7 @@
  * "on or near a changed line" (findings.h, feedback.h), and the policy gate
  * (policy.h) to count and to see each added line.
  *
- * How the lead calls it: once per candidate, on the diff row of the store,
+ * Calling sequence: once per candidate, on the diff row of the store,
  *
  *     sl_changed ch;
  *     sl_changed_init(&ch);

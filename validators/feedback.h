@@ -8,7 +8,7 @@
  * back to the last lines of the output.  The whole text is capped at
  * SL_FEEDBACK_CAP bytes, cut at line ends.
  *
- * How the lead calls it, after any failing gate (build, static, test,
+ * Calling sequence, after any failing gate (build, static, test,
  * custom; policy has its own sl_policy_result_text):
  *
  *     sl_buf fb = SL_BUF_INIT;

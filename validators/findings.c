@@ -44,17 +44,6 @@ const char *sl_finding_level_name(int level)
 	return "unknown";
 }
 
-int sl_finding_level_parse(const char *name)
-{
-	if (!strcmp(name, "note") || !strcmp(name, "none") || !strcmp(name, "remark"))
-		return SL_LEVEL_NOTE;
-	if (!strcmp(name, "warning"))
-		return SL_LEVEL_WARNING;
-	if (!strcmp(name, "error") || !strcmp(name, "fatal error"))
-		return SL_LEVEL_ERROR;
-	return 0;
-}
-
 static char *capped_dup(const char *s, size_t len, size_t cap)
 {
 	sl_buf b = SL_BUF_INIT;

@@ -29,7 +29,7 @@
  * it on an edited line is).  A file renamed by the diff is keyed by its new
  * name on both sides.
  *
- * The `static` gate (proposed spec, the lead wires it):
+ * The `static` gate in a campaign file (read by pipeline/spec.c):
  *
  *     - name: warnings
  *       kind: static
@@ -50,9 +50,8 @@
  *     sl_findings_text(&fresh, &feedback, 4096);
  *
  * The gate's exit status is not the verdict for `static` (analyzers exit
- * non-zero when they find anything); the lead should record it and treat a
- * command that produced no parsable report (SARIF missing or malformed) as
- * a failure of the candidate only when the base produced one.
+ * non-zero when they find anything); the gate runner records it, and fails a
+ * candidate whose declared report is missing ("no report").
  */
 #ifndef SL_FINDINGS_H
 #define SL_FINDINGS_H
@@ -141,8 +140,7 @@ size_t sl_findings_new_near(const sl_findings *base, const sl_findings *cand,
  */
 void sl_findings_text(const sl_findings *f, sl_buf *out, size_t cap);
 
-/* "note", "warning", "error"; and back (0 for an unknown name). */
+/* "note", "warning", "error" ("unknown" for anything else). */
 const char *sl_finding_level_name(int level);
-int sl_finding_level_parse(const char *name);
 
 #endif

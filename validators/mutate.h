@@ -35,7 +35,7 @@ typedef struct sl_mutants {
 	size_t n, alloc;
 } sl_mutants;
 
-#define SL_MUTANTS_INIT { NULL, 0, 0 }
+#define SL_MUTANTS_INIT { .v = NULL }
 
 /*
  * Append the mutants of file[start, end) to out, at most max of them

@@ -14,7 +14,7 @@
  * Globs use sl_glob_match; a pattern without '/' matches the file's base
  * name at any depth (as .gitignore does), one with '/' the whole path.
  *
- * Spec (proposed; the lead wires it in spec.c):
+ * In a campaign file (read by pipeline/spec.c):
  *
  *     gates:
  *       - name: policy
@@ -26,7 +26,7 @@
  *         allow_build_files: false              # default false
  *         build_files: [...]                    # replaces the default list
  *
- * How the lead calls it (at spec load, then per candidate):
+ * Calling sequence (at spec load, then per candidate):
  *
  *     if (sl_policy_validate(&opts, &err)) ... spec error (bad regex)
  *     sl_policy_result r;

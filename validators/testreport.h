@@ -26,7 +26,7 @@
  * Duplicate ids (parameterised tests with one name) get " [2]", " [3]"...
  * in order of appearance.  A set holds at most 100000 tests.
  *
- * The `test` gate (proposed spec, the lead wires it):
+ * The `test` gate in a campaign file (read by pipeline/spec.c):
  *
  *     - name: unit
  *       kind: test
@@ -36,7 +36,7 @@
  *       reruns: 3                         # flakiness, see sl_tests_flaky
  *       must_fix: ["suite.test_name"]     # fix campaigns: must now pass
  *
- * Calling sequence (lead): base runs once per campaign, twice when reruns > 1
+ * Calling sequence (the gate runner): base runs once per campaign, twice when reruns > 1
  * to find flaky tests: flaky = sl_tests_flaky(base1, base2).  Per candidate:
  * parse its report(s); fail if sl_tests_regressions(base, cand) has an entry
  * not in flaky, if a must_fix id is not PASS in cand, or (with reruns N) if

@@ -12,7 +12,11 @@
 
 #include <stdio.h>
 
+#include <git2.h>
+
 #include "common/err.h"
+#include "common/util.h"
+#include "pipeline/spec.h"
 #include "storage/store.h"
 
 enum {
@@ -44,8 +48,7 @@ int cmd_publish(int argc, char **argv);
 int cmd_sync(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
 
-/* The table, for help. */
-const sl_command *sl_commands(void);
+/* The table's entry for name (for usage and help), or NULL. */
 const sl_command *sl_command_find(const char *name);
 
 /* Print "sluice: MSG" and map the error code to an exit status. */
@@ -68,6 +71,27 @@ int sl_cmd_help(const char *cmd);
 int sl_cmd_open_campaign(sl_store **st, sl_campaign_rec *camp, const char *store_path,
 			 const char *name, sl_err *err);
 
+/* Open the repository at path (no search upwards); "repository 'PATH': ..." on failure. */
+int sl_cmd_open_repo(git_repository **out, const char *path, sl_err *err);
+
+/* What the review commands (export, publish, sync) work on; all owned. */
+typedef struct cmd_review_ctx {
+	sl_spec *spec;              /* NULL when the campaign was named, not given by its file */
+	sl_store *st;
+	sl_campaign_rec camp;
+	git_repository *repo;
+} cmd_review_ctx;
+
+/*
+ * Load the campaign file spec_path (if not NULL), open the store and the
+ * campaign the file names (else the one named name, else the only one), and
+ * its repository (repo_path, else the one the campaign recorded).  Release x
+ * with sl_cmd_review_release, also on failure.
+ */
+int sl_cmd_open_review(cmd_review_ctx *x, const char *store_path, const char *spec_path,
+		       const char *name, const char *repo_path, sl_err *err);
+void sl_cmd_review_release(cmd_review_ctx *x);
+
 /* Options common to the commands; each command says which it takes. */
 typedef struct cmd_opts {
 	const char *repo, *store, *reason, *out;
@@ -75,7 +99,7 @@ typedef struct cmd_opts {
 	int attempts;               /* --attempts */
 	const char *record;         /* --record FILE */
 	int unsafe;                 /* --unsafe */
-	const char *state;          /* --state LIST */
+	sl_strvec states;           /* --state, repeatable, each a comma-separated list */
 	unsigned lease_ttl;         /* --lease-ttl SECONDS (1..SL_LEASE_TTL_MAX); 0 = unset */
 	char **args;                /* positional arguments (borrowed from argv) */
 	int nargs;
@@ -85,9 +109,11 @@ typedef struct cmd_opts {
  * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
  * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
  * w (--record) U (--unsafe) S (--state) L (--lease-ttl).  Returns 0, or the
- * exit status of a usage error (already printed).
+ * exit status of a usage error (already printed).  The command checks the
+ * state names; o->states is owned: sl_cmd_opts_release frees it.
  */
 int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);
+void sl_cmd_opts_release(cmd_opts *o);
 
 /* Parse a positive decimal id; 0 on error. */
 long long sl_cmd_parse_id(const char *s);

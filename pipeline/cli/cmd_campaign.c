@@ -125,6 +125,36 @@ done:
 	return ret;
 }
 
+int sl_cmd_open_repo(git_repository **out, const char *path, sl_err *err)
+{
+	*out = NULL;
+	if (git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL))
+		return sl_err_set(err, SL_EINPUT, "repository '%s': %s", path,
+				  sl_git_error_or("cannot open"));
+	return SL_OK;
+}
+
+int sl_cmd_open_review(cmd_review_ctx *x, const char *store_path, const char *spec_path,
+		       const char *name, const char *repo_path, sl_err *err)
+{
+	memset(x, 0, sizeof(*x));
+	if (spec_path && sl_spec_load(&x->spec, spec_path, err))
+		return err->code;
+	if (sl_cmd_open_campaign(&x->st, &x->camp, store_path, x->spec ? x->spec->name : name,
+				 err))
+		return err->code;
+	return sl_cmd_open_repo(&x->repo, repo_path ? repo_path : x->camp.repo_path, err);
+}
+
+void sl_cmd_review_release(cmd_review_ctx *x)
+{
+	git_repository_free(x->repo);
+	sl_campaign_rec_release(&x->camp);
+	sl_store_free(x->st);
+	sl_spec_free(x->spec);
+	memset(x, 0, sizeof(*x));
+}
+
 enum { OPT_REPO = 1000, OPT_STORE, OPT_JSON, OPT_REASON, OPT_OUT, OPT_ATTEMPTS, OPT_RECORD,
 	OPT_UNSAFE, OPT_STATE, OPT_LEASE_TTL };
 
@@ -176,7 +206,25 @@ static int check_path_opt(const char *cmd, const char *opt, const char *path, in
 	return ret;
 }
 
-int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
+/* Each name of a comma-separated list, empty ones too (the command rejects them). */
+static void add_states(sl_strvec *states, const char *list)
+{
+	for (const char *p = list;; p++) {
+		size_t len = strcspn(p, ",");
+
+		sl_strvec_push_nodup(states, sl_xstrndup(p, len));
+		p += len;
+		if (!*p)
+			break;
+	}
+}
+
+void sl_cmd_opts_release(cmd_opts *o)
+{
+	sl_strvec_release(&o->states);
+}
+
+static int parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 {
 	int c;
 
@@ -213,7 +261,7 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 		case OPT_ATTEMPTS: o->attempts = 1; break;
 		case OPT_RECORD: o->record = optarg; break;
 		case OPT_UNSAFE: o->unsafe = 1; break;
-		case OPT_STATE: o->state = optarg; break;
+		case OPT_STATE: add_states(&o->states, optarg); break;
 		case OPT_LEASE_TTL:
 			o->lease_ttl = (unsigned)sl_cmd_parse_id(optarg);
 			if (!o->lease_ttl || sl_cmd_parse_id(optarg) > SL_LEASE_TTL_MAX)
@@ -227,6 +275,15 @@ int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
 	return check_path_opt(argv[0], "--store", o->store, 0, 0) ||
 		check_path_opt(argv[0], "--record", o->record, 0, 1) ||
 		check_path_opt(argv[0], "--out", o->out, 1, 0) ? SL_EXIT_USAGE : 0;
+}
+
+int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed)
+{
+	int ret = parse_opts(o, argc, argv, allowed);
+
+	if (ret)
+		sl_cmd_opts_release(o);
+	return ret;
 }
 
 static int status_metrics(sl_buf *out, sl_store *st, const sl_campaign_rec *camp, sl_err *err)
@@ -603,12 +660,10 @@ static int is_campaign_file(const char *s)
 int cmd_export(int argc, char **argv)
 {
 	cmd_opts o;
-	sl_store *st = NULL;
-	sl_campaign_rec camp = { 0 };
-	git_repository *repo = NULL;
+	cmd_review_ctx x;
 	sl_err err = SL_ERR_INIT;
-	sl_spec *spec = NULL;
 	size_t count = 0, nchanges = 0;
+	const char *file;
 	int ret;
 
 	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "so")))
@@ -617,33 +672,22 @@ int cmd_export(int argc, char **argv)
 		return sl_cmd_usage("export", o.out ? "expected at most one campaign name" :
 				    "--out DIR is required");
 	/* a campaign file (not a name) also gives the changes as its review section groups them */
-	if (o.nargs && is_campaign_file(o.args[0]) && sl_spec_load(&spec, o.args[0], &err))
-		goto fail;
-	if (sl_cmd_open_campaign(&st, &camp, o.store, spec ? spec->name :
-				 o.nargs ? o.args[0] : NULL, &err))
-		goto fail;
-	if (git_repository_open_ext(&repo, camp.repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-		sl_err_set(&err, SL_EINPUT, "repository '%s': %s", camp.repo_path,
-			   sl_git_error_or("cannot open"));
-		goto fail;
+	file = o.nargs && is_campaign_file(o.args[0]) ? o.args[0] : NULL;
+	if (sl_cmd_open_review(&x, o.store, file, o.nargs ? o.args[0] : NULL, NULL, &err) ||
+	    sl_review_export(x.st, &x.camp, x.repo, o.out, &count, &err) ||
+	    sl_report_html(x.st, &x.camp, o.out, &err) ||
+	    sl_report_junit(x.st, &x.camp, o.out, &err) ||
+	    (x.spec && sl_changes_export(x.st, &x.camp, x.spec, x.repo, o.out, &nchanges, &err))) {
+		ret = sl_cmd_fail(&err);
+		goto done;
 	}
-	if (sl_review_export(st, &camp, repo, o.out, &count, &err) ||
-	    sl_report_html(st, &camp, o.out, &err) || sl_report_junit(st, &camp, o.out, &err) ||
-	    (spec && sl_changes_export(st, &camp, spec, repo, o.out, &nchanges, &err)))
-		goto fail;
-	if (spec)
+	if (x.spec)
 		printf("%zu change%s in %s/changes/\n", nchanges, nchanges == 1 ? "" : "s", o.out);
 	printf("%zu patch%s in %s/series.mbox, report in %s/report.md and %s/report.html, "
 	       "gate results in %s/junit.xml\n", count, count == 1 ? "" : "es", o.out, o.out,
 	       o.out, o.out);
 	ret = SL_EXIT_OK;
-	goto done;
-fail:
-	ret = sl_cmd_fail(&err);
 done:
-	git_repository_free(repo);
-	sl_campaign_rec_release(&camp);
-	sl_store_free(st);
-	sl_spec_free(spec);
+	sl_cmd_review_release(&x);
 	return ret;
 }

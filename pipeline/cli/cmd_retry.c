@@ -1,7 +1,7 @@
 /*
  * cmd_retry.c - `sluice retry`: send targets back through the pipeline.
  *
- *   sluice retry [NAME] [--store PATH] [--state LIST] [PATH:LINE]...
+ *   sluice retry [NAME] [--store PATH] [--state LIST]... [PATH:LINE]...
  *
  * LIST: failed, budget, rejected, skipped, and stale (proposed, failed or
  * rejected targets judged under another definition of the campaign than
@@ -27,25 +27,27 @@
 static const char *const retry_states[] = { "failed", "budget", "rejected", "skipped", "stale",
 					    NULL };
 
-/* 1 if the comma-separated list names state; *bad set to an unknown name. */
-static int list_has(const char *list, const char *state, const char **bad)
+/* 1 if names (the --state names) holds name. */
+static int has_name(const sl_strvec *names, const char *name)
 {
-	int hit = 0;
+	for (size_t i = 0; i < names->n; i++)
+		if (!strcmp(names->v[i], name))
+			return 1;
+	return 0;
+}
 
-	for (const char *p = list; p && *p;) {
-		size_t len = strcspn(p, ",");
-		int known = 0;
+/* The first --state name that is not one of retry_states, or NULL. */
+static const char *unknown_state(const sl_strvec *names)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		size_t k;
 
-		for (size_t i = 0; retry_states[i]; i++)
-			if (strlen(retry_states[i]) == len && !strncmp(p, retry_states[i], len))
-				known = 1;
-		if (!known && bad && !*bad)
-			*bad = p;
-		if (strlen(state) == len && !strncmp(p, state, len))
-			hit = 1;
-		p += len + (p[len] == ',');
+		for (k = 0; retry_states[k] && strcmp(retry_states[k], names->v[i]); k++)
+			;
+		if (!retry_states[k])
+			return names->v[i];
 	}
-	return hit;
+	return NULL;
 }
 
 /* PATH:LINE names the target when LINE is within its lines. */
@@ -75,21 +77,22 @@ int cmd_retry(int argc, char **argv)
 
 	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sS")))
 		return ret;
+	if ((bad = unknown_state(&o.states))) {
+		ret = sl_cmd_usage("retry", "--state: unknown state '%s' (known: failed, "
+				   "budget, rejected, skipped, stale)", bad);
+		goto done;
+	}
 	if (o.nargs && !strchr(o.args[0], ':')) {
 		name = o.args[0];
 		first = 1;
 	}
-	for (int i = (int)first; i < o.nargs; i++)
+	for (int i = (int)first; i < o.nargs && !ret; i++)
 		if (!strchr(o.args[i], ':'))
-			return sl_cmd_usage("retry", "'%s' is not PATH:LINE", o.args[i]);
-	if (!o.state && (size_t)o.nargs == first)
-		return sl_cmd_usage("retry", "say which targets: --state LIST or PATH:LINE");
-	if (o.state) {
-		list_has(o.state, "", &bad);
-		if (bad)
-			return sl_cmd_usage("retry", "--state: unknown state in '%s' (known: failed, "
-					    "budget, rejected, skipped, stale)", bad);
-	}
+			ret = sl_cmd_usage("retry", "'%s' is not PATH:LINE", o.args[i]);
+	if (!ret && !o.states.n && (size_t)o.nargs == first)
+		ret = sl_cmd_usage("retry", "say which targets: --state LIST or PATH:LINE");
+	if (ret)
+		goto done;
 	if (sl_cmd_open_campaign(&st, &camp, o.store, name, &err) ||
 	    sl_store_targets(st, camp.id, SL_T_ANY, &all, &n, &err)) {
 		ret = sl_cmd_fail(&err);
@@ -108,9 +111,9 @@ int cmd_retry(int argc, char **argv)
 		}
 	}
 	for (size_t k = 0; k < n; k++) {
-		int chosen = o.state && list_has(o.state, sl_target_state_name(all[k].state), NULL), moved = 0;
+		int chosen = has_name(&o.states, sl_target_state_name(all[k].state)), moved = 0;
 
-		if (!chosen && o.state && list_has(o.state, "stale", NULL) &&
+		if (!chosen && has_name(&o.states, "stale") &&
 		    sl_lease_is_stale(st, all[k].id, &chosen, &err)) {
 			ret = sl_cmd_fail(&err);
 			goto done;
@@ -132,5 +135,6 @@ done:
 	sl_target_list_free(all, n);
 	sl_campaign_rec_release(&camp);
 	sl_store_free(st);
+	sl_cmd_opts_release(&o);
 	return ret;
 }

@@ -23,6 +23,7 @@
 
 #include "pipeline/cli/cmd.h"
 #include "scoping/context.h"
+#include "scoping/predicate.h"
 #include "pipeline/run.h"
 #include "common/util.h"
 #include "common/caps.h"
@@ -223,22 +224,6 @@ static int parse_args(struct scope_args *a, int argc, char **argv)
 	return 0;
 }
 
-/* "LINE:COL" (1-based) of a byte offset of the query. */
-static void query_pos(const char *src, size_t len, uint32_t off, char out[32])
-{
-	unsigned line = 1, col = 1;
-
-	for (size_t i = 0; i < off && i < len; i++) {
-		if (src[i] == '\n') {
-			line++;
-			col = 1;
-		} else {
-			col++;
-		}
-	}
-	snprintf(out, 32, "%u:%u", line, col);
-}
-
 /* Which target --context names: an index (1-based, scope order) or PATH:LINE. */
 static const sl_target *pick_target(const sl_target_list *list, const char *spec, sl_err *err)
 {
@@ -268,22 +253,159 @@ static const sl_target *pick_target(const sl_target_list *list, const char *spec
 	return NULL;
 }
 
+/* Options that do not go together, and directories where a file is wanted. */
+static int check_args(const struct scope_args *a)
+{
+	if (a->campaign && (a->lang || a->query || a->query_file || a->rev || a->unit ||
+			    a->capture || a->globs.n || a->novr))
+		return sl_cmd_usage("scope", "--lang, --query, --query-file, --rev, --unit, "
+				    "--capture, --path and --lang-override are for scoping without "
+				    "a campaign");
+	if (!a->campaign && (!a->repo || !a->lang || !a->query == !a->query_file))
+		return sl_cmd_usage("scope", "expected a campaign file, or --repo, --lang and one "
+				    "of --query, --query-file");
+	if (a->budget && !a->context)
+		return sl_cmd_usage("scope", "--budget goes with --context");
+	if (is_dir(a->cache) || is_dir(a->query_file))
+		return sl_cmd_usage("scope", "%s '%s' is a directory",
+				    is_dir(a->cache) ? "--cache" : "--query-file",
+				    is_dir(a->cache) ? a->cache : a->query_file);
+	return 0;
+}
+
+/* One `sluice scope`: what it opened and what scoping returned; all owned. */
+struct scope_run {
+	sl_campaign *c;             /* with a campaign file; owns repo then */
+	git_repository *repo;
+	git_object *obj;
+	git_commit *commit;
+	git_oid base;
+	sl_buf query;               /* ad hoc: the query's text */
+	sl_store *cache;
+	sl_scope_opts so;
+	sl_lang_override *campaign_ov;
+	sl_scope_stats stats;
+	sl_target_list list;
+};
+
+static void scope_run_release(struct scope_run *r)
+{
+	free(r->campaign_ov);
+	sl_target_list_release(&r->list);
+	sl_scope_stats_release(&r->stats);
+	sl_buf_release(&r->query);
+	git_commit_free(r->commit);
+	git_object_free(r->obj);
+	if (!r->c)
+		git_repository_free(r->repo);
+	sl_campaign_free(r->c);
+	sl_store_free(r->cache);
+}
+
+/* The scope options every form shares: threads, prefilter, stats, the cache store. */
+static int set_common_opts(struct scope_run *r, const struct scope_args *a, sl_err *err)
+{
+	r->so.threads = a->threads;
+	r->so.no_prefilter = a->no_prefilter ||
+		!strcmp(sl_getenv_or("SLUICE_NO_PREFILTER", ""), "1");
+	r->so.stats = &r->stats;
+	if (a->cache && sl_store_open(&r->cache, a->cache, 1, err))
+		return SL_ERROR;
+	r->so.cache = r->cache;
+	return SL_OK;
+}
+
+/* The campaign file gives the repository, the base and the query. */
+static int setup_from_campaign(struct scope_run *r, const struct scope_args *a, sl_err *err)
+{
+	if (sl_campaign_load(&r->c, a->campaign, a->repo, err))
+		return SL_ERROR;
+	r->campaign_ov = sl_campaign_scope_opts(&r->so, r->c);
+	r->repo = r->c->repo;
+	r->base = r->c->base;
+	return SL_OK;
+}
+
+/* The ad hoc query, read and checked; a bad one is named by QUERYFILE:LINE:COL. */
+static int load_query(struct scope_run *r, const struct scope_args *a, sl_err *err)
+{
+	const char *qname = a->query_file ? a->query_file : "--query";
+	uint32_t off = UINT32_MAX;
+
+	if (a->query_file) {
+		if (sl_read_file(&r->query, a->query_file, SL_CAP_QUERY_FILE_BYTES, err))
+			return SL_ERROR;
+	} else {
+		sl_buf_adds(&r->query, a->query);
+	}
+	if (sl_scope_check_query(a->lang, r->query.buf, a->capture, &off, err)) {
+		if (off != UINT32_MAX) {
+			char where[32];
+
+			sl_query_pos(r->query.buf, r->query.len, off, where);
+			sl_err_prefix(err, "%s:%s: ", qname, where);
+		}
+		return SL_ERROR;
+	}
+	return SL_OK;
+}
+
+/* Ad hoc: the query, the repository and the revision from the options. */
+static int setup_ad_hoc(struct scope_run *r, const struct scope_args *a, sl_err *err)
+{
+	if (load_query(r, a, err) || sl_cmd_open_repo(&r->repo, a->repo, err))
+		return SL_ERROR;
+	if (git_revparse_single(&r->obj, r->repo, a->rev ? a->rev : "HEAD") ||
+	    git_object_peel((git_object **)&r->commit, r->obj, GIT_OBJECT_COMMIT))
+		return sl_err_set(err, SL_EINPUT, "revision '%s' not found in '%s'",
+				  a->rev ? a->rev : "HEAD", a->repo);
+	git_oid_cpy(&r->base, git_commit_id(r->commit));
+	r->so.language = a->lang;
+	r->so.query = r->query.buf;
+	r->so.globs = (const char *const *)a->globs.v;
+	r->so.nglobs = a->globs.n;
+	r->so.capture = a->capture;
+	r->so.unit = a->unit;
+	r->so.overrides = a->ovr;
+	r->so.noverrides = a->novr;
+	return SL_OK;
+}
+
+/* --context: what a prompt would carry about the chosen target. */
+static int print_context(struct scope_run *r, const struct scope_args *a, sl_err *err)
+{
+	const sl_target *t = pick_target(&r->list, a->context, err);
+	sl_buf ctx = SL_BUF_INIT;
+	int ret = SL_ERROR;
+
+	if (t && !(ret = sl_context_build(&ctx, r->repo, &r->base, t, a->budget, err)))
+		fwrite(ctx.buf, 1, ctx.len, stdout);
+	sl_buf_release(&ctx);
+	return ret;
+}
+
+/* One line (or JSON object) per target, then the statistics if asked. */
+static void print_targets(struct scope_run *r, const struct scope_args *a)
+{
+	for (size_t i = 0; i < r->list.n; i++) {
+		const sl_target *t = &r->list.v[i];
+
+		if (a->json)
+			print_target_json(t);
+		else
+			printf("%s:%u:%u: %s (%zu site%s)\n", t->path, t->start_line, t->start_col,
+			       t->unit, t->nsites, t->nsites == 1 ? "" : "s");
+	}
+	if (a->stats)
+		print_stats(&r->stats, &r->so, a->json);
+}
+
 int cmd_scope(int argc, char **argv)
 {
 	struct scope_args a;
-	sl_campaign *c = NULL;
-	sl_target_list list = SL_TARGET_LIST_INIT;
-	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
-	sl_lang_override *campaign_ov = NULL;
-	sl_scope_stats stats = SL_SCOPE_STATS_INIT;
+	struct scope_run r = { .query = SL_BUF_INIT, .so = SL_SCOPE_OPTS_INIT,
+			       .stats = SL_SCOPE_STATS_INIT, .list = SL_TARGET_LIST_INIT };
 	sl_err err = SL_ERR_INIT;
-	sl_buf qbuf = SL_BUF_INIT, ctx = SL_BUF_INIT;
-	sl_store *cache = NULL;
-	git_repository *repo = NULL;
-	git_object *obj = NULL;
-	git_commit *commit = NULL;
-	git_oid base;
-	const char *qname = "--query";
 	int ret;
 
 	memset(&a, 0, sizeof(a));
@@ -291,129 +413,20 @@ int cmd_scope(int argc, char **argv)
 		ret = ret < 0 ? SL_EXIT_OK : ret;
 		goto done;
 	}
-	if (a.campaign && (a.lang || a.query || a.query_file || a.rev || a.unit || a.capture ||
-			   a.globs.n || a.novr)) {
-		ret = sl_cmd_usage("scope", "--lang, --query, --query-file, --rev, --unit, --capture, "
-				   "--path and --lang-override are for scoping without a campaign");
+	if ((ret = check_args(&a)))
 		goto done;
-	}
-	if (!a.campaign && (!a.repo || !a.lang || !a.query == !a.query_file)) {
-		ret = sl_cmd_usage("scope", "expected a campaign file, or --repo, --lang and one of "
-				   "--query, --query-file");
-		goto done;
-	}
-	if (a.budget && !a.context) {
-		ret = sl_cmd_usage("scope", "--budget goes with --context");
-		goto done;
-	}
-	if (is_dir(a.cache) || is_dir(a.query_file)) {
-		ret = sl_cmd_usage("scope", "%s '%s' is a directory",
-				   is_dir(a.cache) ? "--cache" : "--query-file",
-				   is_dir(a.cache) ? a.cache : a.query_file);
-		goto done;
-	}
-	so.threads = a.threads;
-	so.no_prefilter = a.no_prefilter || !strcmp(sl_getenv_or("SLUICE_NO_PREFILTER", ""), "1");
-	so.stats = &stats;
-	if (a.cache && sl_store_open(&cache, a.cache, 1, &err)) {
+	if (set_common_opts(&r, &a, &err) ||
+	    (a.campaign ? setup_from_campaign(&r, &a, &err) : setup_ad_hoc(&r, &a, &err)) ||
+	    sl_scope(&r.list, r.repo, &r.base, &r.so, &err) ||
+	    (a.context && print_context(&r, &a, &err))) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
-	so.cache = cache;
-
-	if (a.campaign) {
-		if (sl_campaign_load(&c, a.campaign, a.repo, &err)) {
-			ret = sl_cmd_fail(&err);
-			goto done;
-		}
-		campaign_ov = sl_campaign_scope_opts(&so, c);
-		repo = c->repo;
-		base = c->base;
-	} else {
-		uint32_t off = UINT32_MAX;
-
-		if (a.query_file) {
-			qname = a.query_file;
-			if (sl_read_file(&qbuf, a.query_file, SL_CAP_QUERY_FILE_BYTES, &err)) {
-				ret = sl_cmd_fail(&err);
-				goto done;
-			}
-		} else {
-			sl_buf_adds(&qbuf, a.query);
-		}
-		if (sl_scope_check_query(a.lang, qbuf.buf, a.capture, &off, &err)) {
-			if (off != UINT32_MAX) {
-				char where[32];
-
-				query_pos(qbuf.buf, qbuf.len, off, where);
-				sl_err_prefix(&err, "%s:%s: ", qname, where);
-			}
-			ret = sl_cmd_fail(&err);
-			goto done;
-		}
-		if (git_repository_open_ext(&repo, a.repo, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
-			sl_err_set(&err, SL_EINPUT, "repository '%s': %s", a.repo,
-				   sl_git_error_or("cannot open"));
-			ret = sl_cmd_fail(&err);
-			goto done;
-		}
-		if (git_revparse_single(&obj, repo, a.rev ? a.rev : "HEAD") ||
-		    git_object_peel((git_object **)&commit, obj, GIT_OBJECT_COMMIT)) {
-			sl_err_set(&err, SL_EINPUT, "revision '%s' not found in '%s'",
-				   a.rev ? a.rev : "HEAD", a.repo);
-			ret = sl_cmd_fail(&err);
-			goto done;
-		}
-		git_oid_cpy(&base, git_commit_id(commit));
-		so.language = a.lang;
-		so.query = qbuf.buf;
-		so.globs = (const char *const *)a.globs.v;
-		so.nglobs = a.globs.n;
-		so.capture = a.capture;
-		so.unit = a.unit;
-		so.overrides = a.ovr;
-		so.noverrides = a.novr;
-	}
-	if (sl_scope(&list, repo, &base, &so, &err)) {
-		ret = sl_cmd_fail(&err);
-		goto done;
-	}
-
-	if (a.context) {
-		const sl_target *t = pick_target(&list, a.context, &err);
-
-		if (!t || sl_context_build(&ctx, repo, &base, t, a.budget, &err)) {
-			ret = sl_cmd_fail(&err);
-			goto done;
-		}
-		fwrite(ctx.buf, 1, ctx.len, stdout);
-		ret = SL_EXIT_OK;
-		goto done;
-	}
-	for (size_t i = 0; i < list.n; i++) {
-		const sl_target *t = &list.v[i];
-
-		if (a.json)
-			print_target_json(t);
-		else
-			printf("%s:%u:%u: %s (%zu site%s)\n", t->path, t->start_line, t->start_col,
-			       t->unit, t->nsites, t->nsites == 1 ? "" : "s");
-	}
-	if (a.stats)
-		print_stats(&stats, &so, a.json);
+	if (!a.context)
+		print_targets(&r, &a);
 	ret = SL_EXIT_OK;
 done:
-	free(campaign_ov);
-	sl_target_list_release(&list);
-	sl_scope_stats_release(&stats);
-	sl_buf_release(&qbuf);
-	sl_buf_release(&ctx);
-	git_commit_free(commit);
-	git_object_free(obj);
-	if (!c)
-		git_repository_free(repo);
-	sl_campaign_free(c);
-	sl_store_free(cache);
+	scope_run_release(&r);
 	sl_strvec_release(&a.globs);
 	free(a.ovr);
 	return ret;

@@ -149,7 +149,7 @@ static const sl_command commands[] = {
 	  "of every campaign's repository in the store, and leftover checkouts of\n"
 	  "runs that are gone.  Worktrees of a run still in progress are kept.\n" },
 	{ "retry", cmd_retry, "send failed, budget-stopped, rejected or chosen targets back",
-	  "usage: sluice retry [NAME] [--store PATH] [--state LIST] [PATH:LINE]...\n"
+	  "usage: sluice retry [NAME] [--store PATH] [--state LIST]... [PATH:LINE]...\n"
 	  "\n"
 	  "Send targets back to `pending` with a fresh set of attempts: those in the\n"
 	  "states of LIST (comma-separated: failed, budget, rejected, skipped, and\n"
@@ -165,11 +165,6 @@ static const sl_command commands[] = {
 	  "usage: sluice version\n" },
 	{ NULL, NULL, NULL, NULL },
 };
-
-const sl_command *sl_commands(void)
-{
-	return commands;
-}
 
 const sl_command *sl_command_find(const char *name)
 {

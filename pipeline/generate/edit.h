@@ -56,7 +56,7 @@ typedef struct sl_edit_list {
 	sl_edit *v;
 	size_t n, alloc;
 } sl_edit_list;
-#define SL_EDIT_LIST_INIT { NULL, 0, 0 }
+#define SL_EDIT_LIST_INIT { .v = NULL }
 
 /*
  * Append a copy of each string argument (NULL texts become ""); the other

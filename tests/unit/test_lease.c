@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "store_fixture.h"
 #include "storage/journal.h"
 #include "storage/lease.h"
 #include "storage/store.h"
@@ -19,30 +20,12 @@ static sl_store *fresh(const char *name, int64_t *camp, int64_t *t1, int64_t *t2
 {
 	char *p = sl_path_join(dir, name);
 	sl_store *st = NULL;
-	sl_campaign_rec c = { 0 };
-	sl_target_rec t = { 0 };
 
 	CHECK_INT(sl_store_open(&st, p, 1, NULL), 0);
 	free(p);
-	c.name = "x";
-	c.spec_path = "c.yaml";
-	c.spec_text = "name: x\n";
-	c.repo_path = "/repo";
-	c.base_rev = "HEAD";
-	c.base_oid = "0123456789012345678901234567890123456789";
-	c.branch_prefix = "sluice/x";
-	CHECK_INT(sl_store_campaign_add(st, &c, camp, NULL), 0);
-	t.campaign_id = *camp;
-	t.path = "src/a.c";
-	t.lang = "c";
-	t.blob = "abc";
-	t.unit = "capture";
-	t.start_line = 3;
-	t.end_line = 4;
-	t.key = "src/a.c:1-2";
-	CHECK_INT(sl_store_target_add(st, &t, t1, NULL, NULL), 0);
-	t.key = "src/a.c:3-4";
-	CHECK_INT(sl_store_target_add(st, &t, t2, NULL, NULL), 0);
+	*camp = fixture_campaign(st, "x", "name: x\n");
+	CHECK_INT(fixture_target(st, *camp, "src/a.c:1-2", t1, NULL, NULL), 0);
+	CHECK_INT(fixture_target(st, *camp, "src/a.c:3-4", t2, NULL, NULL), 0);
 	return st;
 }
 

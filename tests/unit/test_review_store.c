@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "unit.h"
+#include "store_fixture.h"
 #include "storage/review_store.h"
 #include "storage/store.h"
 #include "common/util.h"
@@ -17,18 +18,7 @@ static char dir[] = "/tmp/sluice-test-review-store-XXXXXX";
 
 static int64_t campaign(sl_store *st)
 {
-	sl_campaign_rec c = { 0 };
-	int64_t id = 0;
-
-	c.name = "m";
-	c.spec_path = "c.yaml";
-	c.spec_text = "name: m\nedit_format: search-replace   # comment\n";
-	c.repo_path = "/repo";
-	c.base_rev = "main";
-	c.base_oid = "0123456789012345678901234567890123456789";
-	c.branch_prefix = "sluice/m";
-	CHECK_INT(sl_store_campaign_add(st, &c, &id, NULL), 0);
-	return id;
+	return fixture_campaign(st, "m", "name: m\nedit_format: search-replace   # comment\n");
 }
 
 /* A target with one attempt (and a passed candidate when cand), returning the candidate. */

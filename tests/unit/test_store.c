@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "unit.h"
+#include "store_fixture.h"
 #include "storage/store.h"
 #include "common/util.h"
 
@@ -20,35 +21,14 @@ static char *db_path(const char *name)
 
 static int64_t add_campaign(sl_store *st, const char *name)
 {
-	sl_campaign_rec c = { 0 };
-	int64_t id = 0;
-
-	c.name = (char *)name;
-	c.spec_path = "c.yaml";
-	c.spec_text = "name: x\n";
-	c.repo_path = "/repo";
-	c.base_rev = "HEAD";
-	c.base_oid = "0123456789012345678901234567890123456789";
-	c.branch_prefix = "sluice/x";
-	CHECK_INT(sl_store_campaign_add(st, &c, &id, NULL), 0);
-	return id;
+	return fixture_campaign(st, name, "name: x\n");
 }
 
 static int64_t add_target(sl_store *st, int64_t camp, const char *key, int *inserted)
 {
-	sl_target_rec t = { 0 };
 	int64_t id = 0;
 
-	t.campaign_id = camp;
-	t.key = (char *)key;
-	t.path = "src/a.c";
-	t.lang = "c";
-	t.blob = "abc";
-	t.unit = "capture";
-	t.start_line = 3;
-	t.end_line = 4;
-	t.nsites = 1;
-	CHECK_INT(sl_store_target_add(st, &t, &id, inserted, NULL), 0);
+	CHECK_INT(fixture_target(st, camp, key, &id, inserted, NULL), 0);
 	return id;
 }
 
