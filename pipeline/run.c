@@ -27,6 +27,7 @@
 #include <git2/sys/odb_backend.h>
 
 #include "pipeline/apply/apply.h"
+#include "pipeline/apply/warm.h"
 #include "pipeline/generate/edit.h"
 #include "scoping/context.h"
 #include "pipeline/fixjob.h"
@@ -122,6 +123,7 @@ typedef struct run_ctx {
 	pthread_cond_t end_cond;
 	char *replay_file;          /* replay: the JSON lines file in use */
 	sl_gating *gating;          /* the gates and their baseline */
+	sl_warm *warm;              /* the warm base; NULL: a worktree per candidate */
 	sl_findings findings;       /* kind fix: the base findings the targets come from */
 	int stop;                   /* a budget ran out: start nothing new */
 	char stop_reason[160];
@@ -1189,6 +1191,12 @@ static int restore_journals(run_ctx *x, sl_err *err)
 	return ret;
 }
 
+/* The cap of a candidate's layer, MiB. */
+static unsigned layer_cap(const run_ctx *x)
+{
+	return x->c->spec->jail.disk_mb ? x->c->spec->jail.disk_mb : 2048;
+}
+
 static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 			   attempt_state *s, const git_oid *commit, const char *branch,
 			   sl_gate_outcome *gates, int *passed, sl_err *err)
@@ -1243,7 +1251,31 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 			git_lock_give(x);
 		}
 		*passed = !r;
+	} else if (x->warm) {
+		/* the warm base below, the candidate's own layer above: no checkout */
+		sl_gate_tree gt = { sl_warm_tree(x->warm), NULL, 0 };
+		char *layer = NULL;
+		int capped = 0;
+
+		r = tree_of(tree, repo, commit, err);
+		git_lock_take(x);
+		if (!r)
+			r = make_branch(repo, branch, commit, err);
+		git_lock_give(x);
+		if (!r)
+			r = sl_warm_layer_add(&layer, &capped, x->warm, repo, commit, layer_cap(x),
+					      err);
+		gt.layer = layer;
+		gt.layer_cap_mb = capped ? 0 : layer_cap(x);
+		if (!r)
+			r = sl_gating_run(x->gating, &gt, tree, s->diff.buf, t, gates, passed,
+					  &s->feedback, err);
+		if (layer && sl_warm_layer_remove(layer, r ? NULL : err))
+			r = SL_ERROR;
+		free(layer);
 	} else {
+		sl_gate_tree gt = { NULL, NULL, 0 };
+
 		pthread_mutex_lock(&x->lock);
 		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
 		pthread_mutex_unlock(&x->lock);
@@ -1252,9 +1284,11 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		if (!r)
 			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, commit, err);
 		git_lock_give(x);
-		if (!r)
-			r = sl_gating_run(x->gating, sl_worktree_path(wt), tree, s->diff.buf, t,
-					  gates, passed, &s->feedback, err);
+		if (!r) {
+			gt.dir = sl_worktree_path(wt);
+			r = sl_gating_run(x->gating, &gt, tree, s->diff.buf, t, gates, passed,
+					  &s->feedback, err);
+		}
 		git_lock_take(x);
 		if (wt && sl_worktree_remove(wt, r ? NULL : err))
 			r = SL_ERROR;
@@ -1780,12 +1814,17 @@ done:
 
 static int baseline(run_ctx *x, sl_err *err);
 
+static int open_tree(run_ctx *x, sl_err *err);
+
 static int open_gating(run_ctx *x, sl_err *err)
 {
 	const sl_spec *spec = x->c->spec;
+	int ret;
 
-	return sl_gating_open(&x->gating, spec->gates, spec->ngates, &spec->jail, x->st,
-			      x->campaign_id, &x->c->base, x->opts->unsafe, err);
+	if ((ret = sl_gating_open(&x->gating, spec->gates, spec->ngates, &spec->jail, x->st,
+				  x->campaign_id, &x->c->base, x->opts->unsafe, err)))
+		return ret;
+	return open_tree(x, err);
 }
 
 /* The base's checkout for the baseline: made when the first gate must run there. */
@@ -1795,14 +1834,27 @@ typedef struct base_checkout {
 	const git_oid *base;
 	sl_worktree *wt;
 	char *branch;
+	run_ctx *x;                 /* its warm base, when there is one */
+	char *layer;                /* the base's layer over the warm base */
 } base_checkout;
 
-static int base_checkout_dir(void *ctx, const char **dir_out, sl_err *err)
+static int base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err)
 {
 	base_checkout *b = ctx;
 	char hex[GIT_OID_HEXSZ + 1], name[64];
 	sl_buf br = SL_BUF_INIT;
-	int ret;
+	int ret, capped = 0;
+
+	if (b->x->warm) {
+		/* the base is the warm base under an empty layer, like a candidate */
+		if ((ret = sl_warm_layer_add(&b->layer, &capped, b->x->warm, b->repo, b->base,
+					     layer_cap(b->x), err)))
+			return ret;
+		out->dir = sl_warm_tree(b->x->warm);
+		out->layer = b->layer;
+		out->layer_cap_mb = capped ? 0 : layer_cap(b->x);
+		return SL_OK;
+	}
 
 	git_oid_tostr(hex, sizeof(hex), b->base);
 	sl_buf_addf(&br, "%s/base-%.12s", b->prefix, hex);
@@ -1810,7 +1862,9 @@ static int base_checkout_dir(void *ctx, const char **dir_out, sl_err *err)
 	snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
 	if ((ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err)))
 		return ret;
-	*dir_out = sl_worktree_path(b->wt);
+	out->dir = sl_worktree_path(b->wt);
+	out->layer = NULL;
+	out->layer_cap_mb = 0;
 	return SL_OK;
 }
 
@@ -1819,9 +1873,105 @@ static int base_checkout_release(base_checkout *b, int ret, sl_err *err)
 {
 	if (b->wt && sl_worktree_remove(b->wt, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
+	if (b->layer && sl_warm_layer_remove(b->layer, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	free(b->layer);
 	if (b->branch)
 		sl_branch_delete(b->repo, b->branch, NULL);
 	free(b->branch);
+	return ret;
+}
+
+/* sl_warm_prepare_fn: the preparing gates on the exported base. */
+static int prepare_warm(void *ctx, const char *dir, sl_err *err)
+{
+	run_ctx *x = ctx;
+
+	return sl_gating_prepare(x->gating, dir, x->opts->progress, x->opts->progress_ctx, NULL,
+				 err);
+}
+
+/* Can the jail mount the overlay over the warm base with a layer of ours?  why: if not. */
+static int warm_works(run_ctx *x, sl_buf *why, sl_err *err)
+{
+	sl_jail_opts jo = SL_JAIL_OPTS_INIT;
+	sl_jail_result jr;
+	sl_err e = SL_ERR_INIT;
+	char *layer = NULL;
+	int capped = 0, ret;
+
+	if ((ret = sl_warm_layer_add(&layer, &capped, x->warm, x->c->repo, &x->c->base,
+				     layer_cap(x), err)))
+		return ret;
+	jo.workdir = sl_warm_tree(x->warm);
+	jo.layer = layer;
+	jo.command = "true";
+	jo.unsafe = x->opts->unsafe;
+	jo.accept = SL_JAIL_CG_MEMORY | SL_JAIL_CG_CPU;
+	sl_jail_result_init(&jr);
+	if (sl_jail_run(&jr, &jo, &e) || !jr.exited || jr.exit_status)
+		sl_buf_addf(why, "the jail cannot mount an overlay with a layer here: %s",
+			    e.code ? e.msg : "its probe failed");
+	sl_jail_result_release(&jr);
+	ret = sl_warm_layer_remove(layer, err);
+	free(layer);
+	return ret;
+}
+
+/*
+ * How candidates' trees are made (README, "Warm base"): the warm base and
+ * an overlay, or a worktree each; the run's log says which and why.
+ */
+static int open_tree(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	int mode = spec->jail.warm_base, built = 0, jailed = 0, ret = SL_OK;
+	sl_buf why = SL_BUF_INIT;
+	char digest[65];
+	int64_t start = sl_now_ms();
+
+	for (size_t i = 0; i < spec->ngates; i++)
+		jailed |= spec->gates[i].kind != SL_GATE_POLICY;
+	if (!jailed)
+		return SL_OK;
+	if (mode == SL_WARM_OFF)
+		sl_buf_adds(&why, spec->jail.writable ? "writable_worktree" : "warm_base: off");
+	else if (sl_gating_writes_tree(x->gating))
+		sl_buf_adds(&why, "a mutants gate writes the candidate's tree");
+	if (!why.len) {
+		sl_jail_layers l;
+
+		/* before anything is prepared for nothing */
+		if ((ret = sl_jail_probe(&l, err)))
+			goto done;
+		if (!(l.available & SL_JAIL_OVERLAY))
+			sl_buf_addf(&why, "the jail cannot mount an overlay here: %s",
+				    l.overlay_error[0] ? l.overlay_error : "no mount namespace");
+	}
+	if (!why.len) {
+		sl_gating_warm_digest(x->gating, digest);
+		if ((ret = sl_warm_open(&x->warm, x->c->repo, x->scratch, &x->c->base, digest,
+					prepare_warm, x, &built, err)) ||
+		    (ret = warm_works(x, &why, err)))
+			goto done;
+	}
+	if (why.len) {
+		sl_warm_free(x->warm);
+		x->warm = NULL;
+		if (mode == SL_WARM_OVERLAY) {
+			ret = sl_err_set(err, SL_EINPUT, "warm_base: overlay, but %s", why.buf);
+			goto done;
+		}
+		notice(x, "tree: a worktree per candidate (%s)", why.buf);
+		goto done;
+	}
+	if (built)
+		notice(x, "tree: warm base (overlay), prepared in %.1f s",
+		       (double)(sl_now_ms() - start) / 1000);
+	else
+		notice(x, "tree: warm base (overlay), reused");
+done:
+	sl_buf_release(&why);
 	return ret;
 }
 
@@ -2162,7 +2312,7 @@ static int baseline(run_ctx *x, sl_err *err)
 	}
 	{
 		base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
-				    NULL, NULL };
+				    NULL, NULL, x, NULL };
 
 		ret = sl_gating_baseline(x->gating, base_checkout_dir, &b, x->opts->progress,
 					 x->opts->progress_ctx, err);
@@ -2194,7 +2344,7 @@ static int open_store(run_ctx *x, sl_err *err)
 	git_lock_take(x);
 	ret = sl_worktree_cleanup(x->c->repo, x->scratch, err);
 	git_lock_give(x);
-	return ret;
+	return ret ? ret : sl_warm_sweep_layers(x->scratch, err);
 }
 
 int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
@@ -2208,7 +2358,7 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 	x.opts = opts;
 	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
 		base_checkout b = { x.c->repo, NULL, x.c->spec->branch_prefix, &x.c->base, NULL,
-				    NULL };
+				    NULL, &x, NULL };
 
 		x.scratch = scratch_root(x.c->spec);
 		b.scratch = x.scratch;
@@ -2218,6 +2368,7 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 			ret = base_checkout_release(&b, ret, err);
 		}
 	}
+	sl_warm_free(x.warm);
 	sl_gating_free(x.gating);
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
@@ -2372,6 +2523,7 @@ done:
 	target_index_release(&x.index);
 	sl_target_list_release(&list);
 	sl_provider_free(x.provider);
+	sl_warm_free(x.warm);
 	sl_gating_free(x.gating);
 	sl_findings_release(&x.findings);
 	sl_store_free(x.st);

@@ -763,8 +763,10 @@ static int get_bool(struct loader *ld, const struct node *v, const char *key, co
 static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "memory_mb", "pids", "tmp_mb", "disk_mb", "cpus",
-		"address_space_mb", "unenforced", "writable_worktree", NULL };
-	enum { K_UNENFORCED = 6, K_WRITABLE = 7 };
+		"address_space_mb", "unenforced", "writable_worktree", "warm_base", NULL };
+	enum { K_UNENFORCED = 6, K_WRITABLE = 7, K_WARM = 8 };
+	static const char *const warm_names[] = { "auto", "overlay", "off", NULL };
+	static const int warm_ix[] = { SL_WARM_AUTO, SL_WARM_OVERLAY, SL_WARM_OFF };
 	unsigned *fields[] = { &spec->jail.mem_mb, &spec->jail.pids, &spec->jail.tmp_mb,
 			       &spec->jail.disk_mb, &spec->jail.cpus, &spec->jail.as_mb };
 	const struct node *v[MAX_KEYS];
@@ -782,6 +784,8 @@ static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 		*fields[i] = (unsigned)n;
 	}
 	if (get_bool(ld, v[K_WRITABLE], keys[K_WRITABLE], "jail", &spec->jail.writable) ||
+	    get_enum(ld, v[K_WARM], keys[K_WARM], "jail", warm_names, warm_ix,
+		     &spec->jail.warm_base) ||
 	    get_strings(ld, v[K_UNENFORCED], keys[K_UNENFORCED], "jail", &words))
 		goto done;
 	for (size_t i = 0; i < words.n; i++) {
@@ -800,6 +804,14 @@ static int load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 		     "exclude each other");
 		goto done;
 	}
+	if (spec->jail.writable && spec->jail.warm_base == SL_WARM_OVERLAY) {
+		fail(ld, v[K_WRITABLE]->start, "'writable_worktree' and 'warm_base: overlay' of "
+		     "'jail' exclude each other");
+		goto done;
+	}
+	/* a writable worktree is the plain tree the candidate's gates share */
+	if (spec->jail.writable)
+		spec->jail.warm_base = SL_WARM_OFF;
 	ret = 0;
 done:
 	sl_strvec_release(&words);
@@ -939,10 +951,10 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	static const char *const keys[] = { "name", "command", "timeout", "kind", "format",
 		"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
 		"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
-		"allow_skip", NULL };
+		"allow_skip", "prepare", NULL };
 	enum { K_NAME, K_COMMAND, K_TIMEOUT, K_KIND, K_FORMAT, K_REPORT, K_RADIUS, K_FAIL_ON,
 		K_RERUNS, K_MUST_FIX, K_ALLOW_PATHS, K_FORBID, K_BUILD_FILES, K_MAX_FILES,
-		K_MAX_LINES, K_ALLOW_BUILD, K_LOOPBACK, K_EXPECT, K_ALLOW_SKIP };
+		K_MAX_LINES, K_ALLOW_BUILD, K_LOOPBACK, K_EXPECT, K_ALLOW_SKIP, K_PREPARE };
 	static const char *const expects[] = { "pass", "fix", NULL };
 	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
 	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
@@ -994,6 +1006,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		    get_bool(ld, v[K_LOOPBACK], "loopback", "gates", &g->loopback) ||
 		    get_enum(ld, v[K_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
 		    get_bool(ld, v[K_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
+		    get_bool(ld, v[K_PREPARE], "prepare", "gates", &g->prepare) ||
 		    need(ld, item, v[K_NAME], "name", "gates"))
 			return SL_EINPUT;
 		if (!v[K_EXPECT] && spec->goal_fix && g->kind == SL_GATE_TEST)
@@ -1005,6 +1018,15 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		if (v[K_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
 			return fail(ld, v[K_ALLOW_SKIP]->start,
 				    "'allow_skip' belongs to gates that run a command");
+		if (v[K_PREPARE] && g->kind == SL_GATE_POLICY)
+			return fail(ld, v[K_PREPARE]->start,
+				    "'prepare' belongs to gates that run a command");
+		/* the warm base is what the leading gates leave behind */
+		for (j = 0; g->prepare && j < i; j++)
+			if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)
+				return fail(ld, v[K_PREPARE]->start, "'prepare' after gate "
+					    "'%s', which does not prepare: preparing gates come "
+					    "first", spec->gates[j].name);
 		if (g->kind != SL_GATE_POLICY && need(ld, item, v[K_COMMAND], "command", "gates"))
 			return SL_EINPUT;
 		if (g->kind == SL_GATE_POLICY && v[K_COMMAND])

@@ -5,9 +5,12 @@
  * Keeps the candidate's failures (fail, timeout) apart from the machinery's
  * (error), whose message is copied into the result.
  */
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/beneath.h"
 #include "validators/gate.h"
@@ -31,6 +34,36 @@ void sl_gate_result_release(sl_gate_result *r)
 {
 	sl_buf_release(&r->output);
 	sl_buf_release(&r->report);
+}
+
+/* nftw callback: the bytes a layer holds on disk, in the calling thread's counter. */
+static __thread unsigned long long layer_bytes;
+static int count_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (flag != FTW_NS)
+		layer_bytes += (unsigned long long)st->st_blocks * 512;
+	return 0;
+}
+
+/* With a host layer no tmpfs caps: a run that left more than the cap fails. */
+static void check_layer(sl_gate_result *out, const sl_gate_def *gate)
+{
+	char *upper;
+
+	if (!gate->layer || !gate->layer_cap_mb || out->verdict == SL_VERDICT_ERROR)
+		return;
+	upper = sl_path_join(gate->layer, "u");
+	layer_bytes = 0;
+	nftw(upper, count_one, 32, FTW_PHYS | FTW_MOUNT);
+	free(upper);
+	if (layer_bytes <= (unsigned long long)gate->layer_cap_mb << 20)
+		return;
+	out->verdict = SL_VERDICT_FAIL;
+	sl_buf_addf(&out->output, "\nsluice: the gate left %llu MiB in the candidate's layer, "
+		    "over its cap of %u MiB (jail.disk_mb)\n", layer_bytes >> 20,
+		    gate->layer_cap_mb);
 }
 
 int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdir)
@@ -73,6 +106,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	opts.as_mb = gate->as_mb;
 	opts.accept = gate->accept;
 	opts.writable_workdir = gate->writable_worktree;
+	opts.layer = gate->layer;
 	if (gate->report && !gate->writable_worktree) {
 		/* the command's writes vanish with the overlay: the jail reads it back */
 		collect[0] = gate->report;
@@ -113,5 +147,6 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	out->output = jr.output;     /* take the buffer */
 	sl_buf_init(&jr.output, 0);
 	sl_jail_result_release(&jr);
+	check_layer(out, gate);
 	return 0;
 }

@@ -36,6 +36,10 @@ typedef struct sl_gate_def {
 	unsigned accept;            /* SL_JAIL_CG_MEMORY, SL_JAIL_CG_CPU: limits that may go
 				       unenforced (jail.h) */
 	int writable_worktree;      /* no overlay: the command writes the worktree itself */
+	const char *layer;          /* the overlay's upper layer kept on the host
+				       (sl_jail_opts.layer), or NULL */
+	unsigned layer_cap_mb;      /* with layer: a run that leaves layer/u larger
+				       fails (where no tmpfs caps it); 0 = no check */
 } sl_gate_def;
 
 typedef struct sl_gate_result {

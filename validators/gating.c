@@ -353,8 +353,11 @@ static char *jail_text(const sl_gating *g, unsigned layers)
 	return sl_buf_detach(&b, NULL);
 }
 
-/* One run of a jailed gate.  *report_out is NULL when there is no readable report. */
-static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
+/*
+ * One run of a jailed gate on tree: through its layer, else writing its
+ * directory.  *report_out is NULL when there is no readable report.
+ */
+static int run_once(const sl_gating *g, const sl_gate_conf *d, const sl_gate_tree *tree,
 		    sl_gate_result *r, char **report_out, sl_err *err)
 {
 	const sl_jail_limits *j = &g->jail;
@@ -362,12 +365,13 @@ static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workd
 		.name = d->name, .command = d->command, .timeout_s = d->timeout_s,
 		.loopback = d->loopback, .unsafe = g->unsafe, .report = d->report,
 		.mem_mb = j->mem_mb, .pids_max = j->pids, .tmp_mb = j->tmp_mb,
-		.disk_mb = j->disk_mb, .cpu_milli = j->cpus * 1000, .as_mb = j->as_mb,
-		.accept = j->accept, .writable_worktree = j->writable,
+		.cpu_milli = j->cpus * 1000, .as_mb = j->as_mb,
+		.accept = j->accept, .writable_worktree = !tree->layer,
+		.layer = tree->layer, .layer_cap_mb = tree->layer_cap_mb,
 	};
 
 	*report_out = NULL;
-	sl_gate_run(r, &def, workdir);
+	sl_gate_run(r, &def, tree->dir);
 	if (r->verdict == SL_VERDICT_ERROR)
 		return sl_err_set(err, SL_ERROR, "gate '%s' could not run: %s", d->name, r->error);
 	if (r->has_report)
@@ -376,7 +380,7 @@ static int run_once(const sl_gating *g, const sl_gate_conf *d, const char *workd
 }
 
 static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout, void *ctx,
-		       const char **dir, sl_notice_fn progress, void *progress_ctx, int all,
+		       sl_gate_tree *tree, sl_notice_fn progress, void *progress_ctx, int all,
 		       sl_err *err)
 {
 	const sl_gate_conf *d = s->def;
@@ -391,7 +395,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 		sl_baseline_rec rec = { 0 };
 		char *report = NULL;
 
-		if (!*dir && (ret = checkout(ctx, dir, err)))
+		if (!tree->dir && (ret = checkout(ctx, tree, err)))
 			goto done;
 		if (progress) {
 			sl_buf line = SL_BUF_INIT;
@@ -402,7 +406,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 			sl_buf_release(&line);
 		}
 		sl_gate_result_init(&r);
-		ret = run_once(g, d, *dir, &r, &report, err);
+		ret = run_once(g, d, tree, &r, &report, err);
 		if (!ret) {
 			rec.gate = (char *)d->name;
 			rec.run = (int64_t)nruns + 1;
@@ -471,12 +475,12 @@ done:
 static int measure_all(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 		       sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
 {
-	const char *dir = NULL;
+	sl_gate_tree tree = { NULL, NULL, 0 };
 	int ret = SL_OK;
 
 	for (size_t i = 0; i < g->n && !ret; i++)
 		if (g->gs[i].def->kind != SL_GATE_POLICY)
-			ret = baseline_of(g, &g->gs[i], checkout, ctx, &dir, progress,
+			ret = baseline_of(g, &g->gs[i], checkout, ctx, &tree, progress,
 					  progress_ctx, all, err);
 	return ret;
 }
@@ -1009,12 +1013,13 @@ static int swap_tests(const char *workdir, test_change *tc, size_t n, int out, s
 static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
 		      int *killed, sl_gate_run_rec *rec, sl_err *err)
 {
+	sl_gate_tree tree = { workdir, NULL, 0 };
 	sl_gate_result r;
 	char *report = NULL;
 	int ret;
 
 	sl_gate_result_init(&r);
-	ret = run_once(g, d, workdir, &r, &report, err);
+	ret = run_once(g, d, &tree, &r, &report, err);
 	if (!ret) {
 		if (config_exit(r.exit_status))
 			ret = sl_err_set(err, SL_ERROR, "gate '%s' cannot run its command (exit %d)",
@@ -1164,12 +1169,39 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 	sl_buf_release(&b);
 }
 
-int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const char *diff,
+/*
+ * Gates first..upto-1 whose verdicts came from the cache (cached[i]) did not
+ * run on this tree: run them now, results unused, so that gate upto sees
+ * what they leave behind.
+ */
+static int replay_cached(const sl_gating *g, const sl_gate_tree *tree, unsigned char *cached,
+			 size_t upto, sl_err *err)
+{
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < upto && !ret; i++) {
+		sl_gate_result r;
+		char *report = NULL;
+
+		if (!cached[i])
+			continue;
+		cached[i] = 0;
+		sl_gate_result_init(&r);
+		ret = run_once(g, g->gs[i].def, tree, &r, &report, err);
+		sl_gate_result_release(&r);
+		free(report);
+	}
+	return ret;
+}
+
+int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, const char *diff,
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err)
 {
 	sl_changed changed;
 	sl_err perr = SL_ERR_INIT;
+	const char *workdir = tree->dir;
+	unsigned char *cached = sl_xcalloc(g->n ? g->n : 1, 1);
 	int ret = SL_OK;
 
 	*passed = 1;
@@ -1195,6 +1227,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			rec->duration_ms = hit.duration_ms;
 			rec->output_bytes = hit.output_bytes;
 			rec->cached = 1;
+			cached[i] = 1;
 			if (!verdict_ok(d, hit.verdict)) {
 				*passed = 0;
 				sl_buf_adds(feedback, cached_fb ? cached_fb : "");
@@ -1203,6 +1236,12 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			free(cached_fb);
 			continue;
 		}
+		if ((ret = replay_cached(g, tree, cached, i, err))) {
+			sl_buf_release(&fb);
+			break;
+		}
+		if (d->kind == SL_GATE_MUTANTS && tree->layer)
+			BUG("a mutants gate on an overlay");    /* sl_gating_writes_tree() */
 		if (d->kind == SL_GATE_MUTANTS) {
 			ret = run_mutants(g, d, workdir, &changed, diff, t, rec, &fb, err);
 			runs = 0;
@@ -1212,7 +1251,7 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 			char *report = NULL;
 
 			sl_gate_result_init(&r);
-			if ((ret = run_once(g, d, workdir, &r, &report, err))) {
+			if ((ret = run_once(g, d, tree, &r, &report, err))) {
 				sl_gate_result_release(&r);
 				break;
 			}
@@ -1252,6 +1291,70 @@ int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const
 		sl_buf_release(&fb);
 	}
 	sl_changed_release(&changed);
+	free(cached);
+	return ret;
+}
+
+void sl_gating_warm_digest(const sl_gating *g, char out[65])
+{
+	sl_buf b = SL_BUF_INIT;
+
+	sl_buf_addf(&b, "warm 1\nbase %s\nenv %s\nunsafe %d\n", g->base_hex, g->env_digest,
+		    g->unsafe);
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->prepare)
+			sl_buf_addf(&b, "prepare %s\n", g->gs[i].def_digest);
+	sl_sha256_hex(out, b.buf, b.len);
+	sl_buf_release(&b);
+}
+
+int sl_gating_has_prepare(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->prepare)
+			return 1;
+	return 0;
+}
+
+int sl_gating_writes_tree(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind == SL_GATE_MUTANTS)
+			return 1;
+	return 0;
+}
+
+int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void *progress_ctx,
+		      int64_t *ms_out, sl_err *err)
+{
+	/* without preparing gates the jail still takes the tree over once */
+	static const sl_gate_conf give = { .name = "prepare", .command = "true", .timeout_s = 60 };
+	sl_gate_tree tree = { dir, NULL, 0 };
+	int64_t start = sl_now_ms();
+	int ret = SL_OK, any = 0;
+
+	for (size_t i = 0; i <= g->n && !ret; i++) {
+		const sl_gate_conf *d = i < g->n ? g->gs[i].def : any ? NULL : &give;
+		sl_gate_result r;
+		char *report = NULL;
+
+		if (!d || (i < g->n && !d->prepare))
+			continue;
+		any = 1;
+		if (progress && d != &give) {
+			sl_buf line = SL_BUF_INIT;
+
+			sl_buf_addf(&line, "warm base: gate '%s' prepares the base tree", d->name);
+			progress(progress_ctx, line.buf);
+			sl_buf_release(&line);
+		}
+		sl_gate_result_init(&r);
+		ret = run_once(g, d, &tree, &r, &report, err);
+		sl_gate_result_release(&r);
+		free(report);
+	}
+	if (ms_out)
+		*ms_out = sl_now_ms() - start;
 	return ret;
 }
 

@@ -139,6 +139,7 @@ struct plan {
 	unsigned long ns;        /* the namespaces pid 1 lives in (CLONE_NEW*) */
 	int fs;                  /* build the private root (else: the host's, unsafe) */
 	const char *hostdir;     /* the workdir on the host */
+	const char *layerdir;    /* opts.layer on the host, or NULL */
 	const struct sock_fprog *filter;
 	const sl_cgroup *cg;     /* pid 1 moves itself into its v1 groups */
 	int landlock_abi, allow_inet;
@@ -442,7 +443,7 @@ masks:
  * by the supervisor: pid 1 binds it through /proc/self/fd and never looks
  * its host path up.
  */
-static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk_mb,
+static int plan_root(struct plan *p, const char *workdir, int wfd, int lfd, unsigned disk_mb,
 		     int writable, sl_err *err)
 {
 	const char *tmpdir = getenv("TMPDIR");
@@ -518,7 +519,7 @@ static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk
 	}
 	plan_mkdir(p, "/.ovl", 0700);
 	plan_mount(p, "tmpfs", "/.ovl", MS_NOSUID | MS_NODEV,
-		   plan_strf(p, "mode=0755,size=%um", writable ? 1 : disk_mb));
+		   plan_strf(p, "mode=0755,size=%um", writable || lfd >= 0 ? 1 : disk_mb));
 	plan_mkdir(p, "/.ovl/u", 0755);
 	plan_mkdir(p, "/.ovl/w", 0755);
 	git = sl_path_join(workdir, ".git");
@@ -533,10 +534,19 @@ static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk
 	 * mount of it (whose root would name its host path) ever shows; its
 	 * options show just these strings.
 	 */
-	if (!writable)
+	if (!writable && lfd < 0)
 		plan_mount(p, "overlay", "/src", MS_NOSUID | MS_NODEV,
 			   plan_strf(p, "lowerdir=/proc/self/fd/%d,upperdir=.ovl/u,workdir=.ovl/w",
 				     wfd));
+	/*
+	 * A candidate's layer on the host: it outlives the jail, so opaque
+	 * directories and redirects are kept as user.overlay.* attributes,
+	 * which a user namespace may write.
+	 */
+	if (lfd >= 0)
+		plan_mount(p, "overlay", "/src", MS_NOSUID | MS_NODEV,
+			   plan_strf(p, "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d/u,"
+				     "workdir=/proc/self/fd/%d/w,userxattr", wfd, lfd, lfd));
 	p->post = 1;
 	if (writable)
 		plan_bind(p, "/.lower", "/src", BIND_IN);
@@ -560,12 +570,13 @@ static int plan_root(struct plan *p, const char *workdir, int wfd, unsigned disk
 }
 
 static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *workdir, int wfd,
-		      unsigned timeout_ms, sl_err *err)
+		      int lfd, unsigned timeout_ms, sl_err *err)
 {
 	size_t nd = 0;
 
 	p->hostdir = workdir;
-	if (p->fs && plan_root(p, workdir, wfd, opts->disk_mb ? opts->disk_mb : DEFAULT_DISK_MB,
+	p->layerdir = opts->layer;
+	if (p->fs && plan_root(p, workdir, wfd, lfd, opts->disk_mb ? opts->disk_mb : DEFAULT_DISK_MB,
 			       opts->writable_workdir, err))
 		return SL_ERROR;
 	if (!p->fs) {
@@ -1121,22 +1132,24 @@ static void collect_files(const struct plan *p, const char *srcdir, int fw)
 
 /* The descriptors pid 1 gets from the supervisor. */
 struct init_fds {
-	int sync_r, out_w, rep, files_w, wfd;
+	int sync_r, out_w, rep, files_w, wfd, lfd;
 };
 
 static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 {
 	struct report r;
 	struct sigaction sa;
-	int keep[5] = { fds.sync_r, fds.out_w, fds.rep, -1, -1 };
+	int keep[6] = { fds.sync_r, fds.out_w, fds.rep, -1, -1, -1 };
 	int nkeep = 3;
-	int sync_r, out_w, rep, files_w = -1, wfd = fds.wfd, fd;
+	int sync_r, out_w, rep, files_w = -1, wfd = fds.wfd, lfd = fds.lfd, fd;
 	pid_t child, w, me;
 	char c;
 	int st;
 
 	if (fds.wfd >= 0)
 		keep[nkeep++] = fds.wfd;
+	if (fds.lfd >= 0)
+		keep[nkeep++] = fds.lfd;
 	if (fds.files_w >= 0)
 		keep[nkeep++] = fds.files_w;
 	close_except(keep, nkeep);
@@ -1187,6 +1200,12 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 		if (fd < 0 || dup3(fd, wfd, O_CLOEXEC) < 0)
 			fail(rep, "bind /.lower");
 		close(fd);
+		if (lfd >= 0) {
+			fd = open(p->layerdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0 || dup3(fd, lfd, O_CLOEXEC) < 0)
+				fail(rep, "open the layer");
+			close(fd);
+		}
 	}
 	if (p->ns & CLONE_NEWUSER) {
 		become_jail_user(rep, p->as_root);
@@ -1607,6 +1626,20 @@ static unsigned ns_layers(unsigned long ns)
 	return l;
 }
 
+/* A directory as an O_PATH descriptor at 3 or above (pid 1 moves 0-2 out of the way of its pipes). */
+static int open_dir_high(const char *path)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && fd < 3) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		close(fd);
+		fd = hi;
+	}
+	return fd;
+}
+
 int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 {
 	enum { CHUNK = 65536 };
@@ -1616,10 +1649,10 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	struct init_fds fds;
 	unsigned timeout_ms, cg_layers = 0;
 	size_t cap;
-	char *workdir = NULL, *chunk = NULL;
+	char *workdir = NULL, *layer = NULL, *chunk = NULL;
 	int sync_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, rep_p[2] = { -1, -1 };
 	int files_p[2] = { -1, -1 };
-	int ret = SL_ERROR, wfd = -1, cgfd = -1, into = 0;
+	int ret = SL_ERROR, wfd = -1, lfd = -1, cgfd = -1, into = 0;
 	int64_t start, deadline;
 	sl_cgroup *cg = NULL;
 	const char *const no_paths[] = { NULL };
@@ -1661,6 +1694,9 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		return sl_err_set(err, SL_ERROR, "jail: no overlay without a mount namespace");
 	if (opts.writable_workdir && opts.disk_mb)
 		return sl_err_set(err, SL_EINPUT, "jail: a writable workdir has no disk cap");
+	if (opts.layer && (opts.writable_workdir || !plan.fs))
+		return sl_err_set(err, SL_EINPUT, "jail: a layer needs an overlay (%s)",
+				  plan.fs ? "the workdir is writable" : "no mount namespace");
 	if (sl_seccomp_filter(&plan.filter, opts.allow_inet ? SL_SECCOMP_ALLOW_INET : 0,
 			      opts.unsafe ? NULL : err) && !opts.unsafe)
 		goto done;
@@ -1668,23 +1704,24 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 
 	if (!(workdir = sl_realpath(opts.workdir, err)))
 		goto done;
-	if (plan.fs) {
-		/* at 3 or above: pid 1 moves 0-2 out of the way of its own pipes */
-		wfd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (wfd >= 0 && wfd < 3) {
-			int hi = fcntl(wfd, F_DUPFD_CLOEXEC, 3);
-
-			close(wfd);
-			wfd = hi;
-		}
-		if (wfd < 0) {
-			sl_err_set(err, SL_ERROR, "jail setup: bind /src: %s", strerror(errno));
+	if (plan.fs && (wfd = open_dir_high(workdir)) < 0) {
+		sl_err_set(err, SL_ERROR, "jail setup: bind /src: %s", strerror(errno));
+		goto done;
+	}
+	if (opts.layer) {
+		if (!(layer = sl_realpath(opts.layer, err)))
+			goto done;
+		opts.layer = layer;
+		if ((lfd = open_dir_high(layer)) < 0) {
+			sl_err_set(err, SL_ERROR, "jail setup: open the layer '%s': %s", layer,
+				   strerror(errno));
 			goto done;
 		}
 	}
-	if (plan.as_root && (plan.ns & CLONE_NEWUSER) && give_to_jail(workdir, err))
+	/* with a layer the workdir below is read-only: it was given when it was prepared */
+	if (plan.as_root && (plan.ns & CLONE_NEWUSER) && give_to_jail(layer ? layer : workdir, err))
 		goto done;
-	if (plan_build(&plan, &opts, workdir, wfd, timeout_ms, err))
+	if (plan_build(&plan, &opts, workdir, wfd, lfd, timeout_ms, err))
 		goto done;
 	if (!plan.fs)
 		plan.userns_max = "/proc/sys/user/max_user_namespaces";
@@ -1728,6 +1765,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		fds.rep = rep_p[1];
 		fds.files_w = files_p[1];
 		fds.wfd = wfd;
+		fds.lfd = lfd;
 		jail_init(&plan, fds);
 	}
 
@@ -1821,12 +1859,14 @@ done:
 	close_fd(&files_p[0]);
 	close_fd(&files_p[1]);
 	close_fd(&wfd);
+	close_fd(&lfd);
 	close_fd(&cgfd);
 	if (plan.root)
 		rmdir(plan.root);
 	plan_release(&plan);
 	sl_buf_release(&s.files);
 	free(workdir);
+	free(layer);
 	free(chunk);
 	return ret;
 }

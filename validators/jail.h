@@ -172,6 +172,16 @@ typedef struct sl_jail_opts {
 	 * host's free space, and mountinfo shows the workdir's path.
 	 */
 	int writable_workdir;
+	/*
+	 * A host directory holding u/ and w/ (directories on one file system,
+	 * empty the first time): /src is then an overlay of workdir (read-only
+	 * below) and layer/u, which keeps what the command writes for the next
+	 * run with the same layer (a candidate's gates in turn).  Not with
+	 * writable_workdir; disk_mb is not enforced here (the caller measures
+	 * the layer).  As root, layer is given to the jail's user instead of
+	 * workdir, which must be readable by that user already.
+	 */
+	const char *layer;
 } sl_jail_opts;
 #define SL_JAIL_OPTS_INIT { .workdir = NULL }
 

@@ -111,6 +111,10 @@ typedef struct sl_gate_conf {
 	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
 				       recorded skip instead of stopping the campaign, and a
 				       skip does not keep a candidate from review */
+	int prepare;                /* `prepare: true`: the gate prepares the warm base
+				       (configure, build): run once on the base tree, whose
+				       result every candidate's tree starts from; such gates
+				       come before the other gates that run a command */
 	/* policy: */
 	sl_strvec allow_paths, forbid, build_files;
 	unsigned max_files, max_lines;
@@ -125,7 +129,18 @@ typedef struct sl_jail_limits {
 	unsigned as_mb;             /* address-space limit per process (0 = none) */
 	unsigned accept;            /* SL_JAIL_CG_* layers that may go unenforced */
 	int writable;               /* writable_worktree: no overlay */
+	int warm_base;              /* enum sl_warm_mode (`warm_base:`) */
 } sl_jail_limits;
+
+/*
+ * How a candidate's tree is made (`jail: {warm_base: ...}`):
+ *   auto     a warm base under an overlay where the jail can mount one, else
+ *            a plain worktree per candidate (the default);
+ *   overlay  the warm base and an overlay, or the campaign does not run;
+ *   off      a plain worktree per candidate.
+ * Either way a candidate's gates share one writable tree, in order.
+ */
+enum sl_warm_mode { SL_WARM_AUTO = 0, SL_WARM_OVERLAY, SL_WARM_OFF };
 
 
 typedef struct sl_gating sl_gating;
@@ -149,12 +164,28 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 void sl_gating_free(sl_gating *g);
 
 /*
- * Where the base is checked out: the orchestrator creates the worktree and
- * hands the runner its directory.  Called at most once per measurement, and
- * only when a gate must run on the base (nothing stored yet); *dir_out stays
- * the caller's.
+ * The tree a candidate's (or the base's) gates run on, in order, each
+ * seeing what the ones before it left:
+ *   layer NULL: dir is a plain checkout the gates write (the jail's writable
+ *               workdir);
+ *   layer set:  dir is the warm base, read-only, under an overlay whose
+ *               upper layer is layer/u (sl_jail_opts.layer); the caller
+ *               measures the layer's size when no tmpfs caps it.
+ * Both strings are borrowed for the call.
  */
-typedef int (*sl_base_checkout_fn)(void *ctx, const char **dir_out, sl_err *err);
+typedef struct sl_gate_tree {
+	const char *dir;
+	const char *layer;
+	unsigned layer_cap_mb;      /* fail a gate that leaves layer/u larger; 0 = no check */
+} sl_gate_tree;
+
+/*
+ * Where the base is checked out: the orchestrator creates the tree and
+ * hands the runner its directories.  Called at most once per measurement,
+ * and only when a gate must run on the base (nothing stored yet); what *out
+ * points to stays the caller's.
+ */
+typedef int (*sl_base_checkout_fn)(void *ctx, sl_gate_tree *out, sl_err *err);
 
 /*
  * Measure (or load) the baseline.  progress (may be NULL) is told of each
@@ -176,16 +207,42 @@ int sl_gating_describe(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 		       sl_notice_fn progress, void *progress_ctx, int json, sl_buf *out,
 		       sl_err *err);
 
+/*
+ * The warm base (README, "Warm base"): the digest naming it (base commit,
+ * the preparing gates' definitions in order, the environment digest,
+ * --unsafe), as 64 hex digits.
+ */
+void sl_gating_warm_digest(const sl_gating *g, char out[65]);
+/* 1 when some gate has `prepare: true`. */
+int sl_gating_has_prepare(const sl_gating *g);
+/*
+ * 1 when a gate writes the candidate's tree from the host between its runs
+ * (mutants): such a campaign needs a plain worktree, not the overlay.
+ */
+int sl_gating_writes_tree(const sl_gating *g);
+/*
+ * Prepare the warm base checked out (exported) at dir: run the preparing
+ * gates there in order, in the jail, writing dir (a tree without them is
+ * still handed to the jail's user once).  Their verdicts are not recorded:
+ * the baseline judges the base.  *ms_out (may be NULL) gets the time spent.
+ * SL_ERROR when the jail could not run a gate.
+ */
+int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void *progress_ctx,
+		      int64_t *ms_out, sl_err *err);
+
 /* Policy gates on the diff.  *passed = 0 and feedback filled when one fails. */
 int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
 		     sl_buf *feedback, sl_err *err);
 
 /*
- * The jailed gates, in order, on the candidate checked out at workdir,
- * stopping at the first that fails.  tree_hex: the candidate's tree id.
- * SL_ERROR when the jail itself could not run a gate.
+ * The jailed gates, in order, on the candidate's tree, stopping at the
+ * first that fails.  tree_hex: the candidate's tree id.  A gate whose
+ * verdict comes from the cache does not run; when a later one must run,
+ * the cached ones before it run first (their results unused), so it sees
+ * the tree as they leave it.  SL_ERROR when the jail itself could not run
+ * a gate.
  */
-int sl_gating_run(sl_gating *g, const char *workdir, const char *tree_hex, const char *diff,
+int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, const char *diff,
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err);
 

@@ -88,7 +88,8 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 		break;
 	case SL_JAIL_OVERLAY:
 		snprintf(buf, n, "%s", *l->overlay_error ? l->overlay_error :
-			 "size-capped tmpfs upper layer over the worktree");
+			 "size-capped tmpfs upper layer over the worktree; warm base "
+			 "with a layer per candidate");
 		break;
 	case SL_JAIL_SECCOMP:
 		snprintf(buf, n, "libseccomp filter, foreign architectures killed");
@@ -97,6 +98,13 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 		break;
 	}
 	return buf;
+}
+
+/* What `warm_base: auto` makes of this machine (README, "Warm base"). */
+static const char *warm_mode(const sl_jail_layers *l)
+{
+	return (l->available & SL_JAIL_OVERLAY) ? "warm base under an overlay" :
+		"a worktree per candidate (no overlay)";
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -132,6 +140,7 @@ int cmd_doctor(int argc, char **argv)
 		json_object_set_new(root, "landlock_abi", json_integer(l.landlock_abi));
 		json_object_set_new(root, "cgroup_version", json_integer(l.cgroup_version));
 		json_object_set_new(root, "minimum", json_boolean(ok));
+		json_object_set_new(root, "warm_base", json_string(warm_mode(&l)));
 		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(s);
 		free(s);
@@ -146,6 +155,7 @@ int cmd_doctor(int argc, char **argv)
 		}
 		printf("minimum for gates (userns, mntns, pidns, netns): %s\n",
 		       ok ? "yes" : "no: gates refuse to run without --unsafe");
+		printf("candidates' trees (jail.warm_base: auto): %s\n", warm_mode(&l));
 	}
 	return ok ? SL_EXIT_OK : SL_EXIT_NOTHING;
 }

@@ -21,6 +21,10 @@
  * candidate's, a baseline's), lock files a killed process left under that
  * prefix, and the replay file a run wrote under the campaign's scratch
  * root.  Nothing else.  Prints "removed N branches".
+ *
+ * Under each root also the warm bases no running sluice holds and the
+ * candidate layers of processes that are gone (sl_warm_gc); when there were
+ * any, prints "removed N warm bases, M layers".
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -31,6 +35,7 @@
 #include <git2.h>
 
 #include "pipeline/apply/apply.h"
+#include "pipeline/apply/warm.h"
 #include "pipeline/cli/cmd.h"
 #include "storage/lease.h"
 #include "pipeline/run.h"
@@ -207,7 +212,7 @@ int cmd_gc(int argc, char **argv)
 	const char *scratch = NULL, *repo = NULL, *store_opt = NULL;
 	sl_strvec roots = SL_STRVEC_INIT, repos = SL_STRVEC_INIT;
 	sl_campaign_rec *camps = NULL;
-	size_t ncamps = 0, removed = 0, swept = 0, branches = 0;
+	size_t ncamps = 0, removed = 0, swept = 0, branches = 0, warm = 0, layers = 0;
 	sl_strvec camp_roots = SL_STRVEC_INIT;
 	sl_store *st = NULL;
 	sl_err err = SL_ERR_INIT;
@@ -281,11 +286,15 @@ int cmd_gc(int argc, char **argv)
 	for (size_t i = 0; i < roots.n; i++) {
 		size_t n = 0;
 
-		if (sl_worktree_sweep(roots.v[i], &n, &err)) {
+		size_t w = 0, l = 0;
+
+		if (sl_worktree_sweep(roots.v[i], &n, &err) || sl_warm_gc(roots.v[i], &w, &l, &err)) {
 			ret = sl_cmd_fail(&err);
 			goto done;
 		}
 		swept += n;
+		warm += w;
+		layers += l;
 	}
 	for (size_t i = 0; i < ncamps; i++)
 		if (!repo && gc_campaign(st, &camps[i], *camp_roots.v[i] ? camp_roots.v[i] : NULL,
@@ -294,6 +303,9 @@ int cmd_gc(int argc, char **argv)
 			goto done;
 		}
 	printf("removed %zu worktree%s\n", removed + swept, removed + swept == 1 ? "" : "s");
+	if (warm || layers)
+		printf("removed %zu warm base%s, %zu layer%s\n", warm, warm == 1 ? "" : "s",
+		       layers, layers == 1 ? "" : "s");
 	if (!repo && ncamps)
 		printf("removed %zu branch%s\n", branches, branches == 1 ? "" : "es");
 	ret = SL_EXIT_OK;

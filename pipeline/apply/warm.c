@@ -1,0 +1,556 @@
+/*
+ * warm.c - the warm base and candidates' layers (warm.h).
+ *
+ * Reads the repository's objects (libgit2); writes only under the scratch
+ * root: the exported base tree, its lock and ready marker, and layers.
+ * Files are written through directory descriptors opened without following
+ * links, so nothing planted in a layer's path (there is nothing yet: a
+ * layer is written before its first gate runs) can redirect a write.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/util.h"
+#include "pipeline/apply/warm.h"
+
+#define GITDIR_NONE "gitdir: /nonexistent\n"
+
+struct sl_warm {
+	char *dir;                  /* ROOT/warm-DIGEST */
+	char *tree;                 /* ROOT/warm-DIGEST/tree */
+	char *root;
+	git_oid base;
+	int lock_fd;
+	struct timespec newest;     /* the latest modification time in the prepared tree */
+	pthread_mutex_t mu;
+	size_t seq;
+};
+
+/* Open (or make) one path component below dirfd as a directory, never through a link. */
+static int dir_at(int dirfd, const char *name, int create)
+{
+	struct stat st;
+	int fd;
+
+	if (create && mkdirat(dirfd, name, 0755) && errno == EEXIST &&
+	    !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISCHR(st.st_mode)) {
+		/* a whiteout of the file this directory replaces */
+		if (unlinkat(dirfd, name, 0) || mkdirat(dirfd, name, 0755))
+			return -1;
+	}
+	fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
+/*
+ * The directory holding path (relative to rootfd), made as needed; *base_out
+ * points into path at the last component.  -1 with errno when a component is
+ * not a directory (ENOTDIR: a file above hides everything below it).
+ */
+static int parent_of(int rootfd, const char *path, const char **base_out)
+{
+	char comp[256];
+	const char *p = path, *slash;
+	int fd = dup(rootfd), next;
+
+	while (fd >= 0 && (slash = strchr(p, '/'))) {
+		size_t n = (size_t)(slash - p);
+
+		if (!n || n >= sizeof(comp)) {
+			close(fd);
+			errno = EINVAL;
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = dir_at(fd, comp, 1);
+		close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	*base_out = p;
+	return fd;
+}
+
+/* Write one blob (file, executable or link) at path below rootfd. */
+static int put_blob(int rootfd, const char *rootpath, const char *path, const git_blob *blob,
+		    git_filemode_t mode, const struct timespec *mtime, sl_err *err)
+{
+	const char *name;
+	const void *data = git_blob_rawcontent(blob);
+	size_t len = (size_t)git_blob_rawsize(blob);
+	struct stat st;
+	int dfd = parent_of(rootfd, path, &name), fd = -1, ret = SL_ERROR;
+
+	if (dfd < 0) {
+		sl_err_set(err, SL_ERROR, "cannot write '%s' under '%s': %s", path, rootpath,
+			   strerror(errno));
+		goto done;
+	}
+	if (!fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (S_ISDIR(st.st_mode)) {
+			/* made for whiteouts below a path that is a file now */
+			char *full = sl_path_join(rootpath, path);
+			int r = sl_rm_rf(full, err);
+
+			free(full);
+			if (r)
+				goto done;
+		} else if (unlinkat(dfd, name, 0)) {
+			sl_err_set(err, SL_ERROR, "cannot replace '%s': %s", path, strerror(errno));
+			goto done;
+		}
+	}
+	if (mode == GIT_FILEMODE_LINK) {
+		char *target = sl_xstrndup(data, len);
+		int r = symlinkat(target, dfd, name);
+
+		free(target);
+		if (r) {
+			sl_err_set(err, SL_ERROR, "cannot write '%s': %s", path, strerror(errno));
+			goto done;
+		}
+		ret = SL_OK;
+		goto done;
+	}
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || sl_write_all(fd, data, len) ||
+	    fchmod(fd, mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644) ||
+	    (mtime && futimens(fd, (const struct timespec[2]){ *mtime, *mtime }))) {
+		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", path, strerror(errno));
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	return ret;
+}
+
+/* A deleted file: an overlay whiteout at path below rootfd. */
+static int put_whiteout(int rootfd, const char *path, sl_err *err)
+{
+	const char *name;
+	int dfd = parent_of(rootfd, path, &name), ret = SL_OK;
+
+	if (dfd < 0)
+		/* a file written above it hides it already */
+		return errno == ENOTDIR ? SL_OK :
+			sl_err_set(err, SL_ERROR, "cannot delete '%s': %s", path, strerror(errno));
+	if (mknodat(dfd, name, S_IFCHR | 0000, makedev(0, 0)) && errno != EEXIST)
+		ret = sl_err_set(err, SL_ERROR, "cannot delete '%s' (whiteout): %s", path,
+				 strerror(errno));
+	close(dfd);
+	return ret;
+}
+
+struct export_ctx {
+	git_repository *repo;
+	int rootfd;
+	const char *rootpath;
+	sl_err *err;
+	int failed;
+};
+
+static int export_one(const char *dir, const git_tree_entry *e, void *payload)
+{
+	struct export_ctx *c = payload;
+	git_filemode_t mode = git_tree_entry_filemode(e);
+	git_blob *blob = NULL;
+	sl_buf path = SL_BUF_INIT;
+	int ret = 0;
+
+	if (mode == GIT_FILEMODE_TREE || mode == GIT_FILEMODE_COMMIT)
+		return 0;       /* directories come with their files; submodules stay empty */
+	sl_buf_addf(&path, "%s%s", dir, git_tree_entry_name(e));
+	if (git_blob_lookup(&blob, c->repo, git_tree_entry_id(e))) {
+		sl_err_set(c->err, SL_ERROR, "cannot read '%s': %s", path.buf, sl_git_error());
+		ret = -1;
+	} else if (put_blob(c->rootfd, c->rootpath, path.buf, blob, mode, NULL, c->err)) {
+		ret = -1;
+	}
+	c->failed |= ret;
+	git_blob_free(blob);
+	sl_buf_release(&path);
+	return ret;
+}
+
+static int export_tree(git_repository *repo, const git_oid *commit_id, const char *dir,
+		       sl_err *err)
+{
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	struct export_ctx c = { repo, -1, dir, err, 0 };
+	char *git = NULL;
+	int ret = SL_ERROR;
+
+	if (sl_mkdir_p(dir, 0755, err))
+		return SL_ERROR;
+	if ((c.rootfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		sl_err_set(err, SL_ERROR, "cannot open '%s': %s", dir, strerror(errno));
+		goto done;
+	}
+	if (git_commit_lookup(&commit, repo, commit_id) || git_commit_tree(&tree, commit)) {
+		sl_err_set(err, SL_ERROR, "cannot read the base commit: %s", sl_git_error());
+		goto done;
+	}
+	if (git_tree_walk(tree, GIT_TREEWALK_PRE, export_one, &c) || c.failed) {
+		if (!c.failed)
+			sl_err_set(err, SL_ERROR, "cannot export the base: %s", sl_git_error());
+		goto done;
+	}
+	/*
+	 * Like a worktree's pointer file, which the jail shows read-only as
+	 * "gitdir: /nonexistent": gates cannot plant a .git in their tree.
+	 */
+	if ((git = sl_path_join(dir, ".git")) && sl_write_file(git, GITDIR_NONE,
+							       strlen(GITDIR_NONE), err))
+		goto done;
+	ret = SL_OK;
+done:
+	free(git);
+	if (c.rootfd >= 0)
+		close(c.rootfd);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	return ret;
+}
+
+/* nftw callback: the newest modification time, in the calling thread's slot. */
+static __thread struct timespec newest_seen;
+static int newest_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (flag != FTW_NS && (st->st_mtim.tv_sec > newest_seen.tv_sec ||
+			       (st->st_mtim.tv_sec == newest_seen.tv_sec &&
+				st->st_mtim.tv_nsec > newest_seen.tv_nsec)))
+		newest_seen = st->st_mtim;
+	return 0;
+}
+
+int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const git_oid *base,
+		 const char *digest, sl_warm_prepare_fn prepare, void *ctx, int *built_out,
+		 sl_err *err)
+{
+	sl_warm *w = sl_xcalloc(1, sizeof(*w));
+	sl_buf b = SL_BUF_INIT;
+	char *ready = NULL, *lock = NULL, *tmp = NULL;
+	struct stat st;
+	int ret = SL_ERROR;
+
+	*out = NULL;
+	if (built_out)
+		*built_out = 0;
+	w->lock_fd = -1;
+	pthread_mutex_init(&w->mu, NULL);
+	w->root = sl_xstrdup(root);
+	git_oid_cpy(&w->base, base);
+	sl_buf_addf(&b, "warm-%.16s", digest);
+	w->dir = sl_path_join(root, b.buf);
+	w->tree = sl_path_join(w->dir, "tree");
+	ready = sl_path_join(w->dir, "ready");
+	lock = sl_path_join(w->dir, "lock");
+	if (sl_mkdir_p(w->dir, 0700, err))
+		goto done;
+	w->lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX)) {
+		sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
+		goto done;
+	}
+	if (lstat(ready, &st)) {
+		/* a run that died while preparing left half a tree: start over */
+		if (sl_rm_rf(w->tree, err) || export_tree(repo, base, w->tree, err) ||
+		    (ret = prepare(ctx, w->tree, err)))
+			goto done;
+		ret = SL_ERROR;
+		sl_buf_reset(&b);
+		sl_buf_addf(&b, "%s\n", digest);
+		if (sl_write_file(ready, b.buf, b.len, err))
+			goto done;
+		if (built_out)
+			*built_out = 1;
+	}
+	newest_seen.tv_sec = 0;
+	newest_seen.tv_nsec = 0;
+	nftw(w->tree, newest_one, 32, FTW_PHYS | FTW_MOUNT);
+	w->newest = newest_seen;
+	/* from here on nobody writes it: others may use it too */
+	if (flock(w->lock_fd, LOCK_SH)) {
+		sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
+		goto done;
+	}
+	*out = w;
+	w = NULL;
+	ret = SL_OK;
+done:
+	sl_warm_free(w);
+	sl_buf_release(&b);
+	free(ready);
+	free(lock);
+	free(tmp);
+	return ret;
+}
+
+const char *sl_warm_tree(const sl_warm *w)
+{
+	return w->tree;
+}
+
+void sl_warm_free(sl_warm *w)
+{
+	if (!w)
+		return;
+	if (w->lock_fd >= 0)
+		close(w->lock_fd);
+	pthread_mutex_destroy(&w->mu);
+	free(w->dir);
+	free(w->tree);
+	free(w->root);
+	free(w);
+}
+
+/* The candidate's changes against the base, into the layer's u/. */
+static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit_id,
+			 const char *upper, sl_err *err)
+{
+	git_commit *bc = NULL, *cc = NULL;
+	git_tree *bt = NULL, *ct = NULL;
+	git_diff *diff = NULL;
+	struct timespec now;
+	int ufd = -1, ret = SL_ERROR;
+
+	/* newer than anything in the warm base, whatever the clocks did */
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_sec < w->newest.tv_sec ||
+	    (now.tv_sec == w->newest.tv_sec && now.tv_nsec <= w->newest.tv_nsec)) {
+		/* the base has files from the future: just after the newest */
+		now = w->newest;
+		if (++now.tv_nsec >= 1000000000L) {
+			now.tv_sec++;
+			now.tv_nsec = 0;
+		}
+	}
+	if ((ufd = open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		sl_err_set(err, SL_ERROR, "cannot open '%s': %s", upper, strerror(errno));
+		goto done;
+	}
+	if (git_commit_lookup(&bc, repo, &w->base) || git_commit_tree(&bt, bc) ||
+	    git_commit_lookup(&cc, repo, commit_id) || git_commit_tree(&ct, cc) ||
+	    git_diff_tree_to_tree(&diff, repo, bt, ct, NULL)) {
+		sl_err_set(err, SL_ERROR, "cannot diff the candidate: %s", sl_git_error());
+		goto done;
+	}
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		git_blob *blob = NULL;
+		int r;
+
+		if (d->status == GIT_DELTA_DELETED) {
+			if (put_whiteout(ufd, d->old_file.path, err))
+				goto done;
+			continue;
+		}
+		if (d->new_file.mode == GIT_FILEMODE_COMMIT)
+			continue;
+		if (git_blob_lookup(&blob, repo, &d->new_file.id)) {
+			sl_err_set(err, SL_ERROR, "cannot read '%s': %s", d->new_file.path,
+				   sl_git_error());
+			goto done;
+		}
+		r = put_blob(ufd, upper, d->new_file.path, blob, d->new_file.mode, &now, err);
+		git_blob_free(blob);
+		if (r)
+			goto done;
+	}
+	ret = SL_OK;
+done:
+	if (ufd >= 0)
+		close(ufd);
+	git_diff_free(diff);
+	git_tree_free(bt);
+	git_tree_free(ct);
+	git_commit_free(bc);
+	git_commit_free(cc);
+	return ret;
+}
+
+int sl_warm_layer_add(char **layer_out, int *capped_out, sl_warm *w, git_repository *repo,
+		      const git_oid *commit, unsigned cap_mb, sl_err *err)
+{
+	sl_buf name = SL_BUF_INIT, opts = SL_BUF_INIT;
+	char *layer = NULL, *u = NULL, *wk = NULL;
+	int ret = SL_ERROR, mounted = 0;
+
+	*layer_out = NULL;
+	*capped_out = 0;
+	pthread_mutex_lock(&w->mu);
+	sl_buf_addf(&name, "layer-%ld-%zu", (long)getpid(), ++w->seq);
+	pthread_mutex_unlock(&w->mu);
+	layer = sl_path_join(w->root, name.buf);
+	u = sl_path_join(layer, "u");
+	wk = sl_path_join(layer, "w");
+	if (sl_rm_rf(layer, err))
+		goto done;
+	if (mkdir(layer, 0755)) {
+		sl_err_set(err, SL_ERROR, "cannot create '%s': %s", layer, strerror(errno));
+		goto done;
+	}
+	/* root may give the layer a tmpfs of its own: the cap holds while gates write */
+	sl_buf_addf(&opts, "mode=0755,size=%um", cap_mb ? cap_mb : 2048);
+	if (!geteuid() && !mount("tmpfs", layer, "tmpfs", MS_NOSUID | MS_NODEV, opts.buf))
+		mounted = 1;
+	if (mkdir(u, 0755) || mkdir(wk, 0755)) {
+		sl_err_set(err, SL_ERROR, "cannot create '%s': %s", u, strerror(errno));
+		goto done;
+	}
+	if (write_changes(w, repo, commit, u, err))
+		goto done;
+	*layer_out = layer;
+	*capped_out = mounted;
+	layer = NULL;
+	ret = SL_OK;
+done:
+	if (layer)
+		sl_warm_layer_remove(layer, NULL);
+	sl_buf_release(&name);
+	sl_buf_release(&opts);
+	free(layer);
+	free(u);
+	free(wk);
+	return ret;
+}
+
+int sl_warm_layer_remove(const char *layer, sl_err *err)
+{
+	struct stat st, up;
+	char *parent;
+	int r;
+
+	if (!layer || lstat(layer, &st))
+		return SL_OK;
+	parent = sl_path_join(layer, "..");
+	r = lstat(parent, &up);
+	free(parent);
+	/* a tmpfs of its own: dropping the mount drops everything in it */
+	if (!r && st.st_dev != up.st_dev && umount2(layer, MNT_DETACH | UMOUNT_NOFOLLOW))
+		return sl_err_set(err, SL_ERROR, "cannot unmount '%s': %s", layer,
+				  strerror(errno));
+	return sl_rm_rf(layer, err);
+}
+
+/* "warm-" and 16 hex digits: a warm base's directory (a campaign may be named warm-x). */
+static int is_warm_name(const char *name)
+{
+	if (strncmp(name, "warm-", 5) || strlen(name) != 21)
+		return 0;
+	for (name += 5; *name; name++)
+		if (!strchr("0123456789abcdef", *name))
+			return 0;
+	return 1;
+}
+
+/* "layer-PID-N": a candidate's layer; *pid_out its process. */
+static int is_layer_name(const char *name, long *pid_out)
+{
+	size_t seq;
+	char tail;
+
+	return sscanf(name, "layer-%ld-%zu%c", pid_out, &seq, &tail) == 2 && *pid_out > 0;
+}
+
+/* Remove the entries of one campaign's scratch root that nobody uses. */
+static int gc_dir(const char *dir, int keep_warm, size_t *warm, size_t *layers, sl_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = SL_OK;
+
+	if (!d)
+		return SL_OK;
+	while (!ret && (de = readdir(d))) {
+		char *path;
+		long pid;
+
+		if (is_warm_name(de->d_name) && !keep_warm) {
+			char *lock;
+			int fd;
+
+			path = sl_path_join(dir, de->d_name);
+			lock = sl_path_join(path, "lock");
+			fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+			/* in use by a run: keep; no lock file: not ours to judge */
+			if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB)) {
+				ret = sl_rm_rf(path, err);
+				*warm += !ret;
+			}
+			if (fd >= 0)
+				close(fd);
+			free(lock);
+			free(path);
+		} else if (is_layer_name(de->d_name, &pid) && pid != (long)getpid() &&
+			   kill((pid_t)pid, 0) && errno == ESRCH) {
+			path = sl_path_join(dir, de->d_name);
+			ret = sl_warm_layer_remove(path, err);
+			*layers += !ret;
+			free(path);
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+int sl_warm_sweep_layers(const char *root, sl_err *err)
+{
+	size_t warm = 0, layers = 0;
+
+	return gc_dir(root, 1, &warm, &layers, err);
+}
+
+int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err)
+{
+	DIR *d;
+	struct dirent *de;
+	size_t warm = 0, layers = 0;
+	int ret;
+
+	/* root itself may be one campaign's, or hold one directory per campaign */
+	ret = gc_dir(root, 0, &warm, &layers, err);
+	if (!ret && (d = opendir(root))) {
+		while (!ret && (de = readdir(d))) {
+			struct stat st;
+			char *path;
+			long pid;
+
+			if (de->d_name[0] == '.' || is_warm_name(de->d_name) ||
+			    is_layer_name(de->d_name, &pid))
+				continue;
+			path = sl_path_join(root, de->d_name);
+			if (!lstat(path, &st) && S_ISDIR(st.st_mode))
+				ret = gc_dir(path, 0, &warm, &layers, err);
+			free(path);
+		}
+		closedir(d);
+	}
+	if (warm_out)
+		*warm_out = warm;
+	if (layers_out)
+		*layers_out = layers;
+	return ret;
+}

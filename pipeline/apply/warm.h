@@ -1,0 +1,76 @@
+/*
+ * warm.h - the warm base and each candidate's layer above it (README,
+ * "Warm base").
+ *
+ * The warm base is the base commit's tree exported (no .git) to
+ * ROOT/warm-DIGEST/tree, where the campaign's preparing gates (configure,
+ * build) run once, writing it; from then on nobody writes it.  DIGEST
+ * (sl_gating_warm_digest) names everything the prepared tree depends on, so
+ * a run or a store with the same campaign definition finds it ready
+ * (ROOT/warm-DIGEST/ready) and reuses it.  Every process using a warm base
+ * holds a shared flock on ROOT/warm-DIGEST/lock; preparing holds it
+ * exclusively, and `sluice gc` removes only warm bases it can lock
+ * exclusively.
+ *
+ * A candidate's layer is a directory ROOT/layer-PID-N holding u/ (the
+ * overlay's upper layer) and w/ (overlayfs' work directory): as root a tmpfs
+ * of cap_mb MiB mounted there, else a plain directory the caller caps by
+ * measuring it (sl_gate_tree.layer_cap_mb).  Before any gate runs, the
+ * candidate's added and changed files are written into u/ with a
+ * modification time later than anything in the warm base, and its deleted
+ * files become overlay whiteouts (0/0 character devices), so a build tool
+ * sees exactly the candidate's tree and rebuilds only what it changed.
+ *
+ * Calling sequence: sl_warm_open() once per run (after the gating is
+ * open), then per candidate sl_warm_layer_add() ... gates ...
+ * sl_warm_layer_remove(), and sl_warm_free() at the end.  Layers may be
+ * added and removed from several threads at once.
+ */
+#ifndef SL_WARM_H
+#define SL_WARM_H
+
+#include <git2.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+typedef struct sl_warm sl_warm;
+
+/* Prepare the exported tree at dir (the preparing gates, in the jail). */
+typedef int (*sl_warm_prepare_fn)(void *ctx, const char *dir, sl_err *err);
+
+/*
+ * Find the warm base ROOT/warm-DIGEST (digest: 64 hex digits), or make it:
+ * export base's tree and call prepare on it.  *built_out (may be NULL) is
+ * 1 when it was made now.  SL_ERROR on I/O or libgit2 failures, or what
+ * prepare returned.
+ */
+int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const git_oid *base,
+		 const char *digest, sl_warm_prepare_fn prepare, void *ctx, int *built_out,
+		 sl_err *err);
+/* The prepared tree (borrowed until sl_warm_free). */
+const char *sl_warm_tree(const sl_warm *w);
+/* Release the lock; the warm base stays for the next run.  NULL is a no-op. */
+void sl_warm_free(sl_warm *w);
+
+/*
+ * A new layer for the candidate commit (a descendant of the base): its
+ * changes against the base written into u/ as above.  *layer_out (caller
+ * frees, after sl_warm_layer_remove) is its directory; *capped_out is 1
+ * when a tmpfs of cap_mb MiB holds it (else the caller measures it).
+ */
+int sl_warm_layer_add(char **layer_out, int *capped_out, sl_warm *w, git_repository *repo,
+		      const git_oid *commit, unsigned cap_mb, sl_err *err);
+/* Remove a layer (unmount its tmpfs), never following links.  NULL is a no-op. */
+int sl_warm_layer_remove(const char *layer, sl_err *err);
+
+/*
+ * Remove, under root (a campaign's scratch root or the root above those),
+ * the warm bases no process holds and the layers of processes that are
+ * gone.  *warm_out and *layers_out (may be NULL) get the numbers removed.
+ */
+int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err);
+/* Remove the layers of processes that are gone from one campaign's root (a run's start). */
+int sl_warm_sweep_layers(const char *root, sl_err *err);
+
+#endif
