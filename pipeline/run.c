@@ -395,6 +395,8 @@ typedef struct attempt_state {
 	sl_completion comp;
 	sl_buf prompt, file, diff, feedback, report_json, context;
 	sl_buf finding, fix_instr;  /* kind fix: the target's findings, the instructions with them */
+	const char *tree;           /* how the candidate's tree was made (static), or NULL */
+	int64_t tree_ms;            /* and the time that took */
 	sl_apply_report report;
 	sl_err aerr;                /* why the attempt's edits were unusable */
 	char *chat;
@@ -1257,6 +1259,8 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		char *layer = NULL;
 		int capped = 0;
 
+		int64_t tree_t0 = sl_now_ms();
+
 		r = tree_of(tree, repo, commit, err);
 		git_lock_take(x);
 		if (!r)
@@ -1265,6 +1269,8 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		if (!r)
 			r = sl_warm_layer_add(&layer, &capped, x->warm, repo, commit, layer_cap(x),
 					      err);
+		s->tree = "overlay";
+		s->tree_ms = sl_now_ms() - tree_t0;
 		gt.layer = layer;
 		gt.layer_cap_mb = capped ? 0 : layer_cap(x);
 		if (!r)
@@ -1276,6 +1282,8 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	} else {
 		sl_gate_tree gt = { NULL, NULL, 0 };
 
+		int64_t tree_t0 = sl_now_ms();
+
 		pthread_mutex_lock(&x->lock);
 		snprintf(wtname, sizeof(wtname), "sl-%ld-%zu", (long)getpid(), ++x->seq);
 		pthread_mutex_unlock(&x->lock);
@@ -1284,6 +1292,8 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		if (!r)
 			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, commit, err);
 		git_lock_give(x);
+		s->tree = "worktree";
+		s->tree_ms = sl_now_ms() - tree_t0;
 		if (!r) {
 			gt.dir = sl_worktree_path(wt);
 			r = sl_gating_run(x->gating, &gt, tree, s->diff.buf, t, gates, passed,
@@ -1452,6 +1462,8 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 		cand.commit_oid = hex;
 		cand.state = passed ? SL_C_PASSED : SL_C_FAILED;
 		cand.branch = passed ? branch : NULL;
+		cand.tree = (char *)s.tree;
+		cand.tree_ms = s.tree_ms;
 		if (sl_store_candidate_add(x->st, &cand, &cand_id, err))
 			goto done;
 		for (size_t g = 0; g < gates.n; g++) {
@@ -1965,6 +1977,8 @@ static int open_tree(run_ctx *x, sl_err *err)
 		notice(x, "tree: a worktree per candidate (%s)", why.buf);
 		goto done;
 	}
+	/* the baselines of this definition belong with its warm base */
+	sl_gating_share_baselines(x->gating, sl_warm_dir(x->warm));
 	if (built)
 		notice(x, "tree: warm base (overlay), prepared in %.1f s",
 		       (double)(sl_now_ms() - start) / 1000);

@@ -198,6 +198,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE campaigns ADD COLUMN baseline_owner TEXT;"
 	"ALTER TABLE campaigns ADD COLUMN baseline_expires INTEGER;"
 	"CREATE INDEX targets_by_lease ON targets(lease_owner);",
+	/* the gate-time picture (README, "Warm base"): making a candidate's tree, the jail */
+	"ALTER TABLE candidates ADD COLUMN tree TEXT;"
+	"ALTER TABLE candidates ADD COLUMN tree_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE gate_runs ADD COLUMN jail_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 size_t sl_migrations_count(void)

@@ -903,6 +903,7 @@ void sl_candidate_rec_release(sl_candidate_rec *c)
 	free(c->decision_reason);
 	free(c->created_at);
 	free(c->path);
+	free(c->tree);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -917,7 +918,8 @@ int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id
 {
 	char now[32];
 	sqlite3_stmt *s = prep(st, "INSERT INTO candidates (attempt_id, target_id, diff, commit_oid, "
-			       "branch, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", err);
+			       "branch, state, created_at, tree, tree_ms) VALUES (?, ?, ?, ?, ?, ?, ?, "
+			       "?, ?)", err);
 
 	if (!s)
 		return SL_ERROR;
@@ -929,6 +931,8 @@ int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id
 	sl_store_bind_text(s, 5, in->branch);
 	sl_store_bind_text(s, 6, sl_candidate_state_name(in->state));
 	sl_store_bind_text(s, 7, now);
+	sl_store_bind_text(s, 8, in->tree);
+	sqlite3_bind_int64(s, 9, in->tree_ms);
 	return insert_stmt(st, s, "add candidate", id_out, NULL, err);
 }
 
@@ -946,7 +950,8 @@ int sl_store_candidate_set_commit(sl_store *st, int64_t id, const char *commit_o
 
 #define CANDIDATE_SELECT \
 	"SELECT c.id, c.attempt_id, c.target_id, t.campaign_id, c.diff, c.commit_oid, c.branch, " \
-	"c.state, d.decision, d.reason, c.created_at, t.path, t.start_line, t.end_line, a.n " \
+	"c.state, d.decision, d.reason, c.created_at, t.path, t.start_line, t.end_line, a.n, " \
+	"c.tree, c.tree_ms " \
 	"FROM candidates c JOIN targets t ON t.id = c.target_id " \
 	"JOIN attempts a ON a.id = c.attempt_id " \
 	"LEFT JOIN decisions d ON d.id = (SELECT max(id) FROM decisions WHERE candidate_id = c.id) "
@@ -970,6 +975,8 @@ static void read_candidate(sqlite3_stmt *s, void *row)
 	c->start_line = sqlite3_column_int64(s, 12);
 	c->end_line = sqlite3_column_int64(s, 13);
 	c->attempt_n = sqlite3_column_int64(s, 14);
+	c->tree = sl_store_col_text(s, 15);
+	c->tree_ms = sqlite3_column_int64(s, 16);
 }
 
 int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err)
@@ -1024,7 +1031,8 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	char now[32];
 	sqlite3_stmt *s = prep(st, "INSERT INTO gate_runs (candidate_id, gate, verdict, "
 			       "exit_status, duration_ms, output_bytes, output_tail, created_at, "
-			       "cached, note, jail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+			       "cached, note, jail, jail_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			       err);
 
 	if (!s)
 		return SL_ERROR;
@@ -1040,6 +1048,7 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err)
 	sqlite3_bind_int64(s, 9, in->cached);
 	sl_store_bind_text(s, 10, in->note);
 	sl_store_bind_text(s, 11, in->jail);
+	sqlite3_bind_int64(s, 12, in->jail_ms);
 	return exec_stmt(st, s, "add gate run", err);
 }
 
@@ -1058,13 +1067,15 @@ static void read_gate_run(sqlite3_stmt *s, void *row)
 	g->cached = sqlite3_column_int64(s, 8);
 	g->note = sl_store_col_text(s, 9);
 	g->jail = sl_store_col_text(s, 10);
+	g->jail_ms = sqlite3_column_int64(s, 11);
 }
 
 int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out, size_t *n,
 		       sl_err *err)
 {
 	sqlite3_stmt *s = prep(st, "SELECT id, candidate_id, gate, verdict, exit_status, "
-			       "duration_ms, output_bytes, output_tail, cached, note, jail FROM gate_runs "
+			       "duration_ms, output_bytes, output_tail, cached, note, jail, jail_ms "
+			       "FROM gate_runs "
 			       "WHERE candidate_id = ? ORDER BY id", err);
 
 	if (s)

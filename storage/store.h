@@ -164,6 +164,9 @@ typedef struct sl_candidate_rec {
 	int state;                  /* enum sl_candidate_state */
 	char *decision, *decision_reason; /* latest decision, NULL if none */
 	char *created_at;
+	char *tree;                 /* how its tree was made: "overlay" (the warm base and
+				       a layer) or "worktree"; NULL = not recorded */
+	int64_t tree_ms;            /* time spent making it */
 	/* joined from the target, for display: */
 	char *path;
 	int64_t start_line, end_line, attempt_n;
@@ -203,6 +206,7 @@ typedef struct sl_gate_run_rec {
 	char *gate;
 	sl_verdict verdict;
 	int64_t exit_status, duration_ms, output_bytes;
+	int64_t jail_ms;            /* of duration_ms: setting the jail up (0 = unknown) */
 	char *output_tail;
 	int64_t cached;             /* the verdict came from the cache */
 	char *note;                 /* why a verdict is what it is (skip, flaky, cache); may be NULL */

@@ -79,7 +79,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	out->has_report = 0;
 	out->verdict = SL_VERDICT_ERROR;
 	out->exit_status = -1;
-	out->duration_ms = 0;
+	out->duration_ms = out->setup_ms = 0;
 	out->output_total = 0;
 	out->error[0] = '\0';
 	if (!gate || !gate->command || !workdir) {
@@ -130,6 +130,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	if (jr.exited && !jr.timed_out)
 		out->exit_status = jr.exit_status;
 	out->duration_ms = jr.duration_ms;
+	out->setup_ms = jr.setup_ms;
 	out->output_total = jr.output_total;
 	out->layers = jr.layers;
 	if (gate->report && jr.nfiles && !jr.files[0].err && !jr.files[0].truncated) {

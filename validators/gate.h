@@ -46,6 +46,7 @@ typedef struct sl_gate_result {
 	sl_verdict verdict;
 	int exit_status;            /* -1 unless the command exited */
 	int64_t duration_ms;
+	int64_t setup_ms;           /* of duration_ms: setting the jail up */
 	sl_buf output;              /* the tail of the output (capped at 64 KiB) */
 	size_t output_total;
 	char error[256];            /* why, when verdict is error */

@@ -62,6 +62,7 @@ struct sl_gating {
 	gate_state *gs;
 	size_t n;
 	int unsafe;                 /* --unsafe: gates may run without the minimum jail */
+	char *shared;               /* the baseline file shared across stores, or NULL */
 };
 
 void sl_gate_outcome_release(sl_gate_outcome *o)
@@ -172,6 +173,7 @@ void sl_gating_free(sl_gating *g)
 		free(g->gs[i].base_error);
 	}
 	free(g->gs);
+	free(g->shared);
 	free(g);
 }
 
@@ -472,17 +474,129 @@ done:
 	return ret;
 }
 
+/*
+ * The shared baseline file: {"gates": {NAME: [{run, verdict, exit_status,
+ * output, report}, ...]}}.  Import the runs of every gate the store lacks
+ * (all or nothing: a store never mixes two measurements of one gate).
+ */
+static int import_shared(sl_gating *g, sl_err *err)
+{
+	json_t *root = NULL, *gates;
+	sl_baseline_rec *runs = NULL;
+	size_t nruns = 0;
+	int ret = SL_OK;
+
+	if (!(root = json_load_file(g->shared, 0, NULL)) ||
+	    !json_is_object(gates = json_object_get(root, "gates")))
+		goto done;
+	for (size_t i = 0; i < g->n && !ret; i++) {
+		const sl_gate_conf *d = g->gs[i].def;
+		json_t *list = json_object_get(gates, d->name), *e;
+		size_t k;
+
+		if (d->kind == SL_GATE_POLICY || !json_is_array(list) || !json_array_size(list))
+			continue;
+		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, &runs, &nruns,
+						 err)))
+			break;
+		sl_baseline_list_free(runs, nruns);
+		runs = NULL;
+		if (nruns)
+			continue;
+		json_array_foreach(list, k, e)
+			if (!json_is_string(json_object_get(e, "verdict")) ||
+			    sl_verdict_parse(json_string_value(json_object_get(e, "verdict"))) < 0 ||
+			    !json_is_string(json_object_get(e, "output")))
+				break;
+		if (k < json_array_size(list))
+			continue;       /* not ours, or damaged: measure it */
+		json_array_foreach(list, k, e) {
+			sl_baseline_rec rec = { 0 };
+			int v = sl_verdict_parse(json_string_value(json_object_get(e, "verdict")));
+
+			rec.gate = (char *)d->name;
+			rec.run = (int64_t)k + 1;
+			rec.verdict = (sl_verdict)v;
+			rec.exit_status = json_integer_value(json_object_get(e, "exit_status"));
+			rec.output = (char *)json_string_value(json_object_get(e, "output"));
+			rec.report = (char *)json_string_value(json_object_get(e, "report"));
+			if ((ret = sl_store_baseline_add(g->st, g->campaign_id, &rec, err)))
+				break;
+		}
+	}
+done:
+	json_decref(root);
+	return ret;
+}
+
+/* Write what the store holds for every gate to the shared file (best effort). */
+static void export_shared(sl_gating *g)
+{
+	json_t *root = json_object(), *gates = json_object();
+	sl_err err = SL_ERR_INIT;
+	sl_buf tmp = SL_BUF_INIT;
+
+	for (size_t i = 0; i < g->n; i++) {
+		sl_baseline_rec *runs = NULL;
+		size_t nruns = 0;
+		json_t *list;
+
+		if (g->gs[i].def->kind == SL_GATE_POLICY ||
+		    sl_store_baseline_get(g->st, g->campaign_id, g->gs[i].def->name, &runs, &nruns,
+					  &err))
+			continue;
+		list = json_array();
+		for (size_t k = 0; k < nruns; k++)
+			json_array_append_new(list, json_pack("{s:s,s:I,s:s,s:s?}",
+					      "verdict", sl_verdict_name(runs[k].verdict),
+					      "exit_status", (json_int_t)runs[k].exit_status,
+					      "output", runs[k].output ? runs[k].output : "",
+					      "report", runs[k].report));
+		json_object_set_new(gates, g->gs[i].def->name, list);
+		sl_baseline_list_free(runs, nruns);
+	}
+	json_object_set_new(root, "gates", gates);
+	/* another store may be writing it too: whole files only */
+	sl_buf_addf(&tmp, "%s.%ld", g->shared, (long)getpid());
+	if (!json_dump_file(root, tmp.buf, JSON_COMPACT) && rename(tmp.buf, g->shared))
+		unlink(tmp.buf);
+	sl_buf_release(&tmp);
+	json_decref(root);
+}
+
 static int measure_all(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 		       sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
 {
 	sl_gate_tree tree = { NULL, NULL, 0 };
 	int ret = SL_OK;
 
+	if (g->shared && (ret = import_shared(g, err)))
+		return ret;
 	for (size_t i = 0; i < g->n && !ret; i++)
 		if (g->gs[i].def->kind != SL_GATE_POLICY)
 			ret = baseline_of(g, &g->gs[i], checkout, ctx, &tree, progress,
 					  progress_ctx, all, err);
+	if (g->shared && !ret)
+		export_shared(g);
 	return ret;
+}
+
+void sl_gating_share_baselines(sl_gating *g, const char *dir)
+{
+	sl_buf b = SL_BUF_INIT;
+	char digest[65];
+
+	/* a base run depends on every gate before it too: all of them, in order */
+	sl_buf_addf(&b, "baseline 1\nbase %s\nenv %s\nunsafe %d\n", g->base_hex, g->env_digest,
+		    g->unsafe);
+	for (size_t i = 0; i < g->n; i++)
+		sl_buf_addf(&b, "gate %s\n", g->gs[i].def_digest);
+	sl_sha256_hex(digest, b.buf, b.len);
+	sl_buf_reset(&b);
+	sl_buf_addf(&b, "baseline-%.16s.json", digest);
+	free(g->shared);
+	g->shared = sl_path_join(dir, b.buf);
+	sl_buf_release(&b);
 }
 
 int sl_gating_baseline(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
@@ -1026,6 +1140,7 @@ static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *wor
 					 d->name, r.exit_status);
 		*killed = r.verdict != SL_VERDICT_PASS;
 		rec->duration_ms += r.duration_ms;
+		rec->jail_ms += r.setup_ms;
 		free(rec->jail);
 		rec->jail = jail_text(g, r.layers);
 	}
@@ -1261,6 +1376,7 @@ int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, 
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
 			rec->duration_ms += r.duration_ms;
+			rec->jail_ms += r.setup_ms;
 			rec->output_bytes = (int64_t)r.output_total;
 			if (runs > 1 && !verdict_ok(d, rec->verdict) && rec->verdict != SL_VERDICT_ERROR) {
 				char note[64];

@@ -187,7 +187,7 @@ struct plan {
 };
 
 /* What the children send up the report pipe; small enough to be atomic. */
-enum { REP_FAIL = 1, REP_STATUS = 2 };
+enum { REP_FAIL = 1, REP_STATUS = 2, REP_STARTED = 3 };
 struct report {
 	int kind;
 	int err;              /* REP_FAIL: errno */
@@ -1290,6 +1290,12 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 		loopback_up(rep);
 	STEP(ST_NET);
 
+	/* the jail is set up: the supervisor times it */
+	memset(&r, 0, sizeof(r));
+	r.kind = REP_STARTED;
+	if (write(rep, &r, sizeof(r)) < 0) {
+		/* the supervisor is gone */
+	}
 	child = raw_fork(0);
 	if (child < 0)
 		fail(rep, "fork the payload");
@@ -1457,6 +1463,7 @@ struct sup {
 	struct rusage ru;             /* pid 1's, with every process it reaped */
 	int got_status, status;       /* the payload's wait status, from pid 1 */
 	struct report fail;           /* the first setup failure, if any */
+	int64_t started_ms;           /* when pid 1 said the jail was set up, or 0 */
 };
 
 static void read_output(struct sup *s, sl_jail_result *out, size_t cap, char *chunk, size_t sz)
@@ -1492,6 +1499,8 @@ static void read_report(struct sup *s)
 	if (n == (ssize_t)sizeof(r) && r.kind == REP_STATUS) {
 		s->status = r.status;
 		s->got_status = 1;
+	} else if (n == (ssize_t)sizeof(r) && r.kind == REP_STARTED) {
+		s->started_ms = sl_now_ms();
 	} else if (n == (ssize_t)sizeof(r) && r.kind == REP_FAIL) {
 		if (!s->fail.kind)
 			s->fail = r;
@@ -1712,7 +1721,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	s.pidfd = s.out_fd = s.rep_fd = s.files_fd = -1;
 	sl_buf_init(&s.files, 0);
 	out->exited = out->exit_status = out->term_signal = out->timed_out = out->oom = 0;
-	out->duration_ms = out->cpu_ms = 0;
+	out->duration_ms = out->cpu_ms = out->setup_ms = 0;
 	out->output_total = 0;
 	out->layers = 0;
 	sl_buf_reset(&out->output);
@@ -1863,6 +1872,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		goto done;
 	STEP(ST_SUPERVISED);
 	out->duration_ms = sl_now_ms() - start;
+	out->setup_ms = s.started_ms ? s.started_ms - start : 0;
 	keep_tail(&out->output, cap, 1);
 	out->output.truncated = out->output_total > out->output.len;
 	out->oom = sl_cgroup_oom(cg);

@@ -203,6 +203,8 @@ typedef struct sl_jail_result {
 	int oom;                    /* the cgroup memory limit killed something */
 	int64_t cpu_ms;             /* user+system CPU time of every process of the jail */
 	int64_t duration_ms;
+	int64_t setup_ms;           /* of duration_ms: until the jail was set up and the
+				       command about to start (0 when unknown) */
 	sl_buf output;              /* the tail of stdout+stderr */
 	size_t output_total;        /* bytes the command wrote in all */
 	unsigned layers;            /* SL_JAIL_* bits this run had */

@@ -213,6 +213,14 @@ int sl_gating_describe(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
  * --unsafe), as 64 hex digits.
  */
 void sl_gating_warm_digest(const sl_gating *g, char out[65]);
+/*
+ * Share the baseline with other stores of the same campaign definition:
+ * a file in dir named by a digest of the base commit, every gate's
+ * definition in order and the environment.  sl_gating_baseline() then takes
+ * a gate's runs from there when its store has none, and writes what it
+ * measured there.
+ */
+void sl_gating_share_baselines(sl_gating *g, const char *dir);
 /* 1 when some gate has `prepare: true`. */
 int sl_gating_has_prepare(const sl_gating *g);
 /*

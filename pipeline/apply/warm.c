@@ -251,7 +251,7 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 {
 	sl_warm *w = sl_xcalloc(1, sizeof(*w));
 	sl_buf b = SL_BUF_INIT;
-	char *ready = NULL, *lock = NULL, *tmp = NULL;
+	char *ready = NULL, *lock = NULL;
 	struct stat st;
 	int ret = SL_ERROR;
 
@@ -304,13 +304,17 @@ done:
 	sl_buf_release(&b);
 	free(ready);
 	free(lock);
-	free(tmp);
 	return ret;
 }
 
 const char *sl_warm_tree(const sl_warm *w)
 {
 	return w->tree;
+}
+
+const char *sl_warm_dir(const sl_warm *w)
+{
+	return w->dir;
 }
 
 void sl_warm_free(sl_warm *w)

@@ -50,6 +50,8 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 		 sl_err *err);
 /* The prepared tree (borrowed until sl_warm_free). */
 const char *sl_warm_tree(const sl_warm *w);
+/* ROOT/warm-DIGEST, where what belongs with this warm base may be kept (borrowed). */
+const char *sl_warm_dir(const sl_warm *w);
 /* Release the lock; the warm base stays for the next run.  NULL is a no-op. */
 void sl_warm_free(sl_warm *w);
 

@@ -322,8 +322,14 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 			sl_report_add_xml(out, c->decision_reason);
 		}
 	}
-	sl_buf_adds(out, ".</p>\n<table><tr><th>gate</th><th>verdict</th><th>exit</th>"
-		    "<th>time</th><th>note</th></tr>\n");
+	sl_buf_adds(out, ".</p>\n");
+	if (c->tree) {
+		sl_buf_adds(out, "<p>Tree: ");
+		sl_report_add_xml(out, c->tree);
+		sl_buf_addf(out, ", made in %lld ms.</p>\n", (long long)c->tree_ms);
+	}
+	sl_buf_adds(out, "<table><tr><th>gate</th><th>verdict</th><th>exit</th>"
+		    "<th>time</th><th>jail setup</th><th>note</th></tr>\n");
 	for (size_t i = 0; i < ng; i++) {
 		sl_buf_adds(out, "<tr><td>");
 		sl_report_add_xml(out, g[i].gate);
@@ -331,9 +337,9 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 		sl_report_add_xml(out, sl_verdict_name(g[i].verdict));
 		sl_buf_adds(out, "\">");
 		sl_report_add_xml(out, sl_verdict_name(g[i].verdict));
-		sl_buf_addf(out, "%s</td><td>%lld</td><td>%lld ms</td><td>",
+		sl_buf_addf(out, "%s</td><td>%lld</td><td>%lld ms</td><td>%lld ms</td><td>",
 			    g[i].cached ? " (cached)" : "", (long long)g[i].exit_status,
-			    (long long)g[i].duration_ms);
+			    (long long)g[i].duration_ms, (long long)g[i].jail_ms);
 		sl_report_add_xml(out, g[i].note);
 		sl_buf_adds(out, "</td></tr>\n");
 	}

@@ -166,8 +166,18 @@ void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 	}
 }
 
+/* " (jail setup N ms)" for a gate that ran in a jail now (not cached), else "". */
+static const char *jail_ms_text(char *buf, size_t n, const sl_gate_run_rec *g)
+{
+	if (!g->jail || g->cached)
+		return "";
+	snprintf(buf, n, " (jail setup %lld ms)", (long long)g->jail_ms);
+	return buf;
+}
+
 int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err)
 {
+	char jbuf[48];
 	sl_candidate_rec c;
 	sl_gate_run_rec *g = NULL;
 	sl_attempt_rec *att = NULL;
@@ -214,6 +224,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 			json_object_set_new(r, "verdict", json_string(sl_verdict_name(g[i].verdict)));
 			json_object_set_new(r, "exit_status", json_integer(g[i].exit_status));
 			json_object_set_new(r, "duration_ms", json_integer(g[i].duration_ms));
+			json_object_set_new(r, "jail_ms", json_integer(g[i].jail_ms));
 			json_object_set_new(r, "output_bytes", json_integer(g[i].output_bytes));
 			json_object_set_new(r, "output_tail", json_string(g[i].output_tail));
 			json_object_set_new(r, "cached", json_boolean(g[i].cached));
@@ -222,6 +233,8 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 			json_array_append_new(ga, r);
 		}
 		json_object_set_new(o, "gates", ga);
+		json_object_set_new(o, "tree", json_str_or_null(c.tree));
+		json_object_set_new(o, "tree_ms", json_integer(c.tree_ms));
 		json_object_set_new(o, "gate_counts", json_pack("{s:I,s:I,s:I,s:I,s:I}",
 				    "passed", (json_int_t)n.passed, "failed", (json_int_t)n.failed,
 				    "skipped", (json_int_t)n.skipped, "cached", (json_int_t)n.cached,
@@ -241,6 +254,8 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c.state),
 		    c.branch ? ", proposed on " : "", c.branch ? c.branch : "");
 	sl_buf_addf(out, "commit:   %s\n", c.commit_oid);
+	if (c.tree)
+		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c.tree, (long long)c.tree_ms);
 	if (c.decision)
 		sl_buf_addf(out, "decision: %s%s%s\n", c.decision, c.decision_reason ? ": " : "",
 			    c.decision_reason ? c.decision_reason : "");
@@ -251,9 +266,9 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		sl_buf_addf(out, ", %lld errors", (long long)n.errors);
 	sl_buf_addch(out, '\n');
 	for (size_t i = 0; i < ng; i++) {
-		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s\n", g[i].gate,
+		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s%s\n", g[i].gate,
 			    sl_verdict_name(g[i].verdict), (long long)g[i].exit_status,
-			    (long long)g[i].duration_ms,
+			    (long long)g[i].duration_ms, jail_ms_text(jbuf, sizeof(jbuf), &g[i]),
 			    g[i].note ? " (" : "", g[i].note ? g[i].note : "", g[i].note ? ")" : "",
 			    g[i].jail && !strncmp(g[i].jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
 		if (g[i].verdict != SL_VERDICT_PASS && g[i].output_tail[0]) {
@@ -351,14 +366,19 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 		    (ret = sl_store_gate_runs(st, cands[i].id, &g, &ng, err)))
 			goto done;
 		sl_buf_addf(&md, "### %zu. `%s` lines %lld-%lld (candidate %lld)\n\n"
-			    "Branch `%s`, attempt %lld%s%s.\n\n| gate | verdict | time |\n|---|---|---|\n",
+			    "Branch `%s`, attempt %lld%s%s.\n\n",
 			    idx, cands[i].path, (long long)cands[i].start_line,
 			    (long long)cands[i].end_line, (long long)cands[i].id, cands[i].branch,
 			    (long long)cands[i].attempt_n, cands[i].decision ? ", " : "",
 			    cands[i].decision ? "accepted" : "");
+		if (cands[i].tree)
+			sl_buf_addf(&md, "Tree: %s, made in %lld ms.\n\n", cands[i].tree,
+				    (long long)cands[i].tree_ms);
+		sl_buf_adds(&md, "| gate | verdict | time | of it, jail setup |\n|---|---|---|---|\n");
 		for (size_t j = 0; j < ng; j++)
-			sl_buf_addf(&md, "| %s | %s | %lld ms |\n", g[j].gate, sl_verdict_name(g[j].verdict),
-				    (long long)g[j].duration_ms);
+			sl_buf_addf(&md, "| %s | %s | %lld ms | %lld ms |\n", g[j].gate,
+				    sl_verdict_name(g[j].verdict), (long long)g[j].duration_ms,
+				    (long long)g[j].jail_ms);
 		/* what a passing gate found: coverage added, mutants killed, findings gone */
 		for (size_t j = 0, first = 1; j < ng; j++) {
 			if (!g[j].note || g[j].verdict != SL_VERDICT_PASS)

@@ -34,7 +34,8 @@ state() {
 		sha1sum repo/.git/config
 		git -C repo for-each-ref --format="%(refname) %(objectname)" | grep -v "^refs/heads/sluice/" || true
 		git -C repo worktree list --porcelain
-		find scratch -mindepth 2 2>/dev/null | sort
+		# a warm base (README, "Warm base") is made by the baseline, before any edit
+		find scratch -mindepth 2 2>/dev/null | grep -v "/warm-[0-9a-f]\{16\}\(/\|\$\)" | sort
 		ls "$TRASH" | grep pwned || true
 	} >"$1"
 }

@@ -19,6 +19,8 @@ campaign() {
 	  command: "cat $TRASH/reply.txt"
 	edit_format: udiff
 	attempts: 1
+	# worktrees are what this script is about: no warm base and layers
+	jail: {warm_base: off}
 	gates:
 	  - name: check
 	    command: |

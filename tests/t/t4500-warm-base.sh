@@ -59,7 +59,7 @@ test_expect_success 'setup' '
 	jobs: 2
 	gates:
 	  - {name: build, command: "echo built >>runs.log; make 2>&1", prepare: true}
-	  - {name: test, command: "make check 2>&1"}
+	  - {name: test, command: "make check 2>&1 && od -An -tx8 -N8 /dev/urandom"}
 	EOF
 	sed -e "s/^jobs: 2/jobs: 2\njail: {warm_base: off}/" c.yaml >off.yaml &&
 	grep -q "warm_base: off" off.yaml
@@ -128,8 +128,12 @@ test_expect_success 'the warm base is byte for byte what it was; no layer is lef
 	test -z "$(find "$TRASH/scratch" -maxdepth 2 -name "layer-*")"
 '
 
-test_expect_success 'another store with the same campaign reuses the warm base and its preparation' '
+test_expect_success 'another store with the same campaign reuses the warm base, its preparation and its baseline' '
 	sluice run --store s2.db c.yaml >out &&
+	store_query s1.db "select gate, run, verdict, output from baselines order by gate, run" >base1 &&
+	store_query s2.db "select gate, run, verdict, output from baselines order by gate, run" >base2 &&
+	test "$(wc -l <base1)" -gt 3 &&
+	test_cmp base1 base2 &&
 	grep -q "proposed  *3" out &&
 	test "$(warm_dirs | wc -l)" = 1 &&
 	test "$(cat "$(warm_dirs)/tree/runs.log")" = built &&
@@ -137,8 +141,22 @@ test_expect_success 'another store with the same campaign reuses the warm base a
 	test_cmp before after2
 '
 
+test_expect_success 'gates whose verdicts are cached run again before a later gate that must run sees the tree' '
+	sed -e "s/^name: warm/name: warm-cache/" c.yaml >cache.yaml &&
+	printf "%s\n" "  - {name: again, command: \"./prog | cmp - expected.txt\"}" >>cache.yaml &&
+	cp s1.db cache.db &&
+	sluice run --store cache.db cache.yaml >out &&
+	grep -q "proposed  *3" out &&
+	store_query cache.db "select g.gate || \" \" || g.verdict || \" \" || g.cached from gate_runs g
+		join candidates c on c.id = g.candidate_id join targets t on t.id = c.target_id
+		join campaigns k on k.id = t.campaign_id where k.name = \"warm-cache\" and g.gate != \"syntax\"
+		order by g.id" | sort | uniq -c | sed "s/^ *//" >actual-cache &&
+	printf "%s\n" "3 again pass 0" "3 build pass 1" "3 test pass 1" >expect-cache &&
+	test_cmp expect-cache actual-cache
+'
+
 test_expect_success 'a deleted file is gone from the candidate that deletes it, and only there' '
-	sed -e "s/make check 2>&1/{ test -e src\/moved.c || test -e src\/extra.c; } \&\& { test ! -e src\/moved.c || test ! -e src\/extra.c; } \&\& make check 2>\&1/" \
+	sed -e "s/make check 2>&1 \&\& od -An -tx8 -N8 \/dev\/urandom/{ test -e src\/moved.c || test -e src\/extra.c; } \&\& { test ! -e src\/moved.c || test ! -e src\/extra.c; } \&\& make check 2>\&1/" \
 		-e "s/^name: warm/name: warm-del/" c.yaml >del.yaml &&
 	grep -q "test ! -e src/extra.c; } && make check" del.yaml &&
 	sluice run --store del.db del.yaml >out &&
@@ -156,12 +174,29 @@ test_expect_success 'without the overlay (warm_base: off): a worktree each, the 
 	test -z "$(find "$TRASH/scratch/warm" -maxdepth 1 -name "layer-*")"
 '
 
+test_expect_success 'show and the reports give each candidate its tree, the time to make it and the jail setup of each gate' '
+	id=$(store_query s1.db "select min(id) from candidates") &&
+	sluice show --store s1.db $id >show &&
+	grep -q "^tree:     overlay, made in [0-9]* ms$" show &&
+	grep -q "^gate build .* ms (jail setup [0-9]* ms)$" show &&
+	sluice show --json --store s1.db $id >show.json &&
+	grep -q "\"tree\":\"overlay\",\"tree_ms\":[0-9]" show.json &&
+	grep -q "\"gate\":\"test\",\"verdict\":\"pass\",\"exit_status\":0,\"duration_ms\":[0-9]*,\"jail_ms\":[0-9]" show.json &&
+	id=$(store_query s3.db "select min(id) from candidates") &&
+	sluice show --json --store s3.db $id | grep -q "\"tree\":\"worktree\"" &&
+	sluice export --store s1.db --out exp >/dev/null &&
+	grep -q "^Tree: overlay, made in [0-9]* ms\.$" exp/report.md &&
+	grep -q "| build | pass | [0-9]* ms | [0-9]* ms |" exp/report.md &&
+	grep -q "<p>Tree: overlay, made in [0-9]* ms.</p>" exp/report.html &&
+	grep -q "<th>jail setup</th>" exp/report.html
+'
+
 test_expect_success 'a changed preparing gate makes a new warm base; gc removes the unused ones' '
 	sed -e "s/prepare: true}/prepare: true, timeout: 300}/" c.yaml >c2.yaml &&
 	sluice baseline --store s4.db c2.yaml >out &&
 	test "$(warm_dirs | wc -l)" = 2 &&
 	sluice gc --scratch "$TRASH/scratch" --repo repo >out &&
-	grep -q "removed 3 warm bases, 0 layers" out &&
+	grep -q "removed 4 warm bases, 0 layers" out &&
 	test "$(warm_dirs | wc -l)" = 0
 '
 

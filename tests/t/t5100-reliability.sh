@@ -206,11 +206,12 @@ test_expect_success 'setup: a slow gate, ten targets' '
 	grep -q "paths: \[\"src/m0.c\"\]" s.yaml
 '
 
-# wait_for_worktree DIR: until a candidate worktree appears under DIR (bounded)
+# wait_for_worktree DIR: until a candidate's tree (a worktree, or its layer
+# over the warm base) appears under DIR (bounded)
 wait_for_worktree() {
 	i=0
 	while [ $i -lt 1200 ]; do
-		ls "$1" 2>/dev/null | grep -q "^sl-" && return 0
+		ls "$1" 2>/dev/null | grep -q -e "^sl-" -e "^layer-" && return 0
 		sleep 0.05
 		i=$((i + 1))
 	done
@@ -225,7 +226,7 @@ test_expect_success 'SIGTERM: gates killed, worktrees and unpassed branches remo
 	cat err &&
 	test $rc = 143 &&
 	grep -q "stopped by SIGTERM" err &&
-	test -z "$(ls scratch/sig | grep "^sl-")" &&
+	test -z "$(ls scratch/sig | grep -e "^sl-" -e "^layer-")" &&
 	test $(git -C repo worktree list | wc -l) = 1 &&
 	check_branches g.db sluice/sig &&
 	test "$(sqlite3 g.db "select outcome from runs")" = stopped &&
@@ -241,7 +242,7 @@ test_expect_success 'SIGINT twice exits at once with 130; the next run resumes a
 	test $rc = 130 &&
 	sluice run --store g.db s.yaml >out 2>err &&
 	test "$(sqlite3 g.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = 10 &&
-	test -z "$(ls scratch/sig | grep "^sl-")" &&
+	test -z "$(ls scratch/sig | grep -e "^sl-" -e "^layer-")" &&
 	test "$(sqlite3 g.db "select count(*) from attempts where n > 2")" = 0
 '
 

@@ -39,7 +39,6 @@ test_expect_success 'setup: the project in a repository, the testgen campaign' '
 	provider: {kind: command, command: "sh $CANDIDATES/next.sh $CANDIDATES $TRASH/asked"}
 	edit_format: search-replace
 	attempts: 6
-	jail: {writable_worktree: true}
 	gates:
 	  - {name: build, command: make}
 	  - {name: stable, kind: test, command: make -s check}
