@@ -40,8 +40,10 @@ struct sl_cgroup {
  * which every process of the machine shares, a dozen times (mkdir, limits,
  * cgroup.kill, rmdir, in each hierarchy): on a busy machine that was what
  * made a jail slower than bubblewrap at p90 (bench/jail.sh).  Only a group
- * found empty, whose memory limit never killed anything, is kept, so a
- * reused group starts as a fresh one would (its limits were never changed).
+ * found empty, whose memory limit never killed anything and that holds no
+ * tmpfs memory is kept, so a reused group starts as a fresh one would (its
+ * limits were never changed; what it is still charged for is page cache,
+ * which the kernel reclaims at need).
  * A kept group is an empty "sluice-PID-N" directory: when this process
  * ends, the next probe of another one sweeps it.
  */
@@ -49,6 +51,7 @@ struct sl_cgroup {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static sl_cgroup *pool;
 static unsigned pooled;
+static pid_t pool_pid;     /* whose pool it is: a forked child starts its own */
 
 /* CFS bandwidth period for the CPU quota, in microseconds (the kernel's default) */
 #define CPU_PERIOD_US 100000u
@@ -284,12 +287,39 @@ void sl_cgroup_probe(sl_cgroup_info *out)
 
 static void remove_group(sl_cgroup *cg);
 
-/* A kept group with exactly these limits, out of the pool, or NULL. */
+/* Whether every directory of the group is still there (cheap: no cgroup lock). */
+static int group_exists(const sl_cgroup *cg)
+{
+	struct stat st;
+
+	for (int h = 0; h < H_N; h++)
+		if (*cg->dir[h] && stat(cg->dir[h], &st))
+			return 0;
+	return 1;
+}
+
+/* Under pool_lock: a forked child forgets the pool it inherited (its parent's groups). */
+static void pool_own(void)
+{
+	if (pool_pid != getpid()) {
+		pool = NULL;
+		pooled = 0;
+		pool_pid = getpid();
+	}
+}
+
+/*
+ * A kept group with exactly these limits, out of the pool, or NULL.  The
+ * pool is this process's: a forked child forgets the copy it inherited
+ * (its parent may still use those groups), and a group someone removed
+ * meanwhile is dropped.
+ */
 static sl_cgroup *pool_take(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_milli)
 {
 	sl_cgroup **pp, *cg = NULL;
 
 	pthread_mutex_lock(&pool_lock);
+	pool_own();
 	for (pp = &pool; *pp; pp = &(*pp)->next)
 		if ((*pp)->mem_bytes == mem_bytes && (*pp)->pids_max == pids_max &&
 		    (*pp)->cpu_milli == cpu_milli) {
@@ -300,6 +330,10 @@ static sl_cgroup *pool_take(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_
 			break;
 		}
 	pthread_mutex_unlock(&pool_lock);
+	if (cg && !group_exists(cg)) {
+		remove_group(cg);
+		cg = NULL;
+	}
 	return cg;
 }
 
@@ -512,14 +546,37 @@ static int group_empty(const sl_cgroup *cg)
 	return 1;
 }
 
+/*
+ * Whether the group is still charged for tmpfs or shared memory (the "shmem"
+ * line of memory.stat; unreadable: yes): files a jail left on a tmpfs outside
+ * it, such as a candidate's layer, which without swap nothing can reclaim,
+ * so a next jail in the group would get less memory than its limit says.
+ */
+static int holds_shmem(const sl_cgroup *cg)
+{
+	const char *dir = cg->v2_mem && *cg->dir[H_V2] ? cg->dir[H_V2] : cg->dir[H_MEM];
+	char path[400], buf[4096], *p;
+
+	if (!*dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	if (read_small(path, buf, sizeof(buf)))
+		return 1;
+	if (strncmp(buf, "shmem ", 6) && !(p = strstr(buf, "\nshmem ")))
+		return 1;
+	p = strncmp(buf, "shmem ", 6) ? p + 1 : buf;
+	return strtoull(p + 6, NULL, 10) > 0;
+}
+
 /* Keep an empty group that saw no OOM kill for the next jail: 1, or 0 (not kept). */
 static int pool_keep(sl_cgroup *cg)
 {
 	int kept = 0;
 
-	if (sl_cgroup_oom(cg) || !group_empty(cg))
+	if (sl_cgroup_oom(cg) || !group_empty(cg) || holds_shmem(cg))
 		return 0;
 	pthread_mutex_lock(&pool_lock);
+	pool_own();
 	if (pooled < POOL_MAX) {
 		cg->next = pool;
 		pool = cg;

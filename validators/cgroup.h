@@ -11,11 +11,11 @@
  * *layers what took; nothing here is fatal: a machine without writable
  * cgroups gives a jail without this layer.  sl_cgroup_add() moves a
  * process in (do it before the process forks).  sl_cgroup_free() keeps an
- * empty group whose memory limit killed nothing for the next
- * sl_cgroup_new() of this process with the same limits (a few, see
- * cgroup.c); any other it kills every process still in (cgroup.kill on
- * v2, SIGKILL to each listed pid on v1, a bounded number of rounds) and
- * removes.  The first probe also removes empty "sluice-PID-N" groups
+ * empty group whose memory limit killed nothing, charged for no tmpfs
+ * memory, for the next sl_cgroup_new() of this process with the same
+ * limits (a few, see cgroup.c); any other it kills every process still in
+ * (cgroup.kill on v2, SIGKILL to each listed pid on v1, a bounded number
+ * of rounds) and removes.  The first probe also removes empty "sluice-PID-N" groups
  * whose PID is gone (a caller killed before its cleanup, or groups kept).
  */
 #ifndef SL_CGROUP_H
@@ -80,7 +80,8 @@ int sl_cgroup_enter_self(const sl_cgroup *cg);
 int sl_cgroup_oom(sl_cgroup *cg);
 
 /*
- * Done with the group: kept for reuse if empty and never OOM-killed, else
+ * Done with the group: kept for reuse if empty, never OOM-killed and
+ * charged for no tmpfs memory, else
  * kill what is left, remove the group, free it.  NULL is a no-op.
  */
 void sl_cgroup_free(sl_cgroup *cg);

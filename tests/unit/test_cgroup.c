@@ -2,14 +2,17 @@
  * test_cgroup.c - jails' control groups (validators/cgroup.h) on this
  * machine's real cgroup file systems: a finished jail's empty group is kept
  * and handed to the next one with the same limits; a group that still holds
- * a process, or whose memory limit killed one, is never handed out again.
+ * a process, whose memory limit killed one, or that is charged for files on
+ * the host's tmpfs, is never handed out again.
  *
  * A group is told apart by the inode of its directory (a new directory gets
  * a new inode number while the old one is still open), read through
  * sl_cgroup_v2_fd(), so these tests need a v2 group and skip without one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -129,47 +132,117 @@ static void test_reused_with_same_limits(void)
 		close(fc);
 }
 
-/*
- * A group whose process ran what(): freed while the process runs (busy: the
- * free must kill it), or after the process died of the memory limit (oom).
- * Either way the group is not kept.
- */
-static void freed_not_kept(uint64_t mem, unsigned pids, int oom)
+/* a file on the host's tmpfs, written by a process of the group */
+static char shm_file[64];
+
+static void fill_shm(void)
 {
+	static char block[1 << 16];
+	int fd = open(shm_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	memset(block, 'x', sizeof(block));
+	for (int i = 0; fd >= 0 && i < 64; i++)
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+			_exit(3);
+	_exit(fd < 0 ? 3 : 0);
+}
+
+enum how { BUSY, OOM, SHMEM };
+
+/*
+ * A group whose process was still running when the group was freed (BUSY:
+ * the free must kill it), died of the memory limit (OOM), or exited after
+ * leaving 4 MiB on the host's tmpfs (SHMEM).  No such group is kept.
+ */
+static void freed_not_kept(uint64_t mem, unsigned pids, enum how how)
+{
+	static void (*const what[])(void) = { sleep_long, eat_memory, fill_shm };
 	unsigned l = 0;
 	sl_cgroup *a = sl_cgroup_new(mem, pids, 0, &l);
 	struct stat sa;
 	int fa = -1, st = 0;
 	pid_t pid;
 
-	if (!a || (oom && !(l & SL_CG_MEMORY)) || (fa = group_dir(a, &sa)) < 0) {
+	if (!a || (how != BUSY && !(l & SL_CG_MEMORY)) || (fa = group_dir(a, &sa)) < 0) {
 		sl_cgroup_free(a);
 		SKIP("no v2 cgroup (and memory limit) for this user");
 	}
-	pid = child_in(a, oom ? eat_memory : sleep_long);
+	snprintf(shm_file, sizeof(shm_file), "/dev/shm/sluice-test-cgroup-%d", (int)getpid());
+	pid = child_in(a, what[how]);
 	CHECK(pid > 0);
-	if (!oom)
+	if (how == BUSY)
 		sl_cgroup_free(a);
 	if (pid > 0) {
 		CHECK_INT(waitpid(pid, &st, 0), pid);
-		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		if (how == SHMEM)
+			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		else
+			CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	}
-	if (oom) {
-		CHECK_INT(sl_cgroup_oom(a), 1);
+	if (how != BUSY) {
+		CHECK_INT(sl_cgroup_oom(a), how == OOM);
 		sl_cgroup_free(a);
 	}
 	check_not_kept(mem, pids, &sa);
+	unlink(shm_file);
 	close(fa);
 }
 
 static void test_busy_group_killed_not_kept(void)
 {
-	freed_not_kept(128 * MB, 34, 0);
+	freed_not_kept(128 * MB, 34, BUSY);
 }
 
 static void test_oom_group_not_kept(void)
 {
-	freed_not_kept(48 * MB, 35, 1);
+	freed_not_kept(48 * MB, 35, OOM);
+}
+
+static void test_shmem_group_not_kept(void)
+{
+	struct stat st;
+
+	if (stat("/dev/shm", &st) || access("/dev/shm", W_OK))
+		SKIP("no writable /dev/shm");
+	freed_not_kept(256 * MB, 36, SHMEM);
+}
+
+/* A forked child never takes its parent's kept groups; the parent still has them. */
+static void test_forked_child_makes_its_own(void)
+{
+	unsigned l = 0;
+	sl_cgroup *a = sl_cgroup_new(80 * MB, 37, 0, &l), *c = NULL;
+	struct stat sa, sc;
+	int fa = -1, fc = -1, st = 0;
+	pid_t pid;
+
+	if (!a || (fa = group_dir(a, &sa)) < 0) {
+		sl_cgroup_free(a);
+		SKIP("no v2 cgroup for this user");
+	}
+	sl_cgroup_free(a);
+	pid = fork();
+	if (pid == 0) {
+		sl_cgroup *b = sl_cgroup_new(80 * MB, 37, 0, &l);
+		struct stat sb;
+		int fb = b ? group_dir(b, &sb) : -1;
+
+		_exit(fb < 0 ? 2 : sb.st_ino == sa.st_ino);
+	}
+	CHECK(pid > 0);
+	if (pid > 0) {
+		CHECK_INT(waitpid(pid, &st, 0), pid);
+		CHECK(WIFEXITED(st));
+		CHECK_INT(WEXITSTATUS(st), 0);
+	}
+	c = sl_cgroup_new(80 * MB, 37, 0, &l);
+	if (c && (fc = group_dir(c, &sc)) >= 0)
+		CHECK_INT(sc.st_ino, sa.st_ino);
+	CHECK(fc >= 0);
+	sl_cgroup_free(c);
+	close(fa);
+	if (fc >= 0)
+		close(fc);
 }
 
 int main(void)
@@ -177,5 +250,7 @@ int main(void)
 	RUN(test_reused_with_same_limits);
 	RUN(test_busy_group_killed_not_kept);
 	RUN(test_oom_group_not_kept);
+	RUN(test_shmem_group_not_kept);
+	RUN(test_forked_child_makes_its_own);
 	return unit_done();
 }
