@@ -15,7 +15,8 @@
 #                                        function on two inputs against values
 #                                        computed here
 #   Makefile                             out-of-tree objects in out/, -MMD -MP
-#                                        dependencies, libbp.a, `make check`
+#                                        dependencies, libbp.a, test runners
+#                                        linked from their own objects, `make check`
 #   targets.txt                          the files calling bp_old_scale(), sorted
 # The generator evaluates every function itself (same integer arithmetic as C:
 # % truncates toward zero in both), so the expected values are not read back
@@ -158,10 +159,12 @@ BEGIN {
 	print "all: $(OUT)/libbp.a $(TESTS)\n" > mk
 	print "$(OUT)/libbp.a: $(OBJS)\n\trm -f $@\n\tar rcs $@ $(OBJS)\n" > mk
 	print "$(OUT)/%.o: %.c\n\t@mkdir -p $(@D)\n\t$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@\n" > mk
-	print "$(OUT)/tests/%: tests/%.c $(OUT)/libbp.a\n\t@mkdir -p $(@D)\n\t$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $< $(OUT)/libbp.a -o $@\n" > mk
+	print "$(OUT)/tests/%.o: tests/%.c\n\t@mkdir -p $(@D)\n\t$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -c $< -o $@\n" > mk
+	print "$(OUT)/tests/%: $(OUT)/tests/%.o $(OUT)/libbp.a\n\t$(CC) $(CFLAGS) $< $(OUT)/libbp.a -o $@\n" > mk
 	print "check: $(TESTS)\n\t@for t in $(TESTS); do ./$$t || exit 1; done\n" > mk
 	print "clean:\n\trm -rf $(OUT)\n\n.PHONY: all check clean\n" > mk
 	print "-include $(OBJS:.o=.d) $(TESTS:=.d)" > mk
+	print ".SECONDARY:" > mk
 	close(mk)
 
 	tl = dir "/targets.txt"
