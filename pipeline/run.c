@@ -1258,7 +1258,6 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		sl_gate_tree gt = { sl_warm_tree(x->warm), NULL, 0 };
 		char *layer = NULL;
 		int capped = 0;
-
 		int64_t tree_t0 = sl_now_ms();
 
 		r = tree_of(tree, repo, commit, err);
@@ -1281,7 +1280,6 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		free(layer);
 	} else {
 		sl_gate_tree gt = { NULL, NULL, 0 };
-
 		int64_t tree_t0 = sl_now_ms();
 
 		pthread_mutex_lock(&x->lock);

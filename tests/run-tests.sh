@@ -46,13 +46,14 @@ for t in "$BUILD"/tests/unit/test_*; do
 	count "$name" "$log/$(basename "$t").out" $?
 done
 
-# The jail's threat tests (t4000, t42xx) run again without Landlock
-# (SLUICE_TEST_NO_LANDLOCK=1: every escape must be closed by another layer)
-# and, when we are root, twice more as nobody (setpriv), in a trash directory
-# of their own.
+# The jail's threat tests (t4000, t42xx) and the warm base's (t4500: as
+# nobody its layers are plain directories, not tmpfs mounts) run again
+# without Landlock (SLUICE_TEST_NO_LANDLOCK=1: every escape must be closed by
+# another layer) and, when we are root, twice more as nobody (setpriv), in a
+# trash directory of their own.
 threat_modes() {
 	case $1 in
-	t4000-*|t42[0-9][0-9]-*) ;;
+	t4000-*|t42[0-9][0-9]-*|t4500-*) ;;
 	*) echo plain; return ;;
 	esac
 	echo plain no-landlock

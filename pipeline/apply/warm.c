@@ -330,6 +330,25 @@ void sl_warm_free(sl_warm *w)
 	free(w);
 }
 
+/*
+ * The topmost directory above path that the candidate's tree ct no longer
+ * has, into dir; 0 when every directory above path is still there.
+ */
+static int gone_dir(git_tree *ct, const char *path, sl_buf *dir)
+{
+	const char *slash;
+	git_tree_entry *e;
+
+	for (slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/')) {
+		sl_buf_reset(dir);
+		sl_buf_add(dir, path, (size_t)(slash - path));
+		if (git_tree_entry_bypath(&e, ct, dir->buf))
+			return 1;
+		git_tree_entry_free(e);
+	}
+	return 0;
+}
+
 /* The candidate's changes against the base, into the layer's u/. */
 static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit_id,
 			 const char *upper, sl_err *err)
@@ -338,6 +357,7 @@ static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit
 	git_tree *bt = NULL, *ct = NULL;
 	git_diff *diff = NULL;
 	struct timespec now;
+	sl_buf dir = SL_BUF_INIT;
 	int ufd = -1, ret = SL_ERROR;
 
 	/* newer than anything in the warm base, whatever the clocks did */
@@ -367,7 +387,9 @@ static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit
 		int r;
 
 		if (d->status == GIT_DELTA_DELETED) {
-			if (put_whiteout(ufd, d->old_file.path, err))
+			/* a directory left empty goes too, as in a checkout of the candidate */
+			if (put_whiteout(ufd, gone_dir(ct, d->old_file.path, &dir) ? dir.buf :
+					 d->old_file.path, err))
 				goto done;
 			continue;
 		}
@@ -385,6 +407,7 @@ static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit
 	}
 	ret = SL_OK;
 done:
+	sl_buf_release(&dir);
 	if (ufd >= 0)
 		close(ufd);
 	git_diff_free(diff);

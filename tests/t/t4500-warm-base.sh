@@ -11,7 +11,8 @@ test_description='warm base: prepared once, never written, a layer per candidate
 # answers each by its line with tests/fixtures/warm/reply-LINE.diff:
 #   7  adds src/added.c;
 #   8  deletes src/extra.c and defines extra_value in a new src/moved.c (were
-#      extra.c or its object still there, the link would fail: duplicate);
+#      extra.c or its object still there, the link would fail: duplicate),
+#      and doc/old.txt, the only file of doc/;
 #   9  changes SCALE in src/api.h, which util.c and api.c include.
 # Each also updates expected.txt to what its program must print.
 test_expect_success 'setup' '
@@ -41,6 +42,7 @@ test_expect_success 'setup' '
 	}
 	EOF
 	printf "%s\n" "a 1" "b 4" "c 3" "s 10 10" >repo/expected.txt &&
+	mkdir repo/doc && echo old >repo/doc/old.txt &&
 	# the prompt ends with the target line (prompt: below)
 	printf "%s\n" "n=\$(grep -v \"^\$\" | tail -n 1)" "cat \"$FIXTURES/warm/reply-\$n.diff\"" >reply.sh &&
 	make_repo repo &&
@@ -155,10 +157,10 @@ test_expect_success 'gates whose verdicts are cached run again before a later ga
 	test_cmp expect-cache actual-cache
 '
 
-test_expect_success 'a deleted file is gone from the candidate that deletes it, and only there' '
-	sed -e "s/make check 2>&1 \&\& od -An -tx8 -N8 \/dev\/urandom/{ test -e src\/moved.c || test -e src\/extra.c; } \&\& { test ! -e src\/moved.c || test ! -e src\/extra.c; } \&\& make check 2>\&1/" \
+test_expect_success 'a deleted file (and a directory it leaves empty) is gone from the candidate that deletes it, and only there' '
+	sed -e "s/make check 2>&1 \&\& od -An -tx8 -N8 \/dev\/urandom/{ test -e src\/moved.c || test -e src\/extra.c; } \&\& { test ! -e src\/moved.c || test ! -e src\/extra.c; } \&\& { test -e src\/moved.c || test -d doc; } \&\& { test ! -e src\/moved.c || test ! -e doc; } \&\& make check 2>\&1/" \
 		-e "s/^name: warm/name: warm-del/" c.yaml >del.yaml &&
-	grep -q "test ! -e src/extra.c; } && make check" del.yaml &&
+	grep -q "test ! -e doc; } && make check" del.yaml &&
 	sluice run --store del.db del.yaml >out &&
 	grep -q "proposed  *3" out
 '
