@@ -29,7 +29,29 @@ struct sl_cgroup {
 	char dir[H_N][320];       /* "" when not used */
 	char tasks[H_N][330];     /* v1: dir/tasks, for sl_cgroup_enter_self() */
 	int v2_mem, v2_pids, v2_cpu, kill;
+	uint64_t mem_bytes;       /* the limits asked for, and the layers they gave */
+	unsigned pids_max, cpu_milli, layers;
+	sl_cgroup *next;          /* in the pool */
 };
+
+/*
+ * Groups whose jail is over, kept for the next jail that asks for the same
+ * limits.  Making a group and removing it take the kernel's cgroup lock,
+ * which every process of the machine shares, a dozen times (mkdir, limits,
+ * cgroup.kill, rmdir, in each hierarchy): on a busy machine that was what
+ * made a jail slower than bubblewrap at p90 (bench/jail.sh).  Only a group
+ * found empty, whose memory limit never killed anything and that holds no
+ * tmpfs memory is kept, so a reused group starts as a fresh one would (its
+ * limits were never changed; what it is still charged for is page cache,
+ * which the kernel reclaims at need).
+ * A kept group is an empty "sluice-PID-N" directory: when this process
+ * ends, the next probe of another one sweeps it.
+ */
+#define POOL_MAX 16
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static sl_cgroup *pool;
+static unsigned pooled;
+static pid_t pool_pid;     /* whose pool it is: a forked child starts its own */
 
 /* CFS bandwidth period for the CPU quota, in microseconds (the kernel's default) */
 #define CPU_PERIOD_US 100000u
@@ -265,6 +287,56 @@ void sl_cgroup_probe(sl_cgroup_info *out)
 
 static void remove_group(sl_cgroup *cg);
 
+/* Whether every directory of the group is still there (cheap: no cgroup lock). */
+static int group_exists(const sl_cgroup *cg)
+{
+	struct stat st;
+
+	for (int h = 0; h < H_N; h++)
+		if (*cg->dir[h] && stat(cg->dir[h], &st))
+			return 0;
+	return 1;
+}
+
+/* Under pool_lock: a forked child forgets the pool it inherited (its parent's groups). */
+static void pool_own(void)
+{
+	if (pool_pid != getpid()) {
+		pool = NULL;
+		pooled = 0;
+		pool_pid = getpid();
+	}
+}
+
+/*
+ * A kept group with exactly these limits, out of the pool, or NULL.  The
+ * pool is this process's: a forked child forgets the copy it inherited
+ * (its parent may still use those groups), and a group someone removed
+ * meanwhile is dropped.
+ */
+static sl_cgroup *pool_take(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_milli)
+{
+	sl_cgroup **pp, *cg = NULL;
+
+	pthread_mutex_lock(&pool_lock);
+	pool_own();
+	for (pp = &pool; *pp; pp = &(*pp)->next)
+		if ((*pp)->mem_bytes == mem_bytes && (*pp)->pids_max == pids_max &&
+		    (*pp)->cpu_milli == cpu_milli) {
+			cg = *pp;
+			*pp = cg->next;
+			cg->next = NULL;
+			pooled--;
+			break;
+		}
+	pthread_mutex_unlock(&pool_lock);
+	if (cg && !group_exists(cg)) {
+		remove_group(cg);
+		cg = NULL;
+	}
+	return cg;
+}
+
 sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_milli,
 			 unsigned *layers)
 {
@@ -278,7 +350,14 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_mil
 	sl_cgroup_probe(&in);
 	if (!(in.layers & SL_CG_GROUP))
 		return NULL;
+	if ((cg = pool_take(mem_bytes, pids_max, cpu_milli))) {
+		*layers = cg->layers;
+		return cg;
+	}
 	cg = sl_xcalloc(1, sizeof(*cg));
+	cg->mem_bytes = mem_bytes;
+	cg->pids_max = pids_max;
+	cg->cpu_milli = cpu_milli;
 	snprintf(name, sizeof(name), "sluice-%d-%u", (int)getpid(), n);
 	cg->v2_mem = in.v2_memory;
 	cg->v2_pids = in.v2_pids;
@@ -350,6 +429,7 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_mil
 		remove_group(cg);
 		return NULL;
 	}
+	cg->layers = *layers;
 	return cg;
 }
 
@@ -451,8 +531,64 @@ static void remove_group(sl_cgroup *cg)
 	free(cg);
 }
 
+/* Whether no process is in any hierarchy of the group (unreadable: not empty). */
+static int group_empty(const sl_cgroup *cg)
+{
+	char path[400], buf[64];
+
+	for (int h = 0; h < H_N; h++) {
+		if (!*cg->dir[h])
+			continue;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg->dir[h]);
+		if (read_small(path, buf, sizeof(buf)) || *buf)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Whether the group is still charged for tmpfs or shared memory (the "shmem"
+ * line of memory.stat; unreadable: yes): files a jail left on a tmpfs outside
+ * it, such as a candidate's layer, which without swap nothing can reclaim,
+ * so a next jail in the group would get less memory than its limit says.
+ */
+static int holds_shmem(const sl_cgroup *cg)
+{
+	const char *dir = cg->v2_mem && *cg->dir[H_V2] ? cg->dir[H_V2] : cg->dir[H_MEM];
+	char path[400], buf[4096], *p;
+
+	if (!*dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	if (read_small(path, buf, sizeof(buf)))
+		return 1;
+	if (strncmp(buf, "shmem ", 6) && !(p = strstr(buf, "\nshmem ")))
+		return 1;
+	p = strncmp(buf, "shmem ", 6) ? p + 1 : buf;
+	return strtoull(p + 6, NULL, 10) > 0;
+}
+
+/* Keep an empty group that saw no OOM kill for the next jail: 1, or 0 (not kept). */
+static int pool_keep(sl_cgroup *cg)
+{
+	int kept = 0;
+
+	if (sl_cgroup_oom(cg) || !group_empty(cg) || holds_shmem(cg))
+		return 0;
+	pthread_mutex_lock(&pool_lock);
+	pool_own();
+	if (pooled < POOL_MAX) {
+		cg->next = pool;
+		pool = cg;
+		pooled++;
+		kept = 1;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return kept;
+}
+
 void sl_cgroup_free(sl_cgroup *cg)
 {
-	if (cg)
+	if (cg && !pool_keep(cg))
 		remove_group(cg);
 }

@@ -10,11 +10,13 @@
  * cpu.cfs_quota_us) and reports in
  * *layers what took; nothing here is fatal: a machine without writable
  * cgroups gives a jail without this layer.  sl_cgroup_add() moves a
- * process in (do it before the process forks).  sl_cgroup_free() kills
- * every process still in the group (cgroup.kill on v2, SIGKILL to each
- * listed pid on v1, a bounded number of rounds) and removes the
- * directories.  The first probe also removes empty "sluice-PID-N" groups
- * whose PID is gone (a caller killed before its cleanup).
+ * process in (do it before the process forks).  sl_cgroup_free() keeps an
+ * empty group whose memory limit killed nothing, charged for no tmpfs
+ * memory, for the next sl_cgroup_new() of this process with the same
+ * limits (a few, see cgroup.c); any other it kills every process still in
+ * (cgroup.kill on v2, SIGKILL to each listed pid on v1, a bounded number
+ * of rounds) and removes.  The first probe also removes empty "sluice-PID-N" groups
+ * whose PID is gone (a caller killed before its cleanup, or groups kept).
  */
 #ifndef SL_CGROUP_H
 #define SL_CGROUP_H
@@ -77,7 +79,11 @@ int sl_cgroup_enter_self(const sl_cgroup *cg);
 /* Whether the memory limit made the kernel kill something in the group. */
 int sl_cgroup_oom(sl_cgroup *cg);
 
-/* Kill what is left, remove the group, free it.  NULL is a no-op. */
+/*
+ * Done with the group: kept for reuse if empty, never OOM-killed and
+ * charged for no tmpfs memory, else
+ * kill what is left, remove the group, free it.  NULL is a no-op.
+ */
 void sl_cgroup_free(sl_cgroup *cg);
 
 #endif

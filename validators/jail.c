@@ -92,6 +92,44 @@
 #define DRAIN_MS 1000
 
 /*
+ * Bench only: bench/jail.sh compiles this file with -DSL_JAIL_STEPS and
+ * points sl_jail_steps at a page shared with every process of the jail;
+ * each STEP() stores the monotonic time (ms) at which that step ended, in
+ * the supervisor, pid 1 or the payload (before exec: no malloc, no lock).
+ * With the flag, SL_JAIL_BENCH_NO_CGROUP in the environment also leaves
+ * the cgroups out, to weigh them.  Without the flag, as sluice is built,
+ * STEP() is nothing and the cgroups are always made.
+ */
+enum jail_step {
+	ST_START, ST_PLAN, ST_CGROUP, ST_CLONE, ST_MAPPED, ST_RELEASED, ST_CG_ENTERED,
+	ST_ROOT, ST_PIVOT, ST_POST, ST_NET, ST_PAYLOAD, ST_LIMITS, ST_LANDLOCK, ST_EXEC,
+	ST_REAPED, ST_SUPERVISED, ST_END, ST_COUNT
+};
+#ifdef SL_JAIL_STEPS
+const char *const sl_jail_step_names[ST_COUNT] = {
+	"start", "plan (+seccomp, realpath)", "cgroup made", "clone", "uid/gid maps",
+	"pid 1 released", "pid 1 in cgroup ns", "root ops", "pivot_root + detach",
+	"post ops + remount", "hostname + lo", "payload forked", "payload limits + caps",
+	"landlock", "seccomp (exec next)", "pid 1 reaped payload", "supervisor saw exit",
+	"cleanup (cgroup, mount point)"
+};
+double *volatile sl_jail_steps;
+
+static void step(enum jail_step i)
+{
+	struct timespec ts;
+
+	if (sl_jail_steps && !clock_gettime(CLOCK_MONOTONIC, &ts))
+		sl_jail_steps[i] = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+#define STEP(i) step(i)
+#define BENCH_NO_CGROUP() (getenv("SL_JAIL_BENCH_NO_CGROUP") != NULL)
+#else
+#define STEP(i) ((void)0)
+#define BENCH_NO_CGROUP() 0
+#endif
+
+/*
  * OP_WRITE writes into a file that exists (a sysctl; skipped if missing);
  * OP_DETACH lazily unmounts a directory and removes it.
  */
@@ -964,6 +1002,7 @@ static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int r
 	sigset_t all;
 	int keep[4], fd;
 
+	STEP(ST_PAYLOAD);
 	if (setsid() < 0)
 		fail(rep, "setsid");
 	fd = open("/dev/null", O_RDONLY);
@@ -1019,12 +1058,15 @@ static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int r
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		fail(rep, "set no-new-privs");
 	umask(022);
+	STEP(ST_LIMITS);
 	if (p->landlock_abi > 0 &&
 	    sl_landlock_apply(p->landlock_abi, p->ll_rw, p->ll_dev, p->allow_inet))
 		fail(rep, "landlock");
+	STEP(ST_LANDLOCK);
 	/* last: from here on only execve */
 	if (p->filter && sl_seccomp_install(p->filter))
 		fail(rep, "install the seccomp filter");
+	STEP(ST_EXEC);
 	execve("/bin/sh", p->argv, p->env.v);
 	fail(rep, "exec /bin/sh");
 }
@@ -1165,6 +1207,7 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 	if (read(sync_r, &c, 1) != 1)
 		_exit(126);
 	close(sync_r);
+	STEP(ST_RELEASED);
 	if (p->cg && sl_cgroup_enter_self(p->cg))
 		fail(rep, "enter the jail's cgroup");
 	me = (pid_t)syscall(SYS_getpid);
@@ -1178,6 +1221,7 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 	/* Now, after the supervisor moved us into our cgroup: that is our root. */
 	if ((p->ns & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP))
 		fail(rep, "new cgroup namespace");
+	STEP(ST_CG_ENTERED);
 	/* Without a pid namespace (unsafe mode) orphans come to us, for the kill. */
 	if (!(p->ns & CLONE_NEWPID))
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -1216,10 +1260,12 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 		for (size_t i = 0; i < p->nops; i++)
 			if (!p->ops[i].post)
 				do_op(rep, &p->ops[i]);
+		STEP(ST_ROOT);
 		if (syscall(SYS_pivot_root, ".", "."))
 			fail(rep, "pivot_root");
 		if (umount2(".", MNT_DETACH))
 			fail(rep, "detach the old root");
+		STEP(ST_PIVOT);
 		if (chdir("/"))
 			fail(rep, "chdir /");
 		for (size_t i = 0; i < p->nops; i++)
@@ -1230,6 +1276,7 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 			fail(rep, "remount / read-only");
 		if (chdir("/src"))
 			fail(rep, "chdir /src");
+		STEP(ST_POST);
 	} else {
 		if (p->ns & CLONE_NEWUSER)
 			limit_userns(rep, p->userns_max);
@@ -1240,6 +1287,7 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 		fail(rep, "sethostname");
 	if (p->ns & CLONE_NEWNET)
 		loopback_up(rep);
+	STEP(ST_NET);
 
 	/* the jail is set up: the supervisor times it */
 	memset(&r, 0, sizeof(r));
@@ -1261,6 +1309,7 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 		if (w < 0 && errno != EINTR)
 			fail(rep, "wait for the payload");
 	}
+	STEP(ST_REAPED);
 	if (files_w >= 0 || !(p->ns & CLONE_NEWPID)) {
 		int dummy;
 
@@ -1690,6 +1739,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	plan.tmp_mb = opts.tmp_mb ? opts.tmp_mb : DEFAULT_TMP_MB;
 	start = sl_now_ms();
 	deadline = start + timeout_ms;
+	STEP(ST_START);
 
 	plan.ns = ALL_NS;
 	if (opts.unsafe)
@@ -1733,6 +1783,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		goto done;
 	if (!plan.fs)
 		plan.userns_max = "/proc/sys/user/max_user_namespaces";
+	STEP(ST_PLAN);
 	if (pipe2(sync_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(rep_p, O_CLOEXEC) ||
 	    (opts.collect[0] && pipe2(files_p, O_CLOEXEC))) {
 		sl_err_set(err, SL_ERROR, "jail: cannot create pipes: %s", strerror(errno));
@@ -1747,9 +1798,11 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 							   sizeof(struct file_hdr))), 1);
 	}
 	chunk = sl_xmalloc(CHUNK);
-	cg = sl_cgroup_new((uint64_t)(opts.mem_mb ? opts.mem_mb : DEFAULT_MEM_MB) << 20,
-			   opts.pids_max ? opts.pids_max : DEFAULT_PIDS_MAX,
-			   opts.cpu_milli ? opts.cpu_milli : default_cpu_milli(), &cg_layers);
+	if (!BENCH_NO_CGROUP())
+		cg = sl_cgroup_new((uint64_t)(opts.mem_mb ? opts.mem_mb : DEFAULT_MEM_MB) << 20,
+				   opts.pids_max ? opts.pids_max : DEFAULT_PIDS_MAX,
+				   opts.cpu_milli ? opts.cpu_milli : default_cpu_milli(), &cg_layers);
+	STEP(ST_CGROUP);
 	if (refuse_unenforced(&opts, cg_layers, err))
 		goto done;
 	/* asked for and accepted without a cgroup: what a process may hold */
@@ -1777,6 +1830,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		jail_init(&plan, fds);
 	}
 
+	STEP(ST_CLONE);
 	close_fd(&out_p[1]);
 	close_fd(&rep_p[1]);
 	close_fd(&files_p[1]);
@@ -1793,6 +1847,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		cg_layers &= ~(unsigned)SL_CG_KILL;
 	if ((plan.ns & CLONE_NEWUSER) && map_ids(s.pid, plan.as_root, err))
 		goto done;
+	STEP(ST_MAPPED);
 	/* We still hold the read end, so this write cannot raise SIGPIPE. */
 	if (write(sync_p[1], "x", 1) != 1) {
 		sl_err_set(err, SL_ERROR, "jail: cannot release the jail: %s", strerror(errno));
@@ -1814,6 +1869,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		((cg_layers & SL_CG_KILL) ? SL_JAIL_CG_KILL : 0);
 	if (supervise(&s, out, cap, deadline, chunk, CHUNK, err))
 		goto done;
+	STEP(ST_SUPERVISED);
 	out->duration_ms = sl_now_ms() - start;
 	out->setup_ms = s.started_ms ? s.started_ms - start : 0;
 	keep_tail(&out->output, cap, 1);
@@ -1877,6 +1933,7 @@ done:
 	free(workdir);
 	free(layer);
 	free(chunk);
+	STEP(ST_END);
 	return ret;
 }
 
