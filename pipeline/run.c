@@ -1020,9 +1020,8 @@ static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
 		goto done;
 	}
-	for (size_t i = 0; i < b->n; i++)
-		if (make_branch(b->repo, b->branch[i], &b->commit[i], err))
-			goto done;
+	if (sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err))
+		goto done;
 	git_mempack_reset(b->mem);
 	if (ftruncate(b->fd, 0)) {
 		sl_err_set(err, SL_ERROR, "cannot truncate '%s': %s", b->journal, strerror(errno));
