@@ -573,8 +573,9 @@ static int write_diff(sl_buf *out, git_repository *repo, git_tree *base, git_tre
 	git_buf dbuf = { 0 };
 	int ret = SL_ERROR;
 
-	if (git_diff_tree_to_tree(&diff, repo, base, tree, NULL) ||
-	    git_diff_to_buf(&dbuf, diff, GIT_DIFF_FORMAT_PATCH)) {
+	if (sl_diff_trees(&diff, repo, base, tree, err))
+		goto done;
+	if (git_diff_to_buf(&dbuf, diff, GIT_DIFF_FORMAT_PATCH)) {
 		sl_err_set(err, SL_ERROR, "cannot diff candidate: %s", sl_git_error());
 		goto done;
 	}
