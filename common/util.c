@@ -523,3 +523,108 @@ const char *sl_git_error(void)
 {
 	return sl_git_error_or("unknown libgit2 error");
 }
+
+/* Every file path under tree t (one side of an added or removed subtree). */
+static int all_paths(git_repository *repo, const git_tree *t, const char *prefix,
+		     sl_strvec *out)
+{
+	for (size_t i = 0; i < git_tree_entrycount(t); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(t, i);
+		char *p = sl_path_join(prefix, git_tree_entry_name(e));
+		git_tree *sub = NULL;
+		int r = 0;
+
+		if (git_tree_entry_type(e) == GIT_OBJECT_TREE) {
+			if (!(r = git_tree_lookup(&sub, repo, git_tree_entry_id(e))))
+				r = all_paths(repo, sub, p, out);
+			git_tree_free(sub);
+			free(p);
+		} else {
+			sl_strvec_push_nodup(out, p);
+		}
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The file paths under a subtree entry e of one side, pushed to out. */
+static int entry_paths(git_repository *repo, const git_tree_entry *e, const char *path,
+		       sl_strvec *out)
+{
+	git_tree *sub = NULL;
+	int r;
+
+	if (git_tree_entry_type(e) != GIT_OBJECT_TREE) {
+		sl_strvec_push(out, path);
+		return 0;
+	}
+	if (!(r = git_tree_lookup(&sub, repo, git_tree_entry_id(e))))
+		r = all_paths(repo, sub, path, out);
+	git_tree_free(sub);
+	return r;
+}
+
+/* The file paths that differ between a and b, under prefix ("" at the root). */
+static int changed_paths(git_repository *repo, const git_tree *a, const git_tree *b,
+			 const char *prefix, sl_strvec *out)
+{
+	int r = 0;
+
+	for (int side = 0; side < 2 && !r; side++) {
+		const git_tree *t = side ? b : a, *o = side ? a : b;
+
+		for (size_t i = 0; i < git_tree_entrycount(t) && !r; i++) {
+			const git_tree_entry *e = git_tree_entry_byindex(t, i);
+			const git_tree_entry *f = git_tree_entry_byname(o, git_tree_entry_name(e));
+			git_tree *se = NULL, *sf = NULL;
+			char *p;
+
+			if (f && (side || (git_tree_entry_filemode(e) == git_tree_entry_filemode(f) &&
+					   git_oid_equal(git_tree_entry_id(e), git_tree_entry_id(f)))))
+				continue;       /* the same, or in both and seen from a */
+			p = sl_path_join(prefix, git_tree_entry_name(e));
+			if (f && git_tree_entry_type(e) == GIT_OBJECT_TREE &&
+			    git_tree_entry_type(f) == GIT_OBJECT_TREE) {
+				if (!(r = git_tree_lookup(&se, repo, git_tree_entry_id(e))) &&
+				    !(r = git_tree_lookup(&sf, repo, git_tree_entry_id(f))))
+					r = changed_paths(repo, se, sf, p, out);
+				git_tree_free(se);
+				git_tree_free(sf);
+			} else {
+				r = entry_paths(repo, e, p, out);
+				if (!r && f)
+					r = entry_paths(repo, f, p, out);
+			}
+			free(p);
+		}
+	}
+	return r;
+}
+
+int sl_diff_trees(git_diff **out, git_repository *repo, git_tree *a, git_tree *b, sl_err *err)
+{
+	git_diff_options opts;
+	sl_strvec paths = SL_STRVEC_INIT;
+	int ret = SL_ERROR;
+
+	*out = NULL;
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	if (changed_paths(repo, a, b, "", &paths))
+		goto fail;
+	if (paths.n) {
+		/* exact file paths: the tree iterators skip every other directory */
+		opts.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+		opts.pathspec.strings = paths.v;
+		opts.pathspec.count = paths.n;
+	}
+	if (git_diff_tree_to_tree(out, repo, a, b, &opts))
+		goto fail;
+	ret = SL_OK;
+	goto done;
+fail:
+	sl_err_set(err, SL_ERROR, "cannot diff trees: %s", sl_git_error());
+done:
+	sl_strvec_release(&paths);
+	return ret;
+}

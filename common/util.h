@@ -53,6 +53,18 @@ const char *sl_git_error_or(const char *fallback);
 const char *sl_git_error(void);
 
 /*
+ * git_diff_tree_to_tree(out, repo, a, b, NULL) without walking what is the
+ * same: only subtrees whose ids differ are read, and the diff is limited to
+ * the files found there, so its cost follows the change, not the size of
+ * the tree.  The same deltas as the whole diff.  *out is the caller's.
+ */
+struct git_diff;
+struct git_repository;
+struct git_tree;
+int sl_diff_trees(struct git_diff **out, struct git_repository *repo, struct git_tree *a,
+		  struct git_tree *b, sl_err *err);
+
+/*
  * Progress and notices from the library: one line, without its newline,
  * for the program to show (only pipeline/cli/ writes to a terminal).
  */

@@ -972,10 +972,35 @@ typedef struct objbatch {
 	git_oid *commit;
 	size_t n, alloc;
 	size_t count;               /* candidates written since the last flush */
+	git_oid *written;           /* each object the mempack took since the last flush */
+	size_t nwritten, awritten;
+	int (*mem_write)(git_odb_backend *, const git_oid *, const void *, size_t, git_object_t);
 } objbatch;
 
 /* The calling worker's batch, or NULL when objects go straight to disk. */
 static _Thread_local objbatch *cur_batch;
+
+/*
+ * The mempack's write, noting each object: the flush packs exactly these.
+ * (git_mempack_dump would add each commit's whole tree, every blob of the
+ * base included: a walk of the whole tree per candidate.)
+ */
+static int batch_write(git_odb_backend *be, const git_oid *oid, const void *data, size_t len,
+		       git_object_t type)
+{
+	objbatch *b = cur_batch;
+	int rc;
+
+	if (!b || b->mem != be) {
+		git_error_set_str(GIT_ERROR_ODB, "object written outside its worker's batch");
+		return GIT_ERROR;
+	}
+	if (!(rc = b->mem_write(be, oid, data, len, type))) {
+		SL_ALLOC_GROW(b->written, b->nwritten + 1, b->awritten);
+		git_oid_cpy(&b->written[b->nwritten++], oid);
+	}
+	return rc;
+}
 
 static int batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl_err *err)
 {
@@ -998,7 +1023,26 @@ static int batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq,
 		return sl_err_set(err, SL_ERROR, "cannot set up an object database in memory: %s",
 				  sl_git_error());
 	}
+	b->mem_write = b->mem->write;
+	b->mem->write = batch_write;
 	return SL_OK;
+}
+
+/* The objects the batch's mempack took, as one pack in *pack. */
+static int pack_written(git_buf *pack, objbatch *b)
+{
+	git_packbuilder *pb = NULL;
+	int rc;
+
+	if ((rc = git_packbuilder_new(&pb, b->repo)))
+		return rc;
+	git_packbuilder_set_threads(pb, 1);
+	for (size_t i = 0; !rc && i < b->nwritten; i++)
+		rc = git_packbuilder_insert(pb, &b->written[i], NULL);
+	if (!rc)
+		rc = git_packbuilder_write_buf(pack, pb);
+	git_packbuilder_free(pb);
+	return rc;
 }
 
 /* Write the batch's objects as one pack, then its branches; empty the journal. */
@@ -1013,16 +1057,15 @@ static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 		return SL_OK;
 	memset(&prog, 0, sizeof(prog));
 	git_lock_take(x);
-	if (git_mempack_dump(&pack, b->repo, b->mem) ||
-	    git_odb_write_pack(&wp, b->odb, NULL, NULL) ||
+	if (pack_written(&pack, b) || git_odb_write_pack(&wp, b->odb, NULL, NULL) ||
 	    wp->append(wp, pack.ptr, pack.size, &prog) || wp->commit(wp, &prog)) {
 		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
 		goto done;
 	}
-	for (size_t i = 0; i < b->n; i++)
-		if (make_branch(b->repo, b->branch[i], &b->commit[i], err))
-			goto done;
+	if (sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err))
+		goto done;
 	git_mempack_reset(b->mem);
+	b->nwritten = 0;
 	if (ftruncate(b->fd, 0)) {
 		sl_err_set(err, SL_ERROR, "cannot truncate '%s': %s", b->journal, strerror(errno));
 		goto done;
@@ -1099,6 +1142,7 @@ static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
 		free(b->branch[i]);
 	free(b->branch);
 	free(b->commit);
+	free(b->written);
 	free(b->journal);
 	git_odb_free(b->odb);
 	memset(b, 0, sizeof(*b));

@@ -227,11 +227,12 @@ int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_
 
 	*ok_out = 1;
 	if (git_commit_lookup(&bc, repo, base) || git_commit_lookup(&cc, repo, candidate) ||
-	    git_commit_tree(&bt, bc) || git_commit_tree(&ct, cc) ||
-	    git_diff_tree_to_tree(&diff, repo, bt, ct, NULL)) {
+	    git_commit_tree(&bt, bc) || git_commit_tree(&ct, cc)) {
 		sl_err_set(err, SL_ERROR, "cannot diff candidate: %s", sl_git_error());
 		goto done;
 	}
+	if (sl_diff_trees(&diff, repo, bt, ct, err))
+		goto done;
 	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 		const char *lang = sl_lang_for_path(d->new_file.path);

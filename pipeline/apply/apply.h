@@ -151,6 +151,16 @@ int sl_worktree_root_check(git_repository *repo, const char *root, sl_err *err);
 int sl_branch_delete(git_repository *repo, const char *branch, sl_err *err);
 
 /*
+ * Point refs/heads/BRANCH[i] at commit[i] (i < n), created or moved, all in
+ * one update of the packed-refs file (as git pack-refs would leave them); a
+ * loose ref of the same name is removed.  The commits must already be in
+ * the object database.  For the thousands of branches of a campaign without
+ * gates; waits (bounded) while another process holds packed-refs.lock.
+ */
+int sl_branches_write_packed(git_repository *repo, char *const *branch, const git_oid *commit,
+			     size_t n, sl_err *err);
+
+/*
  * Refs written through this repo handle get no reflog: the handle reads the
  * repository's config with the file cfg_path on top, which
  * sl_no_reflog_config() makes: an anonymous in-memory file saying

@@ -222,4 +222,53 @@ test_expect_success 'killed before its batch is written, the next run rebuilds e
 	git -C batch2 fsck --strict
 '
 
+
+test_expect_success 'setup: a campaign without gates over 300 targets, two workers' '
+	mkdir -p many/src &&
+	for f in $(seq 0 29); do
+		for i in $(seq 0 9); do
+			echo "int f${f}_$i(void) { return old_api($i); }" || return 1
+		done >many/src/f$f.c || return 1
+	done &&
+	make_repo many &&
+	git -C many tag -a -m "a release" v1 &&
+	git -C many pack-refs --all &&
+	git -C many branch keep-loose &&
+	git -C many for-each-ref --format="%(refname) %(objectname)" >many-refs.before &&
+	sed -e "s/^name: batch/name: many/" -e "s/^repository: batch/repository: many/" \
+		-e "s/^jobs: 1/jobs: 2/" batch.yaml >many.yaml
+'
+
+test_expect_success 'its 300 branches are packed refs, each at its stored commit, and git fsck passes' '
+	sluice run --store m.db many.yaml >out &&
+	test "$(store_query m.db "select count(*) from candidates where state = '"'"'passed'"'"'")" = 300 &&
+	test -z "$(find many/.git/refs/heads/sluice -type f 2>/dev/null)" &&
+	test "$(grep -c " refs/heads/sluice/many/" many/.git/packed-refs)" = 300 &&
+	test "$(git -C many branch --list "sluice/many/*" | wc -l)" = 300 &&
+	store_query m.db "select branch || '"'"' '"'"' || commit_oid from candidates" >want &&
+	test $(wc -l <want) = 300 &&
+	git -C many for-each-ref --format="%(refname:strip=2) %(objectname)" "refs/heads/sluice/many/" >got &&
+	sort want >want.sorted &&
+	sort got >got.sorted &&
+	test_cmp want.sorted got.sorted &&
+	git -C many for-each-ref --format="%(refname) %(objectname)" >many-refs.after &&
+	grep -v "^refs/heads/sluice/many/" many-refs.after >outside.after &&
+	test_cmp many-refs.before outside.after &&
+	test "$(git -C many rev-parse v1^{commit})" = "$(git -C many rev-parse main)" &&
+	test -f many/.git/refs/heads/keep-loose &&
+	test ! -e many/.git/packed-refs.lock &&
+	git -C many fsck --strict
+'
+
+test_expect_success 'a second campaign on the same repository keeps the first one branches' '
+	sed -e "s/^name: many/name: many2/" -e "s/new_api/newer_api/" many.yaml >many2.yaml &&
+	sluice run --store m2.db many2.yaml >out &&
+	test "$(git -C many branch --list "sluice/many/*" | wc -l)" = 300 &&
+	test "$(git -C many branch --list "sluice/many2/*" | wc -l)" = 300 &&
+	git -C many for-each-ref --format="%(refname:strip=2) %(objectname)" "refs/heads/sluice/many/" >got &&
+	sort got >got.sorted &&
+	test_cmp want.sorted got.sorted &&
+	git -C many fsck --strict
+'
+
 test_done

@@ -462,6 +462,74 @@ static void test_no_edits_and_noop(void)
 	sl_edit_list_release(&el);
 }
 
+/* The patch of diff, appended to out. */
+static void patch_of(sl_buf *out, git_diff *diff)
+{
+	git_buf b = { 0 };
+
+	if (diff && !git_diff_to_buf(&b, diff, GIT_DIFF_FORMAT_PATCH))
+		sl_buf_add(out, b.ptr, b.size);
+	git_buf_dispose(&b);
+}
+
+/*
+ * sl_diff_trees reads only the subtrees that differ, yet gives the whole
+ * diff: a nested change, a new directory, a deleted directory, a file that
+ * becomes a directory and a mode change.
+ */
+static void test_diff_trees_narrow(void)
+{
+	git_commit *bc = NULL;
+	git_tree *bt = NULL, *nt = NULL;
+	git_diff *narrow = NULL, *whole = NULL;
+	git_tree_update u[5];
+	git_oid blob, t;
+	sl_buf a = SL_BUF_INIT, b = SL_BUF_INIT;
+	sl_err err = SL_ERR_INIT;
+
+	memset(u, 0, sizeof(u));
+	CHECK_INT(git_commit_lookup(&bc, trepo, &tbase), 0);
+	CHECK_INT(git_commit_tree(&bt, bc), 0);
+	CHECK_INT(git_blob_create_from_buffer(&blob, trepo, "int x;\n", 7), 0);
+	u[0] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, blob, GIT_FILEMODE_BLOB, "src/calc.c" };
+	u[1] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, blob, GIT_FILEMODE_BLOB, "new/dir/x.c" };
+	u[2] = (git_tree_update){ GIT_TREE_UPDATE_REMOVE, blob, GIT_FILEMODE_BLOB, "lib/util.h" };
+	u[3] = (git_tree_update){ GIT_TREE_UPDATE_REMOVE, blob, GIT_FILEMODE_BLOB, "data.bin" };
+	u[4] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, blob, GIT_FILEMODE_BLOB_EXECUTABLE,
+				  "tools/main.c" };
+	/* two steps: one update cannot both remove a file and put a directory there */
+	CHECK_INT(git_tree_create_updated(&t, trepo, bt, 5, u), 0);
+	CHECK_INT(git_tree_lookup(&nt, trepo, &t), 0);
+	u[0] = (git_tree_update){ GIT_TREE_UPDATE_UPSERT, blob, GIT_FILEMODE_BLOB, "data.bin/y.c" };
+	if (nt)
+		CHECK_INT(git_tree_create_updated(&t, trepo, nt, 1, u), 0);
+	git_tree_free(nt);
+	nt = NULL;
+	CHECK_INT(git_tree_lookup(&nt, trepo, &t), 0);
+	if (!nt)
+		goto done;
+	CHECK_INT(sl_diff_trees(&narrow, trepo, bt, nt, &err), 0);
+	CHECK_INT(git_diff_tree_to_tree(&whole, trepo, bt, nt, NULL), 0);
+	CHECK_INT(git_diff_num_deltas(narrow), git_diff_num_deltas(whole));
+	CHECK_INT(git_diff_num_deltas(whole), 6);
+	patch_of(&a, narrow);
+	patch_of(&b, whole);
+	CHECK(b.len > 0);
+	CHECK_STR(a.buf, b.buf);
+	git_diff_free(narrow);
+	narrow = NULL;
+	CHECK_INT(sl_diff_trees(&narrow, trepo, bt, bt, &err), 0);
+	CHECK_INT(git_diff_num_deltas(narrow), 0);
+done:
+	sl_buf_release(&a);
+	sl_buf_release(&b);
+	git_diff_free(narrow);
+	git_diff_free(whole);
+	git_tree_free(nt);
+	git_tree_free(bt);
+	git_commit_free(bc);
+}
+
 /* ---- worktrees -------------------------------------------------------------- */
 
 static char wdir[] = "/tmp/sluice-test-wt-XXXXXX";
@@ -624,6 +692,7 @@ int main(void)
 		RUN(test_size_caps);
 		RUN(test_report_json);
 		RUN(test_no_edits_and_noop);
+		RUN(test_diff_trees_narrow);
 		git_repository_free(trepo);
 		rm_tmp(tdir);
 	}
