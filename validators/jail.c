@@ -1697,6 +1697,134 @@ static int open_dir_high(const char *path)
 	return fd;
 }
 
+/* Clear everything a previous run left in OUT, keeping its buffers. */
+static void result_reset(sl_jail_result *out)
+{
+	out->exited = out->exit_status = out->term_signal = out->timed_out = out->oom = 0;
+	out->duration_ms = out->cpu_ms = out->setup_ms = 0;
+	out->output_total = 0;
+	out->layers = 0;
+	sl_buf_reset(&out->output);
+	files_release(out);
+}
+
+/*
+ * Decide the namespaces, the root file system, the seccomp filter and the
+ * Landlock ABI for OPTS, refusing combinations that cannot be honoured.
+ * Only --unsafe may run with less than every namespace or without a filter.
+ */
+static int plan_isolation(struct plan *p, const sl_jail_opts *opts, sl_err *err)
+{
+	p->ns = ALL_NS;
+	if (opts->unsafe)
+		p->ns &= usable_ns();
+	p->fs = (p->ns & CLONE_NEWNS) && ((p->ns & CLONE_NEWUSER) || !geteuid());
+	p->as_root = geteuid() == 0;
+	p->root_opts = (p->ns & CLONE_NEWUSER) ? "mode=0755,size=1m,uid=1000,gid=1000" :
+		"mode=0755,size=1m";
+	if (!p->fs && opts->disk_mb)
+		return sl_err_set(err, SL_ERROR, "jail: no overlay without a mount namespace");
+	if (opts->writable_workdir && opts->disk_mb)
+		return sl_err_set(err, SL_EINPUT, "jail: a writable workdir has no disk cap");
+	if (opts->layer && (opts->writable_workdir || !p->fs))
+		return sl_err_set(err, SL_EINPUT, "jail: a layer needs an overlay (%s)",
+				  p->fs ? "the workdir is writable" : "no mount namespace");
+	if (sl_seccomp_filter(&p->filter, opts->allow_inet ? SL_SECCOMP_ALLOW_INET : 0,
+			      opts->unsafe ? NULL : err) && !opts->unsafe)
+		return SL_ERROR;
+	p->landlock_abi = opts->no_landlock ? 0 : sl_landlock_abi();
+	return 0;
+}
+
+/* The SL_JAIL_* layers a jail planned as P, with CG_LAYERS of its cgroup, enforces. */
+static unsigned jail_layers(const struct plan *p, const sl_jail_opts *opts, unsigned cg_layers)
+{
+	return ns_layers(p->ns) | SL_JAIL_RLIMITS | SL_JAIL_NNP |
+		(p->fs ? SL_JAIL_ROOTFS : 0) | (p->filter ? SL_JAIL_SECCOMP : 0) |
+		(p->landlock_abi > 0 ? SL_JAIL_LANDLOCK : 0) |
+		(p->fs ? SL_JAIL_PROCMASK | SL_JAIL_PTY : 0) |
+		(p->fs && !opts->writable_workdir ? SL_JAIL_OVERLAY : 0) |
+		((p->ns & CLONE_NEWUSER) ? SL_JAIL_IDMAP : 0) |
+		((p->fs && (p->ns & CLONE_NEWUSER)) ? SL_JAIL_INOTIFY : 0) |
+		((cg_layers & SL_CG_CPU) ? SL_JAIL_CG_CPU : 0) |
+		((cg_layers & SL_CG_MEMORY) ? SL_JAIL_CG_MEMORY : 0) |
+		((cg_layers & SL_CG_PIDS) ? SL_JAIL_CG_PIDS : 0) |
+		((cg_layers & SL_CG_KILL) ? SL_JAIL_CG_KILL : 0);
+}
+
+/*
+ * Turn what the supervisor saw into OUT's status: the command's exit or
+ * signal as pid 1 reported it, SIGKILL on a timeout, or pid 1's own death.
+ * A setup step that failed inside the jail, or an init that exited before
+ * running the command, is an error, never a verdict.
+ */
+static int read_outcome(sl_jail_result *out, struct sup *s, sl_err *err)
+{
+	out->cpu_ms = (int64_t)(s->ru.ru_utime.tv_sec + s->ru.ru_stime.tv_sec) * 1000 +
+		(s->ru.ru_utime.tv_usec + s->ru.ru_stime.tv_usec) / 1000;
+	if (s->fail.kind) {
+		s->fail.what[sizeof(s->fail.what) - 1] = '\0';
+		return sl_err_set(err, SL_ERROR, "jail setup: %s: %s", s->fail.what,
+				  strerror(s->fail.err));
+	}
+	if (s->got_status) {
+		if (WIFEXITED(s->status)) {
+			out->exited = 1;
+			out->exit_status = WEXITSTATUS(s->status);
+		} else if (WIFSIGNALED(s->status)) {
+			out->term_signal = WTERMSIG(s->status);
+		}
+	} else if (out->timed_out) {
+		out->term_signal = SIGKILL;
+	} else if (WIFSIGNALED(s->wst)) {
+		/* pid 1 itself was killed (the OOM killer, someone outside) */
+		out->term_signal = WTERMSIG(s->wst);
+	} else {
+		return sl_err_set(err, SL_ERROR,
+				  "jail: init exited with status %d before the command ran",
+				  WIFEXITED(s->wst) ? WEXITSTATUS(s->wst) : -1);
+	}
+	return 0;
+}
+
+/* The parent's pipes to pid 1: release, output, setup report, collected files. */
+struct pipes {
+	int sync[2], out[2], rep[2], files[2];
+};
+#define PIPES_INIT { .sync = { -1, -1 }, .out = { -1, -1 }, .rep = { -1, -1 }, \
+		     .files = { -1, -1 } }
+
+/* Open P's pipes, close-on-exec; the files pipe only when COLLECT. */
+static int pipes_open(struct pipes *p, int collect, sl_err *err)
+{
+	if (pipe2(p->sync, O_CLOEXEC) || pipe2(p->out, O_CLOEXEC) || pipe2(p->rep, O_CLOEXEC) ||
+	    (collect && pipe2(p->files, O_CLOEXEC)))
+		return sl_err_set(err, SL_ERROR, "jail: cannot create pipes: %s", strerror(errno));
+	return 0;
+}
+
+static void pipes_close(struct pipes *p)
+{
+	close_fd(&p->sync[0]);
+	close_fd(&p->sync[1]);
+	close_fd(&p->out[0]);
+	close_fd(&p->out[1]);
+	close_fd(&p->rep[0]);
+	close_fd(&p->rep[1]);
+	close_fd(&p->files[0]);
+	close_fd(&p->files[1]);
+}
+
+/* The most bytes the files pipe may carry: each of PATHS at its cap, plus headers. */
+static size_t files_cap(const char *const *paths, size_t each)
+{
+	size_t n = 0;
+
+	while (paths[n])
+		n++;
+	return sl_st_add(sl_st_mult(n, sl_st_add(each, sizeof(struct file_hdr))), 1);
+}
+
 int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 {
 	enum { CHUNK = 65536 };
@@ -1707,8 +1835,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	unsigned timeout_ms, cg_layers = 0;
 	size_t cap;
 	char *workdir = NULL, *layer = NULL, *chunk = NULL;
-	int sync_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, rep_p[2] = { -1, -1 };
-	int files_p[2] = { -1, -1 };
+	struct pipes pp = PIPES_INIT;
 	int ret = SL_ERROR, wfd = -1, lfd = -1, cgfd = -1, into = 0;
 	int64_t start, deadline;
 	sl_cgroup *cg = NULL;
@@ -1719,12 +1846,7 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	s.pid = -1;
 	s.pidfd = s.out_fd = s.rep_fd = s.files_fd = -1;
 	sl_buf_init(&s.files, 0);
-	out->exited = out->exit_status = out->term_signal = out->timed_out = out->oom = 0;
-	out->duration_ms = out->cpu_ms = out->setup_ms = 0;
-	out->output_total = 0;
-	out->layers = 0;
-	sl_buf_reset(&out->output);
-	files_release(out);
+	result_reset(out);
 
 	if (!opts_in)
 		return sl_err_set(err, SL_EINPUT, "jail: no options");
@@ -1741,24 +1863,9 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	deadline = start + timeout_ms;
 	STEP(ST_START);
 
-	plan.ns = ALL_NS;
-	if (opts.unsafe)
-		plan.ns &= usable_ns();
-	plan.fs = (plan.ns & CLONE_NEWNS) && ((plan.ns & CLONE_NEWUSER) || !geteuid());
-	plan.as_root = geteuid() == 0;
-	plan.root_opts = (plan.ns & CLONE_NEWUSER) ? "mode=0755,size=1m,uid=1000,gid=1000" :
-		"mode=0755,size=1m";
-	if (!plan.fs && opts.disk_mb)
-		return sl_err_set(err, SL_ERROR, "jail: no overlay without a mount namespace");
-	if (opts.writable_workdir && opts.disk_mb)
-		return sl_err_set(err, SL_EINPUT, "jail: a writable workdir has no disk cap");
-	if (opts.layer && (opts.writable_workdir || !plan.fs))
-		return sl_err_set(err, SL_EINPUT, "jail: a layer needs an overlay (%s)",
-				  plan.fs ? "the workdir is writable" : "no mount namespace");
-	if (sl_seccomp_filter(&plan.filter, opts.allow_inet ? SL_SECCOMP_ALLOW_INET : 0,
-			      opts.unsafe ? NULL : err) && !opts.unsafe)
+	if ((ret = plan_isolation(&plan, &opts, err)) != 0)
 		goto done;
-	plan.landlock_abi = opts.no_landlock ? 0 : sl_landlock_abi();
+	ret = SL_ERROR;
 
 	if (!(workdir = sl_realpath(opts.workdir, err)))
 		goto done;
@@ -1784,19 +1891,10 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	if (!plan.fs)
 		plan.userns_max = "/proc/sys/user/max_user_namespaces";
 	STEP(ST_PLAN);
-	if (pipe2(sync_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(rep_p, O_CLOEXEC) ||
-	    (opts.collect[0] && pipe2(files_p, O_CLOEXEC))) {
-		sl_err_set(err, SL_ERROR, "jail: cannot create pipes: %s", strerror(errno));
+	if (pipes_open(&pp, opts.collect[0] != NULL, err))
 		goto done;
-	}
-	if (opts.collect[0]) {
-		size_t n = 0;
-
-		while (opts.collect[n])
-			n++;
-		s.files.cap = sl_st_add(sl_st_mult(n, sl_st_add(plan.collect_cap,
-							   sizeof(struct file_hdr))), 1);
-	}
+	if (opts.collect[0])
+		s.files.cap = files_cap(opts.collect, plan.collect_cap);
 	chunk = sl_xmalloc(CHUNK);
 	if (!BENCH_NO_CGROUP())
 		cg = sl_cgroup_new((uint64_t)(opts.mem_mb ? opts.mem_mb : DEFAULT_MEM_MB) << 20,
@@ -1821,23 +1919,23 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		goto done;
 	}
 	if (s.pid == 0) {
-		fds.sync_r = sync_p[0];
-		fds.out_w = out_p[1];
-		fds.rep = rep_p[1];
-		fds.files_w = files_p[1];
+		fds.sync_r = pp.sync[0];
+		fds.out_w = pp.out[1];
+		fds.rep = pp.rep[1];
+		fds.files_w = pp.files[1];
 		fds.wfd = wfd;
 		fds.lfd = lfd;
 		jail_init(&plan, fds);
 	}
 
 	STEP(ST_CLONE);
-	close_fd(&out_p[1]);
-	close_fd(&rep_p[1]);
-	close_fd(&files_p[1]);
-	s.out_fd = out_p[0];
-	s.rep_fd = rep_p[0];
-	s.files_fd = files_p[0];
-	out_p[0] = rep_p[0] = files_p[0] = -1;
+	close_fd(&pp.out[1]);
+	close_fd(&pp.rep[1]);
+	close_fd(&pp.files[1]);
+	s.out_fd = pp.out[0];
+	s.rep_fd = pp.rep[0];
+	s.files_fd = pp.files[0];
+	pp.out[0] = pp.rep[0] = pp.files[0] = -1;
 #ifdef SYS_pidfd_open
 	/* Without a pidfd (before Linux 5.3) the loop polls waitpid every 10 ms. */
 	s.pidfd = (int)syscall(SYS_pidfd_open, s.pid, 0);
@@ -1849,24 +1947,14 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		goto done;
 	STEP(ST_MAPPED);
 	/* We still hold the read end, so this write cannot raise SIGPIPE. */
-	if (write(sync_p[1], "x", 1) != 1) {
+	if (write(pp.sync[1], "x", 1) != 1) {
 		sl_err_set(err, SL_ERROR, "jail: cannot release the jail: %s", strerror(errno));
 		goto done;
 	}
-	close_fd(&sync_p[1]);
-	close_fd(&sync_p[0]);
+	close_fd(&pp.sync[1]);
+	close_fd(&pp.sync[0]);
 
-	out->layers = ns_layers(plan.ns) | SL_JAIL_RLIMITS | SL_JAIL_NNP |
-		(plan.fs ? SL_JAIL_ROOTFS : 0) | (plan.filter ? SL_JAIL_SECCOMP : 0) |
-		(plan.landlock_abi > 0 ? SL_JAIL_LANDLOCK : 0) |
-		(plan.fs ? SL_JAIL_PROCMASK | SL_JAIL_PTY : 0) |
-		(plan.fs && !opts.writable_workdir ? SL_JAIL_OVERLAY : 0) |
-		((plan.ns & CLONE_NEWUSER) ? SL_JAIL_IDMAP : 0) |
-		((plan.fs && (plan.ns & CLONE_NEWUSER)) ? SL_JAIL_INOTIFY : 0) |
-		((cg_layers & SL_CG_CPU) ? SL_JAIL_CG_CPU : 0) |
-		((cg_layers & SL_CG_MEMORY) ? SL_JAIL_CG_MEMORY : 0) |
-		((cg_layers & SL_CG_PIDS) ? SL_JAIL_CG_PIDS : 0) |
-		((cg_layers & SL_CG_KILL) ? SL_JAIL_CG_KILL : 0);
+	out->layers = jail_layers(&plan, &opts, cg_layers);
 	if (supervise(&s, out, cap, deadline, chunk, CHUNK, err))
 		goto done;
 	STEP(ST_SUPERVISED);
@@ -1875,31 +1963,8 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	keep_tail(&out->output, cap, 1);
 	out->output.truncated = out->output_total > out->output.len;
 	out->oom = sl_cgroup_oom(cg);
-	out->cpu_ms = (int64_t)(s.ru.ru_utime.tv_sec + s.ru.ru_stime.tv_sec) * 1000 +
-		(s.ru.ru_utime.tv_usec + s.ru.ru_stime.tv_usec) / 1000;
-	if (s.fail.kind) {
-		s.fail.what[sizeof(s.fail.what) - 1] = '\0';
-		sl_err_set(err, SL_ERROR, "jail setup: %s: %s", s.fail.what,
-			   strerror(s.fail.err));
+	if (read_outcome(out, &s, err))
 		goto done;
-	}
-	if (s.got_status) {
-		if (WIFEXITED(s.status)) {
-			out->exited = 1;
-			out->exit_status = WEXITSTATUS(s.status);
-		} else if (WIFSIGNALED(s.status)) {
-			out->term_signal = WTERMSIG(s.status);
-		}
-	} else if (out->timed_out) {
-		out->term_signal = SIGKILL;
-	} else if (WIFSIGNALED(s.wst)) {
-		/* pid 1 itself was killed (the OOM killer, someone outside) */
-		out->term_signal = WTERMSIG(s.wst);
-	} else {
-		sl_err_set(err, SL_ERROR, "jail: init exited with status %d before the command ran",
-			   WIFEXITED(s.wst) ? WEXITSTATUS(s.wst) : -1);
-		goto done;
-	}
 	if (opts.collect[0])
 		parse_files(out, &opts, &s.files);
 	ret = 0;
@@ -1915,14 +1980,7 @@ done:
 	close_fd(&s.out_fd);
 	close_fd(&s.rep_fd);
 	close_fd(&s.files_fd);
-	close_fd(&sync_p[0]);
-	close_fd(&sync_p[1]);
-	close_fd(&out_p[0]);
-	close_fd(&out_p[1]);
-	close_fd(&rep_p[0]);
-	close_fd(&rep_p[1]);
-	close_fd(&files_p[0]);
-	close_fd(&files_p[1]);
+	pipes_close(&pp);
 	close_fd(&wfd);
 	close_fd(&lfd);
 	close_fd(&cgfd);
