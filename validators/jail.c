@@ -1176,13 +1176,103 @@ struct init_fds {
 	int sync_r, out_w, rep, files_w, wfd, lfd;
 };
 
-static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
+/*
+ * First half of the root, in the new mount namespace while still the
+ * caller's host id (so the path to the mount point is ours): a private
+ * tmpfs to become /, and the workdir and layer opened again from this
+ * namespace at the descriptor numbers the plan's "/proc/self/fd/N" name
+ * (a bind takes no mount of another namespace).
+ */
+static void root_begin(const struct plan *p, int rep, int wfd, int lfd)
+{
+	int fd;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		fail(rep, "make / private");
+	if (mount("tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, p->root_opts))
+		fail(rep, "mount tmpfs on /");
+	if (chdir(p->root))
+		fail(rep, "chdir /");
+	fd = open(p->hostdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || dup3(fd, wfd, O_CLOEXEC) < 0)
+		fail(rep, "bind /.lower");
+	close(fd);
+	if (lfd >= 0) {
+		fd = open(p->layerdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || dup3(fd, lfd, O_CLOEXEC) < 0)
+			fail(rep, "open the layer");
+		close(fd);
+	}
+}
+
+/*
+ * Second half, as the jail's user: the plan's mounts, pivot into the new
+ * root and detach the old one, the mounts that need the new root, then /
+ * read-only and /src the working directory.
+ */
+static void root_finish(const struct plan *p, int rep)
+{
+	for (size_t i = 0; i < p->nops; i++)
+		if (!p->ops[i].post)
+			do_op(rep, &p->ops[i]);
+	STEP(ST_ROOT);
+	if (syscall(SYS_pivot_root, ".", "."))
+		fail(rep, "pivot_root");
+	if (umount2(".", MNT_DETACH))
+		fail(rep, "detach the old root");
+	STEP(ST_PIVOT);
+	if (chdir("/"))
+		fail(rep, "chdir /");
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->ops[i].post)
+			do_op(rep, &p->ops[i]);
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
+		fail(rep, "remount / read-only");
+	if (chdir("/src"))
+		fail(rep, "chdir /src");
+	STEP(ST_POST);
+}
+
+/*
+ * Nothing of the command may run while pid 1 reads its files (nor outlive
+ * it without a pid namespace): kill every process pid 1 may signal (in a
+ * pid namespace: all but itself) and reap them.
+ */
+static void kill_the_rest(const struct plan *p, pid_t child)
+{
+	int dummy;
+
+	if (p->ns & CLONE_NEWPID) {
+		kill(-1, SIGKILL);
+		while (wait4(-1, &dummy, __WALL, NULL) > 0 || errno == EINTR)
+			;
+	} else {
+		/* best effort: what left the session is the cgroup's job */
+		kill(-child, SIGKILL);
+		while (wait4(-1, &dummy, __WALL | WNOHANG, NULL) > 0)
+			;
+	}
+}
+
+/* Tell the supervisor KIND (with STATUS); if it is gone, nobody listens. */
+static void report_to(int rep, int kind, int status)
 {
 	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = kind;
+	r.status = status;
+	if (write(rep, &r, sizeof(r)) < 0) {
+		/* the supervisor is gone */
+	}
+}
+
+static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
+{
 	struct sigaction sa;
 	int keep[6] = { fds.sync_r, fds.out_w, fds.rep, -1, -1, -1 };
 	int nkeep = 3;
-	int sync_r, out_w, rep, files_w = -1, wfd = fds.wfd, lfd = fds.lfd, fd;
+	int sync_r, out_w, rep, files_w = -1, wfd = fds.wfd, lfd = fds.lfd;
 	pid_t child, w, me;
 	char c;
 	int st;
@@ -1226,30 +1316,8 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 	if (!(p->ns & CLONE_NEWPID))
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-	if (p->fs) {
-		/* still the caller's host id: the path to the mount point is ours */
-		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-			fail(rep, "make / private");
-		if (mount("tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, p->root_opts))
-			fail(rep, "mount tmpfs on /");
-		if (chdir(p->root))
-			fail(rep, "chdir /");
-		/*
-		 * The workdir again, now from our own mount namespace (a bind
-		 * takes no mount of another one), at the number the plan's
-		 * "/proc/self/fd/N" names.
-		 */
-		fd = open(p->hostdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0 || dup3(fd, wfd, O_CLOEXEC) < 0)
-			fail(rep, "bind /.lower");
-		close(fd);
-		if (lfd >= 0) {
-			fd = open(p->layerdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (fd < 0 || dup3(fd, lfd, O_CLOEXEC) < 0)
-				fail(rep, "open the layer");
-			close(fd);
-		}
-	}
+	if (p->fs)
+		root_begin(p, rep, wfd, lfd);
 	if (p->ns & CLONE_NEWUSER) {
 		become_jail_user(rep, p->as_root);
 		/* a change of ids clears the parent-death signal: arm it again */
@@ -1257,26 +1325,7 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 			fail(rep, "set parent-death signal");
 	}
 	if (p->fs) {
-		for (size_t i = 0; i < p->nops; i++)
-			if (!p->ops[i].post)
-				do_op(rep, &p->ops[i]);
-		STEP(ST_ROOT);
-		if (syscall(SYS_pivot_root, ".", "."))
-			fail(rep, "pivot_root");
-		if (umount2(".", MNT_DETACH))
-			fail(rep, "detach the old root");
-		STEP(ST_PIVOT);
-		if (chdir("/"))
-			fail(rep, "chdir /");
-		for (size_t i = 0; i < p->nops; i++)
-			if (p->ops[i].post)
-				do_op(rep, &p->ops[i]);
-		if (mount(NULL, "/", NULL,
-			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
-			fail(rep, "remount / read-only");
-		if (chdir("/src"))
-			fail(rep, "chdir /src");
-		STEP(ST_POST);
+		root_finish(p, rep);
 	} else {
 		if (p->ns & CLONE_NEWUSER)
 			limit_userns(rep, p->userns_max);
@@ -1290,11 +1339,7 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 	STEP(ST_NET);
 
 	/* the jail is set up: the supervisor times it */
-	memset(&r, 0, sizeof(r));
-	r.kind = REP_STARTED;
-	if (write(rep, &r, sizeof(r)) < 0) {
-		/* the supervisor is gone */
-	}
+	report_to(rep, REP_STARTED, 0);
 	child = raw_fork(0);
 	if (child < 0)
 		fail(rep, "fork the payload");
@@ -1310,31 +1355,9 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 			fail(rep, "wait for the payload");
 	}
 	STEP(ST_REAPED);
-	if (files_w >= 0 || !(p->ns & CLONE_NEWPID)) {
-		int dummy;
-
-		/*
-		 * Nothing of the command may run while we read its files (nor
-		 * outlive it without a pid namespace): kill every process we
-		 * may signal (in a pid namespace: all but us) and reap them.
-		 */
-		if (p->ns & CLONE_NEWPID) {
-			kill(-1, SIGKILL);
-			while (wait4(-1, &dummy, __WALL, NULL) > 0 || errno == EINTR)
-				;
-		} else {
-			/* best effort: what left the session is the cgroup's job */
-			kill(-child, SIGKILL);
-			while (wait4(-1, &dummy, __WALL | WNOHANG, NULL) > 0)
-				;
-		}
-	}
-	memset(&r, 0, sizeof(r));
-	r.kind = REP_STATUS;
-	r.status = st;
-	if (write(rep, &r, sizeof(r)) < 0) {
-		/* the supervisor is gone */
-	}
+	if (files_w >= 0 || !(p->ns & CLONE_NEWPID))
+		kill_the_rest(p, child);
+	report_to(rep, REP_STATUS, st);
 	if (files_w >= 0)
 		collect_files(p, p->fs ? "/src" : p->hostdir, files_w);
 	_exit(0);
