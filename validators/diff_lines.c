@@ -225,133 +225,163 @@ static int starts(const char *s, const char *end, const char *prefix)
 	return (size_t)(end - s) >= n && !memcmp(s, prefix, n);
 }
 
+/* Where the one pass over a diff is. */
+struct diff_pass {
+	sl_changed *out;
+	sl_changed_file *f;         /* the file whose headers or hunks are read */
+	unsigned old_left, new_left;/* lines the current hunk still holds */
+	unsigned new_line;          /* the next line number in the new file */
+	int in_hunk, prev_minus, had_hunk, had_minus_header;
+	sl_added_line_fn on_added;
+	void *data;
+};
+
+/*
+ * One line [P, END) inside a hunk.  Returns 1 when it was the hunk's, 0 when
+ * it ends the hunk early (then it is read as a header), or the callback's
+ * nonzero return as a negative error.
+ */
+static int hunk_line(struct diff_pass *d, const char *p, const char *end, int *cb_ret)
+{
+	sl_changed_file *f = d->f;
+	char c = p < end ? *p : ' ';
+
+	if (c == ' ' && d->old_left && d->new_left) {
+		d->old_left--;
+		d->new_left--;
+		d->new_line++;
+		d->prev_minus = 0;
+	} else if (c == '+' && d->new_left) {
+		d->new_left--;
+		f->added++;
+		d->out->added++;
+		push_line(&f->lines, &f->nlines, &f->lines_alloc, d->new_line);
+		if (d->on_added && (*cb_ret = d->on_added(d->data, f->path ? f->path : "",
+							  d->new_line, p + 1, (size_t)(end - p - 1))))
+			return -1;
+		d->new_line++;
+		d->prev_minus = 0;
+	} else if (c == '-' && d->old_left) {
+		d->old_left--;
+		f->removed++;
+		d->out->removed++;
+		if (!d->prev_minus)
+			push_line(&f->cuts, &f->ncuts, &f->cuts_alloc, d->new_line);
+		d->prev_minus = 1;
+	} else if (c == '\\') {
+		return 1;       /* "\ No newline at end of file" */
+	} else {
+		d->in_hunk = 0;
+		return 0;
+	}
+	if (!d->old_left && !d->new_left)
+		d->in_hunk = 0;
+	return 1;
+}
+
+/* A "--- " or "+++ " header's path, "/dev/null" meaning no file on that side. */
+static void side_path(sl_changed_file *f, const char *s, const char *hend, int new_side)
+{
+	char *path = read_path(s, hend, NULL);
+
+	if (!strcmp(path, "/dev/null")) {
+		if (new_side) {
+			f->deleted = 1;
+			if (f->old_path)
+				set_str(&f->path, sl_xstrdup(f->old_path));
+		} else {
+			f->created = 1;
+			set_str(&f->old_path, NULL);
+		}
+	} else {
+		set_str(new_side ? &f->path : &f->old_path, sl_xstrdup(strip_ab(path)));
+	}
+	free(path);
+}
+
+/* One line [P, HEND) between hunks; lines that are none of the headers are skipped. */
+static int header_line(struct diff_pass *d, const char *p, const char *hend, sl_err *err)
+{
+	sl_changed_file *f = d->f;
+
+	if (starts(p, hend, "diff --git ")) {
+		if (!(f = d->f = new_file(d->out, err)))
+			return SL_EINPUT;
+		git_line_paths(f, p + 11, hend);
+		d->had_hunk = d->had_minus_header = 0;
+	} else if (starts(p, hend, "--- ")) {
+		if (!f || d->had_hunk || d->had_minus_header) {
+			if (!(f = d->f = new_file(d->out, err)))
+				return SL_EINPUT;
+			d->had_hunk = 0;
+		}
+		d->had_minus_header = 1;
+		side_path(f, p + 4, hend, 0);
+	} else if (starts(p, hend, "+++ ") && f) {
+		side_path(f, p + 4, hend, 1);
+	} else if (starts(p, hend, "@@ ")) {
+		unsigned old_n, new_start, new_n;
+
+		if (!f || parse_hunk_header(p, hend, &old_n, &new_start, &new_n))
+			return sl_err_set(err, SL_EINPUT, "bad hunk header '%.*s'",
+					  (int)(hend - p > 80 ? 80 : hend - p), p);
+		d->old_left = old_n;
+		d->new_left = new_n;
+		d->new_line = new_n ? new_start : new_start + 1;
+		d->in_hunk = d->old_left || d->new_left;
+		d->had_hunk = 1;
+		d->prev_minus = 0;
+	} else if (f && starts(p, hend, "new file mode")) {
+		f->created = 1;
+	} else if (f && starts(p, hend, "deleted file mode")) {
+		f->deleted = 1;
+	} else if (f && (starts(p, hend, "rename from ") || starts(p, hend, "copy from "))) {
+		const char *s = p + (p[0] == 'r' ? 12 : 10);
+
+		set_str(&f->old_path, read_path(s, hend, NULL));
+		f->renamed = p[0] == 'r';
+	} else if (f && (starts(p, hend, "rename to ") || starts(p, hend, "copy to "))) {
+		const char *s = p + (p[0] == 'r' ? 10 : 8);
+
+		set_str(&f->path, read_path(s, hend, NULL));
+	} else if (f && (starts(p, hend, "Binary files ") || starts(p, hend, "GIT binary patch"))) {
+		f->binary = 1;
+	}
+	return 0;
+}
+
 int sl_changed_parse(sl_changed *out, const char *diff, size_t len,
 		     sl_added_line_fn on_added, void *data, sl_err *err)
 {
 	const char *p = diff, *stop = diff + len;
-	sl_changed_file *f = NULL;
-	unsigned old_left = 0, new_left = 0, new_line = 0;
-	int in_hunk = 0, prev_minus = 0, had_hunk = 0, had_minus_header = 0;
+	struct diff_pass d;
 	size_t first = out->nfiles;
 	int ret = 0;
 
+	memset(&d, 0, sizeof(d));
+	d.out = out;
+	d.on_added = on_added;
+	d.data = data;
 	while (p < stop) {
 		const char *eol = memchr(p, '\n', (size_t)(stop - p));
 		const char *next = eol ? eol + 1 : stop;
 		const char *end = eol ? eol : stop;
 		const char *hend = end;
+		int took;
 
 		if (hend > p && hend[-1] == '\r')
 			hend--;
-		if (in_hunk) {
-			char c = p < end ? *p : ' ';
-
-			if (c == ' ' && old_left && new_left) {
-				old_left--;
-				new_left--;
-				new_line++;
-				prev_minus = 0;
-				p = next;
-				goto check_end;
-			} else if (c == '+' && new_left) {
-				new_left--;
-				f->added++;
-				out->added++;
-				push_line(&f->lines, &f->nlines, &f->lines_alloc, new_line);
-				if (on_added && (ret = on_added(data, f->path ? f->path : "",
-								new_line, p + 1, (size_t)(end - p - 1))))
-					goto done;
-				new_line++;
-				prev_minus = 0;
-				p = next;
-				goto check_end;
-			} else if (c == '-' && old_left) {
-				old_left--;
-				f->removed++;
-				out->removed++;
-				if (!prev_minus)
-					push_line(&f->cuts, &f->ncuts, &f->cuts_alloc, new_line);
-				prev_minus = 1;
-				p = next;
-				goto check_end;
-			} else if (c == '\\') {
+		if (d.in_hunk) {
+			if ((took = hunk_line(&d, p, end, &ret)) < 0)
+				return ret;
+			if (took) {
 				p = next;
 				continue;
 			}
-			in_hunk = 0;    /* ended early: read this line as a header */
 		}
-		if (starts(p, hend, "diff --git ")) {
-			if (!(f = new_file(out, err))) {
-				ret = SL_EINPUT;
-				goto done;
-			}
-			git_line_paths(f, p + 11, hend);
-			had_hunk = had_minus_header = 0;
-		} else if (starts(p, hend, "--- ")) {
-			char *path;
-
-			if (!f || had_hunk || had_minus_header) {
-				if (!(f = new_file(out, err))) {
-					ret = SL_EINPUT;
-					goto done;
-				}
-				had_hunk = 0;
-			}
-			had_minus_header = 1;
-			path = read_path(p + 4, hend, NULL);
-			if (!strcmp(path, "/dev/null")) {
-				f->created = 1;
-				set_str(&f->old_path, NULL);
-			} else {
-				set_str(&f->old_path, sl_xstrdup(strip_ab(path)));
-			}
-			free(path);
-		} else if (starts(p, hend, "+++ ") && f) {
-			char *path = read_path(p + 4, hend, NULL);
-
-			if (!strcmp(path, "/dev/null")) {
-				f->deleted = 1;
-				if (f->old_path)
-					set_str(&f->path, sl_xstrdup(f->old_path));
-			} else {
-				set_str(&f->path, sl_xstrdup(strip_ab(path)));
-			}
-			free(path);
-		} else if (starts(p, hend, "@@ ")) {
-			unsigned old_n, new_start, new_n;
-
-			if (!f || parse_hunk_header(p, hend, &old_n, &new_start, &new_n)) {
-				ret = sl_err_set(err, SL_EINPUT, "bad hunk header '%.*s'",
-						 (int)(hend - p > 80 ? 80 : hend - p), p);
-				goto done;
-			}
-			old_left = old_n;
-			new_left = new_n;
-			new_line = new_n ? new_start : new_start + 1;
-			in_hunk = old_left || new_left;
-			had_hunk = 1;
-			prev_minus = 0;
-		} else if (f && starts(p, hend, "new file mode")) {
-			f->created = 1;
-		} else if (f && starts(p, hend, "deleted file mode")) {
-			f->deleted = 1;
-		} else if (f && (starts(p, hend, "rename from ") || starts(p, hend, "copy from "))) {
-			const char *s = p + (p[0] == 'r' ? 12 : 10);
-
-			set_str(&f->old_path, read_path(s, hend, NULL));
-			f->renamed = p[0] == 'r';
-		} else if (f && (starts(p, hend, "rename to ") || starts(p, hend, "copy to "))) {
-			const char *s = p + (p[0] == 'r' ? 10 : 8);
-
-			set_str(&f->path, read_path(s, hend, NULL));
-		} else if (f && (starts(p, hend, "Binary files ") || starts(p, hend, "GIT binary patch"))) {
-			f->binary = 1;
-		}
+		if ((ret = header_line(&d, p, hend, err)))
+			return ret;
 		p = next;
-		continue;
-check_end:
-		if (!old_left && !new_left)
-			in_hunk = 0;
 	}
 	for (size_t i = first; i < out->nfiles; i++) {
 		sl_changed_file *g = &out->files[i];
@@ -363,8 +393,7 @@ check_end:
 		normalise(g->lines, &g->nlines);
 		normalise(g->cuts, &g->ncuts);
 	}
-done:
-	return ret;
+	return 0;
 }
 
 const sl_changed_file *sl_changed_find(const sl_changed *c, const char *path)
