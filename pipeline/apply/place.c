@@ -512,6 +512,101 @@ static int worse(int a, int b)
 	return a > b ? a : b;
 }
 
+/* A pure insertion (no old lines) after line HINT, 0 meaning the top of an empty file. */
+static int place_insertion(regions *out, const tlines *f, size_t edit, const tlines *nw,
+			   uint32_t hint, uint32_t *line_out, sl_buf *why)
+{
+	region *g;
+
+	if (hint > f->n) {
+		sl_buf_addf(why, "it inserts after line %u, but the file has %zu lines; "
+			    "include context lines", hint, f->n);
+		return T_REFUSED;
+	}
+	if (!hint && f->n) {
+		sl_buf_adds(why, "it has no old lines and no line number; include context "
+			    "lines around the new ones");
+		return T_REFUSED;
+	}
+	g = region_add(out, edit, hint, 0);
+	render_region(&g->text, f, hint, NULL, 0, 1, nw->v, nw->n, nw->final_nl,
+		      &(shift){ 0, "", 0 });
+	*line_out = hint + 1;
+	return T_EXACT;
+}
+
+/* Old lines O located whole at LOC: one region, and a note on where and how. */
+static int place_located(regions *out, const tlines *f, size_t edit, const tlines *o,
+			 const tlines *nw, const located *loc, uint32_t hint, uint32_t *line_out,
+			 sl_buf *note)
+{
+	region *g = region_add(out, edit, loc->at, o->n);
+
+	render_region(&g->text, f, loc->at, o->v, o->n, o->final_nl, nw->v, nw->n, nw->final_nl,
+		      &loc->sh);
+	*line_out = (uint32_t)loc->at + 1;
+	if (hint && loc->at + 1 != hint)
+		sl_buf_addf(note, "the edit names line %u; applied at line %zu", hint, loc->at + 1);
+	if (loc->tier == T_WS && loc->sh.dir)
+		sl_buf_addf(note, "%sindentation shifted by %s%zu byte%s", note->len ? "; " : "",
+			    loc->sh.dir > 0 ? "+" : "-", loc->sh.len, loc->sh.len == 1 ? "" : "s");
+	return loc->tier;
+}
+
+/*
+ * Old lines with "..." gaps (pieces SO, new pieces SN): locate each piece in
+ * order, one region per piece.  The worst tier of the pieces, or
+ * T_REFUSED with the reason in WHY (the caller drops the regions added).
+ */
+static int place_elided(regions *out, const tlines *f, size_t edit, const tlines *o,
+			const tlines *nw, const segs *so, const segs *sn, uint32_t hint,
+			uint32_t *line_out, sl_buf *why, sl_buf *note)
+{
+	size_t prev_end = 0, n0 = out->n;
+	int tier = T_EXACT;
+
+	if (sn->n != so->n) {
+		sl_buf_addf(why, "it elides lines with '...' (%zu gaps in the old lines, %zu in "
+			    "the new); write the lines out in full", so->n - 1, sn->n ? sn->n - 1 : 0);
+		return T_REFUSED;
+	}
+	for (size_t k = 0; k < so->n; k++) {
+		located sl;
+		region *g;
+		sl_buf pw = SL_BUF_INIT;
+
+		if (!so->len[k]) {
+			if (!sn->len[k])
+				continue;
+			sl_buf_adds(why, "it adds lines next to a '...' gap, where they cannot "
+				    "be placed; write the lines around them out in full");
+			return T_REFUSED;
+		}
+		if (locate(&sl, f, o->v + so->start[k], so->len[k], k ? 0 : hint, &pw) ||
+		    sl.at < prev_end) {
+			if (!pw.len)
+				sl_buf_adds(&pw, "it is out of order");
+			sl_buf_addf(why, "it elides lines with '...'; its piece %zu (%zu lines): ",
+				    k + 1, so->len[k]);
+			sl_buf_add(why, pw.buf, pw.len);
+			sl_buf_release(&pw);
+			return T_REFUSED;
+		}
+		sl_buf_release(&pw);
+		g = region_add(out, edit, sl.at, so->len[k]);
+		render_region(&g->text, f, sl.at, o->v + so->start[k], so->len[k],
+			      k + 1 == so->n ? o->final_nl : 1, nw->v + sn->start[k], sn->len[k],
+			      k + 1 == sn->n ? nw->final_nl : 1, &sl.sh);
+		prev_end = sl.at + so->len[k];
+		if (out->n == n0 + 1)
+			*line_out = (uint32_t)sl.at + 1;
+		tier = worse(tier, sl.tier);
+	}
+	sl_buf_addf(note, "%selided context: %zu pieces located separately",
+		    note->len ? "; " : "", out->n - n0);
+	return tier;
+}
+
 /*
  * Place one edit (old -> new lines) in f; append its regions to out.
  * Returns the tier, or T_REFUSED with the reason in why; *line_out is the
@@ -525,104 +620,29 @@ static int place(regions *out, const tlines *f, size_t edit, const char *old_tex
 	located loc;
 	segs so = { 0 }, sn = { 0 };
 	size_t n0 = out->n;
-	int old_nl, new_nl, tier = T_REFUSED;
+	int tier;
 	sl_buf first_why = SL_BUF_INIT;
 
 	split_text(&o, old_text, strlen(old_text));
 	split_text(&nw, new_text, strlen(new_text));
-	old_nl = o.final_nl;
-	new_nl = nw.final_nl;
 	*line_out = hint;
 
 	if (!o.n) {
-		/* pure insertion after line `hint` (0: at the top) */
-		region *g;
-
-		if (hint > f->n) {
-			sl_buf_addf(why, "it inserts after line %u, but the file has %zu lines; "
-				    "include context lines", hint, f->n);
-			goto done;
+		tier = place_insertion(out, f, edit, &nw, hint, line_out, why);
+	} else if (!locate(&loc, f, o.v, o.n, hint, &first_why)) {
+		tier = place_located(out, f, edit, &o, &nw, &loc, hint, line_out, note);
+	} else {
+		/* elided context: locate the pieces between "..." lines one by one */
+		split_elided(&so, o.v, o.n);
+		split_elided(&sn, nw.v, nw.n);
+		if (so.n > 1) {
+			tier = place_elided(out, f, edit, &o, &nw, &so, &sn, hint, line_out, why,
+					    note);
+		} else {
+			sl_buf_add(why, first_why.buf, first_why.len);
+			tier = T_REFUSED;
 		}
-		if (!hint && f->n) {
-			sl_buf_adds(why, "it has no old lines and no line number; include context "
-				    "lines around the new ones");
-			goto done;
-		}
-		g = region_add(out, edit, hint, 0);
-		render_region(&g->text, f, hint, NULL, 0, 1, nw.v, nw.n, new_nl,
-			      &(shift){ 0, "", 0 });
-		*line_out = hint + 1;
-		tier = T_EXACT;
-		goto done;
 	}
-	if (!locate(&loc, f, o.v, o.n, hint, &first_why)) {
-		region *g = region_add(out, edit, loc.at, o.n);
-
-		render_region(&g->text, f, loc.at, o.v, o.n, old_nl, nw.v, nw.n, new_nl, &loc.sh);
-		*line_out = (uint32_t)loc.at + 1;
-		tier = loc.tier;
-		if (hint && loc.at + 1 != hint)
-			sl_buf_addf(note, "the edit names line %u; applied at line %zu", hint,
-				    loc.at + 1);
-		if (loc.tier == T_WS && loc.sh.dir)
-			sl_buf_addf(note, "%sindentation shifted by %s%zu byte%s", note->len ? "; " : "",
-				    loc.sh.dir > 0 ? "+" : "-", loc.sh.len, loc.sh.len == 1 ? "" : "s");
-		goto done;
-	}
-	/* elided context: locate the pieces between "..." lines one by one */
-	split_elided(&so, o.v, o.n);
-	split_elided(&sn, nw.v, nw.n);
-	if (so.n > 1) {
-		size_t prev_end = 0;
-
-		if (sn.n != so.n) {
-			sl_buf_addf(why, "it elides lines with '...' (%zu gaps in the old lines, %zu in "
-				    "the new); write the lines out in full", so.n - 1,
-				    sn.n ? sn.n - 1 : 0);
-			goto done;
-		}
-		tier = T_EXACT;
-		for (size_t k = 0; k < so.n; k++) {
-			located sl;
-			region *g;
-			sl_buf pw = SL_BUF_INIT;
-
-			if (!so.len[k]) {
-				if (!sn.len[k])
-					continue;
-				sl_buf_adds(why, "it adds lines next to a '...' gap, where they cannot "
-					    "be placed; write the lines around them out in full");
-				tier = T_REFUSED;
-				break;
-			}
-			if (locate(&sl, f, o.v + so.start[k], so.len[k], k ? 0 : hint, &pw) ||
-			    sl.at < prev_end) {
-				if (!pw.len)
-					sl_buf_adds(&pw, "it is out of order");
-				sl_buf_addf(why, "it elides lines with '...'; its piece %zu (%zu lines): ",
-					    k + 1, so.len[k]);
-				sl_buf_add(why, pw.buf, pw.len);
-				sl_buf_release(&pw);
-				tier = T_REFUSED;
-				break;
-			}
-			sl_buf_release(&pw);
-			g = region_add(out, edit, sl.at, so.len[k]);
-			render_region(&g->text, f, sl.at, o.v + so.start[k], so.len[k],
-				      k + 1 == so.n ? old_nl : 1, nw.v + sn.start[k], sn.len[k],
-				      k + 1 == sn.n ? new_nl : 1, &sl.sh);
-			prev_end = sl.at + so.len[k];
-			if (out->n == n0 + 1)
-				*line_out = (uint32_t)sl.at + 1;
-			tier = worse(tier, sl.tier);
-		}
-		if (tier != T_REFUSED)
-			sl_buf_addf(note, "%selided context: %zu pieces located separately",
-				    note->len ? "; " : "", out->n - n0);
-		goto done;
-	}
-	sl_buf_add(why, first_why.buf, first_why.len);
-done:
 	if (tier == T_REFUSED) {
 		while (out->n > n0)
 			sl_buf_release(&out->v[--out->n].text);
