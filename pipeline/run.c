@@ -1424,8 +1424,9 @@ static int model_step(run_ctx *x, git_repository *repo, const sl_target *t, atte
 	sl_buf_release(&msg);
 	if (r)
 		return r;
+	/* a request cut at the wall-time deadline is the budget's stop, not the endpoint's fault */
 	pthread_mutex_lock(&x->lock);
-	x->transient += !interrupted(x);
+	x->transient += !interrupted(x) && !budget_reached(x);
 	pthread_mutex_unlock(&x->lock);
 	*ended = 1;
 	return SL_OK;

@@ -481,7 +481,7 @@ int cmd_run(int argc, char **argv)
 	ro.spec_path = o.args[0];
 	ro.repo = o.repo;
 	ro.store = store;
-	ro.progress = isatty(2) ? print_notice : NULL;
+	ro.progress = print_notice;
 	ro.stop = &stop_flag;
 	catch_stop_signals();
 	if (sl_run(&sum, &ro, &err)) {
@@ -527,7 +527,7 @@ int cmd_baseline(int argc, char **argv)
 	ro.repo = o.repo;
 	ro.store = store;
 	ro.unsafe = o.unsafe;
-	ro.progress = isatty(2) ? print_notice : NULL;
+	ro.progress = print_notice;
 	r = sl_run_baseline(&out, &ro, o.json, &err);
 	fputs(out.buf, stdout);
 	ret = r ? sl_cmd_fail(&err) : SL_EXIT_OK;

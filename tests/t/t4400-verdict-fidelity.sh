@@ -138,7 +138,7 @@ test_expect_success 'a missing tool (exit 127) stops the campaign with one line,
 	rm -f asked &&
 	campaign tool right "gates:" "  - {name: build, command: \"meson compile\"}" >tool.yaml &&
 	test_expect_code 1 sluice run --store tool.db tool.yaml >out 2>err &&
-	test "$(cat err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
 	! test -e asked &&
 	test "$(store_query tool.db "select count(*) from attempts")" = 0
 '
@@ -153,28 +153,32 @@ test_expect_success 'a gate failing on the base stops the campaign, naming its e
 	rm -f asked &&
 	campaign failbase right "gates:" "  - {name: test, kind: test, command: \"make -s check\"}" >failbase.yaml &&
 	test_expect_code 1 sluice run --store failbase.db failbase.yaml >out 2>err &&
-	test "$(wc -l <err)" = 1 &&
+	test "$(grep -c "^sluice: " err)" = 1 &&
 	grep -q "^sluice: gate .test. fails on the base commit (exit 2): make: \*\*\* \[Makefile:[0-9]*: check\] Error 1$" err &&
+	grep -q "^tree: " err &&
+	grep -q "^baseline: gate .test. on the base" err &&
 	! test -e asked &&
 	test "$(store_query failbase.db "select count(*) from attempts")" = 0
 '
 
 test_expect_success 'a resumed run checks the stored baseline again and stops the same way' '
 	test_expect_code 1 sluice run --store failbase.db failbase.yaml 2>err2 &&
-	test_cmp err err2
+	grep "^sluice: " err >line &&
+	grep "^sluice: " err2 >line2 &&
+	test_cmp line line2
 '
 
 test_expect_success 'an empty test report on the base stops the campaign' '
 	campaign empty right "gates:" \
 		"  - {name: test, kind: test, format: junit, report: results.xml, command: \"make -s check >/dev/null 2>&1; true\"}" >empty.yaml &&
 	test_expect_code 1 sluice run --store empty.db empty.yaml 2>err &&
-	test "$(cat err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit (exit 0): (no output)"
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit (exit 0): (no output)"
 '
 
 test_expect_success 'a fix gate that passes on the base has nothing to fix' '
 	campaign nofix right "gates:" "  - {name: build, command: \"true\", expect: fix}" >nofix.yaml &&
 	test_expect_code 1 sluice run --store nofix.db nofix.yaml 2>err &&
-	test "$(cat err)" = "sluice: gate '"'"'build'"'"' expects a fix, but passes on the base commit"
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' expects a fix, but passes on the base commit"
 '
 
 test_expect_success 'allow_skip: a gate failing on the base is skipped, and the candidate proposed' '
@@ -224,7 +228,7 @@ test_expect_success 'baseline --json: without must_fix the base failure is not b
 
 test_expect_success 'baseline of a gate that cannot judge: shown, and exit 1 with the same line as run' '
 	test_expect_code 1 sluice baseline --store tool.db tool.yaml >out 2>err &&
-	test "$(cat err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
 	grep -q "^gate build (custom, expect pass): fail on the base (exit 127)$" out &&
 	grep -q "^  cannot judge: gate .build. fails on the base commit (exit 127)" out
 '

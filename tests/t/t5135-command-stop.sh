@@ -82,6 +82,9 @@ test_expect_success 'the wall-time budget kills a command that blocks: the targe
 	{ timeout 120 sluice run --store w.db w.yaml >out 2>err; rc=$?; } &&
 	cat err &&
 	test $rc = 1 &&
+	grep "stopped: " err &&
+	grep "stopped: .*wall" err &&
+	! grep "kept failing" err &&
 	test -f started &&
 	test "$(sqlite3 w.db "select count(*) from attempts")" = 0 &&
 	test "$(sqlite3 w.db "select count(*) from targets where state not in ('"'"'pending'"'"', '"'"'budget'"'"')")" = 0 &&

@@ -633,13 +633,40 @@ static void test_seccomp_tiocsti(void)
 	close(slave);
 }
 
+/*
+ * Whether this kernel runs 32-bit system calls at all (int 0x80 outside
+ * any filter): where it does not, the call dies with SIGSEGV whatever the
+ * filter says, and the test below cannot tell the filter's work apart.
+ */
+static int kernel_runs_int80(void)
+{
+#if defined(__x86_64__)
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		long r;
+
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L));   /* i386 getpid */
+		_exit(r > 0 ? 0 : 1);
+	}
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st);
+#else
+	return 0;
+#endif
+}
+
 /* A foreign-architecture system call (int 0x80) kills the payload. */
 static void test_seccomp_foreign_arch(void)
 {
-	char *out = run_out("cat >/tmp/i.c <<'EOF'\n"
-			    "int main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L)); return 0; }\n"
-			    "EOF\n"
-			    "cc -o /tmp/i /tmp/i.c 2>/dev/null || { echo no-cc; exit 0; }; /tmp/i; echo status $?");
+	char *out;
+
+	if (!kernel_runs_int80())
+		SKIP("this kernel runs no 32-bit system calls (int 0x80 dies unfiltered)");
+	out = run_out("cat >/tmp/i.c <<'EOF'\n"
+		      "int main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L)); return 0; }\n"
+		      "EOF\n"
+		      "cc -o /tmp/i /tmp/i.c 2>/dev/null || { echo no-cc; exit 0; }; /tmp/i; echo status $?");
 
 	CHECK(strstr(out, "status 159\n") || !strcmp(out, "no-cc\n"));   /* 128 + SIGSYS */
 	free(out);
