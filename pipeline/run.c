@@ -1265,55 +1265,71 @@ done:
 	return ret;
 }
 
-/* Give the candidates a crashed run proposed without flushing them their commits and branches. */
+/* Read one orphaned journal's lines into got. */
+static int restore_journal(run_ctx *x, const char *path, sl_candidate_rec *cands,
+			   size_t ncands, restored *got, sl_err *err)
+{
+	sl_buf text = SL_BUF_INIT;
+	char *line, *next;
+	int ret;
+
+	if ((ret = sl_read_file(&text, path, 0, err)))
+		goto done;
+	for (line = text.buf; !ret && line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		ret = restore_line(x, line, cands, ncands, got, err);
+	}
+done:
+	sl_buf_release(&text);
+	return ret;
+}
+
+/*
+ * Give the candidates crashed runs proposed without flushing them their
+ * commits and branches: every orphaned journal read, the branches written
+ * in one packed-refs update, then the journals removed.  Under git_lock:
+ * other runs starting now see the same journals; one restores them and the
+ * others find them gone.
+ */
 static int restore_journals(run_ctx *x, sl_err *err)
 {
 	DIR *d = opendir(x->scratch);
 	struct dirent *de;
 	sl_candidate_rec *cands = NULL;
+	sl_strvec done = SL_STRVEC_INIT;
+	restored got = { SL_STRVEC_INIT, NULL, 0 };
 	size_t ncands = 0;
 	int loaded = 0, ret = SL_OK;
 
 	if (!d)
 		return SL_OK;
+	git_lock_take(x);
 	while (!ret && (de = readdir(d))) {
-		char *path, *line, *next;
-		sl_buf text = SL_BUF_INIT;
-		restored got = { SL_STRVEC_INIT, NULL, 0 };
-		int gone;
+		char *path;
 
 		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(de->d_name))
 			continue;
 		path = sl_path_join(x->scratch, de->d_name);
-		if (!loaded && (ret = sl_store_candidates(x->st, x->campaign_id, SL_C_PASSED,
-							  &cands, &ncands, err))) {
-			free(path);
-			break;
-		}
+		if (!loaded)
+			ret = sl_store_candidates(x->st, x->campaign_id, SL_C_PASSED, &cands,
+						  &ncands, err);
 		loaded = 1;
-		/* other runs starting now see the same journal: one restores it,
-		   under the lock, and the others find it gone */
-		git_lock_take(x);
-		gone = access(path, F_OK) && errno == ENOENT;
-		if (!gone && !(ret = sl_read_file(&text, path, 0, err))) {
-			for (line = text.buf; !ret && line && *line; line = next) {
-				if ((next = strchr(line, '\n')))
-					*next++ = '\0';
-				ret = restore_line(x, line, cands, ncands, &got, err);
-			}
-			if (!ret)
-				ret = sl_branches_write_packed(x->c->repo, got.branch.v, got.commit,
-							       got.branch.n, err);
-			if (!ret)
-				unlink(path);
-		}
-		git_lock_give(x);
-		sl_strvec_release(&got.branch);
-		free(got.commit);
-		sl_buf_release(&text);
+		if (!ret && !(access(path, F_OK) && errno == ENOENT) &&
+		    !(ret = restore_journal(x, path, cands, ncands, &got, err)))
+			sl_strvec_push(&done, path);
 		free(path);
 	}
+	if (!ret)
+		ret = sl_branches_write_packed(x->c->repo, got.branch.v, got.commit, got.branch.n,
+					       err);
+	for (size_t i = 0; !ret && i < done.n; i++)
+		unlink(done.v[i]);
+	git_lock_give(x);
 	closedir(d);
+	sl_strvec_release(&done);
+	sl_strvec_release(&got.branch);
+	free(got.commit);
 	sl_candidate_list_free(cands, ncands);
 	return ret;
 }
