@@ -24,6 +24,8 @@ enum sl_code {
 	SL_EBUDGET = -5,  /* a budget or limit was reached */
 	SL_EBASE = -6,    /* a gate cannot judge: it fails on the base commit, or its
 			     command is missing (126/127); the campaign stops */
+	SL_ELEASE = -7,   /* the run no longer holds the target's lease (another run
+			     took it over): it writes nothing more for that target */
 };
 
 typedef struct sl_err {

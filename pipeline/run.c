@@ -120,6 +120,7 @@ typedef struct run_ctx {
 	size_t inflight;
 	pthread_cond_t settled;     /* a request in flight settled its reservation */
 	size_t held_elsewhere, transient, usage_rejected;
+	size_t lost;                /* targets taken over while this run was paused */
 	int ending;                 /* the workers are done: the lease keeper stops */
 	pthread_cond_t end_cond;
 	char *replay_file;          /* replay: the JSON lines file in use */
@@ -170,6 +171,27 @@ static void git_lock_give(run_ctx *x)
 	if (x->git_lock_fd >= 0)
 		flock(x->git_lock_fd, LOCK_UN);
 	pthread_mutex_unlock(&x->git_lock);
+}
+
+/*
+ * The epoch of the lease the calling worker holds on its target (lease.h,
+ * fencing): a worker holds one target at a time.
+ */
+static _Thread_local int64_t cur_epoch;
+
+/*
+ * Begin a transaction that writes for a target the worker holds:
+ * SL_ELEASE (nothing begun) once another run has taken the target over.
+ */
+static int begin_fenced(run_ctx *x, int64_t target_id, sl_err *err)
+{
+	int ret;
+
+	if (sl_store_begin(x->st, err))
+		return SL_ERROR;
+	if ((ret = sl_lease_check(x->st, target_id, x->owner, cur_epoch, err)))
+		sl_store_rollback(x->st);
+	return ret;
 }
 
 /* The run was told to stop (a signal): nothing new starts. */
@@ -375,14 +397,26 @@ static double cost_of(const sl_spec *spec, int64_t tin, int64_t tout)
 		(double)(tout > 0 ? tout : 0) * spec->price_out) / 1e6;
 }
 
+/*
+ * Create the branch at commit, never moving it: SL_ELEASE when it exists at
+ * another commit (another run wrote it after taking the target over).
+ */
 static int make_branch(git_repository *repo, const char *branch, const git_oid *commit,
 		       sl_err *err)
 {
 	git_commit *c = NULL;
 	git_reference *ref = NULL;
-	int ret = SL_OK;
+	int rc, ret = SL_OK;
 
-	if (git_commit_lookup(&c, repo, commit) || git_branch_create(&ref, repo, branch, c, 1))
+	if (!(rc = git_commit_lookup(&c, repo, commit)))
+		rc = git_branch_create(&ref, repo, branch, c, 0);
+	if (rc == GIT_EEXISTS && !git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL))
+		rc = git_reference_target(ref) && git_oid_equal(git_reference_target(ref), commit) ?
+			0 : GIT_EEXISTS;
+	if (rc == GIT_EEXISTS)
+		ret = sl_err_set(err, SL_ELEASE, "branch '%s' points at a commit another run "
+				 "wrote", branch);
+	else if (rc)
 		ret = sl_err_set(err, SL_ERROR, "cannot create branch '%s': %s", branch,
 				 sl_git_error());
 	git_reference_free(ref);
@@ -557,6 +591,7 @@ static int journal_reply(run_ctx *x, attempt_state *s, int round, int64_t tin, i
 			 double cost, sl_err *err)
 {
 	sl_reply_rec r = { 0 };
+	int ret;
 
 	r.target_id = s->a.target_id;
 	r.n = s->a.n;
@@ -572,7 +607,13 @@ static int journal_reply(run_ctx *x, attempt_state *s, int round, int64_t tin, i
 	r.retries = s->comp.retries;
 	r.truncated = s->comp.truncated;
 	r.usage_note = s->usage_note[0] ? s->usage_note : NULL;
-	return sl_journal_reply_add(x->st, &r, err);
+	if ((ret = begin_fenced(x, r.target_id, err)))
+		return ret;
+	if ((ret = sl_journal_reply_put(x->st, &r, err))) {
+		sl_store_rollback(x->st);
+		return ret;
+	}
+	return sl_store_commit(x->st, err);
 }
 
 /* 1 if the journalled reply answered this very request (same key). */
@@ -730,9 +771,9 @@ static int ask_model(run_ctx *x, git_repository *repo, const sl_target *t, attem
 				check_usage(x, s, est_in, cap, &tin, &tout);
 			cost = cost_of(spec, tin, tout);
 			settle(x, est_in + cap, est_cost, tin + tout, cost);
-			if (!rc && journal_reply(x, s, round, tin, tout, cost, err)) {
+			if (!rc && (r = journal_reply(x, s, round, tin, tout, cost, err))) {
 				free(msgs);
-				return SL_ERROR;
+				return r;
 			}
 			if (!rc && x->opts->record &&
 			    sl_replay_record(x->opts->record, s->comp.key, &s->comp, err)) {
@@ -834,8 +875,10 @@ static int try_rules(run_ctx *x, const sl_target *t, attempt_state *s, sl_err *e
 static int move_target(run_ctx *x, int64_t id, int state, int64_t attempts,
 		       const char *reason, sl_err *err)
 {
-	if (sl_store_begin(x->st, err))
-		return SL_ERROR;
+	int ret;
+
+	if ((ret = begin_fenced(x, id, err)))
+		return ret;
 	if (sl_store_target_update(x->st, id, state, attempts, reason, err)) {
 		sl_store_rollback(x->st);
 		return SL_ERROR;
@@ -848,9 +891,10 @@ static int record_plain(run_ctx *x, attempt_state *s, const sl_target_rec *rec,
 			int state, int64_t attempts, const char *reason, sl_err *err)
 {
 	int64_t id;
+	int ret;
 
-	if (sl_store_begin(x->st, err))
-		return SL_ERROR;
+	if ((ret = begin_fenced(x, rec->id, err)))
+		return ret;
 	if ((s->a.outcome != SL_A_NONE && sl_store_attempt_add(x->st, &s->a, &id, err)) ||
 	    sl_store_target_update(x->st, rec->id, state, attempts, reason, err)) {
 		sl_store_rollback(x->st);
@@ -1161,9 +1205,16 @@ static int journal_orphaned(const char *name)
 	return kill((pid_t)pid, 0) && errno == ESRCH;
 }
 
-/* Restore one journal line "COMMIT SOURCE BRANCH" of a crashed run. */
+/* The branches a journal gives back, written as one packed-refs update. */
+typedef struct restored {
+	sl_strvec branch;
+	git_oid *commit;
+	size_t alloc;
+} restored;
+
+/* Restore one journal line "COMMIT SOURCE BRANCH" of a crashed run (its branch into out). */
 static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t ncands,
-			sl_err *err)
+			restored *out, sl_err *err)
 {
 	git_repository *repo = x->c->repo;
 	char *src = strchr(line, ' '), *branch = src ? strchr(src + 1, ' ') : NULL;
@@ -1203,7 +1254,9 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 		if ((ret = sl_store_candidate_set_commit(x->st, cr->id, hex, err)))
 			goto done;
 	}
-	ret = make_branch(repo, branch, &oid, err);
+	SL_ALLOC_GROW(out->commit, out->branch.n + 1, out->alloc);
+	git_oid_cpy(&out->commit[out->branch.n], &oid);
+	sl_strvec_push(&out->branch, branch);
 done:
 	git_commit_free(c);
 	git_reference_free(ref);
@@ -1212,51 +1265,88 @@ done:
 	return ret;
 }
 
-/* Give the candidates a crashed run proposed without flushing them their commits and branches. */
+/* Read one orphaned journal's lines into got. */
+static int restore_journal(run_ctx *x, const char *path, sl_candidate_rec *cands,
+			   size_t ncands, restored *got, sl_err *err)
+{
+	sl_buf text = SL_BUF_INIT;
+	char *line, *next;
+	int ret;
+
+	if ((ret = sl_read_file(&text, path, 0, err)))
+		goto done;
+	for (line = text.buf; !ret && line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		ret = restore_line(x, line, cands, ncands, got, err);
+	}
+done:
+	sl_buf_release(&text);
+	return ret;
+}
+
+/*
+ * Give the candidates crashed runs proposed without flushing them their
+ * commits and branches: every orphaned journal read, the branches written
+ * in one packed-refs update, then the journals removed.  Under git_lock:
+ * other runs starting now see the same journals; one restores them and the
+ * others find them gone.
+ */
 static int restore_journals(run_ctx *x, sl_err *err)
 {
 	DIR *d = opendir(x->scratch);
 	struct dirent *de;
 	sl_candidate_rec *cands = NULL;
+	sl_strvec done = SL_STRVEC_INIT;
+	restored got = { SL_STRVEC_INIT, NULL, 0 };
 	size_t ncands = 0;
 	int loaded = 0, ret = SL_OK;
 
 	if (!d)
 		return SL_OK;
+	git_lock_take(x);
 	while (!ret && (de = readdir(d))) {
-		char *path, *line, *next;
-		sl_buf text = SL_BUF_INIT;
-		int gone;
+		char *path;
 
 		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(de->d_name))
 			continue;
 		path = sl_path_join(x->scratch, de->d_name);
-		if (!loaded && (ret = sl_store_candidates(x->st, x->campaign_id, SL_C_PASSED,
-							  &cands, &ncands, err))) {
-			free(path);
-			break;
-		}
+		if (!loaded)
+			ret = sl_store_candidates(x->st, x->campaign_id, SL_C_PASSED, &cands,
+						  &ncands, err);
 		loaded = 1;
-		/* other runs starting now see the same journal: one restores it,
-		   under the lock, and the others find it gone */
-		git_lock_take(x);
-		gone = access(path, F_OK) && errno == ENOENT;
-		if (!gone && !(ret = sl_read_file(&text, path, 0, err))) {
-			for (line = text.buf; !ret && line && *line; line = next) {
-				if ((next = strchr(line, '\n')))
-					*next++ = '\0';
-				ret = restore_line(x, line, cands, ncands, err);
-			}
-			if (!ret)
-				unlink(path);
-		}
-		git_lock_give(x);
-		sl_buf_release(&text);
+		if (!ret && !(access(path, F_OK) && errno == ENOENT) &&
+		    !(ret = restore_journal(x, path, cands, ncands, &got, err)))
+			sl_strvec_push(&done, path);
 		free(path);
 	}
+	if (!ret)
+		ret = sl_branches_write_packed(x->c->repo, got.branch.v, got.commit, got.branch.n,
+					       err);
+	for (size_t i = 0; !ret && i < done.n; i++)
+		unlink(done.v[i]);
+	git_lock_give(x);
 	closedir(d);
+	sl_strvec_release(&done);
+	sl_strvec_release(&got.branch);
+	free(got.commit);
 	sl_candidate_list_free(cands, ncands);
 	return ret;
+}
+
+/*
+ * Create a candidate's branch (the caller holds git_lock) only while the
+ * worker still holds its target: a run that lost the lease writes no branch
+ * (SL_ELEASE).  Under git_lock the check and the write are one step for
+ * every sluice process, and the run that took the target over deletes what
+ * was there before it works on the target.
+ */
+static int fenced_branch(run_ctx *x, git_repository *repo, int64_t target_id,
+			 const char *branch, const git_oid *commit, sl_err *err)
+{
+	int ret = sl_lease_check(x->st, target_id, x->owner, cur_epoch, err);
+
+	return ret ? ret : make_branch(repo, branch, commit, err);
 }
 
 /* The cap of a candidate's layer, MiB. */
@@ -1315,7 +1405,7 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 			r = batch_queue(cur_batch, branch, commit, s->a.source, err);
 		} else {
 			git_lock_take(x);
-			r = make_branch(repo, branch, commit, err);
+			r = fenced_branch(x, repo, s->a.target_id, branch, commit, err);
 			git_lock_give(x);
 		}
 		*passed = !r;
@@ -1329,7 +1419,7 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		r = tree_of(tree, repo, commit, err);
 		git_lock_take(x);
 		if (!r)
-			r = make_branch(repo, branch, commit, err);
+			r = fenced_branch(x, repo, s->a.target_id, branch, commit, err);
 		git_lock_give(x);
 		if (!r)
 			r = sl_warm_layer_add(&layer, &capped, x->warm, repo, commit, layer_cap(x),
@@ -1354,6 +1444,8 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 		r = tree_of(tree, repo, commit, err);
 		git_lock_take(x);
 		if (!r)
+			r = fenced_branch(x, repo, s->a.target_id, branch, commit, err);
+		if (!r)
 			r = sl_worktree_add(&wt, repo, x->scratch, wtname, branch, commit, err);
 		git_lock_give(x);
 		s->tree = "worktree";
@@ -1370,11 +1462,11 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	}
 	sem_post(&x->gate_slots);
 	if (r)
-		return SL_ERROR;
+		return r;
 	git_lock_take(x);
-	r = !*passed && sl_branch_delete(repo, branch, err);
+	r = *passed ? SL_OK : sl_branch_delete_matching(repo, branch, commit, err);
 	git_lock_give(x);
-	return r ? SL_ERROR : SL_OK;
+	return r;
 }
 
 /*
@@ -1493,12 +1585,12 @@ static int judge_step(run_ctx *x, git_repository *repo, const sl_target *t, atte
 {
 	int r;
 
-	if (judge_candidate(x, repo, t, s, commit, branch, gates, passed, err))
-		return SL_ERROR;
+	if ((r = judge_candidate(x, repo, t, s, commit, branch, gates, passed, err)))
+		return r;
 	if (*passed || !interrupted(x))
 		return SL_OK;
 	git_lock_take(x);
-	r = sl_branch_delete(repo, branch, err);
+	r = sl_branch_delete_matching(repo, branch, commit, err);
 	git_lock_give(x);
 	*ended = !r;
 	return r ? SL_ERROR : SL_OK;
@@ -1515,10 +1607,10 @@ static int record_attempt(run_ctx *x, attempt_state *s, const sl_target_rec *rec
 	sl_candidate_rec cand = { 0 };
 	char hex[GIT_OID_HEXSZ + 1];
 	int64_t attempt_id = 0, cand_id = 0;
-	int last;
+	int last, ret;
 
-	if (sl_store_begin(x->st, err))
-		return SL_ERROR;
+	if ((ret = begin_fenced(x, rec->id, err)))
+		return ret;
 	if (sl_store_attempt_add(x->st, &s->a, &attempt_id, err) ||
 	    sl_journal_attempt_note(x->st, attempt_id, passed ? NULL : feedback,
 				    s->usage_note[0] ? s->usage_note : NULL, err))
@@ -1573,15 +1665,16 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	git_oid commit;
 
 	attempt_state_init(&s, rec, n);
+	memset(&commit, 0, sizeof(commit));
 	*done = 0;
 	if (n == 1 && spec->nrules && try_rules(x, t, &s, err))
 		goto done;
 	if (!s.use_rules && !x->provider) {
-		if (record_nothing_to_try(x, &s, rec, n, err))
+		if ((ret = record_nothing_to_try(x, &s, rec, n, err)))
 			goto done;
 		ended = 1;
 	} else if (!s.use_rules &&
-		   model_step(x, repo, t, &s, rec, n, *hist, *nhist, &ended, err)) {
+		   (ret = model_step(x, repo, t, &s, rec, n, *hist, *nhist, &ended, err))) {
 		goto done;
 	}
 	if (ended) {
@@ -1591,10 +1684,10 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	}
 	if (s.a.outcome == SL_A_NONE && (ret = build_candidate(x, repo, t, &s, n, &commit, err)))
 		goto done;
-	ret = SL_ERROR;
 	if (s.a.outcome == SL_A_CANDIDATE) {
 		branch = branch_name(spec->branch_prefix, rec, &x->index);
-		if (judge_step(x, repo, t, &s, &commit, branch, &gates, &passed, &ended, err))
+		if ((ret = judge_step(x, repo, t, &s, &commit, branch, &gates, &passed, &ended,
+				      err)))
 			goto done;
 		if (ended) {
 			*done = 1;
@@ -1607,7 +1700,8 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 			    "Its diff:\n```diff\n%s```\n%s", s.diff.buf, s.feedback.buf);
 	else
 		sl_buf_adds(&fb, s.feedback.buf);
-	if (record_attempt(x, &s, rec, n, branch, &commit, &gates, passed, fb.buf, done, err))
+	if ((ret = record_attempt(x, &s, rec, n, branch, &commit, &gates, passed, fb.buf, done,
+				  err)))
 		goto done;
 	if (!passed) {
 		history *h;
@@ -1620,10 +1714,11 @@ static int attempt(run_ctx *x, git_repository *repo, sl_target_rec *rec, const s
 	ret = SL_OK;
 done:
 	if (branch && ret) {
+		/* only the branch this attempt wrote: another run may hold the target now */
 		if (cur_batch)
 			batch_unqueue(cur_batch, branch);
 		git_lock_take(x);
-		sl_branch_delete(repo, branch, NULL);
+		sl_branch_delete_matching(repo, branch, &commit, NULL);
 		git_lock_give(x);
 	}
 	sl_gate_outcome_release(&gates);
@@ -1651,9 +1746,11 @@ static int process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	/* the target has no passed candidate: a branch of its name is what a run
 	   killed during the gates of one of its candidates left behind, and so
 	   is a lock file of that branch (this run holds the target's lease: no
-	   one else may be writing it) */
+	   one else may be writing it; checked under git_lock, the way a branch
+	   is written) */
 	git_lock_take(x);
-	{
+	ret = sl_lease_check(x->st, rec->id, x->owner, cur_epoch, err);
+	if (!ret) {
 		sl_buf lock = SL_BUF_INIT;
 
 		sl_buf_addf(&lock, "%srefs/heads/%s.lock", git_repository_path(repo), branch);
@@ -1750,6 +1847,20 @@ static void fail_run(run_ctx *x, const sl_err *err, const sl_target_rec *rec)
 	pthread_mutex_unlock(&x->lock);
 }
 
+/* A target taken over by another run while this one was paused: left to it. */
+static void lease_lost(run_ctx *x, const sl_target_rec *rec, const sl_err *err)
+{
+	sl_buf path = SL_BUF_INIT;
+
+	sl_term_safe(&path, rec->path, strlen(rec->path), 0);
+	pthread_mutex_lock(&x->lock);
+	x->lost++;
+	pthread_mutex_unlock(&x->lock);
+	notice(x, "%s:%lld: left to another run: %s", path.buf, (long long)rec->start_line,
+	       err->msg);
+	sl_buf_release(&path);
+}
+
 static void *worker(void *arg)
 {
 	run_ctx *x = arg;
@@ -1801,7 +1912,7 @@ static void *worker(void *arg)
 		sl_err_clear(&err);
 		/* another run may hold it: only the holder touches its branch */
 		if ((ret = sl_lease_claim(x->st, rec->id, x->owner, sl_wall_ms(), x->lease_ttl_ms,
-					  &claimed, &err))) {
+					  &claimed, &cur_epoch, &err))) {
 			fail_run(x, &err, rec);
 			break;
 		}
@@ -1830,6 +1941,11 @@ static void *worker(void *arg)
 					  x->stop_reason, &err);
 		else
 			ret = process_target(x, repo, rec, t, &err);
+		if (ret == SL_ELEASE) {
+			/* paused past its lease: the target is another run's now */
+			lease_lost(x, rec, &err);
+			continue;
+		}
 		if (!ret)
 			ret = sl_store_target_get(x->st, rec->id, &after, &err);
 		if (ret) {
@@ -2627,6 +2743,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	out->processed = x.next;
 	out->proposed_now = x.passed_now;
 	out->held_elsewhere = x.held_elsewhere;
+	out->lease_lost = x.lost;
 	out->transient = x.transient;
 	out->usage_rejected = x.usage_rejected;
 	out->interrupted = interrupted(&x);

@@ -67,6 +67,8 @@ typedef struct sl_run_summary {
 	size_t targets, processed;
 	size_t proposed_now;        /* targets proposed by this run */
 	size_t held_elsewhere;      /* pending targets another live run holds */
+	size_t lease_lost;          /* targets another run took over while this one was
+				       paused past its lease: left to it, nothing written */
 	size_t transient;           /* targets left pending after retries ran out */
 	size_t usage_rejected;      /* replies whose usage numbers were not believed */
 	int64_t stale_digest;       /* finished targets judged under another definition */

@@ -23,21 +23,16 @@ void sl_reply_rec_release(sl_reply_rec *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int sl_journal_reply_add(sl_store *st, const sl_reply_rec *in, sl_err *err)
+int sl_journal_reply_put(sl_store *st, const sl_reply_rec *in, sl_err *err)
 {
 	sqlite3_stmt *s = NULL;
 	char now[32];
-	int ret;
 
-	if (sl_store_begin(st, err))
-		return SL_ERROR;
 	if (!(s = sl_store_prepare(st, "INSERT OR REPLACE INTO replies (target_id, "
 			       "n, round, request_key, request, reply, tokens_in, tokens_out, cost, "
 			       "http_status, latency_ms, retries, truncated, usage_note, created_at) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err))) {
-		sl_store_rollback(st);
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err)))
 		return SL_ERROR;
-	}
 	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->target_id);
 	sqlite3_bind_int64(s, 2, in->n);
@@ -54,7 +49,16 @@ int sl_journal_reply_add(sl_store *st, const sl_reply_rec *in, sl_err *err)
 	sqlite3_bind_int(s, 13, in->truncated);
 	sl_store_bind_text(s, 14, in->usage_note);
 	sl_store_bind_text(s, 15, now);
-	if ((ret = sl_store_exec(st, s, "journal reply", err))) {
+	return sl_store_exec(st, s, "journal reply", err);
+}
+
+int sl_journal_reply_add(sl_store *st, const sl_reply_rec *in, sl_err *err)
+{
+	int ret;
+
+	if (sl_store_begin(st, err))
+		return SL_ERROR;
+	if ((ret = sl_journal_reply_put(st, in, err))) {
 		sl_store_rollback(st);
 		return ret;
 	}

@@ -35,6 +35,8 @@ typedef struct sl_reply_rec {
 void sl_reply_rec_release(sl_reply_rec *r);
 /* Journal a reply in a transaction of its own (do not call inside one). */
 int sl_journal_reply_add(sl_store *st, const sl_reply_rec *in, sl_err *err);
+/* The same inside the caller's transaction (a run checks its lease in it first). */
+int sl_journal_reply_put(sl_store *st, const sl_reply_rec *in, sl_err *err);
 /* The journalled reply of (target, n, round); SL_ENOTFOUND if there is none. */
 int sl_journal_reply_get(sl_store *st, int64_t target_id, int64_t n, int64_t round,
 			 sl_reply_rec *out, sl_err *err);

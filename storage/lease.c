@@ -163,20 +163,84 @@ static void fill_claim(sqlite3_stmt *s, const void *p)
 	sqlite3_bind_int64(s, 5, a->now);
 }
 
+/* The lease's epoch as owner holds it: *epoch 0 when it does not. */
+static int held_epoch(sl_store *st, int64_t target_id, const char *owner, int64_t *epoch,
+		      sl_err *err)
+{
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT lease_epoch FROM targets WHERE id = ? "
+					   "AND lease_owner = ?", err);
+	int rc;
+
+	*epoch = 0;
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, target_id);
+	sl_store_bind_text(s, 2, owner);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*epoch = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read lease");
+}
+
+/* The epoch grows only when the holder changes: a renewal keeps it. */
 int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
-		   int64_t ttl_ms, int *claimed, sl_err *err)
+		   int64_t ttl_ms, int *claimed, int64_t *epoch, sl_err *err)
 {
 	struct claim_arg a = { target_id, now_ms, now_ms + ttl_ms, owner };
+	sqlite3_stmt *s = NULL;
+	int64_t got = 0;
 	int changes = 0;
 
 	*claimed = 0;
-	if (write_tx(st, "UPDATE targets SET lease_owner = ?, lease_expires = ? WHERE id = ? "
-		     "AND state IN ('pending', 'budget') AND (lease_owner IS NULL OR "
-		     "lease_owner = ? OR lease_expires < ?)", fill_claim, &a, &changes,
-		     "claim target", err))
+	if (epoch)
+		*epoch = 0;
+	if (sl_store_begin(st, err))
+		return SL_ERROR;
+	if ((s = sl_store_prepare(st, "UPDATE targets SET lease_epoch = lease_epoch + "
+				  "(lease_owner IS NOT ?1), lease_owner = ?1, lease_expires = ?2 "
+				  "WHERE id = ?3 AND state IN ('pending', 'budget') AND "
+				  "(lease_owner IS NULL OR lease_owner = ?4 OR lease_expires < ?5)",
+				  err)))
+		fill_claim(s, &a);
+	if (sl_store_exec(st, s, "claim target", err) ||
+	    ((changes = sqlite3_changes(sl_store_sqlite(st))) == 1 &&
+	     held_epoch(st, target_id, owner, &got, err))) {
+		sl_store_rollback(st);
+		return SL_ERROR;
+	}
+	if (sl_store_commit(st, err))
 		return SL_ERROR;
 	*claimed = changes == 1;
+	if (epoch)
+		*epoch = got;
 	return SL_OK;
+}
+
+int sl_lease_check(sl_store *st, int64_t target_id, const char *owner, int64_t epoch,
+		   sl_err *err)
+{
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT lease_owner, lease_epoch FROM targets "
+					   "WHERE id = ?", err);
+	char *holder = NULL;
+	int64_t now_epoch = -1;
+	int rc, ret = SL_OK;
+
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, target_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		holder = sl_store_col_text(s, 0);
+		now_epoch = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sl_store_fail(st, err, "read lease");
+	if (!holder || strcmp(holder, owner) || now_epoch != epoch)
+		ret = sl_err_set(err, SL_ELEASE, "target %lld: lease lost (epoch %lld): now held "
+				 "by '%s' with epoch %lld", (long long)target_id, (long long)epoch,
+				 holder ? holder : "nobody", (long long)now_epoch);
+	free(holder);
+	return ret;
 }
 
 int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
@@ -245,13 +309,19 @@ static void read_holder(sqlite3_stmt *s, void *row)
 	h->expires_ms = sqlite3_column_int64(s, 2);
 }
 
-int sl_lease_holders(sl_store *st, int64_t campaign_id, int64_t now_ms,
-		     sl_lease_holder **out, size_t *n, sl_err *err)
+/* Leases on the campaign's unfinished targets, live ones or expired ones, by holder. */
+static int list_leases(sl_store *st, int64_t campaign_id, int64_t now_ms, int expired,
+		       sl_lease_holder **out, size_t *n, sl_err *err)
 {
-	sqlite3_stmt *s = sl_store_prepare(st, "SELECT lease_owner, count(*), "
-			       "max(lease_expires) FROM targets WHERE campaign_id = ? AND "
-			       "lease_owner IS NOT NULL AND lease_expires >= ? AND state IN "
-			       "('pending', 'budget') GROUP BY lease_owner ORDER BY lease_owner", err);
+	sqlite3_stmt *s = sl_store_prepare(st, expired ?
+			       "SELECT lease_owner, count(*), max(lease_expires) FROM targets "
+			       "WHERE campaign_id = ? AND lease_owner IS NOT NULL AND "
+			       "lease_expires < ? AND state IN ('pending', 'budget') "
+			       "GROUP BY lease_owner ORDER BY lease_owner" :
+			       "SELECT lease_owner, count(*), max(lease_expires) FROM targets "
+			       "WHERE campaign_id = ? AND lease_owner IS NOT NULL AND "
+			       "lease_expires >= ? AND state IN ('pending', 'budget') "
+			       "GROUP BY lease_owner ORDER BY lease_owner", err);
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);
@@ -259,6 +329,18 @@ int sl_lease_holders(sl_store *st, int64_t campaign_id, int64_t now_ms,
 	}
 	return sl_store_rows(st, s, sizeof(**out), read_holder, (void **)out, n, "list leases",
 			     err);
+}
+
+int sl_lease_holders(sl_store *st, int64_t campaign_id, int64_t now_ms,
+		     sl_lease_holder **out, size_t *n, sl_err *err)
+{
+	return list_leases(st, campaign_id, now_ms, 0, out, n, err);
+}
+
+int sl_lease_expired(sl_store *st, int64_t campaign_id, int64_t now_ms,
+		     sl_lease_holder **out, size_t *n, sl_err *err)
+{
+	return list_leases(st, campaign_id, now_ms, 1, out, n, err);
 }
 
 int sl_lease_last_budget(sl_store *st, int64_t campaign_id, int64_t *tokens, double *cost,

@@ -11,6 +11,13 @@
  * them when it ends.  Only the holder of a target touches its branch and
  * worktrees.  Times are Unix milliseconds.
  *
+ * Fencing: a run may be paused (SIGSTOP, a suspended machine) past its
+ * lease's expiry while another run takes the target over.  Each lease has
+ * an epoch, a fencing token that grows whenever a new holder claims the
+ * target; the claim hands it to the run, and every write the run makes for
+ * the target checks it in the same transaction (sl_lease_check), so the
+ * paused run's late writes are refused with SL_ELEASE.
+ *
  * Every function runs in a transaction of its own; none may be called
  * inside sl_store_begin/commit.
  */
@@ -39,9 +46,21 @@ int sl_lease_run_end(sl_store *st, const char *owner, const char *outcome, sl_er
  * to expire.  *ended_out counts them (may be NULL).
  */
 int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_err *err);
-/* Claim a target until now + ttl; *claimed 1 if this owner holds it now. */
+/*
+ * Claim a target until now + ttl; *claimed 1 if this owner holds it now,
+ * and then *epoch (may be NULL) is the lease's fencing token: one more than
+ * the last holder's when this owner did not hold it already.
+ */
 int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
-		   int64_t ttl_ms, int *claimed, sl_err *err);
+		   int64_t ttl_ms, int *claimed, int64_t *epoch, sl_err *err);
+/*
+ * Inside the caller's transaction, before it writes anything for the
+ * target: SL_OK when owner still holds the target with this epoch, else
+ * SL_ELEASE naming the target and who holds it now (the transaction must
+ * then be rolled back).  An expired lease nobody took over still holds.
+ */
+int sl_lease_check(sl_store *st, int64_t target_id, const char *owner, int64_t epoch,
+		   sl_err *err);
 /*
  * The campaign's baseline is measured by one run at a time: claim it like a
  * target (*claimed 1 when this owner holds it now); sl_lease_run_end and
@@ -61,6 +80,14 @@ typedef struct sl_lease_holder {
 
 /* Who holds live leases on the campaign's unfinished targets at now_ms. */
 int sl_lease_holders(sl_store *st, int64_t campaign_id, int64_t now_ms,
+		     sl_lease_holder **out, size_t *n, sl_err *err);
+/*
+ * Leases on unfinished targets that expired before now_ms and were not
+ * taken over: who held them, how many, and expires_ms the latest expiry
+ * (expired since then).  Their holder is paused, crashed on another machine,
+ * or lost the store; the next claim takes them over.
+ */
+int sl_lease_expired(sl_store *st, int64_t campaign_id, int64_t now_ms,
 		     sl_lease_holder **out, size_t *n, sl_err *err);
 void sl_lease_holders_free(sl_lease_holder *v, size_t n);
 

@@ -205,6 +205,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE candidates ADD COLUMN tree TEXT;"
 	"ALTER TABLE candidates ADD COLUMN tree_ms INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE gate_runs ADD COLUMN jail_ms INTEGER NOT NULL DEFAULT 0;",
+	/* 8: fencing: a lease's epoch grows on every claim by a new holder, and
+	   each write for a target checks the writer still holds that epoch */
+	"ALTER TABLE targets ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;",
 };
 
 size_t sl_migrations_count(void)

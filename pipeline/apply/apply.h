@@ -151,14 +151,42 @@ int sl_worktree_root_check(git_repository *repo, const char *root, sl_err *err);
 int sl_branch_delete(git_repository *repo, const char *branch, sl_err *err);
 
 /*
- * Point refs/heads/BRANCH[i] at commit[i] (i < n), created or moved, all in
- * one update of the packed-refs file (as git pack-refs would leave them); a
- * loose ref of the same name is removed.  The commits must already be in
- * the object database.  For the thousands of branches of a campaign without
- * gates; waits (bounded) while another process holds packed-refs.lock.
+ * Delete refs/heads/BRANCH only if it still points at expected (compare and
+ * swap under the ref's lock): a branch another run moved is left alone,
+ * and that is not an error.
+ */
+int sl_branch_delete_matching(git_repository *repo, const char *branch, const git_oid *expected,
+			      sl_err *err);
+
+/*
+ * Point refs/heads/BRANCH[i] at commit[i] (i < n), all in one update of
+ * the packed-refs file (as git pack-refs would leave them); a loose ref of
+ * the same name is removed.  Compare and swap: a branch is written only
+ * where it is absent or already at commit[i]; the others are left alone and
+ * the call returns SL_ELEASE naming the first (the rest are written).  The
+ * commits must already be in the object database.  For the thousands of
+ * branches of a campaign without gates; waits (bounded) while another
+ * process holds packed-refs.lock, and removes the lock a crashed sluice of
+ * this host left.
  */
 int sl_branches_write_packed(git_repository *repo, char *const *branch, const git_oid *commit,
 			     size_t n, sl_err *err);
+
+/*
+ * Delete refs/heads/BRANCH[i] (i < n) where it points at expected[i]
+ * (expected NULL: whatever it points at), in one rewrite of packed-refs
+ * under one lock; loose ones go after it, each compared under its own lock.
+ * *deleted counts the branches deleted.
+ */
+int sl_branches_delete_packed(git_repository *repo, char *const *branch, const git_oid *expected,
+			      size_t n, size_t *deleted, sl_err *err);
+
+/*
+ * packed-refs.lock, when it exists: removed when a sluice of this host that
+ * is gone left it (*stale_pid its pid), else SL_EREFUSED with what to do
+ * (git may hold it: it is never removed then).  SL_OK, *stale_pid 0: no lock.
+ */
+int sl_packed_lock_check(git_repository *repo, long *stale_pid, sl_err *err);
 
 /*
  * Refs written through this repo handle get no reflog: the handle reads the

@@ -1,25 +1,39 @@
 /*
- * refs.c - many candidate branches written at once, as packed refs.
+ * refs.c - many candidate branches written or deleted at once, as packed refs.
  *
  * Reads the repository's packed-refs file (in the common git directory)
- * and writes it again with the new branches merged in, sorted by name, the
- * way git itself updates it: under packed-refs.lock (created exclusively,
- * so git, libgit2 and other sluice runs wait for each other), renamed over
- * packed-refs.  A loose ref of the same name would hide the packed one, so
- * it is removed afterwards.  One file rewritten per batch instead of one
- * loose file per branch: a campaign of 100,000 targets leaves one file,
- * not 100,000 under refs/heads.
+ * and writes it again with the branches merged in or left out, sorted by
+ * name, the way git itself updates it: under packed-refs.lock (created
+ * exclusively, so git, libgit2 and other sluice runs wait for each other),
+ * renamed over packed-refs.  A loose ref of the same name would hide the
+ * packed one, so it is removed afterwards.  One file rewritten per batch
+ * instead of one loose file per branch (or one rewrite per deleted branch,
+ * as libgit2 does): a campaign of 100,000 targets leaves one file, not
+ * 100,000 under refs/heads, and `gc` deletes them in one rewrite.
+ *
+ * Every change is compare-and-swap, checked under the lock: a branch is
+ * written only where it is absent or already there, deleted only where it
+ * still points at the commit the caller expects (another run may have
+ * taken the target over and written its own).
+ *
+ * Beside the lock, sluice notes who holds it (packed-refs.sluice-lock:
+ * host, pid, the lock's inode), so that a lock left by a crashed sluice of
+ * this host is known for one and removed; any other lock is left to its
+ * owner (git may be writing it).
  *
  * Calling sequence: write the commits (they must be in the object database
- * first), then sl_branches_write_packed().
+ * first), then sl_branches_write_packed(); sl_branches_delete_packed().
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include "pipeline/apply/apply.h"
 #include "common/util.h"
@@ -33,7 +47,17 @@ typedef struct packed_ent {
 	const char *text;
 	size_t text_len;
 	int is_new;
+	int drop;                   /* left out of the file written */
 } packed_ent;
+
+/* The packed-refs file under its lock, as read. */
+typedef struct packed_file {
+	const char *dir;            /* the common git directory, with its final '/' */
+	sl_buf path, lock, text;
+	packed_ent *v;
+	size_t n, alloc, nold, header_len;
+	int fd, note_fd, locked;
+} packed_file;
 
 static int cmp_ent(const void *a, const void *b)
 {
@@ -48,157 +72,487 @@ static int cmp_ent(const void *a, const void *b)
 	return y->is_new - x->is_new;           /* the new one first: it wins */
 }
 
-/* Split the file's text into entries; *header_len gets the length of its "#" line. */
-static int parse_packed(packed_ent **v, size_t *n, size_t *alloc, const sl_buf *file,
-			size_t *header_len, const char *path, sl_err *err)
+/* Split the file's text into entries; f->header_len gets the length of its "#" line. */
+static int parse_packed(packed_file *f, sl_err *err)
 {
 	size_t pos = 0, lineno = 0;
+	const sl_buf *file = &f->text;
 
-	*header_len = 0;
+	f->header_len = 0;
 	while (pos < file->len) {
 		const char *s = file->buf + pos, *nl = memchr(s, '\n', file->len - pos);
 		size_t len = nl ? (size_t)(nl - s) + 1 : file->len - pos;
 
 		lineno++;
 		if (lineno == 1 && *s == '#') {
-			*header_len = len;
-		} else if (*s == '^' && *n) {
-			(*v)[*n - 1].text_len += len;
+			f->header_len = len;
+		} else if (*s == '^' && f->n) {
+			f->v[f->n - 1].text_len += len;
 		} else if (len > GIT_OID_HEXSZ + 1 && s[GIT_OID_HEXSZ] == ' ') {
 			packed_ent *e;
 
-			SL_ALLOC_GROW(*v, *n + 1, *alloc);
-			e = &(*v)[(*n)++];
+			SL_ALLOC_GROW(f->v, f->n + 1, f->alloc);
+			e = &f->v[f->n++];
+			memset(e, 0, sizeof(*e));
 			e->name = s + GIT_OID_HEXSZ + 1;
 			e->name_len = len - GIT_OID_HEXSZ - 1 - (nl ? 1 : 0);
 			e->text = s;
 			e->text_len = len;
-			e->is_new = 0;
 		} else {
-			return sl_err_set(err, SL_ERROR, "%s:%zu: not a packed ref", path, lineno);
+			return sl_err_set(err, SL_ERROR, "%s:%zu: not a packed ref", f->path.buf,
+					  lineno);
 		}
 		pos += len;
 	}
 	return SL_OK;
 }
 
-/* Create the lock file, waiting (bounded: about 10 s) while another writer holds it. */
-static int take_lock(int *fd_out, const char *lock, sl_err *err)
+/*
+ * The note beside the lock: "HOST PID INODE" while a sluice holds it, empty
+ * otherwise.  It is written and read under an flock of its own, held only
+ * around taking, breaking and giving the lock, never while the file is
+ * rewritten.
+ */
+static void note_write(packed_file *f)
+{
+	char host[256] = "";
+	struct stat sb;
+	sl_buf line = SL_BUF_INIT;
+
+	if (gethostname(host, sizeof(host) - 1) || fstat(f->fd, &sb))
+		return;
+	sl_buf_addf(&line, "%s %ld %llu\n", host, (long)getpid(), (unsigned long long)sb.st_ino);
+	if (!ftruncate(f->note_fd, 0))
+		(void)!pwrite(f->note_fd, line.buf, line.len, 0);
+	sl_buf_release(&line);
+}
+
+/*
+ * 1 when the lock was left by a sluice of this host that is gone: the note
+ * names this host, a dead pid and the lock file's very inode (git's own lock,
+ * made later, is another file).  *pid gets the pid.
+ */
+static int lock_is_stale(const packed_file *f, long *pid)
+{
+	char buf[512], host[256] = "", nhost[256];
+	unsigned long long ino;
+	struct stat sb;
+	ssize_t len = pread(f->note_fd, buf, sizeof(buf) - 1, 0);
+
+	if (len <= 0 || gethostname(host, sizeof(host) - 1) || stat(f->lock.buf, &sb))
+		return 0;
+	buf[len] = '\0';
+	if (sscanf(buf, "%255s %ld %llu", nhost, pid, &ino) != 3 || strcmp(nhost, host) ||
+	    *pid <= 0 || ino != (unsigned long long)sb.st_ino)
+		return 0;
+	return kill((pid_t)*pid, 0) && errno == ESRCH;
+}
+
+static int open_note(packed_file *f, sl_err *err)
+{
+	sl_buf note = SL_BUF_INIT;
+
+	sl_buf_addf(&note, "%spacked-refs.sluice-lock", f->dir);
+	f->note_fd = open(note.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (f->note_fd < 0)
+		sl_err_set(err, SL_ERROR, "cannot open '%s': %s", note.buf, strerror(errno));
+	sl_buf_release(&note);
+	return f->note_fd < 0 ? SL_ERROR : SL_OK;
+}
+
+static void note_lock(const packed_file *f, int op)
+{
+	while (flock(f->note_fd, op) && errno == EINTR)
+		;
+}
+
+/*
+ * Create the lock file, waiting (bounded: about 10 s) while another writer
+ * holds it; a lock a crashed sluice of this host left is removed.
+ */
+static int take_lock(packed_file *f, sl_err *err)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 
+	if (open_note(f, err))
+		return SL_ERROR;
 	for (int i = 0; i < 1000; i++) {
-		int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		long pid = 0;
+		int fd, e;
 
+		note_lock(f, LOCK_EX);
+		fd = open(f->lock.buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		e = errno;
 		if (fd >= 0) {
-			*fd_out = fd;
-			return SL_OK;
+			f->fd = fd;
+			f->locked = 1;
+			note_write(f);
+		} else if (e == EEXIST && lock_is_stale(f, &pid)) {
+			unlink(f->lock.buf);
 		}
-		if (errno != EEXIST)
-			break;
-		nanosleep(&ts, NULL);
+		note_lock(f, LOCK_UN);
+		if (fd >= 0)
+			return SL_OK;
+		if (e != EEXIST)
+			return sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", f->lock.buf,
+					  strerror(e));
+		if (!pid)           /* a stale lock broken: try again at once */
+			nanosleep(&ts, NULL);
 	}
-	return sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
+	return sl_err_set(err, SL_ERROR, "cannot lock '%s': another git or sluice process is "
+			  "updating refs; if none is running (a crash left the file), remove it",
+			  f->lock.buf);
+}
+
+/* Let the lock go: renamed over packed-refs when commit, else removed. */
+static int give_lock(packed_file *f, int commit, sl_err *err)
+{
+	int ret = SL_OK;
+
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	if (!f->locked)
+		return SL_OK;
+	note_lock(f, LOCK_EX);
+	if (commit && rename(f->lock.buf, f->path.buf))
+		ret = sl_err_set(err, SL_ERROR, "cannot rename '%s': %s", f->lock.buf,
+				 strerror(errno));
+	if (!commit || ret)
+		unlink(f->lock.buf);
+	if (ftruncate(f->note_fd, 0) && !ret)
+		ret = sl_err_set(err, SL_ERROR, "cannot clear the note of '%s': %s", f->lock.buf,
+				 strerror(errno));
+	note_lock(f, LOCK_UN);
+	f->locked = 0;
+	return ret;
+}
+
+static void packed_init(packed_file *f, git_repository *repo)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = f->note_fd = -1;
+	f->dir = git_repository_commondir(repo);
+	sl_buf_init(&f->path, 0);
+	sl_buf_init(&f->lock, 0);
+	sl_buf_init(&f->text, 0);
+	sl_buf_addf(&f->path, "%spacked-refs", f->dir);
+	sl_buf_addf(&f->lock, "%spacked-refs.lock", f->dir);
+}
+
+/* Lock and read the repository's packed-refs: entries sorted by name. */
+static int packed_open(packed_file *f, git_repository *repo, sl_err *err)
+{
+	sl_err rerr = SL_ERR_INIT;
+	int rc;
+
+	packed_init(f, repo);
+	if (take_lock(f, err))
+		return SL_ERROR;
+	if ((rc = sl_read_file(&f->text, f->path.buf, 0, &rerr)) && rc != SL_ENOTFOUND)
+		return sl_err_set(err, SL_ERROR, "%s", rerr.msg);
+	if (parse_packed(f, err))
+		return SL_ERROR;
+	qsort(f->v, f->n, sizeof(*f->v), cmp_ent);
+	f->nold = f->n;
+	return SL_OK;
+}
+
+static void packed_release(packed_file *f)
+{
+	give_lock(f, 0, NULL);
+	if (f->note_fd >= 0)
+		close(f->note_fd);
+	free(f->v);
+	sl_buf_release(&f->path);
+	sl_buf_release(&f->lock);
+	sl_buf_release(&f->text);
+}
+
+/* The entry of refname among those read, or NULL. */
+static packed_ent *packed_find(packed_file *f, const char *refname)
+{
+	packed_ent key = { refname, strlen(refname), NULL, 0, 0, 0 };
+
+	return bsearch(&key, f->v, f->nold, sizeof(*f->v), cmp_ent);
+}
+
+/* Write the entries (the new ones win, dropped ones go) and rename over packed-refs. */
+static int packed_commit(packed_file *f, sl_err *err)
+{
+	sl_buf out = SL_BUF_INIT;
+	int ret = SL_ERROR;
+
+	qsort(f->v, f->n, sizeof(*f->v), cmp_ent);
+	if (f->header_len)
+		sl_buf_add(&out, f->text.buf, f->header_len);
+	else
+		sl_buf_adds(&out, PACKED_HEADER);
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->v[i].drop || (i && f->v[i].name_len == f->v[i - 1].name_len &&
+				     !memcmp(f->v[i].name, f->v[i - 1].name, f->v[i].name_len)))
+			continue;       /* deleted, or an older line of a ref just written */
+		sl_buf_add(&out, f->v[i].text, f->v[i].text_len);
+	}
+	if (sl_write_all(f->fd, out.buf, out.len) || close(f->fd)) {
+		f->fd = -1;
+		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", f->lock.buf, strerror(errno));
+		goto done;
+	}
+	f->fd = -1;
+	ret = give_lock(f, 1, err);
+done:
+	sl_buf_release(&out);
+	return ret;
+}
+
+/*
+ * What refs/heads/NAME points at now: 1 with *oid, 0 when it does not
+ * exist, -1 when it cannot be told (a symbolic or unreadable loose ref).
+ * A loose ref hides a packed one; *is_loose says which it is.
+ */
+static int ref_value(git_oid *oid, int *is_loose, packed_file *f, const char *refname)
+{
+	sl_buf path = SL_BUF_INIT, text = SL_BUF_INIT;
+	packed_ent *e;
+	int r;
+
+	sl_buf_addf(&path, "%s%s", f->dir, refname);
+	r = sl_read_file(&text, path.buf, 4096, NULL);
+	*is_loose = r != SL_ENOTFOUND;
+	if (r == SL_ENOTFOUND)
+		r = (e = packed_find(f, refname)) && !git_oid_fromstrn(oid, e->text, GIT_OID_HEXSZ);
+	else if (r || text.len < GIT_OID_HEXSZ || git_oid_fromstrn(oid, text.buf, GIT_OID_HEXSZ))
+		r = -1;
+	else
+		r = 1;
+	sl_buf_release(&path);
+	sl_buf_release(&text);
+	return r;
+}
+
+static int valid_branch(sl_buf *refname, const char *branch, sl_err *err)
+{
+	int valid = 0;
+
+	sl_buf_reset(refname);
+	sl_buf_addf(refname, "refs/heads/%s", branch);
+	if (git_reference_name_is_valid(&valid, refname->buf) < 0 || !valid)
+		return sl_err_set(err, SL_ERROR, "cannot change branch '%s': not a valid name",
+				  branch);
+	return SL_OK;
+}
+
+/* Remove the loose refs/heads/BRANCH[i] where keep[i]. */
+static int unlink_loose(const char *dir, char *const *branch, const char *keep, size_t n,
+			sl_err *err)
+{
+	sl_buf loose = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (!keep[i])
+			continue;
+		sl_buf_reset(&loose);
+		sl_buf_addf(&loose, "%srefs/heads/%s", dir, branch[i]);
+		if (unlink(loose.buf) && errno != ENOENT)
+			ret = sl_err_set(err, SL_ERROR, "cannot remove '%s': %s", loose.buf,
+					 strerror(errno));
+	}
+	sl_buf_release(&loose);
+	return ret;
 }
 
 int sl_branches_write_packed(git_repository *repo, char *const *branch, const git_oid *commit,
 			     size_t n, sl_err *err)
 {
-	const char *dir = git_repository_commondir(repo);
-	sl_buf path = SL_BUF_INIT, lock = SL_BUF_INIT, file = SL_BUF_INIT, names = SL_BUF_INIT;
-	sl_buf out = SL_BUF_INIT, loose = SL_BUF_INIT;
-	packed_ent *v = NULL;
-	size_t nv = 0, av = 0, header_len = 0, *name_off = NULL;
-	sl_err rerr = SL_ERR_INIT;
-	int fd = -1, locked = 0, rc, ret = SL_ERROR;
+	packed_file f;
+	sl_buf names = SL_BUF_INIT, refname = SL_BUF_INIT;
+	size_t *name_off = NULL;
+	char *keep = NULL;
+	const char *conflict = NULL;
+	int ret = SL_ERROR;
 
 	if (!n)
 		return SL_OK;
-	sl_buf_addf(&path, "%spacked-refs", dir);
-	sl_buf_addf(&lock, "%spacked-refs.lock", dir);
 	/* the new lines first, in one buffer: entries point into it */
 	name_off = sl_xcalloc(n, sizeof(*name_off));
+	keep = sl_xcalloc(n, 1);
 	for (size_t i = 0; i < n; i++) {
 		char hex[GIT_OID_HEXSZ + 1];
-		int valid = 0;
 
-		sl_buf_reset(&loose);
-		sl_buf_addf(&loose, "refs/heads/%s", branch[i]);
-		if (git_reference_name_is_valid(&valid, loose.buf) < 0 || !valid) {
-			sl_err_set(err, SL_ERROR, "cannot create branch '%s': not a valid name",
-				   branch[i]);
-			goto done;
-		}
+		if (valid_branch(&refname, branch[i], err))
+			goto out;
 		git_oid_tostr(hex, sizeof(hex), &commit[i]);
 		name_off[i] = names.len;
-		sl_buf_addf(&names, "%s %s\n", hex, loose.buf);
+		sl_buf_addf(&names, "%s %s\n", hex, refname.buf);
 	}
-	if (take_lock(&fd, lock.buf, err))
-		goto done;
-	locked = 1;
-	if ((rc = sl_read_file(&file, path.buf, 0, &rerr)) && rc != SL_ENOTFOUND) {
-		sl_err_set(err, SL_ERROR, "%s", rerr.msg);
-		goto done;
-	}
-	if (parse_packed(&v, &nv, &av, &file, &header_len, path.buf, err))
+	if (packed_open(&f, repo, err))
 		goto done;
 	for (size_t i = 0; i < n; i++) {
-		packed_ent *e;
 		size_t end = i + 1 < n ? name_off[i + 1] : names.len;
+		packed_ent *e;
+		git_oid now;
+		int r, is_loose;
 
-		SL_ALLOC_GROW(v, nv + 1, av);
-		e = &v[nv++];
+		sl_buf_reset(&refname);
+		sl_buf_addf(&refname, "refs/heads/%s", branch[i]);
+		/* only where it is absent or already there: no other run's branch is moved */
+		r = ref_value(&now, &is_loose, &f, refname.buf);
+		if (r < 0 || (r && !git_oid_equal(&now, &commit[i]))) {
+			conflict = conflict ? conflict : branch[i];
+			continue;
+		}
+		keep[i] = 1;
+		SL_ALLOC_GROW(f.v, f.n + 1, f.alloc);
+		e = &f.v[f.n++];
+		memset(e, 0, sizeof(*e));
 		e->text = names.buf + name_off[i];
 		e->text_len = end - name_off[i];
 		e->name = e->text + GIT_OID_HEXSZ + 1;
 		e->name_len = e->text_len - GIT_OID_HEXSZ - 2;
 		e->is_new = 1;
 	}
-	qsort(v, nv, sizeof(*v), cmp_ent);
-	if (header_len)
-		sl_buf_add(&out, file.buf, header_len);
-	else
-		sl_buf_adds(&out, PACKED_HEADER);
-	for (size_t i = 0; i < nv; i++) {
-		if (i && v[i].name_len == v[i - 1].name_len &&
-		    !memcmp(v[i].name, v[i - 1].name, v[i].name_len))
-			continue;       /* an older line of a ref just written */
-		sl_buf_add(&out, v[i].text, v[i].text_len);
-	}
-	if (sl_write_all(fd, out.buf, out.len) || close(fd)) {
-		fd = -1;
-		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", lock.buf, strerror(errno));
+	if (packed_commit(&f, err))
 		goto done;
-	}
-	fd = -1;
-	if (rename(lock.buf, path.buf)) {
-		sl_err_set(err, SL_ERROR, "cannot rename '%s': %s", lock.buf, strerror(errno));
+	/* a loose ref of the same name (at the same commit) would hide the packed one */
+	if (unlink_loose(f.dir, branch, keep, n, err))
 		goto done;
+	ret = conflict ? sl_err_set(err, SL_ELEASE, "branch '%s' points at a commit another "
+				    "run wrote; left alone", conflict) : SL_OK;
+done:
+	packed_release(&f);
+out:
+	free(name_off);
+	free(keep);
+	sl_buf_release(&names);
+	sl_buf_release(&refname);
+	return ret;
+}
+
+/* Delete a loose ref through libgit2, which compares its value under the ref's own lock. */
+static int delete_loose(git_repository *repo, const char *refname, const git_oid *expected,
+			int *gone, sl_err *err)
+{
+	git_reference *ref = NULL;
+	int rc = git_reference_lookup(&ref, repo, refname);
+
+	*gone = 0;
+	if (rc == GIT_ENOTFOUND)
+		return SL_OK;
+	if (!rc && (git_reference_type(ref) != GIT_REFERENCE_DIRECT ||
+		    !git_oid_equal(git_reference_target(ref), expected))) {
+		git_reference_free(ref);
+		return SL_OK;       /* moved since: not this caller's any more */
 	}
-	locked = 0;
-	/* a loose ref of the same name (an earlier run's) would hide the packed one */
+	if (!rc)
+		rc = git_reference_delete(ref);
+	git_reference_free(ref);
+	if (rc == GIT_EMODIFIED)
+		return SL_OK;
+	if (rc)
+		return sl_err_set(err, SL_ERROR, "cannot delete '%s': %s", refname, sl_git_error());
+	*gone = 1;
+	return SL_OK;
+}
+
+int sl_branches_delete_packed(git_repository *repo, char *const *branch, const git_oid *expected,
+			      size_t n, size_t *deleted, sl_err *err)
+{
+	packed_file f;
+	sl_buf refname = SL_BUF_INIT;
+	git_oid *loose_at = NULL;
+	char *loose = NULL;
+	size_t count = 0;
+	int dirty = 0, ret = SL_ERROR;
+
+	*deleted = 0;
+	if (!n)
+		return SL_OK;
+	loose = sl_xcalloc(n, 1);
+	loose_at = sl_xcalloc(n, sizeof(*loose_at));
+	if (packed_open(&f, repo, err))
+		goto done;
 	for (size_t i = 0; i < n; i++) {
-		sl_buf_reset(&loose);
-		sl_buf_addf(&loose, "%srefs/heads/%s", dir, branch[i]);
-		if (unlink(loose.buf) && errno != ENOENT) {
-			sl_err_set(err, SL_ERROR, "cannot remove '%s': %s", loose.buf,
-				   strerror(errno));
+		packed_ent *e;
+		git_oid now;
+		int r, is_loose;
+
+		if (valid_branch(&refname, branch[i], err))
 			goto done;
+		r = ref_value(&now, &is_loose, &f, refname.buf);
+		if (r <= 0 || (expected && !git_oid_equal(&now, &expected[i])))
+			continue;   /* gone already, or another run's now */
+		if ((e = packed_find(&f, refname.buf))) {
+			e->drop = 1;
+			dirty = 1;
 		}
+		if (is_loose) {
+			loose[i] = 1;
+			git_oid_cpy(&loose_at[i], &now);
+		} else {
+			count++;
+		}
+	}
+	if (dirty ? packed_commit(&f, err) : give_lock(&f, 0, err))
+		goto done;
+	/* the packed entries are gone: libgit2 deletes each loose one without a rewrite */
+	for (size_t i = 0; i < n; i++) {
+		int gone = 0;
+
+		if (!loose[i])
+			continue;
+		sl_buf_reset(&refname);
+		sl_buf_addf(&refname, "refs/heads/%s", branch[i]);
+		if (delete_loose(repo, refname.buf, &loose_at[i], &gone, err))
+			goto done;
+		count += gone;
 	}
 	ret = SL_OK;
 done:
-	if (fd >= 0)
-		close(fd);
-	if (locked)
-		unlink(lock.buf);
-	free(v);
-	free(name_off);
-	sl_buf_release(&path);
-	sl_buf_release(&lock);
-	sl_buf_release(&file);
-	sl_buf_release(&names);
-	sl_buf_release(&out);
-	sl_buf_release(&loose);
+	*deleted = count;
+	packed_release(&f);
+	free(loose);
+	free(loose_at);
+	sl_buf_release(&refname);
+	return ret;
+}
+
+int sl_branch_delete_matching(git_repository *repo, const char *branch, const git_oid *expected,
+			      sl_err *err)
+{
+	sl_buf refname = SL_BUF_INIT;
+	int gone = 0, ret;
+
+	sl_buf_addf(&refname, "refs/heads/%s", branch);
+	ret = delete_loose(repo, refname.buf, expected, &gone, err);
+	sl_buf_release(&refname);
+	return ret;
+}
+
+int sl_packed_lock_check(git_repository *repo, long *stale_pid, sl_err *err)
+{
+	packed_file f;
+	struct stat sb;
+	int ret = SL_OK;
+
+	*stale_pid = 0;
+	packed_init(&f, repo);
+	if (stat(f.lock.buf, &sb))
+		goto done;
+	if (open_note(&f, err)) {
+		ret = SL_ERROR;
+		goto done;
+	}
+	note_lock(&f, LOCK_EX);
+	if (lock_is_stale(&f, stale_pid) && !unlink(f.lock.buf))
+		(void)!ftruncate(f.note_fd, 0);
+	else
+		ret = sl_err_set(err, SL_EREFUSED, "'%s' exists: a git or sluice process may be "
+				 "updating refs; if none is running on this repository (a crash "
+				 "left it), remove the file", f.lock.buf);
+	note_lock(&f, LOCK_UN);
+done:
+	packed_release(&f);
 	return ret;
 }

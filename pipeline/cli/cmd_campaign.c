@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <jansson.h>
@@ -297,26 +298,89 @@ static int status_metrics(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	return ret;
 }
 
+/* A lease's time as UTC ISO 8601. */
+static void iso_of_ms(char out[32], int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, 32, "%lld", (long long)ms);
+}
+
+/* The holders of live leases, then those whose leases expired, as JSON. */
+static json_t *leases_json(const sl_lease_holder *h, size_t nh, const sl_lease_holder *x,
+			   size_t nx, int64_t now)
+{
+	json_t *leases = json_array();
+	char at[32];
+
+	for (size_t i = 0; i < nh; i++)
+		json_array_append_new(leases, json_pack("{s:s, s:I, s:I, s:b}", "owner",
+			h[i].owner, "targets", (json_int_t)h[i].targets, "expires_in_ms",
+			(json_int_t)(h[i].expires_ms - now), "expired", 0));
+	for (size_t i = 0; i < nx; i++) {
+		iso_of_ms(at, x[i].expires_ms);
+		json_array_append_new(leases, json_pack("{s:s, s:I, s:I, s:b, s:s}", "owner",
+			x[i].owner, "targets", (json_int_t)x[i].targets, "expires_in_ms",
+			(json_int_t)(x[i].expires_ms - now), "expired", 1, "expired_at", at));
+	}
+	return leases;
+}
+
+/* The owner is text from the store: no control characters reach the terminal. */
+static void add_owner(sl_buf *out, const char *owner)
+{
+	for (const char *c = owner; *c; c++)
+		sl_buf_addch(out, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+}
+
+static void leases_text(sl_buf *out, const sl_lease_holder *h, size_t nh,
+			const sl_lease_holder *x, size_t nx, int64_t now)
+{
+	char at[32];
+
+	for (size_t i = 0; i < nh; i++) {
+		sl_buf_adds(out, "lease: ");
+		add_owner(out, h[i].owner);
+		sl_buf_addf(out, " holds %lld target%s (expires in %llds)\n",
+			    (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
+			    (long long)((h[i].expires_ms - now) / 1000));
+	}
+	for (size_t i = 0; i < nx; i++) {
+		iso_of_ms(at, x[i].expires_ms);
+		sl_buf_adds(out, "lease: ");
+		add_owner(out, x[i].owner);
+		sl_buf_addf(out, " held %lld target%s, expired since %s (%llds ago); the next "
+			    "run takes %s over\n", (long long)x[i].targets,
+			    x[i].targets == 1 ? "" : "s", at,
+			    (long long)((now - x[i].expires_ms) / 1000),
+			    x[i].targets == 1 ? "it" : "them");
+	}
+}
+
 /*
  * The budget against what was billed (with replies journalled but not yet
- * judged), and who holds leases on unfinished targets: appended to the text,
- * or added to the JSON object in out as "budget" and "leases".
+ * judged), and who holds leases on unfinished targets (and whose leases
+ * expired without a takeover): appended to the text, or added to the JSON
+ * object in out as "budget" and "leases".
  */
 static int print_usage_and_leases(sl_buf *out, int json, sl_store *st,
 				  const sl_campaign_rec *camp, sl_err *err)
 {
 	int64_t tokens = 0, jt = 0, budget_tokens = 0, now = sl_wall_ms();
 	double cost = 0, jc = 0, budget_cost = 0;
-	sl_lease_holder *h = NULL;
-	size_t nh = 0;
-	json_t *root = NULL, *leases;
+	sl_lease_holder *h = NULL, *x = NULL;
+	size_t nh = 0, nx = 0;
+	json_t *root = NULL;
 	int ret;
 
 	if ((ret = sl_store_usage(st, camp->id, &tokens, &cost, err)) ||
 	    (ret = sl_journal_usage(st, camp->id, &jt, &jc, err)) ||
 	    (ret = sl_lease_last_budget(st, camp->id, &budget_tokens, &budget_cost, err)) ||
-	    (ret = sl_lease_holders(st, camp->id, now, &h, &nh, err)))
-		return ret;
+	    (ret = sl_lease_holders(st, camp->id, now, &h, &nh, err)) ||
+	    (ret = sl_lease_expired(st, camp->id, now, &x, &nx, err)))
+		goto done;
 	tokens += jt;
 	cost += jc;
 	if (json && (root = json_loadb(out->buf, out->len, 0, NULL))) {
@@ -328,12 +392,7 @@ static int print_usage_and_leases(sl_buf *out, int json, sl_store *st,
 							 tokens - budget_tokens : 0),
 			"cost_used", cost, "max_cost", budget_cost, "overshoot_cost",
 			budget_cost > 0 && cost > budget_cost ? cost - budget_cost : 0.0));
-		leases = json_array();
-		for (size_t i = 0; i < nh; i++)
-			json_array_append_new(leases, json_pack("{s:s, s:I, s:I}", "owner",
-				h[i].owner, "targets", (json_int_t)h[i].targets, "expires_in_ms",
-				(json_int_t)(h[i].expires_ms - now)));
-		json_object_set_new(root, "leases", leases);
+		json_object_set_new(root, "leases", leases_json(h, nh, x, nx, now));
 		if ((text = json_dumps(root, JSON_COMPACT))) {
 			sl_buf_reset(out);
 			sl_buf_adds(out, text);
@@ -348,18 +407,12 @@ static int print_usage_and_leases(sl_buf *out, int json, sl_store *st,
 		if (budget_cost > 0)
 			sl_buf_addf(out, "budget: cost %.4f of %.4f (overshoot %.4f)\n", cost,
 				    budget_cost, cost > budget_cost ? cost - budget_cost : 0.0);
-		for (size_t i = 0; i < nh; i++) {
-			/* the owner is text from the store: no control characters reach the terminal */
-			sl_buf_adds(out, "lease: ");
-			for (const char *c = h[i].owner; *c; c++)
-				sl_buf_addch(out, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
-			sl_buf_addf(out, " holds %lld target%s (expires in %llds)\n",
-				    (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
-				    (long long)((h[i].expires_ms - now) / 1000));
-		}
+		leases_text(out, h, nh, x, nx, now);
 	}
+done:
 	sl_lease_holders_free(h, nh);
-	return SL_OK;
+	sl_lease_holders_free(x, nx);
+	return ret;
 }
 
 /* Print the funnel (and, with text, the proposed candidates); returns proposed count. */
@@ -439,6 +492,9 @@ static void run_notes(const sl_run_summary *sum)
 	if (sum->held_elsewhere)
 		fprintf(stderr, "sluice: %zu targets are held by another run (see `sluice status`)\n",
 			sum->held_elsewhere);
+	if (sum->lease_lost)
+		fprintf(stderr, "sluice: %zu targets were taken over by another run while this one "
+			"was paused past its lease; left to it\n", sum->lease_lost);
 	if (sum->transient)
 		fprintf(stderr, "sluice: %zu targets stay pending: the model endpoint kept failing "
 			"after its retries; `sluice run` tries them again\n", sum->transient);

@@ -20,7 +20,12 @@
  * or accepted candidate (a crashed run's, a stopped one's, a rejected
  * candidate's, a baseline's), lock files a killed process left under that
  * prefix, and the replay file a run wrote under the campaign's scratch
- * root.  Nothing else.  Prints "removed N branches".
+ * root.  Nothing else.  Prints "removed N branches".  The branches go in
+ * one rewrite of packed-refs under one lock (sl_branches_delete_packed),
+ * each only if it still points where it did when listed.  A packed-refs.lock
+ * that a sluice of this host left when it crashed is removed, with a
+ * message; any other lock (git may be writing refs) is left, gc says so
+ * and what to do, and that repository's branches wait for the next gc.
  *
  * Under each root also the warm bases no running sluice holds and the
  * candidate layers of processes that are gone (sl_warm_gc); when there were
@@ -127,6 +132,39 @@ static int kept_branch(const sl_candidate_rec *keep, size_t n, const char *branc
 	return 0;
 }
 
+/*
+ * packed-refs.lock of the repository: removed with a message when a sluice
+ * of this host that is gone left it; 1 when another lock stands (git may be
+ * writing refs: the branches wait for the next gc), 0 otherwise.
+ */
+static int packed_lock_blocks(git_repository *repo, const char *name)
+{
+	sl_err err = SL_ERR_INIT;
+	long pid = 0;
+
+	if (sl_packed_lock_check(repo, &pid, &err)) {
+		fprintf(stderr, "sluice gc: campaign '%s': %s; its branches are left alone\n",
+			name, err.msg);
+		return 1;
+	}
+	if (pid)
+		fprintf(stderr, "sluice gc: removed %spacked-refs.lock, left by sluice process %ld "
+			"(gone)\n", git_repository_commondir(repo), pid);
+	return 0;
+}
+
+/* Delete the listed branches, each only at the commit it was listed at, in one rewrite. */
+static void drop_branches(git_repository *repo, const sl_strvec *drop, const git_oid *at,
+			  size_t *removed)
+{
+	sl_err derr = SL_ERR_INIT;
+	size_t n = 0;
+
+	if (sl_branches_delete_packed(repo, drop->v, at, drop->n, &n, &derr))
+		fprintf(stderr, "sluice gc: %s\n", derr.msg);
+	*removed += n;
+}
+
 /* The stale branches, ref locks and replay file of one campaign; *removed counts branches. */
 static int gc_campaign(sl_store *st, const sl_campaign_rec *camp, const char *scratch_root,
 		       size_t *removed, sl_err *err)
@@ -137,7 +175,8 @@ static int gc_campaign(sl_store *st, const sl_campaign_rec *camp, const char *sc
 	sl_candidate_rec *keep = NULL;
 	sl_lease_holder *h = NULL;
 	sl_strvec drop = SL_STRVEC_INIT;
-	size_t nkeep = 0, nh = 0;
+	git_oid *at = NULL;
+	size_t nkeep = 0, nh = 0, aat = 0;
 	sl_buf glob = SL_BUF_INIT, path = SL_BUF_INIT;
 	int ret;
 
@@ -150,6 +189,8 @@ static int gc_campaign(sl_store *st, const sl_campaign_rec *camp, const char *sc
 	}
 	if (git_repository_open_ext(&repo, camp->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL))
 		goto done;          /* clean_repo has warned */
+	if (packed_lock_blocks(repo, camp->name))
+		goto done;
 	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &keep, &nkeep, err)))
 		goto done;
 	sl_buf_addf(&glob, "refs/heads/%s/*", camp->branch_prefix);
@@ -160,18 +201,15 @@ static int gc_campaign(sl_store *st, const sl_campaign_rec *camp, const char *sc
 	while (!git_reference_next(&ref, it)) {
 		const char *name = git_reference_name(ref) + strlen("refs/heads/");
 
-		if (!kept_branch(keep, nkeep, name))
+		if (!kept_branch(keep, nkeep, name) &&
+		    git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
+			SL_ALLOC_GROW(at, drop.n + 1, aat);
+			git_oid_cpy(&at[drop.n], git_reference_target(ref));
 			sl_strvec_push(&drop, name);
+		}
 		git_reference_free(ref);
 	}
-	for (size_t i = 0; i < drop.n; i++) {
-		sl_err derr = SL_ERR_INIT;
-
-		if (sl_branch_delete(repo, drop.v[i], &derr))
-			fprintf(stderr, "sluice gc: %s\n", derr.msg);
-		else
-			(*removed)++;
-	}
+	drop_branches(repo, &drop, at, removed);
 	/* ref locks of killed processes: no run holds this campaign */
 	sl_buf_addf(&path, "%srefs/heads/%s", git_repository_commondir(repo), camp->branch_prefix);
 	{
@@ -202,6 +240,7 @@ done:
 	sl_candidate_list_free(keep, nkeep);
 	sl_lease_holders_free(h, nh);
 	sl_strvec_release(&drop);
+	free(at);
 	sl_buf_release(&glob);
 	sl_buf_release(&path);
 	return ret;

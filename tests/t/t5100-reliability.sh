@@ -114,7 +114,8 @@ test_expect_success 'leases: a live one of another machine is respected, an expi
 	grep -q "^lease: otherhost:1:1 holds 1 target " st &&
 	sluice status --store l.db --json >st.json &&
 	grep -q "\"leases\":\[{\"owner\":\"otherhost:1:1\",\"targets\":1," st.json &&
-	! grep -q "otherhost:2:1" st &&
+	grep -q "^lease: otherhost:2:1 held 1 target, expired since 1970-01-01T00:00:00Z" st &&
+	grep -q "{\"owner\":\"otherhost:2:1\",\"targets\":1,\"expires_in_ms\":-[0-9]*,\"expired\":true," st.json &&
 	sed -i "s/max_tokens: 1$/max_tokens: 100000000/" l.yaml &&
 	sluice run --store l.db l.yaml >out 2>err &&
 	grep -q "1 targets are held by another run" err &&

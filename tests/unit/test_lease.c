@@ -37,11 +37,11 @@ static void test_claims_exclude_each_other(void)
 	size_t nh = 0;
 	int got = -1;
 
-	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1000, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1000, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
-	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 1200, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 1200, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 0);
-	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1300, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1300, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);                  /* its own: renewed */
 	CHECK_INT(sl_lease_holders(st, camp, 1400, &h, &nh, NULL), 0);
 	CHECK_INT(nh, 1);
@@ -53,14 +53,74 @@ static void test_claims_exclude_each_other(void)
 	sl_lease_holders_free(h, nh);
 	/* renewed past the other's try; then expired and taken over */
 	CHECK_INT(sl_lease_renew(st, "a:1:1", 1700, 2500, NULL), 0);
-	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2000, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2000, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 0);
-	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2501, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2501, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	/* a finished target is never claimed */
 	CHECK_INT(sl_store_target_update(st, t2, SL_T_PROPOSED, 1, NULL, NULL), 0);
-	CHECK_INT(sl_lease_claim(st, t2, "a:1:1", 3000, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t2, "a:1:1", 3000, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 0);
+	sl_store_free(st);
+}
+
+/* A write for a target, as a run makes it: the lease checked in the same transaction. */
+static int fenced_write(sl_store *st, int64_t t, const char *owner, int64_t epoch)
+{
+	sl_err err = SL_ERR_INIT;
+	int ret;
+
+	CHECK_INT(sl_store_begin(st, NULL), 0);
+	if ((ret = sl_lease_check(st, t, owner, epoch, &err)) ||
+	    (ret = sl_store_target_update(st, t, SL_T_PENDING, 1, owner, &err))) {
+		sl_store_rollback(st);
+		return ret;
+	}
+	return sl_store_commit(st, NULL);
+}
+
+static void test_fencing(void)
+{
+	int64_t camp, t1, t2, ea = 0, eb = 0, again = 0;
+	sl_store *st = fresh("fence.db", &camp, &t1, &t2);
+	sl_lease_holder *h = NULL;
+	sl_target_rec t = { 0 };
+	size_t nh = 0;
+	int got = 0;
+
+	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1000, 500, &got, &ea, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK(ea > 0);
+	CHECK_INT(fenced_write(st, t1, "a:1:1", ea), 0);
+	/* a's own renewal keeps the epoch */
+	CHECK_INT(sl_lease_claim(st, t1, "a:1:1", 1100, 500, &got, &again, NULL), 0);
+	CHECK_INT(again, ea);
+	/* a pauses past its expiry: listed as expired, then taken over by b */
+	CHECK_INT(sl_lease_expired(st, camp, 1700, &h, &nh, NULL), 0);
+	CHECK_INT(nh, 1);
+	if (nh) {
+		CHECK_STR(h[0].owner, "a:1:1");
+		CHECK_INT(h[0].expires_ms, 1600);
+	}
+	sl_lease_holders_free(h, nh);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 1700, 500, &got, &eb, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK(eb > ea);
+	CHECK_INT(sl_lease_expired(st, camp, 1800, &h, &nh, NULL), 0);
+	CHECK_INT(nh, 0);
+	sl_lease_holders_free(h, nh);
+	/* a wakes up: its write with its old epoch is refused, b's goes in */
+	CHECK_INT(fenced_write(st, t1, "a:1:1", ea), SL_ELEASE);
+	CHECK_INT(fenced_write(st, t1, "b:2:1", eb), 0);
+	CHECK_INT(sl_store_target_get(st, t1, &t, NULL), 0);
+	CHECK_STR(t.reason, "b:2:1");
+	sl_target_rec_release(&t);
+	/* nor does a's stale renewal give it the target back */
+	CHECK_INT(sl_lease_renew(st, "a:1:1", 1900, 5000, NULL), 0);
+	CHECK_INT(fenced_write(st, t1, "a:1:1", ea), SL_ELEASE);
+	/* an expired lease nobody took over still holds */
+	CHECK_INT(sl_lease_claim(st, t2, "a:1:1", 1000, 10, &got, &ea, NULL), 0);
+	CHECK_INT(fenced_write(st, t2, "a:1:1", ea), 0);
 	sl_store_free(st);
 }
 
@@ -76,7 +136,7 @@ static void test_run_end_releases_and_reap(void)
 	char live[64];
 
 	CHECK_INT(sl_lease_run_begin(st, &run, 1, NULL), 0);
-	CHECK_INT(sl_lease_claim(st, t1, run.owner, 1, 1000000000000LL, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, run.owner, 1, 1000000000000LL, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	CHECK_INT(sl_lease_last_budget(st, camp, &bt, &bc, NULL), 0);
 	CHECK_INT(bt, 100);
@@ -84,18 +144,18 @@ static void test_run_end_releases_and_reap(void)
 	/* no process 999999999 on this host: its leases go at once */
 	CHECK_INT(sl_lease_reap_local(st, "here", &ended, NULL), 0);
 	CHECK_INT(ended, 1);
-	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	/* a live process (this one) is not reaped */
 	snprintf(live, sizeof(live), "here:%ld:5", (long)getpid());
-	CHECK_INT(sl_lease_claim(st, t2, live, 3, 1000000000000LL, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t2, live, 3, 1000000000000LL, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	CHECK_INT(sl_lease_reap_local(st, "here", &ended, NULL), 0);
 	CHECK_INT(ended, 0);
-	CHECK_INT(sl_lease_claim(st, t2, "b:2:1", 4, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t2, "b:2:1", 4, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 0);
 	CHECK_INT(sl_lease_run_end(st, live, "done", NULL), 0);
-	CHECK_INT(sl_lease_claim(st, t2, "b:2:1", 5, 500, &got, NULL), 0);
+	CHECK_INT(sl_lease_claim(st, t2, "b:2:1", 5, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	/* the baseline claim */
 	CHECK_INT(sl_lease_baseline_claim(st, camp, "a:1:1", 10, 100, &got, NULL), 0);
@@ -216,6 +276,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_claims_exclude_each_other);
+	RUN(test_fencing);
 	RUN(test_run_end_releases_and_reap);
 	RUN(test_journal_and_history);
 	RUN(test_send_back);

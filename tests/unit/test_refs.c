@@ -1,0 +1,235 @@
+/*
+ * test_refs.c - candidate branches in packed-refs (refs.c): written and
+ * deleted in one rewrite, compare and swap, the lock a crashed sluice left.
+ * Each test works in a fresh repository made with libgit2 in a temporary
+ * directory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <git2.h>
+
+#include "unit.h"
+#include "pipeline/apply/apply.h"
+#include "common/util.h"
+
+static char dir[] = "/tmp/sluice-test-refs-XXXXXX";
+
+/* A fresh repository NAME with two commits, c[0] and c[1]. */
+static git_repository *fresh(const char *name, git_oid c[2])
+{
+	char *p = sl_path_join(dir, name);
+	git_repository *repo = NULL;
+	git_treebuilder *tb = NULL;
+	git_signature *sig = NULL;
+	git_tree *tree = NULL;
+	git_oid t;
+
+	CHECK_INT(git_repository_init(&repo, p, 1), 0);
+	free(p);
+	CHECK_INT(git_treebuilder_new(&tb, repo, NULL), 0);
+	CHECK_INT(git_treebuilder_write(&t, tb), 0);
+	CHECK_INT(git_tree_lookup(&tree, repo, &t), 0);
+	CHECK_INT(git_signature_new(&sig, "t", "t@example.com", 1, 0), 0);
+	CHECK_INT(git_commit_create_v(&c[0], repo, NULL, sig, sig, NULL, "one", tree, 0), 0);
+	CHECK_INT(git_commit_create_v(&c[1], repo, NULL, sig, sig, NULL, "two", tree, 0), 0);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_treebuilder_free(tb);
+	return repo;
+}
+
+/* What refs/heads/BRANCH points at: 1 with *out, 0 when it does not exist. */
+static int at(git_repository *repo, const char *branch, git_oid *out)
+{
+	git_reference *ref = NULL;
+	int found = !git_branch_lookup(&ref, repo, branch, GIT_BRANCH_LOCAL);
+
+	if (found)
+		git_oid_cpy(out, git_reference_target(ref));
+	git_reference_free(ref);
+	return found;
+}
+
+static char *git_path(git_repository *repo, const char *rel)
+{
+	return sl_path_join(git_repository_commondir(repo), rel);
+}
+
+static void test_write_compare_and_swap(void)
+{
+	git_oid c[2], got, commits[3];
+	git_repository *repo = fresh("write", c);
+	char *names[3] = { "sluice/x/a", "sluice/x/b", "sluice/x/c" };
+	char *loose = git_path(repo, "refs/heads/sluice/x/a");
+	sl_err err = SL_ERR_INIT;
+
+	commits[0] = commits[1] = commits[2] = c[0];
+	CHECK_INT(sl_branches_write_packed(repo, names, commits, 2, NULL), 0);
+	CHECK(at(repo, "sluice/x/a", &got) && git_oid_equal(&got, &c[0]));
+	CHECK(access(loose, F_OK) && errno == ENOENT);
+	/* a written again at the same commit: fine; moved elsewhere: refused, c still written */
+	CHECK_INT(sl_branches_write_packed(repo, names, commits, 1, NULL), 0);
+	commits[0] = c[1];
+	CHECK_INT(sl_branches_write_packed(repo, names, commits, 3, &err), SL_ELEASE);
+	CHECK(strstr(err.msg, "sluice/x/a") != NULL);
+	CHECK(at(repo, "sluice/x/a", &got) && git_oid_equal(&got, &c[0]));
+	CHECK(at(repo, "sluice/x/c", &got) && git_oid_equal(&got, &c[0]));
+	/* a loose ref at another commit hides the packed one: refused as well */
+	CHECK_INT(git_reference_create(NULL, repo, "refs/heads/sluice/x/d", &c[1], 0, NULL), 0);
+	names[0] = "sluice/x/d";
+	commits[0] = c[0];
+	CHECK_INT(sl_branches_write_packed(repo, names, commits, 1, NULL), SL_ELEASE);
+	CHECK(at(repo, "sluice/x/d", &got) && git_oid_equal(&got, &c[1]));
+	free(loose);
+	git_repository_free(repo);
+}
+
+static void test_delete_in_one_rewrite(void)
+{
+	git_oid c[2], got, *commits = NULL, expected[2];
+	git_repository *repo = fresh("delete", c);
+	sl_strvec names = SL_STRVEC_INIT;
+	char *packed = git_path(repo, "packed-refs"), *two[2];
+	sl_buf text = SL_BUF_INIT;
+	size_t n = 0;
+
+	commits = sl_xcalloc(500, sizeof(*commits));
+	for (int i = 0; i < 500; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "sluice/x/t%03d", i);
+		sl_strvec_push(&names, name);
+		commits[i] = c[0];
+	}
+	CHECK_INT(sl_branches_write_packed(repo, names.v, commits, names.n, NULL), 0);
+	/* a loose one too, at the same commit, and one moved since it was listed */
+	CHECK_INT(git_reference_create(NULL, repo, "refs/heads/sluice/x/t001", &c[0], 1, NULL), 0);
+	CHECK_INT(git_reference_create(NULL, repo, "refs/heads/sluice/x/t002", &c[1], 1, NULL), 0);
+	CHECK_INT(sl_branches_delete_packed(repo, names.v, commits, names.n, &n, NULL), 0);
+	CHECK_INT(n, 499);
+	CHECK(!at(repo, "sluice/x/t000", &got));
+	CHECK(!at(repo, "sluice/x/t001", &got));
+	CHECK(at(repo, "sluice/x/t002", &got) && git_oid_equal(&got, &c[1]));
+	CHECK_INT(sl_read_file(&text, packed, 0, NULL), 0);
+	CHECK(strstr(text.buf, "sluice/x/t499") == NULL);
+	CHECK(strstr(text.buf, "# pack-refs") == text.buf);
+	/* expected NULL: whatever it points at; a missing one is no error */
+	two[0] = "sluice/x/t002";
+	two[1] = "sluice/x/none";
+	expected[0] = expected[1] = c[0];
+	CHECK_INT(sl_branches_delete_packed(repo, two, expected, 2, &n, NULL), 0);
+	CHECK_INT(n, 0);
+	CHECK_INT(sl_branches_delete_packed(repo, two, NULL, 2, &n, NULL), 0);
+	CHECK_INT(n, 1);
+	CHECK(!at(repo, "sluice/x/t002", &got));
+	sl_buf_release(&text);
+	sl_strvec_release(&names);
+	free(commits);
+	free(packed);
+	git_repository_free(repo);
+}
+
+static void test_delete_matching(void)
+{
+	git_oid c[2], got;
+	git_repository *repo = fresh("matching", c);
+
+	CHECK_INT(git_reference_create(NULL, repo, "refs/heads/sluice/x/a", &c[1], 0, NULL), 0);
+	CHECK_INT(sl_branch_delete_matching(repo, "sluice/x/a", &c[0], NULL), 0);
+	CHECK(at(repo, "sluice/x/a", &got) && git_oid_equal(&got, &c[1]));
+	CHECK_INT(sl_branch_delete_matching(repo, "sluice/x/a", &c[1], NULL), 0);
+	CHECK(!at(repo, "sluice/x/a", &got));
+	CHECK_INT(sl_branch_delete_matching(repo, "sluice/x/a", &c[1], NULL), 0);
+	git_repository_free(repo);
+}
+
+/* A pid that is surely gone: a child that exited and was reaped. */
+static long dead_pid(void)
+{
+	pid_t p = fork();
+
+	if (!p)
+		_exit(0);
+	waitpid(p, NULL, 0);
+	return (long)p;
+}
+
+/* A packed-refs.lock with the note a sluice process pid would have left. */
+static void plant_lock(git_repository *repo, long pid, int with_note)
+{
+	char *lock = git_path(repo, "packed-refs.lock"), *note = git_path(repo,
+		"packed-refs.sluice-lock"), host[256] = "";
+	struct stat sb;
+	FILE *f = fopen(lock, "w");
+
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	CHECK_INT(stat(lock, &sb), 0);
+	CHECK_INT(gethostname(host, sizeof(host) - 1), 0);
+	f = fopen(note, "w");
+	CHECK(f != NULL);
+	if (f && with_note)
+		fprintf(f, "%s %ld %llu\n", host, pid, (unsigned long long)sb.st_ino);
+	if (f)
+		fclose(f);
+	free(lock);
+	free(note);
+}
+
+static void test_stale_lock(void)
+{
+	git_oid c[2], got;
+	git_repository *repo = fresh("lock", c);
+	char *names[1] = { "sluice/x/a" };
+	char *lock = git_path(repo, "packed-refs.lock");
+	sl_err err = SL_ERR_INIT;
+	long pid = 0, gone = dead_pid();
+
+	/* a crashed sluice's lock: writers break it, and so does the check */
+	plant_lock(repo, gone, 1);
+	CHECK_INT(sl_branches_write_packed(repo, names, c, 1, NULL), 0);
+	CHECK(at(repo, "sluice/x/a", &got));
+	CHECK(access(lock, F_OK) && errno == ENOENT);
+	plant_lock(repo, gone, 1);
+	CHECK_INT(sl_packed_lock_check(repo, &pid, NULL), 0);
+	CHECK_INT(pid, gone);
+	CHECK(access(lock, F_OK) && errno == ENOENT);
+	/* a live process's lock, or one with no note (git's): left, with what to do */
+	plant_lock(repo, (long)getpid(), 1);
+	CHECK_INT(sl_packed_lock_check(repo, &pid, &err), SL_EREFUSED);
+	CHECK(strstr(err.msg, "remove") != NULL);
+	CHECK_INT(access(lock, F_OK), 0);
+	unlink(lock);
+	plant_lock(repo, gone, 0);
+	sl_err_clear(&err);
+	CHECK_INT(sl_packed_lock_check(repo, &pid, &err), SL_EREFUSED);
+	CHECK_INT(access(lock, F_OK), 0);
+	/* no lock: nothing to do */
+	unlink(lock);
+	CHECK_INT(sl_packed_lock_check(repo, &pid, NULL), 0);
+	CHECK_INT(pid, 0);
+	free(lock);
+	git_repository_free(repo);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	git_libgit2_init();
+	RUN(test_write_compare_and_swap);
+	RUN(test_delete_in_one_rewrite);
+	RUN(test_delete_matching);
+	RUN(test_stale_lock);
+	git_libgit2_shutdown();
+	sl_rm_rf(dir, NULL);
+	return unit_done();
+}
