@@ -253,7 +253,7 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 	sl_buf b = SL_BUF_INIT;
 	char *ready = NULL, *lock = NULL;
 	struct stat st;
-	int ret = SL_ERROR;
+	int build_fd = -1, ret = SL_ERROR;
 
 	*out = NULL;
 	if (built_out)
@@ -269,12 +269,26 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 	lock = sl_path_join(w->dir, "lock");
 	if (sl_mkdir_p(w->dir, 0700, err))
 		goto done;
+	/*
+	 * Every run holds "lock" LOCK_SH for its life (gc removes only a base
+	 * nobody holds); building takes "build.lock" LOCK_EX, and whoever gets
+	 * it looks for "ready" again: another run may have built it meanwhile.
+	 */
 	w->lock_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX)) {
+	if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_SH)) {
 		sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
 		goto done;
 	}
 	if (lstat(ready, &st)) {
+		free(lock);
+		lock = sl_path_join(w->dir, "build.lock");
+		build_fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (build_fd < 0 || flock(build_fd, LOCK_EX)) {
+			sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
+			goto done;
+		}
+	}
+	if (build_fd >= 0 && lstat(ready, &st)) {
 		/* a run that died while preparing left half a tree: start over */
 		if (sl_rm_rf(w->tree, err) || export_tree(repo, base, w->tree, err) ||
 		    (ret = prepare(ctx, w->tree, err)))
@@ -291,15 +305,12 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 	newest_seen.tv_nsec = 0;
 	nftw(w->tree, newest_one, 32, FTW_PHYS | FTW_MOUNT);
 	w->newest = newest_seen;
-	/* from here on nobody writes it: others may use it too */
-	if (flock(w->lock_fd, LOCK_SH)) {
-		sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
-		goto done;
-	}
 	*out = w;
 	w = NULL;
 	ret = SL_OK;
 done:
+	if (build_fd >= 0)
+		close(build_fd);
 	sl_warm_free(w);
 	sl_buf_release(&b);
 	free(ready);

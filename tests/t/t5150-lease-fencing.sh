@@ -60,11 +60,11 @@ test_expect_success 'setup: 8 targets, a deterministic model, the uninterrupted 
 	kill $(cat stub0.pid)
 '
 
-# a worktree per candidate: the warm base is locked by the run that
-# opened it for as long as it runs, and a paused run would hold it
+# the warm base (the default tree) is shared: a paused run holds it
+# LOCK_SH, which stops neither B nor gc's check that it is in use
 test_expect_success 'setup: a slow model, so that runs hold targets while they wait' '
 	rel_model m1 3000 && start_stub m1 && echo $stub_pid >stub1.pid &&
-	rel_campaign f.yaml fence $stub_port "jail:" "  warm_base: off"
+	rel_campaign f.yaml fence $stub_port
 '
 
 test_expect_success 'run A paused past its leases, run B takes them over, A resumes' '
@@ -81,11 +81,14 @@ test_expect_success 'run A paused past its leases, run B takes them over, A resu
 		and state = '"'"'pending'"'"' and lease_expires >= \$(now_ms)\") = 0" &&
 	sluice status --store f.db >status.paused &&
 	sluice status --store f.db --json >status.paused.json &&
-	{ sluice run --store f.db --lease-ttl 600 f.yaml >outB 2>errB & pb=$!; } &&
+	# bounded: a B that waits on the paused A (the warm base locked
+	# exclusively, say) fails here instead of hanging, and A is let go
+	{ timeout 600 sluice run --store f.db --lease-ttl 600 f.yaml >outB 2>errB & pb=$!; } &&
 	echo $pb >b.pid &&
 	{ wait $pb; rb=$?; } &&
 	cat errB &&
-	test $rb = 0 &&
+	{ test $rb = 0 || { kill -CONT $pa; kill $pa; false; }; } &&
+	grep -q "^tree: warm base (overlay)" errB &&
 	snapshot f.db >before.resume &&
 	kill -CONT $pa &&
 	{ wait $pa; ra=$?; } &&
