@@ -201,13 +201,6 @@ done:
 	return ret;
 }
 
-int sl_syntax_check(const char *lang, const char *old_text, size_t old_len,
-		    const char *new_text, size_t new_len, sl_buf *report, int *ok_out,
-		    sl_err *err)
-{
-	return check(lang, NULL, old_text, old_len, new_text, new_len, report, ok_out, err);
-}
-
 static int blob_at(git_blob **out, git_repository *repo, const git_diff_file *f)
 {
 	*out = NULL;
