@@ -79,7 +79,7 @@ static json_t *candidate_json(const sl_candidate_rec *c)
 	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
 	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
 	json_object_set_new(o, "branch", str_or_null(c->branch));
-	json_object_set_new(o, "decision", str_or_null(c->decision));
+	json_object_set_new(o, "decision", str_or_null(sl_decision_name(c->decision)));
 	json_object_set_new(o, "reason", str_or_null(c->decision_reason));
 	json_object_set_new(o, "created_at", json_string(c->created_at));
 	return o;
