@@ -111,7 +111,7 @@ void sl_fix_select(sl_target_list *list, const sl_findings *f, size_t *unplaced)
 	free(keep);
 }
 
-int sl_fix_parse_findings(sl_findings *out, const char *format, const char *name,
+int sl_fix_parse_findings(sl_findings *out, int format, const char *name,
 			  const char *text, size_t len, sl_err *err)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -120,24 +120,24 @@ int sl_fix_parse_findings(sl_findings *out, const char *format, const char *name
 	sl_tests t;
 	int ret = SL_OK;
 
-	if (!strcmp(format, "gcc")) {
+	if (format == SL_REPORT_GCC) {
 		sl_findings_parse_gcc(out, text, len);
 		goto done;
 	}
-	if (!strcmp(format, "gcc-json")) {
+	if (format == SL_REPORT_GCC_JSON) {
 		sl_findings_parse_gcc_json(out, text, len);
 		goto done;
 	}
-	if (!strcmp(format, "sarif")) {
+	if (format == SL_REPORT_SARIF) {
 		ret = sl_findings_parse_sarif(out, text, len, err);
 		goto done;
 	}
 	sl_tests_init(&t);
-	if (!strcmp(format, "junit"))
+	if (format == SL_REPORT_JUNIT)
 		ret = sl_tests_parse_junit(&t, text, len, err);
-	else if (!strcmp(format, "ctest"))
+	else if (format == SL_REPORT_CTEST)
 		ret = sl_tests_parse_ctest(&t, text, len, err);
-	else if (!strcmp(format, "automake"))
+	else if (format == SL_REPORT_AUTOMAKE)
 		sl_tests_parse_automake(&t, text, len, trs_name);
 	else
 		sl_tests_parse_tap(&t, text, len);

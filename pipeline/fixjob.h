@@ -43,12 +43,13 @@ void sl_fix_finding_text(const sl_findings *f, const sl_target *t, sl_buf *out);
  * executable line, stays.  cov NULL: nothing is dropped.
  */
 /*
- * Parse a findings file of the given format (gcc, gcc-json, sarif; tap,
- * junit, automake or ctest: failing tests, see finding_gone.h) into out.
+ * Parse a findings file of the given format (enum sl_report_format: gcc,
+ * gcc-json, sarif; tap, junit, automake or ctest: failing tests, see
+ * finding_gone.h) into out.
  * name: the file's name or NULL (one automake .trs file names its test).
  * SL_EINPUT for a SARIF or JUnit file that does not parse.
  */
-int sl_fix_parse_findings(sl_findings *out, const char *format, const char *name,
+int sl_fix_parse_findings(sl_findings *out, int format, const char *name,
 			  const char *text, size_t len, sl_err *err);
 
 /*

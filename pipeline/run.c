@@ -2474,10 +2474,10 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 		digest_num(&h, g->kind);
 		digest_add(&h, g->command);
 		digest_num(&h, g->timeout_s);
-		digest_add(&h, g->format);
+		digest_add(&h, sl_report_format_name(g->format));
 		digest_add(&h, g->report);
 		digest_num(&h, g->radius);
-		digest_add(&h, g->fail_on);
+		digest_add(&h, sl_fail_on_name(g->fail_on));
 		digest_num(&h, g->reruns);
 		digest_num(&h, g->loopback);
 		for (size_t k = 0; k < g->must_fix.n; k++)

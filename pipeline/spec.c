@@ -349,8 +349,9 @@ static int want_type(struct loader *ld, const struct node *v, int type,
 }
 
 /* A string field; NULL v leaves *out alone. */
-static int get_str(struct loader *ld, const struct node *v, const char *key, const char *ctx,
-		   int nonempty, char **out)
+/* A scalar's text, borrowed from the node; *out untouched when v is NULL. */
+static int get_word(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		    int nonempty, const char **out)
 {
 	if (!v)
 		return 0;
@@ -360,8 +361,21 @@ static int get_str(struct loader *ld, const struct node *v, const char *key, con
 		return fail(ld, v->start, "'%s' must not contain NUL characters", key);
 	if (nonempty && !v->len)
 		return fail(ld, v->start, "'%s' must not be empty", key);
-	free(*out);
-	*out = sl_xstrdup(v->text);
+	*out = v->text;
+	return 0;
+}
+
+static int get_str(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		   int nonempty, char **out)
+{
+	const char *s = NULL;
+
+	if (get_word(ld, v, key, ctx, nonempty, &s))
+		return SL_EINPUT;
+	if (s) {
+		free(*out);
+		*out = sl_xstrdup(s);
+	}
 	return 0;
 }
 
@@ -947,6 +961,45 @@ static int get_bool(struct loader *ld, const struct node *v, const char *key, co
 	return fail(ld, v->start, "expected true or false for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
 }
 
+/* "a, b or c": the names of formats (ending with SL_REPORT_NONE) for a message. */
+static void format_list(char *buf, size_t size, const int *formats)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; formats[i] && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s",
+					 !i ? "" : formats[i + 1] ? ", " : " or ",
+					 sl_report_format_name(formats[i]));
+}
+
+/* A gate's `format:` word, one of the formats its kind reads, into *out. */
+static int gate_format(struct loader *ld, const struct node *v, const char *word, int kind,
+		       const char *kind_name, int *out)
+{
+	/* the formats each kind reads, in the order the message names them */
+	static const int formats[][8] = {
+		[SL_GATE_STATIC] = { SL_REPORT_GCC, SL_REPORT_GCC_JSON, SL_REPORT_SARIF },
+		[SL_GATE_TEST] = { SL_REPORT_JUNIT, SL_REPORT_TAP, SL_REPORT_AUTOMAKE,
+			SL_REPORT_CTEST },
+		[SL_GATE_COVERAGE] = { SL_REPORT_LCOV, SL_REPORT_GCOV, SL_REPORT_GCOV_JSON },
+		[SL_GATE_FINDING_GONE] = { SL_REPORT_GCC, SL_REPORT_GCC_JSON, SL_REPORT_SARIF,
+			SL_REPORT_TAP, SL_REPORT_JUNIT, SL_REPORT_AUTOMAKE, SL_REPORT_CTEST },
+		[SL_GATE_MUTANTS] = { SL_REPORT_NONE },
+	};
+	int f = sl_report_format_parse(word);
+	char list[160];
+
+	for (size_t j = 0; f && formats[kind][j]; j++)
+		if (formats[kind][j] == f) {
+			*out = f;
+			return 0;
+		}
+	format_list(list, sizeof(list), formats[kind]);
+	return fail(ld, v->start, "'format' of a %s gate must be %s", kind_name,
+		    list[0] ? list : "left out (this kind reads no report)");
+}
+
 static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
 	static const char *const keys[] = { "name", "command", "timeout", "kind", "format",
@@ -963,14 +1016,6 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
 		SL_GATE_MUTANTS };
-	/* the formats each kind reads; NULL entry = the kind takes no format */
-	static const char *const formats[][8] = {
-		[SL_GATE_STATIC] = { "gcc", "gcc-json", "sarif", NULL },
-		[SL_GATE_TEST] = { "junit", "tap", "automake", "ctest" },
-		[SL_GATE_COVERAGE] = { "lcov", "gcov", "gcov-json", NULL },
-		[SL_GATE_FINDING_GONE] = { "gcc", "gcc-json", "sarif", "tap", "junit", "automake",
-			"ctest" },
-	};
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	size_t i, j;
 	long long n;
@@ -982,7 +1027,7 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	for (i = 0; i < seq->nkid; i++) {
 		const struct node *item = seq->kid[i];
 		sl_gate_conf *g = &spec->gates[spec->ngates];
-		int fmt_ok = 0;
+		const char *format = NULL, *fail_on = NULL;
 
 		if (item->type != N_MAP)
 			return fail(ld, item->start, "expected a mapping for an entry of 'gates'");
@@ -996,9 +1041,9 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		    get_str(ld, v[K_NAME], "name", "gates", 1, &g->name) ||
 		    get_enum(ld, v[K_KIND], "kind", "gates", kinds, kind_ix, &g->kind) ||
 		    get_str(ld, v[K_COMMAND], "command", "gates", 1, &g->command) ||
-		    get_str(ld, v[K_FORMAT], "format", "gates", 1, &g->format) ||
+		    get_word(ld, v[K_FORMAT], "format", "gates", 1, &format) ||
 		    get_str(ld, v[K_REPORT], "report", "gates", 1, &g->report) ||
-		    get_str(ld, v[K_FAIL_ON], "fail_on", "gates", 1, &g->fail_on) ||
+		    get_word(ld, v[K_FAIL_ON], "fail_on", "gates", 1, &fail_on) ||
 		    get_strings(ld, v[K_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
 		    get_strings(ld, v[K_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
 		    get_strings(ld, v[K_FORBID], "forbid", "gates", &g->forbid) ||
@@ -1070,25 +1115,15 @@ static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 				return SL_EINPUT;
 			g->max_lines = (unsigned)n;
 		}
-		if (g->format) {
-			for (j = 0; j < 8 && formats[g->kind][j]; j++)
-				fmt_ok |= !strcmp(formats[g->kind][j], g->format);
-			if (!fmt_ok)
-				return fail(ld, v[K_FORMAT]->start, "'format' of a %s gate must be %s",
-					    kinds[g->kind], g->kind == SL_GATE_STATIC ?
-					    "gcc, gcc-json or sarif" :
-					    g->kind == SL_GATE_FINDING_GONE ?
-					    "gcc, gcc-json, sarif, tap, junit, automake or ctest" :
-					    g->kind == SL_GATE_TEST ? "junit, tap, automake or ctest" :
-					    g->kind == SL_GATE_COVERAGE ? "lcov, gcov or gcov-json" :
-					    "left out (this kind reads no report)");
-		}
+		if (format && gate_format(ld, v[K_FORMAT], format, g->kind, kinds[g->kind],
+					  &g->format))
+			return SL_EINPUT;
 		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
 		     g->kind == SL_GATE_FINDING_GONE) && !g->format)
 			return need(ld, item, NULL, "format", "gates");
 		if (g->kind == SL_GATE_COVERAGE && !g->report)
 			return need(ld, item, NULL, "report", "gates");
-		if (g->fail_on && strcmp(g->fail_on, "warning") && strcmp(g->fail_on, "error"))
+		if (fail_on && !(g->fail_on = sl_fail_on_parse(fail_on)))
 			return fail(ld, v[K_FAIL_ON]->start, "'fail_on' must be warning or error");
 		if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
 			return fail(ld, v[K_REPORT]->start,
@@ -1221,20 +1256,21 @@ static int load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 static int load_findings(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "report", "format", NULL };
-	static const char *const formats[] = { "gcc", "gcc-json", "sarif", "tap", "junit",
-		"automake", "ctest", NULL };
-	static const int format_ix[] = { 0, 1, 2, 3, 4, 5, 6 };
+	static const int format_ix[] = { SL_REPORT_GCC, SL_REPORT_GCC_JSON, SL_REPORT_SARIF,
+		SL_REPORT_TAP, SL_REPORT_JUNIT, SL_REPORT_AUTOMAKE, SL_REPORT_CTEST };
+	const char *formats[8];
 	const struct node *v[SL_CAP_SPEC_KEYS];
-	int f = 0;
 
+	for (size_t i = 0; i < 7; i++)
+		formats[i] = sl_report_format_name(format_ix[i]);
+	formats[7] = NULL;
 	if (want_type(ld, map, N_MAP, "findings", NULL) ||
 	    map_fields(ld, map, "findings", keys, v) ||
 	    get_str(ld, v[0], "report", "findings", 1, &spec->findings_report) ||
-	    get_enum(ld, v[1], "format", "findings", formats, format_ix, &f) ||
+	    get_enum(ld, v[1], "format", "findings", formats, format_ix, &spec->findings_format) ||
 	    need(ld, map, v[0], "report", "findings") ||
 	    need(ld, map, v[1], "format", "findings"))
 		return SL_EINPUT;
-	spec->findings_format = sl_xstrdup(formats[f]);
 	return 0;
 }
 
@@ -1490,9 +1526,7 @@ void sl_spec_free(sl_spec *spec)
 	for (i = 0; i < spec->ngates; i++) {
 		free(spec->gates[i].name);
 		free(spec->gates[i].command);
-		free(spec->gates[i].format);
 		free(spec->gates[i].report);
-		free(spec->gates[i].fail_on);
 		sl_strvec_release(&spec->gates[i].must_fix);
 		sl_strvec_release(&spec->gates[i].allow_paths);
 		sl_strvec_release(&spec->gates[i].forbid);
@@ -1524,7 +1558,6 @@ void sl_spec_free(sl_spec *spec)
 	free(spec->instructions);
 	free(spec->test_template);
 	free(spec->findings_report);
-	free(spec->findings_format);
 	sl_strvec_release(&spec->test_paths);
 	free(spec->prompt);
 	free(spec->branch_prefix);

@@ -130,7 +130,8 @@ typedef struct sl_spec {
 	char *test_template;        /* testgen: how a test looks and registers (prompt text) */
 	unsigned coverage_below;    /* testgen: only units below this % line coverage; 0 = all */
 	char *findings_report;      /* fix: findings from this file (against dir), not the gate */
-	char *findings_format;      /* its format: gcc, gcc-json, sarif, tap or junit */
+	int findings_format;        /* its format (enum sl_report_format): gcc, gcc-json,
+				       sarif, tap, junit, automake or ctest */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 	sl_spec_review review;      /* how candidates become reviewable changes */

@@ -128,11 +128,6 @@ const sl_lang *sl_lang_find(const char *name)
 	return NULL;
 }
 
-const sl_lang *sl_lang_at(size_t i)
-{
-	return i < NLANGS ? &langs[i] : NULL;
-}
-
 static int in_list(const char *const *list, const char *type)
 {
 	for (const char *const *t = list; *t; t++)

@@ -29,8 +29,6 @@ typedef struct sl_lang {
 
 /* The built-in language called name, or NULL. */
 const sl_lang *sl_lang_find(const char *name);
-/* The i-th built-in language, or NULL past the end. */
-const sl_lang *sl_lang_at(size_t i);
 
 /* 1 if a node of this type is a function / class / statement unit of the language. */
 int sl_lang_is_func_type(const sl_lang *lang, const char *type);

@@ -115,11 +115,6 @@ void sl_preds_free(sl_preds *p)
 	free(p);
 }
 
-size_t sl_preds_count(const sl_preds *p)
-{
-	return p ? p->n : 0;
-}
-
 /* Compile one predicate: steps[0] is its name, steps[1 .. nargs] its arguments. */
 static int compile_one(sl_preds *ps, const TSQuery *q, const TSQueryPredicateStep *steps,
 		       uint32_t nargs, const char *where, sl_err *err)

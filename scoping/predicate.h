@@ -50,9 +50,6 @@ int sl_preds_compile(sl_preds **out, const TSQuery *q, const char *src, size_t s
 /* 1 if the match passes every predicate of its pattern, else 0. */
 int sl_preds_eval(const sl_preds *p, const TSQueryMatch *m, const char *text, size_t len);
 
-/* Number of predicates (directives excluded) compiled; for tests. */
-size_t sl_preds_count(const sl_preds *p);
-
 void sl_preds_free(sl_preds *p);
 
 /* Describe a byte offset of src as "line:col" (1-based) into out. */

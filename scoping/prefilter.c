@@ -318,8 +318,3 @@ size_t sl_prefilter_count(const sl_prefilter *f)
 {
 	return f ? f->all.n : 0;
 }
-
-const char *sl_prefilter_literal(const sl_prefilter *f, size_t i)
-{
-	return f && i < f->all.n ? f->all.v[i] : NULL;
-}

@@ -32,8 +32,6 @@ sl_prefilter *sl_prefilter_new(const TSQuery *q);
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len);
 /* Number of distinct literal strings the filter looks for. */
 size_t sl_prefilter_count(const sl_prefilter *f);
-/* The i-th literal (for --stats and tests), NUL-terminated. */
-const char *sl_prefilter_literal(const sl_prefilter *f, size_t i);
 void sl_prefilter_free(sl_prefilter *f);
 
 /*

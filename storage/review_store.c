@@ -209,7 +209,6 @@ void sl_published_rec_release(sl_published_rec *p)
 	free(p->head_oid);
 	free(p->text_sha);
 	free(p->url);
-	free(p->state);
 	free(p->close_reason);
 	free(p->opened_at);
 	free(p->updated_at);
@@ -221,6 +220,23 @@ void sl_published_list_free(sl_published_rec *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		sl_published_rec_release(&v[i]);
 	free(v);
+}
+
+static const char *const pr_state_names[SL_PR_N] = {
+	[SL_PR_OPEN] = "open", [SL_PR_MERGED] = "merged", [SL_PR_CLOSED] = "closed",
+};
+
+const char *sl_pr_state_name(int state)
+{
+	return state > SL_PR_NONE && state < SL_PR_N ? pr_state_names[state] : NULL;
+}
+
+int sl_pr_state_parse(const char *name)
+{
+	for (int i = SL_PR_NONE + 1; name && i < SL_PR_N; i++)
+		if (!strcmp(name, pr_state_names[i]))
+			return i;
+	return SL_PR_NONE;
 }
 
 #define PUBLISHED_SELECT \
@@ -240,7 +256,7 @@ static void read_published(sqlite3_stmt *s, void *row)
 	p->head_oid = sl_store_col_text(s, 5);
 	p->number = sqlite3_column_int64(s, 6);
 	p->url = sl_store_col_text(s, 7);
-	p->state = sl_store_col_text(s, 8);
+	p->state = sl_pr_state_parse((const char *)sqlite3_column_text(s, 8));
 	p->landed_unchanged = sqlite3_column_int(s, 9);
 	p->review_comments = sqlite3_column_int64(s, 10);
 	p->close_reason = sl_store_col_text(s, 11);
@@ -291,7 +307,7 @@ int sl_store_published_put(sl_store *st, const sl_published_rec *in, sl_err *err
 	else
 		sqlite3_bind_null(s, 7);
 	sl_store_bind_text(s, 8, in->url);
-	sl_store_bind_text(s, 9, in->state);
+	sl_store_bind_text(s, 9, sl_pr_state_name(in->state));
 	if (in->landed_unchanged >= 0)
 		sqlite3_bind_int(s, 10, in->landed_unchanged);
 	else
@@ -303,7 +319,7 @@ int sl_store_published_put(sl_store *st, const sl_published_rec *in, sl_err *err
 	return sl_store_exec(st, s, "record published change", err);
 }
 
-int sl_store_published_list(sl_store *st, int64_t campaign_id, const char *state,
+int sl_store_published_list(sl_store *st, int64_t campaign_id, int state,
 			    sl_published_rec **out, size_t *n, sl_err *err)
 {
 	sqlite3_stmt *s = sl_store_prepare(st, PUBLISHED_SELECT "WHERE campaign_id = ?1 "
@@ -312,7 +328,7 @@ int sl_store_published_list(sl_store *st, int64_t campaign_id, const char *state
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);
-		sl_store_bind_text(s, 2, state);
+		sl_store_bind_text(s, 2, sl_pr_state_name(state));
 	}
 	return sl_store_rows(st, s, sizeof(**out), read_published, (void **)out, n,
 			     "list published changes", err);

@@ -44,6 +44,25 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 /* Frees the contents; the struct is reusable. */
 void sl_metrics_release(sl_metrics *m);
 
+/*
+ * A published change's pull or merge request; names ("open", "merged",
+ * "closed") only in the store's rows and in JSON (the forge's own words,
+ * GitLab's "opened" among them, are read in pipeline/review/forge.c).
+ */
+enum sl_pr_state {
+	SL_PR_NONE = 0,             /* no request known */
+	SL_PR_OPEN,
+	SL_PR_MERGED,
+	SL_PR_CLOSED,               /* closed without merging */
+	SL_PR_N
+};
+#define SL_PR_ANY (-1)          /* a filter that takes every state */
+
+/* "open", "merged", "closed"; NULL for SL_PR_NONE or a value that is none. */
+const char *sl_pr_state_name(int state);
+/* The state named name, or SL_PR_NONE when there is none. */
+int sl_pr_state_parse(const char *name);
+
 /* One candidate's published change (a change may hold several candidates). */
 typedef struct sl_published_rec {
 	int64_t candidate_id, campaign_id;
@@ -52,7 +71,7 @@ typedef struct sl_published_rec {
 	char *text_sha;             /* SHA-256 of the title and body sent; may be NULL */
 	int64_t number;             /* 0 until the request is open */
 	char *url;                  /* may be NULL */
-	char *state;                /* "open", "merged", "closed" */
+	int state;                  /* enum sl_pr_state */
 	int landed_unchanged;       /* -1 unknown, 0 changed, 1 unchanged */
 	int64_t review_comments;
 	char *close_reason;         /* may be NULL */
@@ -66,8 +85,8 @@ int sl_store_published_get(sl_store *st, int64_t candidate_id, sl_published_rec 
 			   sl_err *err);
 /* Insert or replace the candidate's row (opened_at kept from the first insert). */
 int sl_store_published_put(sl_store *st, const sl_published_rec *in, sl_err *err);
-/* A campaign's rows in candidate order; state NULL = all. */
-int sl_store_published_list(sl_store *st, int64_t campaign_id, const char *state,
+/* A campaign's rows in candidate order; state SL_PR_ANY = all. */
+int sl_store_published_list(sl_store *st, int64_t campaign_id, int state,
 			    sl_published_rec **out, size_t *n, sl_err *err);
 /* Distinct requests now open, and opened in the last hour, for pacing. */
 int sl_store_published_pace(sl_store *st, int64_t campaign_id, int64_t *open_out,

@@ -737,6 +737,28 @@ int sl_candidate_state_parse(const char *name)
 	return SL_C_ANY;
 }
 
+static const char *const decision_names[SL_D_N] = {
+	[SL_D_ACCEPT] = "accept", [SL_D_REJECT] = "reject",
+};
+
+const char *sl_decision_name(int decision)
+{
+	return decision > SL_D_NONE && decision < SL_D_N ? decision_names[decision] : NULL;
+}
+
+int sl_decision_parse(const char *name)
+{
+	for (int i = SL_D_NONE + 1; name && i < SL_D_N; i++)
+		if (!strcmp(name, decision_names[i]))
+			return i;
+	return SL_D_NONE;
+}
+
+int sl_decision_target_state(int decision)
+{
+	return decision == SL_D_ACCEPT ? SL_T_ACCEPTED : SL_T_REJECTED;
+}
+
 static const char *const attempt_outcome_names[SL_A_NOUTCOMES] = {
 	[SL_A_NONE] = "?", [SL_A_CANDIDATE] = "candidate", [SL_A_PARSE_ERROR] = "parse_error",
 	[SL_A_APPLY_ERROR] = "apply_error", [SL_A_SYNTAX_ERROR] = "syntax_error",
@@ -1047,7 +1069,6 @@ void sl_candidate_rec_release(sl_candidate_rec *c)
 	free(c->diff);
 	free(c->commit_oid);
 	free(c->branch);
-	free(c->decision);
 	free(c->decision_reason);
 	free(c->created_at);
 	free(c->path);
@@ -1116,7 +1137,7 @@ static void read_candidate(sqlite3_stmt *s, void *row)
 	c->commit_oid = sl_store_col_text(s, 5);
 	c->branch = sl_store_col_text(s, 6);
 	c->state = sl_candidate_state_parse((const char *)sqlite3_column_text(s, 7));
-	c->decision = sl_store_col_text(s, 8);
+	c->decision = sl_decision_parse((const char *)sqlite3_column_text(s, 8));
 	c->decision_reason = sl_store_col_text(s, 9);
 	c->created_at = sl_store_col_text(s, 10);
 	c->path = sl_store_col_text(s, 11);
@@ -1221,7 +1242,7 @@ int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out
 
 /* decisions */
 
-int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
+int sl_store_decide(sl_store *st, int64_t candidate_id, int decision,
 		    const char *reason, sl_err *err)
 {
 	char now[32];
@@ -1229,8 +1250,8 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 	sqlite3_stmt *s;
 	int ret = SL_ERROR;
 
-	if (strcmp(decision, "accept") && strcmp(decision, "reject"))
-		BUG("bad decision '%s'", decision);
+	if (decision != SL_D_ACCEPT && decision != SL_D_REJECT)
+		BUG("bad decision %d", decision);
 	if (sl_store_begin(st, err))
 		return SL_ERROR;
 	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
@@ -1247,15 +1268,14 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
 		       "VALUES (?, ?, ?, ?)", err)))
 		goto done;
 	sqlite3_bind_int64(s, 1, candidate_id);
-	sl_store_bind_text(s, 2, decision);
+	sl_store_bind_text(s, 2, sl_decision_name(decision));
 	sl_store_bind_text(s, 3, reason);
 	sl_store_bind_text(s, 4, now);
 	if (sl_store_exec(st, s, "add decision", err))
 		goto done;
 	if (!(s = prep(st, "UPDATE targets SET state = ?, updated_at = ? WHERE id = ?", err)))
 		goto done;
-	sl_store_bind_text(s, 1, sl_target_state_name(!strcmp(decision, "accept") ? SL_T_ACCEPTED :
-								      SL_T_REJECTED));
+	sl_store_bind_text(s, 1, sl_target_state_name(sl_decision_target_state(decision)));
 	sl_store_bind_text(s, 2, now);
 	sqlite3_bind_int64(s, 3, c.target_id);
 	if (sl_store_exec(st, s, "update target", err))

@@ -164,12 +164,31 @@ const char *sl_candidate_state_name(int state);
 /* The state named name, or SL_C_ANY when there is none. */
 int sl_candidate_state_parse(const char *name);
 
+/*
+ * A reviewer's decision on a proposed candidate; names ("accept",
+ * "reject") only in the store's rows, JSON and the command line.
+ */
+enum sl_decision {
+	SL_D_NONE = 0,              /* not decided */
+	SL_D_ACCEPT,
+	SL_D_REJECT,
+	SL_D_N
+};
+
+/* "accept", "reject"; NULL for SL_D_NONE or a value that is none. */
+const char *sl_decision_name(int decision);
+/* The decision named name, or SL_D_NONE when there is none. */
+int sl_decision_parse(const char *name);
+/* The target state a decision leaves: SL_T_ACCEPTED or SL_T_REJECTED. */
+int sl_decision_target_state(int decision);
+
 typedef struct sl_candidate_rec {
 	int64_t id, attempt_id, target_id, campaign_id;
 	char *diff, *commit_oid;
 	char *branch;               /* set when proposed; NULL otherwise */
 	int state;                  /* enum sl_candidate_state */
-	char *decision, *decision_reason; /* latest decision, NULL if none */
+	int decision;               /* enum sl_decision: the latest, SL_D_NONE if none */
+	char *decision_reason;      /* the latest decision's reason; may be NULL */
 	char *created_at;
 	char *tree;                 /* how its tree was made: "overlay" (the warm base and
 				       a layer) or "worktree"; NULL = not recorded */
@@ -225,8 +244,8 @@ int sl_store_gate_run_add(sl_store *st, const sl_gate_run_rec *in, sl_err *err);
 int sl_store_gate_runs(sl_store *st, int64_t candidate_id, sl_gate_run_rec **out, size_t *n,
 		       sl_err *err);
 
-/* Record a decision and move the target to accepted/rejected. */
-int sl_store_decide(sl_store *st, int64_t candidate_id, const char *decision,
+/* Record a decision (SL_D_ACCEPT or SL_D_REJECT) and move the target to accepted/rejected. */
+int sl_store_decide(sl_store *st, int64_t candidate_id, int decision,
 		    const char *reason, sl_err *err);
 
 /* A gate's runs: cached verdicts count only as cached, never as passed. */

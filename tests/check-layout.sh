@@ -15,9 +15,68 @@
 #   - pipeline/review/ may take the campaign (pipeline/spec.h) and the
 #     apply stage (branches, commits), nothing else of pipeline/;
 #   - an include names its folder ("common/buf.h"), never a bare file name.
+#
+# And states are types (docs/ARCHITECTURE.md, "States and names"): no
+# strcmp (strncmp, strcasecmp) against the name of a state, outcome,
+# verdict, decision, pull-request state, gate kind, report format or
+# fail_on level outside the files that read text from outside: storage/
+# (SQL rows), pipeline/spec.c (the campaign file), pipeline/review/forge.c
+# (the forges' JSON, with GitLab's "opened"), validators/findings.c and
+# validators/findings_json.c (SARIF and gcc's JSON).  The names are read
+# off the name tables ("static const char *const X_names[...] = {") of
+# NAME_TABLES; one line per comparison, "FILE:LINE: strcmp on the name
+# "open" ...".
 set -u
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 2
+
+NAME_TABLES="storage/store.c storage/review_store.c validators/gating.c"
+NAME_BOUNDARY="storage/ pipeline/spec.c pipeline/review/forge.c validators/findings.c
+validators/findings_json.c"
+
+# The names in every name table, one a line.
+table_names() {
+	for f in $NAME_TABLES; do
+		awk '/^static const char \*const [a-z_]*_names\[[A-Za-z_]*\] = \{/ { on = 1 }
+		     on { print }
+		     on && /^\};/ { on = 0 }' "$f"
+	done | grep -o '"[a-z][a-z_-]*"' | tr -d '"' | sort -u
+	echo opened
+}
+
+# 0 if file is one of the boundary's files or under one of its folders.
+at_boundary() {
+	for b in $NAME_BOUNDARY; do
+		case $b in
+		*/) case $1 in "$b"*) return 0 ;; esac ;;
+		*) [ "$1" = "$b" ] && return 0 ;;
+		esac
+	done
+	return 1
+}
+
+check_names() {
+	[ "$(table_names | wc -l)" -ge 20 ] || {
+		echo "check-layout.sh: cannot read the name tables of $NAME_TABLES"
+		return 1
+	}
+	names=$(table_names | tr '\n' '|' | sed 's/|$//')
+	cmp="str(n|case|ncase)?cmp[[:space:]]*\\(([^;\"]*,[[:space:]]*)?\"($names)\"[[:space:]]*[,)]"
+	found=$(find common storage scoping validators pipeline -name '*.[ch]' | sort |
+		while read -r f; do
+			at_boundary "$f" || grep -nE "$cmp" "$f" /dev/null
+		done)
+	[ -z "$found" ] && return 0
+	echo "$found" | while IFS=: read -r f line text; do
+		name=$(echo "$text" | grep -oE "\"($names)\"" | head -n 1)
+		echo "$f:$line: strcmp on the name $name outside the SQL and JSON boundary:" \
+		     "compare the enum (docs/ARCHITECTURE.md)"
+	done
+	return 1
+}
+
+status=0
+check_names || status=1
 
 find common storage scoping validators pipeline -name '*.[ch]' | sort |
 while read -r f; do
@@ -90,4 +149,5 @@ BEGIN {
 	}
 }
 END { exit bad ? 1 : 0 }
-'
+' || status=1
+exit $status

@@ -93,14 +93,60 @@ static void set_rec(sl_gate_run_rec *r, sl_verdict verdict, const char *output, 
 	r->note = sl_xstrdup_or_null(note);
 }
 
+static const char *const report_format_names[SL_REPORT_NFORMATS] = {
+	[SL_REPORT_GCC] = "gcc", [SL_REPORT_GCC_JSON] = "gcc-json", [SL_REPORT_SARIF] = "sarif",
+	[SL_REPORT_JUNIT] = "junit", [SL_REPORT_TAP] = "tap", [SL_REPORT_AUTOMAKE] = "automake",
+	[SL_REPORT_CTEST] = "ctest", [SL_REPORT_LCOV] = "lcov", [SL_REPORT_GCOV] = "gcov",
+	[SL_REPORT_GCOV_JSON] = "gcov-json",
+};
+
+static const char *const fail_on_names[SL_FAIL_ON_N] = {
+	[SL_FAIL_ON_WARNING] = "warning", [SL_FAIL_ON_ERROR] = "error",
+};
+
+/* The index of name in a table with holes, or 0 (the table's "none"). */
+static int name_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 1; name && i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return i;
+	return 0;
+}
+
+const char *sl_report_format_name(int format)
+{
+	return format > 0 && format < SL_REPORT_NFORMATS ? report_format_names[format] : NULL;
+}
+
+int sl_report_format_parse(const char *name)
+{
+	return name_index(report_format_names, SL_REPORT_NFORMATS, name);
+}
+
+int sl_report_format_is_tests(int format)
+{
+	return format == SL_REPORT_JUNIT || format == SL_REPORT_TAP ||
+		format == SL_REPORT_AUTOMAKE || format == SL_REPORT_CTEST;
+}
+
+const char *sl_fail_on_name(int fail_on)
+{
+	return fail_on > 0 && fail_on < SL_FAIL_ON_N ? fail_on_names[fail_on] : NULL;
+}
+
+int sl_fail_on_parse(const char *name)
+{
+	return name_index(fail_on_names, SL_FAIL_ON_N, name);
+}
+
 static void digest_def(const sl_gate_conf *d, char out[65])
 {
 	sl_buf b = SL_BUF_INIT;
 
 	sl_buf_addf(&b, "%s\n%d\n%s\n%u\n%s\n%s\n%u\n%s\n%u\nexpect %d\nallow_skip %d\nloopback %d\n",
 		    d->name, d->kind, d->command ? d->command : "", d->timeout_s,
-		    d->format ? d->format : "", d->report ? d->report : "", d->radius,
-		    d->fail_on ? d->fail_on : "", d->reruns, d->expect, d->allow_skip, d->loopback);
+		    d->format ? sl_report_format_name(d->format) : "", d->report ? d->report : "",
+		    d->radius, d->fail_on ? sl_fail_on_name(d->fail_on) : "", d->reruns, d->expect, d->allow_skip, d->loopback);
 	for (size_t i = 0; i < d->must_fix.n; i++)
 		sl_buf_addf(&b, "must_fix %s\n", d->must_fix.v[i]);
 	sl_sha256_hex(out, b.buf, b.len);
@@ -189,13 +235,13 @@ static void parse_findings(const sl_gate_conf *d, const char *text, sl_findings 
 
 	if (!text)
 		return;
-	if (!strcmp(d->format, "sarif"))
+	if (d->format == SL_REPORT_SARIF)
 		sl_findings_parse_sarif(out, text, strlen(text), &e);
-	else if (!strcmp(d->format, "gcc-json"))
+	else if (d->format == SL_REPORT_GCC_JSON)
 		sl_findings_parse_gcc_json(out, text, strlen(text));
 	else
 		sl_findings_parse_gcc(out, text, strlen(text));
-	sl_findings_filter_level(out, d->fail_on && !strcmp(d->fail_on, "error") ?
+	sl_findings_filter_level(out, d->fail_on == SL_FAIL_ON_ERROR ?
 				 SL_LEVEL_ERROR : SL_LEVEL_WARNING);
 }
 
@@ -205,11 +251,11 @@ static int parse_tests(const sl_gate_conf *d, const char *text, sl_tests *out)
 
 	if (!text)
 		return SL_ENOTFOUND;
-	if (!strcmp(d->format, "junit"))
+	if (d->format == SL_REPORT_JUNIT)
 		return sl_tests_parse_junit(out, text, strlen(text), &e);
-	if (!strcmp(d->format, "ctest"))
+	if (d->format == SL_REPORT_CTEST)
 		return sl_tests_parse_ctest(out, text, strlen(text), &e);
-	if (!strcmp(d->format, "automake")) {
+	if (d->format == SL_REPORT_AUTOMAKE) {
 		size_t n = d->report ? strlen(d->report) : 0;
 		char *trs = n > 4 && !strcmp(d->report + n - 4, ".trs") ?
 			sl_xstrndup(d->report, n - 4) : NULL;
@@ -220,13 +266,6 @@ static int parse_tests(const sl_gate_conf *d, const char *text, sl_tests *out)
 	}
 	sl_tests_parse_tap(out, text, strlen(text));
 	return SL_OK;
-}
-
-/* A finding-gone gate reading a test report: its findings are failing tests. */
-static int test_format(const sl_gate_conf *d)
-{
-	return d->format && (!strcmp(d->format, "tap") || !strcmp(d->format, "junit") ||
-			     !strcmp(d->format, "automake") || !strcmp(d->format, "ctest"));
 }
 
 static int must_fix(const sl_gate_conf *d, const char *id)
@@ -338,9 +377,9 @@ static int parse_coverage(const sl_gate_conf *d, const char *text, const char *p
 
 	if (!text)
 		return SL_ENOTFOUND;
-	if (!strcmp(d->format, "lcov"))
+	if (d->format == SL_REPORT_LCOV)
 		return sl_coverage_parse_lcov(out, text, strlen(text), &e);
-	if (!strcmp(d->format, "gcov-json"))
+	if (d->format == SL_REPORT_GCOV_JSON)
 		return sl_coverage_parse_gcov_json(out, text, strlen(text), &e);
 	return sl_coverage_parse_gcov(out, text, strlen(text), path, &e);
 }
@@ -445,7 +484,8 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 	s->base_verdict = runs[0].verdict;
 	switch (d->kind) {
 	case SL_GATE_FINDING_GONE:
-		if (test_format(d)) {
+		/* reading a test report: its findings are failing tests */
+		if (sl_report_format_is_tests(d->format)) {
 			sl_tests t;
 
 			sl_tests_init(&t);
@@ -645,7 +685,7 @@ static void describe_text(const sl_gating *g, sl_buf *out)
 		const sl_gate_conf *d = s->def;
 
 		sl_buf_addf(out, "gate %s (%s%s%s, expect %s%s): ", d->name, kind_names[d->kind],
-			    d->format ? ", " : "", d->format ? d->format : "",
+			    d->format ? ", " : "", d->format ? sl_report_format_name(d->format) : "",
 			    d->expect == SL_EXPECT_FIX ? "fix" : "pass",
 			    d->allow_skip ? ", allow_skip" : "");
 		if (!s->measured) {
@@ -687,7 +727,8 @@ static void describe_json(const sl_gating *g, sl_buf *out)
 
 		json_object_set_new(x, "gate", json_string(d->name));
 		json_object_set_new(x, "kind", json_string(kind_names[d->kind]));
-		json_object_set_new(x, "format", d->format ? json_string(d->format) : json_null());
+		json_object_set_new(x, "format", d->format ?
+				    json_string(sl_report_format_name(d->format)) : json_null());
 		json_object_set_new(x, "expect", json_string(d->expect == SL_EXPECT_FIX ? "fix" :
 							     "pass"));
 		json_object_set_new(x, "allow_skip", json_boolean(d->allow_skip));
@@ -895,7 +936,7 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 	sl_buf note = SL_BUF_INIT;
 
 	sl_findings_init(&cand);
-	if (!test_format(d))
+	if (!sl_report_format_is_tests(d->format))
 		parse_findings(d, source_text(d, r->output.buf, report), &cand);
 	if (d->report && !report) {
 		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no report");
@@ -908,7 +949,7 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 		int ok;
 
 		sl_tests_init(&tests);
-		if (test_format(d)) {
+		if (sl_report_format_is_tests(d->format)) {
 			parse_tests(d, source_text(d, r->output.buf, report), &tests);
 			ok = sl_tests_fixed_judge(&s->base_findings, &tests, &u, &note, fb);
 		} else {

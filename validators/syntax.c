@@ -166,8 +166,7 @@ static int check(const char *lang, const char *path, const char *old_text, size_
 	*ok_out = 1;
 	if (!l || new_len > SL_CAP_SYNTAX_BYTES || old_len > SL_CAP_SYNTAX_BYTES)
 		return SL_OK;
-	if (path)
-		sl_buf_addf(&prefix, "%s:", path);
+	sl_buf_addf(&prefix, "%s:", path);
 	if (!(parser = ts_parser_new()) || !ts_parser_set_language(parser, l->grammar())) {
 		sl_err_set(err, SL_ERROR, "cannot set up the %s parser", lang);
 		goto done;
@@ -178,17 +177,17 @@ static int check(const char *lang, const char *path, const char *old_text, size_
 	if (count(&pn, parser, py, prefix.buf, new_text, new_len) < 0) {
 		*ok_out = 0;
 		if (report)
-			sl_buf_addf(report, "%s%sthe new text could not be parsed in %d s\n",
-				    prefix.buf, path ? " " : "", PARSE_TIMEOUT_US / 1000000);
+			sl_buf_addf(report, "%s the new text could not be parsed in %d s\n",
+				    prefix.buf, PARSE_TIMEOUT_US / 1000000);
 	} else if (pn.n > po.n) {
 		*ok_out = 0;
 		if (report) {
-			sl_buf_addf(report, "%s%sthe change adds syntax errors (base %zu, candidate %zu)\n",
-				    prefix.buf, path ? " " : "", old_text ? po.n : 0, pn.n);
+			sl_buf_addf(report, "%s the change adds syntax errors (base %zu, candidate %zu)\n",
+				    prefix.buf, old_text ? po.n : 0, pn.n);
 			sl_buf_add(report, pn.list.buf, pn.list.len);
 			if (pn.n > pn.listed)
-				sl_buf_addf(report, "%s%s... and %zu more\n", prefix.buf,
-					    path ? " " : "", pn.n - pn.listed);
+				sl_buf_addf(report, "%s ... and %zu more\n", prefix.buf,
+					    pn.n - pn.listed);
 		}
 	}
 	ret = SL_OK;
@@ -199,13 +198,6 @@ done:
 	sl_buf_release(&pn.list);
 	sl_buf_release(&prefix);
 	return ret;
-}
-
-int sl_syntax_check(const char *lang, const char *old_text, size_t old_len,
-		    const char *new_text, size_t new_len, sl_buf *report, int *ok_out,
-		    sl_err *err)
-{
-	return check(lang, NULL, old_text, old_len, new_text, new_len, report, ok_out, err);
 }
 
 static int blob_at(git_blob **out, git_repository *repo, const git_diff_file *f)

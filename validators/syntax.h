@@ -17,8 +17,6 @@
  *     PATH:14:1: missing '}'
  * preceded by a summary line:
  *     PATH: the change adds syntax errors (base 0, candidate 2)
- * sl_syntax_check() writes them without "PATH" (the lines start at the line
- * number) since it does not know the path.
  */
 #ifndef SL_SYNTAX_H
 #define SL_SYNTAX_H
@@ -30,21 +28,12 @@
 #include "common/err.h"
 
 /*
- * Compare old_text (NULL: a new file, zero errors) with new_text in
- * language lang (a name sl_lang_known() accepts; an unknown one passes).
- * *ok_out = 1 when the new text has no more ERROR/MISSING nodes than the
- * old, else 0 with the locations appended to report (may be NULL).
- * Errors: SL_ERROR when tree-sitter cannot be set up.
- */
-int sl_syntax_check(const char *lang, const char *old_text, size_t old_len,
-		    const char *new_text, size_t new_len, sl_buf *report, int *ok_out,
-		    sl_err *err);
-
-/*
  * Check every file the candidate commit adds or changes against the base
  * commit, language by path (sl_lang_for_path; unknown languages, binary
- * files, symbolic links and files over 8 MiB pass).  *ok_out = 1 when every
- * file passes.  Errors: SL_ERROR (libgit2, tree-sitter).
+ * files, symbolic links and files over 8 MiB pass).  A file passes when its
+ * new text has no more ERROR/MISSING nodes than its old text (none for a
+ * new file).  *ok_out = 1 when every file passes, else 0 with the locations
+ * appended to report (may be NULL).  Errors: SL_ERROR (libgit2, tree-sitter).
  */
 int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_oid *candidate,
 			   sl_buf *report, int *ok_out, sl_err *err);

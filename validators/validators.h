@@ -92,6 +92,45 @@ enum sl_gate_expect {
 				       (not flaky) must pass */
 };
 
+/*
+ * The report a gate reads (`format:`), and a fix campaign's findings file.
+ * Names ("gcc", "sarif", ...) only where text enters: the campaign file.
+ */
+enum sl_report_format {
+	SL_REPORT_NONE = 0,         /* the gate reads no report */
+	SL_REPORT_GCC,              /* findings: gcc/clang text diagnostics */
+	SL_REPORT_GCC_JSON,         /* findings: -fdiagnostics-format=json */
+	SL_REPORT_SARIF,            /* findings: SARIF 2.1 */
+	SL_REPORT_JUNIT,            /* tests: JUnit XML */
+	SL_REPORT_TAP,              /* tests: TAP */
+	SL_REPORT_AUTOMAKE,         /* tests: automake's .log/.trs */
+	SL_REPORT_CTEST,            /* tests: ctest's output */
+	SL_REPORT_LCOV,             /* coverage: lcov tracefile */
+	SL_REPORT_GCOV,             /* coverage: gcov text */
+	SL_REPORT_GCOV_JSON,        /* coverage: gcov JSON */
+	SL_REPORT_NFORMATS
+};
+
+/* The format's name ("gcc" ...); NULL for SL_REPORT_NONE or a value that is none. */
+const char *sl_report_format_name(int format);
+/* The format named name, or SL_REPORT_NONE when there is none. */
+int sl_report_format_parse(const char *name);
+/* 1 for the formats of test reports (junit, tap, automake, ctest). */
+int sl_report_format_is_tests(int format);
+
+/* A static gate's `fail_on:` the lowest level of finding that fails it. */
+enum sl_fail_on {
+	SL_FAIL_ON_DEFAULT = 0,     /* not given: warning */
+	SL_FAIL_ON_WARNING,
+	SL_FAIL_ON_ERROR,
+	SL_FAIL_ON_N
+};
+
+/* "warning", "error"; NULL for SL_FAIL_ON_DEFAULT or a value that is none. */
+const char *sl_fail_on_name(int fail_on);
+/* The level named name, or SL_FAIL_ON_DEFAULT when there is none. */
+int sl_fail_on_parse(const char *name);
+
 /* One gate as the campaign defines it (spec.c fills it; the gating owns none of it). */
 typedef struct sl_gate_conf {
 	char *name;
@@ -99,11 +138,12 @@ typedef struct sl_gate_conf {
 	unsigned timeout_s;         /* default 600 */
 	sl_pos pos;
 	int kind;                   /* enum sl_gate_kind */
-	char *format;               /* static, finding-gone: gcc|sarif; test: junit|tap; coverage: lcov|gcov */
+	int format;                 /* enum sl_report_format; static, finding-gone: findings
+				       or tests; test: tests; coverage: coverage */
 	char *report;               /* file the command writes, relative to the worktree;
 				       NULL = parse the command's output */
 	unsigned radius;            /* static: lines around a change (default 3) */
-	char *fail_on;              /* static: warning (default) | error */
+	int fail_on;                /* enum sl_fail_on (static) */
 	unsigned reruns;            /* test: runs that must all pass (default 1) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test with a format: ids that must pass now */

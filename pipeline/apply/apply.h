@@ -80,7 +80,7 @@ typedef struct sl_apply_report {
 	sl_apply_item *v;           /* v[i] is edits->v[i] */
 	size_t n, alloc;
 } sl_apply_report;
-#define SL_APPLY_REPORT_INIT { NULL, 0, 0 }
+#define SL_APPLY_REPORT_INIT { .v = NULL }
 
 void sl_apply_report_release(sl_apply_report *r);
 /*

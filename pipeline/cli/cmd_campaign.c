@@ -445,7 +445,7 @@ static int print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 			sl_buf_addf(&out, "  %4lld  %s:%lld  %s%s%s\n", (long long)cands[i].id,
 				    cands[i].path, (long long)cands[i].start_line, cands[i].branch,
 				    cands[i].decision ? "  " : "",
-				    cands[i].decision ? cands[i].decision : "");
+				    cands[i].decision ? sl_decision_name(cands[i].decision) : "");
 	}
 	sl_cmd_print(stdout, out.buf, json);
 	*proposed = f.proposed;
@@ -671,7 +671,8 @@ int cmd_show(int argc, char **argv)
 	return ret;
 }
 
-static int decide(int argc, char **argv, const char *decision)
+/* decision: SL_D_ACCEPT or SL_D_REJECT, the command's word parsed by its name. */
+static int decide(int argc, char **argv, int decision)
 {
 	cmd_opts o;
 	sl_store *st = NULL;
@@ -684,13 +685,14 @@ static int decide(int argc, char **argv, const char *decision)
 		return ret;
 	if (o.nargs != 1 || !(id = sl_cmd_parse_id(o.args[0])))
 		return sl_cmd_usage(argv[0], "expected one candidate id");
-	if (!strcmp(decision, "reject") && (!o.reason || !*o.reason))
+	if (decision == SL_D_REJECT && (!o.reason || !*o.reason))
 		return sl_cmd_usage(argv[0], "a rejection needs --reason TEXT");
 	path = sl_default_store_path(o.store);
 	if (sl_store_open(&st, path, 0, &err) || sl_store_decide(st, id, decision, o.reason, &err))
 		ret = sl_cmd_fail(&err);
 	else
-		printf("candidate %lld %s\n", id, !strcmp(decision, "accept") ? "accepted" : "rejected");
+		printf("candidate %lld %s\n", id,
+		       sl_target_state_name(sl_decision_target_state(decision)));
 	sl_store_free(st);
 	free(path);
 	return ret;
@@ -698,12 +700,12 @@ static int decide(int argc, char **argv, const char *decision)
 
 int cmd_accept(int argc, char **argv)
 {
-	return decide(argc, argv, "accept");
+	return decide(argc, argv, SL_D_ACCEPT);
 }
 
 int cmd_reject(int argc, char **argv)
 {
-	return decide(argc, argv, "reject");
+	return decide(argc, argv, SL_D_REJECT);
 }
 
 static int is_campaign_file(const char *s)

@@ -127,7 +127,7 @@ static int kept_branch(const sl_candidate_rec *keep, size_t n, const char *branc
 {
 	for (size_t i = 0; i < n; i++)
 		if (keep[i].branch && !strcmp(keep[i].branch, branch) &&
-		    !(keep[i].decision && !strcmp(keep[i].decision, "reject")))
+		    keep[i].decision != SL_D_REJECT)
 			return 1;
 	return 0;
 }

@@ -21,33 +21,31 @@
 #include "common/util.h"
 
 /*
- * The names --state takes: target states (sl_target_state_name), and "stale":
- * judged under another definition of the campaign than its last run's.
+ * The --state names, parsed once: a bit per target state it takes (failed,
+ * budget, rejected, skipped), and STALE for "stale": judged under another
+ * definition of the campaign than its last run's.
  */
-static const char *const retry_states[] = { "failed", "budget", "rejected", "skipped", "stale",
-					    NULL };
+#define STALE (1u << SL_T_NSTATES)
+#define RETRY_STATES ((1u << SL_T_FAILED) | (1u << SL_T_BUDGET) | (1u << SL_T_REJECTED) | \
+		      (1u << SL_T_SKIPPED))
 
-/* 1 if names (the --state names) holds name. */
-static int has_name(const sl_strvec *names, const char *name)
+/* The mask of names; *bad_out is the first name retry does not take, or NULL. */
+static unsigned parse_states(const sl_strvec *names, const char **bad_out)
 {
-	for (size_t i = 0; i < names->n; i++)
-		if (!strcmp(names->v[i], name))
-			return 1;
-	return 0;
-}
+	unsigned mask = 0;
 
-/* The first --state name that is not one of retry_states, or NULL. */
-static const char *unknown_state(const sl_strvec *names)
-{
-	for (size_t i = 0; i < names->n; i++) {
-		size_t k;
+	*bad_out = NULL;
+	for (size_t i = 0; i < names->n && !*bad_out; i++) {
+		int st = sl_target_state_parse(names->v[i]);
 
-		for (k = 0; retry_states[k] && strcmp(retry_states[k], names->v[i]); k++)
-			;
-		if (!retry_states[k])
-			return names->v[i];
+		if (st != SL_T_ANY && (RETRY_STATES & (1u << st)))
+			mask |= 1u << st;
+		else if (!strcmp(names->v[i], "stale"))
+			mask |= STALE;
+		else
+			*bad_out = names->v[i];
 	}
-	return NULL;
+	return mask;
 }
 
 /* PATH:LINE names the target when LINE is within its lines. */
@@ -73,11 +71,13 @@ int cmd_retry(int argc, char **argv)
 	sl_err err = SL_ERR_INIT;
 	const char *name = NULL, *bad = NULL;
 	size_t n = 0, sent = 0, first = 0;
+	unsigned states;
 	int ret;
 
 	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sS")))
 		return ret;
-	if ((bad = unknown_state(&o.states))) {
+	states = parse_states(&o.states, &bad);
+	if (bad) {
 		ret = sl_cmd_usage("retry", "--state: unknown state '%s' (known: failed, "
 				   "budget, rejected, skipped, stale)", bad);
 		goto done;
@@ -111,9 +111,9 @@ int cmd_retry(int argc, char **argv)
 		}
 	}
 	for (size_t k = 0; k < n; k++) {
-		int chosen = has_name(&o.states, sl_target_state_name(all[k].state)), moved = 0;
+		int chosen = all[k].state >= 0 && (states & (1u << all[k].state)), moved = 0;
 
-		if (!chosen && has_name(&o.states, "stale") &&
+		if (!chosen && (states & STALE) &&
 		    sl_lease_is_stale(st, all[k].id, &chosen, &err)) {
 			ret = sl_cmd_fail(&err);
 			goto done;

@@ -20,20 +20,25 @@ int cmd_targets(int argc, char **argv)
 	sl_buf out = SL_BUF_INIT;
 	sl_err err = SL_ERR_INIT;
 	size_t count = 0;
+	unsigned states = 0;
 	int ret;
 
 	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sjS")))
 		return ret;
-	for (size_t i = 0; i < o.states.n && !ret; i++)
-		if (!sl_report_target_state_valid(o.states.v[i]))
+	for (size_t i = 0; i < o.states.n && !ret; i++) {
+		int s = sl_target_state_parse(o.states.v[i]);
+
+		if (s == SL_T_ANY)
 			ret = sl_cmd_usage("targets", "unknown state '%s'", o.states.v[i]);
+		else
+			states |= 1u << s;
+	}
 	if (!ret && o.nargs > 1)
 		ret = sl_cmd_usage("targets", "expected at most one campaign name");
 	if (ret)
 		goto done;
 	if (sl_cmd_open_campaign(&st, &camp, o.store, o.nargs ? o.args[0] : NULL, &err) ||
-	    sl_report_targets(&out, st, camp.id, (const char *const *)o.states.v, o.states.n,
-			      o.json, &count, &err)) {
+	    sl_report_targets(&out, st, camp.id, states, o.json, &count, &err)) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}

@@ -37,29 +37,3 @@ void sl_edit_list_release(sl_edit_list *list)
 	list->v = NULL;
 	list->n = list->alloc = 0;
 }
-
-int sl_edit_format_parse(const char *name)
-{
-	if (!name)
-		return 0;
-	if (!strcmp(name, "udiff"))
-		return SL_FORMAT_UDIFF;
-	if (!strcmp(name, "search-replace"))
-		return SL_FORMAT_SEARCH_REPLACE;
-	if (!strcmp(name, "node"))
-		return SL_FORMAT_NODE;
-	return 0;
-}
-
-const char *sl_edit_format_name(int format)
-{
-	switch (format) {
-	case SL_FORMAT_UDIFF:
-		return "udiff";
-	case SL_FORMAT_SEARCH_REPLACE:
-		return "search-replace";
-	case SL_FORMAT_NODE:
-		return "node";
-	}
-	return "unknown";
-}

@@ -66,10 +66,6 @@ sl_edit *sl_edit_list_add(sl_edit_list *list, int kind, const char *path,
 			  const char *old_text, const char *new_text);
 void sl_edit_list_release(sl_edit_list *list);
 
-/* "udiff" / "search-replace" <-> enum; 0 for an unknown name. */
-int sl_edit_format_parse(const char *name);
-const char *sl_edit_format_name(int format);
-
 /*
  * Parse a reply into edits appended to *out: one SL_EDIT_HUNK per hunk that
  * changes something (udiff), one SL_EDIT_REPLACE per block whose sections

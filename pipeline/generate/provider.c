@@ -46,14 +46,6 @@ static const char *const kind_names[] = {
 	[SL_PROVIDER_REPLAY] = "replay",
 };
 
-int sl_provider_kind_parse(const char *name)
-{
-	for (size_t i = 1; name && i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
-		if (kind_names[i] && !strcmp(name, kind_names[i]))
-			return (int)i;
-	return 0;
-}
-
 const char *sl_provider_kind_name(int kind)
 {
 	if (kind > 0 && (size_t)kind < sizeof(kind_names) / sizeof(kind_names[0]) &&

@@ -184,8 +184,7 @@ typedef struct sl_completion {
 void sl_completion_init(sl_completion *c);
 void sl_completion_release(sl_completion *c);
 
-/* "rules" / "openai" / "command" / "anthropic" / "replay" <-> enum; 0 for an unknown name. */
-int sl_provider_kind_parse(const char *name);
+/* "rules", "openai", "command", "anthropic", "replay"; "unknown" for a value that is none. */
 const char *sl_provider_kind_name(int kind);
 
 /*

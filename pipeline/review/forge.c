@@ -52,7 +52,6 @@ static void reply_release(reply *r)
 void sl_forge_pr_release(sl_forge_pr *pr)
 {
 	free(pr->url);
-	free(pr->state);
 	free(pr->merge_sha);
 	free(pr->close_comment);
 	memset(pr, 0, sizeof(*pr));
@@ -424,33 +423,38 @@ static int call_list(sl_forge *f, const char *path, json_t **all, sl_err *err)
 	return ret;
 }
 
-static void fill_pr(sl_forge *f, json_t *j, sl_forge_pr *out)
+/*
+ * A request's state from the forge's JSON: GitHub says "open" or "closed"
+ * (merged when "merged" or "merged_at" says so), GitLab "opened", "merged",
+ * "closed" or "locked".
+ */
+static int pr_state_of(const sl_forge *f, json_t *j)
 {
 	const char *state = json_string_value(json_object_get(j, "state"));
+
+	if (f->o.kind == SL_FORGE_GITLAB)
+		return state && !strcmp(state, "merged") ? SL_PR_MERGED :
+			state && !strcmp(state, "opened") ? SL_PR_OPEN : SL_PR_CLOSED;
+	if (json_is_true(json_object_get(j, "merged")) ||
+	    json_string_value(json_object_get(j, "merged_at")))
+		return SL_PR_MERGED;
+	return state && !strcmp(state, "open") ? SL_PR_OPEN : SL_PR_CLOSED;
+}
+
+static void fill_pr(sl_forge *f, json_t *j, sl_forge_pr *out)
+{
 	const char *url = json_string_value(json_object_get(j, f->o.kind == SL_FORGE_GITLAB ?
 							     "web_url" : "html_url"));
 	const char *sha = json_string_value(json_object_get(j, "merge_commit_sha"));
-	int merged;
 
 	sl_forge_pr_release(out);
 	out->number = json_integer_value(json_object_get(j, f->o.kind == SL_FORGE_GITLAB ?
 							 "iid" : "number"));
 	out->url = sl_xstrdup_or_null(url);
-	if (f->o.kind == SL_FORGE_GITLAB) {
-		const char *sq = json_string_value(json_object_get(j, "squash_commit_sha"));
-
-		merged = state && !strcmp(state, "merged");
-		if (!sha)
-			sha = sq;
-		out->state = sl_xstrdup(merged ? "merged" : state && !strcmp(state, "opened") ?
-					"open" : "closed");
-	} else {
-		merged = json_is_true(json_object_get(j, "merged")) ||
-			json_string_value(json_object_get(j, "merged_at"));
-		out->state = sl_xstrdup(merged ? "merged" : state && !strcmp(state, "open") ?
-					"open" : "closed");
-	}
-	out->merge_sha = merged && sha ? sl_xstrdup(sha) : NULL;
+	if (f->o.kind == SL_FORGE_GITLAB && !sha)
+		sha = json_string_value(json_object_get(j, "squash_commit_sha"));
+	out->state = pr_state_of(f, j);
+	out->merge_sha = out->state == SL_PR_MERGED && sha ? sl_xstrdup(sha) : NULL;
 }
 
 int sl_forge_branch_exists(sl_forge *f, const char *branch, int *exists_out, sl_err *err)
@@ -501,8 +505,7 @@ int sl_forge_find(sl_forge *f, const char *branch, sl_forge_pr *out, sl_err *err
 		size_t i;
 
 		json_array_foreach(all, i, e) {
-			const char *st = json_string_value(json_object_get(e, "state"));
-			int open = st && (!strcmp(st, "open") || !strcmp(st, "opened"));
+			int open = pr_state_of(f, e) == SL_PR_OPEN;
 
 			if (!best || open)
 				best = e;

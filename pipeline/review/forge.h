@@ -23,6 +23,7 @@
 
 #include "common/err.h"
 #include "pipeline/spec.h"
+#include "storage/review_store.h"
 #include "common/caps.h"
 
 typedef struct sl_forge sl_forge;
@@ -46,7 +47,7 @@ typedef struct sl_forge_opts {
 typedef struct sl_forge_pr {
 	int64_t number;             /* GitHub number, GitLab iid; 0 = none */
 	char *url;                  /* the page people open */
-	char *state;                /* "open", "merged" or "closed" */
+	int state;                  /* enum sl_pr_state */
 	char *merge_sha;            /* the merge (or squash) commit; NULL if not merged */
 	int64_t review_comments;    /* filled by sl_forge_pr_feedback() */
 	char *close_comment;        /* the last comment; filled by sl_forge_pr_feedback() */

@@ -210,7 +210,7 @@ static int record_change(sl_store *st, const sl_campaign_rec *camp, const sl_spe
 		p.text_sha = (char *)text_sha;
 		p.number = pr->number;
 		p.url = pr->url;
-		p.state = pr->state ? pr->state : "open";
+		p.state = pr->state ? pr->state : SL_PR_OPEN;
 		p.landed_unchanged = -1;
 		if ((ret = sl_store_published_put(st, &p, err))) {
 			sl_store_rollback(st);
@@ -291,11 +291,11 @@ static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *s
 	if (prev) {
 		pr->number = prev->number;
 		pr->url = sl_xstrdup_or_null(prev->url);
-		pr->state = sl_xstrdup("open");
+		pr->state = SL_PR_OPEN;
 	} else {
 		if ((ret = sl_forge_find(f, ch->branch, pr, err)))
 			return ret;
-		if (!pr->number || strcmp(pr->state, "open")) {
+		if (!pr->number || pr->state != SL_PR_OPEN) {
 			sl_forge_pr_release(pr);
 			if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
 						 &spec->review.labels, spec->review.draft, pr, err)))
@@ -335,9 +335,9 @@ static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_
 	text_digest(text_sha, ch);
 	if ((ret = find_recorded(st, ch, &prev, &have, err)))
 		goto done;
-	if (have && strcmp(prev.state, "open")) {
+	if (have && prev.state != SL_PR_OPEN) {
 		progress(o, "%s: %s #%lld already %s", ch->branch, forge_name(spec->review.forge),
-			 (long long)prev.number, prev.state);
+			 (long long)prev.number, sl_pr_state_name(prev.state));
 		sum->closed++;
 		goto done;
 	}
@@ -490,15 +490,14 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec
 	sl_forge_pr pr = { 0 };
 	int64_t number = rows[first].number;
 	char *reason = NULL;
-	const char *decision = NULL;
-	int landed = -1, ret;
+	int decision = SL_D_NONE, landed = -1, ret;
 
 	if ((ret = sl_forge_get(fs->f, number, &pr, err)) ||
 	    (ret = sl_forge_pr_feedback(fs->f, &pr, err)))
 		goto done;
-	if (!strcmp(pr.state, "open")) {
+	if (pr.state == SL_PR_OPEN) {
 		sum->open++;
-	} else if (!strcmp(pr.state, "merged")) {
+	} else if (pr.state == SL_PR_MERGED) {
 		sl_buf b = SL_BUF_INIT;
 
 		if (pr.merge_sha && fetch_target(repo, fs->url, fs->base, o->token, err))
@@ -507,17 +506,18 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec
 		sl_buf_addf(&b, "merged as #%lld%s", (long long)number, landed == 1 ?
 			    ", landed unchanged" : landed == 0 ? ", changed before landing" : "");
 		reason = sl_buf_detach(&b, NULL);
-		decision = "accept";
+		decision = SL_D_ACCEPT;
 		sum->merged++;
 		sum->landed_unchanged += landed == 1;
 	} else {
 		reason = reason_of(pr.close_comment, number);
-		decision = "reject";
+		decision = SL_D_REJECT;
 		sum->rejected++;
 	}
-	progress(o, "#%lld: %s, %lld review comment%s%s%s", (long long)number, pr.state,
+	progress(o, "#%lld: %s, %lld review comment%s%s%s", (long long)number,
+		 sl_pr_state_name(pr.state),
 		 (long long)pr.review_comments, pr.review_comments == 1 ? "" : "s",
-		 decision ? "; " : "", !decision ? "" : !strcmp(decision, "reject") ?
+		 decision ? "; " : "", !decision ? "" : decision == SL_D_REJECT ?
 		 "rejected" : landed == 1 ? "landed unchanged" : landed == 0 ?
 		 "changed before landing" : "landing not checked");
 	for (size_t i = first; i < nrows; i++) {
@@ -526,12 +526,11 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec
 		if (decision &&
 		    (ret = sl_store_decide(st, rows[i].candidate_id, decision, reason, err)))
 			goto done;
-		free(rows[i].state);
-		rows[i].state = sl_xstrdup(pr.state);
+		rows[i].state = pr.state;
 		rows[i].landed_unchanged = landed;
 		rows[i].review_comments = pr.review_comments;
 		free(rows[i].close_reason);
-		rows[i].close_reason = decision && !strcmp(decision, "reject") ?
+		rows[i].close_reason = decision == SL_D_REJECT ?
 			sl_xstrdup(reason) : NULL;
 		if ((ret = sl_store_published_put(st, &rows[i], err)))
 			goto done;
@@ -552,7 +551,7 @@ int sl_sync(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 
 	memset(out, 0, sizeof(*out));
 	if ((ret = session_open(&fs, camp, spec, repo, o, err)) ||
-	    (ret = sl_store_published_list(st, camp->id, "open", &rows, &n, err)))
+	    (ret = sl_store_published_list(st, camp->id, SL_PR_OPEN, &rows, &n, err)))
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		int seen = 0;

@@ -16,17 +16,14 @@
 #include "storage/store.h"
 #include "storage/review_store.h"
 
-/* Nonzero if s names a target state (pending, proposed, failed, ...). */
-int sl_report_target_state_valid(const char *s);
-
 /*
- * The campaign's targets, filtered to those whose state is one of
- * states[0..nstates) (nstates 0 = all): as text, one line each
+ * The campaign's targets, filtered to those whose state is in states (a
+ * mask of 1u << enum sl_target_state; 0 = all): as text, one line each
  * ("ID STATE PATH:LINE attempts N [candidate C] REASON"), or as JSON lines
  * (one object per target).  *count_out = targets listed.
  */
-int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char *const *states,
-		      size_t nstates, int json, size_t *count_out, sl_err *err);
+int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, unsigned states,
+		      int json, size_t *count_out, sl_err *err);
 
 /*
  * `sluice show PATH:LINE`: the target whose lines hold LINE in PATH.  When it

@@ -314,8 +314,8 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 	sl_report_add_xml(out, model ? model : "?");
 	sl_buf_addf(out, "</b>; %lld tokens, cost %.4f", (long long)tokens, cost);
 	if (c->decision) {
-		sl_buf_addf(out, "; <b>%s</b>", !strcmp(c->decision, "accept") ? "accepted" :
-			    "rejected");
+		sl_buf_addf(out, "; <b>%s</b>",
+			    sl_target_state_name(sl_decision_target_state(c->decision)));
 		if (c->decision_reason) {
 			sl_buf_adds(out, ": ");
 			sl_report_add_xml(out, c->decision_reason);
@@ -412,10 +412,10 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 	add_funnel_svg(&out, &f);
 	add_outcomes(&out, &m);
 	for (size_t i = 0; i < nc; i++)
-		nrej += c[i].decision && !strcmp(c[i].decision, "reject");
+		nrej += c[i].decision == SL_D_REJECT;
 	sl_buf_addf(&out, "<h2>Proposed changes (%zu)</h2>\n", nc - nrej);
 	for (size_t i = 0; i < nc; i++)
-		if (!(c[i].decision && !strcmp(c[i].decision, "reject")) &&
+		if (c[i].decision != SL_D_REJECT &&
 		    (ret = add_change(&out, st, &c[i], ++idx, err)))
 			goto done;
 	sl_buf_addf(&out, "<h2>Rejected by reviewers (%zu)</h2>\n", nrej);
@@ -423,7 +423,7 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 		sl_buf_adds(&out, "<table><tr><th>candidate</th><th>target</th><th>reason</th>"
 			    "</tr>\n");
 	for (size_t i = 0; i < nc; i++) {
-		if (!(c[i].decision && !strcmp(c[i].decision, "reject")))
+		if (c[i].decision != SL_D_REJECT)
 			continue;
 		sl_buf_addf(&out, "<tr><td>%lld</td><td>", (long long)c[i].id);
 		sl_report_add_xml(&out, c[i].path);

@@ -53,9 +53,9 @@ static void add_case(suite *s, const sl_campaign_rec *camp, const sl_candidate_r
 		sl_buf_adds(&s->cases, "/>\n");
 		return;
 	}
-	if (!strcmp(tag, "failure"))
+	if (v == SL_VERDICT_FAIL || v == SL_VERDICT_TIMEOUT)
 		s->failures++;
-	else if (!strcmp(tag, "error"))
+	else if (v == SL_VERDICT_ERROR)
 		s->errors++;
 	else
 		s->skipped++;

@@ -14,26 +14,10 @@
 #include "pipeline/review/review.h"
 #include "common/util.h"
 
-int sl_report_target_state_valid(const char *s)
-{
-	return sl_target_state_parse(s) != SL_T_ANY;
-}
-
 void sl_report_add_safe(sl_buf *out, const char *s)
 {
 	if (s)
 		sl_term_safe(out, s, strlen(s), 0);
-}
-
-/* states: the names asked for (checked by sl_report_target_state_valid); none = all. */
-static int state_wanted(int state, const char *const *states, size_t n)
-{
-	if (!n)
-		return 1;
-	for (size_t i = 0; i < n; i++)
-		if (sl_target_state_parse(states[i]) == state)
-			return 1;
-	return 0;
 }
 
 /* The latest candidate of each target: index into cands, or -1; by target id order. */
@@ -79,7 +63,7 @@ static json_t *candidate_json(const sl_candidate_rec *c)
 	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
 	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
 	json_object_set_new(o, "branch", str_or_null(c->branch));
-	json_object_set_new(o, "decision", str_or_null(c->decision));
+	json_object_set_new(o, "decision", str_or_null(sl_decision_name(c->decision)));
 	json_object_set_new(o, "reason", str_or_null(c->decision_reason));
 	json_object_set_new(o, "created_at", json_string(c->created_at));
 	return o;
@@ -105,8 +89,8 @@ static void add_first_line(sl_buf *out, const char *r)
 	free(line);
 }
 
-int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char *const *states,
-		      size_t nstates, int json, size_t *count_out, sl_err *err)
+int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, unsigned states,
+		      int json, size_t *count_out, sl_err *err)
 {
 	sl_target_rec *t = NULL;
 	sl_candidate_rec *c = NULL;
@@ -119,7 +103,7 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, const char
 	for (size_t i = 0; i < nt; i++) {
 		int64_t ci;
 
-		if (!state_wanted(t[i].state, states, nstates))
+		if (states && (t[i].state < 0 || !(states & (1u << t[i].state))))
 			continue;
 		count++;
 		ci = latest_candidate(c, nc, t[i].id);

@@ -214,7 +214,8 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		json_object_set_new(o, "state", json_string(sl_candidate_state_name(c.state)));
 		json_object_set_new(o, "commit", json_string(c.commit_oid));
 		json_object_set_new(o, "branch", c.branch ? json_string(c.branch) : json_null());
-		json_object_set_new(o, "decision", c.decision ? json_string(c.decision) : json_null());
+		json_object_set_new(o, "decision", c.decision ?
+				    json_string(sl_decision_name(c.decision)) : json_null());
 		json_object_set_new(o, "reason", c.decision_reason ?
 				    json_string(c.decision_reason) : json_null());
 		for (size_t i = 0; i < ng; i++) {
@@ -257,7 +258,8 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	if (c.tree)
 		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c.tree, (long long)c.tree_ms);
 	if (c.decision)
-		sl_buf_addf(out, "decision: %s%s%s\n", c.decision, c.decision_reason ? ": " : "",
+		sl_buf_addf(out, "decision: %s%s%s\n", sl_decision_name(c.decision),
+			    c.decision_reason ? ": " : "",
 			    c.decision_reason ? c.decision_reason : "");
 	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
 		    (long long)n.passed, (long long)n.failed, (long long)n.skipped,
@@ -290,7 +292,7 @@ done:
 
 static int is_exported(const sl_candidate_rec *c)
 {
-	return c->branch && (!c->decision || strcmp(c->decision, "reject"));
+	return c->branch && c->decision != SL_D_REJECT;
 }
 
 static int email_for(sl_buf *out, git_repository *repo, const sl_candidate_rec *c, size_t idx,

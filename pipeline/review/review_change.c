@@ -441,7 +441,7 @@ int sl_changes_build(sl_change **out, size_t *n, sl_store *st, const sl_campaign
 		group *gr;
 		char *key;
 
-		if (c[i].decision && !strcmp(c[i].decision, "reject"))
+		if (c[i].decision == SL_D_REJECT)
 			continue;
 		diff_stats(c[i].diff, &paths, &lines);
 		if (spec->review.group == SL_GROUP_BATCH) {

@@ -23,6 +23,13 @@
 #include "pipeline/generate/edit.h"
 #include "common/util.h"
 
+/* The edit format named on the command line; 0 (unknown) makes the parse fail. */
+static int format_of(const char *name)
+{
+	return !strcmp(name, "udiff") ? SL_FORMAT_UDIFF :
+		!strcmp(name, "search-replace") ? SL_FORMAT_SEARCH_REPLACE : 0;
+}
+
 static int build_tree(git_oid *out, git_repository *repo, const char *dir)
 {
 	git_treebuilder *tb = NULL;
@@ -149,7 +156,7 @@ int main(int argc, char **argv)
 	}
 	ao.allowed_globs = argc > 5 ? (const char *const *)argv + 5 : NULL;
 	ao.nglobs = argc > 5 ? (size_t)(argc - 5) : 0;
-	if (sl_reply_parse(&edits, reply.buf, reply.len, sl_edit_format_parse(argv[2]), &err)) {
+	if (sl_reply_parse(&edits, reply.buf, reply.len, format_of(argv[2]), &err)) {
 		printf("parse error: %s\n", err.msg);
 		ret = 1;
 		goto done;

@@ -1,5 +1,6 @@
 #!/bin/sh
-# t0002-layout.sh - the dependency rules between folders hold
+# t0002-layout.sh - the dependency rules between folders hold, and no code
+# outside the SQL and JSON boundary compares a state's name with strcmp
 # (docs/ARCHITECTURE.md; the rules live in tests/check-layout.sh), and the
 # check sees a broken rule.
 
@@ -16,6 +17,42 @@ test_expect_success 'setup: a copy of the tree' '
 	mkdir tree &&
 	(cd "$top" && tar cf - common storage scoping validators pipeline) | (cd tree && tar xf -) &&
 	sh "$top/tests/check-layout.sh" tree
+'
+
+test_expect_success 'a strcmp on a state name outside the boundary is refused' '
+	cp tree/pipeline/review/review.c review.c.orig &&
+	echo "static int m(const char *s) { return !strcmp(s, \"merged\"); }" \
+		>>tree/pipeline/review/review.c &&
+	echo "static int f(const char *s) { return !strncmp(\"sarif\", s, 5); }" \
+		>>tree/validators/gating.c &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	n=$(wc -l <tree/pipeline/review/review.c) &&
+	grep "^pipeline/review/review.c:$n: strcmp on the name \"merged\" outside" out &&
+	grep "^validators/gating.c:[0-9]*: strcmp on the name \"sarif\" outside" out &&
+	test "$(wc -l <out)" = 2 &&
+	cp review.c.orig tree/pipeline/review/review.c &&
+	cp "$top/validators/gating.c" tree/validators/gating.c &&
+	sh "$top/tests/check-layout.sh" tree
+'
+
+test_expect_success 'the store and the JSON readers may compare names' '
+	cp tree/storage/review_store.c review_store.c.orig &&
+	echo "static int m(const char *s) { return !strcmp(s, \"merged\"); }" \
+		>>tree/storage/review_store.c &&
+	sh "$top/tests/check-layout.sh" tree &&
+	cp review_store.c.orig tree/storage/review_store.c
+'
+
+test_expect_success 'the check fails when it cannot read the name tables' '
+	cp tree/storage/store.c store.c.orig &&
+	sed "s/_names\[/_words[/" store.c.orig >tree/storage/store.c &&
+	sed "s/_names\[/_words[/" "$top/storage/review_store.c" >tree/storage/review_store.c &&
+	sed "s/_names\[/_words[/" "$top/validators/gating.c" >tree/validators/gating.c &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	grep "cannot read the name tables" out &&
+	cp store.c.orig tree/storage/store.c &&
+	cp "$top/storage/review_store.c" tree/storage/review_store.c &&
+	cp "$top/validators/gating.c" tree/validators/gating.c
 '
 
 test_expect_success 'a lower folder including a higher one is refused' '

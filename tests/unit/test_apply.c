@@ -133,7 +133,8 @@ static int read_expect(expect *e, const char *path)
 		if (sp)
 			*sp = '\0';
 		if (!strcmp(line, "format")) {
-			e->format = sl_edit_format_parse(val);
+			e->format = !strcmp(val, "udiff") ? SL_FORMAT_UDIFF :
+				!strcmp(val, "search-replace") ? SL_FORMAT_SEARCH_REPLACE : 0;
 		} else if (!strcmp(line, "refused")) {
 			e->refused = sl_xstrdup(val);
 		} else if (!strcmp(line, "parse-error")) {

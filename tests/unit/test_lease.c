@@ -249,7 +249,7 @@ static void test_send_back(void)
 	CHECK_INT(sl_store_candidate_add(st, &c, &cid, NULL), 0);
 	CHECK_INT(sl_store_target_update(st, t1, SL_T_PROPOSED, 1, NULL, NULL), 0);
 	CHECK_INT(sl_store_commit(st, NULL), 0);
-	CHECK_INT(sl_store_decide(st, cid, "reject", "wrong name", NULL), 0);
+	CHECK_INT(sl_store_decide(st, cid, SL_D_REJECT, "wrong name", NULL), 0);
 	CHECK_INT(sl_lease_send_back(st, t1, "sent back", &sent, NULL), 0);
 	CHECK_INT(sent, 1);
 	CHECK_INT(sl_store_target_get(st, t1, &t, NULL), 0);

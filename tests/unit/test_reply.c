@@ -242,14 +242,6 @@ static void test_edit_list_and_names(void)
 	CHECK_INT(e->new_file, 0);
 	CHECK_STR(l.v[57].path, "p");
 	sl_edit_list_release(&l);
-
-	CHECK_INT(sl_edit_format_parse("udiff"), SL_FORMAT_UDIFF);
-	CHECK_INT(sl_edit_format_parse("search-replace"), SL_FORMAT_SEARCH_REPLACE);
-	CHECK_INT(sl_edit_format_parse("node"), SL_FORMAT_NODE);
-	CHECK_INT(sl_edit_format_parse("whole"), 0);
-	CHECK_INT(sl_edit_format_parse(NULL), 0);
-	CHECK_STR(sl_edit_format_name(SL_FORMAT_UDIFF), "udiff");
-	CHECK_STR(sl_edit_format_name(SL_FORMAT_SEARCH_REPLACE), "search-replace");
 }
 
 int main(void)

@@ -92,7 +92,7 @@ static void published(sl_store *st, int64_t camp, int64_t cand, int64_t number,
 	p.branch = "sluice/m/review/x";
 	p.head_oid = "2222222222222222222222222222222222222222";
 	p.number = number;
-	p.state = (char *)state;
+	p.state = sl_pr_state_parse(state);
 	p.landed_unchanged = landed;
 	CHECK_INT(sl_store_published_put(st, &p, NULL), 0);
 }
@@ -127,9 +127,9 @@ static void test_metrics(void)
 	target(st, camp, 3, "openai", "gpt-x", 10, 0, 0.1, 0);
 	c3 = target(st, camp, 4, "anthropic", "claude-y", 20, 10, 0.2, 1);
 	c4 = target(st, camp, 5, "openai", "gpt-x", 0, 0, 0, 1);
-	CHECK_INT(sl_store_decide(st, c1, "accept", NULL, NULL), 0);
-	CHECK_INT(sl_store_decide(st, c2, "reject", "style", NULL), 0);
-	CHECK_INT(sl_store_decide(st, c3, "accept", NULL, NULL), 0);
+	CHECK_INT(sl_store_decide(st, c1, SL_D_ACCEPT, NULL, NULL), 0);
+	CHECK_INT(sl_store_decide(st, c2, SL_D_REJECT, "style", NULL), 0);
+	CHECK_INT(sl_store_decide(st, c3, SL_D_ACCEPT, NULL, NULL), 0);
 	set_times(c1, "2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z");
 	set_times(c2, "2026-01-01T00:00:00Z", "2026-01-01T02:00:00Z");
 	set_times(c3, "2026-01-01T00:00:00Z", "2026-01-02T04:00:00Z");
@@ -202,27 +202,26 @@ static void test_published_records_and_pace(void)
 
 	CHECK_INT(sl_store_published_get(st, c3, &got, NULL), 0);
 	CHECK_INT(got.number, 8);
-	CHECK_STR(got.state, "merged");
+	CHECK_INT(got.state, SL_PR_MERGED);
 	CHECK_INT(got.landed_unchanged, 1);
 	CHECK(got.text_sha == NULL);
 	sl_published_rec_release(&got);
 
 	/* a replace keeps opened_at and takes the new state */
 	CHECK_INT(sl_store_published_get(st, c1, &got, NULL), 0);
-	free(got.state);
-	got.state = sl_xstrdup("closed");
+	got.state = SL_PR_CLOSED;
 	got.close_reason = sl_xstrdup("no thanks");
 	got.review_comments = 4;
 	CHECK_INT(sl_store_published_put(st, &got, NULL), 0);
 	sl_published_rec_release(&got);
-	CHECK_INT(sl_store_published_list(st, camp, "open", &list, &n, NULL), 0);
+	CHECK_INT(sl_store_published_list(st, camp, SL_PR_OPEN, &list, &n, NULL), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(n ? list[0].candidate_id : 0, c2);
 	sl_published_list_free(list, n);
-	CHECK_INT(sl_store_published_list(st, camp, NULL, &list, &n, NULL), 0);
+	CHECK_INT(sl_store_published_list(st, camp, SL_PR_ANY, &list, &n, NULL), 0);
 	CHECK_INT(n, 3);
 	if (n == 3) {
-		CHECK_STR(list[0].state, "closed");
+		CHECK_INT(list[0].state, SL_PR_CLOSED);
 		CHECK_STR(list[0].close_reason, "no thanks");
 		CHECK_INT(list[0].review_comments, 4);
 		CHECK_STR(list[0].opened_at, list[1].opened_at);

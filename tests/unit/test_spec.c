@@ -255,8 +255,8 @@ static void test_expectations(void)
 		return;
 	CHECK_INT(s->goal_fix, 0);
 	CHECK_INT(s->gates[0].expect, SL_EXPECT_PASS);
-	CHECK_STR(s->gates[0].format, "ctest");
-	CHECK_STR(s->gates[1].format, "automake");
+	CHECK_INT(s->gates[0].format, SL_REPORT_CTEST);
+	CHECK_INT(s->gates[1].format, SL_REPORT_AUTOMAKE);
 	sl_spec_free(s);
 }
 
@@ -459,6 +459,14 @@ static void test_errors(void)
 	EXPECT_ERROR(BASE "gates:\n  - {name: b, command: make, timeout: -5}\n",
 		     "10:39: 'timeout' must be a positive integer");
 	EXPECT_ERROR(BASE "provider: {temperature: 2.5}\n", "9:25: 'temperature' must be between 0 and 2");
+	EXPECT_ERROR(BASE "gates:\n  - {name: s, kind: static, command: x, format: junit}\n",
+		     "10:49: 'format' of a static gate must be gcc, gcc-json or sarif");
+	EXPECT_ERROR(BASE "gates:\n  - {name: c, kind: coverage, command: x, format: gcov-jsonx}\n",
+		     "10:51: 'format' of a coverage gate must be lcov, gcov or gcov-json");
+	EXPECT_ERROR(BASE "gates:\n  - {name: b, kind: build, command: x, format: gcc}\n",
+		     "10:48: 'format' of a build gate must be left out (this kind reads no report)");
+	EXPECT_ERROR(BASE "gates:\n  - {name: s, kind: static, command: x, format: gcc, fail_on: note}\n",
+		     "10:63: 'fail_on' must be warning or error");
 	EXPECT_ERROR("name: greet v2\nrepository: r\ntargets: {language: c, query: q}\n",
 		     "1:7: invalid name 'greet v2': use only A-Z, a-z, 0-9, '.', '_' and '-'");
 	EXPECT_ERROR("name: t\nrepository: r\ntargets: {language: c, query: ''}\n",

@@ -272,15 +272,15 @@ static void test_attempts_candidates_gates_funnel(void)
 	CHECK_INT(sl_store_candidate_get(st, c1, &got, NULL), 0);
 	CHECK_STR(got.branch, "sluice/e/x");
 	CHECK_STR(got.path, "src/a.c");
-	CHECK(got.decision == NULL);
+	CHECK_INT(got.decision, SL_D_NONE);
 	sl_candidate_rec_release(&got);
 
 	/* a failed candidate cannot be accepted */
-	CHECK_INT(sl_store_decide(st, c2, "accept", NULL, &err), SL_EINPUT);
-	CHECK_INT(sl_store_decide(st, 99, "accept", NULL, NULL), SL_ENOTFOUND);
-	CHECK_INT(sl_store_decide(st, c1, "reject", "style", NULL), 0);
+	CHECK_INT(sl_store_decide(st, c2, SL_D_ACCEPT, NULL, &err), SL_EINPUT);
+	CHECK_INT(sl_store_decide(st, 99, SL_D_ACCEPT, NULL, NULL), SL_ENOTFOUND);
+	CHECK_INT(sl_store_decide(st, c1, SL_D_REJECT, "style", NULL), 0);
 	CHECK_INT(sl_store_candidate_get(st, c1, &got, NULL), 0);
-	CHECK_STR(got.decision, "reject");
+	CHECK_INT(got.decision, SL_D_REJECT);
 	CHECK_STR(got.decision_reason, "style");
 	sl_candidate_rec_release(&got);
 

@@ -10,14 +10,60 @@
 #include "validators/syntax.h"
 #include "common/util.h"
 
+static git_repository *test_repo;
+
+static int commit_files(git_oid *out, git_repository *repo, const char *const *kv, size_t n)
+{
+	git_treebuilder *root = NULL, *src = NULL;
+	git_signature *sig = NULL;
+	git_tree *tree = NULL;
+	git_oid oid, t;
+	int ret = -1;
+
+	if (git_treebuilder_new(&root, repo, NULL) || git_treebuilder_new(&src, repo, NULL))
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		if (git_blob_create_from_buffer(&oid, repo, kv[2 * i + 1], strlen(kv[2 * i + 1])) ||
+		    git_treebuilder_insert(NULL, src, kv[2 * i], &oid, GIT_FILEMODE_BLOB))
+			goto done;
+	}
+	if (git_treebuilder_write(&t, src) ||
+	    git_treebuilder_insert(NULL, root, "src", &t, GIT_FILEMODE_TREE) ||
+	    git_treebuilder_write(&t, root) || git_tree_lookup(&tree, repo, &t) ||
+	    git_signature_now(&sig, "t", "t@example.com") ||
+	    git_commit_create(out, repo, NULL, sig, sig, NULL, "c", tree, 0, NULL))
+		goto done;
+	ret = 0;
+done:
+	git_tree_free(tree);
+	git_signature_free(sig);
+	git_treebuilder_free(src);
+	git_treebuilder_free(root);
+	return ret;
+}
+
+/* The file's name in lang: the check finds the language by the path. */
+static const char *file_for(const char *lang)
+{
+	if (!lang)
+		return "f.txt";
+	return !strcmp(lang, "c") ? "f.c" : !strcmp(lang, "python") ? "f.py" : "f.cob";
+}
+
+/* Commit old_text (none: no such file) then new_text, and check the pair. */
 static int run(const char *lang, const char *old_text, const char *new_text, sl_buf *rep)
 {
 	sl_err err = SL_ERR_INIT;
+	const char *f = file_for(lang);
+	const char *const o[] = { "keep.txt", "k", f, old_text };
+	const char *const n[] = { "keep.txt", "k", f, new_text };
+	git_oid base, cand;
 	int ok = -1;
 
 	sl_buf_reset(rep);
-	CHECK_INT(sl_syntax_check(lang, old_text, old_text ? strlen(old_text) : 0, new_text,
-				  strlen(new_text), rep, &ok, &err), 0);
+	CHECK_INT(commit_files(&base, test_repo, o, old_text ? 2 : 1), 0);
+	CHECK_INT(commit_files(&cand, test_repo, n, 2), 0);
+	CHECK_INT(sl_syntax_check_commit(test_repo, &base, &cand, rep, &ok, &err), 0);
 	return ok;
 }
 
@@ -69,40 +115,8 @@ static void test_existing_errors_do_not_block(void)
 	sl_buf_release(&rep);
 }
 
-static int commit_files(git_oid *out, git_repository *repo, const char *const *kv, size_t n)
-{
-	git_treebuilder *root = NULL, *src = NULL;
-	git_signature *sig = NULL;
-	git_tree *tree = NULL;
-	git_oid oid, t;
-	int ret = -1;
-
-	if (git_treebuilder_new(&root, repo, NULL) || git_treebuilder_new(&src, repo, NULL))
-		goto done;
-	for (size_t i = 0; i < n; i++) {
-		if (git_blob_create_from_buffer(&oid, repo, kv[2 * i + 1], strlen(kv[2 * i + 1])) ||
-		    git_treebuilder_insert(NULL, src, kv[2 * i], &oid, GIT_FILEMODE_BLOB))
-			goto done;
-	}
-	if (git_treebuilder_write(&t, src) ||
-	    git_treebuilder_insert(NULL, root, "src", &t, GIT_FILEMODE_TREE) ||
-	    git_treebuilder_write(&t, root) || git_tree_lookup(&tree, repo, &t) ||
-	    git_signature_now(&sig, "t", "t@example.com") ||
-	    git_commit_create(out, repo, NULL, sig, sig, NULL, "c", tree, 0, NULL))
-		goto done;
-	ret = 0;
-done:
-	git_tree_free(tree);
-	git_signature_free(sig);
-	git_treebuilder_free(src);
-	git_treebuilder_free(root);
-	return ret;
-}
-
 static void test_commit(void)
 {
-	char dir[] = "/tmp/sluice-test-syntax-XXXXXX";
-	git_repository *repo = NULL;
 	git_oid base, good, bad;
 	sl_buf rep = SL_BUF_INIT;
 	sl_err err = SL_ERR_INIT;
@@ -112,35 +126,37 @@ static void test_commit(void)
 				  "b.py", "x = 2\n", "notes.txt", "}}}", "new.py", "y = 3\n" };
 	const char *const k[] = { "a.c", c_ok, "b.py", "if x:\nreturn\n", "notes.txt", "{{{" };
 
-	if (!mkdtemp(dir) || git_repository_init(&repo, dir, 1)) {
-		CHECK(!"cannot create repository");
-		return;
-	}
-	CHECK_INT(commit_files(&base, repo, b, 3), 0);
-	CHECK_INT(commit_files(&good, repo, g, 4), 0);
-	CHECK_INT(commit_files(&bad, repo, k, 3), 0);
-	CHECK_INT(sl_syntax_check_commit(repo, &base, &good, &rep, &ok, &err), 0);
+	CHECK_INT(commit_files(&base, test_repo, b, 3), 0);
+	CHECK_INT(commit_files(&good, test_repo, g, 4), 0);
+	CHECK_INT(commit_files(&bad, test_repo, k, 3), 0);
+	CHECK_INT(sl_syntax_check_commit(test_repo, &base, &good, &rep, &ok, &err), 0);
 	CHECK_INT(ok, 1);
 	CHECK_STR(rep.buf, "");
-	CHECK_INT(sl_syntax_check_commit(repo, &base, &bad, &rep, &ok, &err), 0);
+	CHECK_INT(sl_syntax_check_commit(test_repo, &base, &bad, &rep, &ok, &err), 0);
 	CHECK_INT(ok, 0);
 	CHECK(!strncmp(rep.buf, "src/b.py: the change adds syntax errors", 39));
 	if (!strstr(rep.buf, "\nsrc/b.py:1:6: expected an indented block")) {
 		fprintf(stderr, "report: %s\n", rep.buf);
 		CHECK(!"report lacks the location");
 	}
-	git_repository_free(repo);
-	sl_rm_rf(dir, NULL);
 	sl_buf_release(&rep);
 }
 
 int main(void)
 {
+	char dir[] = "/tmp/sluice-test-syntax-XXXXXX";
+
 	git_libgit2_init();
+	if (!mkdtemp(dir) || git_repository_init(&test_repo, dir, 1)) {
+		fprintf(stderr, "cannot create a repository\n");
+		return 1;
+	}
 	RUN(test_c_unbalanced_brace);
 	RUN(test_python_bad_indent);
 	RUN(test_existing_errors_do_not_block);
 	RUN(test_commit);
+	git_repository_free(test_repo);
+	sl_rm_rf(dir, NULL);
 	git_libgit2_shutdown();
 	return unit_done();
 }
