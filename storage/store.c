@@ -981,6 +981,7 @@ static void read_attempt(sqlite3_stmt *s, void *row)
 	a->target_id = sqlite3_column_int64(s, 1);
 	a->n = sqlite3_column_int64(s, 2);
 	a->source = sl_store_col_text(s, 3);
+	a->by_rules = a->source && !strcmp(a->source, "rules");
 	a->prompt = sl_store_col_text(s, 4);
 	a->reply = sl_store_col_text(s, 5);
 	a->tokens_in = sqlite3_column_int64(s, 6);

@@ -126,6 +126,7 @@ int sl_attempt_outcome_parse(const char *name);
 typedef struct sl_attempt_rec {
 	int64_t id, target_id, n;
 	char *source;               /* "rules", "openai", "command" */
+	int by_rules;               /* source is the rules: no model was asked */
 	char *prompt, *reply;       /* may be NULL (rules) */
 	char *request;              /* the request body sent (never holds a key); may be NULL */
 	char *request_key;          /* hash of the request, for replay; may be NULL */

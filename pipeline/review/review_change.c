@@ -280,7 +280,7 @@ static int fill_vars(vars *v, sl_store *st, const sl_campaign_rec *camp,
 
 			if (a[i].id != cd->attempt_id)
 				continue;
-			add_word(&v->source, strcmp(a[i].source, "rules") ? "model" : "rule");
+			add_word(&v->source, a[i].by_rules ? "rule" : "model");
 			j = a[i].request ? json_loads(a[i].request, 0, NULL) : NULL;
 			m = j ? json_string_value(json_object_get(j, "model")) : NULL;
 			add_word(&v->model, m ? m : a[i].source);
