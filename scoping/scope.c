@@ -1205,57 +1205,53 @@ static int cache_bound(sl_store *st, const char *qkey, sl_err *err)
 	return sl_store_commit(st, err);
 }
 
-int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
-	     const sl_scope_opts *opts, sl_err *err)
-{
-	int ret = SL_ERROR, rc;
-	size_t base = out->n;
+/* One call of sl_scope: what its steps share. */
+struct scope_run {
+	sl_target_list *out;       /* the caller's list; this call appends from base */
+	size_t base;
+	git_repository *repo;
+	const sl_scope_opts *opts;
+	sl_scope_stats *st;        /* opts->stats, or a local one */
 	struct compiled c;
-	struct walk w;
-	struct entry **order = NULL;
-	struct dup *dups = NULL;
-	size_t ndups = 0;
-	struct shared sh;
-	struct worker *wks = NULL;
-	unsigned nthreads = 0, started = 0;
 	enum unit_kind unit;
-	sl_scope_stats local = SL_SCOPE_STATS_INIT, *st;
-	sl_scope_cache *cache = NULL;
+	struct walk w;             /* every file of the language, in tree order */
+	sl_scope_cache *cache;     /* NULL without opts->cache */
+	char qkey[GIT_OID_HEXSZ + 1];
+	struct dup *dups;
+	size_t ndups;
+	struct shared sh;          /* sh.todo: the files left to parse */
+	struct worker *wks;
+	unsigned nthreads;
+};
+
+/* Refuse an unknown unit and overrides naming an unknown language (SL_EINPUT). */
+static int check_opts(struct scope_run *r, sl_err *err)
+{
+	const sl_scope_opts *opts = r->opts;
+
+	if (parse_unit(opts->unit, &r->unit))
+		return sl_err_set(err, SL_EINPUT,
+				  "unknown unit '%s' (known: capture, statement, function, class, file)",
+				  opts->unit);
+	for (size_t i = 0; i < opts->noverrides; i++)
+		if (!opts->overrides[i].language || !sl_lang_known(opts->overrides[i].language))
+			return sl_err_set(err, SL_EINPUT, "language override '%s': unknown language '%s' (known: %s)",
+					  opts->overrides[i].glob ? opts->overrides[i].glob : "",
+					  opts->overrides[i].language ? opts->overrides[i].language : "",
+					  sl_lang_names());
+	return 0;
+}
+
+/* Walk the tree of commit into r->w (SL_ENOTFOUND: no such commit). */
+static int walk_commit(struct scope_run *r, const git_oid *commit, sl_err *err)
+{
 	git_commit *gc = NULL;
 	git_tree *tree = NULL;
-	char hex[GIT_OID_HEXSZ + 1], qkey[GIT_OID_HEXSZ + 1];
-	int64_t t0 = sl_now_ms();
-
-	memset(&c, 0, sizeof(c));
-	memset(&w, 0, sizeof(w));
-	memset(&sh, 0, sizeof(sh));
-	if (!opts) {
-		ret = sl_err_set(err, SL_EINPUT, "no scope options");
-		goto done;
-	}
-	st = opts->stats ? opts->stats : &local;
-	sl_scope_stats_release(st);
-	if (parse_unit(opts->unit, &unit)) {
-		ret = sl_err_set(err, SL_EINPUT,
-				 "unknown unit '%s' (known: capture, statement, function, class, file)",
-				 opts->unit);
-		goto done;
-	}
-	for (size_t i = 0; i < opts->noverrides; i++)
-		if (!opts->overrides[i].language || !sl_lang_known(opts->overrides[i].language)) {
-			ret = sl_err_set(err, SL_EINPUT, "language override '%s': unknown language '%s' (known: %s)",
-					 opts->overrides[i].glob ? opts->overrides[i].glob : "",
-					 opts->overrides[i].language ? opts->overrides[i].language : "",
-					 sl_lang_names());
-			goto done;
-		}
-	if ((ret = compile_query(&c, opts->language, opts->query, opts->capture, NULL, err)))
-		goto done;
-	ret = SL_ERROR;
-	st->literals = sl_prefilter_count(c.pf);
+	char hex[GIT_OID_HEXSZ + 1];
+	int ret = SL_ERROR, rc;
 
 	git_oid_tostr(hex, sizeof(hex), commit);
-	if ((rc = git_commit_lookup(&gc, repo, commit))) {
+	if ((rc = git_commit_lookup(&gc, r->repo, commit))) {
 		if (rc == GIT_ENOTFOUND)
 			ret = sl_err_set(err, SL_ENOTFOUND, "commit '%s' not found", hex);
 		else
@@ -1266,116 +1262,156 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 		git_fail(err, "cannot read the tree of the commit");
 		goto done;
 	}
-	w.lang = c.lang;
-	w.opts = opts;
-	w.stats = st;
-	if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w)) {
+	r->w.lang = r->c.lang;
+	r->w.opts = r->opts;
+	r->w.stats = r->st;
+	if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &r->w)) {
 		git_fail(err, "cannot walk the tree of the commit");
 		goto done;
 	}
+	ret = 0;
+done:
+	git_tree_free(tree);
+	git_commit_free(gc);
+	return ret;
+}
 
-	sh.todo = sl_xcalloc(w.n ? w.n : 1, sizeof(*sh.todo));
-	if (opts->cache) {
-		query_key(qkey, opts, &c, unit);
-		if (sl_scope_cache_open(&cache, opts->cache, c.lang->name, qkey, err) ||
-		    sl_scope_cache_begin(cache, err))
+/*
+ * Answer from the cache what it holds (targets appended to out); every
+ * other file goes to r->sh.todo, in tree order.  Opens r->cache.
+ */
+static int lookup_cache(struct scope_run *r, sl_err *err)
+{
+	struct entry **order = NULL;
+	struct walk *w = &r->w;
+	int ret = SL_ERROR, rc;
+
+	r->sh.todo = sl_xcalloc(w->n ? w->n : 1, sizeof(*r->sh.todo));
+	if (r->opts->cache) {
+		query_key(r->qkey, r->opts, &r->c, r->unit);
+		if (sl_scope_cache_open(&r->cache, r->opts->cache, r->c.lang->name, r->qkey, err) ||
+		    sl_scope_cache_begin(r->cache, err))
 			goto done;
 	}
 	/* look up in blob-id order: the cache's B-tree is then read front to back */
-	order = sl_xcalloc(w.n ? w.n : 1, sizeof(*order));
-	for (size_t i = 0; i < w.n; i++)
-		order[i] = &w.v[i];
-	if (cache && w.n > 1)
-		qsort(order, w.n, sizeof(*order), entry_oid_cmp);
-	for (size_t k = 0; k < w.n; k++) {
+	order = sl_xcalloc(w->n ? w->n : 1, sizeof(*order));
+	for (size_t i = 0; i < w->n; i++)
+		order[i] = &w->v[i];
+	if (r->cache && w->n > 1)
+		qsort(order, w->n, sizeof(*order), entry_oid_cmp);
+	for (size_t k = 0; k < w->n; k++) {
 		struct entry *e = order[k];
-		size_t i = (size_t)(e - w.v);
 		sl_scope_cache_val val;
 		char bhex[GIT_OID_HEXSZ + 1];
 
-		if (cache) {
+		if (r->cache) {
 			git_oid_tostr(bhex, sizeof(bhex), &e->oid);
-			if ((rc = sl_scope_cache_get(cache, bhex, &val, err)) < 0)
+			if ((rc = sl_scope_cache_get(r->cache, bhex, &val, err)) < 0)
 				goto done;
-			if (rc == 1 && !decode_targets(out, val.data, val.len, e, c.lang)) {
+			if (rc == 1 && !decode_targets(r->out, val.data, val.len, e, r->c.lang)) {
 				e->flags = val.flags;
 				e->scoped = e->from_cache = 1;
-				st->cache_hits++;
+				r->st->cache_hits++;
 				continue;
 			}
 		}
-		sh.todo[sh.ntodo++] = i;
+		r->sh.todo[r->sh.ntodo++] = (size_t)(e - w->v);
 	}
 	/* back to tree order: neighbours in a tree are often neighbours in a pack */
-	if (cache && sh.ntodo > 1)
-		qsort(sh.todo, sh.ntodo, sizeof(*sh.todo), size_cmp);
-	ndups = split_dups(w.v, sh.todo, &sh.ntodo, &dups);
-	/* no store transaction is held while parsing */
-	if (cache && sl_scope_cache_commit(cache, err))
-		goto done;
+	if (r->cache && r->sh.ntodo > 1)
+		qsort(r->sh.todo, r->sh.ntodo, sizeof(*r->sh.todo), size_cmp);
+	ret = 0;
+done:
+	free(order);
+	return ret;
+}
 
-	sh.c = &c;
-	sh.opts = opts;
-	sh.unit = unit;
-	sh.v = w.v;
-	sh.want_enc = cache != NULL;
-	sh.repo_path = git_repository_path(repo);
-	atomic_init(&sh.next, 0);
-	atomic_init(&sh.stop, 0);
-	nthreads = sh.ntodo ? thread_count(opts, sh.ntodo) : 0;
-	wks = sl_xcalloc(nthreads ? nthreads : 1, sizeof(*wks));
-	for (unsigned i = 0; i < nthreads; i++) {
-		wks[i].sh = &sh;
-		wks[i].out = (sl_target_list)SL_TARGET_LIST_INIT;
-		sl_err_clear(&wks[i].err);
+/* Scope the files of r->sh.todo on r->nthreads workers (inline for one). */
+static int run_workers(struct scope_run *r, sl_err *err)
+{
+	struct shared *sh = &r->sh;
+	unsigned started;
+
+	sh->c = &r->c;
+	sh->opts = r->opts;
+	sh->unit = r->unit;
+	sh->v = r->w.v;
+	sh->want_enc = r->cache != NULL;
+	sh->repo_path = git_repository_path(r->repo);
+	atomic_init(&sh->next, 0);
+	atomic_init(&sh->stop, 0);
+	r->nthreads = sh->ntodo ? thread_count(r->opts, sh->ntodo) : 0;
+	r->wks = sl_xcalloc(r->nthreads ? r->nthreads : 1, sizeof(*r->wks));
+	for (unsigned i = 0; i < r->nthreads; i++) {
+		r->wks[i].sh = sh;
+		r->wks[i].out = (sl_target_list)SL_TARGET_LIST_INIT;
+		sl_err_clear(&r->wks[i].err);
 	}
-	if (nthreads == 1) {
-		wks[0].repo = repo;
-		worker_main(&wks[0]);
+	if (r->nthreads == 1) {
+		r->wks[0].repo = r->repo;
+		worker_main(&r->wks[0]);
 	} else {
-		for (started = 0; started < nthreads; started++)
-			if (pthread_create(&wks[started].tid, NULL, worker_main, &wks[started])) {
-				atomic_store(&sh.stop, 1);
+		for (started = 0; started < r->nthreads; started++)
+			if (pthread_create(&r->wks[started].tid, NULL, worker_main, &r->wks[started])) {
+				atomic_store(&sh->stop, 1);
 				sl_err_set(err, SL_ERROR, "cannot start a scoping thread");
 				break;
 			}
 		for (unsigned i = 0; i < started; i++)
-			pthread_join(wks[i].tid, NULL);
-		if (started < nthreads)
-			goto done;
+			pthread_join(r->wks[i].tid, NULL);
+		if (started < r->nthreads)
+			return SL_ERROR;
 	}
-	st->threads = nthreads;
-	for (unsigned i = 0; i < nthreads; i++) {
-		if (wks[i].ret) {
-			ret = sl_err_set(err, wks[i].err.code ? wks[i].err.code : SL_ERROR, "%s",
-					 wks[i].err.msg[0] ? wks[i].err.msg : "scoping failed");
-			goto done;
+	r->st->threads = r->nthreads;
+	return 0;
+}
+
+/* Move the workers' targets to out and add up their counters; the first failed worker's error wins. */
+static int collect_workers(struct scope_run *r, sl_err *err)
+{
+	for (unsigned i = 0; i < r->nthreads; i++) {
+		struct worker *wk = &r->wks[i];
+
+		if (wk->ret)
+			return sl_err_set(err, wk->err.code ? wk->err.code : SL_ERROR, "%s",
+					  wk->err.msg[0] ? wk->err.msg : "scoping failed");
+		r->st->parsed += wk->st.parsed;
+		r->st->skipped_prefilter += wk->st.skipped_prefilter;
+		for (size_t j = 0; j < wk->out.n; j++) {
+			SL_ALLOC_GROW(r->out->v, r->out->n + 1, r->out->alloc);
+			r->out->v[r->out->n++] = wk->out.v[j];
 		}
-		st->parsed += wks[i].st.parsed;
-		st->skipped_prefilter += wks[i].st.skipped_prefilter;
-		for (size_t j = 0; j < wks[i].out.n; j++) {
-			SL_ALLOC_GROW(out->v, out->n + 1, out->alloc);
-			out->v[out->n++] = wks[i].out.v[j];
-		}
-		wks[i].out.n = 0;
+		wk->out.n = 0;
 	}
-	for (size_t i = 0; i < ndups; i++) {
-		struct entry *e = &w.v[dups[i].entry];
-		const struct entry *f = &w.v[dups[i].first];
+	return 0;
+}
+
+/* Give each later file with an already scoped blob that blob's result. */
+static void copy_dups(struct scope_run *r)
+{
+	for (size_t i = 0; i < r->ndups; i++) {
+		struct entry *e = &r->w.v[r->dups[i].entry];
+		const struct entry *f = &r->w.v[r->dups[i].first];
 
 		e->flags = f->flags;
 		e->skipped = f->skipped;
 		e->scoped = f->scoped;
 		if (f->skipped || !f->enc)
 			continue;
-		if (decode_targets(out, f->enc, f->enc_len, e, c.lang))
+		if (decode_targets(r->out, f->enc, f->enc_len, e, r->c.lang))
 			BUG("cannot decode the result of '%s'", f->path);
 		if (f->flags & CF_PREFILTERED)
-			st->skipped_prefilter++;
+			r->st->skipped_prefilter++;
 	}
+}
 
-	for (size_t i = 0; i < w.n; i++) {
-		const struct entry *e = &w.v[i];
+/* Count every file's outcome flags into the stats (skipped, parse errors, literal without match). */
+static void count_files(struct scope_run *r)
+{
+	sl_scope_stats *st = r->st;
+
+	for (size_t i = 0; i < r->w.n; i++) {
+		const struct entry *e = &r->w.v[i];
 
 		if (e->skipped)
 			st->skipped_other++;
@@ -1388,49 +1424,94 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	}
 	if (st->literal_no_match_paths.n > 1)
 		qsort(st->literal_no_match_paths.v, st->literal_no_match_paths.n, sizeof(char *), str_cmp);
+}
 
-	if (cache && sh.ntodo) {
-		char bhex[GIT_OID_HEXSZ + 1];
+/* Write the results of the files parsed now in one transaction, then bound the cache. */
+static int store_cache(struct scope_run *r, sl_err *err)
+{
+	char bhex[GIT_OID_HEXSZ + 1];
 
-		if (sl_scope_cache_begin(cache, err))
-			goto done;
-		for (size_t i = 0; i < sh.ntodo; i++) {
-			const struct entry *e = &w.v[sh.todo[i]];
+	if (!r->cache || !r->sh.ntodo)
+		return 0;
+	if (sl_scope_cache_begin(r->cache, err))
+		return SL_ERROR;
+	for (size_t i = 0; i < r->sh.ntodo; i++) {
+		const struct entry *e = &r->w.v[r->sh.todo[i]];
 
-			if (!e->scoped || e->skipped || !e->enc)
-				continue;
-			git_oid_tostr(bhex, sizeof(bhex), &e->oid);
-			if (sl_scope_cache_put(cache, bhex, e->flags, e->enc, e->enc_len, err))
-				goto done;
-		}
-		if (sl_scope_cache_commit(cache, err) || cache_bound(opts->cache, qkey, err))
-			goto done;
+		if (!e->scoped || e->skipped || !e->enc)
+			continue;
+		git_oid_tostr(bhex, sizeof(bhex), &e->oid);
+		if (sl_scope_cache_put(r->cache, bhex, e->flags, e->enc, e->enc_len, err))
+			return SL_ERROR;
 	}
+	if (sl_scope_cache_commit(r->cache, err) || cache_bound(r->opts->cache, r->qkey, err))
+		return SL_ERROR;
+	return 0;
+}
 
-	if (out->n > base)
-		qsort(out->v + base, out->n - base, sizeof(*out->v), target_cmp);
-	ret = 0;
+/* Free what the run holds; on failure drop what it appended to out. */
+static void scope_run_release(struct scope_run *r, int failed)
+{
+	if (failed) {
+		for (size_t i = r->base; i < r->out->n; i++)
+			target_release(&r->out->v[i]);
+		r->out->n = r->base;
+	}
+	for (unsigned i = 0; i < r->nthreads; i++)
+		sl_target_list_release(&r->wks[i].out);
+	free(r->wks);
+	free(r->dups);
+	free(r->sh.todo);
+	for (size_t i = 0; i < r->w.n; i++) {
+		free(r->w.v[i].path);
+		free(r->w.v[i].enc);
+	}
+	free(r->w.v);
+	sl_scope_cache_free(r->cache);
+	compiled_release(&r->c);
+}
+
+int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
+	     const sl_scope_opts *opts, sl_err *err)
+{
+	struct scope_run r;
+	sl_scope_stats local = SL_SCOPE_STATS_INIT;
+	int64_t t0 = sl_now_ms();
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	r.out = out;
+	r.base = out->n;
+	r.repo = repo;
+	r.opts = opts;
+	if (!opts) {
+		ret = sl_err_set(err, SL_EINPUT, "no scope options");
+		goto done;
+	}
+	r.st = opts->stats ? opts->stats : &local;
+	sl_scope_stats_release(r.st);
+	if ((ret = check_opts(&r, err)) ||
+	    (ret = compile_query(&r.c, opts->language, opts->query, opts->capture, NULL, err)))
+		goto done;
+	r.st->literals = sl_prefilter_count(r.c.pf);
+	if ((ret = walk_commit(&r, commit, err)) || (ret = lookup_cache(&r, err)))
+		goto done;
+	r.ndups = split_dups(r.w.v, r.sh.todo, &r.sh.ntodo, &r.dups);
+	/* no store transaction is held while parsing */
+	if (r.cache && sl_scope_cache_commit(r.cache, err)) {
+		ret = SL_ERROR;
+		goto done;
+	}
+	if ((ret = run_workers(&r, err)) || (ret = collect_workers(&r, err)))
+		goto done;
+	copy_dups(&r);
+	count_files(&r);
+	if ((ret = store_cache(&r, err)))
+		goto done;
+	if (out->n > r.base)
+		qsort(out->v + r.base, out->n - r.base, sizeof(*out->v), target_cmp);
 done:
-	if (ret) {
-		for (size_t i = base; i < out->n; i++)
-			target_release(&out->v[i]);
-		out->n = base;
-	}
-	for (unsigned i = 0; i < nthreads; i++)
-		sl_target_list_release(&wks[i].out);
-	free(wks);
-	free(order);
-	free(dups);
-	free(sh.todo);
-	for (size_t i = 0; i < w.n; i++) {
-		free(w.v[i].path);
-		free(w.v[i].enc);
-	}
-	free(w.v);
-	sl_scope_cache_free(cache);
-	git_tree_free(tree);
-	git_commit_free(gc);
-	compiled_release(&c);
+	scope_run_release(&r, ret != 0);
 	if (opts && opts->stats)
 		opts->stats->ms = sl_now_ms() - t0;
 	sl_scope_stats_release(&local);
