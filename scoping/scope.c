@@ -9,18 +9,21 @@
  * literal prefilter).  The main thread walks the tree, keeps the blobs of
  * the language that match the globs, and answers what it can from the
  * cache.  Files whose blob is the same as an earlier file's are scoped once
- * and their result is copied.  The remaining files are shared out to worker threads; each worker
- * opens its own git_repository (libgit2 objects are never shared between
- * threads) and owns a parser and a query cursor, while the TSQuery, the
- * compiled predicates and the prefilter are only read.  A worker reads a
- * blob, skips it if the prefilter says no match is possible, else parses
- * it, runs the query, keeps the matches that pass the predicates, groups
- * their sites into targets in its own list, and encodes the file's result
- * for the cache.  Each syntax tree is freed before the next file, so memory
- * grows with the result, the list of candidate paths and, per thread, one
- * file.  At the end the main thread concatenates the lists, sorts them
- * (path, start, end: a total order, so the thread count never changes the
- * output) and writes the new cache rows in one transaction.
+ * and their result is copied.  The remaining files are read by the main
+ * thread alone, in tree order, on the caller's repository (libgit2 objects
+ * are never shared between threads), into a queue bounded by bytes; parser
+ * threads, one per core, each with its own parser and query cursor, take
+ * blobs from it, while the TSQuery, the compiled predicates and the
+ * prefilter are only read.  A parser skips a blob if the prefilter says no
+ * match is possible, else parses it, runs the query, keeps the matches
+ * that pass the predicates, groups their sites into targets in its own
+ * list, and encodes the file's result for the cache.  With one thread the
+ * main thread does it all.  Each syntax tree is freed before the next
+ * file, so memory grows with the result, the list of candidate paths, the
+ * queue and, per parser, one file.  At the end the main thread
+ * concatenates the lists, sorts them (path, start, end: a total order, so
+ * the thread count never changes the output) and writes the new cache rows
+ * in one transaction.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -46,7 +49,6 @@
 #include "common/caps.h"
 
 #define BINARY_SNIFF 8000
-#define CHUNK 32               /* files a worker takes at a time */
 
 /*
  * Bounds on a user's query.  libtree-sitter 0.20.7's ts_query_new crashes or
@@ -922,61 +924,224 @@ static void query_key(char out[GIT_OID_HEXSZ + 1], const sl_scope_opts *opts,
 	sl_buf_release(&b);
 }
 
-/* State shared by the workers; everything but `next` and `stop` is read-only. */
+/*
+ * Blobs read and waiting for a parser, in todo order.  Bounded by bytes so
+ * memory stays flat whatever the tree: the reader waits while the queued
+ * blobs hold QUEUE_BYTES (a larger blob waits alone) or every slot is taken.
+ */
+#define QUEUE_BYTES (2u << 20)
+#define QUEUE_SLOTS 64
+
+struct item {
+	size_t k;                  /* position in todo */
+	git_odb_object *obj;       /* the queue's, then the parser's that takes it */
+};
+
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t can_put, can_take;
+	struct item slot[QUEUE_SLOTS];
+	size_t head, n, bytes;
+	int closed;                /* the reader has put its last item */
+};
+
+/* State shared by the threads; `fail_at` and the queue are what they change. */
 struct shared {
 	const struct compiled *c;
 	const sl_scope_opts *opts;
 	enum unit_kind unit;
-	const char *repo_path;
-	struct entry *v;           /* each worker writes only the entries it took */
+	struct entry *v;           /* each thread writes only the entries it took */
 	size_t *todo;              /* indices into v of the files to scope */
 	size_t ntodo;
 	int want_enc;
-	atomic_size_t next;
-	atomic_int stop;
+	struct queue q;
+	atomic_size_t fail_at;     /* the first position in todo that failed; SIZE_MAX: none */
 };
 
+/* A parser thread, or the reader (which parses nothing). */
 struct worker {
 	struct shared *sh;
-	git_repository *repo;      /* own handle, or the caller's when running inline */
 	sl_target_list out;
 	sl_scope_stats st;         /* counters only */
 	sl_err err;
-	int ret;
+	size_t err_at;             /* position in todo of the file that failed; SIZE_MAX: none */
 	pthread_t tid;
 };
 
-/* Scope one file of the worker's: append its targets, fill e's flags. */
-static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
-		     struct raw **raws, size_t *raws_alloc, struct entry *e)
+/* What a thread needs to parse and query: its own parser, cursor and scratch sites. */
+struct parse_state {
+	TSParser *parser;
+	TSQueryCursor *cursor;
+	struct raw *raws;
+	size_t raws_alloc;
+};
+
+static void queue_init(struct queue *q)
+{
+	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->can_put, NULL);
+	pthread_cond_init(&q->can_take, NULL);
+}
+
+/* Free the items left (after a failure) and the queue's locks. */
+static void queue_release(struct queue *q)
+{
+	for (; q->n; q->n--, q->head = (q->head + 1) % QUEUE_SLOTS)
+		git_odb_object_free(q->slot[q->head].obj);
+	pthread_cond_destroy(&q->can_take);
+	pthread_cond_destroy(&q->can_put);
+	pthread_mutex_destroy(&q->lock);
+}
+
+/* Put an item, waiting while the queue is full; the queue owns it then. */
+static void queue_put(struct queue *q, struct item it)
+{
+	size_t size = git_odb_object_size(it.obj);
+
+	pthread_mutex_lock(&q->lock);
+	while (q->n == QUEUE_SLOTS || (q->n && q->bytes + size > QUEUE_BYTES))
+		pthread_cond_wait(&q->can_put, &q->lock);
+	q->slot[(q->head + q->n) % QUEUE_SLOTS] = it;
+	q->n++;
+	q->bytes += size;
+	pthread_cond_signal(&q->can_take);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* No more items: wake every parser waiting for one. */
+static void queue_close(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->closed = 1;
+	pthread_cond_broadcast(&q->can_take);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Take the oldest item into *out: 1, or 0 once the queue is closed and empty. */
+static int queue_take(struct queue *q, struct item *out)
+{
+	pthread_mutex_lock(&q->lock);
+	while (!q->n && !q->closed)
+		pthread_cond_wait(&q->can_take, &q->lock);
+	if (!q->n) {
+		pthread_mutex_unlock(&q->lock);
+		return 0;
+	}
+	*out = q->slot[q->head];
+	q->head = (q->head + 1) % QUEUE_SLOTS;
+	q->n--;
+	q->bytes -= git_odb_object_size(out->obj);
+	pthread_cond_signal(&q->can_put);
+	pthread_mutex_unlock(&q->lock);
+	return 1;
+}
+
+/* Record that the file at position k failed: fail_at becomes the least such position. */
+static void note_failure(struct shared *sh, size_t k)
+{
+	size_t cur = atomic_load(&sh->fail_at);
+
+	while (k < cur && !atomic_compare_exchange_weak(&sh->fail_at, &cur, k))
+		;
+}
+
+/* A failure of the file at position k, kept in the worker; always SL_ERROR-or-worse. */
+static int worker_fail(struct worker *wk, size_t k)
+{
+	wk->err_at = k;
+	note_failure(wk->sh, k);
+	return wk->err.code ? wk->err.code : SL_ERROR;
+}
+
+static int parse_state_init(struct parse_state *ps, const struct compiled *c, sl_err *err)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->parser = ts_parser_new();
+	ps->cursor = ts_query_cursor_new();
+	if (!ts_parser_set_language(ps->parser, c->lang->grammar()))
+		return sl_err_set(err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter",
+				  c->lang->name);
+	return 0;
+}
+
+static void parse_state_release(struct parse_state *ps)
+{
+	free(ps->raws);
+	ts_query_cursor_delete(ps->cursor);
+	ts_parser_delete(ps->parser);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/*
+ * Read e's blob into *out.  One read per blob: the object database
+ * inflates it once (no separate header read) and, with strict hash
+ * verification off (main.c), does not hash it again.
+ */
+static int read_blob(git_repository *repo, const struct entry *e, git_odb_object **out,
+		     sl_err *err)
+{
+	git_odb *odb = NULL;
+	int ret = SL_ERROR;
+
+	*out = NULL;
+	if (git_repository_odb(&odb, repo) || git_odb_read(out, odb, &e->oid)) {
+		git_fail(err, "cannot read blob");
+		sl_err_prefix(err, "%s: ", e->path);
+		goto done;
+	}
+	if (git_odb_object_type(*out) != GIT_OBJECT_BLOB) {
+		sl_err_set(err, SL_ERROR, "%s: not a blob", e->path);
+		goto done;
+	}
+	ret = 0;
+done:
+	if (ret) {
+		git_odb_object_free(*out);
+		*out = NULL;
+	}
+	git_odb_free(odb);
+	return ret;
+}
+
+/* Run the query on a parsed file; its sites go to ps->raws, *nraws counts them. */
+static int run_query(struct worker *wk, struct parse_state *ps, const struct entry *e,
+		     TSTree *tree, const char *text, size_t size, size_t *nraws)
 {
 	const struct compiled *c = wk->sh->c;
-	git_odb *odb = NULL;
-	git_odb_object *obj = NULL;
-	TSTree *tree = NULL;
-	size_t size, nraws = 0, before = wk->out.n;
-	const char *text;
 	TSQueryMatch m;
-	int ret = SL_ERROR, pass;
 	int64_t t0;
 
-	/*
-	 * One read per blob: the object database inflates it once (no separate
-	 * header read) and, with strict hash verification off (main.c), does not
-	 * hash it again; the size check comes after the read, which bounds the
-	 * waste to one oversized blob at a time.
-	 */
-	if (git_repository_odb(&odb, wk->repo) || git_odb_read(&obj, odb, &e->oid)) {
-		git_fail(&wk->err, "cannot read blob");
-		sl_err_prefix(&wk->err, "%s: ", e->path);
-		goto done;
+	ts_query_cursor_set_match_limit(ps->cursor, SL_CAP_QUERY_MATCHES);
+	ts_query_cursor_exec(ps->cursor, c->q, ts_tree_root_node(tree));
+	t0 = sl_now_ms();
+	for (unsigned long n = 0; ts_query_cursor_next_match(ps->cursor, &m); n++) {
+		if (!(n & 255) && sl_now_ms() - t0 > SL_CAP_QUERY_FILE_MS)
+			return sl_err_set(&wk->err, SL_EINPUT, "%s: the query ran longer than %d s on this file",
+					  e->path, SL_CAP_QUERY_FILE_MS / 1000);
+		if (sl_preds_eval(c->preds, &m, text, size))
+			add_raw(&ps->raws, nraws, &ps->raws_alloc, c, wk->sh->unit, &m, text, size);
 	}
-	text = git_odb_object_data(obj);
-	size = git_odb_object_size(obj);
-	if (git_odb_object_type(obj) != GIT_OBJECT_BLOB) {
-		sl_err_set(&wk->err, SL_ERROR, "%s: not a blob", e->path);
-		goto done;
-	}
+	if (ts_query_cursor_did_exceed_match_limit(ps->cursor))
+		return sl_err_set(&wk->err, SL_EINPUT, "%s: the query needs more than %d partial matches "
+				  "at once on this file; make it more specific", e->path, SL_CAP_QUERY_MATCHES);
+	return 0;
+}
+
+/*
+ * Scope one file from its blob's text: append its targets to the worker's
+ * list, fill e's flags, encode the result when the cache or a duplicate
+ * wants it.
+ */
+static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e,
+		      const char *text, size_t size)
+{
+	const struct compiled *c = wk->sh->c;
+	TSTree *tree = NULL;
+	size_t nraws = 0, before = wk->out.n;
+	int ret = SL_ERROR, pass;
+
+	/* the size check comes after the read: the waste is one oversized blob at a time */
 	if (size > SL_CAP_SOURCE_BYTES || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
 		e->skipped = 1;
 		ret = 0;
@@ -988,31 +1153,16 @@ static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
 		wk->st.skipped_prefilter++;
 		goto encode;
 	}
-	if (!(tree = ts_parser_parse_string(parser, NULL, text, (uint32_t)size))) {
+	if (!(tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size))) {
 		sl_err_set(&wk->err, SL_ERROR, "%s: tree-sitter could not parse the file", e->path);
 		goto done;
 	}
 	wk->st.parsed++;
 	if (ts_node_has_error(ts_tree_root_node(tree)))
 		e->flags |= CF_PARSE_ERROR;
-	ts_query_cursor_set_match_limit(cursor, SL_CAP_QUERY_MATCHES);
-	ts_query_cursor_exec(cursor, c->q, ts_tree_root_node(tree));
-	t0 = sl_now_ms();
-	for (unsigned long n = 0; ts_query_cursor_next_match(cursor, &m); n++) {
-		if (!(n & 255) && sl_now_ms() - t0 > SL_CAP_QUERY_FILE_MS) {
-			sl_err_set(&wk->err, SL_EINPUT, "%s: the query ran longer than %d s on this file",
-				   e->path, SL_CAP_QUERY_FILE_MS / 1000);
-			goto done;
-		}
-		if (sl_preds_eval(c->preds, &m, text, size))
-			add_raw(raws, &nraws, raws_alloc, c, wk->sh->unit, &m, text, size);
-	}
-	if (ts_query_cursor_did_exceed_match_limit(cursor)) {
-		sl_err_set(&wk->err, SL_EINPUT, "%s: the query needs more than %d partial matches "
-			   "at once on this file; make it more specific", e->path, SL_CAP_QUERY_MATCHES);
+	if (run_query(wk, ps, e, tree, text, size, &nraws))
 		goto done;
-	}
-	group_targets(&wk->out, *raws, nraws, e, c, text);
+	group_targets(&wk->out, ps->raws, nraws, e, c, text);
 	nraws = 0;
 	if (c->pf && pass && wk->out.n == before)
 		e->flags |= CF_LIT_NO_MATCH;
@@ -1026,64 +1176,89 @@ encode:
 	ret = 0;
 done:
 	for (size_t i = 0; i < nraws; i++)
-		site_release(&(*raws)[i].site);
+		site_release(&ps->raws[i].site);
 	if (tree)
 		ts_tree_delete(tree);
-	git_odb_object_free(obj);
-	git_odb_free(odb);
 	e->scoped = !ret;
 	return ret;
 }
 
-static void *worker_main(void *arg)
+/* Scope the file of one blob; the blob is freed. */
+static int scope_blob(struct worker *wk, struct parse_state *ps, size_t k, git_odb_object *obj)
+{
+	struct entry *e = &wk->sh->v[wk->sh->todo[k]];
+	int ret = scope_text(wk, ps, e, git_odb_object_data(obj), git_odb_object_size(obj));
+
+	git_odb_object_free(obj);
+	return ret ? worker_fail(wk, k) : 0;
+}
+
+/* One thread does it all, on the caller's repository: read, parse, query. */
+static void scope_inline(struct worker *wk, git_repository *repo)
+{
+	struct shared *sh = wk->sh;
+	struct parse_state ps;
+	git_odb_object *obj;
+
+	if (parse_state_init(&ps, sh->c, &wk->err)) {
+		worker_fail(wk, 0);
+		goto done;
+	}
+	for (size_t k = 0; k < sh->ntodo; k++)
+		if (read_blob(repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
+			worker_fail(wk, k);
+			break;
+		} else if (scope_blob(wk, &ps, k, obj)) {
+			break;
+		}
+done:
+	parse_state_release(&ps);
+}
+
+/*
+ * A parser thread: take blobs until the queue closes.  Items past the
+ * first failure are dropped unparsed; those before it are always scoped,
+ * so which error is reported never depends on timing.  A thread that
+ * could not set up still drains the queue, so the reader never waits on it.
+ */
+static void *parser_main(void *arg)
 {
 	struct worker *wk = arg;
 	struct shared *sh = wk->sh;
-	TSParser *parser = ts_parser_new();
-	TSQueryCursor *cursor = ts_query_cursor_new();
-	struct raw *raws = NULL;
-	size_t raws_alloc = 0;
-	int own = 0;
+	struct parse_state ps;
+	struct item it;
+	int broken = parse_state_init(&ps, sh->c, &wk->err);
 
-	wk->ret = SL_ERROR;
-	if (!wk->repo) {
-		if (git_repository_open_ext(&wk->repo, sh->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH,
-					    NULL)) {
-			git_fail(&wk->err, "cannot open the repository in a worker");
-			goto done;
-		}
-		own = 1;
+	if (broken)
+		worker_fail(wk, 0);
+	while (queue_take(&sh->q, &it)) {
+		if (broken || it.k > atomic_load(&sh->fail_at))
+			git_odb_object_free(it.obj);
+		else
+			scope_blob(wk, &ps, it.k, it.obj);
 	}
-	if (!ts_parser_set_language(parser, sh->c->lang->grammar())) {
-		sl_err_set(&wk->err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter",
-			   sh->c->lang->name);
-		goto done;
-	}
-	/*
-	 * Runs of CHUNK files in tree order: each thread's delta-base cache then
-	 * sees neighbouring objects of the pack.
-	 */
-	while (!atomic_load(&sh->stop)) {
-		size_t first = atomic_fetch_add(&sh->next, CHUNK);
-
-		if (first >= sh->ntodo)
-			break;
-		for (size_t i = first; i < first + CHUNK && i < sh->ntodo; i++)
-			if (scope_one(wk, parser, cursor, &raws, &raws_alloc, &sh->v[sh->todo[i]])) {
-				atomic_store(&sh->stop, 1);
-				goto done;
-			}
-	}
-	wk->ret = 0;
-done:
-	free(raws);
-	ts_query_cursor_delete(cursor);
-	ts_parser_delete(parser);
-	if (own) {
-		git_repository_free(wk->repo);
-		wk->repo = NULL;
-	}
+	parse_state_release(&ps);
 	return NULL;
+}
+
+/*
+ * The reader, on the calling thread: every odb read happens here, on the
+ * caller's repository (libgit2 objects are never shared between threads),
+ * in tree order, so one delta-base cache serves neighbouring objects.
+ */
+static void read_all(struct worker *rd, git_repository *repo)
+{
+	struct shared *sh = rd->sh;
+	struct item it;
+
+	for (it.k = 0; it.k < sh->ntodo && it.k <= atomic_load(&sh->fail_at); it.k++) {
+		if (read_blob(repo, &sh->v[sh->todo[it.k]], &it.obj, &rd->err)) {
+			worker_fail(rd, it.k);
+			break;
+		}
+		queue_put(&sh->q, it);
+	}
+	queue_close(&sh->q);
 }
 
 static unsigned thread_count(const sl_scope_opts *opts, size_t ntodo)
@@ -1326,7 +1501,10 @@ done:
 	return ret;
 }
 
-/* Scope the files of r->sh.todo on r->nthreads workers (inline for one). */
+/*
+ * Scope the files of r->sh.todo: on this thread alone for one thread, else
+ * this thread reads and r->nthreads parser threads parse.
+ */
 static int run_workers(struct scope_run *r, sl_err *err)
 {
 	struct shared *sh = &r->sh;
@@ -1337,44 +1515,56 @@ static int run_workers(struct scope_run *r, sl_err *err)
 	sh->unit = r->unit;
 	sh->v = r->w.v;
 	sh->want_enc = r->cache != NULL;
-	sh->repo_path = git_repository_path(r->repo);
-	atomic_init(&sh->next, 0);
-	atomic_init(&sh->stop, 0);
+	atomic_init(&sh->fail_at, SIZE_MAX);
 	r->nthreads = sh->ntodo ? thread_count(r->opts, sh->ntodo) : 0;
-	r->wks = sl_xcalloc(r->nthreads ? r->nthreads : 1, sizeof(*r->wks));
-	for (unsigned i = 0; i < r->nthreads; i++) {
+	/* the last one is the reader */
+	r->wks = sl_xcalloc(r->nthreads + 1, sizeof(*r->wks));
+	for (unsigned i = 0; i <= r->nthreads; i++) {
 		r->wks[i].sh = sh;
 		r->wks[i].out = (sl_target_list)SL_TARGET_LIST_INIT;
+		r->wks[i].err_at = SIZE_MAX;
 		sl_err_clear(&r->wks[i].err);
 	}
-	if (r->nthreads == 1) {
-		r->wks[0].repo = r->repo;
-		worker_main(&r->wks[0]);
-	} else {
-		for (started = 0; started < r->nthreads; started++)
-			if (pthread_create(&r->wks[started].tid, NULL, worker_main, &r->wks[started])) {
-				atomic_store(&sh->stop, 1);
-				sl_err_set(err, SL_ERROR, "cannot start a scoping thread");
-				break;
-			}
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(r->wks[i].tid, NULL);
-		if (started < r->nthreads)
-			return SL_ERROR;
+	if (r->nthreads <= 1) {
+		if (r->nthreads)
+			scope_inline(&r->wks[0], r->repo);
+		r->st->threads = r->nthreads;
+		return 0;
 	}
+	queue_init(&sh->q);
+	for (started = 0; started < r->nthreads; started++)
+		if (pthread_create(&r->wks[started].tid, NULL, parser_main, &r->wks[started]))
+			break;
+	if (started < r->nthreads)
+		note_failure(sh, 0);        /* the reader stops at once */
+	read_all(&r->wks[r->nthreads], r->repo);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(r->wks[i].tid, NULL);
+	queue_release(&sh->q);
+	if (started < r->nthreads)
+		return sl_err_set(err, SL_ERROR, "cannot start a scoping thread");
 	r->st->threads = r->nthreads;
 	return 0;
 }
 
-/* Move the workers' targets to out and add up their counters; the first failed worker's error wins. */
+/*
+ * Move the workers' targets to out and add up their counters.  On failure
+ * the error of the first file (in todo order) that failed: the same
+ * whatever the thread count or timing.
+ */
 static int collect_workers(struct scope_run *r, sl_err *err)
 {
+	const struct worker *failed = NULL;
+
+	for (unsigned i = 0; i <= r->nthreads; i++)
+		if (r->wks[i].err_at != SIZE_MAX && (!failed || r->wks[i].err_at < failed->err_at))
+			failed = &r->wks[i];
+	if (failed)
+		return sl_err_set(err, failed->err.code ? failed->err.code : SL_ERROR, "%s",
+				  failed->err.msg[0] ? failed->err.msg : "scoping failed");
 	for (unsigned i = 0; i < r->nthreads; i++) {
 		struct worker *wk = &r->wks[i];
 
-		if (wk->ret)
-			return sl_err_set(err, wk->err.code ? wk->err.code : SL_ERROR, "%s",
-					  wk->err.msg[0] ? wk->err.msg : "scoping failed");
 		r->st->parsed += wk->st.parsed;
 		r->st->skipped_prefilter += wk->st.skipped_prefilter;
 		for (size_t j = 0; j < wk->out.n; j++) {
@@ -1457,7 +1647,7 @@ static void scope_run_release(struct scope_run *r, int failed)
 			target_release(&r->out->v[i]);
 		r->out->n = r->base;
 	}
-	for (unsigned i = 0; i < r->nthreads; i++)
+	for (unsigned i = 0; r->wks && i <= r->nthreads; i++)
 		sl_target_list_release(&r->wks[i].out);
 	free(r->wks);
 	free(r->dups);
