@@ -70,7 +70,8 @@ struct compiled {
 	const sl_lang *lang;
 	TSQuery *q;
 	sl_preds *preds;
-	sl_prefilter *pf;
+	sl_prefilter *pf;          /* the predicates' literals: for CF_LIT_NO_MATCH */
+	sl_prefilter *skip;        /* those and the keywords the patterns imply: what files to skip */
 	uint32_t site_cap;
 };
 
@@ -176,6 +177,8 @@ static void compiled_release(struct compiled *c)
 {
 	sl_prefilter_free(c->pf);
 	c->pf = NULL;
+	sl_prefilter_free(c->skip);
+	c->skip = NULL;
 	sl_preds_free(c->preds);
 	c->preds = NULL;
 	if (c->q)
@@ -203,8 +206,10 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 		return sl_err_set(err, SL_EINPUT, "query too long");
 
 	c->q = ts_query_new(c->lang->grammar(), query, (uint32_t)len, &off, &type);
-	if (c->q)
+	if (c->q) {
 		c->pf = sl_prefilter_new(c->q);
+		c->skip = sl_prefilter_new_ex(c->q, query, len, sl_lang_keyword_nodes(c->lang));
+	}
 	if (!c->q) {
 		if (offset_out)
 			*offset_out = off;
@@ -1139,7 +1144,7 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 	const struct compiled *c = wk->sh->c;
 	TSTree *tree = NULL;
 	size_t nraws = 0, before = wk->out.n;
-	int ret = SL_ERROR, pass;
+	int ret = SL_ERROR;
 
 	/* the size check comes after the read: the waste is one oversized blob at a time */
 	if (size > SL_CAP_SOURCE_BYTES || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
@@ -1147,9 +1152,11 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		ret = 0;
 		goto done;
 	}
-	pass = sl_prefilter_pass(c->pf, text, size);
-	if (!pass && !wk->sh->opts->no_prefilter) {
+	if (!wk->sh->opts->no_prefilter && !sl_prefilter_pass(c->skip, text, size)) {
+		/* as if parsed: a literal with no match is still one */
 		e->flags |= CF_PREFILTERED;
+		if (c->pf && sl_prefilter_pass(c->pf, text, size))
+			e->flags |= CF_LIT_NO_MATCH;
 		wk->st.skipped_prefilter++;
 		goto encode;
 	}
@@ -1164,7 +1171,7 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		goto done;
 	group_targets(&wk->out, ps->raws, nraws, e, c, text);
 	nraws = 0;
-	if (c->pf && pass && wk->out.n == before)
+	if (c->pf && wk->out.n == before && sl_prefilter_pass(c->pf, text, size))
 		e->flags |= CF_LIT_NO_MATCH;
 encode:
 	if (wk->sh->want_enc || e->has_dups) {
@@ -1683,7 +1690,7 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	if ((ret = check_opts(&r, err)) ||
 	    (ret = compile_query(&r.c, opts->language, opts->query, opts->capture, NULL, err)))
 		goto done;
-	r.st->literals = sl_prefilter_count(r.c.pf);
+	r.st->literals = sl_prefilter_count(r.c.skip);
 	if ((ret = walk_commit(&r, commit, err)) || (ret = lookup_cache(&r, err)))
 		goto done;
 	r.ndups = split_dups(r.w.v, r.sh.todo, &r.sh.ntodo, &r.dups);

@@ -200,7 +200,8 @@ static void test_regex_literal(void)
 	check_regex("", "");
 }
 
-static char *prefilter_of(const char *lang, const char *query, size_t *n, int *null_out)
+static char *prefilter_of(const char *lang, const char *query, int keywords, size_t *n,
+			  int *null_out)
 {
 	uint32_t off;
 	TSQueryError type;
@@ -211,7 +212,9 @@ static char *prefilter_of(const char *lang, const char *query, size_t *n, int *n
 
 	if (!q)
 		return NULL;
-	f = sl_prefilter_new(q);
+	f = keywords ? sl_prefilter_new_ex(q, query, strlen(query),
+					   sl_lang_keyword_nodes(sl_lang_find(lang))) :
+		       sl_prefilter_new(q);
 	*null_out = f == NULL;
 	*n = sl_prefilter_count(f);
 	for (size_t i = 0; i < *n; i++)
@@ -221,11 +224,11 @@ static char *prefilter_of(const char *lang, const char *query, size_t *n, int *n
 	return sl_buf_detach(&b, NULL);
 }
 
-static void check_pf(const char *query, const char *want)
+static void check_filter(const char *query, int keywords, const char *want)
 {
 	size_t n = 0;
 	int none = 0;
-	char *got = prefilter_of("c", query, &n, &none);
+	char *got = prefilter_of("c", query, keywords, &n, &none);
 
 	CHECK(got != NULL);
 	if (!want) {
@@ -235,6 +238,16 @@ static void check_pf(const char *query, const char *want)
 		CHECK_STR(got, want);
 	}
 	free(got);
+}
+
+static void check_pf(const char *query, const char *want)
+{
+	check_filter(query, 0, want);
+}
+
+static void check_kw(const char *query, const char *want)
+{
+	check_filter(query, 1, want);
 }
 
 static void test_prefilter_literals(void)
@@ -278,6 +291,70 @@ static void test_prefilter_pass(void)
 	ts_query_delete(q);
 }
 
+/* Every pair of the keyword tables names a node type and a keyword token of its grammar. */
+static void test_keyword_table(void)
+{
+	for (size_t i = 0; sl_lang_at(i); i++) {
+		const sl_lang *l = sl_lang_at(i);
+		const char *const *kw = sl_lang_keyword_nodes(l);
+
+		for (size_t j = 0; kw && kw[j]; j += 2) {
+			CHECK(kw[j + 1] != NULL);
+			CHECK(ts_language_symbol_for_name(l->grammar(), kw[j], (uint32_t)strlen(kw[j]), true));
+			CHECK(ts_language_symbol_for_name(l->grammar(), kw[j + 1],
+							  (uint32_t)strlen(kw[j + 1]), false));
+		}
+	}
+	CHECK(sl_lang_keyword_nodes(sl_lang_find("c")) != NULL);
+	CHECK(sl_lang_keyword_nodes(sl_lang_find("python")) == NULL);
+}
+
+static void test_prefilter_keywords(void)
+{
+	check_kw("(for_statement) @f", "for");
+	check_kw("(function_definition body: (compound_statement (for_statement) @for))", "for");
+	check_kw("(if_statement consequence: (return_statement) @r) @i", "if,return");
+	check_kw("; (while_statement)\n(if_statement) @i", "if");
+	check_kw("\"while\" @w", "while");
+	check_kw("(compound_statement (for_statement)+ @f) @c", "for");
+	/* optional, alternatives, a type without a table entry: nothing safe to require */
+	check_kw("(compound_statement (for_statement)? @f) @c", NULL);
+	check_kw("(compound_statement (for_statement)* @f) @c", NULL);
+	check_kw("[(for_statement) (while_statement)] @loop", NULL);
+	check_kw("(case_statement) @c", NULL);
+	check_kw("(for_statement) @f (identifier) @i", NULL);
+	/* what every branch shares; either pattern; with a predicate's literal */
+	check_kw("[(for_statement (break_statement)) (while_statement (break_statement))] @l", "break");
+	check_kw("(for_statement) @f (while_statement) @w", "for,while");
+	check_kw("((for_statement) @f (#match? @f \"i\\+\\+\"))", "i,for");
+	/* without the table: only predicates count */
+	check_pf("(for_statement) @f", NULL);
+}
+
+static void test_prefilter_keyword_words(void)
+{
+	const char *query = "(for_statement) @f";
+	uint32_t off;
+	TSQueryError type;
+	TSQuery *q = ts_query_new(sl_lang_find("c")->grammar(), query, (uint32_t)strlen(query),
+				  &off, &type);
+	sl_prefilter *f = sl_prefilter_new_ex(q, query, strlen(query),
+					      sl_lang_keyword_nodes(sl_lang_find("c")));
+	static const char *const yes[] = { "for (;;) {}", "x;for(", "/* for */", "1for",
+					   "#definefor", "# definefor", "\xc3\xa9" "for", "a.for", "$for",
+					   "\\u00e9for", "for" };
+	static const char *const no[] = { "format(x)", "x_for", "for_each", "afor ", "before",
+					  "forX", "for9", "" };
+
+	CHECK(f != NULL);
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		CHECK(sl_prefilter_pass(f, yes[i], strlen(yes[i])));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		CHECK(!sl_prefilter_pass(f, no[i], strlen(no[i])));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+}
+
 int main(void)
 {
 	RUN(test_node_types_exist);
@@ -287,5 +364,8 @@ int main(void)
 	RUN(test_regex_literal);
 	RUN(test_prefilter_literals);
 	RUN(test_prefilter_pass);
+	RUN(test_keyword_table);
+	RUN(test_prefilter_keywords);
+	RUN(test_prefilter_keyword_words);
 	return unit_done();
 }
