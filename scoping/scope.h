@@ -135,7 +135,9 @@ typedef struct sl_scope_opts {
 				       unit falls back to "capture". */
 	const sl_lang_override *overrides; /* consulted before extensions, first match wins */
 	size_t noverrides;
-	unsigned threads;           /* worker threads; 0 = one per online core */
+	unsigned threads;           /* parser threads (the calling thread reads the
+				       blobs for them); 0 = one per online core;
+				       1 = the calling thread does it all */
 	int no_prefilter;           /* 1: parse every file (results are identical) */
 	struct sl_store *cache;     /* borrowed; NULL = no cache (see scope_cache.h) */
 	sl_scope_stats *stats;      /* borrowed; NULL = not wanted */
