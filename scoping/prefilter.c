@@ -6,6 +6,8 @@
  * the strings.  The rules are in prefilter.h; every rule errs towards
  * keeping a file, because a filtered-out file is a silently missed target.
  */
+#include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,7 @@ struct req {
 	char **alts;          /* any one of these must occur */
 	size_t *lens;
 	size_t nalts;
+	int word;             /* a keyword: must occur as a word (keyword_at) */
 };
 
 struct pattern {
@@ -248,7 +251,330 @@ none:
 	return 0;
 }
 
+/*
+ * Keywords a pattern implies.  The language's table pairs node types with
+ * a keyword every node of that type holds (for_statement: "for"); a quoted
+ * anonymous node that is one of those keywords implies itself.  Requirements
+ * are bit sets over the table: a node adds its children's, a group unions
+ * its items', an alternation keeps what all its branches share, '?' and
+ * '*' drop an item's, predicates and MISSING nodes give none.  A query the
+ * reader below does not follow gives none either.
+ */
+struct kparse {
+	const char *s;
+	size_t i, n;
+	const char *const *kw;     /* pairs: node type, keyword; NULL-terminated */
+	int bad;
+};
+
+static int kw_word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '/';
+}
+
+/* Skip blanks and ';' comments. */
+static void kw_blank(struct kparse *p)
+{
+	while (p->i < p->n && (isspace((unsigned char)p->s[p->i]) || p->s[p->i] == ';')) {
+		if (p->s[p->i] == ';')
+			while (p->i < p->n && p->s[p->i] != '\n')
+				p->i++;
+		else
+			p->i++;
+	}
+}
+
+/* The table's bits for a node type, or (anonymous) for a keyword token. */
+static uint64_t kw_bits(const struct kparse *p, const char *name, size_t nl, int anonymous)
+{
+	uint64_t bits = 0;
+
+	for (size_t i = 0; p->kw[i] && p->kw[i + 1] && i / 2 < 64; i += 2) {
+		const char *key = p->kw[i + anonymous];
+
+		if (strlen(key) == nl && !memcmp(key, name, nl))
+			bits |= UINT64_C(1) << (i / 2);
+	}
+	return bits;
+}
+
+/* Skip what is left of a parenthesised form, its closing ')' included. */
+static void kw_skip_form(struct kparse *p)
+{
+	int depth = 1;
+
+	while (p->i < p->n && depth) {
+		char c = p->s[p->i++];
+
+		if (c == '"') {
+			while (p->i < p->n && p->s[p->i] != '"')
+				p->i += p->s[p->i] == '\\' ? 2 : 1;
+			p->i++;
+		} else if (c == ';') {
+			while (p->i < p->n && p->s[p->i] != '\n')
+				p->i++;
+		} else if (c == '(') {
+			depth++;
+		} else if (c == ')') {
+			depth--;
+		}
+	}
+	if (depth)
+		p->bad = 1;
+}
+
+static uint64_t kw_item(struct kparse *p);
+
+/* Items up to `close`: the union of theirs, or for an alternation what all share. */
+static uint64_t kw_items(struct kparse *p, char close, int alternation)
+{
+	uint64_t any = 0, all = ~UINT64_C(0);
+	size_t n = 0;
+
+	for (;;) {
+		uint64_t b;
+
+		kw_blank(p);
+		if (p->i >= p->n) {
+			p->bad = 1;
+			return 0;
+		}
+		if (p->s[p->i] == close) {
+			p->i++;
+			break;
+		}
+		b = kw_item(p);
+		if (p->bad)
+			return 0;
+		any |= b;
+		all &= b;
+		n++;
+	}
+	return alternation ? (n ? all : 0) : any;
+}
+
+/* A quoted anonymous node. */
+static uint64_t kw_string(struct kparse *p)
+{
+	size_t start = ++p->i;
+	int plain = 1;
+
+	while (p->i < p->n && p->s[p->i] != '"') {
+		if (p->s[p->i] == '\\') {
+			plain = 0;
+			p->i++;
+		}
+		p->i++;
+	}
+	if (p->i >= p->n) {
+		p->bad = 1;
+		return 0;
+	}
+	p->i++;
+	return plain ? kw_bits(p, p->s + start, p->i - 1 - start, 1) : 0;
+}
+
+/* After '(': a predicate, a group or a node with its children. */
+static uint64_t kw_paren(struct kparse *p)
+{
+	size_t start;
+
+	kw_blank(p);
+	if (p->i < p->n && (p->s[p->i] == '(' || p->s[p->i] == '[' || p->s[p->i] == '"'))
+		return kw_items(p, ')', 0);
+	if (p->i < p->n && p->s[p->i] == '#') {
+		kw_skip_form(p);
+		return 0;
+	}
+	for (start = p->i; p->i < p->n && kw_word_char(p->s[p->i]); p->i++)
+		;
+	if (p->i == start) {
+		p->bad = 1;
+		return 0;
+	}
+	if (p->i - start == 7 && !memcmp(p->s + start, "MISSING", 7)) {
+		/* a node error recovery inserted: no text at all */
+		kw_skip_form(p);
+		return 0;
+	}
+	return kw_bits(p, p->s + start, p->i - start, 0) | kw_items(p, ')', 0);
+}
+
+/* One item with its field name, anchor, quantifier and captures. */
+static uint64_t kw_item(struct kparse *p)
+{
+	uint64_t b = 0;
+	size_t start = p->i;
+	char c = p->s[p->i];
+
+	if (c == '.' || c == '!') {
+		/* an anchor; a negated field */
+		for (p->i++; p->i < p->n && kw_word_char(p->s[p->i]); p->i++)
+			;
+		return 0;
+	}
+	if (c == '"') {
+		b = kw_string(p);
+	} else if (c == '[') {
+		p->i++;
+		b = kw_items(p, ']', 1);
+	} else if (c == '(') {
+		p->i++;
+		b = kw_paren(p);
+	} else if (kw_word_char(c)) {
+		while (p->i < p->n && kw_word_char(p->s[p->i]))
+			p->i++;
+		if (p->i < p->n && p->s[p->i] == ':') {
+			p->i++;
+			kw_blank(p);
+			return p->i < p->n ? kw_item(p) : (p->bad = 1, 0);
+		}
+		if (p->i - start != 1 || c != '_')
+			p->bad = 1;
+	} else {
+		p->bad = 1;
+	}
+	while (!p->bad) {
+		kw_blank(p);
+		if (p->i >= p->n)
+			break;
+		c = p->s[p->i];
+		if (c == '?' || c == '*') {
+			b = 0;
+			p->i++;
+		} else if (c == '+') {
+			p->i++;
+		} else if (c == '@') {
+			for (p->i++; p->i < p->n && (kw_word_char(p->s[p->i]) || p->s[p->i] == '.'); p->i++)
+				;
+		} else {
+			break;
+		}
+	}
+	return p->bad ? 0 : b;
+}
+
+/* The keyword bits of the pattern whose source is s[0 .. n). */
+static uint64_t pattern_keywords(const char *s, size_t n, const char *const *kw)
+{
+	struct kparse p = { s, 0, n, kw, 0 };
+	uint64_t b = 0;
+
+	for (;;) {
+		kw_blank(&p);
+		if (p.i >= p.n || p.bad)
+			break;
+		b |= kw_item(&p);
+	}
+	return p.bad ? 0 : b;
+}
+
+/* Add to pattern p a word requirement for each keyword of bits. */
+static void add_keyword_reqs(sl_prefilter *f, struct pattern *p, uint64_t bits,
+			     const char *const *kw)
+{
+	for (unsigned b = 0; b < 64; b++) {
+		struct req r;
+
+		if (!(bits & (UINT64_C(1) << b)))
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.alts = sl_xcalloc(1, sizeof(*r.alts));
+		r.lens = sl_xcalloc(1, sizeof(*r.lens));
+		r.alts[0] = sl_xstrdup(kw[2 * b + 1]);
+		r.lens[0] = strlen(r.alts[0]);
+		r.nalts = 1;
+		r.word = 1;
+		p->reqs = sl_xrealloc(p->reqs, sl_st_mult(p->nreqs + 1, sizeof(*p->reqs)));
+		p->reqs[p->nreqs++] = r;
+		add_all(f, r.alts[0]);
+	}
+}
+
+/*
+ * An occurrence of keyword kw at text[at] the C-family lexers could see as
+ * the keyword: not inside a longer identifier.  Kept (returns 1) whenever
+ * in doubt: after a digit run (a number's suffix may end there), a
+ * non-ASCII byte, '\\', '$' or a '#' directive.
+ */
+static int keyword_at(const char *text, size_t len, size_t at, size_t kwlen)
+{
+	size_t j = at, k;
+	unsigned char after = at + kwlen < len ? (unsigned char)text[at + kwlen] : ' ';
+
+	if (isalnum(after) || after == '_')
+		return 0;
+	while (j && (isalnum((unsigned char)text[j - 1]) || text[j - 1] == '_'))
+		j--;
+	if (j == at || isdigit((unsigned char)text[j]))
+		return 1;
+	/* an identifier runs into the keyword, unless what comes before it joins it */
+	for (k = j; k && (text[k - 1] == ' ' || text[k - 1] == '\t'); k--)
+		;
+	if (k && text[k - 1] == '#')
+		return 1;
+	return j && ((unsigned char)text[j - 1] >= 0x80 || text[j - 1] == '\\' || text[j - 1] == '$');
+}
+
+/* 1 if kw occurs in text as a word the lexer could take for the keyword. */
+static int has_keyword(const char *text, size_t len, const char *kw, size_t kwlen)
+{
+	const char *s = text, *hit;
+
+	while ((hit = memmem(s, len - (size_t)(s - text), kw, kwlen))) {
+		if (keyword_at(text, len, (size_t)(hit - text), kwlen))
+			return 1;
+		s = hit + 1;
+	}
+	return 0;
+}
+
+/* The end of pattern pat's source: the next pattern's start, or len. */
+static size_t pattern_end(const TSQuery *q, uint32_t pat, uint32_t npats, size_t len)
+{
+	uint32_t start = ts_query_start_byte_for_pattern(q, pat);
+
+	for (uint32_t i = pat + 1; i < npats; i++) {
+		uint32_t b = ts_query_start_byte_for_pattern(q, i);
+
+		if (b > start && b <= len)
+			return b;
+	}
+	return len;
+}
+
+/* The predicates' requirements of pattern pat into p. */
+static void add_pred_reqs(sl_prefilter *f, struct pattern *p, const TSQuery *q, uint32_t pat)
+{
+	uint32_t nsteps;
+	const TSQueryPredicateStep *steps = ts_query_predicates_for_pattern(q, pat, &nsteps);
+
+	for (uint32_t i = 0; i < nsteps; ) {
+		uint32_t end = i;
+		struct req r;
+
+		while (end < nsteps && steps[end].type != TSQueryPredicateStepTypeDone)
+			end++;
+		if (end == nsteps)
+			break;
+		if (steps[i].type == TSQueryPredicateStepTypeString &&
+		    pred_req(q, pat, steps + i, end - i - 1, &r)) {
+			p->reqs = sl_xrealloc(p->reqs, sl_st_mult(p->nreqs + 1, sizeof(*p->reqs)));
+			p->reqs[p->nreqs++] = r;
+			for (size_t a = 0; a < r.nalts; a++)
+				add_all(f, r.alts[a]);
+		}
+		i = end + 1;
+	}
+}
+
 sl_prefilter *sl_prefilter_new(const TSQuery *q)
+{
+	return sl_prefilter_new_ex(q, NULL, 0, NULL);
+}
+
+sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
+				  const char *const *keyword_nodes)
 {
 	sl_prefilter *f = sl_xcalloc(1, sizeof(*f));
 	uint32_t npats = ts_query_pattern_count(q);
@@ -257,25 +583,16 @@ sl_prefilter *sl_prefilter_new(const TSQuery *q)
 	f->npats = npats;
 	for (uint32_t pat = 0; pat < npats; pat++) {
 		struct pattern *p = &f->pats[pat];
-		uint32_t nsteps;
-		const TSQueryPredicateStep *steps = ts_query_predicates_for_pattern(q, pat, &nsteps);
 
-		for (uint32_t i = 0; i < nsteps; ) {
-			uint32_t end = i;
-			struct req r;
+		add_pred_reqs(f, p, q, pat);
+		if (src && keyword_nodes) {
+			size_t start = ts_query_start_byte_for_pattern(q, pat);
+			size_t end = pattern_end(q, pat, npats, len);
 
-			while (end < nsteps && steps[end].type != TSQueryPredicateStepTypeDone)
-				end++;
-			if (end == nsteps)
-				break;
-			if (steps[i].type == TSQueryPredicateStepTypeString &&
-			    pred_req(q, pat, steps + i, end - i - 1, &r)) {
-				p->reqs = sl_xrealloc(p->reqs, sl_st_mult(p->nreqs + 1, sizeof(*p->reqs)));
-				p->reqs[p->nreqs++] = r;
-				for (size_t a = 0; a < r.nalts; a++)
-					add_all(f, r.alts[a]);
-			}
-			i = end + 1;
+			if (start < end)
+				add_keyword_reqs(f, p, pattern_keywords(src + start, end - start,
+									keyword_nodes),
+						 keyword_nodes);
 		}
 		if (!p->nreqs) {
 			/* this pattern can match anywhere: filtering would lose it */
@@ -303,7 +620,8 @@ int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len)
 			size_t a;
 
 			for (a = 0; a < rq->nalts; a++)
-				if (memmem(text, len, rq->alts[a], rq->lens[a]))
+				if (rq->word ? has_keyword(text, len, rq->alts[a], rq->lens[a]) :
+				    memmem(text, len, rq->alts[a], rq->lens[a]) != NULL)
 					break;
 			if (a == rq->nalts)
 				break;

@@ -17,6 +17,14 @@
  * filter at all (sl_prefilter_new returns NULL, which passes everything).
  * The filter is conservative: it may keep a file that cannot match, never
  * the reverse.
+ *
+ * sl_prefilter_new_ex adds keywords from the query's source and a table of
+ * the language (sl_lang_keyword_nodes): a pattern that needs a node of a
+ * type the table names (for_statement), or the quoted keyword itself
+ * ("for"), outside '?' and '*', needs that keyword as a word: an
+ * occurrence not glued to a longer identifier (C-family lexing; in doubt
+ * the file is kept).  Alternations require only what every branch does;
+ * MISSING nodes and predicates give none.
  */
 #ifndef SL_SCOPING_PREFILTER_H
 #define SL_SCOPING_PREFILTER_H
@@ -28,9 +36,15 @@ typedef struct sl_prefilter sl_prefilter;
 
 /* A filter for q, or NULL when the query offers no literal to require. */
 sl_prefilter *sl_prefilter_new(const TSQuery *q);
+/*
+ * The same with the keywords the patterns of src (the source of q, len
+ * bytes) imply by the pairs of keyword_nodes (NULL: none).
+ */
+sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
+				  const char *const *keyword_nodes);
 /* 1 if the text may hold a match (always 1 for a NULL filter). */
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len);
-/* Number of distinct literal strings the filter looks for. */
+/* Number of distinct literal strings (keywords too) the filter looks for. */
 size_t sl_prefilter_count(const sl_prefilter *f);
 void sl_prefilter_free(sl_prefilter *f);
 

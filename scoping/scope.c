@@ -9,18 +9,21 @@
  * literal prefilter).  The main thread walks the tree, keeps the blobs of
  * the language that match the globs, and answers what it can from the
  * cache.  Files whose blob is the same as an earlier file's are scoped once
- * and their result is copied.  The remaining files are shared out to worker threads; each worker
- * opens its own git_repository (libgit2 objects are never shared between
- * threads) and owns a parser and a query cursor, while the TSQuery, the
- * compiled predicates and the prefilter are only read.  A worker reads a
- * blob, skips it if the prefilter says no match is possible, else parses
- * it, runs the query, keeps the matches that pass the predicates, groups
- * their sites into targets in its own list, and encodes the file's result
- * for the cache.  Each syntax tree is freed before the next file, so memory
- * grows with the result, the list of candidate paths and, per thread, one
- * file.  At the end the main thread concatenates the lists, sorts them
- * (path, start, end: a total order, so the thread count never changes the
- * output) and writes the new cache rows in one transaction.
+ * and their result is copied.  The remaining files are read by the main
+ * thread alone, in tree order, on the caller's repository (libgit2 objects
+ * are never shared between threads), into a queue bounded by bytes; parser
+ * threads, one per core, each with its own parser and query cursor, take
+ * blobs from it, while the TSQuery, the compiled predicates and the
+ * prefilter are only read.  A parser skips a blob if the prefilter says no
+ * match is possible, else parses it, runs the query, keeps the matches
+ * that pass the predicates, groups their sites into targets in its own
+ * list, and encodes the file's result for the cache.  With one thread the
+ * main thread does it all.  Each syntax tree is freed before the next
+ * file, so memory grows with the result, the list of candidate paths, the
+ * queue and, per parser, one file.  At the end the main thread
+ * concatenates the lists, sorts them (path, start, end: a total order, so
+ * the thread count never changes the output) and writes the new cache rows
+ * in one transaction.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -46,7 +49,6 @@
 #include "common/caps.h"
 
 #define BINARY_SNIFF 8000
-#define CHUNK 32               /* files a worker takes at a time */
 
 /*
  * Bounds on a user's query.  libtree-sitter 0.20.7's ts_query_new crashes or
@@ -68,7 +70,8 @@ struct compiled {
 	const sl_lang *lang;
 	TSQuery *q;
 	sl_preds *preds;
-	sl_prefilter *pf;
+	sl_prefilter *pf;          /* the predicates' literals: for CF_LIT_NO_MATCH */
+	sl_prefilter *skip;        /* those and the keywords the patterns imply: what files to skip */
 	uint32_t site_cap;
 };
 
@@ -174,6 +177,8 @@ static void compiled_release(struct compiled *c)
 {
 	sl_prefilter_free(c->pf);
 	c->pf = NULL;
+	sl_prefilter_free(c->skip);
+	c->skip = NULL;
 	sl_preds_free(c->preds);
 	c->preds = NULL;
 	if (c->q)
@@ -201,8 +206,10 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 		return sl_err_set(err, SL_EINPUT, "query too long");
 
 	c->q = ts_query_new(c->lang->grammar(), query, (uint32_t)len, &off, &type);
-	if (c->q)
+	if (c->q) {
 		c->pf = sl_prefilter_new(c->q);
+		c->skip = sl_prefilter_new_ex(c->q, query, len, sl_lang_keyword_nodes(c->lang));
+	}
 	if (!c->q) {
 		if (offset_out)
 			*offset_out = off;
@@ -922,99 +929,249 @@ static void query_key(char out[GIT_OID_HEXSZ + 1], const sl_scope_opts *opts,
 	sl_buf_release(&b);
 }
 
-/* State shared by the workers; everything but `next` and `stop` is read-only. */
+/*
+ * Blobs read and waiting for a parser, in todo order.  Bounded by bytes so
+ * memory stays flat whatever the tree: the reader waits while the queued
+ * blobs hold QUEUE_BYTES (a larger blob waits alone) or every slot is taken.
+ */
+#define QUEUE_BYTES (2u << 20)
+#define QUEUE_SLOTS 64
+
+struct item {
+	size_t k;                  /* position in todo */
+	git_odb_object *obj;       /* the queue's, then the parser's that takes it */
+};
+
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t can_put, can_take;
+	struct item slot[QUEUE_SLOTS];
+	size_t head, n, bytes;
+	int closed;                /* the reader has put its last item */
+};
+
+/* State shared by the threads; `fail_at` and the queue are what they change. */
 struct shared {
 	const struct compiled *c;
 	const sl_scope_opts *opts;
 	enum unit_kind unit;
-	const char *repo_path;
-	struct entry *v;           /* each worker writes only the entries it took */
+	struct entry *v;           /* each thread writes only the entries it took */
 	size_t *todo;              /* indices into v of the files to scope */
 	size_t ntodo;
 	int want_enc;
-	atomic_size_t next;
-	atomic_int stop;
+	struct queue q;
+	atomic_size_t fail_at;     /* the first position in todo that failed; SIZE_MAX: none */
 };
 
+/* A parser thread, or the reader (which parses nothing). */
 struct worker {
 	struct shared *sh;
-	git_repository *repo;      /* own handle, or the caller's when running inline */
 	sl_target_list out;
 	sl_scope_stats st;         /* counters only */
 	sl_err err;
-	int ret;
+	size_t err_at;             /* position in todo of the file that failed; SIZE_MAX: none */
 	pthread_t tid;
 };
 
-/* Scope one file of the worker's: append its targets, fill e's flags. */
-static int scope_one(struct worker *wk, TSParser *parser, TSQueryCursor *cursor,
-		     struct raw **raws, size_t *raws_alloc, struct entry *e)
+/* What a thread needs to parse and query: its own parser, cursor and scratch sites. */
+struct parse_state {
+	TSParser *parser;
+	TSQueryCursor *cursor;
+	struct raw *raws;
+	size_t raws_alloc;
+};
+
+static void queue_init(struct queue *q)
+{
+	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->can_put, NULL);
+	pthread_cond_init(&q->can_take, NULL);
+}
+
+/* Free the items left (after a failure) and the queue's locks. */
+static void queue_release(struct queue *q)
+{
+	for (; q->n; q->n--, q->head = (q->head + 1) % QUEUE_SLOTS)
+		git_odb_object_free(q->slot[q->head].obj);
+	pthread_cond_destroy(&q->can_take);
+	pthread_cond_destroy(&q->can_put);
+	pthread_mutex_destroy(&q->lock);
+}
+
+/* Put an item, waiting while the queue is full; the queue owns it then. */
+static void queue_put(struct queue *q, struct item it)
+{
+	size_t size = git_odb_object_size(it.obj);
+
+	pthread_mutex_lock(&q->lock);
+	while (q->n == QUEUE_SLOTS || (q->n && q->bytes + size > QUEUE_BYTES))
+		pthread_cond_wait(&q->can_put, &q->lock);
+	q->slot[(q->head + q->n) % QUEUE_SLOTS] = it;
+	q->n++;
+	q->bytes += size;
+	pthread_cond_signal(&q->can_take);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* No more items: wake every parser waiting for one. */
+static void queue_close(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->closed = 1;
+	pthread_cond_broadcast(&q->can_take);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Take the oldest item into *out: 1, or 0 once the queue is closed and empty. */
+static int queue_take(struct queue *q, struct item *out)
+{
+	pthread_mutex_lock(&q->lock);
+	while (!q->n && !q->closed)
+		pthread_cond_wait(&q->can_take, &q->lock);
+	if (!q->n) {
+		pthread_mutex_unlock(&q->lock);
+		return 0;
+	}
+	*out = q->slot[q->head];
+	q->head = (q->head + 1) % QUEUE_SLOTS;
+	q->n--;
+	q->bytes -= git_odb_object_size(out->obj);
+	pthread_cond_signal(&q->can_put);
+	pthread_mutex_unlock(&q->lock);
+	return 1;
+}
+
+/* Record that the file at position k failed: fail_at becomes the least such position. */
+static void note_failure(struct shared *sh, size_t k)
+{
+	size_t cur = atomic_load(&sh->fail_at);
+
+	while (k < cur && !atomic_compare_exchange_weak(&sh->fail_at, &cur, k))
+		;
+}
+
+/* A failure of the file at position k, kept in the worker; always SL_ERROR-or-worse. */
+static int worker_fail(struct worker *wk, size_t k)
+{
+	wk->err_at = k;
+	note_failure(wk->sh, k);
+	return wk->err.code ? wk->err.code : SL_ERROR;
+}
+
+static int parse_state_init(struct parse_state *ps, const struct compiled *c, sl_err *err)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->parser = ts_parser_new();
+	ps->cursor = ts_query_cursor_new();
+	if (!ts_parser_set_language(ps->parser, c->lang->grammar()))
+		return sl_err_set(err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter",
+				  c->lang->name);
+	return 0;
+}
+
+static void parse_state_release(struct parse_state *ps)
+{
+	free(ps->raws);
+	ts_query_cursor_delete(ps->cursor);
+	ts_parser_delete(ps->parser);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/*
+ * Read e's blob into *out.  One read per blob: the object database
+ * inflates it once (no separate header read) and, with strict hash
+ * verification off (main.c), does not hash it again.
+ */
+static int read_blob(git_repository *repo, const struct entry *e, git_odb_object **out,
+		     sl_err *err)
+{
+	git_odb *odb = NULL;
+	int ret = SL_ERROR;
+
+	*out = NULL;
+	if (git_repository_odb(&odb, repo) || git_odb_read(out, odb, &e->oid)) {
+		git_fail(err, "cannot read blob");
+		sl_err_prefix(err, "%s: ", e->path);
+		goto done;
+	}
+	if (git_odb_object_type(*out) != GIT_OBJECT_BLOB) {
+		sl_err_set(err, SL_ERROR, "%s: not a blob", e->path);
+		goto done;
+	}
+	ret = 0;
+done:
+	if (ret) {
+		git_odb_object_free(*out);
+		*out = NULL;
+	}
+	git_odb_free(odb);
+	return ret;
+}
+
+/* Run the query on a parsed file; its sites go to ps->raws, *nraws counts them. */
+static int run_query(struct worker *wk, struct parse_state *ps, const struct entry *e,
+		     TSTree *tree, const char *text, size_t size, size_t *nraws)
 {
 	const struct compiled *c = wk->sh->c;
-	git_odb *odb = NULL;
-	git_odb_object *obj = NULL;
-	TSTree *tree = NULL;
-	size_t size, nraws = 0, before = wk->out.n;
-	const char *text;
 	TSQueryMatch m;
-	int ret = SL_ERROR, pass;
 	int64_t t0;
 
-	/*
-	 * One read per blob: the object database inflates it once (no separate
-	 * header read) and, with strict hash verification off (main.c), does not
-	 * hash it again; the size check comes after the read, which bounds the
-	 * waste to one oversized blob at a time.
-	 */
-	if (git_repository_odb(&odb, wk->repo) || git_odb_read(&obj, odb, &e->oid)) {
-		git_fail(&wk->err, "cannot read blob");
-		sl_err_prefix(&wk->err, "%s: ", e->path);
-		goto done;
+	ts_query_cursor_set_match_limit(ps->cursor, SL_CAP_QUERY_MATCHES);
+	ts_query_cursor_exec(ps->cursor, c->q, ts_tree_root_node(tree));
+	t0 = sl_now_ms();
+	for (unsigned long n = 0; ts_query_cursor_next_match(ps->cursor, &m); n++) {
+		if (!(n & 255) && sl_now_ms() - t0 > SL_CAP_QUERY_FILE_MS)
+			return sl_err_set(&wk->err, SL_EINPUT, "%s: the query ran longer than %d s on this file",
+					  e->path, SL_CAP_QUERY_FILE_MS / 1000);
+		if (sl_preds_eval(c->preds, &m, text, size))
+			add_raw(&ps->raws, nraws, &ps->raws_alloc, c, wk->sh->unit, &m, text, size);
 	}
-	text = git_odb_object_data(obj);
-	size = git_odb_object_size(obj);
-	if (git_odb_object_type(obj) != GIT_OBJECT_BLOB) {
-		sl_err_set(&wk->err, SL_ERROR, "%s: not a blob", e->path);
-		goto done;
-	}
+	if (ts_query_cursor_did_exceed_match_limit(ps->cursor))
+		return sl_err_set(&wk->err, SL_EINPUT, "%s: the query needs more than %d partial matches "
+				  "at once on this file; make it more specific", e->path, SL_CAP_QUERY_MATCHES);
+	return 0;
+}
+
+/*
+ * Scope one file from its blob's text: append its targets to the worker's
+ * list, fill e's flags, encode the result when the cache or a duplicate
+ * wants it.
+ */
+static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e,
+		      const char *text, size_t size)
+{
+	const struct compiled *c = wk->sh->c;
+	TSTree *tree = NULL;
+	size_t nraws = 0, before = wk->out.n;
+	int ret = SL_ERROR;
+
+	/* the size check comes after the read: the waste is one oversized blob at a time */
 	if (size > SL_CAP_SOURCE_BYTES || memchr(text, 0, size < BINARY_SNIFF ? size : BINARY_SNIFF)) {
 		e->skipped = 1;
 		ret = 0;
 		goto done;
 	}
-	pass = sl_prefilter_pass(c->pf, text, size);
-	if (!pass && !wk->sh->opts->no_prefilter) {
+	if (!wk->sh->opts->no_prefilter && !sl_prefilter_pass(c->skip, text, size)) {
+		/* as if parsed: a literal with no match is still one */
 		e->flags |= CF_PREFILTERED;
+		if (c->pf && sl_prefilter_pass(c->pf, text, size))
+			e->flags |= CF_LIT_NO_MATCH;
 		wk->st.skipped_prefilter++;
 		goto encode;
 	}
-	if (!(tree = ts_parser_parse_string(parser, NULL, text, (uint32_t)size))) {
+	if (!(tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size))) {
 		sl_err_set(&wk->err, SL_ERROR, "%s: tree-sitter could not parse the file", e->path);
 		goto done;
 	}
 	wk->st.parsed++;
 	if (ts_node_has_error(ts_tree_root_node(tree)))
 		e->flags |= CF_PARSE_ERROR;
-	ts_query_cursor_set_match_limit(cursor, SL_CAP_QUERY_MATCHES);
-	ts_query_cursor_exec(cursor, c->q, ts_tree_root_node(tree));
-	t0 = sl_now_ms();
-	for (unsigned long n = 0; ts_query_cursor_next_match(cursor, &m); n++) {
-		if (!(n & 255) && sl_now_ms() - t0 > SL_CAP_QUERY_FILE_MS) {
-			sl_err_set(&wk->err, SL_EINPUT, "%s: the query ran longer than %d s on this file",
-				   e->path, SL_CAP_QUERY_FILE_MS / 1000);
-			goto done;
-		}
-		if (sl_preds_eval(c->preds, &m, text, size))
-			add_raw(raws, &nraws, raws_alloc, c, wk->sh->unit, &m, text, size);
-	}
-	if (ts_query_cursor_did_exceed_match_limit(cursor)) {
-		sl_err_set(&wk->err, SL_EINPUT, "%s: the query needs more than %d partial matches "
-			   "at once on this file; make it more specific", e->path, SL_CAP_QUERY_MATCHES);
+	if (run_query(wk, ps, e, tree, text, size, &nraws))
 		goto done;
-	}
-	group_targets(&wk->out, *raws, nraws, e, c, text);
+	group_targets(&wk->out, ps->raws, nraws, e, c, text);
 	nraws = 0;
-	if (c->pf && pass && wk->out.n == before)
+	if (c->pf && wk->out.n == before && sl_prefilter_pass(c->pf, text, size))
 		e->flags |= CF_LIT_NO_MATCH;
 encode:
 	if (wk->sh->want_enc || e->has_dups) {
@@ -1026,64 +1183,89 @@ encode:
 	ret = 0;
 done:
 	for (size_t i = 0; i < nraws; i++)
-		site_release(&(*raws)[i].site);
+		site_release(&ps->raws[i].site);
 	if (tree)
 		ts_tree_delete(tree);
-	git_odb_object_free(obj);
-	git_odb_free(odb);
 	e->scoped = !ret;
 	return ret;
 }
 
-static void *worker_main(void *arg)
+/* Scope the file of one blob; the blob is freed. */
+static int scope_blob(struct worker *wk, struct parse_state *ps, size_t k, git_odb_object *obj)
+{
+	struct entry *e = &wk->sh->v[wk->sh->todo[k]];
+	int ret = scope_text(wk, ps, e, git_odb_object_data(obj), git_odb_object_size(obj));
+
+	git_odb_object_free(obj);
+	return ret ? worker_fail(wk, k) : 0;
+}
+
+/* One thread does it all, on the caller's repository: read, parse, query. */
+static void scope_inline(struct worker *wk, git_repository *repo)
+{
+	struct shared *sh = wk->sh;
+	struct parse_state ps;
+	git_odb_object *obj;
+
+	if (parse_state_init(&ps, sh->c, &wk->err)) {
+		worker_fail(wk, 0);
+		goto done;
+	}
+	for (size_t k = 0; k < sh->ntodo; k++)
+		if (read_blob(repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
+			worker_fail(wk, k);
+			break;
+		} else if (scope_blob(wk, &ps, k, obj)) {
+			break;
+		}
+done:
+	parse_state_release(&ps);
+}
+
+/*
+ * A parser thread: take blobs until the queue closes.  Items past the
+ * first failure are dropped unparsed; those before it are always scoped,
+ * so which error is reported never depends on timing.  A thread that
+ * could not set up still drains the queue, so the reader never waits on it.
+ */
+static void *parser_main(void *arg)
 {
 	struct worker *wk = arg;
 	struct shared *sh = wk->sh;
-	TSParser *parser = ts_parser_new();
-	TSQueryCursor *cursor = ts_query_cursor_new();
-	struct raw *raws = NULL;
-	size_t raws_alloc = 0;
-	int own = 0;
+	struct parse_state ps;
+	struct item it;
+	int broken = parse_state_init(&ps, sh->c, &wk->err);
 
-	wk->ret = SL_ERROR;
-	if (!wk->repo) {
-		if (git_repository_open_ext(&wk->repo, sh->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH,
-					    NULL)) {
-			git_fail(&wk->err, "cannot open the repository in a worker");
-			goto done;
-		}
-		own = 1;
+	if (broken)
+		worker_fail(wk, 0);
+	while (queue_take(&sh->q, &it)) {
+		if (broken || it.k > atomic_load(&sh->fail_at))
+			git_odb_object_free(it.obj);
+		else
+			scope_blob(wk, &ps, it.k, it.obj);
 	}
-	if (!ts_parser_set_language(parser, sh->c->lang->grammar())) {
-		sl_err_set(&wk->err, SL_ERROR, "grammar of '%s' not supported by this tree-sitter",
-			   sh->c->lang->name);
-		goto done;
-	}
-	/*
-	 * Runs of CHUNK files in tree order: each thread's delta-base cache then
-	 * sees neighbouring objects of the pack.
-	 */
-	while (!atomic_load(&sh->stop)) {
-		size_t first = atomic_fetch_add(&sh->next, CHUNK);
-
-		if (first >= sh->ntodo)
-			break;
-		for (size_t i = first; i < first + CHUNK && i < sh->ntodo; i++)
-			if (scope_one(wk, parser, cursor, &raws, &raws_alloc, &sh->v[sh->todo[i]])) {
-				atomic_store(&sh->stop, 1);
-				goto done;
-			}
-	}
-	wk->ret = 0;
-done:
-	free(raws);
-	ts_query_cursor_delete(cursor);
-	ts_parser_delete(parser);
-	if (own) {
-		git_repository_free(wk->repo);
-		wk->repo = NULL;
-	}
+	parse_state_release(&ps);
 	return NULL;
+}
+
+/*
+ * The reader, on the calling thread: every odb read happens here, on the
+ * caller's repository (libgit2 objects are never shared between threads),
+ * in tree order, so one delta-base cache serves neighbouring objects.
+ */
+static void read_all(struct worker *rd, git_repository *repo)
+{
+	struct shared *sh = rd->sh;
+	struct item it;
+
+	for (it.k = 0; it.k < sh->ntodo && it.k <= atomic_load(&sh->fail_at); it.k++) {
+		if (read_blob(repo, &sh->v[sh->todo[it.k]], &it.obj, &rd->err)) {
+			worker_fail(rd, it.k);
+			break;
+		}
+		queue_put(&sh->q, it);
+	}
+	queue_close(&sh->q);
 }
 
 static unsigned thread_count(const sl_scope_opts *opts, size_t ntodo)
@@ -1205,57 +1387,53 @@ static int cache_bound(sl_store *st, const char *qkey, sl_err *err)
 	return sl_store_commit(st, err);
 }
 
-int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
-	     const sl_scope_opts *opts, sl_err *err)
-{
-	int ret = SL_ERROR, rc;
-	size_t base = out->n;
+/* One call of sl_scope: what its steps share. */
+struct scope_run {
+	sl_target_list *out;       /* the caller's list; this call appends from base */
+	size_t base;
+	git_repository *repo;
+	const sl_scope_opts *opts;
+	sl_scope_stats *st;        /* opts->stats, or a local one */
 	struct compiled c;
-	struct walk w;
-	struct entry **order = NULL;
-	struct dup *dups = NULL;
-	size_t ndups = 0;
-	struct shared sh;
-	struct worker *wks = NULL;
-	unsigned nthreads = 0, started = 0;
 	enum unit_kind unit;
-	sl_scope_stats local = SL_SCOPE_STATS_INIT, *st;
-	sl_scope_cache *cache = NULL;
+	struct walk w;             /* every file of the language, in tree order */
+	sl_scope_cache *cache;     /* NULL without opts->cache */
+	char qkey[GIT_OID_HEXSZ + 1];
+	struct dup *dups;
+	size_t ndups;
+	struct shared sh;          /* sh.todo: the files left to parse */
+	struct worker *wks;
+	unsigned nthreads;
+};
+
+/* Refuse an unknown unit and overrides naming an unknown language (SL_EINPUT). */
+static int check_opts(struct scope_run *r, sl_err *err)
+{
+	const sl_scope_opts *opts = r->opts;
+
+	if (parse_unit(opts->unit, &r->unit))
+		return sl_err_set(err, SL_EINPUT,
+				  "unknown unit '%s' (known: capture, statement, function, class, file)",
+				  opts->unit);
+	for (size_t i = 0; i < opts->noverrides; i++)
+		if (!opts->overrides[i].language || !sl_lang_known(opts->overrides[i].language))
+			return sl_err_set(err, SL_EINPUT, "language override '%s': unknown language '%s' (known: %s)",
+					  opts->overrides[i].glob ? opts->overrides[i].glob : "",
+					  opts->overrides[i].language ? opts->overrides[i].language : "",
+					  sl_lang_names());
+	return 0;
+}
+
+/* Walk the tree of commit into r->w (SL_ENOTFOUND: no such commit). */
+static int walk_commit(struct scope_run *r, const git_oid *commit, sl_err *err)
+{
 	git_commit *gc = NULL;
 	git_tree *tree = NULL;
-	char hex[GIT_OID_HEXSZ + 1], qkey[GIT_OID_HEXSZ + 1];
-	int64_t t0 = sl_now_ms();
-
-	memset(&c, 0, sizeof(c));
-	memset(&w, 0, sizeof(w));
-	memset(&sh, 0, sizeof(sh));
-	if (!opts) {
-		ret = sl_err_set(err, SL_EINPUT, "no scope options");
-		goto done;
-	}
-	st = opts->stats ? opts->stats : &local;
-	sl_scope_stats_release(st);
-	if (parse_unit(opts->unit, &unit)) {
-		ret = sl_err_set(err, SL_EINPUT,
-				 "unknown unit '%s' (known: capture, statement, function, class, file)",
-				 opts->unit);
-		goto done;
-	}
-	for (size_t i = 0; i < opts->noverrides; i++)
-		if (!opts->overrides[i].language || !sl_lang_known(opts->overrides[i].language)) {
-			ret = sl_err_set(err, SL_EINPUT, "language override '%s': unknown language '%s' (known: %s)",
-					 opts->overrides[i].glob ? opts->overrides[i].glob : "",
-					 opts->overrides[i].language ? opts->overrides[i].language : "",
-					 sl_lang_names());
-			goto done;
-		}
-	if ((ret = compile_query(&c, opts->language, opts->query, opts->capture, NULL, err)))
-		goto done;
-	ret = SL_ERROR;
-	st->literals = sl_prefilter_count(c.pf);
+	char hex[GIT_OID_HEXSZ + 1];
+	int ret = SL_ERROR, rc;
 
 	git_oid_tostr(hex, sizeof(hex), commit);
-	if ((rc = git_commit_lookup(&gc, repo, commit))) {
+	if ((rc = git_commit_lookup(&gc, r->repo, commit))) {
 		if (rc == GIT_ENOTFOUND)
 			ret = sl_err_set(err, SL_ENOTFOUND, "commit '%s' not found", hex);
 		else
@@ -1266,116 +1444,171 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 		git_fail(err, "cannot read the tree of the commit");
 		goto done;
 	}
-	w.lang = c.lang;
-	w.opts = opts;
-	w.stats = st;
-	if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w)) {
+	r->w.lang = r->c.lang;
+	r->w.opts = r->opts;
+	r->w.stats = r->st;
+	if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &r->w)) {
 		git_fail(err, "cannot walk the tree of the commit");
 		goto done;
 	}
+	ret = 0;
+done:
+	git_tree_free(tree);
+	git_commit_free(gc);
+	return ret;
+}
 
-	sh.todo = sl_xcalloc(w.n ? w.n : 1, sizeof(*sh.todo));
-	if (opts->cache) {
-		query_key(qkey, opts, &c, unit);
-		if (sl_scope_cache_open(&cache, opts->cache, c.lang->name, qkey, err) ||
-		    sl_scope_cache_begin(cache, err))
+/*
+ * Answer from the cache what it holds (targets appended to out); every
+ * other file goes to r->sh.todo, in tree order.  Opens r->cache.
+ */
+static int lookup_cache(struct scope_run *r, sl_err *err)
+{
+	struct entry **order = NULL;
+	struct walk *w = &r->w;
+	int ret = SL_ERROR, rc;
+
+	r->sh.todo = sl_xcalloc(w->n ? w->n : 1, sizeof(*r->sh.todo));
+	if (r->opts->cache) {
+		query_key(r->qkey, r->opts, &r->c, r->unit);
+		if (sl_scope_cache_open(&r->cache, r->opts->cache, r->c.lang->name, r->qkey, err) ||
+		    sl_scope_cache_begin(r->cache, err))
 			goto done;
 	}
 	/* look up in blob-id order: the cache's B-tree is then read front to back */
-	order = sl_xcalloc(w.n ? w.n : 1, sizeof(*order));
-	for (size_t i = 0; i < w.n; i++)
-		order[i] = &w.v[i];
-	if (cache && w.n > 1)
-		qsort(order, w.n, sizeof(*order), entry_oid_cmp);
-	for (size_t k = 0; k < w.n; k++) {
+	order = sl_xcalloc(w->n ? w->n : 1, sizeof(*order));
+	for (size_t i = 0; i < w->n; i++)
+		order[i] = &w->v[i];
+	if (r->cache && w->n > 1)
+		qsort(order, w->n, sizeof(*order), entry_oid_cmp);
+	for (size_t k = 0; k < w->n; k++) {
 		struct entry *e = order[k];
-		size_t i = (size_t)(e - w.v);
 		sl_scope_cache_val val;
 		char bhex[GIT_OID_HEXSZ + 1];
 
-		if (cache) {
+		if (r->cache) {
 			git_oid_tostr(bhex, sizeof(bhex), &e->oid);
-			if ((rc = sl_scope_cache_get(cache, bhex, &val, err)) < 0)
+			if ((rc = sl_scope_cache_get(r->cache, bhex, &val, err)) < 0)
 				goto done;
-			if (rc == 1 && !decode_targets(out, val.data, val.len, e, c.lang)) {
+			if (rc == 1 && !decode_targets(r->out, val.data, val.len, e, r->c.lang)) {
 				e->flags = val.flags;
 				e->scoped = e->from_cache = 1;
-				st->cache_hits++;
+				r->st->cache_hits++;
 				continue;
 			}
 		}
-		sh.todo[sh.ntodo++] = i;
+		r->sh.todo[r->sh.ntodo++] = (size_t)(e - w->v);
 	}
 	/* back to tree order: neighbours in a tree are often neighbours in a pack */
-	if (cache && sh.ntodo > 1)
-		qsort(sh.todo, sh.ntodo, sizeof(*sh.todo), size_cmp);
-	ndups = split_dups(w.v, sh.todo, &sh.ntodo, &dups);
-	/* no store transaction is held while parsing */
-	if (cache && sl_scope_cache_commit(cache, err))
-		goto done;
+	if (r->cache && r->sh.ntodo > 1)
+		qsort(r->sh.todo, r->sh.ntodo, sizeof(*r->sh.todo), size_cmp);
+	ret = 0;
+done:
+	free(order);
+	return ret;
+}
 
-	sh.c = &c;
-	sh.opts = opts;
-	sh.unit = unit;
-	sh.v = w.v;
-	sh.want_enc = cache != NULL;
-	sh.repo_path = git_repository_path(repo);
-	atomic_init(&sh.next, 0);
-	atomic_init(&sh.stop, 0);
-	nthreads = sh.ntodo ? thread_count(opts, sh.ntodo) : 0;
-	wks = sl_xcalloc(nthreads ? nthreads : 1, sizeof(*wks));
-	for (unsigned i = 0; i < nthreads; i++) {
-		wks[i].sh = &sh;
-		wks[i].out = (sl_target_list)SL_TARGET_LIST_INIT;
-		sl_err_clear(&wks[i].err);
+/*
+ * Scope the files of r->sh.todo: on this thread alone for one thread, else
+ * this thread reads and r->nthreads parser threads parse.
+ */
+static int run_workers(struct scope_run *r, sl_err *err)
+{
+	struct shared *sh = &r->sh;
+	unsigned started;
+
+	sh->c = &r->c;
+	sh->opts = r->opts;
+	sh->unit = r->unit;
+	sh->v = r->w.v;
+	sh->want_enc = r->cache != NULL;
+	atomic_init(&sh->fail_at, SIZE_MAX);
+	r->nthreads = sh->ntodo ? thread_count(r->opts, sh->ntodo) : 0;
+	/* the last one is the reader */
+	r->wks = sl_xcalloc(r->nthreads + 1, sizeof(*r->wks));
+	for (unsigned i = 0; i <= r->nthreads; i++) {
+		r->wks[i].sh = sh;
+		r->wks[i].out = (sl_target_list)SL_TARGET_LIST_INIT;
+		r->wks[i].err_at = SIZE_MAX;
+		sl_err_clear(&r->wks[i].err);
 	}
-	if (nthreads == 1) {
-		wks[0].repo = repo;
-		worker_main(&wks[0]);
-	} else {
-		for (started = 0; started < nthreads; started++)
-			if (pthread_create(&wks[started].tid, NULL, worker_main, &wks[started])) {
-				atomic_store(&sh.stop, 1);
-				sl_err_set(err, SL_ERROR, "cannot start a scoping thread");
-				break;
-			}
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(wks[i].tid, NULL);
-		if (started < nthreads)
-			goto done;
+	if (r->nthreads <= 1) {
+		if (r->nthreads)
+			scope_inline(&r->wks[0], r->repo);
+		r->st->threads = r->nthreads;
+		return 0;
 	}
-	st->threads = nthreads;
-	for (unsigned i = 0; i < nthreads; i++) {
-		if (wks[i].ret) {
-			ret = sl_err_set(err, wks[i].err.code ? wks[i].err.code : SL_ERROR, "%s",
-					 wks[i].err.msg[0] ? wks[i].err.msg : "scoping failed");
-			goto done;
+	queue_init(&sh->q);
+	for (started = 0; started < r->nthreads; started++)
+		if (pthread_create(&r->wks[started].tid, NULL, parser_main, &r->wks[started]))
+			break;
+	if (started < r->nthreads)
+		note_failure(sh, 0);        /* the reader stops at once */
+	read_all(&r->wks[r->nthreads], r->repo);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(r->wks[i].tid, NULL);
+	queue_release(&sh->q);
+	if (started < r->nthreads)
+		return sl_err_set(err, SL_ERROR, "cannot start a scoping thread");
+	r->st->threads = r->nthreads;
+	return 0;
+}
+
+/*
+ * Move the workers' targets to out and add up their counters.  On failure
+ * the error of the first file (in todo order) that failed: the same
+ * whatever the thread count or timing.
+ */
+static int collect_workers(struct scope_run *r, sl_err *err)
+{
+	const struct worker *failed = NULL;
+
+	for (unsigned i = 0; i <= r->nthreads; i++)
+		if (r->wks[i].err_at != SIZE_MAX && (!failed || r->wks[i].err_at < failed->err_at))
+			failed = &r->wks[i];
+	if (failed)
+		return sl_err_set(err, failed->err.code ? failed->err.code : SL_ERROR, "%s",
+				  failed->err.msg[0] ? failed->err.msg : "scoping failed");
+	for (unsigned i = 0; i < r->nthreads; i++) {
+		struct worker *wk = &r->wks[i];
+
+		r->st->parsed += wk->st.parsed;
+		r->st->skipped_prefilter += wk->st.skipped_prefilter;
+		for (size_t j = 0; j < wk->out.n; j++) {
+			SL_ALLOC_GROW(r->out->v, r->out->n + 1, r->out->alloc);
+			r->out->v[r->out->n++] = wk->out.v[j];
 		}
-		st->parsed += wks[i].st.parsed;
-		st->skipped_prefilter += wks[i].st.skipped_prefilter;
-		for (size_t j = 0; j < wks[i].out.n; j++) {
-			SL_ALLOC_GROW(out->v, out->n + 1, out->alloc);
-			out->v[out->n++] = wks[i].out.v[j];
-		}
-		wks[i].out.n = 0;
+		wk->out.n = 0;
 	}
-	for (size_t i = 0; i < ndups; i++) {
-		struct entry *e = &w.v[dups[i].entry];
-		const struct entry *f = &w.v[dups[i].first];
+	return 0;
+}
+
+/* Give each later file with an already scoped blob that blob's result. */
+static void copy_dups(struct scope_run *r)
+{
+	for (size_t i = 0; i < r->ndups; i++) {
+		struct entry *e = &r->w.v[r->dups[i].entry];
+		const struct entry *f = &r->w.v[r->dups[i].first];
 
 		e->flags = f->flags;
 		e->skipped = f->skipped;
 		e->scoped = f->scoped;
 		if (f->skipped || !f->enc)
 			continue;
-		if (decode_targets(out, f->enc, f->enc_len, e, c.lang))
+		if (decode_targets(r->out, f->enc, f->enc_len, e, r->c.lang))
 			BUG("cannot decode the result of '%s'", f->path);
 		if (f->flags & CF_PREFILTERED)
-			st->skipped_prefilter++;
+			r->st->skipped_prefilter++;
 	}
+}
 
-	for (size_t i = 0; i < w.n; i++) {
-		const struct entry *e = &w.v[i];
+/* Count every file's outcome flags into the stats (skipped, parse errors, literal without match). */
+static void count_files(struct scope_run *r)
+{
+	sl_scope_stats *st = r->st;
+
+	for (size_t i = 0; i < r->w.n; i++) {
+		const struct entry *e = &r->w.v[i];
 
 		if (e->skipped)
 			st->skipped_other++;
@@ -1388,49 +1621,94 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	}
 	if (st->literal_no_match_paths.n > 1)
 		qsort(st->literal_no_match_paths.v, st->literal_no_match_paths.n, sizeof(char *), str_cmp);
+}
 
-	if (cache && sh.ntodo) {
-		char bhex[GIT_OID_HEXSZ + 1];
+/* Write the results of the files parsed now in one transaction, then bound the cache. */
+static int store_cache(struct scope_run *r, sl_err *err)
+{
+	char bhex[GIT_OID_HEXSZ + 1];
 
-		if (sl_scope_cache_begin(cache, err))
-			goto done;
-		for (size_t i = 0; i < sh.ntodo; i++) {
-			const struct entry *e = &w.v[sh.todo[i]];
+	if (!r->cache || !r->sh.ntodo)
+		return 0;
+	if (sl_scope_cache_begin(r->cache, err))
+		return SL_ERROR;
+	for (size_t i = 0; i < r->sh.ntodo; i++) {
+		const struct entry *e = &r->w.v[r->sh.todo[i]];
 
-			if (!e->scoped || e->skipped || !e->enc)
-				continue;
-			git_oid_tostr(bhex, sizeof(bhex), &e->oid);
-			if (sl_scope_cache_put(cache, bhex, e->flags, e->enc, e->enc_len, err))
-				goto done;
-		}
-		if (sl_scope_cache_commit(cache, err) || cache_bound(opts->cache, qkey, err))
-			goto done;
+		if (!e->scoped || e->skipped || !e->enc)
+			continue;
+		git_oid_tostr(bhex, sizeof(bhex), &e->oid);
+		if (sl_scope_cache_put(r->cache, bhex, e->flags, e->enc, e->enc_len, err))
+			return SL_ERROR;
 	}
+	if (sl_scope_cache_commit(r->cache, err) || cache_bound(r->opts->cache, r->qkey, err))
+		return SL_ERROR;
+	return 0;
+}
 
-	if (out->n > base)
-		qsort(out->v + base, out->n - base, sizeof(*out->v), target_cmp);
-	ret = 0;
+/* Free what the run holds; on failure drop what it appended to out. */
+static void scope_run_release(struct scope_run *r, int failed)
+{
+	if (failed) {
+		for (size_t i = r->base; i < r->out->n; i++)
+			target_release(&r->out->v[i]);
+		r->out->n = r->base;
+	}
+	for (unsigned i = 0; r->wks && i <= r->nthreads; i++)
+		sl_target_list_release(&r->wks[i].out);
+	free(r->wks);
+	free(r->dups);
+	free(r->sh.todo);
+	for (size_t i = 0; i < r->w.n; i++) {
+		free(r->w.v[i].path);
+		free(r->w.v[i].enc);
+	}
+	free(r->w.v);
+	sl_scope_cache_free(r->cache);
+	compiled_release(&r->c);
+}
+
+int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
+	     const sl_scope_opts *opts, sl_err *err)
+{
+	struct scope_run r;
+	sl_scope_stats local = SL_SCOPE_STATS_INIT;
+	int64_t t0 = sl_now_ms();
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	r.out = out;
+	r.base = out->n;
+	r.repo = repo;
+	r.opts = opts;
+	if (!opts) {
+		ret = sl_err_set(err, SL_EINPUT, "no scope options");
+		goto done;
+	}
+	r.st = opts->stats ? opts->stats : &local;
+	sl_scope_stats_release(r.st);
+	if ((ret = check_opts(&r, err)) ||
+	    (ret = compile_query(&r.c, opts->language, opts->query, opts->capture, NULL, err)))
+		goto done;
+	r.st->literals = sl_prefilter_count(r.c.skip);
+	if ((ret = walk_commit(&r, commit, err)) || (ret = lookup_cache(&r, err)))
+		goto done;
+	r.ndups = split_dups(r.w.v, r.sh.todo, &r.sh.ntodo, &r.dups);
+	/* no store transaction is held while parsing */
+	if (r.cache && sl_scope_cache_commit(r.cache, err)) {
+		ret = SL_ERROR;
+		goto done;
+	}
+	if ((ret = run_workers(&r, err)) || (ret = collect_workers(&r, err)))
+		goto done;
+	copy_dups(&r);
+	count_files(&r);
+	if ((ret = store_cache(&r, err)))
+		goto done;
+	if (out->n > r.base)
+		qsort(out->v + r.base, out->n - r.base, sizeof(*out->v), target_cmp);
 done:
-	if (ret) {
-		for (size_t i = base; i < out->n; i++)
-			target_release(&out->v[i]);
-		out->n = base;
-	}
-	for (unsigned i = 0; i < nthreads; i++)
-		sl_target_list_release(&wks[i].out);
-	free(wks);
-	free(order);
-	free(dups);
-	free(sh.todo);
-	for (size_t i = 0; i < w.n; i++) {
-		free(w.v[i].path);
-		free(w.v[i].enc);
-	}
-	free(w.v);
-	sl_scope_cache_free(cache);
-	git_tree_free(tree);
-	git_commit_free(gc);
-	compiled_release(&c);
+	scope_run_release(&r, ret != 0);
 	if (opts && opts->stats)
 		opts->stats->ms = sl_now_ms() - t0;
 	sl_scope_stats_release(&local);

@@ -14,8 +14,10 @@
  * file enclosing it); sites in the same region become one target, and two
  * patterns matching the same range give one site.
  *
- * Before parsing, a literal prefilter (prefilter.h) skips files that cannot
- * match; it never changes the result (opts.no_prefilter turns it off).  With
+ * Before parsing, a prefilter (prefilter.h) skips files that cannot match:
+ * they lack a literal of the query's predicates, or (C, C++) a keyword its
+ * node types imply (for_statement: the word "for"); it never changes the
+ * result (opts.no_prefilter turns it off).  With
  * opts.cache, each file's result is kept in the store keyed by (blob id,
  * language, hash of the query, site capture and unit), so re-scoping parses
  * only changed blobs; a hit gives exactly the targets a parse would.
@@ -99,14 +101,15 @@ typedef struct sl_scope_stats {
 	size_t files_seen;
 	size_t skipped_lang;
 	size_t skipped_other;
-	size_t skipped_prefilter;   /* read, but none of the query's literals occur */
+	size_t skipped_prefilter;   /* read, but the query's literals or keywords do not occur */
 	size_t parsed;
 	size_t parse_errors;        /* parsed with ERROR or MISSING nodes */
 	size_t cache_hits;
 	size_t literal_no_match;    /* a literal of the query occurs, no match came out
 				       (C: e.g. a call inside a macro body) */
 	sl_strvec literal_no_match_paths; /* those files, sorted */
-	size_t literals;            /* 0: the query has no literal to prefilter on */
+	size_t literals;            /* literals and keywords the prefilter looks for;
+				       0: the query has none to prefilter on */
 	unsigned threads;
 	int64_t ms;                 /* wall-clock time of sl_scope */
 } sl_scope_stats;
@@ -132,7 +135,9 @@ typedef struct sl_scope_opts {
 				       unit falls back to "capture". */
 	const sl_lang_override *overrides; /* consulted before extensions, first match wins */
 	size_t noverrides;
-	unsigned threads;           /* worker threads; 0 = one per online core */
+	unsigned threads;           /* parser threads (the calling thread reads the
+				       blobs for them); 0 = one per online core;
+				       1 = the calling thread does it all */
 	int no_prefilter;           /* 1: parse every file (results are identical) */
 	struct sl_store *cache;     /* borrowed; NULL = no cache (see scope_cache.h) */
 	sl_scope_stats *stats;      /* borrowed; NULL = not wanted */

@@ -246,6 +246,14 @@ int main(int argc, char **argv)
 	 */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+	/*
+	 * Packs are mapped 1 MiB at a time, at most 4 MiB at once: scoping
+	 * reads every source blob of a pack front to back, and the whole pack
+	 * would otherwise stay mapped and resident (issue 13: memory no higher
+	 * than ast-grep's).
+	 */
+	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)1 << 20);
+	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)4 << 20);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	ret = c->fn(argc - 1, argv + 1);
 	fflush(stdout);

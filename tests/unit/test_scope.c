@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <git2.h>
 
 #include "scoping/scope.h"
@@ -558,6 +559,62 @@ static void test_langs(void)
 		  "bash, json");
 }
 
+/*
+ * Blobs missing from the object database: the reader's error is the one
+ * reported, naming the first such file in tree order, whatever the thread
+ * count, and no parser waits for ever on the queue.
+ */
+static void test_first_failure(void)
+{
+	sl_target_list l = SL_TARGET_LIST_INIT;
+	git_index *idx = NULL;
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	git_oid tree_id, commit;
+	static const unsigned threads[] = { 1, 2, 4 };
+
+	if (git_repository_index(&idx, repo))
+		exit(2);
+	git_index_clear(idx);
+	for (int i = 0; i < 40; i++) {
+		char path[32], body[64];
+
+		snprintf(path, sizeof(path), "f%02d.c", i);
+		snprintf(body, sizeof(body), "int f%d(void) { for (;;) return %d; }\n", i, i);
+		add_file(idx, path, body, strlen(body));
+	}
+	if (git_index_write_tree_to(&tree_id, idx, repo) || git_tree_lookup(&tree, repo, &tree_id) ||
+	    git_signature_new(&sig, "T", "t@example.com", 1700000000, 0) ||
+	    git_commit_create_v(&commit, repo, NULL, sig, sig, NULL, "missing", tree, 0))
+		exit(2);
+	for (int i = 13; i < 40; i += 10) {
+		char path[32], hex[GIT_OID_HEXSZ + 1];
+		const git_tree_entry *te;
+		sl_buf obj = SL_BUF_INIT;
+
+		snprintf(path, sizeof(path), "f%02d.c", i);
+		te = git_tree_entry_byname(tree, path);
+		git_oid_tostr(hex, sizeof(hex), git_tree_entry_id(te));
+		sl_buf_addf(&obj, "%sobjects/%.2s/%s", git_repository_path(repo), hex, hex + 2);
+		CHECK_INT(unlink(obj.buf), 0);
+		sl_buf_release(&obj);
+	}
+	for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+		sl_scope_opts o = SL_SCOPE_OPTS_INIT;
+		sl_err err = SL_ERR_INIT;
+
+		o.language = "c";
+		o.query = "(for_statement) @f";
+		o.threads = threads[t];
+		CHECK_INT(sl_scope(&l, repo, &commit, &o, &err), SL_ERROR);
+		CHECK(!strncmp(err.msg, "f13.c: cannot read blob", 23));
+		CHECK_INT(l.n, 0);
+	}
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_index_free(idx);
+}
+
 int main(void)
 {
 	sl_err err = SL_ERR_INIT;
@@ -577,6 +634,7 @@ int main(void)
 	RUN(test_query_hostile);
 	RUN(test_bad_commit);
 	RUN(test_langs);
+	RUN(test_first_failure);
 	git_repository_free(repo);
 	sl_rm_rf(tmpdir, &err);
 	git_libgit2_shutdown();

@@ -206,11 +206,11 @@ static void test_regex_literal(void)
 }
 
 /*
- * The filter of a C query requires exactly the literals in want (a comma-
- * separated list; NULL: no filter): each lets a text through on its own,
- * a text with none of them is stopped.
+ * The filter of a C query (keywords: with the language's keyword table)
+ * requires exactly the literals in want (a comma-separated list; NULL: no
+ * filter): a text holding all of them passes, a text with none is stopped.
  */
-static void check_pf(const char *query, const char *want)
+static void check_filter(const char *query, int keywords, const char *want)
 {
 	uint32_t off;
 	TSQueryError type;
@@ -218,11 +218,14 @@ static void check_pf(const char *query, const char *want)
 				  &off, &type);
 	sl_prefilter *f;
 	sl_strvec lits = SL_STRVEC_INIT;
+	sl_buf all = SL_BUF_INIT;
 
 	CHECK(q != NULL);
 	if (!q)
 		return;
-	f = sl_prefilter_new(q);
+	f = keywords ? sl_prefilter_new_ex(q, query, strlen(query),
+					   sl_lang_keyword_nodes(sl_lang_find("c"))) :
+		       sl_prefilter_new(q);
 	if (!want) {
 		CHECK(f == NULL);
 		goto done;
@@ -232,15 +235,26 @@ static void check_pf(const char *query, const char *want)
 		e = strchr(w, ',');
 		e = e ? e : w + strlen(w);
 		sl_strvec_push_nodup(&lits, sl_xstrndup(w, (size_t)(e - w)));
+		sl_buf_addf(&all, " %.*s ", (int)(e - w), w);
 	}
 	CHECK_INT(sl_prefilter_count(f), lits.n);
-	for (size_t i = 0; i < lits.n; i++)
-		CHECK(sl_prefilter_pass(f, lits.v[i], strlen(lits.v[i])));
+	CHECK(sl_prefilter_pass(f, all.buf, all.len));
 	CHECK(!sl_prefilter_pass(f, "@@@", 3));
 done:
+	sl_buf_release(&all);
 	sl_strvec_release(&lits);
 	sl_prefilter_free(f);
 	ts_query_delete(q);
+}
+
+static void check_pf(const char *query, const char *want)
+{
+	check_filter(query, 0, want);
+}
+
+static void check_kw(const char *query, const char *want)
+{
+	check_filter(query, 1, want);
 }
 
 static void test_prefilter_literals(void)
@@ -284,6 +298,70 @@ static void test_prefilter_pass(void)
 	ts_query_delete(q);
 }
 
+/* Every pair of the keyword tables names a node type and a keyword token of its grammar. */
+static void test_keyword_table(void)
+{
+	for (size_t i = 0; i < NLANG_NAMES; i++) {
+		const sl_lang *l = sl_lang_find(lang_names[i]);
+		const char *const *kw = sl_lang_keyword_nodes(l);
+
+		for (size_t j = 0; kw && kw[j]; j += 2) {
+			CHECK(kw[j + 1] != NULL);
+			CHECK(ts_language_symbol_for_name(l->grammar(), kw[j], (uint32_t)strlen(kw[j]), true));
+			CHECK(ts_language_symbol_for_name(l->grammar(), kw[j + 1],
+							  (uint32_t)strlen(kw[j + 1]), false));
+		}
+	}
+	CHECK(sl_lang_keyword_nodes(sl_lang_find("c")) != NULL);
+	CHECK(sl_lang_keyword_nodes(sl_lang_find("python")) == NULL);
+}
+
+static void test_prefilter_keywords(void)
+{
+	check_kw("(for_statement) @f", "for");
+	check_kw("(function_definition body: (compound_statement (for_statement) @for))", "for");
+	check_kw("(if_statement consequence: (return_statement) @r) @i", "if,return");
+	check_kw("; (while_statement)\n(if_statement) @i", "if");
+	check_kw("\"while\" @w", "while");
+	check_kw("(compound_statement (for_statement)+ @f) @c", "for");
+	/* optional, alternatives, a type without a table entry: nothing safe to require */
+	check_kw("(compound_statement (for_statement)? @f) @c", NULL);
+	check_kw("(compound_statement (for_statement)* @f) @c", NULL);
+	check_kw("[(for_statement) (while_statement)] @loop", NULL);
+	check_kw("(case_statement) @c", NULL);
+	check_kw("(for_statement) @f (identifier) @i", NULL);
+	/* what every branch shares; either pattern; with a predicate's literal */
+	check_kw("[(for_statement (break_statement)) (while_statement (break_statement))] @l", "break");
+	check_kw("(for_statement) @f (while_statement) @w", "for,while");
+	check_kw("((for_statement) @f (#match? @f \"i\\+\\+\"))", "i,for");
+	/* without the table: only predicates count */
+	check_pf("(for_statement) @f", NULL);
+}
+
+static void test_prefilter_keyword_words(void)
+{
+	const char *query = "(for_statement) @f";
+	uint32_t off;
+	TSQueryError type;
+	TSQuery *q = ts_query_new(sl_lang_find("c")->grammar(), query, (uint32_t)strlen(query),
+				  &off, &type);
+	sl_prefilter *f = sl_prefilter_new_ex(q, query, strlen(query),
+					      sl_lang_keyword_nodes(sl_lang_find("c")));
+	static const char *const yes[] = { "for (;;) {}", "x;for(", "/* for */", "1for",
+					   "#definefor", "# definefor", "\xc3\xa9" "for", "a.for", "$for",
+					   "\\u00e9for", "for" };
+	static const char *const no[] = { "format(x)", "x_for", "for_each", "afor ", "before",
+					  "forX", "for9", "" };
+
+	CHECK(f != NULL);
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		CHECK(sl_prefilter_pass(f, yes[i], strlen(yes[i])));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		CHECK(!sl_prefilter_pass(f, no[i], strlen(no[i])));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+}
+
 int main(void)
 {
 	RUN(test_node_types_exist);
@@ -293,5 +371,8 @@ int main(void)
 	RUN(test_regex_literal);
 	RUN(test_prefilter_literals);
 	RUN(test_prefilter_pass);
+	RUN(test_keyword_table);
+	RUN(test_prefilter_keywords);
+	RUN(test_prefilter_keyword_words);
 	return unit_done();
 }
