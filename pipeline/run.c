@@ -2104,7 +2104,8 @@ static int base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err)
 	}
 
 	git_oid_tostr(hex, sizeof(hex), b->base);
-	sl_buf_addf(&br, "%s/base-%.12s", b->prefix, hex);
+	/* one per run: two runs may measure the base at once (a paused one) */
+	sl_buf_addf(&br, "%s/base-%.12s-%ld", b->prefix, hex, (long)getpid());
 	b->branch = sl_buf_detach(&br, NULL);
 	snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
 	if ((ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err)))
@@ -2544,32 +2545,65 @@ static void make_owner(run_ctx *x)
 }
 
 /*
- * Measure (or load) the baseline, one run of the campaign at a time: runs
- * started together wait for the first to record it, then load it.  The wait
- * ends when the holder releases the claim or its lease expires.
+ * Wait for the baseline's lease (runs started together wait for the first
+ * to record the baseline, then load it): the wait ends when the holder
+ * releases the claim or its lease expires; *stopped 1 (SL_OK) when a
+ * signal came first.
  */
-static int baseline(run_ctx *x, sl_err *err)
+static int baseline_claim(run_ctx *x, int64_t *epoch, int *stopped, sl_err *err)
 {
 	int claimed = 0, ret;
 
+	*stopped = 0;
 	for (;;) {
 		if ((ret = sl_lease_baseline_claim(x->st, x->campaign_id, x->owner, sl_wall_ms(),
-						   x->lease_ttl_ms, &claimed, err)))
+						   x->lease_ttl_ms, &claimed, epoch, err)))
 			return ret;
 		if (claimed)
-			break;
-		if (interrupted(x))
-			goto stopped;
+			return SL_OK;
+		if (interrupted(x)) {
+			*stopped = 1;
+			return SL_OK;
+		}
 		usleep(200 * 1000);
 	}
-	{
-		base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
-				    NULL, NULL, x, NULL };
+}
 
-		ret = sl_gating_baseline(x->gating, base_checkout_dir, &b, x->opts->progress,
-					 x->opts->progress_ctx, err);
-		ret = base_checkout_release(&b, ret, err);
-	}
+/* The gates on the base, their rows fenced by the baseline lease's epoch. */
+static int baseline_measure(run_ctx *x, int64_t epoch, sl_err *err)
+{
+	base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
+			    NULL, NULL, x, NULL };
+	int ret;
+
+	sl_gating_fence_baseline(x->gating, x->owner, epoch);
+	ret = sl_gating_baseline(x->gating, base_checkout_dir, &b, x->opts->progress,
+				 x->opts->progress_ctx, err);
+	return base_checkout_release(&b, ret, err);
+}
+
+/*
+ * Measure (or load) the baseline, one run of the campaign at a time.  Its
+ * rows are fenced by the lease's epoch: a run paused past its lease while
+ * another took the baseline over writes none of them (SL_ELEASE), waits
+ * for the claim again and loads what the other run measured.
+ */
+static int baseline(run_ctx *x, sl_err *err)
+{
+	int64_t epoch = 0;
+	int stopped = 0, ret;
+
+	do {
+		if ((ret = baseline_claim(x, &epoch, &stopped, err)))
+			return ret;
+		if (stopped)
+			goto stopped;
+		if ((ret = baseline_measure(x, epoch, err)) == SL_ELEASE) {
+			notice(x, "baseline: taken over by another run while this one was "
+			       "paused; reading its baseline (%s)", err->msg);
+			sl_err_clear(err);
+		}
+	} while (ret == SL_ELEASE);
 	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
 	if (!ret || !interrupted(x))
