@@ -14,6 +14,9 @@
 # poll CONDITION          true once the shell condition holds; checked every
 #                         0.1 s, at most 600 times, then false naming it
 # now_ms                  the time in Unix milliseconds, as leases count it
+# run_pid_of STORE        the process of the store's unfinished run
+# paused_let_go PIDFILE   continue and end the process PIDFILE names, if any:
+#                         a test never leaves a stopped run behind
 # rel_kill_series K STORE CAMPAIGN DIR   K runs each killed with -9 at an instant
 #                         picked from its number: after 1-5 more requests, or
 #                         while gates run; each wait is bounded (30 s)
@@ -119,4 +122,13 @@ poll() {
 
 now_ms() {
 	sqlite3 :memory: "select cast((julianday('now') - 2440587.5) * 86400000 as integer)"
+}
+
+run_pid_of() {
+	sqlite3 "$1" "select owner from runs where ended_at is null" 2>/dev/null | cut -d: -f2
+}
+
+paused_let_go() {
+	if test -s "$1"; then kill -CONT $(cat "$1") 2>/dev/null; kill $(cat "$1") 2>/dev/null; fi
+	return 0
 }

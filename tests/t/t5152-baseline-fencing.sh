@@ -16,17 +16,6 @@ waiting_dir() {
 	return 1
 }
 
-# pid_of STORE: the process of the store's unfinished run (owner HOST:PID:START)
-pid_of() {
-	sqlite3 "$1" "select owner from runs where ended_at is null" 2>/dev/null | cut -d: -f2
-}
-
-# let_go: the paused run A is never left stopped
-let_go() {
-	if test -s a.pid; then kill -CONT $(cat a.pid) 2>/dev/null; kill $(cat a.pid) 2>/dev/null; fi
-	return 0
-}
-
 # the gate waits on the base (three old_api calls in src/m0.c, candidates
 # have two) for a file "go" the test writes into its checkout, and prints it
 test_expect_success 'setup: a gate that waits on the base for the test' '
@@ -51,8 +40,8 @@ test_expect_success 'run A paused while it measures the base; B takes the baseli
 	{ timeout -s KILL 600 sluice run --store f.db --lease-ttl 1 f.yaml >outA 2>errA & ta=$!; } &&
 	poll "waiting_dir >/dev/null" &&
 	da=$(waiting_dir) &&
-	poll "test -n \"\$(pid_of f.db)\"" &&
-	pa=$(pid_of f.db) && echo $pa >a.pid &&
+	poll "test -n \"\$(run_pid_of f.db)\"" &&
+	pa=$(run_pid_of f.db) && echo $pa >a.pid &&
 	kill -STOP $pa &&
 	poll "test \"\$(sqlite3 f.db \"select baseline_expires < \$(now_ms) from campaigns\")\" = 1" &&
 	epoch=$(sqlite3 f.db "select baseline_epoch from campaigns") &&
@@ -62,7 +51,7 @@ test_expect_success 'run A paused while it measures the base; B takes the baseli
 	echo B >"$db/go" &&
 	{ wait $pb; rb=$?; } &&
 	cat errB &&
-	{ test $rb = 0 || { let_go; false; }; } &&
+	{ test $rb = 0 || { paused_let_go a.pid; false; }; } &&
 	test "$(sqlite3 f.db "select baseline_epoch > $epoch from campaigns")" = 1 &&
 	echo A >"$da/go" &&
 	sqlite3 f.db "select * from baselines order by 1, 2, 3" >base.before &&
@@ -93,7 +82,7 @@ test_expect_success 'A ends with the same verdicts: every target proposed, nothi
 '
 
 test_expect_success 'cleanup' '
-	let_go &&
+	paused_let_go a.pid &&
 	kill $(cat stub.pid)
 '
 

@@ -1,0 +1,65 @@
+#!/bin/sh
+test_description='fencing of a batch flush: a target taken over before its batch is written is dropped, the others written'
+. ./test-lib.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
+. "$TEST_DIRECTORY/lib-reliability.sh"
+
+N=4
+
+branches() {
+	git -C repo for-each-ref --format="%(refname:short) %(objectname)" refs/heads/sluice/batchfence/ |
+		grep -v "/base-" | sort
+}
+
+# no gates: candidates are written in batches; the run stops itself before
+# the first flush (SLUICE_TEST_STOP_BEFORE_FLUSH)
+test_expect_success 'setup: a campaign without gates' '
+	rel_repo repo $N &&
+	rel_model m 0 && start_stub m && echo $stub_pid >stub.pid &&
+	rel_campaign c.yaml batchfence $stub_port &&
+	sed -e "/^gates:/,\$d" c.yaml >b.yaml &&
+	! grep -q "^gates:" b.yaml
+'
+
+test_expect_success 'a target taken over while the run waits to flush is dropped, the run goes on' '
+	{ SLUICE_TEST_STOP_BEFORE_FLUSH=1 timeout -s KILL 600 sluice run --store b.db b.yaml \
+		>outA 2>errA & ta=$!; } &&
+	poll "test -n \"\$(run_pid_of b.db)\"" &&
+	pa=$(run_pid_of b.db) && echo $pa >a.pid &&
+	poll "grep -q \"^State:.*T\" /proc/$pa/status" &&
+	# candidates proposed, none of their branches written yet
+	id=$(sqlite3 b.db "select min(id) from targets where state = '"'"'proposed'"'"'") &&
+	test -n "$id" &&
+	test -z "$(branches)" &&
+	br=$(sqlite3 b.db "select branch from candidates where target_id = $id and state = '"'"'passed'"'"'") &&
+	test -n "$br" && echo "$br" >lost.br &&
+	# another run takes the target over and writes its own branch
+	sqlite3 b.db "update targets set lease_owner = '"'"'other:1:1'"'"',
+		lease_epoch = lease_epoch + 1 where id = $id" &&
+	git -C repo branch "$br" main &&
+	git -C repo rev-parse main >other.oid &&
+	kill -CONT $pa &&
+	{ wait $ta; ra=$?; } &&
+	cat errA &&
+	test $ra = 0 &&
+	test "$(sqlite3 b.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N &&
+	grep -q "branch '"'"'$br'"'"' left to another run: target $id: lease lost" errA
+'
+
+test_expect_success 'the lost target'"'"'s branch is the other run'"'"'s, the others at their commits' '
+	br=$(cat lost.br) &&
+	test "$(git -C repo rev-parse "refs/heads/$br")" = "$(cat other.oid)" &&
+	sqlite3 b.db "select branch || '"'"' '"'"' || commit_oid from candidates
+		where state = '"'"'passed'"'"' and branch <> '"'"'$br'"'"'" | sort >want &&
+	test $(wc -l <want) = $((N - 1)) &&
+	branches | grep -v "^$br " >have &&
+	test_cmp want have &&
+	test -z "$(ls scratch | grep "^journal-")"
+'
+
+test_expect_success 'cleanup' '
+	paused_let_go a.pid &&
+	kill $(cat stub.pid)
+'
+
+test_done
