@@ -1129,6 +1129,19 @@ static int batch_drop_lost(run_ctx *x, objbatch *b, sl_err *err)
 	return SL_OK;
 }
 
+/* The batch's branches in one packed-refs update, but for those another run wrote. */
+static int batch_branches(run_ctx *x, objbatch *b, sl_err *err)
+{
+	int ret = sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err);
+
+	if (ret != SL_ELEASE)
+		return ret;
+	/* the others are written: that one is the other run's */
+	notice(x, "%s", err->msg);
+	sl_err_clear(err);
+	return SL_OK;
+}
+
 /* Write the batch's objects as one pack, then its branches; empty the journal. */
 static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 {
@@ -1148,15 +1161,8 @@ static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
 		goto done;
 	}
-	if ((ret = sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err)) ==
-	    SL_ELEASE) {
-		/* written but for branches another run wrote: theirs now */
-		notice(x, "%s", err->msg);
-		sl_err_clear(err);
-	} else if (ret) {
+	if (batch_branches(x, b, err))
 		goto done;
-	}
-	ret = SL_ERROR;
 	git_mempack_reset(b->mem);
 	b->nwritten = 0;
 	if (ftruncate(b->fd, 0)) {

@@ -57,8 +57,52 @@ test_expect_success 'the lost target'"'"'s branch is the other run'"'"'s, the ot
 	test -z "$(ls scratch | grep "^journal-")"
 '
 
+# the same with two real runs: the target is sent back (`sluice retry`)
+# while A waits to flush, and B proposes it again and writes its branch
+test_expect_success 'setup: a second repository and campaign' '
+	rel_repo repo2 $N &&
+	sed -e "s/^name: batchfence$/name: batchretry/" -e "s/^repository: repo$/repository: repo2/" \
+		b.yaml >r.yaml &&
+	grep -q "^repository: repo2$" r.yaml
+'
+
+test_expect_success 'a target sent back and proposed by run B before A flushes is B'"'"'s' '
+	{ SLUICE_TEST_STOP_BEFORE_FLUSH=1 timeout -s KILL 600 sluice run --store r.db r.yaml \
+		>outRA 2>errRA & ta=$!; } &&
+	poll "test -n \"\$(run_pid_of r.db)\"" &&
+	pa=$(run_pid_of r.db) && echo $pa >ra.pid &&
+	poll "grep -q \"^State:.*T\" /proc/$pa/status" &&
+	id=$(sqlite3 r.db "select min(id) from targets where state = '"'"'proposed'"'"'") &&
+	test -n "$id" &&
+	at=$(sqlite3 r.db "select path || '"'"':'"'"' || start_line from targets where id = $id") &&
+	sluice retry batchretry --store r.db "$at" &&
+	test "$(sqlite3 r.db "select state from targets where id = $id")" = pending &&
+	{ timeout -s KILL 600 sluice run --store r.db r.yaml >outRB 2>errRB & tb=$!; } &&
+	{ wait $tb; rb=$?; } &&
+	cat errRB &&
+	{ test $rb = 0 || { paused_let_go ra.pid; false; }; } &&
+	kill -CONT $pa &&
+	{ wait $ta; ra=$?; } &&
+	cat errRA &&
+	test $ra = 0 &&
+	grep -q "left to another run: target $id: lease lost" errRA &&
+	test "$(sqlite3 r.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N
+'
+
+test_expect_success 'each branch is at the last passed candidate of its target' '
+	sqlite3 r.db "select branch || '"'"' '"'"' || commit_oid from candidates c
+		where id = (select max(id) from candidates where target_id = c.target_id
+			and state = '"'"'passed'"'"')" | sort >want.r &&
+	test $(wc -l <want.r) = $N &&
+	git -C repo2 for-each-ref --format="%(refname:short) %(objectname)" \
+		refs/heads/sluice/batchretry/ | grep -v "/base-" | sort >have.r &&
+	test_cmp want.r have.r &&
+	test -z "$(ls scratch | grep "^journal-")"
+'
+
 test_expect_success 'cleanup' '
 	paused_let_go a.pid &&
+	paused_let_go ra.pid &&
 	kill $(cat stub.pid)
 '
 
