@@ -6,6 +6,17 @@ test_description='fencing of a batch flush: a target taken over before its batch
 
 N=4
 
+# run_until_flush STORE CAMPAIGN NAME: a run (outNAME, errNAME) stopped by
+# itself before its first flush; $ta the bounding timeout, $pa the run
+# (in NAME.pid)
+run_until_flush() {
+	{ SLUICE_TEST_STOP_BEFORE_FLUSH=1 timeout -s KILL 600 sluice run --store "$1" "$2" \
+		>out$3 2>err$3 & ta=$!; } &&
+	poll "test -n \"\$(run_pid_of $1)\"" &&
+	pa=$(run_pid_of "$1") && echo $pa >$3.pid &&
+	poll "grep -q \"^State:.*T\" /proc/$pa/status"
+}
+
 branches() {
 	git -C repo for-each-ref --format="%(refname:short) %(objectname)" refs/heads/sluice/batchfence/ |
 		grep -v "/base-" | sort
@@ -22,11 +33,7 @@ test_expect_success 'setup: a campaign without gates' '
 '
 
 test_expect_success 'a target taken over while the run waits to flush is dropped, the run goes on' '
-	{ SLUICE_TEST_STOP_BEFORE_FLUSH=1 timeout -s KILL 600 sluice run --store b.db b.yaml \
-		>outA 2>errA & ta=$!; } &&
-	poll "test -n \"\$(run_pid_of b.db)\"" &&
-	pa=$(run_pid_of b.db) && echo $pa >a.pid &&
-	poll "grep -q \"^State:.*T\" /proc/$pa/status" &&
+	run_until_flush b.db b.yaml A &&
 	# candidates proposed, none of their branches written yet
 	id=$(sqlite3 b.db "select min(id) from targets where state = '"'"'proposed'"'"'") &&
 	test -n "$id" &&
@@ -67,11 +74,7 @@ test_expect_success 'setup: a second repository and campaign' '
 '
 
 test_expect_success 'a target sent back and proposed by run B before A flushes is B'"'"'s' '
-	{ SLUICE_TEST_STOP_BEFORE_FLUSH=1 timeout -s KILL 600 sluice run --store r.db r.yaml \
-		>outRA 2>errRA & ta=$!; } &&
-	poll "test -n \"\$(run_pid_of r.db)\"" &&
-	pa=$(run_pid_of r.db) && echo $pa >ra.pid &&
-	poll "grep -q \"^State:.*T\" /proc/$pa/status" &&
+	run_until_flush r.db r.yaml RA &&
 	id=$(sqlite3 r.db "select min(id) from targets where state = '"'"'proposed'"'"'") &&
 	test -n "$id" &&
 	at=$(sqlite3 r.db "select path || '"'"':'"'"' || start_line from targets where id = $id") &&
@@ -80,7 +83,7 @@ test_expect_success 'a target sent back and proposed by run B before A flushes i
 	{ timeout -s KILL 600 sluice run --store r.db r.yaml >outRB 2>errRB & tb=$!; } &&
 	{ wait $tb; rb=$?; } &&
 	cat errRB &&
-	{ test $rb = 0 || { paused_let_go ra.pid; false; }; } &&
+	{ test $rb = 0 || { paused_let_go RA.pid; false; }; } &&
 	kill -CONT $pa &&
 	{ wait $ta; ra=$?; } &&
 	cat errRA &&
@@ -101,8 +104,8 @@ test_expect_success 'each branch is at the last passed candidate of its target' 
 '
 
 test_expect_success 'cleanup' '
-	paused_let_go a.pid &&
-	paused_let_go ra.pid &&
+	paused_let_go A.pid &&
+	paused_let_go RA.pid &&
 	kill $(cat stub.pid)
 '
 
