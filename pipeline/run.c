@@ -13,6 +13,7 @@
 #include <semaphore.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1012,8 +1013,9 @@ typedef struct objbatch {
 	git_odb_backend *mem;       /* owned by odb */
 	char *journal;
 	int fd;
-	char **branch;              /* queued branches and their commits */
-	git_oid *commit;
+	char **branch;              /* queued branches, their commits, and the */
+	git_oid *commit;            /* targets and lease epochs they were written for */
+	int64_t *target, *epoch;
 	size_t n, alloc;
 	size_t count;               /* candidates written since the last flush */
 	git_oid *written;           /* each object the mempack took since the last flush */
@@ -1089,6 +1091,57 @@ static int pack_written(git_buf *pack, objbatch *b)
 	return rc;
 }
 
+/* Forget queued branch i: the flush will not write it. */
+static void batch_forget(objbatch *b, size_t i)
+{
+	size_t rest = b->n - i - 1;
+
+	free(b->branch[i]);
+	memmove(b->branch + i, b->branch + i + 1, rest * sizeof(*b->branch));
+	memmove(b->commit + i, b->commit + i + 1, rest * sizeof(*b->commit));
+	memmove(b->target + i, b->target + i + 1, rest * sizeof(*b->target));
+	memmove(b->epoch + i, b->epoch + i + 1, rest * sizeof(*b->epoch));
+	b->n--;
+}
+
+/*
+ * Under git_lock, before the flush writes the branches: forget those of
+ * targets another run took over since they were queued (the check and the
+ * write one step, as fenced_branch), so that run's branch is left alone
+ * and the others are written.
+ */
+static int batch_drop_lost(run_ctx *x, objbatch *b, sl_err *err)
+{
+	for (size_t i = b->n; i-- > 0;) {
+		int r = sl_lease_check(x->st, b->target[i], x->owner, b->epoch[i], err);
+
+		if (r && r != SL_ELEASE)
+			return r;
+		if (!r)
+			continue;
+		pthread_mutex_lock(&x->lock);
+		x->lost++;
+		pthread_mutex_unlock(&x->lock);
+		notice(x, "branch '%s' left to another run: %s", b->branch[i], err->msg);
+		sl_err_clear(err);
+		batch_forget(b, i);
+	}
+	return SL_OK;
+}
+
+/* The batch's branches in one packed-refs update, but for those another run wrote. */
+static int batch_branches(run_ctx *x, objbatch *b, sl_err *err)
+{
+	int ret = sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err);
+
+	if (ret != SL_ELEASE)
+		return ret;
+	/* the others are written: that one is the other run's */
+	notice(x, "%s", err->msg);
+	sl_err_clear(err);
+	return SL_OK;
+}
+
 /* Write the batch's objects as one pack, then its branches; empty the journal. */
 static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 {
@@ -1101,12 +1154,14 @@ static int batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 		return SL_OK;
 	memset(&prog, 0, sizeof(prog));
 	git_lock_take(x);
+	if (batch_drop_lost(x, b, err))
+		goto done;
 	if (pack_written(&pack, b) || git_odb_write_pack(&wp, b->odb, NULL, NULL) ||
 	    wp->append(wp, pack.ptr, pack.size, &prog) || wp->commit(wp, &prog)) {
 		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
 		goto done;
 	}
-	if (sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err))
+	if (batch_branches(x, b, err))
 		goto done;
 	git_mempack_reset(b->mem);
 	b->nwritten = 0;
@@ -1126,9 +1181,12 @@ done:
 	return ret;
 }
 
-/* Queue a proposed candidate's branch: journal first, then memory. */
-static int batch_queue(objbatch *b, const char *branch, const git_oid *commit,
-		       const char *source, sl_err *err)
+/*
+ * Queue a proposed candidate's branch (for target_id, held with the
+ * worker's lease epoch): journal first, then memory.
+ */
+static int batch_queue(objbatch *b, int64_t target_id, const char *branch,
+		       const git_oid *commit, const char *source, sl_err *err)
 {
 	char hex[GIT_OID_HEXSZ + 1];
 	sl_buf line = SL_BUF_INIT;
@@ -1146,8 +1204,12 @@ static int batch_queue(objbatch *b, const char *branch, const git_oid *commit,
 		b->alloc = b->alloc ? 2 * b->alloc : 64;
 		b->branch = sl_xrealloc(b->branch, sl_st_mult(b->alloc, sizeof(*b->branch)));
 		b->commit = sl_xrealloc(b->commit, sl_st_mult(b->alloc, sizeof(*b->commit)));
+		b->target = sl_xrealloc(b->target, sl_st_mult(b->alloc, sizeof(*b->target)));
+		b->epoch = sl_xrealloc(b->epoch, sl_st_mult(b->alloc, sizeof(*b->epoch)));
 	}
 	b->branch[b->n] = sl_xstrdup(branch);
+	b->target[b->n] = target_id;
+	b->epoch[b->n] = cur_epoch;
 	git_oid_cpy(&b->commit[b->n++], commit);
 	return SL_OK;
 }
@@ -1159,15 +1221,14 @@ static int batch_queue(objbatch *b, const char *branch, const git_oid *commit,
 static void batch_unqueue(objbatch *b, const char *branch)
 {
 	for (size_t i = b->n; i-- > 0;) {
-		if (strcmp(b->branch[i], branch))
-			continue;
-		free(b->branch[i]);
-		memmove(b->branch + i, b->branch + i + 1, (b->n - i - 1) * sizeof(*b->branch));
-		memmove(b->commit + i, b->commit + i + 1, (b->n - i - 1) * sizeof(*b->commit));
-		b->n--;
-		return;
+		if (!strcmp(b->branch[i], branch)) {
+			batch_forget(b, i);
+			return;
+		}
 	}
 }
+
+static atomic_flag stop_before_flush = ATOMIC_FLAG_INIT;
 
 /* Flush what is left; the journal goes once everything it holds is on disk. */
 static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
@@ -1176,6 +1237,10 @@ static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
 
 	if (b->mem && getenv("SLUICE_TEST_KILL_BEFORE_FLUSH"))
 		raise(SIGKILL);
+	/* tests: the first worker to flush stops the run there, once */
+	if (b->mem && b->n && getenv("SLUICE_TEST_STOP_BEFORE_FLUSH") &&
+	    !atomic_flag_test_and_set(&stop_before_flush))
+		raise(SIGSTOP);
 	if (b->mem)
 		ret = batch_flush(x, b, err);
 	if (b->fd >= 0)
@@ -1186,6 +1251,8 @@ static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
 		free(b->branch[i]);
 	free(b->branch);
 	free(b->commit);
+	free(b->target);
+	free(b->epoch);
 	free(b->written);
 	free(b->journal);
 	git_odb_free(b->odb);
@@ -1402,7 +1469,8 @@ static int judge_candidate(run_ctx *x, git_repository *repo, const sl_target *t,
 	if (!spec->ngates) {
 		/* nothing to run: no checkout, the branch is the proposal */
 		if (cur_batch) {
-			r = batch_queue(cur_batch, branch, commit, s->a.source, err);
+			r = batch_queue(cur_batch, s->a.target_id, branch, commit, s->a.source,
+					err);
 		} else {
 			git_lock_take(x);
 			r = fenced_branch(x, repo, s->a.target_id, branch, commit, err);
@@ -2104,7 +2172,8 @@ static int base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err)
 	}
 
 	git_oid_tostr(hex, sizeof(hex), b->base);
-	sl_buf_addf(&br, "%s/base-%.12s", b->prefix, hex);
+	/* one per run: two runs may measure the base at once (a paused one) */
+	sl_buf_addf(&br, "%s/base-%.12s-%ld", b->prefix, hex, (long)getpid());
 	b->branch = sl_buf_detach(&br, NULL);
 	snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
 	if ((ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err)))
@@ -2544,32 +2613,65 @@ static void make_owner(run_ctx *x)
 }
 
 /*
- * Measure (or load) the baseline, one run of the campaign at a time: runs
- * started together wait for the first to record it, then load it.  The wait
- * ends when the holder releases the claim or its lease expires.
+ * Wait for the baseline's lease (runs started together wait for the first
+ * to record the baseline, then load it): the wait ends when the holder
+ * releases the claim or its lease expires; *stopped 1 (SL_OK) when a
+ * signal came first.
  */
-static int baseline(run_ctx *x, sl_err *err)
+static int baseline_claim(run_ctx *x, int64_t *epoch, int *stopped, sl_err *err)
 {
 	int claimed = 0, ret;
 
+	*stopped = 0;
 	for (;;) {
 		if ((ret = sl_lease_baseline_claim(x->st, x->campaign_id, x->owner, sl_wall_ms(),
-						   x->lease_ttl_ms, &claimed, err)))
+						   x->lease_ttl_ms, &claimed, epoch, err)))
 			return ret;
 		if (claimed)
-			break;
-		if (interrupted(x))
-			goto stopped;
+			return SL_OK;
+		if (interrupted(x)) {
+			*stopped = 1;
+			return SL_OK;
+		}
 		usleep(200 * 1000);
 	}
-	{
-		base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
-				    NULL, NULL, x, NULL };
+}
 
-		ret = sl_gating_baseline(x->gating, base_checkout_dir, &b, x->opts->progress,
-					 x->opts->progress_ctx, err);
-		ret = base_checkout_release(&b, ret, err);
-	}
+/* The gates on the base, their rows fenced by the baseline lease's epoch. */
+static int baseline_measure(run_ctx *x, int64_t epoch, sl_err *err)
+{
+	base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
+			    NULL, NULL, x, NULL };
+	int ret;
+
+	sl_gating_fence_baseline(x->gating, x->owner, epoch);
+	ret = sl_gating_baseline(x->gating, base_checkout_dir, &b, x->opts->progress,
+				 x->opts->progress_ctx, err);
+	return base_checkout_release(&b, ret, err);
+}
+
+/*
+ * Measure (or load) the baseline, one run of the campaign at a time.  Its
+ * rows are fenced by the lease's epoch: a run paused past its lease while
+ * another took the baseline over writes none of them (SL_ELEASE), waits
+ * for the claim again and loads what the other run measured.
+ */
+static int baseline(run_ctx *x, sl_err *err)
+{
+	int64_t epoch = 0;
+	int stopped = 0, ret;
+
+	do {
+		if ((ret = baseline_claim(x, &epoch, &stopped, err)))
+			return ret;
+		if (stopped)
+			goto stopped;
+		if ((ret = baseline_measure(x, epoch, err)) == SL_ELEASE) {
+			notice(x, "baseline: taken over by another run while this one was "
+			       "paused; reading its baseline (%s)", err->msg);
+			sl_err_clear(err);
+		}
+	} while (ret == SL_ELEASE);
 	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
 	if (!ret || !interrupted(x))

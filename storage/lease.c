@@ -163,18 +163,17 @@ static void fill_claim(sqlite3_stmt *s, const void *p)
 	sqlite3_bind_int64(s, 5, a->now);
 }
 
-/* The lease's epoch as owner holds it: *epoch 0 when it does not. */
-static int held_epoch(sl_store *st, int64_t target_id, const char *owner, int64_t *epoch,
-		      sl_err *err)
+/* The lease's epoch as owner holds it (sql: SELECT epoch WHERE id, owner): 0 when it does not. */
+static int held_epoch(sl_store *st, const char *sql, int64_t id, const char *owner,
+		      int64_t *epoch, sl_err *err)
 {
-	sqlite3_stmt *s = sl_store_prepare(st, "SELECT lease_epoch FROM targets WHERE id = ? "
-					   "AND lease_owner = ?", err);
+	sqlite3_stmt *s = sl_store_prepare(st, sql, err);
 	int rc;
 
 	*epoch = 0;
 	if (!s)
 		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, target_id);
+	sqlite3_bind_int64(s, 1, id);
 	sl_store_bind_text(s, 2, owner);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		*epoch = sqlite3_column_int64(s, 0);
@@ -182,11 +181,14 @@ static int held_epoch(sl_store *st, int64_t target_id, const char *owner, int64_
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read lease");
 }
 
-/* The epoch grows only when the holder changes: a renewal keeps it. */
-int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
-		   int64_t ttl_ms, int *claimed, int64_t *epoch, sl_err *err)
+/*
+ * One claim, in a transaction of its own: the conditional UPDATE (bound by
+ * fill_claim), then the epoch it left (held_sql, see held_epoch).
+ */
+static int claim_tx(sl_store *st, const char *update_sql, const char *held_sql,
+		    const struct claim_arg *a, int *claimed, int64_t *epoch, const char *what,
+		    sl_err *err)
 {
-	struct claim_arg a = { target_id, now_ms, now_ms + ttl_ms, owner };
 	sqlite3_stmt *s = NULL;
 	int64_t got = 0;
 	int changes = 0;
@@ -196,15 +198,11 @@ int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t n
 		*epoch = 0;
 	if (sl_store_begin(st, err))
 		return SL_ERROR;
-	if ((s = sl_store_prepare(st, "UPDATE targets SET lease_epoch = lease_epoch + "
-				  "(lease_owner IS NOT ?1), lease_owner = ?1, lease_expires = ?2 "
-				  "WHERE id = ?3 AND state IN ('pending', 'budget') AND "
-				  "(lease_owner IS NULL OR lease_owner = ?4 OR lease_expires < ?5)",
-				  err)))
-		fill_claim(s, &a);
-	if (sl_store_exec(st, s, "claim target", err) ||
+	if ((s = sl_store_prepare(st, update_sql, err)))
+		fill_claim(s, a);
+	if (sl_store_exec(st, s, what, err) ||
 	    ((changes = sqlite3_changes(sl_store_sqlite(st))) == 1 &&
-	     held_epoch(st, target_id, owner, &got, err))) {
+	     held_epoch(st, held_sql, a->id, a->owner, &got, err))) {
 		sl_store_rollback(st);
 		return SL_ERROR;
 	}
@@ -216,18 +214,35 @@ int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t n
 	return SL_OK;
 }
 
-int sl_lease_check(sl_store *st, int64_t target_id, const char *owner, int64_t epoch,
-		   sl_err *err)
+/* The epoch grows only when the holder changes: a renewal keeps it. */
+int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
+		   int64_t ttl_ms, int *claimed, int64_t *epoch, sl_err *err)
 {
-	sqlite3_stmt *s = sl_store_prepare(st, "SELECT lease_owner, lease_epoch FROM targets "
-					   "WHERE id = ?", err);
+	struct claim_arg a = { target_id, now_ms, now_ms + ttl_ms, owner };
+
+	return claim_tx(st, "UPDATE targets SET lease_epoch = lease_epoch + "
+			"(lease_owner IS NOT ?1), lease_owner = ?1, lease_expires = ?2 "
+			"WHERE id = ?3 AND state IN ('pending', 'budget') AND "
+			"(lease_owner IS NULL OR lease_owner = ?4 OR lease_expires < ?5)",
+			"SELECT lease_epoch FROM targets WHERE id = ? AND lease_owner = ?",
+			&a, claimed, epoch, "claim target", err);
+}
+
+/*
+ * SL_OK when owner holds the lease read by sql (SELECT owner, epoch WHERE
+ * id) with this epoch; else SL_ELEASE, the message naming what by id.
+ */
+static int fence_check(sl_store *st, const char *sql, const char *what, int64_t id,
+		       const char *owner, int64_t epoch, sl_err *err)
+{
+	sqlite3_stmt *s = sl_store_prepare(st, sql, err);
 	char *holder = NULL;
 	int64_t now_epoch = -1;
 	int rc, ret = SL_OK;
 
 	if (!s)
 		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, target_id);
+	sqlite3_bind_int64(s, 1, id);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		holder = sl_store_col_text(s, 0);
 		now_epoch = sqlite3_column_int64(s, 1);
@@ -236,26 +251,39 @@ int sl_lease_check(sl_store *st, int64_t target_id, const char *owner, int64_t e
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return sl_store_fail(st, err, "read lease");
 	if (!holder || strcmp(holder, owner) || now_epoch != epoch)
-		ret = sl_err_set(err, SL_ELEASE, "target %lld: lease lost (epoch %lld): now held "
-				 "by '%s' with epoch %lld", (long long)target_id, (long long)epoch,
+		ret = sl_err_set(err, SL_ELEASE, "%s %lld: lease lost (epoch %lld): now held "
+				 "by '%s' with epoch %lld", what, (long long)id, (long long)epoch,
 				 holder ? holder : "nobody", (long long)now_epoch);
 	free(holder);
 	return ret;
 }
 
+int sl_lease_check(sl_store *st, int64_t target_id, const char *owner, int64_t epoch,
+		   sl_err *err)
+{
+	return fence_check(st, "SELECT lease_owner, lease_epoch FROM targets WHERE id = ?",
+			   "target", target_id, owner, epoch, err);
+}
+
 int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
-			    int64_t now_ms, int64_t ttl_ms, int *claimed, sl_err *err)
+			    int64_t now_ms, int64_t ttl_ms, int *claimed, int64_t *epoch,
+			    sl_err *err)
 {
 	struct claim_arg a = { campaign_id, now_ms, now_ms + ttl_ms, owner };
-	int changes = 0;
 
-	*claimed = 0;
-	if (write_tx(st, "UPDATE campaigns SET baseline_owner = ?, baseline_expires = ? "
-		     "WHERE id = ? AND (baseline_owner IS NULL OR baseline_owner = ? OR "
-		     "baseline_expires < ?)", fill_claim, &a, &changes, "claim baseline", err))
-		return SL_ERROR;
-	*claimed = changes == 1;
-	return SL_OK;
+	return claim_tx(st, "UPDATE campaigns SET baseline_epoch = baseline_epoch + "
+			"(baseline_owner IS NOT ?1), baseline_owner = ?1, baseline_expires = ?2 "
+			"WHERE id = ?3 AND (baseline_owner IS NULL OR baseline_owner = ?4 OR "
+			"baseline_expires < ?5)",
+			"SELECT baseline_epoch FROM campaigns WHERE id = ? AND baseline_owner = ?",
+			&a, claimed, epoch, "claim baseline", err);
+}
+
+int sl_lease_baseline_check(sl_store *st, int64_t campaign_id, const char *owner,
+			    int64_t epoch, sl_err *err)
+{
+	return fence_check(st, "SELECT baseline_owner, baseline_epoch FROM campaigns WHERE "
+			   "id = ?", "campaign baseline", campaign_id, owner, epoch, err);
 }
 
 struct renew_arg {

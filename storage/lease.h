@@ -16,7 +16,9 @@
  * an epoch, a fencing token that grows whenever a new holder claims the
  * target; the claim hands it to the run, and every write the run makes for
  * the target checks it in the same transaction (sl_lease_check), so the
- * paused run's late writes are refused with SL_ELEASE.
+ * paused run's late writes are refused with SL_ELEASE.  The campaign's
+ * baseline lease has an epoch of its own, checked by every baseline row
+ * written (sl_lease_baseline_check).
  *
  * Every function runs in a transaction of its own; none may be called
  * inside sl_store_begin/commit.
@@ -63,11 +65,21 @@ int sl_lease_check(sl_store *st, int64_t target_id, const char *owner, int64_t e
 		   sl_err *err);
 /*
  * The campaign's baseline is measured by one run at a time: claim it like a
- * target (*claimed 1 when this owner holds it now); sl_lease_run_end and
- * sl_lease_baseline_release let it go, sl_lease_renew renews it.
+ * target (*claimed 1 when this owner holds it now, and then *epoch, may be
+ * NULL, its fencing token); sl_lease_run_end and sl_lease_baseline_release
+ * let it go, sl_lease_renew renews it.
  */
 int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
-			    int64_t now_ms, int64_t ttl_ms, int *claimed, sl_err *err);
+			    int64_t now_ms, int64_t ttl_ms, int *claimed, int64_t *epoch,
+			    sl_err *err);
+/*
+ * Inside the caller's transaction, before it writes a baseline row: SL_OK
+ * when owner still holds the campaign's baseline with this epoch, else
+ * SL_ELEASE naming who holds it now (roll back, then read that run's
+ * baseline once it is released).
+ */
+int sl_lease_baseline_check(sl_store *st, int64_t campaign_id, const char *owner,
+			    int64_t epoch, sl_err *err);
 int sl_lease_baseline_release(sl_store *st, const char *owner, sl_err *err);
 /* Renew every lease of the owner until expires_ms, and its heartbeat. */
 int sl_lease_renew(sl_store *st, const char *owner, int64_t now_ms, int64_t expires_ms,

@@ -208,6 +208,9 @@ static const char *const migrations[] = {
 	/* 8: fencing: a lease's epoch grows on every claim by a new holder, and
 	   each write for a target checks the writer still holds that epoch */
 	"ALTER TABLE targets ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;",
+	/* 9: the baseline lease is fenced the same way: its epoch grows on every
+	   claim by a new holder, and each baseline row written checks it */
+	"ALTER TABLE campaigns ADD COLUMN baseline_epoch INTEGER NOT NULL DEFAULT 0;",
 };
 
 size_t sl_migrations_count(void)

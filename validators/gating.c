@@ -26,6 +26,7 @@
 #include "validators/jail.h"
 #include "validators/mutate.h"
 #include "storage/gate_store.h"
+#include "storage/lease.h"
 #include "validators/validators.h"
 #include "validators/policy.h"
 #include "common/sha256.h"
@@ -63,6 +64,8 @@ struct sl_gating {
 	size_t n;
 	int unsafe;                 /* --unsafe: gates may run without the minimum jail */
 	char *shared;               /* the baseline file shared across stores, or NULL */
+	char *fence_owner;          /* the baseline lease's holder and epoch, or NULL */
+	int64_t fence_epoch;
 };
 
 void sl_gate_outcome_release(sl_gate_outcome *o)
@@ -220,6 +223,7 @@ void sl_gating_free(sl_gating *g)
 	}
 	free(g->gs);
 	free(g->shared);
+	free(g->fence_owner);
 	free(g);
 }
 
@@ -421,6 +425,31 @@ static int run_once(const sl_gating *g, const sl_gate_conf *d, const sl_gate_tre
 	return SL_OK;
 }
 
+void sl_gating_fence_baseline(sl_gating *g, const char *owner, int64_t epoch)
+{
+	free(g->fence_owner);
+	g->fence_owner = owner ? sl_xstrdup(owner) : NULL;
+	g->fence_epoch = epoch;
+}
+
+/* Write one baseline row, fenced: SL_ELEASE (nothing written) once the baseline lease is lost. */
+static int add_baseline(sl_gating *g, const sl_baseline_rec *rec, sl_err *err)
+{
+	int ret;
+
+	if (!g->fence_owner)
+		return sl_store_baseline_add(g->st, g->campaign_id, rec, err);
+	if (sl_store_begin(g->st, err))
+		return SL_ERROR;
+	if ((ret = sl_lease_baseline_check(g->st, g->campaign_id, g->fence_owner,
+					   g->fence_epoch, err)) ||
+	    (ret = sl_store_baseline_add(g->st, g->campaign_id, rec, err))) {
+		sl_store_rollback(g->st);
+		return ret;
+	}
+	return sl_store_commit(g->st, err);
+}
+
 static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout, void *ctx,
 		       sl_gate_tree *tree, sl_notice_fn progress, void *progress_ctx, int all,
 		       sl_err *err)
@@ -467,7 +496,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 			rec.output = r.output.buf;
 			rec.report = report;
 			rec.digest = s->def_digest;
-			ret = sl_store_baseline_add(g->st, g->campaign_id, &rec, err);
+			ret = add_baseline(g, &rec, err);
 		}
 		sl_gate_result_release(&r);
 		free(report);
@@ -574,7 +603,7 @@ static int import_shared(sl_gating *g, sl_err *err)
 			rec.output = (char *)json_string_value(json_object_get(e, "output"));
 			rec.report = (char *)json_string_value(json_object_get(e, "report"));
 			rec.digest = g->gs[i].def_digest;
-			if ((ret = sl_store_baseline_add(g->st, g->campaign_id, &rec, err)))
+			if ((ret = add_baseline(g, &rec, err)))
 				break;
 		}
 	}
@@ -627,7 +656,8 @@ static int measure_all(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 	if (g->shared && (ret = import_shared(g, err)))
 		return ret;
 	for (size_t i = 0; i < g->n && !ret; i++)
-		if (g->gs[i].def->kind != SL_GATE_POLICY)
+		/* measured already: an earlier call loaded it before it lost the lease */
+		if (g->gs[i].def->kind != SL_GATE_POLICY && !g->gs[i].measured)
 			ret = baseline_of(g, &g->gs[i], checkout, ctx, &tree, progress,
 					  progress_ctx, all, err);
 	if (g->shared && !ret)

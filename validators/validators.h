@@ -261,6 +261,15 @@ void sl_gating_warm_digest(const sl_gating *g, char out[65]);
  * measured there.
  */
 void sl_gating_share_baselines(sl_gating *g, const char *dir);
+/*
+ * Fence the baseline rows sl_gating_baseline() writes (storage/lease.h):
+ * each goes in a transaction that first checks owner still holds the
+ * campaign's baseline lease with this epoch; once it does not, nothing
+ * more is written and sl_gating_baseline() returns SL_ELEASE (gates already
+ * loaded stay loaded; call it again to load the rest from the store).
+ * owner is copied; NULL: no fencing (the default).
+ */
+void sl_gating_fence_baseline(sl_gating *g, const char *owner, int64_t epoch);
 /* 1 when some gate has `prepare: true`. */
 int sl_gating_has_prepare(const sl_gating *g);
 /*

@@ -11,6 +11,12 @@
 #                         and a jailed gate) against ./repo
 # rel_requests DIR        how many requests the stub in DIR has received
 # rel_states STORE        key|state|attempts of every target, sorted
+# poll CONDITION          true once the shell condition holds; checked every
+#                         0.1 s, at most 600 times, then false naming it
+# now_ms                  the time in Unix milliseconds, as leases count it
+# run_pid_of STORE        the process of the store's unfinished run
+# paused_let_go PIDFILE   continue and end the process PIDFILE names, if any:
+#                         a test never leaves a stopped run behind
 # rel_kill_series K STORE CAMPAIGN DIR   K runs each killed with -9 at an instant
 #                         picked from its number: after 1-5 more requests, or
 #                         while gates run; each wait is bounded (30 s)
@@ -99,5 +105,30 @@ rel_kill_series() {
 		wait $pid 2>/dev/null || true
 		k=$((k + 1))
 	done
+	return 0
+}
+
+poll() {
+	n=0
+	until eval "$1"; do
+		n=$((n + 1))
+		if [ $n -ge 600 ]; then
+			echo "gave up waiting for: $1" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+now_ms() {
+	sqlite3 :memory: "select cast((julianday('now') - 2440587.5) * 86400000 as integer)"
+}
+
+run_pid_of() {
+	sqlite3 "$1" "select owner from runs where ended_at is null" 2>/dev/null | cut -d: -f2
+}
+
+paused_let_go() {
+	if test -s "$1"; then kill -CONT $(cat "$1") 2>/dev/null; kill $(cat "$1") 2>/dev/null; fi
 	return 0
 }

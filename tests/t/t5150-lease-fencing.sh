@@ -6,24 +6,6 @@ test_description='fencing: a run paused past its leases writes nothing for targe
 
 N=8
 
-# poll CONDITION: true once the shell condition holds; checked every 0.1 s,
-# at most 600 times, then false with a message naming it
-poll() {
-	n=0
-	until eval "$1"; do
-		n=$((n + 1))
-		if [ $n -ge 600 ]; then
-			echo "gave up waiting for: $1" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
-}
-
-now_ms() {
-	sqlite3 :memory: "select cast((julianday('now') - 2440587.5) * 86400000 as integer)"
-}
-
 # owner_of STORE PID: the owner name the run of process PID registered under
 owner_of() {
 	sqlite3 "$1" "select owner from runs where owner like '%:$2:%'"

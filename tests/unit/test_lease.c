@@ -9,6 +9,7 @@
 
 #include "unit.h"
 #include "store_fixture.h"
+#include "storage/gate_store.h"
 #include "storage/journal.h"
 #include "storage/lease.h"
 #include "storage/store.h"
@@ -124,6 +125,68 @@ static void test_fencing(void)
 	sl_store_free(st);
 }
 
+/* A baseline row of gate "check" saying who wrote it, fenced like run.c's. */
+static int fenced_baseline(sl_store *st, int64_t camp, const char *owner, int64_t epoch)
+{
+	sl_baseline_rec rec = { 0 };
+	int ret;
+
+	rec.gate = "check";
+	rec.run = 1;
+	rec.verdict = SL_VERDICT_PASS;
+	rec.output = (char *)owner;
+	rec.digest = "d1";
+	if (sl_store_begin(st, NULL))
+		return SL_ERROR;
+	if ((ret = sl_lease_baseline_check(st, camp, owner, epoch, NULL)) ||
+	    (ret = sl_store_baseline_add(st, camp, &rec, NULL))) {
+		sl_store_rollback(st);
+		return ret;
+	}
+	return sl_store_commit(st, NULL);
+}
+
+static void test_baseline_fencing(void)
+{
+	int64_t camp, t1, t2, ea = 0, eb = 0, again = 0;
+	sl_store *st = fresh("base-fence.db", &camp, &t1, &t2);
+	sl_baseline_rec *runs = NULL;
+	size_t nruns = 0;
+	int got = 0;
+
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "a:1:1", 1000, 500, &got, &ea, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK(ea > 0);
+	CHECK_INT(sl_lease_baseline_check(st, camp, "a:1:1", ea, NULL), 0);
+	/* its own renewal keeps the epoch */
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "a:1:1", 1100, 500, &got, &again, NULL), 0);
+	CHECK_INT(again, ea);
+	/* a pauses past its expiry while measuring; b takes the baseline over */
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 1500, 500, &got, &eb, NULL), 0);
+	CHECK_INT(got, 0);
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 1700, 500, &got, &eb, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK(eb > ea);
+	CHECK_INT(fenced_baseline(st, camp, "b:2:1", eb), 0);
+	/* a wakes up: its row is refused, and its stale renewal changes nothing */
+	CHECK_INT(sl_lease_renew(st, "a:1:1", 1800, 5000, NULL), 0);
+	CHECK_INT(fenced_baseline(st, camp, "a:1:1", ea), SL_ELEASE);
+	CHECK_INT(sl_lease_baseline_release(st, "b:2:1", NULL), 0);
+	CHECK_INT(fenced_baseline(st, camp, "a:1:1", ea), SL_ELEASE);
+	CHECK_INT(sl_store_baseline_get(st, camp, "check", "d1", &runs, &nruns, NULL), 0);
+	CHECK_INT(nruns, 1);
+	if (nruns)
+		CHECK_STR(runs[0].output, "b:2:1");
+	sl_baseline_list_free(runs, nruns);
+	/* claimed again, a holds a newer epoch than both */
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "a:1:1", 1900, 500, &got, &again, NULL), 0);
+	CHECK_INT(got, 1);
+	CHECK(again > eb);
+	CHECK_INT(sl_lease_baseline_check(st, camp, "a:1:1", ea, NULL), SL_ELEASE);
+	CHECK_INT(sl_lease_baseline_check(st, camp, "a:1:1", again, NULL), 0);
+	sl_store_free(st);
+}
+
 static void test_run_end_releases_and_reap(void)
 {
 	int64_t camp, t1, t2;
@@ -158,12 +221,12 @@ static void test_run_end_releases_and_reap(void)
 	CHECK_INT(sl_lease_claim(st, t2, "b:2:1", 5, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	/* the baseline claim */
-	CHECK_INT(sl_lease_baseline_claim(st, camp, "a:1:1", 10, 100, &got, NULL), 0);
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "a:1:1", 10, 100, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
-	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 20, 100, &got, NULL), 0);
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 20, 100, &got, NULL, NULL), 0);
 	CHECK_INT(got, 0);
 	CHECK_INT(sl_lease_baseline_release(st, "a:1:1", NULL), 0);
-	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 30, 100, &got, NULL), 0);
+	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 30, 100, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	sl_store_free(st);
 }
@@ -277,6 +340,7 @@ int main(void)
 	}
 	RUN(test_claims_exclude_each_other);
 	RUN(test_fencing);
+	RUN(test_baseline_fencing);
 	RUN(test_run_end_releases_and_reap);
 	RUN(test_journal_and_history);
 	RUN(test_send_back);
