@@ -409,6 +409,20 @@ bad:
 	return fail(ld, v->start, "expected an integer for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
 }
 
+/* get_int() into an unsigned field; *out is left alone when v is NULL. */
+static int get_uint(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		    long long min, long long max, unsigned *out)
+{
+	long long n;
+
+	if (!v)
+		return 0;
+	if (get_int(ld, v, key, ctx, min, max, &n))
+		return SL_EINPUT;
+	*out = (unsigned)n;
+	return 0;
+}
+
 /* A plain decimal number: [-+]?(.d+|d+(.d*)?)([eE][-+]?d+)? as YAML's core schema. */
 static int get_num(struct loader *ld, const struct node *v, const char *key, const char *ctx,
 		   double min, double max, double *out)
@@ -1000,155 +1014,201 @@ static int gate_format(struct loader *ld, const struct node *v, const char *word
 		    list[0] ? list : "left out (this kind reads no report)");
 }
 
-static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
+/* A gate's keys, in the order of the enum that indexes them. */
+static const char *const gate_keys[] = { "name", "command", "timeout", "kind", "format",
+	"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
+	"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
+	"allow_skip", "prepare", NULL };
+enum { G_NAME, G_COMMAND, G_TIMEOUT, G_KIND, G_FORMAT, G_REPORT, G_RADIUS, G_FAIL_ON,
+	G_RERUNS, G_MUST_FIX, G_ALLOW_PATHS, G_FORBID, G_BUILD_FILES, G_MAX_FILES,
+	G_MAX_LINES, G_ALLOW_BUILD, G_LOOPBACK, G_EXPECT, G_ALLOW_SKIP, G_PREPARE };
+static const char *const gate_kinds[] = { "custom", "build", "policy", "static", "test",
+	"coverage", "finding-gone", "mutants", NULL };
+
+/* One entry of 'gates' as read: its node, its values by key, its words. */
+struct gate_item {
+	const struct node *item;
+	const struct node *v[SL_CAP_SPEC_KEYS];
+	const char *format, *fail_on;
+};
+
+/* Read an entry's keys into g (defaults first); the name is required. */
+static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 {
-	static const char *const keys[] = { "name", "command", "timeout", "kind", "format",
-		"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
-		"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
-		"allow_skip", "prepare", NULL };
-	enum { K_NAME, K_COMMAND, K_TIMEOUT, K_KIND, K_FORMAT, K_REPORT, K_RADIUS, K_FAIL_ON,
-		K_RERUNS, K_MUST_FIX, K_ALLOW_PATHS, K_FORBID, K_BUILD_FILES, K_MAX_FILES,
-		K_MAX_LINES, K_ALLOW_BUILD, K_LOOPBACK, K_EXPECT, K_ALLOW_SKIP, K_PREPARE };
 	static const char *const expects[] = { "pass", "fix", NULL };
 	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
-	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
-		"coverage", "finding-gone", "mutants", NULL };
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
 		SL_GATE_MUTANTS };
-	const struct node *v[SL_CAP_SPEC_KEYS];
-	size_t i, j;
-	long long n;
+	const struct node **v = it->v;
+
+	g->pos.line = (uint32_t)(it->item->start.line + 1);
+	g->pos.col = (uint32_t)(it->item->start.column + 1);
+	g->timeout_s = 600;
+	g->radius = 3;
+	g->reruns = 1;
+	if (map_fields(ld, it->item, "gates", gate_keys, v) ||
+	    get_str(ld, v[G_NAME], "name", "gates", 1, &g->name) ||
+	    get_enum(ld, v[G_KIND], "kind", "gates", gate_kinds, kind_ix, &g->kind) ||
+	    get_str(ld, v[G_COMMAND], "command", "gates", 1, &g->command) ||
+	    get_word(ld, v[G_FORMAT], "format", "gates", 1, &it->format) ||
+	    get_str(ld, v[G_REPORT], "report", "gates", 1, &g->report) ||
+	    get_word(ld, v[G_FAIL_ON], "fail_on", "gates", 1, &it->fail_on) ||
+	    get_strings(ld, v[G_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
+	    get_strings(ld, v[G_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
+	    get_strings(ld, v[G_FORBID], "forbid", "gates", &g->forbid) ||
+	    get_strings(ld, v[G_BUILD_FILES], "build_files", "gates", &g->build_files) ||
+	    get_bool(ld, v[G_ALLOW_BUILD], "allow_build_files", "gates",
+		     &g->allow_build_files) ||
+	    get_bool(ld, v[G_LOOPBACK], "loopback", "gates", &g->loopback) ||
+	    get_enum(ld, v[G_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
+	    get_bool(ld, v[G_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
+	    get_bool(ld, v[G_PREPARE], "prepare", "gates", &g->prepare) ||
+	    need(ld, it->item, v[G_NAME], "name", "gates"))
+		return SL_EINPUT;
+	return 0;
+}
+
+/*
+ * Gate i's expect, allow_skip, prepare, command and loopback against its
+ * kind (a fix campaign's test gates expect a fix); preparing gates come first.
+ */
+static int check_gate_running(struct loader *ld, const struct gate_item *it, sl_spec *spec,
+			      size_t i)
+{
+	const struct node *const *v = it->v;
+	sl_gate_conf *g = &spec->gates[i];
+
+	if (!v[G_EXPECT] && spec->goal_fix && g->kind == SL_GATE_TEST)
+		g->expect = SL_EXPECT_FIX;
+	if (v[G_EXPECT] && g->kind != SL_GATE_BUILD && g->kind != SL_GATE_CUSTOM &&
+	    g->kind != SL_GATE_TEST)
+		return fail(ld, v[G_EXPECT]->start,
+			    "'expect' belongs to build, custom and test gates");
+	if (v[G_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
+		return fail(ld, v[G_ALLOW_SKIP]->start,
+			    "'allow_skip' belongs to gates that run a command");
+	if (v[G_PREPARE] && g->kind == SL_GATE_POLICY)
+		return fail(ld, v[G_PREPARE]->start,
+			    "'prepare' belongs to gates that run a command");
+	/* the warm base is what the leading gates leave behind */
+	for (size_t j = 0; g->prepare && j < i; j++)
+		if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)
+			return fail(ld, v[G_PREPARE]->start, "'prepare' after gate "
+				    "'%s', which does not prepare: preparing gates come "
+				    "first", spec->gates[j].name);
+	if (g->kind != SL_GATE_POLICY && need(ld, it->item, v[G_COMMAND], "command", "gates"))
+		return SL_EINPUT;
+	if (g->kind == SL_GATE_POLICY && v[G_COMMAND])
+		return fail(ld, v[G_COMMAND]->start, "a policy gate runs no command");
+	if (g->kind == SL_GATE_POLICY && v[G_LOOPBACK])
+		return fail(ld, v[G_LOOPBACK]->start,
+			    "'loopback' belongs to gates that run a command");
+	return 0;
+}
+
+/* Gate i's name: valid, and unlike the names of the gates before it. */
+static int check_gate_name(struct loader *ld, const struct gate_item *it, const sl_spec *spec,
+			   size_t i)
+{
+	const sl_gate_conf *g = &spec->gates[i];
 	char sbuf[80];
 
+	if (!valid_name(g->name))
+		return fail(ld, it->v[G_NAME]->start,
+			    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+			    show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(spec->gates[j].name, g->name))
+			return fail(ld, it->v[G_NAME]->start, "duplicate gate name '%s'", g->name);
+	return 0;
+}
+
+/* The numeric keys; a testgen campaign's test gates rerun 5 times unless told. */
+static int read_gate_numbers(struct loader *ld, const struct gate_item *it, sl_gate_conf *g,
+			     const sl_spec *spec)
+{
+	const struct node *const *v = it->v;
+
+	if (get_uint(ld, v[G_TIMEOUT], "timeout", "gates", 1, INT_MAX, &g->timeout_s) ||
+	    get_uint(ld, v[G_RADIUS], "radius", "gates", 0, 10000, &g->radius) ||
+	    get_uint(ld, v[G_RERUNS], "reruns", "gates", 1, 100, &g->reruns))
+		return SL_EINPUT;
+	if (!v[G_RERUNS] && spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST)
+		g->reruns = 5;      /* a generated test must not be flaky */
+	if (get_uint(ld, v[G_MAX_FILES], "max_files", "gates", 1, INT_MAX, &g->max_files) ||
+	    get_uint(ld, v[G_MAX_LINES], "max_lines", "gates", 1, INT_MAX, &g->max_lines))
+		return SL_EINPUT;
+	return 0;
+}
+
+/* format, report, fail_on and must_fix: what the gate reads and how it judges it. */
+static int check_gate_report(struct loader *ld, const struct gate_item *it, sl_gate_conf *g)
+{
+	const struct node *const *v = it->v;
+
+	if (it->format && gate_format(ld, v[G_FORMAT], it->format, g->kind,
+				      gate_kinds[g->kind], &g->format))
+		return SL_EINPUT;
+	if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
+	     g->kind == SL_GATE_FINDING_GONE) && !g->format)
+		return need(ld, it->item, NULL, "format", "gates");
+	if (g->kind == SL_GATE_COVERAGE && !g->report)
+		return need(ld, it->item, NULL, "report", "gates");
+	if (it->fail_on && !(g->fail_on = sl_fail_on_parse(it->fail_on)))
+		return fail(ld, v[G_FAIL_ON]->start, "'fail_on' must be warning or error");
+	if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
+		return fail(ld, v[G_REPORT]->start,
+			    "'report' must be a path inside the worktree, without '..'");
+	if ((g->must_fix.n || v[G_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
+		return fail(ld, it->item->start, "'must_fix' and 'reruns' belong to test gates");
+	/* without a report nothing would ever read the names */
+	if (v[G_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
+		return fail(ld, v[G_MUST_FIX]->start, "'must_fix' needs a test gate with a "
+			    "'format' (junit, tap, automake or ctest)");
+	return 0;
+}
+
+/* The policy keys: only on policy gates, and their patterns must compile. */
+static int check_gate_policy(struct loader *ld, const struct gate_item *it,
+			     const sl_gate_conf *g)
+{
+	const struct node *const *v = it->v;
+	sl_policy_opts po = SL_POLICY_OPTS_INIT;
+	sl_err perr = SL_ERR_INIT;
+
+	if (g->kind != SL_GATE_POLICY &&
+	    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
+	     g->max_lines || v[G_ALLOW_BUILD]))
+		return fail(ld, it->item->start, "'allow_paths', 'forbid', 'build_files', "
+			    "'max_files', 'max_lines' and 'allow_build_files' belong to "
+			    "policy gates");
+	if (g->kind != SL_GATE_POLICY)
+		return 0;
+	po.forbid = g->forbid.n ? (const char *const *)g->forbid.v : NULL;
+	if (sl_policy_validate(&po, &perr))
+		return fail(ld, v[G_FORBID] ? v[G_FORBID]->start : it->item->start,
+			    "%s", perr.msg);
+	return 0;
+}
+
+/* 'gates': each entry read, then checked against its kind and the gates before it. */
+static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
+{
 	if (want_type(ld, seq, N_SEQ, "gates", NULL))
 		return SL_EINPUT;
 	spec->gates = sl_xcalloc(seq->nkid ? seq->nkid : 1, sizeof(*spec->gates));
-	for (i = 0; i < seq->nkid; i++) {
-		const struct node *item = seq->kid[i];
+	for (size_t i = 0; i < seq->nkid; i++) {
+		struct gate_item it = { .item = seq->kid[i] };
 		sl_gate_conf *g = &spec->gates[spec->ngates];
-		const char *format = NULL, *fail_on = NULL;
 
-		if (item->type != N_MAP)
-			return fail(ld, item->start, "expected a mapping for an entry of 'gates'");
+		if (it.item->type != N_MAP)
+			return fail(ld, it.item->start, "expected a mapping for an entry of 'gates'");
 		spec->ngates++;
-		g->pos.line = (uint32_t)(item->start.line + 1);
-		g->pos.col = (uint32_t)(item->start.column + 1);
-		g->timeout_s = 600;
-		g->radius = 3;
-		g->reruns = 1;
-		if (map_fields(ld, item, "gates", keys, v) ||
-		    get_str(ld, v[K_NAME], "name", "gates", 1, &g->name) ||
-		    get_enum(ld, v[K_KIND], "kind", "gates", kinds, kind_ix, &g->kind) ||
-		    get_str(ld, v[K_COMMAND], "command", "gates", 1, &g->command) ||
-		    get_word(ld, v[K_FORMAT], "format", "gates", 1, &format) ||
-		    get_str(ld, v[K_REPORT], "report", "gates", 1, &g->report) ||
-		    get_word(ld, v[K_FAIL_ON], "fail_on", "gates", 1, &fail_on) ||
-		    get_strings(ld, v[K_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
-		    get_strings(ld, v[K_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
-		    get_strings(ld, v[K_FORBID], "forbid", "gates", &g->forbid) ||
-		    get_strings(ld, v[K_BUILD_FILES], "build_files", "gates", &g->build_files) ||
-		    get_bool(ld, v[K_ALLOW_BUILD], "allow_build_files", "gates",
-			     &g->allow_build_files) ||
-		    get_bool(ld, v[K_LOOPBACK], "loopback", "gates", &g->loopback) ||
-		    get_enum(ld, v[K_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
-		    get_bool(ld, v[K_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
-		    get_bool(ld, v[K_PREPARE], "prepare", "gates", &g->prepare) ||
-		    need(ld, item, v[K_NAME], "name", "gates"))
+		if (read_gate(ld, &it, g) || check_gate_running(ld, &it, spec, i) ||
+		    check_gate_name(ld, &it, spec, i) || read_gate_numbers(ld, &it, g, spec) ||
+		    check_gate_report(ld, &it, g) || check_gate_policy(ld, &it, g))
 			return SL_EINPUT;
-		if (!v[K_EXPECT] && spec->goal_fix && g->kind == SL_GATE_TEST)
-			g->expect = SL_EXPECT_FIX;
-		if (v[K_EXPECT] && g->kind != SL_GATE_BUILD && g->kind != SL_GATE_CUSTOM &&
-		    g->kind != SL_GATE_TEST)
-			return fail(ld, v[K_EXPECT]->start,
-				    "'expect' belongs to build, custom and test gates");
-		if (v[K_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
-			return fail(ld, v[K_ALLOW_SKIP]->start,
-				    "'allow_skip' belongs to gates that run a command");
-		if (v[K_PREPARE] && g->kind == SL_GATE_POLICY)
-			return fail(ld, v[K_PREPARE]->start,
-				    "'prepare' belongs to gates that run a command");
-		/* the warm base is what the leading gates leave behind */
-		for (j = 0; g->prepare && j < i; j++)
-			if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)
-				return fail(ld, v[K_PREPARE]->start, "'prepare' after gate "
-					    "'%s', which does not prepare: preparing gates come "
-					    "first", spec->gates[j].name);
-		if (g->kind != SL_GATE_POLICY && need(ld, item, v[K_COMMAND], "command", "gates"))
-			return SL_EINPUT;
-		if (g->kind == SL_GATE_POLICY && v[K_COMMAND])
-			return fail(ld, v[K_COMMAND]->start, "a policy gate runs no command");
-		if (g->kind == SL_GATE_POLICY && v[K_LOOPBACK])
-			return fail(ld, v[K_LOOPBACK]->start,
-				    "'loopback' belongs to gates that run a command");
-		if (!valid_name(g->name))
-			return fail(ld, v[K_NAME]->start,
-				    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
-				    show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
-		for (j = 0; j < i; j++)
-			if (!strcmp(spec->gates[j].name, g->name))
-				return fail(ld, v[K_NAME]->start, "duplicate gate name '%s'", g->name);
-		if (v[K_TIMEOUT]) {
-			if (get_int(ld, v[K_TIMEOUT], "timeout", "gates", 1, INT_MAX, &n))
-				return SL_EINPUT;
-			g->timeout_s = (unsigned)n;
-		}
-		if (v[K_RADIUS]) {
-			if (get_int(ld, v[K_RADIUS], "radius", "gates", 0, 10000, &n))
-				return SL_EINPUT;
-			g->radius = (unsigned)n;
-		}
-		if (v[K_RERUNS]) {
-			if (get_int(ld, v[K_RERUNS], "reruns", "gates", 1, 100, &n))
-				return SL_EINPUT;
-			g->reruns = (unsigned)n;
-		} else if (spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST) {
-			g->reruns = 5;      /* a generated test must not be flaky */
-		}
-		if (v[K_MAX_FILES]) {
-			if (get_int(ld, v[K_MAX_FILES], "max_files", "gates", 1, INT_MAX, &n))
-				return SL_EINPUT;
-			g->max_files = (unsigned)n;
-		}
-		if (v[K_MAX_LINES]) {
-			if (get_int(ld, v[K_MAX_LINES], "max_lines", "gates", 1, INT_MAX, &n))
-				return SL_EINPUT;
-			g->max_lines = (unsigned)n;
-		}
-		if (format && gate_format(ld, v[K_FORMAT], format, g->kind, kinds[g->kind],
-					  &g->format))
-			return SL_EINPUT;
-		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
-		     g->kind == SL_GATE_FINDING_GONE) && !g->format)
-			return need(ld, item, NULL, "format", "gates");
-		if (g->kind == SL_GATE_COVERAGE && !g->report)
-			return need(ld, item, NULL, "report", "gates");
-		if (fail_on && !(g->fail_on = sl_fail_on_parse(fail_on)))
-			return fail(ld, v[K_FAIL_ON]->start, "'fail_on' must be warning or error");
-		if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
-			return fail(ld, v[K_REPORT]->start,
-				    "'report' must be a path inside the worktree, without '..'");
-		if ((g->must_fix.n || v[K_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
-			return fail(ld, item->start, "'must_fix' and 'reruns' belong to test gates");
-		/* without a report nothing would ever read the names */
-		if (v[K_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
-			return fail(ld, v[K_MUST_FIX]->start, "'must_fix' needs a test gate with a "
-				    "'format' (junit, tap, automake or ctest)");
-		if (g->kind != SL_GATE_POLICY &&
-		    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
-		     g->max_lines || v[K_ALLOW_BUILD]))
-			return fail(ld, item->start, "'allow_paths', 'forbid', 'build_files', "
-				    "'max_files', 'max_lines' and 'allow_build_files' belong to "
-				    "policy gates");
-		if (g->kind == SL_GATE_POLICY) {
-			sl_policy_opts po = SL_POLICY_OPTS_INIT;
-			sl_err perr = SL_ERR_INIT;
-
-			po.forbid = g->forbid.n ? (const char *const *)g->forbid.v : NULL;
-			if (sl_policy_validate(&po, &perr))
-				return fail(ld, v[K_FORBID] ? v[K_FORBID]->start : item->start,
-					    "%s", perr.msg);
-		}
 	}
 	return 0;
 }
