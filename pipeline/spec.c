@@ -1367,142 +1367,178 @@ static int default_query(struct loader *ld, const struct node *targets, sl_spec 
 		    "the language has no functions to default to", spec->language);
 }
 
-static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
+/* The top level's keys, in the order of the enum that indexes them. */
+static const char *const root_keys[] = { "name", "repository", "base", "scratch", "targets",
+	"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
+	"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
+	"kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
+	NULL };
+enum { R_NAME, R_REPOSITORY, R_BASE, R_SCRATCH, R_TARGETS, R_RULES, R_PROVIDER,
+	R_INSTRUCTIONS, R_PROMPT, R_EDIT_FORMAT, R_ATTEMPTS, R_GATES, R_REVIEW,
+	R_CONCURRENCY, R_JOBS, R_BUDGET, R_CONTEXT_TOKENS, R_JAIL, R_GOAL, R_KIND,
+	R_TEST_PATHS, R_TEST_TEMPLATE, R_COVERAGE_BELOW, R_FINDINGS, R_LEASE_TTL };
+
+/* A mapping at the top level, its keys into v; name, repository, base and scratch. */
+static int read_root_identity(struct loader *ld, const struct node *root,
+			      const struct node **v, sl_spec *spec)
 {
-	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
-		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
-		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		"kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
-		NULL };
-	static const char *const goals[] = { "keep", "fix", NULL };
-	static const int goal_ix[] = { 0, 1 };
-	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
-	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
-	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
-		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
-		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND,
-		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW, K_FINDINGS, K_LEASE_TTL };
-	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
-	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
-	const struct node *v[SL_CAP_SPEC_KEYS];
-	const char *why;
-	long long n;
 	char sbuf[80];
 
 	if (root->type == N_SCALAR && root->style == YAML_PLAIN_SCALAR_STYLE && !root->len)
 		return fail_at(ld, 1, 1, "empty file");
 	if (root->type != N_MAP)
 		return fail(ld, root->start, "expected a mapping at the top level");
-	if (map_fields(ld, root, NULL, keys, v) ||
-	    get_str(ld, v[K_NAME], "name", NULL, 1, &spec->name) ||
-	    get_str(ld, v[K_REPOSITORY], "repository", NULL, 1, &spec->repository) ||
-	    get_str(ld, v[K_BASE], "base", NULL, 1, &spec->base) ||
-	    get_str(ld, v[K_SCRATCH], "scratch", NULL, 1, &spec->scratch) ||
-	    need(ld, root, v[K_NAME], "name", NULL) ||
-	    need(ld, root, v[K_REPOSITORY], "repository", NULL) ||
-	    need(ld, root, v[K_TARGETS], "targets", NULL))
+	if (map_fields(ld, root, NULL, root_keys, v) ||
+	    get_str(ld, v[R_NAME], "name", NULL, 1, &spec->name) ||
+	    get_str(ld, v[R_REPOSITORY], "repository", NULL, 1, &spec->repository) ||
+	    get_str(ld, v[R_BASE], "base", NULL, 1, &spec->base) ||
+	    get_str(ld, v[R_SCRATCH], "scratch", NULL, 1, &spec->scratch) ||
+	    need(ld, root, v[R_NAME], "name", NULL) ||
+	    need(ld, root, v[R_REPOSITORY], "repository", NULL) ||
+	    need(ld, root, v[R_TARGETS], "targets", NULL))
 		return SL_EINPUT;
 	if (!valid_name(spec->name))
-		return fail(ld, v[K_NAME]->start,
+		return fail(ld, v[R_NAME]->start,
 			    "invalid name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
 			    show(sbuf, sizeof(sbuf), spec->name, strlen(spec->name)));
 	/* A revision that looks like an option could reach a git command line. */
 	if (spec->base && spec->base[0] == '-')
-		return fail(ld, v[K_BASE]->start, "'base' must not start with '-'");
-	if (want_type(ld, v[K_TARGETS], N_MAP, "targets", NULL) ||
-	    load_targets(ld, v[K_TARGETS], spec) ||
-	    (v[K_RULES] && load_rules(ld, v[K_RULES], spec)) ||
-	    (v[K_PROVIDER] && load_provider(ld, v[K_PROVIDER], spec)) ||
-	    get_str(ld, v[K_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
-	    get_str(ld, v[K_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
-	    get_enum(ld, v[K_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
+		return fail(ld, v[R_BASE]->start, "'base' must not start with '-'");
+	return 0;
+}
+
+/* The sections and keys of each stage: targets to jail, in the order they are checked. */
+static int read_root_stages(struct loader *ld, const struct node *const *v, sl_spec *spec)
+{
+	static const char *const goals[] = { "keep", "fix", NULL };
+	static const int goal_ix[] = { 0, 1 };
+	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
+	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
+	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
+	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
+
+	if (want_type(ld, v[R_TARGETS], N_MAP, "targets", NULL) ||
+	    load_targets(ld, v[R_TARGETS], spec) ||
+	    (v[R_RULES] && load_rules(ld, v[R_RULES], spec)) ||
+	    (v[R_PROVIDER] && load_provider(ld, v[R_PROVIDER], spec)) ||
+	    get_str(ld, v[R_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
+	    get_str(ld, v[R_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
+	    get_enum(ld, v[R_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
 		     &spec->edit_format))
 		return SL_EINPUT;
-	if (v[K_PROMPT])
-		spec->prompt_pos = text_pos(ld, v[K_PROMPT]);
-	if (v[K_ATTEMPTS]) {
-		if (get_int(ld, v[K_ATTEMPTS], "attempts", NULL, 1, 100, &n))
-			return SL_EINPUT;
-		spec->attempts = (unsigned)n;
-	}
-	if (get_enum(ld, v[K_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
-	    get_enum(ld, v[K_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
-	    get_strings(ld, v[K_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
-	    get_str(ld, v[K_TEST_TEMPLATE], "test_template", NULL, 0, &spec->test_template) ||
-	    (v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
-	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
-	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)) ||
-	    (v[K_JAIL] && load_jail(ld, v[K_JAIL], spec)))
+	if (v[R_PROMPT])
+		spec->prompt_pos = text_pos(ld, v[R_PROMPT]);
+	if (get_uint(ld, v[R_ATTEMPTS], "attempts", NULL, 1, 100, &spec->attempts) ||
+	    get_enum(ld, v[R_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
+	    get_enum(ld, v[R_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
+	    get_strings(ld, v[R_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
+	    get_str(ld, v[R_TEST_TEMPLATE], "test_template", NULL, 0, &spec->test_template) ||
+	    (v[R_GATES] && load_gates(ld, v[R_GATES], spec)) ||
+	    (v[R_REVIEW] && load_review(ld, v[R_REVIEW], spec)) ||
+	    (v[R_BUDGET] && load_budget(ld, v[R_BUDGET], spec)) ||
+	    (v[R_JAIL] && load_jail(ld, v[R_JAIL], spec)))
 		return SL_EINPUT;
-	if (v[K_CONCURRENCY]) {
-		if (get_int(ld, v[K_CONCURRENCY], "concurrency", NULL, 1, 256, &n))
-			return SL_EINPUT;
-		spec->concurrency = (unsigned)n;
+	return 0;
+}
+
+/* concurrency, jobs, lease_ttl and context_tokens. */
+static int read_root_numbers(struct loader *ld, const struct node *const *v, sl_spec *spec)
+{
+	if (get_uint(ld, v[R_CONCURRENCY], "concurrency", NULL, 1, 256, &spec->concurrency) ||
+	    get_uint(ld, v[R_JOBS], "jobs", NULL, 1, 256, &spec->jobs) ||
+	    get_uint(ld, v[R_LEASE_TTL], "lease_ttl", NULL, 1, SL_LEASE_TTL_MAX,
+		     &spec->lease_ttl_s) ||
+	    get_uint(ld, v[R_CONTEXT_TOKENS], "context_tokens", NULL, 0, 1000000,
+		     &spec->context_tokens))
+		return SL_EINPUT;
+	return 0;
+}
+
+/* coverage_below: testgen only, with a coverage gate to read it from. */
+static int read_coverage_below(struct loader *ld, const struct node *v, sl_spec *spec)
+{
+	if (!v)
+		return 0;
+	if (spec->job != SL_JOB_TESTGEN)
+		return fail(ld, v->start, "'coverage_below' belongs to testgen campaigns");
+	if (get_uint(ld, v, "coverage_below", NULL, 1, 100, &spec->coverage_below))
+		return SL_EINPUT;
+	if (!has_gate_kind(spec, SL_GATE_COVERAGE)) {
+		spec->coverage_below = 0;
+		return fail(ld, v->start, "'coverage_below' needs a gate "
+			    "of kind coverage: its report on the base says what is covered");
 	}
-	if (v[K_JOBS]) {
-		if (get_int(ld, v[K_JOBS], "jobs", NULL, 1, 256, &n))
-			return SL_EINPUT;
-		spec->jobs = (unsigned)n;
-	}
-	if (v[K_LEASE_TTL]) {
-		if (get_int(ld, v[K_LEASE_TTL], "lease_ttl", NULL, 1, SL_LEASE_TTL_MAX, &n))
-			return SL_EINPUT;
-		spec->lease_ttl_s = (unsigned)n;
-	}
-	if (v[K_CONTEXT_TOKENS]) {
-		if (get_int(ld, v[K_CONTEXT_TOKENS], "context_tokens", NULL, 0, 1000000, &n))
-			return SL_EINPUT;
-		spec->context_tokens = (unsigned)n;
-	}
-	if (v[K_COVERAGE_BELOW]) {
-		if (spec->job != SL_JOB_TESTGEN)
-			return fail(ld, v[K_COVERAGE_BELOW]->start,
-				    "'coverage_below' belongs to testgen campaigns");
-		if (get_int(ld, v[K_COVERAGE_BELOW], "coverage_below", NULL, 1, 100, &n))
-			return SL_EINPUT;
-		if (!has_gate_kind(spec, SL_GATE_COVERAGE))
-			return fail(ld, v[K_COVERAGE_BELOW]->start, "'coverage_below' needs a gate "
-				    "of kind coverage: its report on the base says what is covered");
-		spec->coverage_below = (unsigned)n;
-	}
-	if (v[K_FINDINGS] && (spec->job != SL_JOB_FIX || load_findings(ld, v[K_FINDINGS], spec)))
-		return spec->job != SL_JOB_FIX ? fail(ld, v[K_FINDINGS]->start,
+	return 0;
+}
+
+/* The keys that belong to one kind of campaign, and what each kind needs. */
+static int check_root_job(struct loader *ld, const struct node *root,
+			  const struct node *const *v, sl_spec *spec)
+{
+	if (read_coverage_below(ld, v[R_COVERAGE_BELOW], spec))
+		return SL_EINPUT;
+	if (v[R_FINDINGS] && (spec->job != SL_JOB_FIX || load_findings(ld, v[R_FINDINGS], spec)))
+		return spec->job != SL_JOB_FIX ? fail(ld, v[R_FINDINGS]->start,
 						      "'findings' belongs to fix campaigns") : SL_EINPUT;
 	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
 		return need(ld, root, NULL, "test_paths", NULL);
-	if (spec->job != SL_JOB_TESTGEN && (v[K_TEST_PATHS] || v[K_TEST_TEMPLATE]))
-		return fail(ld, (v[K_TEST_PATHS] ? v[K_TEST_PATHS] : v[K_TEST_TEMPLATE])->start,
+	if (spec->job != SL_JOB_TESTGEN && (v[R_TEST_PATHS] || v[R_TEST_TEMPLATE]))
+		return fail(ld, (v[R_TEST_PATHS] ? v[R_TEST_PATHS] : v[R_TEST_TEMPLATE])->start,
 			    "'test_paths' and 'test_template' belong to testgen campaigns");
 	if (spec->job == SL_JOB_FIX && !has_gate_kind(spec, SL_GATE_FINDING_GONE))
-		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
+		return fail(ld, v[R_KIND]->start, "a fix campaign needs a gate of kind "
 			    "finding-gone: its findings on the base are the targets");
-	if (!spec->query && default_query(ld, v[K_TARGETS], spec))
+	return 0;
+}
+
+/* The branch prefix made from the name, when 'review' set none; it must be a valid ref. */
+static int default_branch_prefix(struct loader *ld, const struct node *name, sl_spec *spec)
+{
+	sl_buf b = SL_BUF_INIT;
+	const char *why;
+	char sbuf[80];
+
+	if (spec->branch_prefix)
+		return 0;
+	sl_buf_addf(&b, "sluice/%s", spec->name);
+	spec->branch_prefix = sl_buf_detach(&b, NULL);
+	if ((why = bad_branch_prefix(spec->branch_prefix)))
+		return fail(ld, name->start,
+			    "invalid branch prefix '%s' made from 'name': %s "
+			    "(set 'branch_prefix' in 'review')",
+			    show(sbuf, sizeof(sbuf), spec->branch_prefix,
+				 strlen(spec->branch_prefix)), why);
+	return 0;
+}
+
+/* What the file left out: query, edit format, branch prefix and base. */
+static int root_defaults(struct loader *ld, const struct node *root,
+			 const struct node *const *v, sl_spec *spec)
+{
+	if (!spec->query && default_query(ld, v[R_TARGETS], spec))
 		return SL_EINPUT;
 	if (!spec->edit_format)
 		spec->edit_format = spec->unit && strcmp(spec->unit, "capture") &&
 			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;
-
-	if (spec->provider == SL_PROVIDER_RULES && !spec->nrules) {
-		yaml_mark_t at = root->start;
-
-		if (v[K_PROVIDER])
-			at = v[K_PROVIDER]->start;
-		return fail(ld, at, "the 'rules' provider needs at least one entry in 'rules'");
-	}
-	if (!spec->branch_prefix) {
-		sl_buf b = SL_BUF_INIT;
-
-		sl_buf_addf(&b, "sluice/%s", spec->name);
-		spec->branch_prefix = sl_buf_detach(&b, NULL);
-		if ((why = bad_branch_prefix(spec->branch_prefix)))
-			return fail(ld, v[K_NAME]->start,
-				    "invalid branch prefix '%s' made from 'name': %s "
-				    "(set 'branch_prefix' in 'review')",
-				    show(sbuf, sizeof(sbuf), spec->branch_prefix,
-					 strlen(spec->branch_prefix)), why);
-	}
+	if (spec->provider == SL_PROVIDER_RULES && !spec->nrules)
+		return fail(ld, v[R_PROVIDER] ? v[R_PROVIDER]->start : root->start,
+			    "the 'rules' provider needs at least one entry in 'rules'");
+	if (default_branch_prefix(ld, v[R_NAME], spec))
+		return SL_EINPUT;
 	if (!spec->base)
 		spec->base = sl_xstrdup("HEAD");
+	return 0;
+}
+
+/* The whole file: read in the order of its checks, then the defaults. */
+static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
+{
+	const struct node *v[SL_CAP_SPEC_KEYS];
+
+	if (read_root_identity(ld, root, v, spec) || read_root_stages(ld, v, spec) ||
+	    read_root_numbers(ld, v, spec) || check_root_job(ld, root, v, spec) ||
+	    root_defaults(ld, root, v, spec))
+		return SL_EINPUT;
 	return 0;
 }
 
