@@ -1298,101 +1298,105 @@ void sl_funnel_release(sl_funnel *f)
 	memset(f, 0, sizeof(*f));
 }
 
-int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err)
+/* Targets by state. */
+static const char funnel_targets_sql[] = "SELECT count(*), "
+	"count(*) FILTER (WHERE state = 'pending'), "
+	"count(*) FILTER (WHERE state IN ('proposed','accepted','rejected')), "
+	"count(*) FILTER (WHERE state = 'failed'), "
+	"count(*) FILTER (WHERE state = 'skipped'), "
+	"count(*) FILTER (WHERE state = 'accepted'), "
+	"count(*) FILTER (WHERE state = 'rejected'), "
+	"count(*) FILTER (WHERE state = 'budget') "
+	"FROM targets WHERE campaign_id = ?";
+
+static void read_funnel_targets(sqlite3_stmt *s, sl_funnel *out)
+{
+	out->targets = sqlite3_column_int64(s, 0);
+	out->pending = sqlite3_column_int64(s, 1);
+	out->proposed = sqlite3_column_int64(s, 2);
+	out->failed = sqlite3_column_int64(s, 3);
+	out->skipped = sqlite3_column_int64(s, 4);
+	out->accepted = sqlite3_column_int64(s, 5);
+	out->rejected = sqlite3_column_int64(s, 6);
+	out->budget = sqlite3_column_int64(s, 7);
+}
+
+/* Attempts by outcome, tokens and cost. */
+static const char funnel_attempts_sql[] = "SELECT count(*), "
+	"count(*) FILTER (WHERE a.outcome = 'candidate'), "
+	"count(*) FILTER (WHERE a.outcome = 'apply_error'), "
+	"count(*) FILTER (WHERE a.outcome = 'parse_error'), "
+	"count(*) FILTER (WHERE a.outcome = 'provider_error'), "
+	"min(total(max(a.tokens_in, 0)), 9e18), min(total(max(a.tokens_out, 0)), 9e18), "
+	"count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0), "
+	"coalesce(sum(a.format_errors), 0) "
+	"FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?";
+
+static void read_funnel_attempts(sqlite3_stmt *s, sl_funnel *out)
+{
+	out->attempts = sqlite3_column_int64(s, 0);
+	out->candidates = sqlite3_column_int64(s, 1);
+	out->apply_errors = sqlite3_column_int64(s, 2);
+	out->parse_errors = sqlite3_column_int64(s, 3);
+	out->provider_errors = sqlite3_column_int64(s, 4);
+	out->tokens_in = sqlite3_column_int64(s, 5);
+	out->tokens_out = sqlite3_column_int64(s, 6);
+	out->syntax_errors = sqlite3_column_int64(s, 7);
+	out->cost = sqlite3_column_double(s, 8);
+	out->format_errors = sqlite3_column_int64(s, 9);
+}
+
+/* Placed hunks by tier, from the attempts' apply reports. */
+static const char funnel_tiers_sql[] =
+	"SELECT count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'exact'), "
+	"count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'moved'), "
+	"count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'whitespace'), "
+	"count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'refused') "
+	"FROM attempts a JOIN targets t ON t.id = a.target_id, json_each(a.apply_report) j "
+	"WHERE t.campaign_id = ? AND json_valid(a.apply_report)";
+
+static void read_funnel_tiers(sqlite3_stmt *s, sl_funnel *out)
+{
+	out->tier_exact = sqlite3_column_int64(s, 0);
+	out->tier_moved = sqlite3_column_int64(s, 1);
+	out->tier_whitespace = sqlite3_column_int64(s, 2);
+	out->tier_refused = sqlite3_column_int64(s, 3);
+}
+
+/* Proposed candidates by where their edit came from. */
+static const char funnel_sources_sql[] = "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
+	"count(*) FILTER (WHERE a.source <> 'rules') "
+	"FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
+	"JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = 'passed'";
+
+static void read_funnel_sources(sqlite3_stmt *s, sl_funnel *out)
+{
+	out->proposed_rules = sqlite3_column_int64(s, 0);
+	out->proposed_model = sqlite3_column_int64(s, 1);
+}
+
+/* Run a one-row query of the campaign's funnel (its id is ?1) and read the row into out. */
+static int funnel_row(sl_store *st, const char *sql, void (*read)(sqlite3_stmt *, sl_funnel *),
+		      int64_t campaign_id, sl_funnel *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, sql, err);
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		read(s, out);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "funnel");
+}
+
+/* Each gate's runs by verdict, in the order the gates first ran. */
+static int funnel_gates(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err)
 {
 	sqlite3_stmt *s;
 	size_t alloc = 0;
 	int rc;
-
-	memset(out, 0, sizeof(*out));
-	s = prep(st, "SELECT count(*), "
-		 "count(*) FILTER (WHERE state = 'pending'), "
-		 "count(*) FILTER (WHERE state IN ('proposed','accepted','rejected')), "
-		 "count(*) FILTER (WHERE state = 'failed'), "
-		 "count(*) FILTER (WHERE state = 'skipped'), "
-		 "count(*) FILTER (WHERE state = 'accepted'), "
-		 "count(*) FILTER (WHERE state = 'rejected'), "
-		 "count(*) FILTER (WHERE state = 'budget') "
-		 "FROM targets WHERE campaign_id = ?", err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->targets = sqlite3_column_int64(s, 0);
-		out->pending = sqlite3_column_int64(s, 1);
-		out->proposed = sqlite3_column_int64(s, 2);
-		out->failed = sqlite3_column_int64(s, 3);
-		out->skipped = sqlite3_column_int64(s, 4);
-		out->accepted = sqlite3_column_int64(s, 5);
-		out->rejected = sqlite3_column_int64(s, 6);
-		out->budget = sqlite3_column_int64(s, 7);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
-
-	s = prep(st, "SELECT count(*), "
-		 "count(*) FILTER (WHERE a.outcome = 'candidate'), "
-		 "count(*) FILTER (WHERE a.outcome = 'apply_error'), "
-		 "count(*) FILTER (WHERE a.outcome = 'parse_error'), "
-		 "count(*) FILTER (WHERE a.outcome = 'provider_error'), "
-		 "min(total(max(a.tokens_in, 0)), 9e18), min(total(max(a.tokens_out, 0)), 9e18), "
-		 "count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0), "
-		 "coalesce(sum(a.format_errors), 0) "
-		 "FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?", err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->attempts = sqlite3_column_int64(s, 0);
-		out->candidates = sqlite3_column_int64(s, 1);
-		out->apply_errors = sqlite3_column_int64(s, 2);
-		out->parse_errors = sqlite3_column_int64(s, 3);
-		out->provider_errors = sqlite3_column_int64(s, 4);
-		out->tokens_in = sqlite3_column_int64(s, 5);
-		out->tokens_out = sqlite3_column_int64(s, 6);
-		out->syntax_errors = sqlite3_column_int64(s, 7);
-		out->cost = sqlite3_column_double(s, 8);
-		out->format_errors = sqlite3_column_int64(s, 9);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
-
-	s = prep(st, "SELECT count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'exact'), "
-		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'moved'), "
-		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'whitespace'), "
-		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'refused') "
-		 "FROM attempts a JOIN targets t ON t.id = a.target_id, json_each(a.apply_report) j "
-		 "WHERE t.campaign_id = ? AND json_valid(a.apply_report)", err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->tier_exact = sqlite3_column_int64(s, 0);
-		out->tier_moved = sqlite3_column_int64(s, 1);
-		out->tier_whitespace = sqlite3_column_int64(s, 2);
-		out->tier_refused = sqlite3_column_int64(s, 3);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
-
-	s = prep(st, "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
-		 "count(*) FILTER (WHERE a.source <> 'rules') "
-		 "FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
-		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = 'passed'",
-		 err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->proposed_rules = sqlite3_column_int64(s, 0);
-		out->proposed_model = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
 
 	s = prep(st, "SELECT g.gate, count(*), "
 		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'pass'), "
@@ -1425,4 +1429,18 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		return sl_store_fail(st, err, "funnel");
 	}
 	return SL_OK;
+}
+
+int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = funnel_row(st, funnel_targets_sql, read_funnel_targets, campaign_id, out, err)) ||
+	    (ret = funnel_row(st, funnel_attempts_sql, read_funnel_attempts, campaign_id, out,
+			      err)) ||
+	    (ret = funnel_row(st, funnel_tiers_sql, read_funnel_tiers, campaign_id, out, err)) ||
+	    (ret = funnel_row(st, funnel_sources_sql, read_funnel_sources, campaign_id, out, err)))
+		return ret;
+	return funnel_gates(st, campaign_id, out, err);
 }
