@@ -175,23 +175,11 @@ static const char *jail_ms_text(char *buf, size_t n, const sl_gate_run_rec *g)
 	return buf;
 }
 
-int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err)
+/* The candidate's gate runs counted by verdict (cached ones apart). */
+static sl_funnel_gate gate_counts(const sl_gate_run_rec *g, size_t ng)
 {
-	char jbuf[48];
-	sl_candidate_rec c;
-	sl_gate_run_rec *g = NULL;
-	sl_attempt_rec *att = NULL;
 	sl_funnel_gate n = { 0 };
-	size_t ng = 0, na = 0;
-	int ret, json = flags & 1;
 
-	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
-		return ret;
-	if ((ret = sl_store_gate_runs(st, candidate_id, &g, &ng, err)))
-		goto done;
-	if ((flags & SL_SHOW_ATTEMPTS) &&
-	    (ret = sl_store_attempts(st, c.target_id, &att, &na, err)))
-		goto done;
 	for (size_t i = 0; i < ng; i++) {
 		sl_verdict v = g[i].verdict;
 
@@ -201,87 +189,140 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		n.skipped += !g[i].cached && v == SL_VERDICT_SKIP;
 		n.errors += !g[i].cached && v == SL_VERDICT_ERROR;
 	}
-	if (json) {
-		json_t *o = json_object(), *ga = json_array();
-		char *s;
+	return n;
+}
 
-		json_object_set_new(o, "id", json_integer(c.id));
-		json_object_set_new(o, "target", json_integer(c.target_id));
-		json_object_set_new(o, "path", json_string(c.path));
-		json_object_set_new(o, "start_line", json_integer(c.start_line));
-		json_object_set_new(o, "end_line", json_integer(c.end_line));
-		json_object_set_new(o, "attempt", json_integer(c.attempt_n));
-		json_object_set_new(o, "state", json_string(sl_candidate_state_name(c.state)));
-		json_object_set_new(o, "commit", json_string(c.commit_oid));
-		json_object_set_new(o, "branch", c.branch ? json_string(c.branch) : json_null());
-		json_object_set_new(o, "decision", c.decision ?
-				    json_string(sl_decision_name(c.decision)) : json_null());
-		json_object_set_new(o, "reason", c.decision_reason ?
-				    json_string(c.decision_reason) : json_null());
-		for (size_t i = 0; i < ng; i++) {
-			json_t *r = json_object();
+/* One gate run as a new JSON object. */
+static json_t *gate_run_json(const sl_gate_run_rec *g)
+{
+	json_t *r = json_object();
 
-			json_object_set_new(r, "gate", json_string(g[i].gate));
-			json_object_set_new(r, "verdict", json_string(sl_verdict_name(g[i].verdict)));
-			json_object_set_new(r, "exit_status", json_integer(g[i].exit_status));
-			json_object_set_new(r, "duration_ms", json_integer(g[i].duration_ms));
-			json_object_set_new(r, "jail_ms", json_integer(g[i].jail_ms));
-			json_object_set_new(r, "output_bytes", json_integer(g[i].output_bytes));
-			json_object_set_new(r, "output_tail", json_string(g[i].output_tail));
-			json_object_set_new(r, "cached", json_boolean(g[i].cached));
-			json_object_set_new(r, "note", json_str_or_null(g[i].note));
-			json_object_set_new(r, "jail", json_str_or_null(g[i].jail));
-			json_array_append_new(ga, r);
-		}
-		json_object_set_new(o, "gates", ga);
-		json_object_set_new(o, "tree", json_str_or_null(c.tree));
-		json_object_set_new(o, "tree_ms", json_integer(c.tree_ms));
-		json_object_set_new(o, "gate_counts", json_pack("{s:I,s:I,s:I,s:I,s:I}",
-				    "passed", (json_int_t)n.passed, "failed", (json_int_t)n.failed,
-				    "skipped", (json_int_t)n.skipped, "cached", (json_int_t)n.cached,
-				    "errors", (json_int_t)n.errors));
-		json_object_set_new(o, "diff", json_string(c.diff));
-		if (flags & SL_SHOW_ATTEMPTS)
-			json_object_set_new(o, "attempts", sl_review_attempts_json(att, na));
-		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		sl_buf_adds(out, s ? s : "null");
-		sl_buf_addch(out, '\n');
-		free(s);
-		json_decref(o);
+	json_object_set_new(r, "gate", json_string(g->gate));
+	json_object_set_new(r, "verdict", json_string(sl_verdict_name(g->verdict)));
+	json_object_set_new(r, "exit_status", json_integer(g->exit_status));
+	json_object_set_new(r, "duration_ms", json_integer(g->duration_ms));
+	json_object_set_new(r, "jail_ms", json_integer(g->jail_ms));
+	json_object_set_new(r, "output_bytes", json_integer(g->output_bytes));
+	json_object_set_new(r, "output_tail", json_string(g->output_tail));
+	json_object_set_new(r, "cached", json_boolean(g->cached));
+	json_object_set_new(r, "note", json_str_or_null(g->note));
+	json_object_set_new(r, "jail", json_str_or_null(g->jail));
+	return r;
+}
+
+/* The candidate's fields, before its gates, as a new JSON object. */
+static json_t *candidate_json(const sl_candidate_rec *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(c->id));
+	json_object_set_new(o, "target", json_integer(c->target_id));
+	json_object_set_new(o, "path", json_string(c->path));
+	json_object_set_new(o, "start_line", json_integer(c->start_line));
+	json_object_set_new(o, "end_line", json_integer(c->end_line));
+	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
+	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
+	json_object_set_new(o, "commit", json_string(c->commit_oid));
+	json_object_set_new(o, "branch", c->branch ? json_string(c->branch) : json_null());
+	json_object_set_new(o, "decision", c->decision ?
+			    json_string(sl_decision_name(c->decision)) : json_null());
+	json_object_set_new(o, "reason", c->decision_reason ?
+			    json_string(c->decision_reason) : json_null());
+	return o;
+}
+
+/* `sluice show --json`: one line; the attempts too when attempts is set. */
+static void show_json(sl_buf *out, const sl_candidate_rec *c, const sl_gate_run_rec *g,
+		      size_t ng, const sl_funnel_gate *n, int attempts,
+		      const sl_attempt_rec *att, size_t na)
+{
+	json_t *o = candidate_json(c), *ga = json_array();
+	char *s;
+
+	for (size_t i = 0; i < ng; i++)
+		json_array_append_new(ga, gate_run_json(&g[i]));
+	json_object_set_new(o, "gates", ga);
+	json_object_set_new(o, "tree", json_str_or_null(c->tree));
+	json_object_set_new(o, "tree_ms", json_integer(c->tree_ms));
+	json_object_set_new(o, "gate_counts", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+			    "passed", (json_int_t)n->passed, "failed", (json_int_t)n->failed,
+			    "skipped", (json_int_t)n->skipped, "cached", (json_int_t)n->cached,
+			    "errors", (json_int_t)n->errors));
+	json_object_set_new(o, "diff", json_string(c->diff));
+	if (attempts)
+		json_object_set_new(o, "attempts", sl_review_attempts_json(att, na));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	sl_buf_adds(out, s ? s : "null");
+	sl_buf_addch(out, '\n');
+	free(s);
+	json_decref(o);
+}
+
+/* The text header: place, state, commit, tree, decision and the gates' counts. */
+static void show_text_header(sl_buf *out, const sl_candidate_rec *c, const sl_funnel_gate *n)
+{
+	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c->id,
+		    c->path, (long long)c->start_line, (long long)c->end_line,
+		    (long long)c->attempt_n);
+	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c->state),
+		    c->branch ? ", proposed on " : "", c->branch ? c->branch : "");
+	sl_buf_addf(out, "commit:   %s\n", c->commit_oid);
+	if (c->tree)
+		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c->tree, (long long)c->tree_ms);
+	if (c->decision)
+		sl_buf_addf(out, "decision: %s%s%s\n", sl_decision_name(c->decision),
+			    c->decision_reason ? ": " : "",
+			    c->decision_reason ? c->decision_reason : "");
+	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
+		    (long long)n->passed, (long long)n->failed, (long long)n->skipped,
+		    (long long)n->cached);
+	if (n->errors)
+		sl_buf_addf(out, ", %lld errors", (long long)n->errors);
+	sl_buf_addch(out, '\n');
+}
+
+/* One gate's line, and its output's tail when it did not pass. */
+static void show_text_gate(sl_buf *out, const sl_gate_run_rec *g)
+{
+	char jbuf[48];
+
+	sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s%s\n", g->gate,
+		    sl_verdict_name(g->verdict), (long long)g->exit_status,
+		    (long long)g->duration_ms, jail_ms_text(jbuf, sizeof(jbuf), g),
+		    g->note ? " (" : "", g->note ? g->note : "", g->note ? ")" : "",
+		    g->jail && !strncmp(g->jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
+	if (g->verdict != SL_VERDICT_PASS && g->output_tail[0]) {
+		sl_buf_adds(out, g->output_tail);
+		if (out->buf[out->len - 1] != '\n')
+			sl_buf_addch(out, '\n');
+	}
+}
+
+int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err)
+{
+	sl_candidate_rec c;
+	sl_gate_run_rec *g = NULL;
+	sl_attempt_rec *att = NULL;
+	sl_funnel_gate n;
+	size_t ng = 0, na = 0;
+	int ret, attempts = !!(flags & SL_SHOW_ATTEMPTS);
+
+	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
+		return ret;
+	if ((ret = sl_store_gate_runs(st, candidate_id, &g, &ng, err)) ||
+	    (attempts && (ret = sl_store_attempts(st, c.target_id, &att, &na, err))))
+		goto done;
+	n = gate_counts(g, ng);
+	if (flags & 1) {
+		show_json(out, &c, g, ng, &n, attempts, att, na);
 		goto done;
 	}
-	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c.id, c.path,
-		    (long long)c.start_line, (long long)c.end_line, (long long)c.attempt_n);
-	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c.state),
-		    c.branch ? ", proposed on " : "", c.branch ? c.branch : "");
-	sl_buf_addf(out, "commit:   %s\n", c.commit_oid);
-	if (c.tree)
-		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c.tree, (long long)c.tree_ms);
-	if (c.decision)
-		sl_buf_addf(out, "decision: %s%s%s\n", sl_decision_name(c.decision),
-			    c.decision_reason ? ": " : "",
-			    c.decision_reason ? c.decision_reason : "");
-	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
-		    (long long)n.passed, (long long)n.failed, (long long)n.skipped,
-		    (long long)n.cached);
-	if (n.errors)
-		sl_buf_addf(out, ", %lld errors", (long long)n.errors);
-	sl_buf_addch(out, '\n');
-	for (size_t i = 0; i < ng; i++) {
-		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s%s\n", g[i].gate,
-			    sl_verdict_name(g[i].verdict), (long long)g[i].exit_status,
-			    (long long)g[i].duration_ms, jail_ms_text(jbuf, sizeof(jbuf), &g[i]),
-			    g[i].note ? " (" : "", g[i].note ? g[i].note : "", g[i].note ? ")" : "",
-			    g[i].jail && !strncmp(g[i].jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
-		if (g[i].verdict != SL_VERDICT_PASS && g[i].output_tail[0]) {
-			sl_buf_adds(out, g[i].output_tail);
-			if (out->buf[out->len - 1] != '\n')
-				sl_buf_addch(out, '\n');
-		}
-	}
+	show_text_header(out, &c, &n);
+	for (size_t i = 0; i < ng; i++)
+		show_text_gate(out, &g[i]);
 	sl_buf_addch(out, '\n');
 	sl_buf_adds(out, c.diff);
-	if (flags & SL_SHOW_ATTEMPTS)
+	if (attempts)
 		sl_review_attempts_text(out, att, na);
 done:
 	sl_attempt_list_free(att, na);
