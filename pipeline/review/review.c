@@ -375,15 +375,110 @@ done:
 	return ret;
 }
 
+/* What a passing gate found (coverage added, mutants killed, findings gone), one line each. */
+static void md_gate_notes(sl_buf *md, const sl_gate_run_rec *g, size_t ng)
+{
+	for (size_t j = 0, first = 1; j < ng; j++) {
+		if (!g[j].note || g[j].verdict != SL_VERDICT_PASS)
+			continue;
+		sl_buf_addf(md, "%s- %s: ", first ? "\n" : "", g[j].gate);
+		for (const char *p = g[j].note; *p; p++)
+			sl_buf_addch(md, *p >= 0x20 && *p < 0x7f ? *p : ' ');
+		sl_buf_addch(md, '\n');
+		first = 0;
+	}
+}
+
+/* Proposed change idx in report.md: place, branch, tree, gates table, notes, diff. */
+static void md_candidate(sl_buf *md, const sl_candidate_rec *c, size_t idx,
+			 const sl_gate_run_rec *g, size_t ng)
+{
+	sl_buf_addf(md, "### %zu. `%s` lines %lld-%lld (candidate %lld)\n\n"
+		    "Branch `%s`, attempt %lld%s%s.\n\n",
+		    idx, c->path, (long long)c->start_line, (long long)c->end_line,
+		    (long long)c->id, c->branch, (long long)c->attempt_n,
+		    c->decision ? ", " : "", c->decision ? "accepted" : "");
+	if (c->tree)
+		sl_buf_addf(md, "Tree: %s, made in %lld ms.\n\n", c->tree, (long long)c->tree_ms);
+	sl_buf_adds(md, "| gate | verdict | time | of it, jail setup |\n|---|---|---|---|\n");
+	for (size_t j = 0; j < ng; j++)
+		sl_buf_addf(md, "| %s | %s | %lld ms | %lld ms |\n", g[j].gate,
+			    sl_verdict_name(g[j].verdict), (long long)g[j].duration_ms,
+			    (long long)g[j].jail_ms);
+	md_gate_notes(md, g, ng);
+	sl_buf_addf(md, "\n```diff\n%s```\n\n", c->diff);
+}
+
+/* Each exported candidate: its patch into mbox, its section into md. */
+static int export_candidates(sl_buf *mbox, sl_buf *md, sl_store *st, git_repository *repo,
+			     const sl_candidate_rec *cands, size_t nc, size_t count, sl_err *err)
+{
+	size_t idx = 0;
+	int ret;
+
+	for (size_t i = 0; i < nc; i++) {
+		sl_gate_run_rec *g = NULL;
+		size_t ng = 0;
+
+		if (!is_exported(&cands[i]))
+			continue;
+		if ((ret = email_for(mbox, repo, &cands[i], ++idx, count, err)) ||
+		    (ret = sl_store_gate_runs(st, cands[i].id, &g, &ng, err)))
+			return ret;
+		md_candidate(md, &cands[i], idx, g, ng);
+		sl_gate_run_list_free(g, ng);
+	}
+	return SL_OK;
+}
+
+/* The candidates reviewers rejected, with their reasons, when there are any. */
+static void md_rejected(sl_buf *md, const sl_candidate_rec *cands, size_t nc, size_t count)
+{
+	if (nc <= count)
+		return;
+	sl_buf_addf(md, "## Rejected by reviewers (%zu)\n\n", nc - count);
+	for (size_t i = 0; i < nc; i++)
+		if (!is_exported(&cands[i]))
+			sl_buf_addf(md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
+				    (long long)cands[i].start_line, (long long)cands[i].id,
+				    cands[i].decision_reason ? cands[i].decision_reason : "");
+	sl_buf_addch(md, '\n');
+}
+
+/* The targets that failed, each with the first line of its reason, when there are any. */
+static void md_failed(sl_buf *md, const sl_target_rec *failed, size_t nf)
+{
+	if (!nf)
+		return;
+	sl_buf_addf(md, "## Targets that failed (%zu)\n\n", nf);
+	for (size_t i = 0; i < nf; i++) {
+		const char *r = failed[i].reason ? failed[i].reason : "";
+		const char *nl = strchr(r, '\n');
+
+		sl_buf_addf(md, "- `%s:%lld` after %lld attempt(s): %.*s\n", failed[i].path,
+			    (long long)failed[i].start_line, (long long)failed[i].attempts,
+			    (int)(nl ? (size_t)(nl - r) : strlen(r)), r);
+	}
+}
+
+/* buf into the file NAME of outdir. */
+static int write_in(const char *outdir, const char *name, const sl_buf *buf, sl_err *err)
+{
+	char *path = sl_path_join(outdir, name);
+	int ret = sl_write_file(path, buf->buf, buf->len, err);
+
+	free(path);
+	return ret;
+}
+
 int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *repo,
 		     const char *outdir, size_t *count_out, sl_err *err)
 {
 	sl_candidate_rec *cands = NULL;
 	sl_target_rec *failed = NULL;
-	size_t nc = 0, nf = 0, count = 0, idx = 0;
+	size_t nc = 0, nf = 0, count = 0;
 	sl_funnel f = { 0 };
 	sl_buf mbox = SL_BUF_INIT, md = SL_BUF_INIT;
-	char *path = NULL;
 	int ret;
 
 	*count_out = 0;
@@ -394,77 +489,19 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 		goto done;
 	for (size_t i = 0; i < nc; i++)
 		count += is_exported(&cands[i]);
-
 	sl_buf_addf(&md, "# sluice campaign `%s`\n\nBase `%s` of `%s`.\n\n## Funnel\n\n```\n",
 		    camp->name, camp->base_oid, camp->repo_path);
 	sl_review_funnel_text(&md, camp, &f);
 	sl_buf_addf(&md, "```\n\n## Proposed changes (%zu)\n\n", count);
-	for (size_t i = 0; i < nc; i++) {
-		sl_gate_run_rec *g = NULL;
-		size_t ng = 0;
-
-		if (!is_exported(&cands[i]))
-			continue;
-		if ((ret = email_for(&mbox, repo, &cands[i], ++idx, count, err)) ||
-		    (ret = sl_store_gate_runs(st, cands[i].id, &g, &ng, err)))
-			goto done;
-		sl_buf_addf(&md, "### %zu. `%s` lines %lld-%lld (candidate %lld)\n\n"
-			    "Branch `%s`, attempt %lld%s%s.\n\n",
-			    idx, cands[i].path, (long long)cands[i].start_line,
-			    (long long)cands[i].end_line, (long long)cands[i].id, cands[i].branch,
-			    (long long)cands[i].attempt_n, cands[i].decision ? ", " : "",
-			    cands[i].decision ? "accepted" : "");
-		if (cands[i].tree)
-			sl_buf_addf(&md, "Tree: %s, made in %lld ms.\n\n", cands[i].tree,
-				    (long long)cands[i].tree_ms);
-		sl_buf_adds(&md, "| gate | verdict | time | of it, jail setup |\n|---|---|---|---|\n");
-		for (size_t j = 0; j < ng; j++)
-			sl_buf_addf(&md, "| %s | %s | %lld ms | %lld ms |\n", g[j].gate,
-				    sl_verdict_name(g[j].verdict), (long long)g[j].duration_ms,
-				    (long long)g[j].jail_ms);
-		/* what a passing gate found: coverage added, mutants killed, findings gone */
-		for (size_t j = 0, first = 1; j < ng; j++) {
-			if (!g[j].note || g[j].verdict != SL_VERDICT_PASS)
-				continue;
-			sl_buf_addf(&md, "%s- %s: ", first ? "\n" : "", g[j].gate);
-			for (const char *p = g[j].note; *p; p++)
-				sl_buf_addch(&md, *p >= 0x20 && *p < 0x7f ? *p : ' ');
-			sl_buf_addch(&md, '\n');
-			first = 0;
-		}
-		sl_buf_addf(&md, "\n```diff\n%s```\n\n", cands[i].diff);
-		sl_gate_run_list_free(g, ng);
-	}
-	if (nc > count) {
-		sl_buf_addf(&md, "## Rejected by reviewers (%zu)\n\n", nc - count);
-		for (size_t i = 0; i < nc; i++)
-			if (!is_exported(&cands[i]))
-				sl_buf_addf(&md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
-					    (long long)cands[i].start_line, (long long)cands[i].id,
-					    cands[i].decision_reason ? cands[i].decision_reason : "");
-		sl_buf_addch(&md, '\n');
-	}
-	if (nf) {
-		sl_buf_addf(&md, "## Targets that failed (%zu)\n\n", nf);
-		for (size_t i = 0; i < nf; i++) {
-			const char *r = failed[i].reason ? failed[i].reason : "";
-			const char *nl = strchr(r, '\n');
-
-			sl_buf_addf(&md, "- `%s:%lld` after %lld attempt(s): %.*s\n", failed[i].path,
-				    (long long)failed[i].start_line, (long long)failed[i].attempts,
-				    (int)(nl ? (size_t)(nl - r) : strlen(r)), r);
-		}
-	}
-	path = sl_path_join(outdir, "series.mbox");
-	if ((ret = sl_write_file(path, mbox.buf, mbox.len, err)))
+	if ((ret = export_candidates(&mbox, &md, st, repo, cands, nc, count, err)))
 		goto done;
-	free(path);
-	path = sl_path_join(outdir, "report.md");
-	if ((ret = sl_write_file(path, md.buf, md.len, err)))
+	md_rejected(&md, cands, nc, count);
+	md_failed(&md, failed, nf);
+	if ((ret = write_in(outdir, "series.mbox", &mbox, err)) ||
+	    (ret = write_in(outdir, "report.md", &md, err)))
 		goto done;
 	*count_out = count;
 done:
-	free(path);
 	sl_buf_release(&mbox);
 	sl_buf_release(&md);
 	sl_funnel_release(&f);
