@@ -280,27 +280,16 @@ static char *model_of(const sl_attempt_rec *a)
 	return r;
 }
 
-static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size_t idx,
-		      sl_err *err)
+/* An attempt's tokens, in and out, negatives (unknown) counted as 0. */
+static int64_t attempt_tokens(const sl_attempt_rec *a)
 {
-	sl_gate_run_rec *g = NULL;
-	sl_attempt_rec *a = NULL;
-	size_t ng = 0, na = 0;
-	char *model = NULL;
-	double cost = 0;
-	int64_t tokens = 0;
-	int ret;
+	return (a->tokens_in > 0 ? a->tokens_in : 0) + (a->tokens_out > 0 ? a->tokens_out : 0);
+}
 
-	if ((ret = sl_store_gate_runs(st, c->id, &g, &ng, err)) ||
-	    (ret = sl_store_attempts(st, c->target_id, &a, &na, err)))
-		goto done;
-	for (size_t i = 0; i < na; i++) {
-		cost += a[i].cost;
-		tokens += (a[i].tokens_in > 0 ? a[i].tokens_in : 0) +
-			(a[i].tokens_out > 0 ? a[i].tokens_out : 0);
-		if (a[i].id == c->attempt_id)
-			model = model_of(&a[i]);
-	}
+/* The change's heading and its line: branch, attempt, producer, tokens, cost, decision. */
+static void add_change_head(sl_buf *out, const sl_candidate_rec *c, size_t idx, size_t na,
+			    const char *model, int64_t tokens, double cost)
+{
 	sl_buf_addf(out, "<div class=\"change\" id=\"c%lld\"><h3>%zu. ", (long long)c->id, idx);
 	sl_report_add_xml(out, c->path);
 	sl_buf_addf(out, " lines %lld&ndash;%lld <small>(candidate %lld)</small></h3>\n<p>",
@@ -327,6 +316,11 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 		sl_report_add_xml(out, c->tree);
 		sl_buf_addf(out, ", made in %lld ms.</p>\n", (long long)c->tree_ms);
 	}
+}
+
+/* The gates' table, then the log of each gate that did not pass. */
+static void add_change_gates(sl_buf *out, const sl_gate_run_rec *g, size_t ng)
+{
 	sl_buf_adds(out, "<table><tr><th>gate</th><th>verdict</th><th>exit</th>"
 		    "<th>time</th><th>jail setup</th><th>note</th></tr>\n");
 	for (size_t i = 0; i < ng; i++) {
@@ -352,23 +346,53 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 		add_log_excerpt(out, g[i].output_tail);
 		sl_buf_adds(out, "</details>\n");
 	}
-	if (na > 1) {
-		sl_buf_adds(out, "<details><summary>attempts</summary><table><tr><th>#</th>"
-			    "<th>source</th><th>outcome</th><th>tokens</th><th>cost</th>"
-			    "<th>error</th></tr>\n");
-		for (size_t i = 0; i < na; i++) {
-			sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)a[i].n);
-			sl_report_add_xml(out, a[i].source);
-			sl_buf_adds(out, "</td><td>");
-			sl_report_add_xml(out, sl_attempt_outcome_name(a[i].outcome));
-			sl_buf_addf(out, "</td><td>%lld</td><td>%.4f</td><td>",
-				    (long long)((a[i].tokens_in > 0 ? a[i].tokens_in : 0) +
-						(a[i].tokens_out > 0 ? a[i].tokens_out : 0)), a[i].cost);
-			sl_report_add_xml(out, a[i].error);
-			sl_buf_adds(out, "</td></tr>\n");
-		}
-		sl_buf_adds(out, "</table></details>\n");
+}
+
+/* The attempts at the target, folded, when there was more than one. */
+static void add_change_attempts(sl_buf *out, const sl_attempt_rec *a, size_t na)
+{
+	if (na <= 1)
+		return;
+	sl_buf_adds(out, "<details><summary>attempts</summary><table><tr><th>#</th>"
+		    "<th>source</th><th>outcome</th><th>tokens</th><th>cost</th>"
+		    "<th>error</th></tr>\n");
+	for (size_t i = 0; i < na; i++) {
+		sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)a[i].n);
+		sl_report_add_xml(out, a[i].source);
+		sl_buf_adds(out, "</td><td>");
+		sl_report_add_xml(out, sl_attempt_outcome_name(a[i].outcome));
+		sl_buf_addf(out, "</td><td>%lld</td><td>%.4f</td><td>",
+			    (long long)attempt_tokens(&a[i]), a[i].cost);
+		sl_report_add_xml(out, a[i].error);
+		sl_buf_adds(out, "</td></tr>\n");
 	}
+	sl_buf_adds(out, "</table></details>\n");
+}
+
+/* One proposed change: heading, gates and their logs, attempts, coloured diff. */
+static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size_t idx,
+		      sl_err *err)
+{
+	sl_gate_run_rec *g = NULL;
+	sl_attempt_rec *a = NULL;
+	size_t ng = 0, na = 0;
+	char *model = NULL;
+	double cost = 0;
+	int64_t tokens = 0;
+	int ret;
+
+	if ((ret = sl_store_gate_runs(st, c->id, &g, &ng, err)) ||
+	    (ret = sl_store_attempts(st, c->target_id, &a, &na, err)))
+		goto done;
+	for (size_t i = 0; i < na; i++) {
+		cost += a[i].cost;
+		tokens += attempt_tokens(&a[i]);
+		if (a[i].id == c->attempt_id)
+			model = model_of(&a[i]);
+	}
+	add_change_head(out, c, idx, na, model, tokens, cost);
+	add_change_gates(out, g, ng);
+	add_change_attempts(out, a, na);
 	add_diff(out, c->diff);
 	sl_buf_adds(out, "</div>\n");
 done:
