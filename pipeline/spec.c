@@ -573,6 +573,72 @@ static sl_pos text_pos(struct loader *ld, const struct node *v)
 
 /* ---- the campaign's sections ---- */
 
+/* 1 if s is in v. */
+static int has_str(const sl_strvec *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return 1;
+	return 0;
+}
+
+/* 'language_overrides' in 'targets': glob to language, each glob once. */
+static int load_overrides(struct loader *ld, const struct node *m, sl_spec *spec)
+{
+	char sbuf[80];
+
+	if (want_type(ld, m, N_MAP, "language_overrides", "targets"))
+		return SL_EINPUT;
+	for (size_t i = 0; i + 1 < m->nkid; i += 2) {
+		char *glob = NULL, *lang = NULL;
+
+		if (get_str(ld, m->kid[i], "language_overrides", "targets", 1, &glob) ||
+		    get_str(ld, m->kid[i + 1], "language_overrides", "targets", 1, &lang)) {
+			free(glob);
+			return SL_EINPUT;
+		}
+		if (has_str(&spec->override_globs, glob)) {
+			fail(ld, m->kid[i]->start, "duplicate key '%s' in 'language_overrides'",
+			     show(sbuf, sizeof(sbuf), glob, strlen(glob)));
+			free(glob);
+			free(lang);
+			return SL_EINPUT;
+		}
+		sl_strvec_push_nodup(&spec->override_globs, glob);
+		sl_strvec_push_nodup(&spec->override_langs, lang);
+		SL_ALLOC_GROW(spec->override_pos, spec->override_langs.n, spec->override_pos_alloc);
+		spec->override_pos[spec->override_langs.n - 1] = text_pos(ld, m->kid[i + 1]);
+	}
+	return 0;
+}
+
+/* 'paths' in 'targets': one string or a sequence of strings. */
+static int load_paths(struct loader *ld, const struct node *v, sl_spec *spec)
+{
+	char *one = NULL;
+
+	if (v->type == N_MAP)
+		return fail(ld, v->start, "expected a string or a sequence for 'paths' in 'targets'");
+	if (v->type == N_SCALAR) {
+		if (get_str(ld, v, "paths", "targets", 1, &one))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(&spec->paths, one);
+		return 0;
+	}
+	for (size_t i = 0; i < v->nkid; i++) {
+		const struct node *item = v->kid[i];
+
+		one = NULL;
+		if (item->type != N_SCALAR || is_null(item))
+			return fail(ld, item->start, "expected a string for an entry of 'paths'");
+		if (get_str(ld, item, "paths", "targets", 1, &one))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(&spec->paths, one);
+	}
+	return 0;
+}
+
+/* 'targets': language, query, capture, unit, overrides and paths. */
 static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "language", "paths", "query", "capture", "unit",
@@ -583,7 +649,6 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT, K_OVERRIDES };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	int unit = 0;
-	size_t i;
 
 	if (map_fields(ld, map, "targets", keys, v) ||
 	    get_str(ld, v[K_LANGUAGE], "language", "targets", 1, &spec->language) ||
@@ -601,61 +666,10 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 		unit = 2;   /* fix's default query: the unit is the function */
 	}
 	spec->unit = sl_xstrdup(units[unit]);
-	if (v[K_OVERRIDES]) {
-		const struct node *m = v[K_OVERRIDES];
-
-		if (want_type(ld, m, N_MAP, "language_overrides", "targets"))
-			return SL_EINPUT;
-		for (i = 0; i + 1 < m->nkid; i++, i++) {
-			char *glob = NULL, *lang = NULL;
-
-			if (get_str(ld, m->kid[i], "language_overrides", "targets", 1, &glob) ||
-			    get_str(ld, m->kid[i + 1], "language_overrides", "targets", 1, &lang)) {
-				free(glob);
-				return SL_EINPUT;
-			}
-			for (size_t j = 0; j < spec->override_globs.n; j++)
-				if (!strcmp(spec->override_globs.v[j], glob)) {
-					char sbuf[80];
-
-					fail(ld, m->kid[i]->start,
-					     "duplicate key '%s' in 'language_overrides'",
-					     show(sbuf, sizeof(sbuf), glob, strlen(glob)));
-					free(glob);
-					free(lang);
-					return SL_EINPUT;
-				}
-			sl_strvec_push_nodup(&spec->override_globs, glob);
-			sl_strvec_push_nodup(&spec->override_langs, lang);
-			SL_ALLOC_GROW(spec->override_pos, spec->override_langs.n,
-				      spec->override_pos_alloc);
-			spec->override_pos[spec->override_langs.n - 1] = text_pos(ld, m->kid[i + 1]);
-		}
-	}
-
-	if (!v[K_PATHS])
-		return 0;
-	if (v[K_PATHS]->type == N_MAP)
-		return fail(ld, v[K_PATHS]->start,
-			    "expected a string or a sequence for 'paths' in 'targets'");
-	if (v[K_PATHS]->type == N_SCALAR) {
-		char *one = NULL;
-
-		if (get_str(ld, v[K_PATHS], "paths", "targets", 1, &one))
-			return SL_EINPUT;
-		sl_strvec_push_nodup(&spec->paths, one);
-		return 0;
-	}
-	for (i = 0; i < v[K_PATHS]->nkid; i++) {
-		const struct node *item = v[K_PATHS]->kid[i];
-		char *one = NULL;
-
-		if (item->type != N_SCALAR || is_null(item))
-			return fail(ld, item->start, "expected a string for an entry of 'paths'");
-		if (get_str(ld, item, "paths", "targets", 1, &one))
-			return SL_EINPUT;
-		sl_strvec_push_nodup(&spec->paths, one);
-	}
+	if (v[K_OVERRIDES] && load_overrides(ld, v[K_OVERRIDES], spec))
+		return SL_EINPUT;
+	if (v[K_PATHS] && load_paths(ld, v[K_PATHS], spec))
+		return SL_EINPUT;
 	return 0;
 }
 
