@@ -861,83 +861,105 @@ done:
 	return ret;
 }
 
-static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
+/* The provider's keys, in the order of the enum that indexes them. */
+static const char *const provider_keys[] = { "kind", "base_url", "model", "api_key_env",
+	"temperature", "max_tokens", "timeout", "command", "headers",
+	"anthropic_version", "max_retries", "replay", "prices", "response_format", NULL };
+enum { P_KIND, P_BASE_URL, P_MODEL, P_KEY_ENV, P_TEMP, P_MAX_TOKENS, P_TIMEOUT, P_COMMAND,
+	P_HEADERS, P_ANTHROPIC_VERSION, P_MAX_RETRIES, P_REPLAY, P_PRICES, P_RESPONSE_FORMAT };
+
+/* 'response_format', when given, must be a JSON object. */
+static int check_response_format(struct loader *ld, const struct node *v, const sl_spec *spec)
 {
-	static const char *const keys[] = { "kind", "base_url", "model", "api_key_env",
-		"temperature", "max_tokens", "timeout", "command", "headers",
-		"anthropic_version", "max_retries", "replay", "prices", "response_format", NULL };
-	static const char *const kinds[] = { "rules", "openai", "command", "anthropic", "replay",
-		NULL };
-	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND,
-		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
-	enum { K_KIND, K_BASE_URL, K_MODEL, K_KEY_ENV, K_TEMP, K_MAX_TOKENS, K_TIMEOUT, K_COMMAND,
-		K_HEADERS, K_ANTHROPIC_VERSION, K_MAX_RETRIES, K_REPLAY, K_PRICES, K_RESPONSE_FORMAT };
-	const struct node *v[SL_CAP_SPEC_KEYS];
+	json_error_t je;
+	json_t *j;
+
+	if (!spec->response_format)
+		return 0;
+	j = json_loads(spec->response_format, 0, &je);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		return fail(ld, v->start, "'response_format' must be a JSON object, e.g. "
+			    "'{\"type\": \"json_object\"}'");
+	}
+	json_decref(j);
+	return 0;
+}
+
+/* max_retries, prices, max_tokens and timeout, in that order. */
+static int read_provider_numbers(struct loader *ld, const struct node *const *v, sl_spec *spec)
+{
 	long long n;
 
-	if (want_type(ld, map, N_MAP, "provider", NULL) ||
-	    map_fields(ld, map, "provider", keys, v) ||
-	    get_enum(ld, v[K_KIND], "kind", "provider", kinds, kind_ix, &spec->provider) ||
-	    get_str(ld, v[K_BASE_URL], "base_url", "provider", 1, &spec->base_url) ||
-	    get_str(ld, v[K_MODEL], "model", "provider", 1, &spec->model) ||
-	    get_str(ld, v[K_KEY_ENV], "api_key_env", "provider", 1, &spec->api_key_env) ||
-	    get_num(ld, v[K_TEMP], "temperature", "provider", 0, 2, &spec->temperature) ||
-	    get_str(ld, v[K_COMMAND], "command", "provider", 1, &spec->command) ||
-	    get_str(ld, v[K_ANTHROPIC_VERSION], "anthropic_version", "provider", 1,
-		    &spec->anthropic_version) ||
-	    get_str(ld, v[K_REPLAY], "replay", "provider", 1, &spec->replay) ||
-	    get_str(ld, v[K_RESPONSE_FORMAT], "response_format", "provider", 1,
-		    &spec->response_format) ||
-	    (v[K_HEADERS] && load_headers(ld, v[K_HEADERS], spec)))
-		return SL_EINPUT;
-	if (spec->response_format) {
-		json_error_t je;
-		json_t *j = json_loads(spec->response_format, 0, &je);
-
-		if (!j || !json_is_object(j)) {
-			json_decref(j);
-			return fail(ld, v[K_RESPONSE_FORMAT]->start,
-				    "'response_format' must be a JSON object, e.g. "
-				    "'{\"type\": \"json_object\"}'");
-		}
-		json_decref(j);
-	}
-	if (v[K_MAX_RETRIES]) {
-		if (get_int(ld, v[K_MAX_RETRIES], "max_retries", "provider", 0, 20, &n))
+	if (v[P_MAX_RETRIES]) {
+		if (get_int(ld, v[P_MAX_RETRIES], "max_retries", "provider", 0, 20, &n))
 			return SL_EINPUT;
 		spec->max_retries = (int)n;
 	}
-	if (v[K_PRICES] && load_prices(ld, v[K_PRICES], spec))
+	if (v[P_PRICES] && load_prices(ld, v[P_PRICES], spec))
 		return SL_EINPUT;
-	if (v[K_MAX_TOKENS]) {
-		if (get_int(ld, v[K_MAX_TOKENS], "max_tokens", "provider", 1, INT_MAX, &n))
+	if (v[P_MAX_TOKENS]) {
+		if (get_int(ld, v[P_MAX_TOKENS], "max_tokens", "provider", 1, INT_MAX, &n))
 			return SL_EINPUT;
 		spec->max_tokens = (int)n;
 	}
-	if (v[K_TIMEOUT]) {
-		if (get_int(ld, v[K_TIMEOUT], "timeout", "provider", 1, INT_MAX, &n))
-			return SL_EINPUT;
-		spec->provider_timeout_s = (unsigned)n;
-	}
+	return get_uint(ld, v[P_TIMEOUT], "timeout", "provider", 1, INT_MAX,
+			&spec->provider_timeout_s);
+}
+
+/* api_key_env names a variable, base_url is HTTP, and each kind has what it needs. */
+static int check_provider_values(struct loader *ld, const struct node *map,
+				 const struct node *const *v, const sl_spec *spec)
+{
 	/* Never echo this value: a user may have pasted the key itself here. */
 	if (spec->api_key_env &&
 	    (isdigit((unsigned char)spec->api_key_env[0]) ||
 	     strspn(spec->api_key_env, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 		    "0123456789_") != strlen(spec->api_key_env)))
-		return fail(ld, v[K_KEY_ENV]->start,
+		return fail(ld, v[P_KEY_ENV]->start,
 			    "'api_key_env' must be the name of an environment variable "
 			    "(letters, digits and '_'), not the key itself");
 	if (spec->base_url && strncmp(spec->base_url, "http://", 7) &&
 	    strncmp(spec->base_url, "https://", 8))
-		return fail(ld, v[K_BASE_URL]->start, "'base_url' must start with http:// or https://");
+		return fail(ld, v[P_BASE_URL]->start, "'base_url' must start with http:// or https://");
 	if ((spec->provider == SL_PROVIDER_OPENAI || spec->provider == SL_PROVIDER_ANTHROPIC) &&
-	    (need(ld, map, v[K_BASE_URL], "base_url", "provider") ||
-	     need(ld, map, v[K_MODEL], "model", "provider")))
+	    (need(ld, map, v[P_BASE_URL], "base_url", "provider") ||
+	     need(ld, map, v[P_MODEL], "model", "provider")))
 		return SL_EINPUT;
-	if (spec->provider == SL_PROVIDER_REPLAY && need(ld, map, v[K_REPLAY], "replay", "provider"))
+	if (spec->provider == SL_PROVIDER_REPLAY && need(ld, map, v[P_REPLAY], "replay", "provider"))
 		return SL_EINPUT;
 	if (spec->provider == SL_PROVIDER_COMMAND &&
-	    need(ld, map, v[K_COMMAND], "command", "provider"))
+	    need(ld, map, v[P_COMMAND], "command", "provider"))
+		return SL_EINPUT;
+	return 0;
+}
+
+/* 'provider': its kind and strings, then its numbers and their checks. */
+static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const kinds[] = { "rules", "openai", "command", "anthropic", "replay",
+		NULL };
+	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND,
+		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
+	const struct node *v[SL_CAP_SPEC_KEYS];
+
+	if (want_type(ld, map, N_MAP, "provider", NULL) ||
+	    map_fields(ld, map, "provider", provider_keys, v) ||
+	    get_enum(ld, v[P_KIND], "kind", "provider", kinds, kind_ix, &spec->provider) ||
+	    get_str(ld, v[P_BASE_URL], "base_url", "provider", 1, &spec->base_url) ||
+	    get_str(ld, v[P_MODEL], "model", "provider", 1, &spec->model) ||
+	    get_str(ld, v[P_KEY_ENV], "api_key_env", "provider", 1, &spec->api_key_env) ||
+	    get_num(ld, v[P_TEMP], "temperature", "provider", 0, 2, &spec->temperature) ||
+	    get_str(ld, v[P_COMMAND], "command", "provider", 1, &spec->command) ||
+	    get_str(ld, v[P_ANTHROPIC_VERSION], "anthropic_version", "provider", 1,
+		    &spec->anthropic_version) ||
+	    get_str(ld, v[P_REPLAY], "replay", "provider", 1, &spec->replay) ||
+	    get_str(ld, v[P_RESPONSE_FORMAT], "response_format", "provider", 1,
+		    &spec->response_format) ||
+	    (v[P_HEADERS] && load_headers(ld, v[P_HEADERS], spec)))
+		return SL_EINPUT;
+	if (check_response_format(ld, v[P_RESPONSE_FORMAT], spec) ||
+	    read_provider_numbers(ld, v, spec) || check_provider_values(ld, map, v, spec))
 		return SL_EINPUT;
 	return 0;
 }
