@@ -409,6 +409,20 @@ bad:
 	return fail(ld, v->start, "expected an integer for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
 }
 
+/* get_int() into an unsigned field; *out is left alone when v is NULL. */
+static int get_uint(struct loader *ld, const struct node *v, const char *key, const char *ctx,
+		    long long min, long long max, unsigned *out)
+{
+	long long n;
+
+	if (!v)
+		return 0;
+	if (get_int(ld, v, key, ctx, min, max, &n))
+		return SL_EINPUT;
+	*out = (unsigned)n;
+	return 0;
+}
+
 /* A plain decimal number: [-+]?(.d+|d+(.d*)?)([eE][-+]?d+)? as YAML's core schema. */
 static int get_num(struct loader *ld, const struct node *v, const char *key, const char *ctx,
 		   double min, double max, double *out)
@@ -559,6 +573,72 @@ static sl_pos text_pos(struct loader *ld, const struct node *v)
 
 /* ---- the campaign's sections ---- */
 
+/* 1 if s is in v. */
+static int has_str(const sl_strvec *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return 1;
+	return 0;
+}
+
+/* 'language_overrides' in 'targets': glob to language, each glob once. */
+static int load_overrides(struct loader *ld, const struct node *m, sl_spec *spec)
+{
+	char sbuf[80];
+
+	if (want_type(ld, m, N_MAP, "language_overrides", "targets"))
+		return SL_EINPUT;
+	for (size_t i = 0; i + 1 < m->nkid; i += 2) {
+		char *glob = NULL, *lang = NULL;
+
+		if (get_str(ld, m->kid[i], "language_overrides", "targets", 1, &glob) ||
+		    get_str(ld, m->kid[i + 1], "language_overrides", "targets", 1, &lang)) {
+			free(glob);
+			return SL_EINPUT;
+		}
+		if (has_str(&spec->override_globs, glob)) {
+			fail(ld, m->kid[i]->start, "duplicate key '%s' in 'language_overrides'",
+			     show(sbuf, sizeof(sbuf), glob, strlen(glob)));
+			free(glob);
+			free(lang);
+			return SL_EINPUT;
+		}
+		sl_strvec_push_nodup(&spec->override_globs, glob);
+		sl_strvec_push_nodup(&spec->override_langs, lang);
+		SL_ALLOC_GROW(spec->override_pos, spec->override_langs.n, spec->override_pos_alloc);
+		spec->override_pos[spec->override_langs.n - 1] = text_pos(ld, m->kid[i + 1]);
+	}
+	return 0;
+}
+
+/* 'paths' in 'targets': one string or a sequence of strings. */
+static int load_paths(struct loader *ld, const struct node *v, sl_spec *spec)
+{
+	char *one = NULL;
+
+	if (v->type == N_MAP)
+		return fail(ld, v->start, "expected a string or a sequence for 'paths' in 'targets'");
+	if (v->type == N_SCALAR) {
+		if (get_str(ld, v, "paths", "targets", 1, &one))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(&spec->paths, one);
+		return 0;
+	}
+	for (size_t i = 0; i < v->nkid; i++) {
+		const struct node *item = v->kid[i];
+
+		one = NULL;
+		if (item->type != N_SCALAR || is_null(item))
+			return fail(ld, item->start, "expected a string for an entry of 'paths'");
+		if (get_str(ld, item, "paths", "targets", 1, &one))
+			return SL_EINPUT;
+		sl_strvec_push_nodup(&spec->paths, one);
+	}
+	return 0;
+}
+
+/* 'targets': language, query, capture, unit, overrides and paths. */
 static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const keys[] = { "language", "paths", "query", "capture", "unit",
@@ -569,7 +649,6 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT, K_OVERRIDES };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	int unit = 0;
-	size_t i;
 
 	if (map_fields(ld, map, "targets", keys, v) ||
 	    get_str(ld, v[K_LANGUAGE], "language", "targets", 1, &spec->language) ||
@@ -587,61 +666,10 @@ static int load_targets(struct loader *ld, const struct node *map, sl_spec *spec
 		unit = 2;   /* fix's default query: the unit is the function */
 	}
 	spec->unit = sl_xstrdup(units[unit]);
-	if (v[K_OVERRIDES]) {
-		const struct node *m = v[K_OVERRIDES];
-
-		if (want_type(ld, m, N_MAP, "language_overrides", "targets"))
-			return SL_EINPUT;
-		for (i = 0; i + 1 < m->nkid; i++, i++) {
-			char *glob = NULL, *lang = NULL;
-
-			if (get_str(ld, m->kid[i], "language_overrides", "targets", 1, &glob) ||
-			    get_str(ld, m->kid[i + 1], "language_overrides", "targets", 1, &lang)) {
-				free(glob);
-				return SL_EINPUT;
-			}
-			for (size_t j = 0; j < spec->override_globs.n; j++)
-				if (!strcmp(spec->override_globs.v[j], glob)) {
-					char sbuf[80];
-
-					fail(ld, m->kid[i]->start,
-					     "duplicate key '%s' in 'language_overrides'",
-					     show(sbuf, sizeof(sbuf), glob, strlen(glob)));
-					free(glob);
-					free(lang);
-					return SL_EINPUT;
-				}
-			sl_strvec_push_nodup(&spec->override_globs, glob);
-			sl_strvec_push_nodup(&spec->override_langs, lang);
-			SL_ALLOC_GROW(spec->override_pos, spec->override_langs.n,
-				      spec->override_pos_alloc);
-			spec->override_pos[spec->override_langs.n - 1] = text_pos(ld, m->kid[i + 1]);
-		}
-	}
-
-	if (!v[K_PATHS])
-		return 0;
-	if (v[K_PATHS]->type == N_MAP)
-		return fail(ld, v[K_PATHS]->start,
-			    "expected a string or a sequence for 'paths' in 'targets'");
-	if (v[K_PATHS]->type == N_SCALAR) {
-		char *one = NULL;
-
-		if (get_str(ld, v[K_PATHS], "paths", "targets", 1, &one))
-			return SL_EINPUT;
-		sl_strvec_push_nodup(&spec->paths, one);
-		return 0;
-	}
-	for (i = 0; i < v[K_PATHS]->nkid; i++) {
-		const struct node *item = v[K_PATHS]->kid[i];
-		char *one = NULL;
-
-		if (item->type != N_SCALAR || is_null(item))
-			return fail(ld, item->start, "expected a string for an entry of 'paths'");
-		if (get_str(ld, item, "paths", "targets", 1, &one))
-			return SL_EINPUT;
-		sl_strvec_push_nodup(&spec->paths, one);
-	}
+	if (v[K_OVERRIDES] && load_overrides(ld, v[K_OVERRIDES], spec))
+		return SL_EINPUT;
+	if (v[K_PATHS] && load_paths(ld, v[K_PATHS], spec))
+		return SL_EINPUT;
 	return 0;
 }
 
@@ -833,83 +861,105 @@ done:
 	return ret;
 }
 
-static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
+/* The provider's keys, in the order of the enum that indexes them. */
+static const char *const provider_keys[] = { "kind", "base_url", "model", "api_key_env",
+	"temperature", "max_tokens", "timeout", "command", "headers",
+	"anthropic_version", "max_retries", "replay", "prices", "response_format", NULL };
+enum { P_KIND, P_BASE_URL, P_MODEL, P_KEY_ENV, P_TEMP, P_MAX_TOKENS, P_TIMEOUT, P_COMMAND,
+	P_HEADERS, P_ANTHROPIC_VERSION, P_MAX_RETRIES, P_REPLAY, P_PRICES, P_RESPONSE_FORMAT };
+
+/* 'response_format', when given, must be a JSON object. */
+static int check_response_format(struct loader *ld, const struct node *v, const sl_spec *spec)
 {
-	static const char *const keys[] = { "kind", "base_url", "model", "api_key_env",
-		"temperature", "max_tokens", "timeout", "command", "headers",
-		"anthropic_version", "max_retries", "replay", "prices", "response_format", NULL };
-	static const char *const kinds[] = { "rules", "openai", "command", "anthropic", "replay",
-		NULL };
-	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND,
-		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
-	enum { K_KIND, K_BASE_URL, K_MODEL, K_KEY_ENV, K_TEMP, K_MAX_TOKENS, K_TIMEOUT, K_COMMAND,
-		K_HEADERS, K_ANTHROPIC_VERSION, K_MAX_RETRIES, K_REPLAY, K_PRICES, K_RESPONSE_FORMAT };
-	const struct node *v[SL_CAP_SPEC_KEYS];
+	json_error_t je;
+	json_t *j;
+
+	if (!spec->response_format)
+		return 0;
+	j = json_loads(spec->response_format, 0, &je);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		return fail(ld, v->start, "'response_format' must be a JSON object, e.g. "
+			    "'{\"type\": \"json_object\"}'");
+	}
+	json_decref(j);
+	return 0;
+}
+
+/* max_retries, prices, max_tokens and timeout, in that order. */
+static int read_provider_numbers(struct loader *ld, const struct node *const *v, sl_spec *spec)
+{
 	long long n;
 
-	if (want_type(ld, map, N_MAP, "provider", NULL) ||
-	    map_fields(ld, map, "provider", keys, v) ||
-	    get_enum(ld, v[K_KIND], "kind", "provider", kinds, kind_ix, &spec->provider) ||
-	    get_str(ld, v[K_BASE_URL], "base_url", "provider", 1, &spec->base_url) ||
-	    get_str(ld, v[K_MODEL], "model", "provider", 1, &spec->model) ||
-	    get_str(ld, v[K_KEY_ENV], "api_key_env", "provider", 1, &spec->api_key_env) ||
-	    get_num(ld, v[K_TEMP], "temperature", "provider", 0, 2, &spec->temperature) ||
-	    get_str(ld, v[K_COMMAND], "command", "provider", 1, &spec->command) ||
-	    get_str(ld, v[K_ANTHROPIC_VERSION], "anthropic_version", "provider", 1,
-		    &spec->anthropic_version) ||
-	    get_str(ld, v[K_REPLAY], "replay", "provider", 1, &spec->replay) ||
-	    get_str(ld, v[K_RESPONSE_FORMAT], "response_format", "provider", 1,
-		    &spec->response_format) ||
-	    (v[K_HEADERS] && load_headers(ld, v[K_HEADERS], spec)))
-		return SL_EINPUT;
-	if (spec->response_format) {
-		json_error_t je;
-		json_t *j = json_loads(spec->response_format, 0, &je);
-
-		if (!j || !json_is_object(j)) {
-			json_decref(j);
-			return fail(ld, v[K_RESPONSE_FORMAT]->start,
-				    "'response_format' must be a JSON object, e.g. "
-				    "'{\"type\": \"json_object\"}'");
-		}
-		json_decref(j);
-	}
-	if (v[K_MAX_RETRIES]) {
-		if (get_int(ld, v[K_MAX_RETRIES], "max_retries", "provider", 0, 20, &n))
+	if (v[P_MAX_RETRIES]) {
+		if (get_int(ld, v[P_MAX_RETRIES], "max_retries", "provider", 0, 20, &n))
 			return SL_EINPUT;
 		spec->max_retries = (int)n;
 	}
-	if (v[K_PRICES] && load_prices(ld, v[K_PRICES], spec))
+	if (v[P_PRICES] && load_prices(ld, v[P_PRICES], spec))
 		return SL_EINPUT;
-	if (v[K_MAX_TOKENS]) {
-		if (get_int(ld, v[K_MAX_TOKENS], "max_tokens", "provider", 1, INT_MAX, &n))
+	if (v[P_MAX_TOKENS]) {
+		if (get_int(ld, v[P_MAX_TOKENS], "max_tokens", "provider", 1, INT_MAX, &n))
 			return SL_EINPUT;
 		spec->max_tokens = (int)n;
 	}
-	if (v[K_TIMEOUT]) {
-		if (get_int(ld, v[K_TIMEOUT], "timeout", "provider", 1, INT_MAX, &n))
-			return SL_EINPUT;
-		spec->provider_timeout_s = (unsigned)n;
-	}
+	return get_uint(ld, v[P_TIMEOUT], "timeout", "provider", 1, INT_MAX,
+			&spec->provider_timeout_s);
+}
+
+/* api_key_env names a variable, base_url is HTTP, and each kind has what it needs. */
+static int check_provider_values(struct loader *ld, const struct node *map,
+				 const struct node *const *v, const sl_spec *spec)
+{
 	/* Never echo this value: a user may have pasted the key itself here. */
 	if (spec->api_key_env &&
 	    (isdigit((unsigned char)spec->api_key_env[0]) ||
 	     strspn(spec->api_key_env, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 		    "0123456789_") != strlen(spec->api_key_env)))
-		return fail(ld, v[K_KEY_ENV]->start,
+		return fail(ld, v[P_KEY_ENV]->start,
 			    "'api_key_env' must be the name of an environment variable "
 			    "(letters, digits and '_'), not the key itself");
 	if (spec->base_url && strncmp(spec->base_url, "http://", 7) &&
 	    strncmp(spec->base_url, "https://", 8))
-		return fail(ld, v[K_BASE_URL]->start, "'base_url' must start with http:// or https://");
+		return fail(ld, v[P_BASE_URL]->start, "'base_url' must start with http:// or https://");
 	if ((spec->provider == SL_PROVIDER_OPENAI || spec->provider == SL_PROVIDER_ANTHROPIC) &&
-	    (need(ld, map, v[K_BASE_URL], "base_url", "provider") ||
-	     need(ld, map, v[K_MODEL], "model", "provider")))
+	    (need(ld, map, v[P_BASE_URL], "base_url", "provider") ||
+	     need(ld, map, v[P_MODEL], "model", "provider")))
 		return SL_EINPUT;
-	if (spec->provider == SL_PROVIDER_REPLAY && need(ld, map, v[K_REPLAY], "replay", "provider"))
+	if (spec->provider == SL_PROVIDER_REPLAY && need(ld, map, v[P_REPLAY], "replay", "provider"))
 		return SL_EINPUT;
 	if (spec->provider == SL_PROVIDER_COMMAND &&
-	    need(ld, map, v[K_COMMAND], "command", "provider"))
+	    need(ld, map, v[P_COMMAND], "command", "provider"))
+		return SL_EINPUT;
+	return 0;
+}
+
+/* 'provider': its kind and strings, then its numbers and their checks. */
+static int load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const kinds[] = { "rules", "openai", "command", "anthropic", "replay",
+		NULL };
+	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND,
+		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
+	const struct node *v[SL_CAP_SPEC_KEYS];
+
+	if (want_type(ld, map, N_MAP, "provider", NULL) ||
+	    map_fields(ld, map, "provider", provider_keys, v) ||
+	    get_enum(ld, v[P_KIND], "kind", "provider", kinds, kind_ix, &spec->provider) ||
+	    get_str(ld, v[P_BASE_URL], "base_url", "provider", 1, &spec->base_url) ||
+	    get_str(ld, v[P_MODEL], "model", "provider", 1, &spec->model) ||
+	    get_str(ld, v[P_KEY_ENV], "api_key_env", "provider", 1, &spec->api_key_env) ||
+	    get_num(ld, v[P_TEMP], "temperature", "provider", 0, 2, &spec->temperature) ||
+	    get_str(ld, v[P_COMMAND], "command", "provider", 1, &spec->command) ||
+	    get_str(ld, v[P_ANTHROPIC_VERSION], "anthropic_version", "provider", 1,
+		    &spec->anthropic_version) ||
+	    get_str(ld, v[P_REPLAY], "replay", "provider", 1, &spec->replay) ||
+	    get_str(ld, v[P_RESPONSE_FORMAT], "response_format", "provider", 1,
+		    &spec->response_format) ||
+	    (v[P_HEADERS] && load_headers(ld, v[P_HEADERS], spec)))
+		return SL_EINPUT;
+	if (check_response_format(ld, v[P_RESPONSE_FORMAT], spec) ||
+	    read_provider_numbers(ld, v, spec) || check_provider_values(ld, map, v, spec))
 		return SL_EINPUT;
 	return 0;
 }
@@ -1000,155 +1050,201 @@ static int gate_format(struct loader *ld, const struct node *v, const char *word
 		    list[0] ? list : "left out (this kind reads no report)");
 }
 
-static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
+/* A gate's keys, in the order of the enum that indexes them. */
+static const char *const gate_keys[] = { "name", "command", "timeout", "kind", "format",
+	"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
+	"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
+	"allow_skip", "prepare", NULL };
+enum { G_NAME, G_COMMAND, G_TIMEOUT, G_KIND, G_FORMAT, G_REPORT, G_RADIUS, G_FAIL_ON,
+	G_RERUNS, G_MUST_FIX, G_ALLOW_PATHS, G_FORBID, G_BUILD_FILES, G_MAX_FILES,
+	G_MAX_LINES, G_ALLOW_BUILD, G_LOOPBACK, G_EXPECT, G_ALLOW_SKIP, G_PREPARE };
+static const char *const gate_kinds[] = { "custom", "build", "policy", "static", "test",
+	"coverage", "finding-gone", "mutants", NULL };
+
+/* One entry of 'gates' as read: its node, its values by key, its words. */
+struct gate_item {
+	const struct node *item;
+	const struct node *v[SL_CAP_SPEC_KEYS];
+	const char *format, *fail_on;
+};
+
+/* Read an entry's keys into g (defaults first); the name is required. */
+static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 {
-	static const char *const keys[] = { "name", "command", "timeout", "kind", "format",
-		"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
-		"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
-		"allow_skip", "prepare", NULL };
-	enum { K_NAME, K_COMMAND, K_TIMEOUT, K_KIND, K_FORMAT, K_REPORT, K_RADIUS, K_FAIL_ON,
-		K_RERUNS, K_MUST_FIX, K_ALLOW_PATHS, K_FORBID, K_BUILD_FILES, K_MAX_FILES,
-		K_MAX_LINES, K_ALLOW_BUILD, K_LOOPBACK, K_EXPECT, K_ALLOW_SKIP, K_PREPARE };
 	static const char *const expects[] = { "pass", "fix", NULL };
 	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
-	static const char *const kinds[] = { "custom", "build", "policy", "static", "test",
-		"coverage", "finding-gone", "mutants", NULL };
 	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
 		SL_GATE_MUTANTS };
-	const struct node *v[SL_CAP_SPEC_KEYS];
-	size_t i, j;
-	long long n;
+	const struct node **v = it->v;
+
+	g->pos.line = (uint32_t)(it->item->start.line + 1);
+	g->pos.col = (uint32_t)(it->item->start.column + 1);
+	g->timeout_s = 600;
+	g->radius = 3;
+	g->reruns = 1;
+	if (map_fields(ld, it->item, "gates", gate_keys, v) ||
+	    get_str(ld, v[G_NAME], "name", "gates", 1, &g->name) ||
+	    get_enum(ld, v[G_KIND], "kind", "gates", gate_kinds, kind_ix, &g->kind) ||
+	    get_str(ld, v[G_COMMAND], "command", "gates", 1, &g->command) ||
+	    get_word(ld, v[G_FORMAT], "format", "gates", 1, &it->format) ||
+	    get_str(ld, v[G_REPORT], "report", "gates", 1, &g->report) ||
+	    get_word(ld, v[G_FAIL_ON], "fail_on", "gates", 1, &it->fail_on) ||
+	    get_strings(ld, v[G_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
+	    get_strings(ld, v[G_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
+	    get_strings(ld, v[G_FORBID], "forbid", "gates", &g->forbid) ||
+	    get_strings(ld, v[G_BUILD_FILES], "build_files", "gates", &g->build_files) ||
+	    get_bool(ld, v[G_ALLOW_BUILD], "allow_build_files", "gates",
+		     &g->allow_build_files) ||
+	    get_bool(ld, v[G_LOOPBACK], "loopback", "gates", &g->loopback) ||
+	    get_enum(ld, v[G_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
+	    get_bool(ld, v[G_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
+	    get_bool(ld, v[G_PREPARE], "prepare", "gates", &g->prepare) ||
+	    need(ld, it->item, v[G_NAME], "name", "gates"))
+		return SL_EINPUT;
+	return 0;
+}
+
+/*
+ * Gate i's expect, allow_skip, prepare, command and loopback against its
+ * kind (a fix campaign's test gates expect a fix); preparing gates come first.
+ */
+static int check_gate_running(struct loader *ld, const struct gate_item *it, sl_spec *spec,
+			      size_t i)
+{
+	const struct node *const *v = it->v;
+	sl_gate_conf *g = &spec->gates[i];
+
+	if (!v[G_EXPECT] && spec->goal_fix && g->kind == SL_GATE_TEST)
+		g->expect = SL_EXPECT_FIX;
+	if (v[G_EXPECT] && g->kind != SL_GATE_BUILD && g->kind != SL_GATE_CUSTOM &&
+	    g->kind != SL_GATE_TEST)
+		return fail(ld, v[G_EXPECT]->start,
+			    "'expect' belongs to build, custom and test gates");
+	if (v[G_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
+		return fail(ld, v[G_ALLOW_SKIP]->start,
+			    "'allow_skip' belongs to gates that run a command");
+	if (v[G_PREPARE] && g->kind == SL_GATE_POLICY)
+		return fail(ld, v[G_PREPARE]->start,
+			    "'prepare' belongs to gates that run a command");
+	/* the warm base is what the leading gates leave behind */
+	for (size_t j = 0; g->prepare && j < i; j++)
+		if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)
+			return fail(ld, v[G_PREPARE]->start, "'prepare' after gate "
+				    "'%s', which does not prepare: preparing gates come "
+				    "first", spec->gates[j].name);
+	if (g->kind != SL_GATE_POLICY && need(ld, it->item, v[G_COMMAND], "command", "gates"))
+		return SL_EINPUT;
+	if (g->kind == SL_GATE_POLICY && v[G_COMMAND])
+		return fail(ld, v[G_COMMAND]->start, "a policy gate runs no command");
+	if (g->kind == SL_GATE_POLICY && v[G_LOOPBACK])
+		return fail(ld, v[G_LOOPBACK]->start,
+			    "'loopback' belongs to gates that run a command");
+	return 0;
+}
+
+/* Gate i's name: valid, and unlike the names of the gates before it. */
+static int check_gate_name(struct loader *ld, const struct gate_item *it, const sl_spec *spec,
+			   size_t i)
+{
+	const sl_gate_conf *g = &spec->gates[i];
 	char sbuf[80];
 
+	if (!valid_name(g->name))
+		return fail(ld, it->v[G_NAME]->start,
+			    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+			    show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(spec->gates[j].name, g->name))
+			return fail(ld, it->v[G_NAME]->start, "duplicate gate name '%s'", g->name);
+	return 0;
+}
+
+/* The numeric keys; a testgen campaign's test gates rerun 5 times unless told. */
+static int read_gate_numbers(struct loader *ld, const struct gate_item *it, sl_gate_conf *g,
+			     const sl_spec *spec)
+{
+	const struct node *const *v = it->v;
+
+	if (get_uint(ld, v[G_TIMEOUT], "timeout", "gates", 1, INT_MAX, &g->timeout_s) ||
+	    get_uint(ld, v[G_RADIUS], "radius", "gates", 0, 10000, &g->radius) ||
+	    get_uint(ld, v[G_RERUNS], "reruns", "gates", 1, 100, &g->reruns))
+		return SL_EINPUT;
+	if (!v[G_RERUNS] && spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST)
+		g->reruns = 5;      /* a generated test must not be flaky */
+	if (get_uint(ld, v[G_MAX_FILES], "max_files", "gates", 1, INT_MAX, &g->max_files) ||
+	    get_uint(ld, v[G_MAX_LINES], "max_lines", "gates", 1, INT_MAX, &g->max_lines))
+		return SL_EINPUT;
+	return 0;
+}
+
+/* format, report, fail_on and must_fix: what the gate reads and how it judges it. */
+static int check_gate_report(struct loader *ld, const struct gate_item *it, sl_gate_conf *g)
+{
+	const struct node *const *v = it->v;
+
+	if (it->format && gate_format(ld, v[G_FORMAT], it->format, g->kind,
+				      gate_kinds[g->kind], &g->format))
+		return SL_EINPUT;
+	if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
+	     g->kind == SL_GATE_FINDING_GONE) && !g->format)
+		return need(ld, it->item, NULL, "format", "gates");
+	if (g->kind == SL_GATE_COVERAGE && !g->report)
+		return need(ld, it->item, NULL, "report", "gates");
+	if (it->fail_on && !(g->fail_on = sl_fail_on_parse(it->fail_on)))
+		return fail(ld, v[G_FAIL_ON]->start, "'fail_on' must be warning or error");
+	if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
+		return fail(ld, v[G_REPORT]->start,
+			    "'report' must be a path inside the worktree, without '..'");
+	if ((g->must_fix.n || v[G_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
+		return fail(ld, it->item->start, "'must_fix' and 'reruns' belong to test gates");
+	/* without a report nothing would ever read the names */
+	if (v[G_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
+		return fail(ld, v[G_MUST_FIX]->start, "'must_fix' needs a test gate with a "
+			    "'format' (junit, tap, automake or ctest)");
+	return 0;
+}
+
+/* The policy keys: only on policy gates, and their patterns must compile. */
+static int check_gate_policy(struct loader *ld, const struct gate_item *it,
+			     const sl_gate_conf *g)
+{
+	const struct node *const *v = it->v;
+	sl_policy_opts po = SL_POLICY_OPTS_INIT;
+	sl_err perr = SL_ERR_INIT;
+
+	if (g->kind != SL_GATE_POLICY &&
+	    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
+	     g->max_lines || v[G_ALLOW_BUILD]))
+		return fail(ld, it->item->start, "'allow_paths', 'forbid', 'build_files', "
+			    "'max_files', 'max_lines' and 'allow_build_files' belong to "
+			    "policy gates");
+	if (g->kind != SL_GATE_POLICY)
+		return 0;
+	po.forbid = g->forbid.n ? (const char *const *)g->forbid.v : NULL;
+	if (sl_policy_validate(&po, &perr))
+		return fail(ld, v[G_FORBID] ? v[G_FORBID]->start : it->item->start,
+			    "%s", perr.msg);
+	return 0;
+}
+
+/* 'gates': each entry read, then checked against its kind and the gates before it. */
+static int load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
+{
 	if (want_type(ld, seq, N_SEQ, "gates", NULL))
 		return SL_EINPUT;
 	spec->gates = sl_xcalloc(seq->nkid ? seq->nkid : 1, sizeof(*spec->gates));
-	for (i = 0; i < seq->nkid; i++) {
-		const struct node *item = seq->kid[i];
+	for (size_t i = 0; i < seq->nkid; i++) {
+		struct gate_item it = { .item = seq->kid[i] };
 		sl_gate_conf *g = &spec->gates[spec->ngates];
-		const char *format = NULL, *fail_on = NULL;
 
-		if (item->type != N_MAP)
-			return fail(ld, item->start, "expected a mapping for an entry of 'gates'");
+		if (it.item->type != N_MAP)
+			return fail(ld, it.item->start, "expected a mapping for an entry of 'gates'");
 		spec->ngates++;
-		g->pos.line = (uint32_t)(item->start.line + 1);
-		g->pos.col = (uint32_t)(item->start.column + 1);
-		g->timeout_s = 600;
-		g->radius = 3;
-		g->reruns = 1;
-		if (map_fields(ld, item, "gates", keys, v) ||
-		    get_str(ld, v[K_NAME], "name", "gates", 1, &g->name) ||
-		    get_enum(ld, v[K_KIND], "kind", "gates", kinds, kind_ix, &g->kind) ||
-		    get_str(ld, v[K_COMMAND], "command", "gates", 1, &g->command) ||
-		    get_word(ld, v[K_FORMAT], "format", "gates", 1, &format) ||
-		    get_str(ld, v[K_REPORT], "report", "gates", 1, &g->report) ||
-		    get_word(ld, v[K_FAIL_ON], "fail_on", "gates", 1, &fail_on) ||
-		    get_strings(ld, v[K_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
-		    get_strings(ld, v[K_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
-		    get_strings(ld, v[K_FORBID], "forbid", "gates", &g->forbid) ||
-		    get_strings(ld, v[K_BUILD_FILES], "build_files", "gates", &g->build_files) ||
-		    get_bool(ld, v[K_ALLOW_BUILD], "allow_build_files", "gates",
-			     &g->allow_build_files) ||
-		    get_bool(ld, v[K_LOOPBACK], "loopback", "gates", &g->loopback) ||
-		    get_enum(ld, v[K_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
-		    get_bool(ld, v[K_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
-		    get_bool(ld, v[K_PREPARE], "prepare", "gates", &g->prepare) ||
-		    need(ld, item, v[K_NAME], "name", "gates"))
+		if (read_gate(ld, &it, g) || check_gate_running(ld, &it, spec, i) ||
+		    check_gate_name(ld, &it, spec, i) || read_gate_numbers(ld, &it, g, spec) ||
+		    check_gate_report(ld, &it, g) || check_gate_policy(ld, &it, g))
 			return SL_EINPUT;
-		if (!v[K_EXPECT] && spec->goal_fix && g->kind == SL_GATE_TEST)
-			g->expect = SL_EXPECT_FIX;
-		if (v[K_EXPECT] && g->kind != SL_GATE_BUILD && g->kind != SL_GATE_CUSTOM &&
-		    g->kind != SL_GATE_TEST)
-			return fail(ld, v[K_EXPECT]->start,
-				    "'expect' belongs to build, custom and test gates");
-		if (v[K_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
-			return fail(ld, v[K_ALLOW_SKIP]->start,
-				    "'allow_skip' belongs to gates that run a command");
-		if (v[K_PREPARE] && g->kind == SL_GATE_POLICY)
-			return fail(ld, v[K_PREPARE]->start,
-				    "'prepare' belongs to gates that run a command");
-		/* the warm base is what the leading gates leave behind */
-		for (j = 0; g->prepare && j < i; j++)
-			if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)
-				return fail(ld, v[K_PREPARE]->start, "'prepare' after gate "
-					    "'%s', which does not prepare: preparing gates come "
-					    "first", spec->gates[j].name);
-		if (g->kind != SL_GATE_POLICY && need(ld, item, v[K_COMMAND], "command", "gates"))
-			return SL_EINPUT;
-		if (g->kind == SL_GATE_POLICY && v[K_COMMAND])
-			return fail(ld, v[K_COMMAND]->start, "a policy gate runs no command");
-		if (g->kind == SL_GATE_POLICY && v[K_LOOPBACK])
-			return fail(ld, v[K_LOOPBACK]->start,
-				    "'loopback' belongs to gates that run a command");
-		if (!valid_name(g->name))
-			return fail(ld, v[K_NAME]->start,
-				    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
-				    show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
-		for (j = 0; j < i; j++)
-			if (!strcmp(spec->gates[j].name, g->name))
-				return fail(ld, v[K_NAME]->start, "duplicate gate name '%s'", g->name);
-		if (v[K_TIMEOUT]) {
-			if (get_int(ld, v[K_TIMEOUT], "timeout", "gates", 1, INT_MAX, &n))
-				return SL_EINPUT;
-			g->timeout_s = (unsigned)n;
-		}
-		if (v[K_RADIUS]) {
-			if (get_int(ld, v[K_RADIUS], "radius", "gates", 0, 10000, &n))
-				return SL_EINPUT;
-			g->radius = (unsigned)n;
-		}
-		if (v[K_RERUNS]) {
-			if (get_int(ld, v[K_RERUNS], "reruns", "gates", 1, 100, &n))
-				return SL_EINPUT;
-			g->reruns = (unsigned)n;
-		} else if (spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST) {
-			g->reruns = 5;      /* a generated test must not be flaky */
-		}
-		if (v[K_MAX_FILES]) {
-			if (get_int(ld, v[K_MAX_FILES], "max_files", "gates", 1, INT_MAX, &n))
-				return SL_EINPUT;
-			g->max_files = (unsigned)n;
-		}
-		if (v[K_MAX_LINES]) {
-			if (get_int(ld, v[K_MAX_LINES], "max_lines", "gates", 1, INT_MAX, &n))
-				return SL_EINPUT;
-			g->max_lines = (unsigned)n;
-		}
-		if (format && gate_format(ld, v[K_FORMAT], format, g->kind, kinds[g->kind],
-					  &g->format))
-			return SL_EINPUT;
-		if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
-		     g->kind == SL_GATE_FINDING_GONE) && !g->format)
-			return need(ld, item, NULL, "format", "gates");
-		if (g->kind == SL_GATE_COVERAGE && !g->report)
-			return need(ld, item, NULL, "report", "gates");
-		if (fail_on && !(g->fail_on = sl_fail_on_parse(fail_on)))
-			return fail(ld, v[K_FAIL_ON]->start, "'fail_on' must be warning or error");
-		if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
-			return fail(ld, v[K_REPORT]->start,
-				    "'report' must be a path inside the worktree, without '..'");
-		if ((g->must_fix.n || v[K_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
-			return fail(ld, item->start, "'must_fix' and 'reruns' belong to test gates");
-		/* without a report nothing would ever read the names */
-		if (v[K_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
-			return fail(ld, v[K_MUST_FIX]->start, "'must_fix' needs a test gate with a "
-				    "'format' (junit, tap, automake or ctest)");
-		if (g->kind != SL_GATE_POLICY &&
-		    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
-		     g->max_lines || v[K_ALLOW_BUILD]))
-			return fail(ld, item->start, "'allow_paths', 'forbid', 'build_files', "
-				    "'max_files', 'max_lines' and 'allow_build_files' belong to "
-				    "policy gates");
-		if (g->kind == SL_GATE_POLICY) {
-			sl_policy_opts po = SL_POLICY_OPTS_INIT;
-			sl_err perr = SL_ERR_INIT;
-
-			po.forbid = g->forbid.n ? (const char *const *)g->forbid.v : NULL;
-			if (sl_policy_validate(&po, &perr))
-				return fail(ld, v[K_FORBID] ? v[K_FORBID]->start : item->start,
-					    "%s", perr.msg);
-		}
 	}
 	return 0;
 }
@@ -1307,142 +1403,178 @@ static int default_query(struct loader *ld, const struct node *targets, sl_spec 
 		    "the language has no functions to default to", spec->language);
 }
 
-static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
+/* The top level's keys, in the order of the enum that indexes them. */
+static const char *const root_keys[] = { "name", "repository", "base", "scratch", "targets",
+	"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
+	"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
+	"kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
+	NULL };
+enum { R_NAME, R_REPOSITORY, R_BASE, R_SCRATCH, R_TARGETS, R_RULES, R_PROVIDER,
+	R_INSTRUCTIONS, R_PROMPT, R_EDIT_FORMAT, R_ATTEMPTS, R_GATES, R_REVIEW,
+	R_CONCURRENCY, R_JOBS, R_BUDGET, R_CONTEXT_TOKENS, R_JAIL, R_GOAL, R_KIND,
+	R_TEST_PATHS, R_TEST_TEMPLATE, R_COVERAGE_BELOW, R_FINDINGS, R_LEASE_TTL };
+
+/* A mapping at the top level, its keys into v; name, repository, base and scratch. */
+static int read_root_identity(struct loader *ld, const struct node *root,
+			      const struct node **v, sl_spec *spec)
 {
-	static const char *const keys[] = { "name", "repository", "base", "scratch", "targets",
-		"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
-		"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-		"kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
-		NULL };
-	static const char *const goals[] = { "keep", "fix", NULL };
-	static const int goal_ix[] = { 0, 1 };
-	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
-	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
-	enum { K_NAME, K_REPOSITORY, K_BASE, K_SCRATCH, K_TARGETS, K_RULES, K_PROVIDER,
-		K_INSTRUCTIONS, K_PROMPT, K_EDIT_FORMAT, K_ATTEMPTS, K_GATES, K_REVIEW,
-		K_CONCURRENCY, K_JOBS, K_BUDGET, K_CONTEXT_TOKENS, K_JAIL, K_GOAL, K_KIND,
-		K_TEST_PATHS, K_TEST_TEMPLATE, K_COVERAGE_BELOW, K_FINDINGS, K_LEASE_TTL };
-	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
-	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
-	const struct node *v[SL_CAP_SPEC_KEYS];
-	const char *why;
-	long long n;
 	char sbuf[80];
 
 	if (root->type == N_SCALAR && root->style == YAML_PLAIN_SCALAR_STYLE && !root->len)
 		return fail_at(ld, 1, 1, "empty file");
 	if (root->type != N_MAP)
 		return fail(ld, root->start, "expected a mapping at the top level");
-	if (map_fields(ld, root, NULL, keys, v) ||
-	    get_str(ld, v[K_NAME], "name", NULL, 1, &spec->name) ||
-	    get_str(ld, v[K_REPOSITORY], "repository", NULL, 1, &spec->repository) ||
-	    get_str(ld, v[K_BASE], "base", NULL, 1, &spec->base) ||
-	    get_str(ld, v[K_SCRATCH], "scratch", NULL, 1, &spec->scratch) ||
-	    need(ld, root, v[K_NAME], "name", NULL) ||
-	    need(ld, root, v[K_REPOSITORY], "repository", NULL) ||
-	    need(ld, root, v[K_TARGETS], "targets", NULL))
+	if (map_fields(ld, root, NULL, root_keys, v) ||
+	    get_str(ld, v[R_NAME], "name", NULL, 1, &spec->name) ||
+	    get_str(ld, v[R_REPOSITORY], "repository", NULL, 1, &spec->repository) ||
+	    get_str(ld, v[R_BASE], "base", NULL, 1, &spec->base) ||
+	    get_str(ld, v[R_SCRATCH], "scratch", NULL, 1, &spec->scratch) ||
+	    need(ld, root, v[R_NAME], "name", NULL) ||
+	    need(ld, root, v[R_REPOSITORY], "repository", NULL) ||
+	    need(ld, root, v[R_TARGETS], "targets", NULL))
 		return SL_EINPUT;
 	if (!valid_name(spec->name))
-		return fail(ld, v[K_NAME]->start,
+		return fail(ld, v[R_NAME]->start,
 			    "invalid name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
 			    show(sbuf, sizeof(sbuf), spec->name, strlen(spec->name)));
 	/* A revision that looks like an option could reach a git command line. */
 	if (spec->base && spec->base[0] == '-')
-		return fail(ld, v[K_BASE]->start, "'base' must not start with '-'");
-	if (want_type(ld, v[K_TARGETS], N_MAP, "targets", NULL) ||
-	    load_targets(ld, v[K_TARGETS], spec) ||
-	    (v[K_RULES] && load_rules(ld, v[K_RULES], spec)) ||
-	    (v[K_PROVIDER] && load_provider(ld, v[K_PROVIDER], spec)) ||
-	    get_str(ld, v[K_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
-	    get_str(ld, v[K_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
-	    get_enum(ld, v[K_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
+		return fail(ld, v[R_BASE]->start, "'base' must not start with '-'");
+	return 0;
+}
+
+/* The sections and keys of each stage: targets to jail, in the order they are checked. */
+static int read_root_stages(struct loader *ld, const struct node *const *v, sl_spec *spec)
+{
+	static const char *const goals[] = { "keep", "fix", NULL };
+	static const int goal_ix[] = { 0, 1 };
+	static const char *const formats[] = { "udiff", "search-replace", "node", NULL };
+	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
+	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
+	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
+
+	if (want_type(ld, v[R_TARGETS], N_MAP, "targets", NULL) ||
+	    load_targets(ld, v[R_TARGETS], spec) ||
+	    (v[R_RULES] && load_rules(ld, v[R_RULES], spec)) ||
+	    (v[R_PROVIDER] && load_provider(ld, v[R_PROVIDER], spec)) ||
+	    get_str(ld, v[R_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
+	    get_str(ld, v[R_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
+	    get_enum(ld, v[R_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
 		     &spec->edit_format))
 		return SL_EINPUT;
-	if (v[K_PROMPT])
-		spec->prompt_pos = text_pos(ld, v[K_PROMPT]);
-	if (v[K_ATTEMPTS]) {
-		if (get_int(ld, v[K_ATTEMPTS], "attempts", NULL, 1, 100, &n))
-			return SL_EINPUT;
-		spec->attempts = (unsigned)n;
-	}
-	if (get_enum(ld, v[K_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
-	    get_enum(ld, v[K_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
-	    get_strings(ld, v[K_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
-	    get_str(ld, v[K_TEST_TEMPLATE], "test_template", NULL, 0, &spec->test_template) ||
-	    (v[K_GATES] && load_gates(ld, v[K_GATES], spec)) ||
-	    (v[K_REVIEW] && load_review(ld, v[K_REVIEW], spec)) ||
-	    (v[K_BUDGET] && load_budget(ld, v[K_BUDGET], spec)) ||
-	    (v[K_JAIL] && load_jail(ld, v[K_JAIL], spec)))
+	if (v[R_PROMPT])
+		spec->prompt_pos = text_pos(ld, v[R_PROMPT]);
+	if (get_uint(ld, v[R_ATTEMPTS], "attempts", NULL, 1, 100, &spec->attempts) ||
+	    get_enum(ld, v[R_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
+	    get_enum(ld, v[R_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
+	    get_strings(ld, v[R_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
+	    get_str(ld, v[R_TEST_TEMPLATE], "test_template", NULL, 0, &spec->test_template) ||
+	    (v[R_GATES] && load_gates(ld, v[R_GATES], spec)) ||
+	    (v[R_REVIEW] && load_review(ld, v[R_REVIEW], spec)) ||
+	    (v[R_BUDGET] && load_budget(ld, v[R_BUDGET], spec)) ||
+	    (v[R_JAIL] && load_jail(ld, v[R_JAIL], spec)))
 		return SL_EINPUT;
-	if (v[K_CONCURRENCY]) {
-		if (get_int(ld, v[K_CONCURRENCY], "concurrency", NULL, 1, 256, &n))
-			return SL_EINPUT;
-		spec->concurrency = (unsigned)n;
+	return 0;
+}
+
+/* concurrency, jobs, lease_ttl and context_tokens. */
+static int read_root_numbers(struct loader *ld, const struct node *const *v, sl_spec *spec)
+{
+	if (get_uint(ld, v[R_CONCURRENCY], "concurrency", NULL, 1, 256, &spec->concurrency) ||
+	    get_uint(ld, v[R_JOBS], "jobs", NULL, 1, 256, &spec->jobs) ||
+	    get_uint(ld, v[R_LEASE_TTL], "lease_ttl", NULL, 1, SL_LEASE_TTL_MAX,
+		     &spec->lease_ttl_s) ||
+	    get_uint(ld, v[R_CONTEXT_TOKENS], "context_tokens", NULL, 0, 1000000,
+		     &spec->context_tokens))
+		return SL_EINPUT;
+	return 0;
+}
+
+/* coverage_below: testgen only, with a coverage gate to read it from. */
+static int read_coverage_below(struct loader *ld, const struct node *v, sl_spec *spec)
+{
+	if (!v)
+		return 0;
+	if (spec->job != SL_JOB_TESTGEN)
+		return fail(ld, v->start, "'coverage_below' belongs to testgen campaigns");
+	if (get_uint(ld, v, "coverage_below", NULL, 1, 100, &spec->coverage_below))
+		return SL_EINPUT;
+	if (!has_gate_kind(spec, SL_GATE_COVERAGE)) {
+		spec->coverage_below = 0;
+		return fail(ld, v->start, "'coverage_below' needs a gate "
+			    "of kind coverage: its report on the base says what is covered");
 	}
-	if (v[K_JOBS]) {
-		if (get_int(ld, v[K_JOBS], "jobs", NULL, 1, 256, &n))
-			return SL_EINPUT;
-		spec->jobs = (unsigned)n;
-	}
-	if (v[K_LEASE_TTL]) {
-		if (get_int(ld, v[K_LEASE_TTL], "lease_ttl", NULL, 1, SL_LEASE_TTL_MAX, &n))
-			return SL_EINPUT;
-		spec->lease_ttl_s = (unsigned)n;
-	}
-	if (v[K_CONTEXT_TOKENS]) {
-		if (get_int(ld, v[K_CONTEXT_TOKENS], "context_tokens", NULL, 0, 1000000, &n))
-			return SL_EINPUT;
-		spec->context_tokens = (unsigned)n;
-	}
-	if (v[K_COVERAGE_BELOW]) {
-		if (spec->job != SL_JOB_TESTGEN)
-			return fail(ld, v[K_COVERAGE_BELOW]->start,
-				    "'coverage_below' belongs to testgen campaigns");
-		if (get_int(ld, v[K_COVERAGE_BELOW], "coverage_below", NULL, 1, 100, &n))
-			return SL_EINPUT;
-		if (!has_gate_kind(spec, SL_GATE_COVERAGE))
-			return fail(ld, v[K_COVERAGE_BELOW]->start, "'coverage_below' needs a gate "
-				    "of kind coverage: its report on the base says what is covered");
-		spec->coverage_below = (unsigned)n;
-	}
-	if (v[K_FINDINGS] && (spec->job != SL_JOB_FIX || load_findings(ld, v[K_FINDINGS], spec)))
-		return spec->job != SL_JOB_FIX ? fail(ld, v[K_FINDINGS]->start,
+	return 0;
+}
+
+/* The keys that belong to one kind of campaign, and what each kind needs. */
+static int check_root_job(struct loader *ld, const struct node *root,
+			  const struct node *const *v, sl_spec *spec)
+{
+	if (read_coverage_below(ld, v[R_COVERAGE_BELOW], spec))
+		return SL_EINPUT;
+	if (v[R_FINDINGS] && (spec->job != SL_JOB_FIX || load_findings(ld, v[R_FINDINGS], spec)))
+		return spec->job != SL_JOB_FIX ? fail(ld, v[R_FINDINGS]->start,
 						      "'findings' belongs to fix campaigns") : SL_EINPUT;
 	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
 		return need(ld, root, NULL, "test_paths", NULL);
-	if (spec->job != SL_JOB_TESTGEN && (v[K_TEST_PATHS] || v[K_TEST_TEMPLATE]))
-		return fail(ld, (v[K_TEST_PATHS] ? v[K_TEST_PATHS] : v[K_TEST_TEMPLATE])->start,
+	if (spec->job != SL_JOB_TESTGEN && (v[R_TEST_PATHS] || v[R_TEST_TEMPLATE]))
+		return fail(ld, (v[R_TEST_PATHS] ? v[R_TEST_PATHS] : v[R_TEST_TEMPLATE])->start,
 			    "'test_paths' and 'test_template' belong to testgen campaigns");
 	if (spec->job == SL_JOB_FIX && !has_gate_kind(spec, SL_GATE_FINDING_GONE))
-		return fail(ld, v[K_KIND]->start, "a fix campaign needs a gate of kind "
+		return fail(ld, v[R_KIND]->start, "a fix campaign needs a gate of kind "
 			    "finding-gone: its findings on the base are the targets");
-	if (!spec->query && default_query(ld, v[K_TARGETS], spec))
+	return 0;
+}
+
+/* The branch prefix made from the name, when 'review' set none; it must be a valid ref. */
+static int default_branch_prefix(struct loader *ld, const struct node *name, sl_spec *spec)
+{
+	sl_buf b = SL_BUF_INIT;
+	const char *why;
+	char sbuf[80];
+
+	if (spec->branch_prefix)
+		return 0;
+	sl_buf_addf(&b, "sluice/%s", spec->name);
+	spec->branch_prefix = sl_buf_detach(&b, NULL);
+	if ((why = bad_branch_prefix(spec->branch_prefix)))
+		return fail(ld, name->start,
+			    "invalid branch prefix '%s' made from 'name': %s "
+			    "(set 'branch_prefix' in 'review')",
+			    show(sbuf, sizeof(sbuf), spec->branch_prefix,
+				 strlen(spec->branch_prefix)), why);
+	return 0;
+}
+
+/* What the file left out: query, edit format, branch prefix and base. */
+static int root_defaults(struct loader *ld, const struct node *root,
+			 const struct node *const *v, sl_spec *spec)
+{
+	if (!spec->query && default_query(ld, v[R_TARGETS], spec))
 		return SL_EINPUT;
 	if (!spec->edit_format)
 		spec->edit_format = spec->unit && strcmp(spec->unit, "capture") &&
 			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;
-
-	if (spec->provider == SL_PROVIDER_RULES && !spec->nrules) {
-		yaml_mark_t at = root->start;
-
-		if (v[K_PROVIDER])
-			at = v[K_PROVIDER]->start;
-		return fail(ld, at, "the 'rules' provider needs at least one entry in 'rules'");
-	}
-	if (!spec->branch_prefix) {
-		sl_buf b = SL_BUF_INIT;
-
-		sl_buf_addf(&b, "sluice/%s", spec->name);
-		spec->branch_prefix = sl_buf_detach(&b, NULL);
-		if ((why = bad_branch_prefix(spec->branch_prefix)))
-			return fail(ld, v[K_NAME]->start,
-				    "invalid branch prefix '%s' made from 'name': %s "
-				    "(set 'branch_prefix' in 'review')",
-				    show(sbuf, sizeof(sbuf), spec->branch_prefix,
-					 strlen(spec->branch_prefix)), why);
-	}
+	if (spec->provider == SL_PROVIDER_RULES && !spec->nrules)
+		return fail(ld, v[R_PROVIDER] ? v[R_PROVIDER]->start : root->start,
+			    "the 'rules' provider needs at least one entry in 'rules'");
+	if (default_branch_prefix(ld, v[R_NAME], spec))
+		return SL_EINPUT;
 	if (!spec->base)
 		spec->base = sl_xstrdup("HEAD");
+	return 0;
+}
+
+/* The whole file: read in the order of its checks, then the defaults. */
+static int load_root(struct loader *ld, const struct node *root, sl_spec *spec)
+{
+	const struct node *v[SL_CAP_SPEC_KEYS];
+
+	if (read_root_identity(ld, root, v, spec) || read_root_stages(ld, v, spec) ||
+	    read_root_numbers(ld, v, spec) || check_root_job(ld, root, v, spec) ||
+	    root_defaults(ld, root, v, spec))
+		return SL_EINPUT;
 	return 0;
 }
 

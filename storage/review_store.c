@@ -67,23 +67,38 @@ static char *edit_format_of(const char *spec_text)
 	"SELECT '" kind "', " col ", sum(proposed), sum(decision IS 'accept'), " \
 	"sum(decision IS 'reject'), sum(landed IS 1), sum(tokens), sum(cost) FROM r GROUP BY " col
 
-int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err *err)
+/* The campaign's edit format from its stored spec, into *format. */
+static int metrics_format(sl_store *st, sqlite3 *db, int64_t campaign_id, char **format,
+			  sl_err *err)
 {
-	sqlite3 *db = sl_store_sqlite(st);
 	sqlite3_stmt *s = NULL;
-	double *hours = NULL;
-	size_t nh = 0, ah = 0, ag = 0, ad = 0;
-	char *format = NULL;
-	int rc, ret = SL_ERROR;
 
-	memset(out, 0, sizeof(*out));
 	if (!db || sqlite3_prepare_v2(db, "SELECT spec_text FROM campaigns WHERE id = ?", -1, &s,
 				      NULL) != SQLITE_OK)
-		goto fail;
+		return sl_store_fail(st, err, "metrics");
 	sqlite3_bind_int64(s, 1, campaign_id);
-	format = edit_format_of(sqlite3_step(s) == SQLITE_ROW ?
-				(const char *)sqlite3_column_text(s, 0) : NULL);
+	*format = edit_format_of(sqlite3_step(s) == SQLITE_ROW ?
+				 (const char *)sqlite3_column_text(s, 0) : NULL);
 	sqlite3_finalize(s);
+	return SL_OK;
+}
+
+/* The rates the totals give, -1 where there is nothing to divide by. */
+static void metrics_rates(sl_metrics *out)
+{
+	out->acceptance_rate = out->decided ? (double)out->accepted / (double)out->decided : -1;
+	out->landed_unchanged_rate = out->landed_checked ?
+		(double)out->landed_unchanged / (double)out->landed_checked : -1;
+	out->tokens_per_accepted = out->accepted ? (double)out->tokens / (double)out->accepted : -1;
+	out->cost_per_accepted = out->accepted ? out->cost / (double)out->accepted : -1;
+}
+
+/* The campaign's totals over every attempt, and their rates. */
+static int metrics_totals(sl_store *st, sqlite3 *db, int64_t campaign_id, const char *format,
+			  sl_metrics *out, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int ret = SL_OK;
 
 	if (sqlite3_prepare_v2(db, ROWS_SQL "SELECT coalesce(sum(proposed), 0), "
 			       "coalesce(sum(decision IS NOT NULL AND proposed), 0), "
@@ -96,7 +111,7 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 		goto fail;
 	sqlite3_bind_int64(s, 1, campaign_id);
 	sqlite3_bind_text(s, 2, format, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+	if (sqlite3_step(s) != SQLITE_ROW)
 		goto fail;
 	out->proposed = sqlite3_column_int64(s, 0);
 	out->decided = sqlite3_column_int64(s, 1);
@@ -106,15 +121,24 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 	out->landed_checked = sqlite3_column_int64(s, 5);
 	out->tokens = sqlite3_column_int64(s, 6);
 	out->cost = sqlite3_column_double(s, 7);
+	metrics_rates(out);
+	goto done;
+fail:
+	ret = sl_store_fail(st, err, "metrics");
+done:
 	sqlite3_finalize(s);
-	s = NULL;
-	out->acceptance_rate = out->decided ? (double)out->accepted / (double)out->decided : -1;
-	out->landed_unchanged_rate = out->landed_checked ?
-		(double)out->landed_unchanged / (double)out->landed_checked : -1;
-	out->tokens_per_accepted = out->accepted ? (double)out->tokens / (double)out->accepted : -1;
-	out->cost_per_accepted = out->accepted ? out->cost / (double)out->accepted : -1;
+	return ret;
+}
 
-	/* time from the candidate to its latest decision */
+/* The median time from a proposed candidate to its latest decision, -1 when none. */
+static int metrics_median(sl_store *st, sqlite3 *db, int64_t campaign_id, sl_metrics *out,
+			  sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	double *hours = NULL;
+	size_t nh = 0, ah = 0;
+	int rc, ret = SL_OK;
+
 	if (sqlite3_prepare_v2(db, "SELECT (julianday(d.decided_at) - julianday(c.created_at)) * 24 "
 			       "FROM candidates c JOIN targets t ON t.id = c.target_id "
 			       "JOIN decisions d ON d.id = (SELECT max(id) FROM decisions "
@@ -128,14 +152,28 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 	}
 	if (rc != SQLITE_DONE)
 		goto fail;
-	sqlite3_finalize(s);
-	s = NULL;
 	out->median_decision_hours = -1;
 	if (nh) {
 		qsort(hours, nh, sizeof(*hours), cmp_double);
 		out->median_decision_hours = nh % 2 ? hours[nh / 2] :
 			(hours[nh / 2 - 1] + hours[nh / 2]) / 2;
 	}
+	goto done;
+fail:
+	ret = sl_store_fail(st, err, "metrics");
+done:
+	sqlite3_finalize(s);
+	free(hours);
+	return ret;
+}
+
+/* Decisions and acceptances per day of decision, oldest first. */
+static int metrics_days(sl_store *st, sqlite3 *db, int64_t campaign_id, sl_metrics *out,
+			sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	size_t ad = 0;
+	int rc, ret = SL_OK;
 
 	if (sqlite3_prepare_v2(db, "SELECT substr(d.decided_at, 1, 10) AS day, count(*), "
 			       "count(*) FILTER (WHERE d.decision = 'accept') "
@@ -156,10 +194,22 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 		d->decided = sqlite3_column_int64(s, 1);
 		d->accepted = sqlite3_column_int64(s, 2);
 	}
-	if (rc != SQLITE_DONE)
-		goto fail;
+	if (rc == SQLITE_DONE)
+		goto done;
+fail:
+	ret = sl_store_fail(st, err, "metrics");
+done:
 	sqlite3_finalize(s);
-	s = NULL;
+	return ret;
+}
+
+/* The totals grouped by source, provider, model and edit format. */
+static int metrics_groups(sl_store *st, sqlite3 *db, int64_t campaign_id, const char *format,
+			  sl_metrics *out, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	size_t ag = 0;
+	int rc, ret = SL_OK;
 
 	if (sqlite3_prepare_v2(db, ROWS_SQL GROUP_SQL("source", "origin") " UNION ALL "
 			       GROUP_SQL("provider", "provider") " UNION ALL "
@@ -184,16 +234,28 @@ int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err 
 		g->tokens = sqlite3_column_int64(s, 6);
 		g->cost = sqlite3_column_double(s, 7);
 	}
-	if (rc != SQLITE_DONE)
-		goto fail;
-	ret = SL_OK;
-	goto done;
+	if (rc == SQLITE_DONE)
+		goto done;
 fail:
 	ret = sl_store_fail(st, err, "metrics");
-	sl_metrics_release(out);
 done:
 	sqlite3_finalize(s);
-	free(hours);
+	return ret;
+}
+
+int sl_store_metrics(sl_store *st, int64_t campaign_id, sl_metrics *out, sl_err *err)
+{
+	sqlite3 *db = sl_store_sqlite(st);
+	char *format = NULL;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = metrics_format(st, db, campaign_id, &format, err)) ||
+	    (ret = metrics_totals(st, db, campaign_id, format, out, err)) ||
+	    (ret = metrics_median(st, db, campaign_id, out, err)) ||
+	    (ret = metrics_days(st, db, campaign_id, out, err)) ||
+	    (ret = metrics_groups(st, db, campaign_id, format, out, err)))
+		sl_metrics_release(out);
 	free(format);
 	return ret;
 }

@@ -1299,101 +1299,98 @@ void sl_funnel_release(sl_funnel *f)
 	memset(f, 0, sizeof(*f));
 }
 
-int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err)
+/* Targets by state. */
+static const char funnel_targets_sql[] = "SELECT count(*), "
+	"count(*) FILTER (WHERE state = 'pending'), "
+	"count(*) FILTER (WHERE state IN ('proposed','accepted','rejected')), "
+	"count(*) FILTER (WHERE state = 'failed'), "
+	"count(*) FILTER (WHERE state = 'skipped'), "
+	"count(*) FILTER (WHERE state = 'accepted'), "
+	"count(*) FILTER (WHERE state = 'rejected'), "
+	"count(*) FILTER (WHERE state = 'budget') "
+	"FROM targets WHERE campaign_id = ?";
+
+/* Attempts by outcome and tokens; the cost last. */
+static const char funnel_attempts_sql[] = "SELECT count(*), "
+	"count(*) FILTER (WHERE a.outcome = 'candidate'), "
+	"count(*) FILTER (WHERE a.outcome = 'apply_error'), "
+	"count(*) FILTER (WHERE a.outcome = 'parse_error'), "
+	"count(*) FILTER (WHERE a.outcome = 'provider_error'), "
+	"min(total(max(a.tokens_in, 0)), 9e18), min(total(max(a.tokens_out, 0)), 9e18), "
+	"count(*) FILTER (WHERE a.outcome = 'syntax_error'), "
+	"coalesce(sum(a.format_errors), 0), coalesce(sum(a.cost), 0) "
+	"FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?";
+
+/* Placed hunks by tier, from the attempts' apply reports. */
+static const char funnel_tiers_sql[] =
+	"SELECT count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'exact'), "
+	"count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'moved'), "
+	"count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'whitespace'), "
+	"count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'refused') "
+	"FROM attempts a JOIN targets t ON t.id = a.target_id, json_each(a.apply_report) j "
+	"WHERE t.campaign_id = ? AND json_valid(a.apply_report)";
+
+/* Proposed candidates by where their edit came from. */
+static const char funnel_sources_sql[] = "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
+	"count(*) FILTER (WHERE a.source <> 'rules') "
+	"FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
+	"JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = 'passed'";
+
+/*
+ * Run a one-row query of the campaign's funnel (its id is ?1): column i into
+ * *cols[i] for i < n, then column n into *real when real is not NULL.
+ */
+static int funnel_row(sl_store *st, const char *sql, int64_t *const *cols, size_t n,
+		      double *real, int64_t campaign_id, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, sql, err);
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		for (size_t i = 0; i < n; i++)
+			*cols[i] = sqlite3_column_int64(s, (int)i);
+		if (real)
+			*real = sqlite3_column_double(s, (int)n);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "funnel");
+}
+
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The one-row counts: targets, attempts, tiers and sources, in the columns' order. */
+static int funnel_counts(sl_store *st, int64_t campaign_id, sl_funnel *o, sl_err *err)
+{
+	int64_t *const targets[] = { &o->targets, &o->pending, &o->proposed, &o->failed,
+		&o->skipped, &o->accepted, &o->rejected, &o->budget };
+	int64_t *const attempts[] = { &o->attempts, &o->candidates, &o->apply_errors,
+		&o->parse_errors, &o->provider_errors, &o->tokens_in, &o->tokens_out,
+		&o->syntax_errors, &o->format_errors };
+	int64_t *const tiers[] = { &o->tier_exact, &o->tier_moved, &o->tier_whitespace,
+		&o->tier_refused };
+	int64_t *const sources[] = { &o->proposed_rules, &o->proposed_model };
+	int ret;
+
+	if ((ret = funnel_row(st, funnel_targets_sql, targets, NCOLS(targets), NULL,
+			      campaign_id, err)) ||
+	    (ret = funnel_row(st, funnel_attempts_sql, attempts, NCOLS(attempts),
+			      &o->cost, campaign_id, err)) ||
+	    (ret = funnel_row(st, funnel_tiers_sql, tiers, NCOLS(tiers), NULL,
+			      campaign_id, err)))
+		return ret;
+	return funnel_row(st, funnel_sources_sql, sources, NCOLS(sources), NULL,
+			  campaign_id, err);
+}
+
+/* Each gate's runs by verdict, in the order the gates first ran. */
+static int funnel_gates(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err)
 {
 	sqlite3_stmt *s;
 	size_t alloc = 0;
 	int rc;
-
-	memset(out, 0, sizeof(*out));
-	s = prep(st, "SELECT count(*), "
-		 "count(*) FILTER (WHERE state = 'pending'), "
-		 "count(*) FILTER (WHERE state IN ('proposed','accepted','rejected')), "
-		 "count(*) FILTER (WHERE state = 'failed'), "
-		 "count(*) FILTER (WHERE state = 'skipped'), "
-		 "count(*) FILTER (WHERE state = 'accepted'), "
-		 "count(*) FILTER (WHERE state = 'rejected'), "
-		 "count(*) FILTER (WHERE state = 'budget') "
-		 "FROM targets WHERE campaign_id = ?", err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->targets = sqlite3_column_int64(s, 0);
-		out->pending = sqlite3_column_int64(s, 1);
-		out->proposed = sqlite3_column_int64(s, 2);
-		out->failed = sqlite3_column_int64(s, 3);
-		out->skipped = sqlite3_column_int64(s, 4);
-		out->accepted = sqlite3_column_int64(s, 5);
-		out->rejected = sqlite3_column_int64(s, 6);
-		out->budget = sqlite3_column_int64(s, 7);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
-
-	s = prep(st, "SELECT count(*), "
-		 "count(*) FILTER (WHERE a.outcome = 'candidate'), "
-		 "count(*) FILTER (WHERE a.outcome = 'apply_error'), "
-		 "count(*) FILTER (WHERE a.outcome = 'parse_error'), "
-		 "count(*) FILTER (WHERE a.outcome = 'provider_error'), "
-		 "min(total(max(a.tokens_in, 0)), 9e18), min(total(max(a.tokens_out, 0)), 9e18), "
-		 "count(*) FILTER (WHERE a.outcome = 'syntax_error'), coalesce(sum(a.cost), 0), "
-		 "coalesce(sum(a.format_errors), 0) "
-		 "FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?", err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->attempts = sqlite3_column_int64(s, 0);
-		out->candidates = sqlite3_column_int64(s, 1);
-		out->apply_errors = sqlite3_column_int64(s, 2);
-		out->parse_errors = sqlite3_column_int64(s, 3);
-		out->provider_errors = sqlite3_column_int64(s, 4);
-		out->tokens_in = sqlite3_column_int64(s, 5);
-		out->tokens_out = sqlite3_column_int64(s, 6);
-		out->syntax_errors = sqlite3_column_int64(s, 7);
-		out->cost = sqlite3_column_double(s, 8);
-		out->format_errors = sqlite3_column_int64(s, 9);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
-
-	s = prep(st, "SELECT count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'exact'), "
-		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'moved'), "
-		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'whitespace'), "
-		 "count(*) FILTER (WHERE json_extract(j.value, '$.tier') = 'refused') "
-		 "FROM attempts a JOIN targets t ON t.id = a.target_id, json_each(a.apply_report) j "
-		 "WHERE t.campaign_id = ? AND json_valid(a.apply_report)", err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->tier_exact = sqlite3_column_int64(s, 0);
-		out->tier_moved = sqlite3_column_int64(s, 1);
-		out->tier_whitespace = sqlite3_column_int64(s, 2);
-		out->tier_refused = sqlite3_column_int64(s, 3);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
-
-	s = prep(st, "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
-		 "count(*) FILTER (WHERE a.source <> 'rules') "
-		 "FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
-		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = 'passed'",
-		 err);
-	if (!s)
-		return SL_ERROR;
-	sqlite3_bind_int64(s, 1, campaign_id);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out->proposed_rules = sqlite3_column_int64(s, 0);
-		out->proposed_model = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW)
-		return sl_store_fail(st, err, "funnel");
 
 	s = prep(st, "SELECT g.gate, count(*), "
 		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'pass'), "
@@ -1426,4 +1423,14 @@ int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *e
 		return sl_store_fail(st, err, "funnel");
 	}
 	return SL_OK;
+}
+
+int sl_store_funnel(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_err *err)
+{
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = funnel_counts(st, campaign_id, out, err)))
+		return ret;
+	return funnel_gates(st, campaign_id, out, err);
 }

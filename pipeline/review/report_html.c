@@ -280,27 +280,16 @@ static char *model_of(const sl_attempt_rec *a)
 	return r;
 }
 
-static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size_t idx,
-		      sl_err *err)
+/* An attempt's tokens, in and out, negatives (unknown) counted as 0. */
+static int64_t attempt_tokens(const sl_attempt_rec *a)
 {
-	sl_gate_run_rec *g = NULL;
-	sl_attempt_rec *a = NULL;
-	size_t ng = 0, na = 0;
-	char *model = NULL;
-	double cost = 0;
-	int64_t tokens = 0;
-	int ret;
+	return (a->tokens_in > 0 ? a->tokens_in : 0) + (a->tokens_out > 0 ? a->tokens_out : 0);
+}
 
-	if ((ret = sl_store_gate_runs(st, c->id, &g, &ng, err)) ||
-	    (ret = sl_store_attempts(st, c->target_id, &a, &na, err)))
-		goto done;
-	for (size_t i = 0; i < na; i++) {
-		cost += a[i].cost;
-		tokens += (a[i].tokens_in > 0 ? a[i].tokens_in : 0) +
-			(a[i].tokens_out > 0 ? a[i].tokens_out : 0);
-		if (a[i].id == c->attempt_id)
-			model = model_of(&a[i]);
-	}
+/* The change's heading and its line: branch, attempt, producer, tokens, cost, decision. */
+static void add_change_head(sl_buf *out, const sl_candidate_rec *c, size_t idx, size_t na,
+			    const char *model, int64_t tokens, double cost)
+{
 	sl_buf_addf(out, "<div class=\"change\" id=\"c%lld\"><h3>%zu. ", (long long)c->id, idx);
 	sl_report_add_xml(out, c->path);
 	sl_buf_addf(out, " lines %lld&ndash;%lld <small>(candidate %lld)</small></h3>\n<p>",
@@ -327,6 +316,11 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 		sl_report_add_xml(out, c->tree);
 		sl_buf_addf(out, ", made in %lld ms.</p>\n", (long long)c->tree_ms);
 	}
+}
+
+/* The gates' table, then the log of each gate that did not pass. */
+static void add_change_gates(sl_buf *out, const sl_gate_run_rec *g, size_t ng)
+{
 	sl_buf_adds(out, "<table><tr><th>gate</th><th>verdict</th><th>exit</th>"
 		    "<th>time</th><th>jail setup</th><th>note</th></tr>\n");
 	for (size_t i = 0; i < ng; i++) {
@@ -352,23 +346,53 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 		add_log_excerpt(out, g[i].output_tail);
 		sl_buf_adds(out, "</details>\n");
 	}
-	if (na > 1) {
-		sl_buf_adds(out, "<details><summary>attempts</summary><table><tr><th>#</th>"
-			    "<th>source</th><th>outcome</th><th>tokens</th><th>cost</th>"
-			    "<th>error</th></tr>\n");
-		for (size_t i = 0; i < na; i++) {
-			sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)a[i].n);
-			sl_report_add_xml(out, a[i].source);
-			sl_buf_adds(out, "</td><td>");
-			sl_report_add_xml(out, sl_attempt_outcome_name(a[i].outcome));
-			sl_buf_addf(out, "</td><td>%lld</td><td>%.4f</td><td>",
-				    (long long)((a[i].tokens_in > 0 ? a[i].tokens_in : 0) +
-						(a[i].tokens_out > 0 ? a[i].tokens_out : 0)), a[i].cost);
-			sl_report_add_xml(out, a[i].error);
-			sl_buf_adds(out, "</td></tr>\n");
-		}
-		sl_buf_adds(out, "</table></details>\n");
+}
+
+/* The attempts at the target, folded, when there was more than one. */
+static void add_change_attempts(sl_buf *out, const sl_attempt_rec *a, size_t na)
+{
+	if (na <= 1)
+		return;
+	sl_buf_adds(out, "<details><summary>attempts</summary><table><tr><th>#</th>"
+		    "<th>source</th><th>outcome</th><th>tokens</th><th>cost</th>"
+		    "<th>error</th></tr>\n");
+	for (size_t i = 0; i < na; i++) {
+		sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)a[i].n);
+		sl_report_add_xml(out, a[i].source);
+		sl_buf_adds(out, "</td><td>");
+		sl_report_add_xml(out, sl_attempt_outcome_name(a[i].outcome));
+		sl_buf_addf(out, "</td><td>%lld</td><td>%.4f</td><td>",
+			    (long long)attempt_tokens(&a[i]), a[i].cost);
+		sl_report_add_xml(out, a[i].error);
+		sl_buf_adds(out, "</td></tr>\n");
 	}
+	sl_buf_adds(out, "</table></details>\n");
+}
+
+/* One proposed change: heading, gates and their logs, attempts, coloured diff. */
+static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size_t idx,
+		      sl_err *err)
+{
+	sl_gate_run_rec *g = NULL;
+	sl_attempt_rec *a = NULL;
+	size_t ng = 0, na = 0;
+	char *model = NULL;
+	double cost = 0;
+	int64_t tokens = 0;
+	int ret;
+
+	if ((ret = sl_store_gate_runs(st, c->id, &g, &ng, err)) ||
+	    (ret = sl_store_attempts(st, c->target_id, &a, &na, err)))
+		goto done;
+	for (size_t i = 0; i < na; i++) {
+		cost += a[i].cost;
+		tokens += attempt_tokens(&a[i]);
+		if (a[i].id == c->attempt_id)
+			model = model_of(&a[i]);
+	}
+	add_change_head(out, c, idx, na, model, tokens, cost);
+	add_change_gates(out, g, ng);
+	add_change_attempts(out, a, na);
 	add_diff(out, c->diff);
 	sl_buf_adds(out, "</div>\n");
 done:
@@ -378,6 +402,85 @@ done:
 	return ret;
 }
 
+/* The page's head and style, the title, and the campaign's one-line summary. */
+static void add_page_head(sl_buf *out, const sl_campaign_rec *camp, const sl_funnel *f)
+{
+	sl_buf_adds(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		    "<title>sluice campaign ");
+	sl_report_add_xml(out, camp->name);
+	sl_buf_addf(out, "</title>\n<style>%s</style></head>\n<body>\n<h1>sluice campaign "
+		    "<code>", style);
+	sl_report_add_xml(out, camp->name);
+	sl_buf_adds(out, "</code></h1>\n<p>Base <code>");
+	sl_report_add_xml(out, camp->base_oid);
+	sl_buf_adds(out, "</code> of <code>");
+	sl_report_add_xml(out, camp->repo_path);
+	sl_buf_addf(out, "</code>. %lld targets, %lld proposed, %lld accepted, %lld rejected, "
+		    "%lld failed, %lld skipped; %lld tokens, cost %.4f.</p>\n<h2>Funnel</h2>\n",
+		    (long long)f->targets, (long long)f->proposed, (long long)f->accepted,
+		    (long long)f->rejected, (long long)f->failed, (long long)f->skipped,
+		    (long long)(f->tokens_in + f->tokens_out), f->cost);
+}
+
+/* Every proposed candidate reviewers did not reject, numbered from 1. */
+static int add_changes(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size_t nc,
+		       size_t nrej, sl_err *err)
+{
+	size_t idx = 0;
+	int ret;
+
+	sl_buf_addf(out, "<h2>Proposed changes (%zu)</h2>\n", nc - nrej);
+	for (size_t i = 0; i < nc; i++)
+		if (c[i].decision != SL_D_REJECT && (ret = add_change(out, st, &c[i], ++idx, err)))
+			return ret;
+	return SL_OK;
+}
+
+/* The rejected candidates with their reasons (a table when there are any). */
+static void add_rejected(sl_buf *out, const sl_candidate_rec *c, size_t nc, size_t nrej)
+{
+	sl_buf_addf(out, "<h2>Rejected by reviewers (%zu)</h2>\n", nrej);
+	if (!nrej)
+		return;
+	sl_buf_adds(out, "<table><tr><th>candidate</th><th>target</th><th>reason</th></tr>\n");
+	for (size_t i = 0; i < nc; i++) {
+		if (c[i].decision != SL_D_REJECT)
+			continue;
+		sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)c[i].id);
+		sl_report_add_xml(out, c[i].path);
+		sl_buf_addf(out, ":%lld</td><td>", (long long)c[i].start_line);
+		sl_report_add_xml(out, c[i].decision_reason);
+		sl_buf_adds(out, "</td></tr>\n");
+	}
+	sl_buf_adds(out, "</table>\n");
+}
+
+/* The targets that failed or were skipped, with state, attempts and reason. */
+static void add_failed(sl_buf *out, const sl_target_rec *t, size_t nt)
+{
+	size_t nfail = 0;
+
+	for (size_t i = 0; i < nt; i++)
+		nfail += t[i].state == SL_T_FAILED || t[i].state == SL_T_SKIPPED;
+	sl_buf_addf(out, "<h2>Targets that failed or were skipped (%zu)</h2>\n", nfail);
+	if (!nfail)
+		return;
+	sl_buf_adds(out, "<table><tr><th>target</th><th>state</th><th>attempts</th>"
+		    "<th>reason</th></tr>\n");
+	for (size_t i = 0; i < nt; i++) {
+		if (t[i].state != SL_T_FAILED && t[i].state != SL_T_SKIPPED)
+			continue;
+		sl_buf_adds(out, "<tr><td>");
+		sl_report_add_xml(out, t[i].path);
+		sl_buf_addf(out, ":%lld</td><td>%s</td><td>%lld</td><td><pre>",
+			    (long long)t[i].start_line, sl_target_state_name(t[i].state),
+			    (long long)t[i].attempts);
+		sl_report_add_xml(out, t[i].reason);
+		sl_buf_adds(out, "</pre></td></tr>\n");
+	}
+	sl_buf_adds(out, "</table>\n");
+}
+
 int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir, sl_err *err)
 {
 	sl_candidate_rec *c = NULL;
@@ -385,7 +488,7 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 	sl_funnel f = { 0 };
 	sl_metrics m = { 0 };
 	sl_buf out = SL_BUF_INIT;
-	size_t nc = 0, nt = 0, idx = 0, nrej = 0, nfail = 0;
+	size_t nc = 0, nt = 0, nrej = 0;
 	char *path = NULL;
 	int ret;
 
@@ -394,64 +497,15 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 	    (ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &c, &nc, err)) ||
 	    (ret = sl_store_targets(st, camp->id, SL_T_ANY, &t, &nt, err)))
 		goto done;
-	sl_buf_adds(&out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		    "<title>sluice campaign ");
-	sl_report_add_xml(&out, camp->name);
-	sl_buf_addf(&out, "</title>\n<style>%s</style></head>\n<body>\n<h1>sluice campaign "
-		    "<code>", style);
-	sl_report_add_xml(&out, camp->name);
-	sl_buf_adds(&out, "</code></h1>\n<p>Base <code>");
-	sl_report_add_xml(&out, camp->base_oid);
-	sl_buf_adds(&out, "</code> of <code>");
-	sl_report_add_xml(&out, camp->repo_path);
-	sl_buf_addf(&out, "</code>. %lld targets, %lld proposed, %lld accepted, %lld rejected, "
-		    "%lld failed, %lld skipped; %lld tokens, cost %.4f.</p>\n<h2>Funnel</h2>\n",
-		    (long long)f.targets, (long long)f.proposed, (long long)f.accepted,
-		    (long long)f.rejected, (long long)f.failed, (long long)f.skipped,
-		    (long long)(f.tokens_in + f.tokens_out), f.cost);
-	add_funnel_svg(&out, &f);
-	add_outcomes(&out, &m);
 	for (size_t i = 0; i < nc; i++)
 		nrej += c[i].decision == SL_D_REJECT;
-	sl_buf_addf(&out, "<h2>Proposed changes (%zu)</h2>\n", nc - nrej);
-	for (size_t i = 0; i < nc; i++)
-		if (c[i].decision != SL_D_REJECT &&
-		    (ret = add_change(&out, st, &c[i], ++idx, err)))
-			goto done;
-	sl_buf_addf(&out, "<h2>Rejected by reviewers (%zu)</h2>\n", nrej);
-	if (nrej)
-		sl_buf_adds(&out, "<table><tr><th>candidate</th><th>target</th><th>reason</th>"
-			    "</tr>\n");
-	for (size_t i = 0; i < nc; i++) {
-		if (c[i].decision != SL_D_REJECT)
-			continue;
-		sl_buf_addf(&out, "<tr><td>%lld</td><td>", (long long)c[i].id);
-		sl_report_add_xml(&out, c[i].path);
-		sl_buf_addf(&out, ":%lld</td><td>", (long long)c[i].start_line);
-		sl_report_add_xml(&out, c[i].decision_reason);
-		sl_buf_adds(&out, "</td></tr>\n");
-	}
-	if (nrej)
-		sl_buf_adds(&out, "</table>\n");
-	for (size_t i = 0; i < nt; i++)
-		nfail += t[i].state == SL_T_FAILED || t[i].state == SL_T_SKIPPED;
-	sl_buf_addf(&out, "<h2>Targets that failed or were skipped (%zu)</h2>\n", nfail);
-	if (nfail)
-		sl_buf_adds(&out, "<table><tr><th>target</th><th>state</th><th>attempts</th>"
-			    "<th>reason</th></tr>\n");
-	for (size_t i = 0; i < nt; i++) {
-		if (t[i].state != SL_T_FAILED && t[i].state != SL_T_SKIPPED)
-			continue;
-		sl_buf_adds(&out, "<tr><td>");
-		sl_report_add_xml(&out, t[i].path);
-		sl_buf_addf(&out, ":%lld</td><td>%s</td><td>%lld</td><td><pre>",
-			    (long long)t[i].start_line, sl_target_state_name(t[i].state),
-			    (long long)t[i].attempts);
-		sl_report_add_xml(&out, t[i].reason);
-		sl_buf_adds(&out, "</pre></td></tr>\n");
-	}
-	if (nfail)
-		sl_buf_adds(&out, "</table>\n");
+	add_page_head(&out, camp, &f);
+	add_funnel_svg(&out, &f);
+	add_outcomes(&out, &m);
+	if ((ret = add_changes(&out, st, c, nc, nrej, err)))
+		goto done;
+	add_rejected(&out, c, nc, nrej);
+	add_failed(&out, t, nt);
 	sl_buf_adds(&out, "</body></html>\n");
 	path = sl_path_join(outdir, "report.html");
 	ret = sl_write_file(path, out.buf, out.len, err);

@@ -175,23 +175,11 @@ static const char *jail_ms_text(char *buf, size_t n, const sl_gate_run_rec *g)
 	return buf;
 }
 
-int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err)
+/* The candidate's gate runs counted by verdict (cached ones apart). */
+static sl_funnel_gate gate_counts(const sl_gate_run_rec *g, size_t ng)
 {
-	char jbuf[48];
-	sl_candidate_rec c;
-	sl_gate_run_rec *g = NULL;
-	sl_attempt_rec *att = NULL;
 	sl_funnel_gate n = { 0 };
-	size_t ng = 0, na = 0;
-	int ret, json = flags & 1;
 
-	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
-		return ret;
-	if ((ret = sl_store_gate_runs(st, candidate_id, &g, &ng, err)))
-		goto done;
-	if ((flags & SL_SHOW_ATTEMPTS) &&
-	    (ret = sl_store_attempts(st, c.target_id, &att, &na, err)))
-		goto done;
 	for (size_t i = 0; i < ng; i++) {
 		sl_verdict v = g[i].verdict;
 
@@ -201,87 +189,140 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		n.skipped += !g[i].cached && v == SL_VERDICT_SKIP;
 		n.errors += !g[i].cached && v == SL_VERDICT_ERROR;
 	}
-	if (json) {
-		json_t *o = json_object(), *ga = json_array();
-		char *s;
+	return n;
+}
 
-		json_object_set_new(o, "id", json_integer(c.id));
-		json_object_set_new(o, "target", json_integer(c.target_id));
-		json_object_set_new(o, "path", json_string(c.path));
-		json_object_set_new(o, "start_line", json_integer(c.start_line));
-		json_object_set_new(o, "end_line", json_integer(c.end_line));
-		json_object_set_new(o, "attempt", json_integer(c.attempt_n));
-		json_object_set_new(o, "state", json_string(sl_candidate_state_name(c.state)));
-		json_object_set_new(o, "commit", json_string(c.commit_oid));
-		json_object_set_new(o, "branch", c.branch ? json_string(c.branch) : json_null());
-		json_object_set_new(o, "decision", c.decision ?
-				    json_string(sl_decision_name(c.decision)) : json_null());
-		json_object_set_new(o, "reason", c.decision_reason ?
-				    json_string(c.decision_reason) : json_null());
-		for (size_t i = 0; i < ng; i++) {
-			json_t *r = json_object();
+/* One gate run as a new JSON object. */
+static json_t *gate_run_json(const sl_gate_run_rec *g)
+{
+	json_t *r = json_object();
 
-			json_object_set_new(r, "gate", json_string(g[i].gate));
-			json_object_set_new(r, "verdict", json_string(sl_verdict_name(g[i].verdict)));
-			json_object_set_new(r, "exit_status", json_integer(g[i].exit_status));
-			json_object_set_new(r, "duration_ms", json_integer(g[i].duration_ms));
-			json_object_set_new(r, "jail_ms", json_integer(g[i].jail_ms));
-			json_object_set_new(r, "output_bytes", json_integer(g[i].output_bytes));
-			json_object_set_new(r, "output_tail", json_string(g[i].output_tail));
-			json_object_set_new(r, "cached", json_boolean(g[i].cached));
-			json_object_set_new(r, "note", json_str_or_null(g[i].note));
-			json_object_set_new(r, "jail", json_str_or_null(g[i].jail));
-			json_array_append_new(ga, r);
-		}
-		json_object_set_new(o, "gates", ga);
-		json_object_set_new(o, "tree", json_str_or_null(c.tree));
-		json_object_set_new(o, "tree_ms", json_integer(c.tree_ms));
-		json_object_set_new(o, "gate_counts", json_pack("{s:I,s:I,s:I,s:I,s:I}",
-				    "passed", (json_int_t)n.passed, "failed", (json_int_t)n.failed,
-				    "skipped", (json_int_t)n.skipped, "cached", (json_int_t)n.cached,
-				    "errors", (json_int_t)n.errors));
-		json_object_set_new(o, "diff", json_string(c.diff));
-		if (flags & SL_SHOW_ATTEMPTS)
-			json_object_set_new(o, "attempts", sl_review_attempts_json(att, na));
-		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		sl_buf_adds(out, s ? s : "null");
-		sl_buf_addch(out, '\n');
-		free(s);
-		json_decref(o);
+	json_object_set_new(r, "gate", json_string(g->gate));
+	json_object_set_new(r, "verdict", json_string(sl_verdict_name(g->verdict)));
+	json_object_set_new(r, "exit_status", json_integer(g->exit_status));
+	json_object_set_new(r, "duration_ms", json_integer(g->duration_ms));
+	json_object_set_new(r, "jail_ms", json_integer(g->jail_ms));
+	json_object_set_new(r, "output_bytes", json_integer(g->output_bytes));
+	json_object_set_new(r, "output_tail", json_string(g->output_tail));
+	json_object_set_new(r, "cached", json_boolean(g->cached));
+	json_object_set_new(r, "note", json_str_or_null(g->note));
+	json_object_set_new(r, "jail", json_str_or_null(g->jail));
+	return r;
+}
+
+/* The candidate's fields, before its gates, as a new JSON object. */
+static json_t *candidate_json(const sl_candidate_rec *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(c->id));
+	json_object_set_new(o, "target", json_integer(c->target_id));
+	json_object_set_new(o, "path", json_string(c->path));
+	json_object_set_new(o, "start_line", json_integer(c->start_line));
+	json_object_set_new(o, "end_line", json_integer(c->end_line));
+	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
+	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
+	json_object_set_new(o, "commit", json_string(c->commit_oid));
+	json_object_set_new(o, "branch", c->branch ? json_string(c->branch) : json_null());
+	json_object_set_new(o, "decision", c->decision ?
+			    json_string(sl_decision_name(c->decision)) : json_null());
+	json_object_set_new(o, "reason", c->decision_reason ?
+			    json_string(c->decision_reason) : json_null());
+	return o;
+}
+
+/* `sluice show --json`: one line; the attempts too when attempts is set. */
+static void show_json(sl_buf *out, const sl_candidate_rec *c, const sl_gate_run_rec *g,
+		      size_t ng, const sl_funnel_gate *n, int attempts,
+		      const sl_attempt_rec *att, size_t na)
+{
+	json_t *o = candidate_json(c), *ga = json_array();
+	char *s;
+
+	for (size_t i = 0; i < ng; i++)
+		json_array_append_new(ga, gate_run_json(&g[i]));
+	json_object_set_new(o, "gates", ga);
+	json_object_set_new(o, "tree", json_str_or_null(c->tree));
+	json_object_set_new(o, "tree_ms", json_integer(c->tree_ms));
+	json_object_set_new(o, "gate_counts", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+			    "passed", (json_int_t)n->passed, "failed", (json_int_t)n->failed,
+			    "skipped", (json_int_t)n->skipped, "cached", (json_int_t)n->cached,
+			    "errors", (json_int_t)n->errors));
+	json_object_set_new(o, "diff", json_string(c->diff));
+	if (attempts)
+		json_object_set_new(o, "attempts", sl_review_attempts_json(att, na));
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	sl_buf_adds(out, s ? s : "null");
+	sl_buf_addch(out, '\n');
+	free(s);
+	json_decref(o);
+}
+
+/* The text header: place, state, commit, tree, decision and the gates' counts. */
+static void show_text_header(sl_buf *out, const sl_candidate_rec *c, const sl_funnel_gate *n)
+{
+	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c->id,
+		    c->path, (long long)c->start_line, (long long)c->end_line,
+		    (long long)c->attempt_n);
+	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c->state),
+		    c->branch ? ", proposed on " : "", c->branch ? c->branch : "");
+	sl_buf_addf(out, "commit:   %s\n", c->commit_oid);
+	if (c->tree)
+		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c->tree, (long long)c->tree_ms);
+	if (c->decision)
+		sl_buf_addf(out, "decision: %s%s%s\n", sl_decision_name(c->decision),
+			    c->decision_reason ? ": " : "",
+			    c->decision_reason ? c->decision_reason : "");
+	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
+		    (long long)n->passed, (long long)n->failed, (long long)n->skipped,
+		    (long long)n->cached);
+	if (n->errors)
+		sl_buf_addf(out, ", %lld errors", (long long)n->errors);
+	sl_buf_addch(out, '\n');
+}
+
+/* One gate's line, and its output's tail when it did not pass. */
+static void show_text_gate(sl_buf *out, const sl_gate_run_rec *g)
+{
+	char jbuf[48];
+
+	sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s%s\n", g->gate,
+		    sl_verdict_name(g->verdict), (long long)g->exit_status,
+		    (long long)g->duration_ms, jail_ms_text(jbuf, sizeof(jbuf), g),
+		    g->note ? " (" : "", g->note ? g->note : "", g->note ? ")" : "",
+		    g->jail && !strncmp(g->jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
+	if (g->verdict != SL_VERDICT_PASS && g->output_tail[0]) {
+		sl_buf_adds(out, g->output_tail);
+		if (out->buf[out->len - 1] != '\n')
+			sl_buf_addch(out, '\n');
+	}
+}
+
+int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err)
+{
+	sl_candidate_rec c;
+	sl_gate_run_rec *g = NULL;
+	sl_attempt_rec *att = NULL;
+	sl_funnel_gate n;
+	size_t ng = 0, na = 0;
+	int ret, attempts = !!(flags & SL_SHOW_ATTEMPTS);
+
+	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
+		return ret;
+	if ((ret = sl_store_gate_runs(st, candidate_id, &g, &ng, err)) ||
+	    (attempts && (ret = sl_store_attempts(st, c.target_id, &att, &na, err))))
+		goto done;
+	n = gate_counts(g, ng);
+	if (flags & 1) {
+		show_json(out, &c, g, ng, &n, attempts, att, na);
 		goto done;
 	}
-	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c.id, c.path,
-		    (long long)c.start_line, (long long)c.end_line, (long long)c.attempt_n);
-	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c.state),
-		    c.branch ? ", proposed on " : "", c.branch ? c.branch : "");
-	sl_buf_addf(out, "commit:   %s\n", c.commit_oid);
-	if (c.tree)
-		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c.tree, (long long)c.tree_ms);
-	if (c.decision)
-		sl_buf_addf(out, "decision: %s%s%s\n", sl_decision_name(c.decision),
-			    c.decision_reason ? ": " : "",
-			    c.decision_reason ? c.decision_reason : "");
-	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
-		    (long long)n.passed, (long long)n.failed, (long long)n.skipped,
-		    (long long)n.cached);
-	if (n.errors)
-		sl_buf_addf(out, ", %lld errors", (long long)n.errors);
-	sl_buf_addch(out, '\n');
-	for (size_t i = 0; i < ng; i++) {
-		sl_buf_addf(out, "gate %-10s %-7s exit %lld, %lld ms%s%s%s%s%s\n", g[i].gate,
-			    sl_verdict_name(g[i].verdict), (long long)g[i].exit_status,
-			    (long long)g[i].duration_ms, jail_ms_text(jbuf, sizeof(jbuf), &g[i]),
-			    g[i].note ? " (" : "", g[i].note ? g[i].note : "", g[i].note ? ")" : "",
-			    g[i].jail && !strncmp(g[i].jail, "unsafe", 6) ? " [UNSAFE JAIL]" : "");
-		if (g[i].verdict != SL_VERDICT_PASS && g[i].output_tail[0]) {
-			sl_buf_adds(out, g[i].output_tail);
-			if (out->buf[out->len - 1] != '\n')
-				sl_buf_addch(out, '\n');
-		}
-	}
+	show_text_header(out, &c, &n);
+	for (size_t i = 0; i < ng; i++)
+		show_text_gate(out, &g[i]);
 	sl_buf_addch(out, '\n');
 	sl_buf_adds(out, c.diff);
-	if (flags & SL_SHOW_ATTEMPTS)
+	if (attempts)
 		sl_review_attempts_text(out, att, na);
 done:
 	sl_attempt_list_free(att, na);
@@ -334,15 +375,110 @@ done:
 	return ret;
 }
 
+/* What a passing gate found (coverage added, mutants killed, findings gone), one line each. */
+static void md_gate_notes(sl_buf *md, const sl_gate_run_rec *g, size_t ng)
+{
+	for (size_t j = 0, first = 1; j < ng; j++) {
+		if (!g[j].note || g[j].verdict != SL_VERDICT_PASS)
+			continue;
+		sl_buf_addf(md, "%s- %s: ", first ? "\n" : "", g[j].gate);
+		for (const char *p = g[j].note; *p; p++)
+			sl_buf_addch(md, *p >= 0x20 && *p < 0x7f ? *p : ' ');
+		sl_buf_addch(md, '\n');
+		first = 0;
+	}
+}
+
+/* Proposed change idx in report.md: place, branch, tree, gates table, notes, diff. */
+static void md_candidate(sl_buf *md, const sl_candidate_rec *c, size_t idx,
+			 const sl_gate_run_rec *g, size_t ng)
+{
+	sl_buf_addf(md, "### %zu. `%s` lines %lld-%lld (candidate %lld)\n\n"
+		    "Branch `%s`, attempt %lld%s%s.\n\n",
+		    idx, c->path, (long long)c->start_line, (long long)c->end_line,
+		    (long long)c->id, c->branch, (long long)c->attempt_n,
+		    c->decision ? ", " : "", c->decision ? "accepted" : "");
+	if (c->tree)
+		sl_buf_addf(md, "Tree: %s, made in %lld ms.\n\n", c->tree, (long long)c->tree_ms);
+	sl_buf_adds(md, "| gate | verdict | time | of it, jail setup |\n|---|---|---|---|\n");
+	for (size_t j = 0; j < ng; j++)
+		sl_buf_addf(md, "| %s | %s | %lld ms | %lld ms |\n", g[j].gate,
+			    sl_verdict_name(g[j].verdict), (long long)g[j].duration_ms,
+			    (long long)g[j].jail_ms);
+	md_gate_notes(md, g, ng);
+	sl_buf_addf(md, "\n```diff\n%s```\n\n", c->diff);
+}
+
+/* Each exported candidate: its patch into mbox, its section into md. */
+static int export_candidates(sl_buf *mbox, sl_buf *md, sl_store *st, git_repository *repo,
+			     const sl_candidate_rec *cands, size_t nc, size_t count, sl_err *err)
+{
+	size_t idx = 0;
+	int ret;
+
+	for (size_t i = 0; i < nc; i++) {
+		sl_gate_run_rec *g = NULL;
+		size_t ng = 0;
+
+		if (!is_exported(&cands[i]))
+			continue;
+		if ((ret = email_for(mbox, repo, &cands[i], ++idx, count, err)) ||
+		    (ret = sl_store_gate_runs(st, cands[i].id, &g, &ng, err)))
+			return ret;
+		md_candidate(md, &cands[i], idx, g, ng);
+		sl_gate_run_list_free(g, ng);
+	}
+	return SL_OK;
+}
+
+/* The candidates reviewers rejected, with their reasons, when there are any. */
+static void md_rejected(sl_buf *md, const sl_candidate_rec *cands, size_t nc, size_t count)
+{
+	if (nc <= count)
+		return;
+	sl_buf_addf(md, "## Rejected by reviewers (%zu)\n\n", nc - count);
+	for (size_t i = 0; i < nc; i++)
+		if (!is_exported(&cands[i]))
+			sl_buf_addf(md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
+				    (long long)cands[i].start_line, (long long)cands[i].id,
+				    cands[i].decision_reason ? cands[i].decision_reason : "");
+	sl_buf_addch(md, '\n');
+}
+
+/* The targets that failed, each with the first line of its reason, when there are any. */
+static void md_failed(sl_buf *md, const sl_target_rec *failed, size_t nf)
+{
+	if (!nf)
+		return;
+	sl_buf_addf(md, "## Targets that failed (%zu)\n\n", nf);
+	for (size_t i = 0; i < nf; i++) {
+		const char *r = failed[i].reason ? failed[i].reason : "";
+		const char *nl = strchr(r, '\n');
+
+		sl_buf_addf(md, "- `%s:%lld` after %lld attempt(s): %.*s\n", failed[i].path,
+			    (long long)failed[i].start_line, (long long)failed[i].attempts,
+			    (int)(nl ? (size_t)(nl - r) : strlen(r)), r);
+	}
+}
+
+/* buf into the file NAME of outdir. */
+static int write_in(const char *outdir, const char *name, const sl_buf *buf, sl_err *err)
+{
+	char *path = sl_path_join(outdir, name);
+	int ret = sl_write_file(path, buf->buf, buf->len, err);
+
+	free(path);
+	return ret;
+}
+
 int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *repo,
 		     const char *outdir, size_t *count_out, sl_err *err)
 {
 	sl_candidate_rec *cands = NULL;
 	sl_target_rec *failed = NULL;
-	size_t nc = 0, nf = 0, count = 0, idx = 0;
+	size_t nc = 0, nf = 0, count = 0;
 	sl_funnel f = { 0 };
 	sl_buf mbox = SL_BUF_INIT, md = SL_BUF_INIT;
-	char *path = NULL;
 	int ret;
 
 	*count_out = 0;
@@ -353,77 +489,19 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 		goto done;
 	for (size_t i = 0; i < nc; i++)
 		count += is_exported(&cands[i]);
-
 	sl_buf_addf(&md, "# sluice campaign `%s`\n\nBase `%s` of `%s`.\n\n## Funnel\n\n```\n",
 		    camp->name, camp->base_oid, camp->repo_path);
 	sl_review_funnel_text(&md, camp, &f);
 	sl_buf_addf(&md, "```\n\n## Proposed changes (%zu)\n\n", count);
-	for (size_t i = 0; i < nc; i++) {
-		sl_gate_run_rec *g = NULL;
-		size_t ng = 0;
-
-		if (!is_exported(&cands[i]))
-			continue;
-		if ((ret = email_for(&mbox, repo, &cands[i], ++idx, count, err)) ||
-		    (ret = sl_store_gate_runs(st, cands[i].id, &g, &ng, err)))
-			goto done;
-		sl_buf_addf(&md, "### %zu. `%s` lines %lld-%lld (candidate %lld)\n\n"
-			    "Branch `%s`, attempt %lld%s%s.\n\n",
-			    idx, cands[i].path, (long long)cands[i].start_line,
-			    (long long)cands[i].end_line, (long long)cands[i].id, cands[i].branch,
-			    (long long)cands[i].attempt_n, cands[i].decision ? ", " : "",
-			    cands[i].decision ? "accepted" : "");
-		if (cands[i].tree)
-			sl_buf_addf(&md, "Tree: %s, made in %lld ms.\n\n", cands[i].tree,
-				    (long long)cands[i].tree_ms);
-		sl_buf_adds(&md, "| gate | verdict | time | of it, jail setup |\n|---|---|---|---|\n");
-		for (size_t j = 0; j < ng; j++)
-			sl_buf_addf(&md, "| %s | %s | %lld ms | %lld ms |\n", g[j].gate,
-				    sl_verdict_name(g[j].verdict), (long long)g[j].duration_ms,
-				    (long long)g[j].jail_ms);
-		/* what a passing gate found: coverage added, mutants killed, findings gone */
-		for (size_t j = 0, first = 1; j < ng; j++) {
-			if (!g[j].note || g[j].verdict != SL_VERDICT_PASS)
-				continue;
-			sl_buf_addf(&md, "%s- %s: ", first ? "\n" : "", g[j].gate);
-			for (const char *p = g[j].note; *p; p++)
-				sl_buf_addch(&md, *p >= 0x20 && *p < 0x7f ? *p : ' ');
-			sl_buf_addch(&md, '\n');
-			first = 0;
-		}
-		sl_buf_addf(&md, "\n```diff\n%s```\n\n", cands[i].diff);
-		sl_gate_run_list_free(g, ng);
-	}
-	if (nc > count) {
-		sl_buf_addf(&md, "## Rejected by reviewers (%zu)\n\n", nc - count);
-		for (size_t i = 0; i < nc; i++)
-			if (!is_exported(&cands[i]))
-				sl_buf_addf(&md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
-					    (long long)cands[i].start_line, (long long)cands[i].id,
-					    cands[i].decision_reason ? cands[i].decision_reason : "");
-		sl_buf_addch(&md, '\n');
-	}
-	if (nf) {
-		sl_buf_addf(&md, "## Targets that failed (%zu)\n\n", nf);
-		for (size_t i = 0; i < nf; i++) {
-			const char *r = failed[i].reason ? failed[i].reason : "";
-			const char *nl = strchr(r, '\n');
-
-			sl_buf_addf(&md, "- `%s:%lld` after %lld attempt(s): %.*s\n", failed[i].path,
-				    (long long)failed[i].start_line, (long long)failed[i].attempts,
-				    (int)(nl ? (size_t)(nl - r) : strlen(r)), r);
-		}
-	}
-	path = sl_path_join(outdir, "series.mbox");
-	if ((ret = sl_write_file(path, mbox.buf, mbox.len, err)))
+	if ((ret = export_candidates(&mbox, &md, st, repo, cands, nc, count, err)))
 		goto done;
-	free(path);
-	path = sl_path_join(outdir, "report.md");
-	if ((ret = sl_write_file(path, md.buf, md.len, err)))
+	md_rejected(&md, cands, nc, count);
+	md_failed(&md, failed, nf);
+	if ((ret = write_in(outdir, "series.mbox", &mbox, err)) ||
+	    (ret = write_in(outdir, "report.md", &md, err)))
 		goto done;
 	*count_out = count;
 done:
-	free(path);
 	sl_buf_release(&mbox);
 	sl_buf_release(&md);
 	sl_funnel_release(&f);

@@ -418,23 +418,34 @@ done:
 	return ret;
 }
 
-int sl_changes_build(sl_change **out, size_t *n, sl_store *st, const sl_campaign_rec *camp,
-		     const sl_spec *spec, git_repository *repo, sl_err *err)
+/* The open batch if the candidate's paths and lines still fit it, else a new batch. */
+static group *batch_group(group **g, size_t *ng, size_t *galloc, const sl_spec *spec,
+			  const sl_strvec *paths, size_t lines)
 {
-	sl_candidate_rec *c = NULL;
-	group *g = NULL;
-	size_t nc = 0, ng = 0, galloc = 0, nout = 0, oalloc = 0;
-	size_t batch = 0;
-	git_oid base;
-	int ret;
+	group *gr = *ng ? &(*g)[*ng - 1] : NULL;
+	sl_buf b = SL_BUF_INIT;
 
-	*out = NULL;
-	*n = 0;
-	if (git_oid_fromstr(&base, camp->base_oid))
-		return sl_err_set(err, SL_EINPUT, "campaign '%s': bad base '%s'", camp->name,
-				  camp->base_oid);
-	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &c, &nc, err)))
-		return ret;
+	if (gr) {
+		size_t files = gr->paths.n;
+
+		for (size_t k = 0; k < paths->n; k++)
+			files += !has(&gr->paths, paths->v[k]);
+		if (files <= spec->review.batch_files &&
+		    gr->lines + lines <= spec->review.batch_lines)
+			return gr;
+	}
+	/* in batch mode every group so far is a batch: this is batch ng + 1 */
+	sl_buf_addf(&b, "batch-%zu", *ng + 1);
+	gr = group_for(g, ng, galloc, NULL);
+	free(gr->key);
+	gr->key = sl_buf_detach(&b, NULL);
+	return gr;
+}
+
+/* Every candidate not rejected into its group: by key, or in batches of bounded size. */
+static void group_candidates(group **g, size_t *ng, size_t *galloc, const sl_spec *spec,
+			     const sl_candidate_rec *c, size_t nc)
+{
 	for (size_t i = 0; i < nc; i++) {
 		sl_strvec paths = SL_STRVEC_INIT;
 		size_t lines;
@@ -445,84 +456,96 @@ int sl_changes_build(sl_change **out, size_t *n, sl_store *st, const sl_campaign
 			continue;
 		diff_stats(c[i].diff, &paths, &lines);
 		if (spec->review.group == SL_GROUP_BATCH) {
-			gr = ng ? &g[ng - 1] : NULL;
-			if (gr) {
-				size_t files = gr->paths.n;
-
-				for (size_t k = 0; k < paths.n; k++)
-					files += !has(&gr->paths, paths.v[k]);
-				if (files > spec->review.batch_files ||
-				    gr->lines + lines > spec->review.batch_lines)
-					gr = NULL;
-			}
-			if (!gr) {
-				sl_buf b = SL_BUF_INIT;
-
-				sl_buf_addf(&b, "batch-%zu", ++batch);
-				gr = group_for(&g, &ng, &galloc, NULL);
-				free(gr->key);
-				gr->key = sl_buf_detach(&b, NULL);
-			}
+			gr = batch_group(g, ng, galloc, spec, &paths, lines);
 		} else {
 			key = key_of(spec, &c[i], &paths);
-			gr = group_for(&g, &ng, &galloc, key);
+			gr = group_for(g, ng, galloc, key);
 			free(key);
 		}
 		group_add(gr, i, &paths, lines);
 		sl_strvec_release(&paths);
 	}
+}
+
+/* Take candidate bad out of group i into a change of its own, KEY-cID, at the end of g. */
+static void split_out(group **g, size_t *ng, size_t *galloc, size_t i,
+		      const sl_candidate_rec *c, int64_t bad)
+{
+	group *gi = &(*g)[i];
+	sl_buf k = SL_BUF_INIT;
+	sl_strvec paths = SL_STRVEC_INIT;
+	size_t lines;
+
+	for (size_t k2 = 0; k2 < gi->n; k2++)
+		if (gi->idx[k2] == bad) {
+			memmove(&gi->idx[k2], &gi->idx[k2 + 1], (gi->n - k2 - 1) * sizeof(*gi->idx));
+			gi->n--;
+			break;
+		}
+	sl_buf_addf(&k, "%s-c%lld", gi->key, (long long)c[bad].id);
+	diff_stats(c[bad].diff, &paths, &lines);
+	group_add(group_for(g, ng, galloc, k.buf), (size_t)bad, &paths, lines);
+	sl_strvec_release(&paths);
+	sl_buf_release(&k);
+}
+
+/* Fill ch from group gr: key, review branch, candidate ids and paths. */
+static void change_of_group(sl_change *ch, const group *gr, const sl_candidate_rec *c,
+			    const sl_spec *spec)
+{
+	sl_buf b = SL_BUF_INIT;
+	char *safe = ref_safe(gr->key);
+
+	memset(ch, 0, sizeof(*ch));
+	ch->key = sl_xstrdup(gr->key);
+	sl_buf_addf(&b, "%s/review/%s", spec->branch_prefix, safe);
+	free(safe);
+	ch->branch = sl_buf_detach(&b, NULL);
+	ch->ncands = gr->n;
+	ch->cands = sl_xcalloc(gr->n, sizeof(*ch->cands));
+	for (size_t k = 0; k < gr->n; k++)
+		ch->cands[k] = c[gr->idx[k]].id;
+	for (size_t k = 0; k < gr->paths.n; k++)
+		sl_buf_addf(&b, "%s\n", gr->paths.v[k]);
+	ch->paths = sl_buf_detach(&b, NULL);
+}
+
+int sl_changes_build(sl_change **out, size_t *n, sl_store *st, const sl_campaign_rec *camp,
+		     const sl_spec *spec, git_repository *repo, sl_err *err)
+{
+	sl_candidate_rec *c = NULL;
+	group *g = NULL;
+	size_t nc = 0, ng = 0, galloc = 0, oalloc = 0;
+	git_oid base;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (git_oid_fromstr(&base, camp->base_oid))
+		return sl_err_set(err, SL_EINPUT, "campaign '%s': bad base '%s'", camp->name,
+				  camp->base_oid);
+	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &c, &nc, err)))
+		return ret;
+	group_candidates(&g, &ng, &galloc, spec, c, nc);
 	for (size_t i = 0; i < ng; i++) {
 		git_oid tree;
 		int64_t bad;
-		sl_change *ch;
-		sl_buf b = SL_BUF_INIT;
-		char *safe;
 
 		if (build_tree(&tree, repo, &base, c, &g[i], &bad)) {
-			group *solo;
-			sl_buf k = SL_BUF_INIT;
-			sl_strvec paths = SL_STRVEC_INIT;
-			size_t lines;
-
 			if (bad < 0 || g[i].n == 1) {
 				ret = sl_err_set(err, SL_ERROR, "change '%s': cannot apply: %s",
 						 g[i].key, sl_git_error());
 				goto done;
 			}
-			/* take the candidate that does not fit out into a change of its own */
-			for (size_t k2 = 0; k2 < g[i].n; k2++)
-				if (g[i].idx[k2] == bad) {
-					memmove(&g[i].idx[k2], &g[i].idx[k2 + 1],
-						(g[i].n - k2 - 1) * sizeof(*g[i].idx));
-					g[i].n--;
-					break;
-				}
-			sl_buf_addf(&k, "%s-c%lld", g[i].key, (long long)c[bad].id);
-			diff_stats(c[bad].diff, &paths, &lines);
-			solo = group_for(&g, &ng, &galloc, k.buf);
-			group_add(solo, (size_t)bad, &paths, lines);
-			sl_strvec_release(&paths);
-			sl_buf_release(&k);
+			/* the candidate that does not fit goes on its own; retry the rest */
+			split_out(&g, &ng, &galloc, i, c, bad);
 			i--;
 			continue;
 		}
-		SL_ALLOC_GROW(*out, nout + 1, oalloc);
-		ch = &(*out)[nout++];
-		memset(ch, 0, sizeof(*ch));
-		*n = nout;
-		ch->key = sl_xstrdup(g[i].key);
-		safe = ref_safe(g[i].key);
-		sl_buf_addf(&b, "%s/review/%s", spec->branch_prefix, safe);
-		free(safe);
-		ch->branch = sl_buf_detach(&b, NULL);
-		ch->ncands = g[i].n;
-		ch->cands = sl_xcalloc(g[i].n, sizeof(*ch->cands));
-		for (size_t k = 0; k < g[i].n; k++)
-			ch->cands[k] = c[g[i].idx[k]].id;
-		for (size_t k = 0; k < g[i].paths.n; k++)
-			sl_buf_addf(&b, "%s\n", g[i].paths.v[k]);
-		ch->paths = sl_buf_detach(&b, NULL);
-		if ((ret = commit_change(ch, st, camp, spec, repo, c, &g[i], &tree, err)))
+		SL_ALLOC_GROW(*out, *n + 1, oalloc);
+		change_of_group(&(*out)[(*n)++], &g[i], c, spec);
+		if ((ret = commit_change(&(*out)[*n - 1], st, camp, spec, repo, c, &g[i], &tree,
+					 err)))
 			goto done;
 	}
 	ret = SL_OK;

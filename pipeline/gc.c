@@ -1,0 +1,408 @@
+/*
+ * gc.c - sl_gc(): remove what crashed and stopped runs left (gc.h).
+ *
+ * Reads the store's campaigns and leases, their campaign files (for the
+ * scratch roots) and their repositories; writes only by removing: linked
+ * worktrees and orphan checkouts under the scratch roots, warm bases and
+ * layers, stale candidate branches (one packed-refs rewrite), ref locks of
+ * killed processes, replay files.  The steps, in order: gather the roots and
+ * repositories, check every repository for foreign worktrees, clean each
+ * repository, sweep each root, then each idle campaign's branches.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <git2.h>
+
+#include "pipeline/apply/apply.h"
+#include "pipeline/apply/warm.h"
+#include "pipeline/gc.h"
+#include "pipeline/run.h"
+#include "pipeline/spec.h"
+#include "storage/lease.h"
+#include "common/buf.h"
+
+/* What one gc works on: roots, repositories and the store's campaigns. */
+struct gc {
+	const sl_gc_opts *opts;
+	sl_gc_result *out;
+	sl_strvec roots;            /* scratch roots, each once */
+	sl_strvec repos;            /* repositories to clean */
+	sl_strvec camp_roots;       /* per campaign: its scratch root, or "" */
+	sl_store *st;
+	sl_campaign_rec *camps;
+	size_t ncamps;
+};
+
+/* Send one formatted line to opts->notice, if any. */
+static void notify(const sl_gc_opts *opts, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void notify(const sl_gc_opts *opts, const char *fmt, ...)
+{
+	sl_buf line = SL_BUF_INIT;
+	va_list ap;
+
+	if (!opts->notice)
+		return;
+	va_start(ap, fmt);
+	sl_buf_vaddf(&line, fmt, ap);
+	va_end(ap);
+	opts->notice(opts->notice_ctx, line.buf);
+	sl_buf_release(&line);
+}
+
+static void add_root(sl_strvec *roots, const char *root)
+{
+	for (size_t i = 0; i < roots->n; i++)
+		if (!strcmp(roots->v[i], root))
+			return;
+	sl_strvec_push(roots, root);
+}
+
+/* The scratch root asked for, or every default root. */
+static void gather_roots(struct gc *g)
+{
+	sl_strvec dflt = SL_STRVEC_INIT;
+
+	if (g->opts->scratch) {
+		add_root(&g->roots, g->opts->scratch);
+		return;
+	}
+	sl_default_scratch_roots(&dflt);
+	for (size_t i = 0; i < dflt.n; i++)
+		add_root(&g->roots, dflt.v[i]);
+	sl_strvec_release(&dflt);
+}
+
+/* Each campaign's repository, and its scratch root when no root was named and its file loads. */
+static void gather_campaign(struct gc *g, const sl_campaign_rec *camp)
+{
+	sl_spec *spec = NULL;
+	sl_err serr = SL_ERR_INIT;
+
+	sl_strvec_push(&g->repos, camp->repo_path);
+	if (!g->opts->scratch && !sl_spec_load(&spec, camp->spec_path, &serr) && spec->scratch) {
+		char *r = sl_path_join(spec->scratch, spec->name);
+
+		add_root(&g->roots, r);
+		sl_strvec_push(&g->camp_roots, r);
+		free(r);
+	} else {
+		sl_strvec_push(&g->camp_roots, "");
+	}
+	sl_spec_free(spec);
+}
+
+/* The repository asked for, else the store's campaigns (when the store exists). */
+static int gather_repos(struct gc *g, sl_err *err)
+{
+	int ret;
+
+	if (g->opts->repo) {
+		sl_strvec_push(&g->repos, g->opts->repo);
+		return SL_OK;
+	}
+	if (access(g->opts->store, F_OK))
+		return SL_OK;
+	if ((ret = sl_store_open(&g->st, g->opts->store, 0, err)) ||
+	    (ret = sl_store_campaign_list(g->st, &g->camps, &g->ncamps, err)))
+		return ret;
+	for (size_t i = 0; i < g->ncamps; i++)
+		gather_campaign(g, &g->camps[i]);
+	return SL_OK;
+}
+
+/* SL_EINPUT if a worktree of repo that sluice did not make lies under a root. */
+static int check_foreign(git_repository *repo, const sl_strvec *roots, sl_err *err)
+{
+	git_strarray names = { 0 };
+	int ret = SL_OK;
+
+	if (git_worktree_list(&names, repo))
+		return sl_err_set(err, SL_ERROR, "cannot list worktrees: %s", sl_git_error());
+	for (size_t i = 0; i < names.count && !ret; i++) {
+		git_worktree *wt = NULL;
+		char *path = NULL;
+
+		if (!strncmp(names.strings[i], "sl-", 3) ||
+		    git_worktree_lookup(&wt, repo, names.strings[i]))
+			continue;
+		if (!(path = realpath(git_worktree_path(wt), NULL)))
+			path = sl_xstrdup(git_worktree_path(wt));
+		for (size_t k = 0; k < roots->n && !ret; k++) {
+			char *root = realpath(roots->v[k], NULL);
+
+			if (root && sl_path_is_under(path, root))
+				ret = sl_err_set(err, SL_EINPUT, "worktree '%s' at '%s' is under the "
+						 "scratch root '%s' but was not made by sluice; "
+						 "refusing to remove it", names.strings[i], path,
+						 roots->v[k]);
+			free(root);
+		}
+		free(path);
+		git_worktree_free(wt);
+	}
+	git_strarray_dispose(&names);
+	return ret;
+}
+
+/*
+ * Clean one repository; check_only just runs check_foreign().  A repository
+ * that does not open is skipped with a notice, or is an error when named.
+ */
+static int clean_repo(struct gc *g, const char *path, int check_only, sl_err *err)
+{
+	git_repository *repo = NULL;
+	int ret = SL_OK;
+
+	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
+		if (g->opts->repo)
+			return sl_err_set(err, SL_EINPUT, "repository '%s': %s", path,
+					  sl_git_error());
+		if (!check_only)
+			notify(g->opts, "skipping '%s': %s", path, sl_git_error());
+		return SL_OK;
+	}
+	if (check_only) {
+		ret = check_foreign(repo, &g->roots, err);
+		git_repository_free(repo);
+		return ret;
+	}
+	for (size_t i = 0; i < g->roots.n && !ret; i++) {
+		size_t n = 0;
+
+		ret = sl_worktree_cleanup_count(repo, g->roots.v[i], &n, err);
+		g->out->worktrees += n;
+	}
+	git_repository_free(repo);
+	return ret;
+}
+
+/* Check every repository before removing anything, then clean each. */
+static int clean_repos(struct gc *g, sl_err *err)
+{
+	int ret;
+
+	for (int check_only = 1; check_only >= 0; check_only--)
+		for (size_t i = 0; i < g->repos.n; i++)
+			if ((ret = clean_repo(g, g->repos.v[i], check_only, err)))
+				return ret;
+	return SL_OK;
+}
+
+/* Orphan checkouts, warm bases and layers under each root. */
+static int sweep_roots(struct gc *g, sl_err *err)
+{
+	int ret;
+
+	for (size_t i = 0; i < g->roots.n; i++) {
+		size_t n = 0, w = 0, l = 0;
+
+		if ((ret = sl_worktree_sweep(g->roots.v[i], &n, err)) ||
+		    (ret = sl_warm_gc(g->roots.v[i], &w, &l, err)))
+			return ret;
+		g->out->worktrees += n;
+		g->out->warm += w;
+		g->out->layers += l;
+	}
+	return SL_OK;
+}
+
+/* 1 if branch (short name) is one a proposed or accepted candidate keeps. */
+static int kept_branch(const sl_candidate_rec *keep, size_t n, const char *branch)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keep[i].branch && !strcmp(keep[i].branch, branch) &&
+		    keep[i].decision != SL_D_REJECT)
+			return 1;
+	return 0;
+}
+
+/*
+ * packed-refs.lock of the repository: removed with a notice when a sluice
+ * of this host that is gone left it; 1 when another lock stands (git may be
+ * writing refs: the branches wait for the next gc), 0 otherwise.
+ */
+static int packed_lock_blocks(const sl_gc_opts *opts, git_repository *repo, const char *name)
+{
+	sl_err err = SL_ERR_INIT;
+	long pid = 0;
+
+	if (sl_packed_lock_check(repo, &pid, &err)) {
+		notify(opts, "campaign '%s': %s; its branches are left alone", name, err.msg);
+		return 1;
+	}
+	if (pid)
+		notify(opts, "removed %spacked-refs.lock, left by sluice process %ld (gone)",
+		       git_repository_commondir(repo), pid);
+	return 0;
+}
+
+/* Delete the listed branches, each only at the commit it was listed at, in one rewrite. */
+static void drop_branches(struct gc *g, git_repository *repo, const sl_strvec *drop,
+			  const git_oid *at)
+{
+	sl_err derr = SL_ERR_INIT;
+	size_t n = 0;
+
+	if (sl_branches_delete_packed(repo, drop->v, at, drop->n, &n, &derr))
+		notify(g->opts, "%s", derr.msg);
+	g->out->branches += n;
+}
+
+/* The direct branches under camp's prefix that no kept candidate owns, with their commits. */
+static int stale_branches(git_repository *repo, const sl_campaign_rec *camp,
+			  const sl_candidate_rec *keep, size_t nkeep, sl_strvec *drop,
+			  git_oid **at, sl_err *err)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	sl_buf glob = SL_BUF_INIT;
+	size_t aat = 0;
+	int ret = SL_OK;
+
+	sl_buf_addf(&glob, "refs/heads/%s/*", camp->branch_prefix);
+	if (git_reference_iterator_glob_new(&it, repo, glob.buf)) {
+		ret = sl_err_set(err, SL_ERROR, "cannot list branches: %s", sl_git_error());
+		goto done;
+	}
+	while (!git_reference_next(&ref, it)) {
+		const char *name = git_reference_name(ref) + strlen("refs/heads/");
+
+		if (!kept_branch(keep, nkeep, name) &&
+		    git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
+			SL_ALLOC_GROW(*at, drop->n + 1, aat);
+			git_oid_cpy(&(*at)[drop->n], git_reference_target(ref));
+			sl_strvec_push(drop, name);
+		}
+		git_reference_free(ref);
+	}
+done:
+	git_reference_iterator_free(it);
+	sl_buf_release(&glob);
+	return ret;
+}
+
+/* Ref locks of killed processes under camp's prefix: no run holds this campaign. */
+static void remove_ref_locks(git_repository *repo, const sl_campaign_rec *camp)
+{
+	sl_buf path = SL_BUF_INIT;
+	DIR *d;
+	struct dirent *de;
+
+	sl_buf_addf(&path, "%srefs/heads/%s", git_repository_commondir(repo), camp->branch_prefix);
+	d = opendir(path.buf);
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		sl_buf lock = SL_BUF_INIT;
+
+		if (len > 5 && !strcmp(de->d_name + len - 5, ".lock")) {
+			sl_buf_addf(&lock, "%s/%s", path.buf, de->d_name);
+			unlink(lock.buf);
+		}
+		sl_buf_release(&lock);
+	}
+	if (d)
+		closedir(d);
+	sl_buf_release(&path);
+}
+
+/* The replay file a run wrote under the campaign's scratch root, if it has one. */
+static void remove_replay(const char *scratch_root)
+{
+	sl_buf path = SL_BUF_INIT;
+
+	if (!scratch_root)
+		return;
+	sl_buf_addf(&path, "%s/replay.jsonl", scratch_root);
+	unlink(path.buf);
+	sl_buf_release(&path);
+}
+
+/* *busy = 1 (with a notice) when a live lease says a run is working on camp. */
+static int campaign_busy(struct gc *g, const sl_campaign_rec *camp, int *busy, sl_err *err)
+{
+	sl_lease_holder *h = NULL;
+	size_t nh = 0;
+	int ret;
+
+	*busy = 0;
+	if ((ret = sl_lease_holders(g->st, camp->id, sl_wall_ms(), &h, &nh, err)))
+		return ret;
+	if (nh) {
+		notify(g->opts, "campaign '%s': a run is working on it (%s); its branches are "
+		       "left alone", camp->name, h[0].owner);
+		*busy = 1;
+	}
+	sl_lease_holders_free(h, nh);
+	return SL_OK;
+}
+
+/* The stale branches, ref locks and replay file of one campaign. */
+static int gc_campaign(struct gc *g, const sl_campaign_rec *camp, const char *scratch_root,
+		       sl_err *err)
+{
+	git_repository *repo = NULL;
+	sl_candidate_rec *keep = NULL;
+	sl_strvec drop = SL_STRVEC_INIT;
+	git_oid *at = NULL;
+	size_t nkeep = 0;
+	int busy = 0, ret;
+
+	if ((ret = campaign_busy(g, camp, &busy, err)) || busy)
+		goto done;
+	if (git_repository_open_ext(&repo, camp->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL))
+		goto done;          /* clean_repo has warned */
+	if (packed_lock_blocks(g->opts, repo, camp->name))
+		goto done;
+	if ((ret = sl_store_candidates(g->st, camp->id, SL_C_PASSED, &keep, &nkeep, err)) ||
+	    (ret = stale_branches(repo, camp, keep, nkeep, &drop, &at, err)))
+		goto done;
+	drop_branches(g, repo, &drop, at);
+	remove_ref_locks(repo, camp);
+	remove_replay(scratch_root);
+done:
+	git_repository_free(repo);
+	sl_candidate_list_free(keep, nkeep);
+	sl_strvec_release(&drop);
+	free(at);
+	return ret;
+}
+
+/* Every stored campaign's branches, when no repository was named. */
+static int gc_campaigns(struct gc *g, sl_err *err)
+{
+	int ret;
+
+	if (g->opts->repo)
+		return SL_OK;
+	g->out->campaigns = g->ncamps > 0;
+	for (size_t i = 0; i < g->ncamps; i++) {
+		const char *root = g->camp_roots.v[i];
+
+		if ((ret = gc_campaign(g, &g->camps[i], *root ? root : NULL, err)))
+			return ret;
+	}
+	return SL_OK;
+}
+
+int sl_gc(sl_gc_result *out, const sl_gc_opts *opts, sl_err *err)
+{
+	struct gc g = { .opts = opts, .out = out, .roots = SL_STRVEC_INIT,
+			.repos = SL_STRVEC_INIT, .camp_roots = SL_STRVEC_INIT };
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	gather_roots(&g);
+	if (!(ret = gather_repos(&g, err)) && !(ret = clean_repos(&g, err)) &&
+	    !(ret = sweep_roots(&g, err)))
+		ret = gc_campaigns(&g, err);
+	sl_campaign_list_free(g.camps, g.ncamps);
+	sl_store_free(g.st);
+	sl_strvec_release(&g.roots);
+	sl_strvec_release(&g.repos);
+	sl_strvec_release(&g.camp_roots);
+	return ret;
+}
