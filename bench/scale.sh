@@ -13,10 +13,15 @@
 #     GATED_MAX (default 1000), else the targets done within GATED_SECONDS
 #     (default 60; the campaign's max_wall_time), which measures the cost per
 #     target in a tree and a store of that size.
-# Prints per run: targets done, milliseconds per target, the ratio to the
-# same mode at the first size (the anchor, measured in the same run), store
-# bytes per scoped target (the store holds every target, done or not) and
-# bytes added to the repository's .git per target done.
+# Prints per run: targets done, milliseconds per target (the whole run's
+# wall time over the targets done), the ratio to the same mode at the first
+# size (the anchor, measured in the same run), the steady cost: milliseconds
+# between the first and the last target proposed, per target (without the
+# run's start - scoping every target, the warm base, the baselines - nor,
+# past GATED_MAX, the end that marks the rest out of budget: what one more
+# target costs in a tree and a store of that size) and its ratio to the
+# anchor, store bytes per scoped target (the store holds every target, done
+# or not) and bytes added to the repository's .git per target done.
 #
 # Environment: SIZES; WORK (default: a new directory under $TMPDIR or /tmp;
 # the repositories and stores live there, so its file system is the one
@@ -35,6 +40,8 @@ cd "$work"
 echo "work: $work ($(stat -f -c %T "$work")), scratch: ${SCRATCH:-sluice's default}"
 
 now_ms() { date +%s%3N; }
+# each line of the run's log after the wall clock in milliseconds
+stamp() { perl -MTime::HiRes=time -ne '$|=1; printf "%d %s", time * 1000, $_'; }
 bytes() { du -sb "$1" | cut -f1; }
 
 gen_repo() { # dir n
@@ -85,8 +92,9 @@ EOF
 	fi
 }
 
-anchor_0= anchor_1=
-printf '%-8s %-10s %8s %10s %8s %12s %12s\n' targets gates done ms/target ratio store-B/tgt git-B/tgt
+anchor_0= anchor_1= steady_0= steady_1=
+printf '%-8s %-10s %8s %10s %8s %10s %8s %12s %12s\n' targets gates done ms/target ratio \
+	steady steady-x store-B/tgt git-B/tgt
 for n in $SIZES; do
 	for gated in ${MODES:-0 1}; do
 		rm -rf repo s.db s.db-wal s.db-shm
@@ -94,8 +102,10 @@ for n in $SIZES; do
 		git0=$(bytes repo/.git)
 		campaign "scale$n" "$work/repo" $gated "$n" >c.yaml
 		t0=$(now_ms)
-		"$BUILD/sluice" run --store s.db c.yaml >out.txt 2>err.txt || true
+		{ "$BUILD/sluice" run --store s.db c.yaml 2>&1 >out.txt || true; } | stamp >err.txt
 		t1=$(now_ms)
+		steady=$(awk '/ proposed after / { if (!n++) f = $1; l = $1 }
+			END { if (n > 1) printf "%.2f", (l - f) / (n - 1); else print 0 }' err.txt)
 		done_n=$(sqlite3 s.db "select count(*) from targets where state = 'proposed'")
 		if [ "$done_n" -eq 0 ]; then
 			echo "bench/scale.sh: nothing proposed for N=$n gates=$gated:" >&2
@@ -106,11 +116,13 @@ for n in $SIZES; do
 		store=$(bytes s.db)
 		gitb=$(($(bytes repo/.git) - git0))
 		ms=$(awk -v ms=$((t1 - t0)) -v n="$done_n" 'BEGIN { printf "%.2f", ms / n }')
-		eval "a=\${anchor_$gated}"
+		eval "a=\${anchor_$gated} sa=\${steady_$gated}"
 		[ -n "$a" ] || { a=$ms; eval "anchor_$gated=$ms"; }
-		printf '%-8s %-10s %8s %10s %7.2fx %12d %12d\n' "$n" \
+		[ -n "$sa" ] || { sa=$steady; eval "steady_$gated=$steady"; }
+		printf '%-8s %-10s %8s %10s %7.2fx %10s %7.2fx %12d %12d\n' "$n" \
 			"$([ $gated = 1 ] && echo trivial || echo none)" "$done_n" "$ms" \
-			"$(awk -v m="$ms" -v a="$a" 'BEGIN { print m / a }')" \
+			"$(awk -v m="$ms" -v a="$a" 'BEGIN { print m / a }')" "$steady" \
+			"$(awk -v m="$steady" -v a="$sa" 'BEGIN { print (a > 0 ? m / a : 0) }')" \
 			$((store / n)) $((gitb / done_n))
 		if [ $gated = 1 ] && [ "$n" -gt "$GATED_MAX" ] && [ "$done_n" -lt "$n" ]; then
 			echo "         (trivial gate: the first $done_n targets within ${GATED_SECONDS} s)"

@@ -387,11 +387,13 @@ static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit
 		goto done;
 	}
 	if (git_commit_lookup(&bc, repo, &w->base) || git_commit_tree(&bt, bc) ||
-	    git_commit_lookup(&cc, repo, commit_id) || git_commit_tree(&ct, cc) ||
-	    git_diff_tree_to_tree(&diff, repo, bt, ct, NULL)) {
-		sl_err_set(err, SL_ERROR, "cannot diff the candidate: %s", sl_git_error());
+	    git_commit_lookup(&cc, repo, commit_id) || git_commit_tree(&ct, cc)) {
+		sl_err_set(err, SL_ERROR, "cannot read the candidate: %s", sl_git_error());
 		goto done;
 	}
+	/* only the subtrees that differ: the cost follows the change, not the tree */
+	if (sl_diff_trees(&diff, repo, bt, ct, err))
+		goto done;
 	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 		git_blob *blob = NULL;
