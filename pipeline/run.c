@@ -1985,9 +1985,16 @@ static void *worker(void *arg)
 			break;
 		}
 		if (!claimed) {
+			/* held by another run, or finished by one since this run listed it */
+			if ((ret = sl_store_target_get(x->st, rec->id, &after, &err))) {
+				fail_run(x, &err, rec);
+				sl_target_rec_release(&after);
+				break;
+			}
 			pthread_mutex_lock(&x->lock);
-			x->held_elsewhere++;
+			x->held_elsewhere += after.state == SL_T_PENDING || after.state == SL_T_BUDGET;
 			pthread_mutex_unlock(&x->lock);
+			sl_target_rec_release(&after);
 			continue;
 		}
 		/* it may have moved on since this run listed it */

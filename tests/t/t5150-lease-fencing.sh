@@ -76,6 +76,8 @@ test_expect_success 'run A paused past its leases, run B takes them over, A resu
 	{ wait $pa; ra=$?; } &&
 	cat errA &&
 	test $ra = 0 &&
+	# what B finished is not "held by another run"
+	! grep "held by another run" errA &&
 	snapshot f.db >after.resume
 '
 
