@@ -32,6 +32,14 @@ renames_of_packed() {
 	grep "rename.*packed-refs.lock.*packed-refs\"" "$1" | grep -vc "unfinished\|= -1" || true
 }
 
+# traced TRACE CMD...: CMD under strace, its renames written to TRACE.
+# LeakSanitizer cannot work under ptrace: off for CMD (the sanitizer build).
+traced() {
+	t=$1 && shift &&
+	LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}detect_leaks=0" \
+		strace -f -o "$t" -e trace=rename,renameat,renameat2 "$@"
+}
+
 # plant_lock PID: a packed-refs.lock with the note sluice process PID leaves
 plant_lock() {
 	: >repo/.git/packed-refs.lock &&
@@ -56,7 +64,7 @@ test_expect_success 'setup: a campaign without gates, its candidates proposed' '
 
 test_expect_success STRACE 'gc deletes 300 stale branches in one rewrite of packed-refs' '
 	stale_branches 300 sluice/pk &&
-	strace -f -o trace -e trace=rename,renameat,renameat2 sluice gc --store p.db >out 2>err &&
+	traced trace sluice gc --store p.db >out 2>err &&
 	cat err &&
 	grep -q "^removed 300 branches$" out &&
 	test "$(renames_of_packed trace)" = 1 &&
@@ -107,7 +115,7 @@ test_expect_success STRACE 'a crashed run'"'"'s queued branches come back in one
 	test -z "$(git -C repo for-each-ref refs/heads/sluice/kk/)" &&
 	# the next run has nothing else to do: every rename of packed-refs is the restore
 	sqlite3 k.db "update targets set state = '"'"'skipped'"'"' where state = '"'"'pending'"'"'" &&
-	strace -f -o trace -e trace=rename,renameat,renameat2 sluice run --store k.db k.yaml >out 2>err &&
+	traced trace sluice run --store k.db k.yaml >out 2>err &&
 	test "$(renames_of_packed trace)" = 1 &&
 	test -z "$(ls scratch/kk | grep "^journal-")" &&
 	test $(git -C repo for-each-ref refs/heads/sluice/kk/ | wc -l) = $p &&
