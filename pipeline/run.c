@@ -13,7 +13,6 @@
 #include <semaphore.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -124,6 +123,9 @@ typedef struct run_ctx {
 	size_t lost;                /* targets taken over while this run was paused */
 	int ending;                 /* the workers are done: the lease keeper stops */
 	pthread_cond_t end_cond;
+	int renewing;               /* the lease keeper is writing to the store */
+	size_t nworkers;            /* worker threads running */
+	size_t at_flush;            /* tests: workers waiting to flush (stop_for_test) */
 	char *replay_file;          /* replay: the JSON lines file in use */
 	sl_gating *gating;          /* the gates and their baseline */
 	sl_warm *warm;              /* the warm base; NULL: a worktree per candidate */
@@ -1228,7 +1230,29 @@ static void batch_unqueue(objbatch *b, const char *branch)
 	}
 }
 
-static atomic_flag stop_before_flush = ATOMIC_FLAG_INIT;
+/*
+ * Tests (SLUICE_TEST_STOP_BEFORE_FLUSH): stop the whole process once every
+ * worker waits to flush and the lease keeper is not writing, so that no
+ * thread holds a store transaction while the test works on the store.  The
+ * last worker to arrive raises SIGSTOP holding x->lock; after SIGCONT the
+ * workers flush.
+ */
+static void stop_for_test(run_ctx *x)
+{
+	pthread_mutex_lock(&x->lock);
+	if (++x->at_flush < x->nworkers) {
+		while (x->at_flush && x->at_flush < x->nworkers)
+			pthread_cond_wait(&x->end_cond, &x->lock);
+		pthread_mutex_unlock(&x->lock);
+		return;
+	}
+	while (x->renewing)
+		pthread_cond_wait(&x->end_cond, &x->lock);
+	raise(SIGSTOP);
+	x->at_flush = 0;
+	pthread_cond_broadcast(&x->end_cond);
+	pthread_mutex_unlock(&x->lock);
+}
 
 /* Flush what is left; the journal goes once everything it holds is on disk. */
 static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
@@ -1237,10 +1261,8 @@ static int batch_close(run_ctx *x, objbatch *b, sl_err *err)
 
 	if (b->mem && getenv("SLUICE_TEST_KILL_BEFORE_FLUSH"))
 		raise(SIGKILL);
-	/* tests: the first worker to flush stops the run there, once */
-	if (b->mem && b->n && getenv("SLUICE_TEST_STOP_BEFORE_FLUSH") &&
-	    !atomic_flag_test_and_set(&stop_before_flush))
-		raise(SIGSTOP);
+	if (b->mem && getenv("SLUICE_TEST_STOP_BEFORE_FLUSH"))
+		stop_for_test(x);
 	if (b->mem)
 		ret = batch_flush(x, b, err);
 	if (b->fd >= 0)
@@ -2596,10 +2618,13 @@ static void *lease_keeper(void *arg)
 		pthread_cond_timedwait(&x->end_cond, &x->lock, &ts);
 		if (x->ending)
 			break;
+		x->renewing = 1;
 		pthread_mutex_unlock(&x->lock);
 		now = sl_wall_ms();
 		sl_lease_renew(x->st, x->owner, now, now + x->lease_ttl_ms, NULL);
 		pthread_mutex_lock(&x->lock);
+		x->renewing = 0;
+		pthread_cond_broadcast(&x->end_cond);
 	}
 	pthread_mutex_unlock(&x->lock);
 	return NULL;
@@ -2836,12 +2861,16 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	if (want > x.npending)
 		want = x.npending;
 	threads = sl_xcalloc(want ? want : 1, sizeof(*threads));
+	x.nworkers = want;
 	for (size_t i = 0; i < want; i++) {
 		if (pthread_create(&threads[nthreads], NULL, worker, &x)) {
 			if (!nthreads) {
 				ret = sl_err_set(err, SL_ERROR, "cannot start a worker thread");
 				goto done;
 			}
+			pthread_mutex_lock(&x.lock);
+			x.nworkers = nthreads;
+			pthread_mutex_unlock(&x.lock);
 			break;
 		}
 		nthreads++;

@@ -17,6 +17,11 @@
 # run_pid_of STORE        the process of the store's unfinished run
 # paused_let_go PIDFILE   continue and end the process PIDFILE names, if any:
 #                         a test never leaves a stopped run behind
+# stop_quiet PID STORE    stop PID at an instant it holds no write
+#                         transaction on STORE (a stopped writer would lock
+#                         everyone else out): stop, and if the store is
+#                         locked, continue it briefly and stop again; at most
+#                         200 tries
 # rel_kill_series K STORE CAMPAIGN DIR   K runs each killed with -9 at an instant
 #                         picked from its number: after 1-5 more requests, or
 #                         while gates run; each wait is bounded (30 s)
@@ -126,6 +131,23 @@ now_ms() {
 
 run_pid_of() {
 	sqlite3 "$1" "select owner from runs where ended_at is null" 2>/dev/null | cut -d: -f2
+}
+
+stop_quiet() {
+	n=0
+	while kill -STOP "$1"; do
+		if sqlite3 "$2" "begin immediate; rollback" >/dev/null 2>&1; then
+			return 0
+		fi
+		kill -CONT "$1"
+		n=$((n + 1))
+		if [ $n -ge 200 ]; then
+			echo "stop_quiet: $2 stayed locked" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	return 1
 }
 
 paused_let_go() {

@@ -54,7 +54,7 @@ test_expect_success 'run A paused past its leases, run B takes them over, A resu
 	echo $pa >a.pid &&
 	# A waits on the model for four targets: it holds them, touches no branch
 	poll "test \$(rel_requests m1) -ge 4" &&
-	kill -STOP $pa &&
+	stop_quiet $pa f.db &&
 	oa=$(owner_of f.db $pa) && test -n "$oa" && echo "$oa" >a.owner &&
 	sqlite3 f.db "select id || \" \" || lease_epoch from targets
 		where lease_owner = '"'"'$oa'"'"' and state = '"'"'pending'"'"'" >held.a &&
