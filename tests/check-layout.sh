@@ -26,6 +26,14 @@
 # off the name tables ("static const char *const X_names[...] = {") of
 # NAME_TABLES; one line per comparison, "FILE:LINE: strcmp on the name
 # "open" ...".
+#
+# And the library never prints (docs/ARCHITECTURE.md, "Progress and
+# printing"): outside pipeline/cli/, no code names stdout or stderr, writes
+# to descriptor 1 or 2, or calls printf, vprintf, puts, putchar or perror;
+# progress and notices go through the callbacks of the options.  The one
+# exception is common/util.c, whose BUG() and out-of-memory exit print
+# their last words.  String literals and comments are not code; one line
+# per call, "FILE:LINE: the library prints ...".
 set -u
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 2
@@ -75,8 +83,32 @@ check_names() {
 	return 1
 }
 
+# The library's lines of code that print, as FILE:LINE:TEXT: string
+# literals and comments blanked first.
+library_prints() {
+	find common storage scoping validators pipeline -name '*.[ch]' | sort |
+	while read -r f; do
+		case $f in pipeline/cli/*|common/util.c) continue ;; esac
+		sed -e 's/"\([^"\\]\|\\.\)*"/""/g' -e 's|/\*.*\*/||g' -e 's|//.*||' \
+		    -e 's|^[[:space:]]*/\*.*||' -e 's|^[[:space:]]*\*.*||' "$f" |
+		grep -nE '\bstd(out|err)\b|\bSTD(OUT|ERR)_FILENO\b|\b(printf|vprintf|puts|putchar|perror)[[:space:]]*\(|\b(write|dprintf)[[:space:]]*\([[:space:]]*[12][[:space:]]*,' |
+		sed "s|^|$f:|"
+	done
+}
+
+check_prints() {
+	found=$(library_prints)
+	[ -z "$found" ] && return 0
+	echo "$found" | while IFS=: read -r f line text; do
+		echo "$f:$line: the library prints; report through the options' callback" \
+		     "(docs/ARCHITECTURE.md)"
+	done
+	return 1
+}
+
 status=0
 check_names || status=1
+check_prints || status=1
 
 find common storage scoping validators pipeline -name '*.[ch]' | sort |
 while read -r f; do

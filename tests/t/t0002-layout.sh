@@ -1,8 +1,8 @@
 #!/bin/sh
 # t0002-layout.sh - the dependency rules between folders hold, and no code
 # outside the SQL and JSON boundary compares a state's name with strcmp
-# (docs/ARCHITECTURE.md; the rules live in tests/check-layout.sh), and the
-# check sees a broken rule.
+# (docs/ARCHITECTURE.md; the rules live in tests/check-layout.sh), the
+# library never prints, and the check sees a broken rule.
 
 test_description='dependency rules between folders'
 . ./test-lib.sh
@@ -53,6 +53,35 @@ test_expect_success 'the check fails when it cannot read the name tables' '
 	cp store.c.orig tree/storage/store.c &&
 	cp "$top/storage/review_store.c" tree/storage/review_store.c &&
 	cp "$top/validators/gating.c" tree/validators/gating.c
+'
+
+test_expect_success 'the library printing is refused, the command-line program may' '
+	cp tree/scoping/scope.c scope.c.orig &&
+	cp tree/pipeline/run.c run.c.orig &&
+	cp tree/storage/store.c store.c.orig &&
+	cp tree/pipeline/cli/main.c main.c.orig &&
+	echo "static void p1(void) { fprintf(stderr, \"x\"); }" >>tree/scoping/scope.c &&
+	echo "static void p2(void) { printf(\"%d\", 1); }" >>tree/pipeline/run.c &&
+	echo "static void p3(void) { (void)write(2, \"x\", 1); }" >>tree/storage/store.c &&
+	echo "static void p4(void) { printf(\"x\"); fputs(\"y\", stdout); }" >>tree/pipeline/cli/main.c &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	cat out &&
+	grep "^scoping/scope.c:$(wc -l <tree/scoping/scope.c): the library prints" out &&
+	grep "^pipeline/run.c:$(wc -l <tree/pipeline/run.c): the library prints" out &&
+	grep "^storage/store.c:$(wc -l <tree/storage/store.c): the library prints" out &&
+	test "$(wc -l <out)" = 3 &&
+	cp scope.c.orig tree/scoping/scope.c &&
+	cp run.c.orig tree/pipeline/run.c &&
+	cp store.c.orig tree/storage/store.c &&
+	sh "$top/tests/check-layout.sh" tree &&
+	cp main.c.orig tree/pipeline/cli/main.c
+'
+
+test_expect_success 'names in strings and comments are not printing' '
+	cp tree/validators/jail.c jail.c.orig &&
+	echo "static const char *d = \"/dev/stderr printf(\"; /* writes to stdout */" >>tree/validators/jail.c &&
+	sh "$top/tests/check-layout.sh" tree &&
+	cp jail.c.orig tree/validators/jail.c
 '
 
 test_expect_success 'a lower folder including a higher one is refused' '

@@ -125,6 +125,39 @@ test_expect_success 'the cache key holds the unit and the query' '
 	grep -x "cache hits: 0" k1 && grep -x "f.c:1:1: function (1 site)" k1
 '
 
+# the cache is bounded: past 500,000 rows, scoping keeps only its own
+# query's rows (the rows of an old query are made up here, "old" as key)
+fill_cache() {
+	sqlite3 "$1" "with recursive n(i) as (select 1 union all select i + 1 from n where i < $2)
+		insert into scope_cache(qkey, lang, blob, flags, data)
+		select 'old', 'c', printf('%040x', i), 0, x'00' from n"
+}
+
+test_expect_success 'the cache under its cap keeps other queries'"'"' rows' '
+	q="(($CALL) @call (#eq? @fn \"strcpy\"))" &&
+	sluice scope --repo c --lang c --query "$q" --cache small.db >/dev/null &&
+	fill_cache small.db 1000 &&
+	sluice scope --repo c --lang c --query "(($CALL) @call (#eq? @fn \"memcpy\"))" \
+		--cache small.db >/dev/null &&
+	test "$(sqlite3 small.db "select count(*) from scope_cache where qkey = '"'"'old'"'"'")" = 1000 &&
+	test "$(sqlite3 small.db "select count(distinct qkey) from scope_cache")" = 3
+'
+
+test_expect_success 'the cache past its cap drops other queries'"'"' rows, keeps this one'"'"'s' '
+	q="(($CALL) @call (#eq? @fn \"strcpy\"))" &&
+	sluice scope --repo c --lang c --query "$q" --cache big.db >/dev/null &&
+	fill_cache big.db 500001 &&
+	sluice scope --repo c --lang c --query "(($CALL) @call (#eq? @fn \"memcpy\"))" \
+		--cache big.db --stats >p1 &&
+	test "$(sqlite3 big.db "select count(distinct qkey) from scope_cache")" = 1 &&
+	test "$(sqlite3 big.db "select count(*) from scope_cache where qkey = '"'"'old'"'"'")" = 0 &&
+	n=$(sqlite3 big.db "select count(*) from scope_cache") &&
+	grep -x "files seen: $n" p1 && grep -x "parsed: 1" p1 &&
+	sluice scope --repo c --lang c --query "(($CALL) @call (#eq? @fn \"memcpy\"))" \
+		--cache big.db --stats >p2 &&
+	grep -x "parsed: 0" p2 && grep -x "cache hits: [1-9]" p2
+'
+
 test_expect_success 'bad queries exit 2 naming the position' '
 	test_expect_code 2 sluice scope --repo c --lang c --query "((call_expression) @c" 2>e1 &&
 	grep "^sluice: --query:1:" e1 &&
