@@ -37,6 +37,7 @@
 
 #include "validators/jail.h"
 #include "validators/sysfilter.h"
+#include "bench/bench.h"
 #include "common/util.h"
 
 extern char **environ;
@@ -44,28 +45,6 @@ extern char **environ;
 extern const char *const sl_jail_step_names[];
 extern double *volatile sl_jail_steps;
 #define NSTEPS 18
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, int p)
-{
-	int i = (n * p + 99) / 100 - 1;
-
-	return v[i < 0 ? 0 : i];
-}
 
 int main(int argc, char **argv)
 {
@@ -99,7 +78,7 @@ int main(int argc, char **argv)
 	o.command = "true";
 	sl_jail_result_init(&r);
 	for (int i = 0; i < n; i++) {
-		double t0 = now_ms(), t1;
+		double t0 = bench_now_ms(), t1;
 		pid_t pid;
 		int st;
 
@@ -108,7 +87,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "jail: %s\n", err.msg[0] ? err.msg : "true failed");
 			return 1;
 		}
-		t1 = now_ms();
+		t1 = bench_now_ms();
 		tj[i] = t1 - t0;
 		full_layers = r.layers;
 		/* each step since the last one seen (a step not taken stays 0) */
@@ -136,35 +115,31 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bwrap failed\n");
 			return 1;
 		}
-		tb[i] = now_ms() - t1;
+		tb[i] = bench_now_ms() - t1;
 		/* the jail again, without cgroups */
 		setenv("SL_JAIL_BENCH_NO_CGROUP", "1", 1);
-		t1 = now_ms();
+		t1 = bench_now_ms();
 		if (sl_jail_run(&r, &o, &err) || !r.exited || r.exit_status) {
 			fprintf(stderr, "jail: %s\n", err.msg[0] ? err.msg : "true failed");
 			return 1;
 		}
-		tn[i] = now_ms() - t1;
+		tn[i] = bench_now_ms() - t1;
 		unsetenv("SL_JAIL_BENCH_NO_CGROUP");
 	}
 	sl_jail_layers_format(&layers, full_layers);
-	qsort(tj, (size_t)n, sizeof(double), cmp);
-	qsort(tb, (size_t)n, sizeof(double), cmp);
-	qsort(tn, (size_t)n, sizeof(double), cmp);
-	printf("jail layers: %s\n", layers.buf);
+		printf("jail layers: %s\n", layers.buf);
 	printf("rounds: %d\n", n);
-	printf("jail   p50 %6.2f ms  p90 %6.2f ms\n", pct(tj, n, 50), pct(tj, n, 90));
-	printf("bwrap  p50 %6.2f ms  p90 %6.2f ms\n", pct(tb, n, 50), pct(tb, n, 90));
-	printf("ratio jail/bwrap  p50 %.2f  p90 %.2f\n", pct(tj, n, 50) / pct(tb, n, 50),
-	       pct(tj, n, 90) / pct(tb, n, 90));
+	printf("jail   p50 %6.2f ms  p90 %6.2f ms\n", bench_pct(tj, n, 50), bench_pct(tj, n, 90));
+	printf("bwrap  p50 %6.2f ms  p90 %6.2f ms\n", bench_pct(tb, n, 50), bench_pct(tb, n, 90));
+	printf("ratio jail/bwrap  p50 %.2f  p90 %.2f\n", bench_pct(tj, n, 50) / bench_pct(tb, n, 50),
+	       bench_pct(tj, n, 90) / bench_pct(tb, n, 90));
 	printf("jail without its cgroups  p50 %6.2f ms  p90 %6.2f ms  ratio to bwrap p50 %.2f  p90 %.2f\n",
-	       pct(tn, n, 50), pct(tn, n, 90), pct(tn, n, 50) / pct(tb, n, 50),
-	       pct(tn, n, 90) / pct(tb, n, 90));
+	       bench_pct(tn, n, 50), bench_pct(tn, n, 90), bench_pct(tn, n, 50) / bench_pct(tb, n, 50),
+	       bench_pct(tn, n, 90) / bench_pct(tb, n, 90));
 	printf("jail steps (ms since the step before)       p50      p90\n");
 	for (int k = 1; k < NSTEPS; k++) {
-		qsort(dt + k * n, (size_t)n, sizeof(double), cmp);
-		printf("  %-40s %7.3f  %7.3f\n", sl_jail_step_names[k], pct(dt + k * n, n, 50),
-		       pct(dt + k * n, n, 90));
+		printf("  %-40s %7.3f  %7.3f\n", sl_jail_step_names[k], bench_pct(dt + k * n, n, 50),
+		       bench_pct(dt + k * n, n, 90));
 	}
 	sl_jail_result_release(&r);
 	sl_buf_release(&layers);

@@ -2792,6 +2792,10 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 	make_owner(&x);
 	if ((ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err)))
 		goto done;
+	/* before the targets fill this process: its jails are copies of a small one */
+	if (x.c->spec->ngates && !getenv("SLUICE_NO_JAIL_SPAWNER") &&
+	    (ret = sl_jail_spawner_start(err)))
+		goto done;
 	x.lease_ttl_ms = (int64_t)(opts->lease_ttl_s ? opts->lease_ttl_s :
 				   x.c->spec->lease_ttl_s ? x.c->spec->lease_ttl_s : 60) * 1000;
 	campaign_digest(x.digest, x.c->spec);
@@ -2901,6 +2905,7 @@ done:
 	for (size_t i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
+	sl_jail_spawner_stop();
 	sl_jail_set_stop(NULL);
 	if (ret && x.base_stopped) {
 		/* a stop, not a failure: the next run measures the baseline again */

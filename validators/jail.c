@@ -1873,6 +1873,8 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 
 	if (!opts_in)
 		return sl_err_set(err, SL_EINPUT, "jail: no options");
+	if (sl_jail_spawner_active())
+		return sl_jail_spawner_run(out, opts_in, err);
 	opts = *opts_in;
 	if (!opts.collect)
 		opts.collect = no_paths;

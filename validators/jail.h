@@ -68,6 +68,7 @@
 #ifndef SL_JAIL_H
 #define SL_JAIL_H
 
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -229,6 +230,22 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
 void sl_jail_set_stop(const volatile int *stop);
 /* 1 while the stop flag given to sl_jail_set_stop is set: verdicts are not verdicts. */
 int sl_jail_stopping(void);
+
+/*
+ * The jail spawner (jail_spawner.c): sl_jail_spawner_start() forks, while
+ * this process is still small, a process that runs every later
+ * sl_jail_run() of this process (the jail is then a copy of that small
+ * process, not of the caller); the same jails, results and errors.  Call it
+ * from one thread before the threads that run jails start, and
+ * sl_jail_spawner_stop() once they are done; a stop (sl_jail_set_stop)
+ * reaches the jails in the spawner.  sl_jail_spawner_pid() is its process,
+ * or -1.
+ */
+int sl_jail_spawner_start(sl_err *err);
+void sl_jail_spawner_stop(void);
+pid_t sl_jail_spawner_pid(void);
+int sl_jail_spawner_active(void);
+int sl_jail_spawner_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
 
 /* What this machine offers, for `sluice doctor` and for refusing to run. */
 typedef struct sl_jail_layers {

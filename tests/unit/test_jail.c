@@ -91,13 +91,19 @@ static char *run_out(const char *cmd)
 	return out;
 }
 
-/* Host processes (other than us) whose command line contains marker. */
-static int host_procs_with(const char *marker)
+/*
+ * Walk the host's processes (other than us) whose command line contains
+ * marker (and, with no_shell, is not "sh -c ..."): how many, and the first
+ * one's pid in *first (if not NULL).
+ */
+static int host_procs_find(const char *marker, int no_shell, pid_t *first)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	int n = 0;
 
+	if (first)
+		*first = -1;
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
@@ -118,11 +124,20 @@ static int host_procs_with(const char *marker)
 			if (!buf[i])
 				buf[i] = ' ';
 		buf[len] = '\0';
-		if (strstr(buf, marker))
-			n++;
+		if (!strstr(buf, marker) || (no_shell && strstr(buf, "sh -c")))
+			continue;
+		if (first && *first < 0)
+			*first = (pid_t)atoi(e->d_name);
+		n++;
 	}
 	closedir(d);
 	return n;
+}
+
+/* Host processes (other than us) whose command line contains marker. */
+static int host_procs_with(const char *marker)
+{
+	return host_procs_find(marker, 0, NULL);
 }
 
 static void test_exit_status(void)
@@ -802,8 +817,172 @@ static void test_probe(void)
 	CHECK_INT(!!(l.available & SL_JAIL_LANDLOCK), l.landlock_abi > 0);
 }
 
+/* ---- the jail spawner (jail_spawner.c) ---- */
+
+/* The parent of a host process, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	p = strstr(buf, "\nPPid:");
+	return p ? (pid_t)atol(p + 7) : -1;
+}
+
+/* The host process whose command line holds marker (not its shell), or -1. */
+static pid_t host_proc_with(const char *marker)
+{
+	pid_t pid;
+
+	host_procs_find(marker, 1, &pid);
+	return pid;
+}
+
+/* A jail run in a thread of its own: "sleep 100.<marker>", timeout 120 s. */
+struct bg_jail {
+	pthread_t t;
+	char *dir;
+	char cmd[64];
+	sl_jail_result r;
+	sl_err err;
+	int ret;
+};
+
+static void *bg_run(void *arg)
+{
+	struct bg_jail *b = arg;
+
+	b->ret = run_in(&b->r, b->dir, b->cmd, 120000, &b->err);
+	return NULL;
+}
+
+static int bg_start(struct bg_jail *b, const char *marker)
+{
+	memset(b, 0, sizeof(*b));
+	b->dir = scratch();
+	snprintf(b->cmd, sizeof(b->cmd), "%s", marker);
+	sl_jail_result_init(&b->r);
+	return pthread_create(&b->t, NULL, bg_run, b);
+}
+
+/* Wait (at most 60 s) for the marker's process on the host; its pid or -1. */
+static pid_t wait_for_proc(const char *marker)
+{
+	for (int i = 0; i < 600; i++) {
+		pid_t pid = host_proc_with(marker);
+
+		if (pid > 0)
+			return pid;
+		usleep(100000);
+	}
+	return -1;
+}
+
+static void bg_finish(struct bg_jail *b)
+{
+	pthread_join(b->t, NULL);
+	sl_jail_result_release(&b->r);
+	unscratch(b->dir);
+}
+
+/* The jail's process 1 is the spawner's child, not this process's. */
+static void test_spawner_is_the_parent(void)
+{
+	struct bg_jail b;
+	char marker[32];
+	pid_t pid, up, init = -1, spawner = sl_jail_spawner_pid();
+
+	CHECK(spawner > 0);
+	snprintf(marker, sizeof(marker), "sleep 100.%d1", (int)getpid());
+	CHECK_INT(bg_start(&b, marker), 0);
+	pid = wait_for_proc(marker);
+	CHECK(pid > 0);
+	/* up the chain: command, (sh,) process 1 of the jail, its parent */
+	for (up = pid; up > 1 && up != getpid() && up != spawner; up = parent_of(up))
+		init = up;
+	CHECK_INT(up, spawner);
+	CHECK(init > 0 && init != pid);
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	bg_finish(&b);
+	CHECK_INT(b.ret, 0);
+	/* killed, or its shell saying so */
+	CHECK(b.r.term_signal == SIGKILL || (b.r.exited && b.r.exit_status == 128 + SIGKILL));
+	CHECK_INT(b.r.timed_out, 0);
+}
+
+/* A stop of this process reaches the jails in the spawner, which stays stopped. */
+static void test_spawner_stop(void)
+{
+	static volatile int stop;
+	struct bg_jail b;
+	char marker[32];
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	char *dir = scratch();
+
+	snprintf(marker, sizeof(marker), "sleep 100.%d2", (int)getpid());
+	stop = 0;
+	sl_jail_set_stop(&stop);
+	CHECK_INT(bg_start(&b, marker), 0);
+	CHECK(wait_for_proc(marker) > 0);
+	stop = 1;
+	bg_finish(&b);
+	CHECK_INT(b.ret, 0);
+	CHECK_INT(b.r.timed_out, 1);
+	CHECK_INT(host_procs_with(marker), 0);
+	/* the spawner's stop holds for the rest of its run, like the run's */
+	stop = 0;
+	sl_jail_result_init(&r);
+	CHECK_INT(run_in(&r, dir, "sleep 100", 120000, &err), 0);
+	CHECK_INT(r.timed_out, 1);
+	sl_jail_result_release(&r);
+	sl_jail_set_stop(NULL);
+	sl_jail_spawner_stop();
+	CHECK_INT(sl_jail_spawner_start(&err), 0);
+	unscratch(dir);
+}
+
+/* A spawner that died is an error naming it, not a hang nor a verdict. */
+static void test_spawner_gone(void)
+{
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	char *dir = scratch();
+	pid_t spawner = sl_jail_spawner_pid();
+
+	CHECK(spawner > 0);
+	if (spawner > 0)
+		kill(spawner, SIGKILL);
+	sl_jail_result_init(&r);
+	CHECK_INT(run_in(&r, dir, "true", 0, &err), SL_ERROR);
+	CHECK(strstr(err.msg, "jail spawner") != NULL);
+	CHECK_INT(r.exited, 0);
+	sl_jail_result_release(&r);
+	sl_jail_spawner_stop();
+	CHECK_INT(sl_jail_spawner_pid(), -1);
+	/* without the spawner, the caller runs the jail itself again */
+	sl_jail_result_init(&r);
+	sl_err_clear(&err);
+	CHECK_INT(run_in(&r, dir, "exit 3", 0, &err), 0);
+	CHECK_INT(r.exit_status, 3);
+	sl_jail_result_release(&r);
+	unscratch(dir);
+}
+
 int main(void)
 {
+	sl_err err = SL_ERR_INIT;
+
 	RUN(test_exit_status);
 	RUN(test_output);
 	RUN(test_output_cap_keeps_tail);
@@ -828,5 +1007,32 @@ int main(void)
 	RUN(test_overlay_collect);
 	RUN(test_cgroup_limits);
 	RUN(test_probe);
+
+	/* again, the jails run by the spawner: the same behaviour */
+	if (sl_jail_spawner_start(&err)) {
+		fprintf(stderr, "sl_jail_spawner_start: %s\n", err.msg);
+		return 1;
+	}
+	RUN(test_spawner_is_the_parent);
+	RUN_AS(test_exit_status, "spawner: test_exit_status");
+	RUN_AS(test_output, "spawner: test_output");
+	RUN_AS(test_output_cap_keeps_tail, "spawner: test_output_cap_keeps_tail");
+	RUN_AS(test_timeout_kills, "spawner: test_timeout_kills");
+	RUN_AS(test_daemons_die, "spawner: test_daemons_die");
+	RUN_AS(test_env_cleared, "spawner: test_env_cleared");
+	RUN_AS(test_identity, "spawner: test_identity");
+	RUN_AS(test_proc_is_private, "spawner: test_proc_is_private");
+	RUN_AS(test_writes_confined, "spawner: test_writes_confined");
+	RUN_AS(test_no_inherited_fds, "spawner: test_no_inherited_fds");
+	RUN_AS(test_limits, "spawner: test_limits");
+	RUN_AS(test_no_network, "spawner: test_no_network");
+	RUN_AS(test_setup_errors, "spawner: test_setup_errors");
+	RUN_AS(test_gate_verdicts, "spawner: test_gate_verdicts");
+	RUN_AS(test_landlock, "spawner: test_landlock");
+	RUN_AS(test_overlay_collect, "spawner: test_overlay_collect");
+	RUN_AS(test_cgroup_limits, "spawner: test_cgroup_limits");
+	RUN(test_spawner_stop);
+	RUN(test_spawner_gone);
+	sl_jail_spawner_stop();
 	return unit_done();
 }
