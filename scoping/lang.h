@@ -25,6 +25,9 @@ typedef struct sl_lang {
 	const char *const *not_stmt;    /* "*_statement" types that are blocks, not statements */
 	const char *const *import_types;/* top-level nodes that import or include */
 	const char *const *def_types;   /* nodes that define a named symbol (context index) */
+	const char *const *item_holders;/* when sl_items_split (items.h) finds the top-level
+					   items of a file: the node types that hold them (the
+					   root's, conditionals'), NULL-terminated; else NULL */
 } sl_lang;
 
 /* The built-in language called name, or NULL. */

@@ -568,6 +568,128 @@ static void add_pred_reqs(sl_prefilter *f, struct pattern *p, const TSQuery *q, 
 	}
 }
 
+/*
+ * Item by item (sl_prefilter_below_root): a pattern's top level never
+ * matches the root node when it is one named node other than `_`, the
+ * root's type and ERROR, a quoted anonymous node, a group holding exactly
+ * one such (and predicates), or an alternation of such; a quantifier or a
+ * second sibling at the top level spans siblings, so it does not qualify.
+ */
+static int at_predicate(const struct kparse *p)
+{
+	size_t j = p->i + 1;
+
+	while (j < p->n && isspace((unsigned char)p->s[j]))
+		j++;
+	return p->s[p->i] == '(' && j < p->n && p->s[j] == '#';
+}
+
+/* 1 if name (nl bytes) is one of the NULL-terminated types. */
+static int one_of(const char *name, size_t nl, const char *const *types)
+{
+	for (size_t i = 0; types[i]; i++)
+		if (strlen(types[i]) == nl && !memcmp(types[i], name, nl))
+			return 1;
+	return 0;
+}
+
+static int top_below(struct kparse *p, const char *const *holders)
+{
+	size_t start;
+	int n = 0;
+
+	kw_blank(p);
+	if (p->i >= p->n)
+		return 0;
+	if (p->s[p->i] == '"') {
+		kw_string(p);
+	} else if (p->s[p->i] == '[') {
+		for (p->i++;; n++) {
+			kw_blank(p);
+			if (p->i >= p->n)
+				return 0;
+			if (p->s[p->i] == ']')
+				break;
+			if (!top_below(p, holders))
+				return 0;
+		}
+		p->i++;
+		if (!n)
+			return 0;
+	} else if (p->s[p->i] == '(') {
+		p->i++;
+		kw_blank(p);
+		if (p->i < p->n && (p->s[p->i] == '(' || p->s[p->i] == '[' || p->s[p->i] == '"')) {
+			/* a group: one pattern and its predicates */
+			for (;;) {
+				kw_blank(p);
+				if (p->i >= p->n)
+					return 0;
+				if (p->s[p->i] == ')')
+					break;
+				if (at_predicate(p)) {
+					p->i++;
+					kw_skip_form(p);
+				} else if (n++ || !top_below(p, holders)) {
+					return 0;
+				}
+			}
+			p->i++;
+			if (n != 1)
+				return 0;
+		} else {
+			for (start = p->i; p->i < p->n && kw_word_char(p->s[p->i]); p->i++)
+				;
+			if (p->i == start ||
+			    (p->i - start == 1 && p->s[start] == '_') ||
+			    one_of(p->s + start, p->i - start, holders) ||
+			    (p->i - start == 5 && !memcmp(p->s + start, "ERROR", 5)))
+				return 0;
+			kw_skip_form(p);
+		}
+	} else {
+		return 0;
+	}
+	for (;;) {
+		kw_blank(p);
+		if (p->i >= p->n || p->s[p->i] != '@')
+			break;
+		for (p->i++; p->i < p->n && (kw_word_char(p->s[p->i]) || p->s[p->i] == '.'); p->i++)
+			;
+	}
+	if (p->i < p->n && (p->s[p->i] == '?' || p->s[p->i] == '*' || p->s[p->i] == '+'))
+		return 0;
+	return !p->bad;
+}
+
+int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
+			    const char *const *holders)
+{
+	uint32_t npats = ts_query_pattern_count(q);
+
+	if (!src || !holders || !npats)
+		return 0;
+	for (uint32_t pat = 0; pat < npats; pat++) {
+		size_t start = ts_query_start_byte_for_pattern(q, pat);
+		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, 0 };
+
+		if (start >= p.n || !top_below(&p, holders))
+			return 0;
+		for (;;) {
+			kw_blank(&p);
+			if (p.i >= p.n)
+				break;
+			if (!at_predicate(&p))
+				return 0;
+			p.i++;
+			kw_skip_form(&p);
+			if (p.bad)
+				return 0;
+		}
+	}
+	return 1;
+}
+
 sl_prefilter *sl_prefilter_new(const TSQuery *q)
 {
 	return sl_prefilter_new_ex(q, NULL, 0, NULL);

@@ -42,6 +42,15 @@ sl_prefilter *sl_prefilter_new(const TSQuery *q);
  */
 sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
 				  const char *const *keyword_nodes);
+/*
+ * 1 if no pattern of q (source src, len bytes) can match a node of one of
+ * the NULL-terminated types holders (the root's, and the other types that
+ * hold top-level items), or span two siblings: every match then lies
+ * inside one top-level item, and a filter may judge the items of a file
+ * one by one (sl_items_split).  0 when in doubt.
+ */
+int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
+			    const char *const *holders);
 /* 1 if the text may hold a match (always 1 for a NULL filter). */
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len);
 /* Number of distinct literal strings (keywords too) the filter looks for. */

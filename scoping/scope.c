@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <tree_sitter/api.h>
 
+#include "scoping/items.h"
 #include "scoping/lang.h"
 #include "scoping/predicate.h"
 #include "scoping/prefilter.h"
@@ -72,6 +73,7 @@ struct compiled {
 	sl_preds *preds;
 	sl_prefilter *pf;          /* the predicates' literals: for CF_LIT_NO_MATCH */
 	sl_prefilter *skip;        /* those and the keywords the patterns imply: what files to skip */
+	int by_items;              /* skip's verdict holds item by item too (items.h) */
 	uint32_t site_cap;
 };
 
@@ -209,6 +211,8 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 	if (c->q) {
 		c->pf = sl_prefilter_new(c->q);
 		c->skip = sl_prefilter_new_ex(c->q, query, len, sl_lang_keyword_nodes(c->lang));
+		c->by_items = c->skip && c->lang->item_holders &&
+			sl_prefilter_below_root(c->q, query, len, c->lang->item_holders);
 	}
 	if (!c->q) {
 		if (offset_out)
@@ -929,28 +933,7 @@ static void query_key(char out[GIT_OID_HEXSZ + 1], const sl_scope_opts *opts,
 	sl_buf_release(&b);
 }
 
-/*
- * Blobs read and waiting for a parser, in todo order.  Bounded by bytes so
- * memory stays flat whatever the tree: the reader waits while the queued
- * blobs hold QUEUE_BYTES (a larger blob waits alone) or every slot is taken.
- */
-#define QUEUE_BYTES (2u << 20)
-#define QUEUE_SLOTS 64
-
-struct item {
-	size_t k;                  /* position in todo */
-	git_odb_object *obj;       /* the queue's, then the parser's that takes it */
-};
-
-struct queue {
-	pthread_mutex_t lock;
-	pthread_cond_t can_put, can_take;
-	struct item slot[QUEUE_SLOTS];
-	size_t head, n, bytes;
-	int closed;                /* the reader has put its last item */
-};
-
-/* State shared by the threads; `fail_at` and the queue are what they change. */
+/* State shared by the threads; `next`, `fail_at` and `deferred` are what they change. */
 struct shared {
 	const struct compiled *c;
 	const sl_scope_opts *opts;
@@ -959,13 +942,19 @@ struct shared {
 	size_t *todo;              /* indices into v of the files to scope */
 	size_t ntodo;
 	int want_enc;
-	struct queue q;
+	const char *gitdir;        /* the caller's repository, for the helpers' handles */
+	atomic_size_t next;        /* the next position in todo to take */
 	atomic_size_t fail_at;     /* the first position in todo that failed; SIZE_MAX: none */
+	pthread_mutex_t lock;      /* guards deferred */
+	size_t *deferred;          /* positions a helper could not read on its own handle */
+	size_t ndeferred, deferred_alloc;
 };
 
-/* A parser thread, or the reader (which parses nothing). */
+/* A thread that reads and parses: the main thread, or a helper. */
 struct worker {
 	struct shared *sh;
+	git_repository *repo;      /* the caller's (main thread), or the helper's own */
+	int helper;
 	sl_target_list out;
 	sl_scope_stats st;         /* counters only */
 	sl_err err;
@@ -979,68 +968,10 @@ struct parse_state {
 	TSQueryCursor *cursor;
 	struct raw *raws;
 	size_t raws_alloc;
+	sl_item *items;
+	TSRange *ranges;
+	size_t items_alloc, ranges_alloc;
 };
-
-static void queue_init(struct queue *q)
-{
-	memset(q, 0, sizeof(*q));
-	pthread_mutex_init(&q->lock, NULL);
-	pthread_cond_init(&q->can_put, NULL);
-	pthread_cond_init(&q->can_take, NULL);
-}
-
-/* Free the items left (after a failure) and the queue's locks. */
-static void queue_release(struct queue *q)
-{
-	for (; q->n; q->n--, q->head = (q->head + 1) % QUEUE_SLOTS)
-		git_odb_object_free(q->slot[q->head].obj);
-	pthread_cond_destroy(&q->can_take);
-	pthread_cond_destroy(&q->can_put);
-	pthread_mutex_destroy(&q->lock);
-}
-
-/* Put an item, waiting while the queue is full; the queue owns it then. */
-static void queue_put(struct queue *q, struct item it)
-{
-	size_t size = git_odb_object_size(it.obj);
-
-	pthread_mutex_lock(&q->lock);
-	while (q->n == QUEUE_SLOTS || (q->n && q->bytes + size > QUEUE_BYTES))
-		pthread_cond_wait(&q->can_put, &q->lock);
-	q->slot[(q->head + q->n) % QUEUE_SLOTS] = it;
-	q->n++;
-	q->bytes += size;
-	pthread_cond_signal(&q->can_take);
-	pthread_mutex_unlock(&q->lock);
-}
-
-/* No more items: wake every parser waiting for one. */
-static void queue_close(struct queue *q)
-{
-	pthread_mutex_lock(&q->lock);
-	q->closed = 1;
-	pthread_cond_broadcast(&q->can_take);
-	pthread_mutex_unlock(&q->lock);
-}
-
-/* Take the oldest item into *out: 1, or 0 once the queue is closed and empty. */
-static int queue_take(struct queue *q, struct item *out)
-{
-	pthread_mutex_lock(&q->lock);
-	while (!q->n && !q->closed)
-		pthread_cond_wait(&q->can_take, &q->lock);
-	if (!q->n) {
-		pthread_mutex_unlock(&q->lock);
-		return 0;
-	}
-	*out = q->slot[q->head];
-	q->head = (q->head + 1) % QUEUE_SLOTS;
-	q->n--;
-	q->bytes -= git_odb_object_size(out->obj);
-	pthread_cond_signal(&q->can_put);
-	pthread_mutex_unlock(&q->lock);
-	return 1;
-}
 
 /* Record that the file at position k failed: fail_at becomes the least such position. */
 static void note_failure(struct shared *sh, size_t k)
@@ -1073,6 +1004,8 @@ static int parse_state_init(struct parse_state *ps, const struct compiled *c, sl
 static void parse_state_release(struct parse_state *ps)
 {
 	free(ps->raws);
+	free(ps->items);
+	free(ps->ranges);
 	ts_query_cursor_delete(ps->cursor);
 	ts_parser_delete(ps->parser);
 	memset(ps, 0, sizeof(*ps));
@@ -1134,6 +1067,50 @@ static int run_query(struct worker *wk, struct parse_state *ps, const struct ent
 }
 
 /*
+ * Parse only the top-level items of the file that may hold a match, when
+ * the query allows it (c->by_items): *tree, or NULL to parse the file
+ * whole (the items cannot be told apart, or every item may hold a match).
+ * Returns 1 when no item may hold a match, else 0.
+ */
+static int parse_items(struct worker *wk, struct parse_state *ps, const char *text, size_t size,
+		       TSTree **tree)
+{
+	const struct compiled *c = wk->sh->c;
+	size_t n = sl_items_split(text, size, &ps->items, &ps->items_alloc), kept = 0, may = 0;
+
+	*tree = NULL;
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const TSRange *r = &ps->items[i].r;
+
+		if (ps->items[i].fixed)
+			;
+		else if (sl_prefilter_pass(c->skip, text + r->start_byte, r->end_byte - r->start_byte))
+			may++;
+		else
+			continue;
+		if (kept && ps->ranges[kept - 1].end_byte == r->start_byte) {
+			ps->ranges[kept - 1].end_byte = r->end_byte;
+			ps->ranges[kept - 1].end_point = r->end_point;
+		} else {
+			SL_ALLOC_GROW(ps->ranges, kept + 1, ps->ranges_alloc);
+			ps->ranges[kept++] = *r;
+		}
+	}
+	if (!may)
+		return 1;
+	if ((kept == 1 && ps->ranges[0].start_byte == 0 && ps->ranges[0].end_byte == size) ||
+	    !ts_parser_set_included_ranges(ps->parser, ps->ranges, (uint32_t)kept))
+		return 0;
+	*tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size);
+	ts_parser_set_included_ranges(ps->parser, NULL, 0);
+	if (*tree)
+		wk->st.parsed_in_part++;
+	return 0;
+}
+
+/*
  * Scope one file from its blob's text: append its targets to the worker's
  * list, fill e's flags, encode the result when the cache or a duplicate
  * wants it.
@@ -1152,7 +1129,9 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		ret = 0;
 		goto done;
 	}
-	if (!wk->sh->opts->no_prefilter && !sl_prefilter_pass(c->skip, text, size)) {
+	if (!wk->sh->opts->no_prefilter &&
+	    (!sl_prefilter_pass(c->skip, text, size) ||
+	     (c->by_items && parse_items(wk, ps, text, size, &tree)))) {
 		/* as if parsed: a literal with no match is still one */
 		e->flags |= CF_PREFILTERED;
 		if (c->pf && sl_prefilter_pass(c->pf, text, size))
@@ -1160,7 +1139,7 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		wk->st.skipped_prefilter++;
 		goto encode;
 	}
-	if (!(tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size))) {
+	if (!tree && !(tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size))) {
 		sl_err_set(&wk->err, SL_ERROR, "%s: tree-sitter could not parse the file", e->path);
 		goto done;
 	}
@@ -1200,72 +1179,112 @@ static int scope_blob(struct worker *wk, struct parse_state *ps, size_t k, git_o
 	return ret ? worker_fail(wk, k) : 0;
 }
 
-/* One thread does it all, on the caller's repository: read, parse, query. */
-static void scope_inline(struct worker *wk, git_repository *repo)
+/* The next position in todo into *k: 0 when none is left or a file before it failed. */
+static int take(struct shared *sh, size_t *k)
+{
+	*k = atomic_fetch_add(&sh->next, 1);
+	return *k < sh->ntodo && *k <= atomic_load(&sh->fail_at);
+}
+
+/* A blob a helper could not read: the main thread reads it at the end. */
+static void defer(struct shared *sh, size_t k)
+{
+	pthread_mutex_lock(&sh->lock);
+	SL_ALLOC_GROW(sh->deferred, sh->ndeferred + 1, sh->deferred_alloc);
+	sh->deferred[sh->ndeferred++] = k;
+	pthread_mutex_unlock(&sh->lock);
+}
+
+/*
+ * Take positions in todo until none is left; read each blob on the
+ * worker's repository handle and scope it.  Positions are taken in order
+ * and none past the first failure, so every file before it is scoped and
+ * which error is reported never depends on timing.  A helper that cannot
+ * read a blob on its own handle defers it to the main thread, whose handle
+ * is the caller's and sees every object the caller's does (an object
+ * database backend the caller added, say).
+ */
+static void work(struct worker *wk)
 {
 	struct shared *sh = wk->sh;
 	struct parse_state ps;
 	git_odb_object *obj;
+	size_t k;
 
 	if (parse_state_init(&ps, sh->c, &wk->err)) {
 		worker_fail(wk, 0);
 		goto done;
 	}
-	for (size_t k = 0; k < sh->ntodo; k++)
-		if (read_blob(repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
-			worker_fail(wk, k);
-			break;
-		} else if (scope_blob(wk, &ps, k, obj)) {
-			break;
+	while (take(sh, &k)) {
+		if (read_blob(wk->repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
+			if (!wk->helper) {
+				worker_fail(wk, k);
+				break;
+			}
+			sl_err_clear(&wk->err);
+			defer(sh, k);
+			continue;
 		}
+		if (scope_blob(wk, &ps, k, obj))
+			break;
+	}
 done:
 	parse_state_release(&ps);
 }
 
 /*
- * A parser thread: take blobs until the queue closes.  Items past the
- * first failure are dropped unparsed; those before it are always scoped,
- * so which error is reported never depends on timing.  A thread that
- * could not set up still drains the queue, so the reader never waits on it.
+ * A helper thread: a repository handle of its own (libgit2 objects are
+ * never shared between threads; the packs' maps and delta bases are, by
+ * libgit2), then work.  A handle that cannot be opened leaves the work to
+ * the others.
  */
-static void *parser_main(void *arg)
+static void *helper_main(void *arg)
 {
 	struct worker *wk = arg;
-	struct shared *sh = wk->sh;
-	struct parse_state ps;
-	struct item it;
-	int broken = parse_state_init(&ps, sh->c, &wk->err);
 
-	if (broken)
-		worker_fail(wk, 0);
-	while (queue_take(&sh->q, &it)) {
-		if (broken || it.k > atomic_load(&sh->fail_at))
-			git_odb_object_free(it.obj);
-		else
-			scope_blob(wk, &ps, it.k, it.obj);
-	}
-	parse_state_release(&ps);
+	if (git_repository_open_ext(&wk->repo, wk->sh->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL))
+		return NULL;
+	work(wk);
+	git_repository_free(wk->repo);
+	wk->repo = NULL;
 	return NULL;
 }
 
-/*
- * The reader, on the calling thread: every odb read happens here, on the
- * caller's repository (libgit2 objects are never shared between threads),
- * in tree order, so one delta-base cache serves neighbouring objects.
- */
-static void read_all(struct worker *rd, git_repository *repo)
+static int size_cmp(const void *a, const void *b)
 {
-	struct shared *sh = rd->sh;
-	struct item it;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	for (it.k = 0; it.k < sh->ntodo && it.k <= atomic_load(&sh->fail_at); it.k++) {
-		if (read_blob(repo, &sh->v[sh->todo[it.k]], &it.obj, &rd->err)) {
-			worker_fail(rd, it.k);
+	return x < y ? -1 : x > y;
+}
+
+/* The main thread reads, on the caller's handle, what the helpers could not. */
+static void scope_deferred(struct worker *wk)
+{
+	struct shared *sh = wk->sh;
+	struct parse_state ps;
+	git_odb_object *obj;
+
+	if (!sh->ndeferred)
+		return;
+	qsort(sh->deferred, sh->ndeferred, sizeof(*sh->deferred), size_cmp);
+	if (parse_state_init(&ps, sh->c, &wk->err)) {
+		worker_fail(wk, sh->deferred[0]);
+		goto done;
+	}
+	for (size_t i = 0; i < sh->ndeferred; i++) {
+		size_t k = sh->deferred[i];
+
+		if (k > atomic_load(&sh->fail_at))
+			break;
+		if (read_blob(wk->repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
+			worker_fail(wk, k);
 			break;
 		}
-		queue_put(&sh->q, it);
+		if (scope_blob(wk, &ps, k, obj))
+			break;
 	}
-	queue_close(&sh->q);
+done:
+	parse_state_release(&ps);
 }
 
 static unsigned thread_count(const sl_scope_opts *opts, size_t ntodo)
@@ -1292,13 +1311,6 @@ void sl_scope_stats_release(sl_scope_stats *s)
 static int str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int size_cmp(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int entry_oid_cmp(const void *a, const void *b)
@@ -1509,47 +1521,42 @@ done:
 }
 
 /*
- * Scope the files of r->sh.todo: on this thread alone for one thread, else
- * this thread reads and r->nthreads parser threads parse.
+ * Scope the files of r->sh.todo: the main thread and r->nthreads - 1
+ * helpers each take the next file, read it and parse it.
  */
 static int run_workers(struct scope_run *r, sl_err *err)
 {
 	struct shared *sh = &r->sh;
-	unsigned started;
+	unsigned started = 1;
 
 	sh->c = &r->c;
 	sh->opts = r->opts;
 	sh->unit = r->unit;
 	sh->v = r->w.v;
 	sh->want_enc = r->cache != NULL;
+	sh->gitdir = git_repository_path(r->repo);
+	atomic_init(&sh->next, 0);
 	atomic_init(&sh->fail_at, SIZE_MAX);
+	pthread_mutex_init(&sh->lock, NULL);
 	r->nthreads = sh->ntodo ? thread_count(r->opts, sh->ntodo) : 0;
-	/* the last one is the reader */
-	r->wks = sl_xcalloc(r->nthreads + 1, sizeof(*r->wks));
-	for (unsigned i = 0; i <= r->nthreads; i++) {
+	r->wks = sl_xcalloc(r->nthreads ? r->nthreads : 1, sizeof(*r->wks));
+	for (unsigned i = 0; i < r->nthreads; i++) {
 		r->wks[i].sh = sh;
+		r->wks[i].repo = i ? NULL : r->repo;
+		r->wks[i].helper = i != 0;
 		r->wks[i].out = (sl_target_list)SL_TARGET_LIST_INIT;
 		r->wks[i].err_at = SIZE_MAX;
 		sl_err_clear(&r->wks[i].err);
 	}
-	if (r->nthreads <= 1) {
-		if (r->nthreads)
-			scope_inline(&r->wks[0], r->repo);
-		r->st->threads = r->nthreads;
-		return 0;
-	}
-	queue_init(&sh->q);
-	for (started = 0; started < r->nthreads; started++)
-		if (pthread_create(&r->wks[started].tid, NULL, parser_main, &r->wks[started]))
+	for (; started < r->nthreads; started++)
+		if (pthread_create(&r->wks[started].tid, NULL, helper_main, &r->wks[started]))
 			break;
-	if (started < r->nthreads)
-		note_failure(sh, 0);        /* the reader stops at once */
-	read_all(&r->wks[r->nthreads], r->repo);
-	for (unsigned i = 0; i < started; i++)
+	if (r->nthreads)
+		work(&r->wks[0]);
+	for (unsigned i = 1; i < started; i++)
 		pthread_join(r->wks[i].tid, NULL);
-	queue_release(&sh->q);
-	if (started < r->nthreads)
-		return sl_err_set(err, SL_ERROR, "cannot start a scoping thread");
+	if (r->nthreads)
+		scope_deferred(&r->wks[0]);
 	r->st->threads = r->nthreads;
 	return 0;
 }
@@ -1563,7 +1570,7 @@ static int collect_workers(struct scope_run *r, sl_err *err)
 {
 	const struct worker *failed = NULL;
 
-	for (unsigned i = 0; i <= r->nthreads; i++)
+	for (unsigned i = 0; i < r->nthreads; i++)
 		if (r->wks[i].err_at != SIZE_MAX && (!failed || r->wks[i].err_at < failed->err_at))
 			failed = &r->wks[i];
 	if (failed)
@@ -1574,6 +1581,7 @@ static int collect_workers(struct scope_run *r, sl_err *err)
 
 		r->st->parsed += wk->st.parsed;
 		r->st->skipped_prefilter += wk->st.skipped_prefilter;
+		r->st->parsed_in_part += wk->st.parsed_in_part;
 		for (size_t j = 0; j < wk->out.n; j++) {
 			SL_ALLOC_GROW(r->out->v, r->out->n + 1, r->out->alloc);
 			r->out->v[r->out->n++] = wk->out.v[j];
@@ -1654,9 +1662,12 @@ static void scope_run_release(struct scope_run *r, int failed)
 			target_release(&r->out->v[i]);
 		r->out->n = r->base;
 	}
-	for (unsigned i = 0; r->wks && i <= r->nthreads; i++)
+	for (unsigned i = 0; r->wks && i < r->nthreads; i++)
 		sl_target_list_release(&r->wks[i].out);
 	free(r->wks);
+	if (r->wks)
+		pthread_mutex_destroy(&r->sh.lock);
+	free(r->sh.deferred);
 	free(r->dups);
 	free(r->sh.todo);
 	for (size_t i = 0; i < r->w.n; i++) {

@@ -103,7 +103,9 @@ typedef struct sl_scope_stats {
 	size_t skipped_other;
 	size_t skipped_prefilter;   /* read, but the query's literals or keywords do not occur */
 	size_t parsed;
-	size_t parse_errors;        /* parsed with ERROR or MISSING nodes */
+	size_t parsed_in_part;      /* of parsed: only the top-level items that may hold a
+				       match (C, C++; the rest was not parsed) */
+	size_t parse_errors;        /* parsed with ERROR or MISSING nodes (in the part parsed) */
 	size_t cache_hits;
 	size_t literal_no_match;    /* a literal of the query occurs, no match came out
 				       (C: e.g. a call inside a macro body) */

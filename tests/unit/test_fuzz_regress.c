@@ -15,6 +15,7 @@
 #include "../fuzz/fuzz_diff.c"
 #include "../fuzz/fuzz_findings.c"
 #include "../fuzz/fuzz_glob.c"
+#include "../fuzz/fuzz_items.c"
 #include "../fuzz/fuzz_policy.c"
 #include "../fuzz/fuzz_query.c"
 #include "../fuzz/fuzz_reply.c"
@@ -28,7 +29,8 @@ typedef int (*harness_fn)(const uint8_t *, size_t);
 static const struct { const char *name; harness_fn fn; } harnesses[] = {
 	{ "apply", sl_fuzz_apply }, { "coverage", sl_fuzz_coverage },
 	{ "diff", sl_fuzz_diff }, { "findings", sl_fuzz_findings },
-	{ "glob", sl_fuzz_glob }, { "policy", sl_fuzz_policy },
+	{ "glob", sl_fuzz_glob }, { "items", sl_fuzz_items },
+	{ "policy", sl_fuzz_policy },
 	{ "query", sl_fuzz_query }, { "reply", sl_fuzz_reply },
 	{ "spec", sl_fuzz_spec }, { "testreport", sl_fuzz_testreport },
 };
@@ -83,32 +85,40 @@ static char *seed_globs(const char *name)
 	return sl_buf_detach(&out, NULL);
 }
 
-static void replay(size_t h)
+static void replay(const char *name)
 {
-	char *globs = seed_globs(harnesses[h].name), *save = NULL;
-	size_t seeds = 0, regress;
+	char *globs, *save = NULL;
+	size_t seeds = 0, regress, h = 0;
 	sl_buf pat = SL_BUF_INIT;
 
+	while (h < sizeof(harnesses) / sizeof(harnesses[0]) && strcmp(harnesses[h].name, name))
+		h++;
+	if (h == sizeof(harnesses) / sizeof(harnesses[0])) {
+		CHECK(!"no such harness");
+		return;
+	}
+	globs = seed_globs(name);
 	for (char *g = strtok_r(globs, " ", &save); g; g = strtok_r(NULL, " ", &save))
 		seeds += replay_glob(harnesses[h].fn, g);
-	sl_buf_addf(&pat, "tests/fuzz/regress/%s/*", harnesses[h].name);
+	sl_buf_addf(&pat, "tests/fuzz/regress/%s/*", name);
 	regress = replay_glob(harnesses[h].fn, pat.buf);
-	printf("# %s: %zu seeds, %zu regressions\n", harnesses[h].name, seeds, regress);
+	printf("# %s: %zu seeds, %zu regressions\n", name, seeds, regress);
 	CHECK(seeds > 0);
 	sl_buf_release(&pat);
 	free(globs);
 }
 
-static void test_apply(void) { replay(0); }
-static void test_coverage(void) { replay(1); }
-static void test_diff(void) { replay(2); }
-static void test_findings(void) { replay(3); }
-static void test_glob(void) { replay(4); }
-static void test_policy(void) { replay(5); }
-static void test_query(void) { replay(6); }
-static void test_reply(void) { replay(7); }
-static void test_spec(void) { replay(8); }
-static void test_testreport(void) { replay(9); }
+static void test_apply(void) { replay("apply"); }
+static void test_coverage(void) { replay("coverage"); }
+static void test_diff(void) { replay("diff"); }
+static void test_findings(void) { replay("findings"); }
+static void test_glob(void) { replay("glob"); }
+static void test_items(void) { replay("items"); }
+static void test_policy(void) { replay("policy"); }
+static void test_query(void) { replay("query"); }
+static void test_reply(void) { replay("reply"); }
+static void test_spec(void) { replay("spec"); }
+static void test_testreport(void) { replay("testreport"); }
 
 int main(void)
 {
@@ -117,6 +127,7 @@ int main(void)
 	RUN(test_diff);
 	RUN(test_findings);
 	RUN(test_glob);
+	RUN(test_items);
 	RUN(test_policy);
 	RUN(test_query);
 	RUN(test_reply);

@@ -1,0 +1,128 @@
+/*
+ * fuzz_items.c - a C file's top-level items (scoping/items.c): the input
+ * is the file.  Items must tile the text in order, with the points of
+ * their bytes; and when a parse of the whole file has no syntax error,
+ * parsing only the items that hold the word "for" (and the conditionals'
+ * lines) must find the same for_statement nodes, byte for byte, as the
+ * whole parse finds in those items: a split never cuts a construct.
+ */
+#include <ctype.h>
+#include <tree_sitter/api.h>
+
+#include "fuzz.h"
+#include "common/util.h"
+#include "scoping/items.h"
+#include "scoping/lang.h"
+
+int sl_fuzz_items(const uint8_t *data, size_t size);
+
+/* The point of byte b of text, counted the slow way. */
+static TSPoint fuzz_items_point(const char *text, uint32_t b)
+{
+	TSPoint p = { 0, 0 };
+
+	for (uint32_t i = 0; i < b; i++) {
+		if (text[i] == '\n') {
+			p.row++;
+			p.column = 0;
+		} else {
+			p.column++;
+		}
+	}
+	return p;
+}
+
+static int fuzz_items_has_for(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (!memcmp(s + i, "for", 3) && (!i || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_')) &&
+		    (i + 3 == n || !(isalnum((unsigned char)s[i + 3]) || s[i + 3] == '_')))
+			return 1;
+	return 0;
+}
+
+/* The [start, end) of every for_statement of tree inside the ranges, in order, into v. */
+static size_t fuzz_items_fors(TSTree *tree, const TSRange *r, size_t nr, uint32_t *v, size_t cap)
+{
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
+	size_t n = 0;
+
+	for (;;) {
+		TSNode node = ts_tree_cursor_current_node(&cur);
+
+		if (!strcmp(ts_node_type(node), "for_statement")) {
+			uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+
+			for (size_t i = 0; i < nr; i++)
+				if (s >= r[i].start_byte && e <= r[i].end_byte && n + 2 <= cap) {
+					v[n++] = s;
+					v[n++] = e;
+					break;
+				}
+		}
+		if (ts_tree_cursor_goto_first_child(&cur))
+			continue;
+		while (!ts_tree_cursor_goto_next_sibling(&cur))
+			if (!ts_tree_cursor_goto_parent(&cur))
+				goto done;
+	}
+done:
+	ts_tree_cursor_delete(&cur);
+	return n;
+}
+
+int sl_fuzz_items(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data;
+	sl_item *v = NULL;
+	TSRange *keep = NULL;
+	size_t alloc = 0, nkeep = 0, n;
+	TSParser *parser = NULL;
+	TSTree *whole = NULL, *part = NULL;
+	uint32_t a[256], b[256];
+
+	if (size > (1u << 16))
+		return 0;
+	n = sl_items_split(text, size, &v, &alloc);
+	for (size_t i = 0; i < n; i++) {
+		const TSRange *r = &v[i].r;
+		TSPoint sp = fuzz_items_point(text, r->start_byte), ep = fuzz_items_point(text, r->end_byte);
+
+		FUZZ_CHECK(r->start_byte == (i ? v[i - 1].r.end_byte : 0));
+		FUZZ_CHECK(r->end_byte > r->start_byte);
+		FUZZ_CHECK(sp.row == r->start_point.row && sp.column == r->start_point.column);
+		FUZZ_CHECK(ep.row == r->end_point.row && ep.column == r->end_point.column);
+		if (v[i].fixed || fuzz_items_has_for(text + r->start_byte, r->end_byte - r->start_byte)) {
+			keep = sl_xrealloc(keep, (nkeep + 1) * sizeof(*keep));
+			keep[nkeep++] = *r;
+		}
+	}
+	FUZZ_CHECK(!n || v[n - 1].r.end_byte == size);
+	if (!nkeep)
+		goto done;
+	parser = ts_parser_new();
+	ts_parser_set_language(parser, sl_lang_find("c")->grammar());
+	whole = ts_parser_parse_string(parser, NULL, text, (uint32_t)size);
+	if (!whole || ts_node_has_error(ts_tree_root_node(whole)))
+		goto done;
+	if (!ts_parser_set_included_ranges(parser, keep, (uint32_t)nkeep))
+		goto done;
+	part = ts_parser_parse_string(parser, NULL, text, (uint32_t)size);
+	if (part) {
+		size_t na = fuzz_items_fors(whole, keep, nkeep, a, 256);
+		size_t nb = fuzz_items_fors(part, keep, nkeep, b, 256);
+
+		FUZZ_CHECK(na == nb && !memcmp(a, b, na * sizeof(*a)));
+	}
+done:
+	if (part)
+		ts_tree_delete(part);
+	if (whole)
+		ts_tree_delete(whole);
+	if (parser)
+		ts_parser_delete(parser);
+	free(keep);
+	free(v);
+	return 0;
+}
+SL_FUZZ_MAIN(sl_fuzz_items)

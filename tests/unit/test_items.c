@@ -1,0 +1,130 @@
+/*
+ * test_items.c - sl_items_split (scoping/items.c): where a C or C++ file's
+ * top-level items end, which lines are fixed, and when it gives up.
+ */
+#include <stdlib.h>
+
+#include "unit.h"
+#include "scoping/items.h"
+
+/*
+ * The items of text as "text|text|", a fixed item's text in brackets,
+ * or "none" when the split gives up.
+ */
+static const char *items(const char *text)
+{
+	static char out[4096];
+	sl_item *v = NULL;
+	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc), len = 0;
+
+	out[0] = '\0';
+	if (!n)
+		strcpy(out, "none");
+	for (size_t i = 0; i < n; i++) {
+		const TSRange *r = &v[i].r;
+
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%.*s%s|",
+					v[i].fixed ? "[" : "", (int)(r->end_byte - r->start_byte),
+					text + r->start_byte, v[i].fixed ? "]" : "");
+	}
+	free(v);
+	return out;
+}
+
+static void test_declarations_and_functions(void)
+{
+	CHECK_STR(items("int a;\nint f(void) { return 0; }\nint b;\n"),
+		  "int a;|\nint f(void) { return 0; }|\nint b;|\n|");
+	/* a struct's '}' is not an item's end: its declarators follow */
+	CHECK_STR(items("struct s { int a; } x, y;\nint z;"), "struct s { int a; } x, y;|\nint z;|");
+	/* nor is a compound literal's, after an '=' */
+	CHECK_STR(items("struct p o = (struct p) { 0 };\nint z;"),
+		  "struct p o = (struct p) { 0 };|\nint z;|");
+	/* ';' inside brackets and bodies */
+	CHECK_STR(items("int f(void) { for (;;) { g(); } }\nint t[] = { 1, 2 };"),
+		  "int f(void) { for (;;) { g(); } }|\nint t[] = { 1, 2 };|");
+}
+
+static void test_comments_and_literals(void)
+{
+	CHECK_STR(items("const char *s = \"};{\";\nchar c = '}';\n/* } ; */ int f(void) { return ';'; } // }\n"),
+		  "const char *s = \"};{\";|\nchar c = '}';|\n/* } ; */ int f(void) { return ';'; }|"
+		  " // }\n|");
+	CHECK_STR(items("char *s = \"a\\\"};\";\nint x = 1'000'000;\nint y;"),
+		  "char *s = \"a\\\"};\";|\nint x = 1'000'000;|\nint y;|");
+}
+
+static void test_directives(void)
+{
+	CHECK_STR(items("#include <a.h>\n#define X(a) \\\n\t{ a; }\nint x;"),
+		  "#include <a.h>\n|#define X(a) \\\n\t{ a; }\n|int x;|");
+	/* an include guard: its lines are fixed, the items inside are items */
+	CHECK_STR(items("#ifndef G\n#define G\nint a;\n#endif\n"),
+		  "[#ifndef G\n]|#define G\n|int a;|[\n#endif\n]|");
+	CHECK_STR(items("#ifdef A\nint f(void) { return 1; }\n#else\nint f(void) { return 2; }\n#endif\n"),
+		  "[#ifdef A\n]|int f(void) { return 1; }|[\n#else\n]|int f(void) { return 2; }|[\n#endif\n]|");
+	/* a conditional begun inside an item stays in it */
+	CHECK_STR(items("int x =\n#ifdef A\n1;\n#else\n2;\n#endif\nint y;"),
+		  "int x =\n#ifdef A\n1;\n#else\n2;\n#endif\nint y;|");
+	CHECK_STR(items("int f(void)\n#ifdef A\n/* a */\n#endif\n{ return 0; }\nint g;"),
+		  "int f(void)\n#ifdef A\n/* a */\n#endif\n{ return 0; }|\nint g;|");
+	/* a directive inside a function's body */
+	CHECK_STR(items("int f(void) {\n#if A\n\treturn 1;\n#endif\n\treturn 0;\n}\nint g;"),
+		  "int f(void) {\n#if A\n\treturn 1;\n#endif\n\treturn 0;\n}|\nint g;|");
+}
+
+static void test_gives_up(void)
+{
+	/* a K&R function's body starts an item */
+	CHECK_STR(items("int f(a)\nint a;\n{ return a; }\n"), "none");
+	/* two heads for one body */
+	CHECK_STR(items("#ifdef A\nint f(int a) {\n#else\nint f(void) {\n#endif\nreturn 0; }\n"), "none");
+	/* a conditional begun between items must end between items */
+	CHECK_STR(items("#if 0\nthis is no C\n#endif\nint x;"), "none");
+	CHECK_STR(items("int f(void) { return 0; }}\n"), "none");
+	CHECK_STR(items("int f(void) { return 0;\n"), "none");
+	CHECK_STR(items("int f(void) { return (0; }\n"), "none");
+	CHECK_STR(items("/* unterminated\nint x;"), "none");
+	CHECK_STR(items("#endif\nint x;"), "none");
+	CHECK_STR(items("#else\nint x;"), "none");
+	CHECK_STR(items("#if A\nint x;\n"), "none");
+	CHECK_STR(items("int f(void) <% return 0; %>\nint x;"), "none");
+	CHECK_STR(items("int f(void) ?\?< return 0; ?\?>\nint x;"), "none");
+	CHECK_STR(items("const char *s = R\"(})\";\nint x;"), "none");
+	CHECK_STR(items("const char *s = u8R\"x(})x\";\nint x;"), "none");
+	/* an identifier ending in R before a string is no raw string */
+	CHECK_STR(items("#define STR \"a\"\nconst char *s = BAR \"}\";\nint x;"),
+		  "#define STR \"a\"\n|const char *s = BAR \"}\";|\nint x;|");
+}
+
+static void test_points(void)
+{
+	const char *text = "int a;\n\n  int f(void)\n{\n}\r\nint b;";
+	sl_item *v = NULL;
+	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc);
+
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_INT(v[1].r.start_byte, 6);
+		CHECK_INT(v[1].r.start_point.row, 0);
+		CHECK_INT(v[1].r.start_point.column, 6);
+		CHECK_INT(v[1].r.end_point.row, 4);
+		CHECK_INT(v[1].r.end_point.column, 1);
+		CHECK_INT(v[2].r.start_point.row, 4);
+		CHECK_INT(v[2].r.end_point.row, 5);
+		CHECK_INT(v[2].r.end_point.column, 6);
+		CHECK_INT(v[2].r.end_byte, strlen(text));
+	}
+	free(v);
+	CHECK_STR(items(""), "none");
+}
+
+int main(void)
+{
+	RUN(test_declarations_and_functions);
+	RUN(test_comments_and_literals);
+	RUN(test_directives);
+	RUN(test_gives_up);
+	RUN(test_points);
+	return unit_done();
+}
