@@ -29,7 +29,15 @@ struct lex {
 	uint32_t row;
 	sl_item **v;
 	size_t nv, *alloc;
+	char *blanked;             /* NULL, or the text with comments and literals blanked */
 };
+
+/* Blank [from, to) of the code copy. */
+static void blank(struct lex *l, size_t from, size_t to)
+{
+	if (l->blanked && to > from)
+		memset(l->blanked + from, ' ', to - from);
+}
 
 static int ident_char(char c)
 {
@@ -81,32 +89,39 @@ static void boundary(struct lex *l, size_t b, int fixed)
 /* Past a literal quoted by q at l->i; an unescaped newline ends it too. */
 static void skip_literal(struct lex *l, char q)
 {
+	size_t from = l->i + 1;
+
 	for (l->i++; l->i < l->n; l->i++) {
 		if (l->s[l->i] == '\\' && l->i + 1 < l->n) {
 			l->i++;
 		} else if (l->s[l->i] == q) {
+			blank(l, from, l->i);
 			l->i++;
 			return;
 		} else if (l->s[l->i] == '\n') {
-			return;
+			break;
 		}
 	}
+	blank(l, from, l->i);
 }
 
 /* Past a comment at l->i (which is "/" followed by '*' or '/'): 0, or -1 if unterminated. */
 static int skip_comment(struct lex *l)
 {
+	size_t from = l->i;
+
 	if (l->s[l->i + 1] == '*') {
 		const char *end = memmem(l->s + l->i + 2, l->n - l->i - 2, "*/", 2);
 
 		if (!end)
 			return -1;
 		l->i = (size_t)(end - l->s) + 2;
-		return 0;
+	} else {
+		for (l->i += 2; l->i < l->n; l->i++)
+			if (l->s[l->i] == '\n' && l->s[l->i - 1] != '\\')
+				break;
 	}
-	for (l->i += 2; l->i < l->n; l->i++)
-		if (l->s[l->i] == '\n' && l->s[l->i - 1] != '\\')
-			break;
+	blank(l, from, l->i);
 	return 0;
 }
 
@@ -254,11 +269,14 @@ static int code(struct lex *l)
 	return 0;
 }
 
-size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc)
+size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, char *blanked)
 {
 	struct lex l;
 
 	memset(&l, 0, sizeof(l));
+	if (blanked)
+		memcpy(blanked, text, len);
+	l.blanked = blanked;
 	l.s = text;
 	l.n = len;
 	l.line_start = 1;

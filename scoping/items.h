@@ -41,7 +41,10 @@ typedef struct sl_item {
  * The top-level items of text (len bytes) into *v (grown, *alloc its
  * capacity; the caller frees it), which they tile from byte 0 to len.
  * Returns the number of items, or 0 when the file must be parsed whole.
+ * When blanked is not NULL, its len bytes receive the text with every
+ * comment and the inside of every string and character literal blanked
+ * (where no keyword can be a token), as far as the split got.
  */
-size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc);
+size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, char *blanked);
 
 #endif

@@ -731,6 +731,11 @@ sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
 
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len)
 {
+	return sl_prefilter_pass_code(f, text, text, len);
+}
+
+int sl_prefilter_pass_code(const sl_prefilter *f, const char *text, const char *code, size_t len)
+{
 	if (!f)
 		return 1;
 	for (size_t p = 0; p < f->npats; p++) {
@@ -742,7 +747,7 @@ int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len)
 			size_t a;
 
 			for (a = 0; a < rq->nalts; a++)
-				if (rq->word ? has_keyword(text, len, rq->alts[a], rq->lens[a]) :
+				if (rq->word ? has_keyword(code, len, rq->alts[a], rq->lens[a]) :
 				    memmem(text, len, rq->alts[a], rq->lens[a]) != NULL)
 					break;
 			if (a == rq->nalts)

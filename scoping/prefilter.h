@@ -53,6 +53,12 @@ int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 			    const char *const *holders);
 /* 1 if the text may hold a match (always 1 for a NULL filter). */
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len);
+/*
+ * The same, with code (len bytes) the text whose comments and literals are
+ * blanked (sl_items_split): keywords are looked for there, where only
+ * tokens are left, and the other literals in text.
+ */
+int sl_prefilter_pass_code(const sl_prefilter *f, const char *text, const char *code, size_t len);
 /* Number of distinct literal strings (keywords too) the filter looks for. */
 size_t sl_prefilter_count(const sl_prefilter *f);
 void sl_prefilter_free(sl_prefilter *f);

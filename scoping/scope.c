@@ -9,21 +9,23 @@
  * literal prefilter).  The main thread walks the tree, keeps the blobs of
  * the language that match the globs, and answers what it can from the
  * cache.  Files whose blob is the same as an earlier file's are scoped once
- * and their result is copied.  The remaining files are read by the main
- * thread alone, in tree order, on the caller's repository (libgit2 objects
- * are never shared between threads), into a queue bounded by bytes; parser
- * threads, one per core, each with its own parser and query cursor, take
- * blobs from it, while the TSQuery, the compiled predicates and the
- * prefilter are only read.  A parser skips a blob if the prefilter says no
- * match is possible, else parses it, runs the query, keeps the matches
- * that pass the predicates, groups their sites into targets in its own
- * list, and encodes the file's result for the cache.  With one thread the
- * main thread does it all.  Each syntax tree is freed before the next
- * file, so memory grows with the result, the list of candidate paths, the
- * queue and, per parser, one file.  At the end the main thread
- * concatenates the lists, sorts them (path, start, end: a total order, so
- * the thread count never changes the output) and writes the new cache rows
- * in one transaction.
+ * and their result is copied.  The remaining files are shared out among
+ * the main thread and one helper thread per further core: each takes the
+ * next file in tree order, reads its blob on a repository handle of its
+ * own (libgit2 objects are never shared between threads; the main
+ * thread's is the caller's, and reads what a helper could not), and
+ * parses it with its own parser and query cursor, while the TSQuery, the
+ * compiled predicates and the prefilter are only read.  A file is skipped
+ * if the prefilter says no match is possible; in C and C++, when every
+ * match lies inside one top-level item, only the items that may hold one
+ * are parsed (items.h).  Then the query runs, the matches that pass the
+ * predicates are kept, their sites grouped into targets in the thread's
+ * own list, and the file's result encoded for the cache.  Each syntax tree
+ * is freed before the next file, so memory grows with the result, the
+ * list of candidate paths and, per thread, one file.  At the end the main
+ * thread concatenates the lists, sorts them (path, start, end: a total
+ * order, so the thread count never changes the output) and writes the new
+ * cache rows in one transaction.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -970,7 +972,8 @@ struct parse_state {
 	size_t raws_alloc;
 	sl_item *items;
 	TSRange *ranges;
-	size_t items_alloc, ranges_alloc;
+	char *code;                /* the file with comments and literals blanked */
+	size_t items_alloc, ranges_alloc, code_alloc;
 };
 
 /* Record that the file at position k failed: fail_at becomes the least such position. */
@@ -1005,6 +1008,7 @@ static void parse_state_release(struct parse_state *ps)
 {
 	free(ps->raws);
 	free(ps->items);
+	free(ps->code);
 	free(ps->ranges);
 	ts_query_cursor_delete(ps->cursor);
 	ts_parser_delete(ps->parser);
@@ -1076,19 +1080,21 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 		       TSTree **tree)
 {
 	const struct compiled *c = wk->sh->c;
-	size_t n = sl_items_split(text, size, &ps->items, &ps->items_alloc), kept = 0, may = 0;
+	size_t n, kept = 0, may = 0;
 
 	*tree = NULL;
+	SL_ALLOC_GROW(ps->code, size, ps->code_alloc);
+	n = sl_items_split(text, size, &ps->items, &ps->items_alloc, ps->code);
 	if (n < 2)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		const TSRange *r = &ps->items[i].r;
 
-		if (ps->items[i].fixed)
-			;
-		else if (sl_prefilter_pass(c->skip, text + r->start_byte, r->end_byte - r->start_byte))
+		/* a conditional's line is parsed whatever it holds, and may hold a match (a comment) */
+		if (sl_prefilter_pass_code(c->skip, text + r->start_byte, ps->code + r->start_byte,
+					   r->end_byte - r->start_byte))
 			may++;
-		else
+		else if (!ps->items[i].fixed)
 			continue;
 		if (kept && ps->ranges[kept - 1].end_byte == r->start_byte) {
 			ps->ranges[kept - 1].end_byte = r->end_byte;

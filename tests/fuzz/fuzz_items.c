@@ -1,10 +1,12 @@
 /*
  * fuzz_items.c - a C file's top-level items (scoping/items.c): the input
  * is the file.  Items must tile the text in order, with the points of
- * their bytes; and when a parse of the whole file has no syntax error,
- * parsing only the items that hold the word "for" (and the conditionals'
+ * their bytes, and the blanked copy differs from the text only by blanks;
+ * when a parse of the whole file has no syntax error, parsing only the
+ * items whose blanked copy holds the word "for" (and the conditionals'
  * lines) must find the same for_statement nodes, byte for byte, as the
- * whole parse finds in those items: a split never cuts a construct.
+ * whole parse finds in those items: a split never cuts a construct, and
+ * blanking never hides a token.
  */
 #include <ctype.h>
 #include <tree_sitter/api.h>
@@ -76,6 +78,7 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 	const char *text = (const char *)data;
 	sl_item *v = NULL;
 	TSRange *keep = NULL;
+	char *blanked = malloc(size + 1);
 	size_t alloc = 0, nkeep = 0, n;
 	TSParser *parser = NULL;
 	TSTree *whole = NULL, *part = NULL;
@@ -83,7 +86,11 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 
 	if (size > (1u << 16))
 		return 0;
-	n = sl_items_split(text, size, &v, &alloc);
+	if (!blanked)
+		abort();
+	n = sl_items_split(text, size, &v, &alloc, blanked);
+	for (size_t i = 0; n && i < size; i++)
+		FUZZ_CHECK(blanked[i] == text[i] || blanked[i] == ' ');
 	for (size_t i = 0; i < n; i++) {
 		const TSRange *r = &v[i].r;
 		TSPoint sp = fuzz_items_point(text, r->start_byte), ep = fuzz_items_point(text, r->end_byte);
@@ -92,7 +99,7 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 		FUZZ_CHECK(r->end_byte > r->start_byte);
 		FUZZ_CHECK(sp.row == r->start_point.row && sp.column == r->start_point.column);
 		FUZZ_CHECK(ep.row == r->end_point.row && ep.column == r->end_point.column);
-		if (v[i].fixed || fuzz_items_has_for(text + r->start_byte, r->end_byte - r->start_byte)) {
+		if (v[i].fixed || fuzz_items_has_for(blanked + r->start_byte, r->end_byte - r->start_byte)) {
 			keep = sl_xrealloc(keep, (nkeep + 1) * sizeof(*keep));
 			keep[nkeep++] = *r;
 		}
@@ -122,6 +129,7 @@ done:
 	if (parser)
 		ts_parser_delete(parser);
 	free(keep);
+	free(blanked);
 	free(v);
 	return 0;
 }

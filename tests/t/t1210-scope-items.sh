@@ -25,7 +25,8 @@ same() {
 
 test_expect_success 'setup' '
 	mkdir c &&
-	cp "$SEEDS"/guard.h "$SEEDS"/split.c "$SEEDS"/knr.c "$SEEDS"/heads.c "$SEEDS"/di.c c/ &&
+	cp "$SEEDS"/guard.h "$SEEDS"/split.c "$SEEDS"/knr.c "$SEEDS"/heads.c "$SEEDS"/di.c \
+		"$SEEDS"/todo.h c/ &&
 	make_repo c
 '
 
@@ -51,10 +52,24 @@ test_expect_success 'a for loop inside a function inside #ifdef, and the #else b
 test_expect_success 'a literal: only the items that hold it' '
 	same "((call_expression function: (identifier) @fn) @c (#eq? @fn \"f\"))" &&
 	grep -x "split.c:16:23: capture (1 site)" on &&
-	grep -x "parsed in part: 2" on.stats &&
+	grep -x "parsed in part: 3" on.stats &&
 	same "((struct_specifier name: (type_identifier) @n) @s (#eq? @n \"p\"))" &&
 	test "$(wc -l <on)" -eq 3 &&
 	grep -x "parsed in part: 1" on.stats
+'
+
+test_expect_success 'a match in the line of a conditional (a comment before #ifdef)' '
+	same "((comment) @c (#match? @c \"TODO\"))" &&
+	grep -x "todo.h:3:1: capture (1 site)" on &&
+	grep -x "parsed in part: 1" on.stats
+'
+
+test_expect_success 'keywords in comments and strings do not keep an item' '
+	same "(for_statement) @f" &&
+	sluice scope --repo c --lang c --query "(for_statement) @f" --json --stats >j &&
+	grep "\"parsed_in_part\":2" j &&
+	same "((string_literal) @s (#match? @s \"for\"))" &&
+	grep -x "guard.h:7:28: capture (1 site)" on
 '
 
 test_expect_success 'units reach up to the item that holds the site' '

@@ -15,7 +15,7 @@ static const char *items(const char *text)
 {
 	static char out[4096];
 	sl_item *v = NULL;
-	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc), len = 0;
+	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL), len = 0;
 
 	out[0] = '\0';
 	if (!n)
@@ -101,7 +101,7 @@ static void test_points(void)
 {
 	const char *text = "int a;\n\n  int f(void)\n{\n}\r\nint b;";
 	sl_item *v = NULL;
-	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc);
+	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL);
 
 	CHECK_INT(n, 3);
 	if (n == 3) {

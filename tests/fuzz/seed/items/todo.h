@@ -1,0 +1,10 @@
+int a;
+
+/*
+ * TODO: x
+ */
+# ifdef U
+
+int b(void);
+
+#endif
