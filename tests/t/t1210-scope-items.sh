@@ -65,6 +65,15 @@ test_expect_success 'a match in the line of a conditional (a comment before #ifd
 '
 
 test_expect_success 'keywords in comments and strings do not keep an item' '
+	mkdir n &&
+	cp "$SEEDS"/nofor.c "$SEEDS"/guard.h n/ &&
+	make_repo n &&
+	sluice scope --repo n --lang c --query "(for_statement) @f" --stats >n.on &&
+	grep -x "skipped by prefilter: 1" n.on &&
+	grep -x "parsed: 1" n.on &&
+	sluice scope --repo n --lang c --query "(for_statement) @f" --no-prefilter >n.off &&
+	grep -v "^[a-z][a-z ]*:\|^  " n.on >n.targets &&
+	test_cmp n.off n.targets &&
 	same "(for_statement) @f" &&
 	sluice scope --repo c --lang c --query "(for_statement) @f" --json --stats >j &&
 	grep "\"parsed_in_part\":2" j &&

@@ -1,0 +1,3 @@
+/* for the record: no loop here */
+static const char *s = "for";
+int y(void) { return 0; }
