@@ -33,13 +33,15 @@ static const sl_command commands[] = {
 	  "  --json           one JSON object per line: path, start_line, start_col,\n"
 	  "                   end_line, end_col, start_byte, end_byte, unit, language,\n"
 	  "                   sites, blob\n"
-	  "  --stats          files seen, skipped by the prefilter, parsed, parse errors,\n"
+	  "  --stats          files seen, skipped by the prefilter, parsed (in part: C and\n"
+	  "                   C++ top-level items that may hold a match), parse errors,\n"
 	  "                   cache hits, and files where a literal of the query appears\n"
 	  "                   without an AST match (e.g. inside C macro bodies)\n"
 	  "  --context N|PATH:LINE [--budget TOKENS]\n"
 	  "                   print what a prompt would carry about that target\n"
 	  "  --threads N      parse with N threads (default: one per core)\n"
-	  "  --no-prefilter   parse every file (the result must not change)\n"
+	  "  --no-prefilter   parse every file whole (the result changes only where a\n"
+	  "                   syntax error's recovery crosses top-level items)\n"
 	  "  --cache STORE    keep parse results by blob in STORE (a sluice store)\n"
 	  "units: capture, statement, function, class, file\n" },
 	{ "run", cmd_run, "run a campaign: generate, apply, gate, record, propose",
