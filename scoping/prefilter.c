@@ -166,6 +166,67 @@ void sl_regex_literal(const char *re, char *out, size_t cap)
 	sl_buf_release(&run);
 }
 
+size_t sl_regex_alternatives(const char *re, sl_strvec *out)
+{
+	size_t len = strlen(re), start = 0, end = len, n = 0;
+	char *body, lit[256];
+	int depth = 0;
+
+	sl_strvec_release(out);
+	if (re[0] == '^')
+		start = 1;
+	if (end > start && re[end - 1] == '$' && (end < 2 || re[end - 2] != '\\'))
+		end--;
+	body = sl_xstrndup(re + start, end - start);
+	len = strlen(body);
+	if (body[0] == '(' && skip_group(body, 0) == len && len >= 2) {
+		memmove(body, body + 1, len - 2);
+		body[len - 2] = '\0';
+		len -= 2;
+	}
+	/* split at the top-level bars; the branches' literals are the alternatives */
+	for (size_t i = 0, from = 0; ; i++) {
+		if (body[i] == '\\' && body[i + 1]) {
+			if (body[i + 1] == '|')
+				goto none;          /* \| alternates too (GNU): not followed here */
+			i++;
+			continue;
+		}
+		if (body[i] == '[') {
+			i = skip_bracket(body, i) - 1;
+			continue;
+		}
+		if (body[i] == '(')
+			depth++;
+		else if (body[i] == ')')
+			depth--;
+		if (body[i] && (body[i] != '|' || depth))
+			continue;
+		if (body[i] == '|')
+			n++;
+		if (!body[i] && !n)
+			goto none;                  /* no alternation at the top */
+		{
+			char *branch = sl_xstrndup(body + from, i - from);
+
+			sl_regex_literal(branch, lit, sizeof(lit));
+			free(branch);
+		}
+		if (!lit[0])
+			goto none;
+		sl_strvec_push(out, lit);
+		if (!body[i])
+			break;
+		from = i + 1;
+	}
+	free(body);
+	return out->n;
+none:
+	free(body);
+	sl_strvec_release(out);
+	return 0;
+}
+
 static void add_all(sl_prefilter *f, const char *s)
 {
 	for (size_t i = 0; i < f->all.n; i++)
@@ -194,6 +255,15 @@ void sl_prefilter_free(sl_prefilter *f)
 	free(f->pats);
 	sl_strvec_release(&f->all);
 	free(f);
+}
+
+/* Add the alternative s (sl bytes) to r. */
+static void req_add(struct req *r, const char *s, size_t sl)
+{
+	r->alts = sl_xrealloc(r->alts, sl_st_mult(r->nalts + 1, sizeof(*r->alts)));
+	r->lens = sl_xrealloc(r->lens, sl_st_mult(r->nalts + 1, sizeof(*r->lens)));
+	r->alts[r->nalts] = sl_xstrndup(s, sl);
+	r->lens[r->nalts++] = sl;
 }
 
 static int name_is(const char *name, uint32_t len, const char *want)
@@ -231,18 +301,24 @@ static int pred_req(const TSQuery *q, uint32_t pat, const TSQueryPredicateStep *
 		char lit[256];
 
 		if (is_match) {
+			sl_strvec alts = SL_STRVEC_INIT;
+
 			if (strlen(s) != sl)
 				goto none;
 			sl_regex_literal(s, lit, sizeof(lit));
+			if (!lit[0] && sl_regex_alternatives(s, &alts)) {
+				/* "^(memcpy|free)$": any one of the branches' literals */
+				for (size_t a = 0; a < alts.n; a++)
+					req_add(r, alts.v[a], strlen(alts.v[a]));
+				sl_strvec_release(&alts);
+				continue;
+			}
 			s = lit;
 			sl = (uint32_t)strlen(lit);
 		}
 		if (!sl)
 			goto none;      /* "" occurs everywhere: no requirement */
-		r->alts = sl_xrealloc(r->alts, sl_st_mult(r->nalts + 1, sizeof(*r->alts)));
-		r->lens = sl_xrealloc(r->lens, sl_st_mult(r->nalts + 1, sizeof(*r->lens)));
-		r->alts[r->nalts] = sl_xstrndup(s, sl);
-		r->lens[r->nalts++] = sl;
+		req_add(r, s, sl);
 	}
 	return 1;
 none:

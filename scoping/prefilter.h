@@ -8,11 +8,13 @@
  *     (#eq? @c "s") (#any-eq? @c "s")        "s"
  *     (#any-of? @c "a" "b")                  "a" or "b"
  *     (#match? @c "re") (#any-match? ...)    the longest literal run every
- *                                            match of re must contain
+ *                                            match of re must contain, or
+ *                                            for "a|b" and "^(a|b)$", each
+ *                                            branch's: any one of them
  * and only when @c is always present in a match of the pattern (capture
  * quantifier one or one-or-more): an absent capture passes a predicate.
- * Negated forms, capture-to-capture comparisons, regexes with '|' and empty
- * strings give nothing.  A file passes if some pattern has all its
+ * Negated forms, capture-to-capture comparisons, other regexes with '|'
+ * and empty strings give nothing.  A file passes if some pattern has all its
  * requirements met; a query with a pattern without requirements gets no
  * filter at all (sl_prefilter_new returns NULL, which passes everything).
  * The filter is conservative: it may keep a file that cannot match, never
@@ -31,6 +33,8 @@
 
 #include <stddef.h>
 #include <tree_sitter/api.h>
+
+#include "common/util.h"
 
 typedef struct sl_prefilter sl_prefilter;
 
@@ -68,5 +72,13 @@ void sl_prefilter_free(sl_prefilter *f);
  * contain, written to out (cap bytes with its NUL); "" when there is none.
  */
 void sl_regex_literal(const char *re, char *out, size_t cap);
+
+/*
+ * The branches of an alternation that makes up all of re ("a|b",
+ * "^(a|bc+)$"): each branch's longest literal (sl_regex_literal) pushed to
+ * out (cleared first).  Returns how many, or 0 (out empty) when re is no
+ * such alternation or some branch has no literal.
+ */
+size_t sl_regex_alternatives(const char *re, sl_strvec *out);
 
 #endif

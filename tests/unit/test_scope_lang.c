@@ -205,6 +205,37 @@ static void test_regex_literal(void)
 	check_regex("", "");
 }
 
+/* The alternatives of re, comma-separated ("" when none). */
+static void check_alts(const char *re, const char *want)
+{
+	sl_strvec v = SL_STRVEC_INIT;
+	sl_buf got = SL_BUF_INIT;
+	size_t n = sl_regex_alternatives(re, &v);
+
+	CHECK_INT(n, v.n);
+	for (size_t i = 0; i < v.n; i++)
+		sl_buf_addf(&got, "%s%s", i ? "," : "", v.v[i]);
+	CHECK_STR(got.len ? got.buf : "", want);
+	sl_buf_release(&got);
+	sl_strvec_release(&v);
+}
+
+static void test_regex_alternatives(void)
+{
+	check_alts("a|bcd", "a,bcd");
+	check_alts("^(memcpy|free|xfree)$", "memcpy,free,xfree");
+	check_alts("^strcpy$", "");
+	check_alts("^a$|^b$", "a,b");
+	check_alts("(ab|cd)e", "");
+	check_alts("a|(b|c)", "");
+	check_alts("a|[|]", "");
+	check_alts("a|b*", "");
+	check_alts("foo|ba+r", "foo,ba");
+	check_alts("a\\|b", "");
+	check_alts("|a", "");
+	check_alts("", "");
+}
+
 /*
  * The filter of a C query (keywords: with the language's keyword table)
  * requires exactly the literals in want (a comma-separated list; NULL: no
@@ -268,7 +299,12 @@ static void test_prefilter_literals(void)
 	check_pf("((call_expression function: (identifier) @a arguments: (argument_list (identifier) @b)) (#eq? @a @b))", NULL);
 	check_pf("((call_expression function: (identifier) @f arguments: (argument_list (identifier)? @o)) @c (#eq? @o \"x\"))", NULL);
 	check_pf("((call_expression function: (identifier) @f arguments: (argument_list (identifier)* @o)) @c (#eq? @o \"x\"))", NULL);
-	check_pf("((identifier) @i (#match? @i \"a|b\"))", NULL);
+	/* an alternation: any one branch's literal */
+	check_pf("((identifier) @i (#match? @i \"a|b\"))", "a,b");
+	check_pf("((identifier) @i (#match? @i \"^(memcpy|free|x?strcpy)$\"))", "memcpy,free,strcpy");
+	check_pf("((identifier) @i (#match? @i \"^(a|.*)$\"))", NULL);
+	check_pf("((identifier) @i (#match? @i \"(a|b)c|d\"))", NULL);
+	check_pf("((identifier) @i (#match? @i \"a\\\\|b\"))", NULL);
 	check_pf("([(identifier) @a (number_literal)] @x (#eq? @a \"foo\"))", NULL);
 	check_pf("([(identifier) @a (number_literal) @a] (#eq? @a \"foo\"))", "foo");
 	check_pf("((identifier) @i (#eq? @i \"\"))", NULL);
@@ -369,6 +405,7 @@ int main(void)
 	RUN(test_lang_for_path);
 	RUN(test_statement_types);
 	RUN(test_regex_literal);
+	RUN(test_regex_alternatives);
 	RUN(test_prefilter_literals);
 	RUN(test_prefilter_pass);
 	RUN(test_keyword_table);
