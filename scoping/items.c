@@ -224,12 +224,8 @@ static int code(struct lex *l)
 	case '}':
 		if (--l->brace < 0)
 			return -1;
-		if (at_top(l) && l->body) {
-			l->last = c;
-			l->i++;
-			boundary(l, l->i, 0);
-			return 0;
-		}
+		if (at_top(l) && l->body)
+			goto item_end;
 		break;
 	case '(':
 	case '[':
@@ -241,12 +237,8 @@ static int code(struct lex *l)
 			return -1;
 		break;
 	case ';':
-		if (at_top(l)) {
-			l->last = c;
-			l->i++;
-			boundary(l, l->i, 0);
-			return 0;
-		}
+		if (at_top(l))
+			goto item_end;
 		break;
 	case '=':
 		if (!l->brace && !l->paren)
@@ -266,6 +258,11 @@ static int code(struct lex *l)
 	}
 	l->last = ident_char(c) ? 'a' : c;
 	l->i++;
+	return 0;
+item_end:
+	l->last = c;
+	l->i++;
+	boundary(l, l->i, 0);
 	return 0;
 }
 

@@ -19,7 +19,7 @@ static const char *items(const char *text)
 
 	out[0] = '\0';
 	if (!n)
-		strcpy(out, "none");
+		snprintf(out, sizeof(out), "none");
 	for (size_t i = 0; i < n; i++) {
 		const TSRange *r = &v[i].r;
 
