@@ -12,24 +12,49 @@
 #include "common/util.h"
 
 #define MAX_GROUPS 64
+#define MAX_BRACES 256
+
+/* what a statement's opening words make of a '{' that follows (SL_ITEMS_STATEMENTS) */
+enum head {
+	HEAD_NONE,                 /* nothing yet: a '{' opens a block */
+	HEAD_KEYWORD,              /* if, while, for, switch: its '(' comes next */
+	HEAD_PAREN,                /* inside that '(' */
+	HEAD_DONE,                 /* just past its ')': a '{' opens the block it controls */
+	HEAD_OTHER                 /* anything else: a '{' is a bracket (initialiser, lambda) */
+};
 
 struct lex {
 	const char *s;
 	size_t n, i;
 	int brace, paren;
 	unsigned char grp[MAX_GROUPS]; /* the open conditionals: 1 if it began at an item's start */
+	int gbrace[MAX_GROUPS];    /* and the braces open where it began */
+	size_t gpiece[MAX_GROUPS]; /* and the index of its line's piece, if it began one */
 	int ngrp, inner;           /* how many are open; how many of them began inside an item */
 	int code;                  /* the current item has more than blanks and comments */
 	int body;                  /* the open '{' at depth 0 followed a ')' */
 	int init;                  /* the current item has an '=' at depth 0 */
 	int line_start;            /* only blanks and comments since the last newline */
 	char last;                 /* the last character of code: ')' matters */
+	size_t params;             /* where the last '(' outside brackets opened */
 	size_t start;              /* where the current item began */
 	size_t row_at, row_off;    /* rows counted up to row_at; the last row began at row_off */
 	uint32_t row;
 	sl_item **v;
 	size_t nv, *alloc;
 	char *blanked;             /* NULL, or the text with comments and literals blanked */
+
+	/* SL_ITEMS_STATEMENTS: a function's body split into its statements */
+	int statements;
+	int item_open;             /* the current item has pieces already */
+	size_t item_first;         /* the index of its first piece */
+	int item_whole;            /* it cannot be split: its pieces merge at its end */
+	int in_body;               /* inside a function's body */
+	unsigned char block[MAX_BRACES]; /* per open brace in the body: 1 a block, 0 a bracket */
+	int p_code;                /* the current statement has code */
+	int p_directive;           /* the last piece was a directive's line */
+	enum head p_head;
+	char p_last, p_last2;      /* its last two characters of code */
 };
 
 /* Blank [from, to) of the code copy. */
@@ -48,6 +73,8 @@ static TSPoint point_at(struct lex *l, size_t b)
 {
 	TSPoint p;
 
+	if (b < l->row_at)
+		l->row = l->row_at = l->row_off = 0;    /* back to an earlier piece (join_group) */
 	for (const char *nl; (nl = memchr(l->s + l->row_at, '\n', b - l->row_at)); ) {
 		l->row++;
 		l->row_at = l->row_off = (size_t)(nl - l->s) + 1;
@@ -64,23 +91,52 @@ static int at_top(const struct lex *l)
 	return !l->brace && !l->paren && !l->inner;
 }
 
-/* The current item ends just before b; fixed: a conditional's line. */
-static void boundary(struct lex *l, size_t b, int fixed)
+/* The current piece ends just before b: append it as a piece of kind. */
+static void piece(struct lex *l, size_t b, int kind)
 {
 	sl_item *it;
 	TSRange *r;
 
+	l->p_code = 0;
+	l->p_directive = 0;
+	l->p_head = HEAD_NONE;
+	l->p_last = l->p_last2 = 0;
 	if (b <= l->start)
 		return;
 	SL_ALLOC_GROW(*l->v, l->nv + 1, *l->alloc);
-	it = &(*l->v)[l->nv++];
-	it->fixed = fixed;
+	it = &(*l->v)[l->nv];
+	it->kind = (unsigned char)kind;
+	it->first = !l->item_open;
+	if (!l->item_open)
+		l->item_first = l->nv;
+	l->item_open = 1;
+	l->nv++;
 	r = &it->r;
 	r->start_byte = (uint32_t)l->start;
 	r->start_point = point_at(l, l->start);
 	r->end_byte = (uint32_t)b;
 	r->end_point = point_at(l, b);
 	l->start = b;
+}
+
+/*
+ * The current item ends just before b, its last piece of kind
+ * (SL_ITEM_ALWAYS: a conditional's line).  An item that could not be
+ * split into statements becomes one piece again.
+ */
+static void boundary(struct lex *l, size_t b, int kind)
+{
+	piece(l, b, kind);
+	if (l->item_open && l->item_whole && l->nv - l->item_first > 1) {
+		sl_item *v = *l->v, *first = &v[l->item_first];
+
+		first->r.end_byte = v[l->nv - 1].r.end_byte;
+		first->r.end_point = v[l->nv - 1].r.end_point;
+		first->kind = SL_ITEM_MAY;
+		l->nv = l->item_first + 1;
+	}
+	l->item_open = 0;
+	l->item_whole = 0;
 	l->code = 0;
 	l->body = 0;
 	l->init = 0;
@@ -121,7 +177,7 @@ static int skip_comment(struct lex *l)
 			if (l->s[l->i] == '\n' && l->s[l->i - 1] != '\\')
 				break;
 	}
-	blank(l, from, l->i);
+	blank(l, from + 1, l->i);   /* its '/' stays: a separator (prefilter.h) */
 	return 0;
 }
 
@@ -140,12 +196,37 @@ static int raw_string(const struct lex *l)
 	return !j || !ident_char(l->s[j - 1]);
 }
 
+/*
+ * The innermost conditional began between items, and one of its #else,
+ * #elif or #endif falls inside an item (two heads for one body, a macro
+ * call with no ';' before #endif): the conditional's lines and the items
+ * since its first are that item's, which is not split.
+ */
+static void join_group(struct lex *l)
+{
+	size_t at = l->gpiece[l->ngrp - 1];
+
+	l->start = (*l->v)[at].r.start_byte;
+	l->nv = at;
+	l->item_open = 0;
+	l->item_whole = 1;
+	l->code = 1;
+	l->grp[l->ngrp - 1] = 0;
+	l->inner++;
+}
+
 /* The directive at l->i (its '#'): 0, or -1 to give up. */
 static int directive(struct lex *l)
 {
 	size_t w;
 	int opens = 0, closes = 0, other_branch = 0, fixed;
+	/* in a function's body, between two statements of a block */
+	int between = l->in_body && !l->p_code && !l->paren && l->block[l->brace];
 
+	if (l->in_body ? !between : l->code)
+		l->item_whole = 1;      /* inside a statement or a head: not split */
+	if (between)
+		piece(l, l->i, SL_ITEM_MAY);
 	for (l->i++; l->i < l->n && (l->s[l->i] == ' ' || l->s[l->i] == '\t'); l->i++)
 		;
 	for (w = l->i; l->i < l->n && ident_char(l->s[l->i]); l->i++)
@@ -180,37 +261,202 @@ static int directive(struct lex *l)
 		if (l->ngrp == MAX_GROUPS)
 			return -1;
 		fixed = !l->code && at_top(l);
+		l->gbrace[l->ngrp] = l->brace;
+		l->gpiece[l->ngrp] = l->nv;
 		l->grp[l->ngrp++] = (unsigned char)fixed;
 		l->inner += !fixed;
 	} else if (closes || other_branch) {
 		if (!l->ngrp)
 			return -1;
 		fixed = l->grp[l->ngrp - 1];
+		if (fixed && (l->code || !at_top(l))) {
+			join_group(l);
+			fixed = 0;
+		}
+		/* each branch of a conditional among statements closes the blocks it opens */
+		if (l->gbrace[l->ngrp - 1] != l->brace)
+			l->item_whole = 1;
 		if (closes) {
 			l->ngrp--;
 			l->inner -= !fixed;
 		}
-		/* a conditional begun between items ends between items */
-		if (fixed && (l->code || !at_top(l)))
-			return -1;
 	} else {
 		if (!l->code && at_top(l))
-			boundary(l, l->i, 0);
+			boundary(l, l->i, SL_ITEM_MAY);
+		else if (between)
+			piece(l, l->i, SL_ITEM_MAY);
+		l->p_directive = between;
 		return 0;
 	}
 	if (fixed)
-		boundary(l, l->i, 1);
+		boundary(l, l->i, SL_ITEM_ALWAYS);
+	else if (between)
+		piece(l, l->i, SL_ITEM_FRAME); /* a conditional's line keeps its branches apart */
+	l->p_directive = between;
 	return 0;
 }
 
+/* Digraphs and trigraphs for braces at l->i (c): the split gives up on them. */
+static int digraph(const struct lex *l, char c)
+{
+	char d = l->i + 1 < l->n ? l->s[l->i + 1] : 0;
+
+	return (c == '<' && d == '%') || (c == '%' && d == '>') || (c == '?' && d == '?');
+}
+
+/* Code c goes on the current statement (SL_ITEMS_STATEMENTS). */
+static void note(struct lex *l, char c)
+{
+	if (!l->p_code || l->p_head == HEAD_KEYWORD || l->p_head == HEAD_DONE)
+		l->p_head = HEAD_OTHER;
+	l->p_code = 1;
+	l->p_last2 = l->p_last;
+	l->p_last = c;
+}
+
+static int word_is(const char *w, size_t wl, const char *want)
+{
+	return strlen(want) == wl && !memcmp(w, want, wl);
+}
+
+/*
+ * The first word of a statement at l->i.  "else" and "do" become pieces
+ * of their own that are never parsed: what follows each is a statement
+ * that parses alone (a do's "while (c);" as a loop with an empty body),
+ * and "else" or "do" kept without what came before would not parse.
+ */
+static void statement_word(struct lex *l)
+{
+	const char *w = l->s + l->i;
+	size_t wl = 0;
+
+	while (l->i + wl < l->n && ident_char(w[wl]))
+		wl++;
+	if (word_is(w, wl, "else") && l->p_directive)
+		l->item_whole = 1;      /* "#endif else": an else the grammar cannot attach */
+	if (word_is(w, wl, "else") || word_is(w, wl, "do")) {
+		piece(l, l->i, SL_ITEM_MAY);
+		piece(l, l->i + wl, SL_ITEM_NEVER);
+	} else {
+		note(l, 'a');
+		if (word_is(w, wl, "if") || word_is(w, wl, "while") || word_is(w, wl, "for") ||
+		    word_is(w, wl, "switch"))
+			l->p_head = HEAD_KEYWORD;
+		else if (word_is(w, wl, "try") || word_is(w, wl, "__try"))
+			l->item_whole = 1;      /* its catch clauses would not parse alone */
+	}
+	l->last = 'a';
+	l->i += wl;
+}
+
+/*
+ * One character of code at l->i inside a function's body, split into
+ * statements: a piece ends after a ';' and around a block's braces, where
+ * a '{' opens a block at a statement's start, after a control statement's
+ * head ("if (...)", "while (...)", "for (...)", "switch (...)") or after a
+ * label's ':'.  Any other '{' is a bracket: an initialiser, a compound
+ * literal, a lambda, a macro's loop, all in one piece with what holds them.
+ */
+static int body_code(struct lex *l, char c)
+{
+	int level = !l->paren && l->block[l->brace];   /* at a statement's level */
+	int block;
+
+	if (level && !l->p_code && (isalpha((unsigned char)c) || c == '_')) {
+		statement_word(l);
+		return 0;
+	}
+	switch (c) {
+	case '{':
+		if (l->brace + 1 >= MAX_BRACES)
+			return -1;
+		block = level && (!l->p_code || l->p_head == HEAD_DONE ||
+				  (l->p_last == ':' && l->p_last2 != ':'));
+		if (block)
+			piece(l, l->i, SL_ITEM_MAY);
+		else
+			note(l, c);
+		l->block[++l->brace] = (unsigned char)block;
+		l->i++;
+		if (block)
+			piece(l, l->i, SL_ITEM_FRAME);
+		l->last = c;
+		return 0;
+	case '}':
+		if (!l->block[l->brace]) {
+			l->brace--;
+			break;
+		}
+		if (l->paren)
+			l->item_whole = 1;      /* a block closes inside brackets: no statements here */
+		piece(l, l->i, SL_ITEM_MAY);
+		l->brace--;
+		l->i++;
+		l->last = c;
+		if (l->brace) {
+			piece(l, l->i, SL_ITEM_FRAME);
+		} else {
+			l->in_body = 0;
+			if (at_top(l))
+				boundary(l, l->i, SL_ITEM_FRAME);
+			else
+				piece(l, l->i, SL_ITEM_FRAME);
+		}
+		return 0;
+	case '(':
+	case '[':
+		block = level && c == '(' && l->p_head == HEAD_KEYWORD;
+		note(l, c);
+		if (block)
+			l->p_head = HEAD_PAREN;
+		l->paren++;
+		l->last = c;
+		l->i++;
+		return 0;
+	case ')':
+	case ']':
+		if (--l->paren < 0)
+			return -1;
+		note(l, c);
+		if (l->p_head == HEAD_PAREN && !l->paren)
+			l->p_head = HEAD_DONE;
+		l->last = c;
+		l->i++;
+		return 0;
+	case ';':
+		if (!level)
+			break;
+		l->i++;
+		l->last = c;
+		piece(l, l->i, SL_ITEM_MAY);
+		return 0;
+	case '<':
+	case '%':
+	case '?':
+		if (digraph(l, c))
+			return -1;
+		break;
+	default:
+		break;
+	}
+	note(l, c);
+	l->last = ident_char(c) ? 'a' : c;
+	l->i++;
+	return 0;
+}
 /* One character of code at l->i: 0, or -1 to give up. */
 static int code(struct lex *l)
 {
 	char c = l->s[l->i];
 	int first = !l->code;
 
+	/* split into statements, the comments before an item are an item of their own */
+	if (first && l->statements && at_top(l))
+		boundary(l, l->i, SL_ITEM_MAY);
 	l->code = 1;
 	l->line_start = 0;
+	if (l->in_body)
+		return body_code(l, c);
 	switch (c) {
 	case '{':
 		if (!l->brace && !l->paren) {
@@ -219,7 +465,17 @@ static int code(struct lex *l)
 			/* a function's body; after an '=', a compound literal's */
 			l->body = l->last == ')' && !l->init;
 		}
-		l->brace++;
+		if (l->brace == 0 && l->body && l->blanked)
+			l->blanked[l->params] = SL_ITEMS_PARAMS;
+		if (++l->brace == 1 && l->body && l->statements && !l->paren) {
+			/* its head and '{' frame the statements */
+			l->in_body = 1;
+			l->block[1] = 1;
+			l->last = c;
+			l->i++;
+			piece(l, l->i, SL_ITEM_FRAME);
+			return 0;
+		}
 		break;
 	case '}':
 		if (--l->brace < 0)
@@ -229,7 +485,8 @@ static int code(struct lex *l)
 		break;
 	case '(':
 	case '[':
-		l->paren++;
+		if (!l->paren++ && !l->brace && c == '(')
+			l->params = l->i;
 		break;
 	case ')':
 	case ']':
@@ -247,10 +504,7 @@ static int code(struct lex *l)
 	case '<':
 	case '%':
 	case '?':
-		/* digraphs and trigraphs for braces */
-		if (l->i + 1 < l->n && ((c == '<' && l->s[l->i + 1] == '%') ||
-					(c == '%' && l->s[l->i + 1] == '>') ||
-					(c == '?' && l->s[l->i + 1] == '?')))
+		if (digraph(l, c))
 			return -1;
 		break;
 	default:
@@ -262,11 +516,12 @@ static int code(struct lex *l)
 item_end:
 	l->last = c;
 	l->i++;
-	boundary(l, l->i, 0);
+	boundary(l, l->i, SL_ITEM_MAY);
 	return 0;
 }
 
-size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, char *blanked)
+size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, char *blanked,
+		      unsigned flags)
 {
 	struct lex l;
 
@@ -279,6 +534,7 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 	l.line_start = 1;
 	l.v = v;
 	l.alloc = alloc;
+	l.statements = !!(flags & SL_ITEMS_STATEMENTS);
 	while (l.i < l.n) {
 		char c = text[l.i];
 
@@ -286,6 +542,9 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 			l.line_start = 1;
 			l.i++;
 		} else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+			l.i++;
+		} else if (c == SL_ITEMS_PARAMS) {
+			blank(&l, l.i, l.i + 1);        /* not to be taken for the mark */
 			l.i++;
 		} else if (c == '/' && l.i + 1 < l.n && (text[l.i + 1] == '*' || text[l.i + 1] == '/')) {
 			if (skip_comment(&l))
@@ -299,6 +558,8 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 			l.code = 1;
 			l.line_start = 0;
 			l.last = c;
+			if (l.in_body)
+				note(&l, c);
 			skip_literal(&l, c);
 		} else if (c == '\'') {
 			l.line_start = 0;
@@ -308,6 +569,8 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 			}
 			l.code = 1;
 			l.last = c;
+			if (l.in_body)
+				note(&l, c);
 			skip_literal(&l, c);
 		} else if (code(&l)) {
 			return 0;
@@ -315,6 +578,6 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 	}
 	if (l.brace || l.paren || l.ngrp)
 		return 0;
-	boundary(&l, l.n, 0);
+	boundary(&l, l.n, SL_ITEM_MAY);
 	return l.nv;
 }

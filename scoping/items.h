@@ -36,19 +36,58 @@
 #include <stddef.h>
 #include <tree_sitter/api.h>
 
+enum sl_item_kind {
+	SL_ITEM_MAY,               /* parsed if it may hold a match */
+	SL_ITEM_ALWAYS,            /* a conditional's line: parsed whatever it holds */
+	SL_ITEM_FRAME,             /* a function's head, a block's brace: parsed with the
+				      other pieces of its item, or when it may hold a match */
+	SL_ITEM_NEVER              /* "else", "do": never parsed */
+};
+
 typedef struct sl_item {
 	TSRange r;                 /* bytes and points */
-	int fixed;                 /* a conditional's line: parse it whatever it holds */
+	unsigned char kind;        /* enum sl_item_kind */
+	unsigned char first;       /* the first piece of its top-level item */
 } sl_item;
 
 /*
- * The top-level items of text (len bytes) into *v (grown, *alloc its
- * capacity; the caller frees it), which they tile from byte 0 to len.
- * Returns the number of items, or 0 when the file must be parsed whole.
- * When blanked is not NULL, its len bytes receive the text with every
- * comment and the inside of every string and character literal blanked
- * (where no keyword can be a token), as far as the split got.
+ * Split function bodies into statements too: each top-level item whose
+ * body is a function's becomes pieces, its head and each block's braces
+ * SL_ITEM_FRAME, each statement (up to its ';', or to a block it controls)
+ * SL_ITEM_MAY, "else" and "do" SL_ITEM_NEVER.  Parsing the frame and any
+ * subset of the statements gives a function whose statements are those,
+ * each parsed as in the whole file: "if (c)" keeps the block after it, an
+ * if's "else" and a do's "do" go, which leaves a block, or a do's
+ * "while (c);" as a loop with an empty body.  A '{' opens a block only at
+ * a statement's start, after "if (...)", "while (...)", "for (...)",
+ * "switch (...)" or a label's ':'; every other brace is a bracket and
+ * stays in its statement (initialisers, compound literals, lambdas, the
+ * bodies of loops written as macros).  An item whose function holds a
+ * directive or a try stays one piece.  Only queries whose matches lie
+ * inside one statement may be filtered this way (sl_prefilter_below_root).
  */
-size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, char *blanked);
+#define SL_ITEMS_STATEMENTS 1
+
+/*
+ * The pieces of text (len bytes) into *v (grown, *alloc its capacity; the
+ * caller frees it), which they tile from byte 0 to len: one per top-level
+ * item, or with SL_ITEMS_STATEMENTS in flags, a function's statements.
+ * Returns the number of pieces, or 0 when the file must be parsed whole.
+ * When blanked is not NULL, its len bytes receive the text with every
+ * comment but its first '/' and the inside of every string and character
+ * literal blanked (where no keyword can be a token), as far as the split
+ * got.
+ */
+size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, char *blanked,
+		      unsigned flags);
+
+/*
+ * In blanked, the '(' of a function definition's parameter list (the last
+ * '(' outside brackets before the body's '{') is this byte, so that a
+ * count of an argument list's separators leaves the parameters out
+ * (prefilter.h); the byte itself in the text is blanked.
+ */
+#define SL_ITEMS_PARAMS '\x01'
+
 
 #endif

@@ -28,6 +28,11 @@ typedef struct sl_lang {
 	const char *const *item_holders;/* when sl_items_split (items.h) finds the top-level
 					   items of a file: the node types that hold them (the
 					   root's, conditionals'), NULL-terminated; else NULL */
+	const char *const *stmt_holders;/* and the types that may hold two statements of a
+					   function's body (SL_ITEMS_STATEMENTS), in the form
+					   sl_prefilter_below_root reads */
+	const char *const *list_nodes;  /* '('-delimited lists whose children ',' separates
+					   (prefilter.h), NULL-terminated; or NULL */
 } sl_lang;
 
 /* The built-in language called name, or NULL. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "scoping/prefilter.h"
+#include "scoping/items.h"
 #include "common/util.h"
 
 struct req {
@@ -24,6 +25,8 @@ struct req {
 struct pattern {
 	struct req *reqs;     /* every one must be met */
 	size_t nreqs;
+	unsigned seps;        /* and one '(' group must hold this many separators */
+	int exact;            /* and no more commas than that */
 };
 
 struct sl_prefilter {
@@ -340,8 +343,23 @@ struct kparse {
 	const char *s;
 	size_t i, n;
 	const char *const *kw;     /* pairs: node type, keyword; NULL-terminated */
+	const char *const *lists;  /* types of '('-delimited lists; NULL-terminated, or NULL */
 	int bad;
 };
+
+/*
+ * What a part of a pattern needs: keywords (bits over the table), and a
+ * '(' group with seps separators, and when exact with at most seps commas.
+ */
+struct kneed {
+	uint64_t bits;
+	unsigned seps;
+	int exact;
+};
+
+static const struct kneed kno;        /* nothing */
+
+static int one_of(const char *name, size_t nl, const char *const *types);
 
 static int kw_word_char(char c)
 {
@@ -399,34 +417,76 @@ static void kw_skip_form(struct kparse *p)
 		p->bad = 1;
 }
 
-static uint64_t kw_item(struct kparse *p);
+static struct kneed kw_item(struct kparse *p, int *named);
 
-/* Items up to `close`: the union of theirs, or for an alternation what all share. */
-static uint64_t kw_items(struct kparse *p, char close, int alternation)
+/* What a and b both need (a node's children): a separator requirement of either. */
+static void need_both(struct kneed *a, struct kneed b)
 {
-	uint64_t any = 0, all = ~UINT64_C(0);
+	a->bits |= b.bits;
+	if (b.seps > a->seps) {
+		a->seps = b.seps;
+		a->exact = b.exact;
+	} else if (b.seps == a->seps) {
+		a->exact |= b.exact;    /* an exact one implies the other */
+	}
+}
+
+/* What a and b each need (an alternation's branches). */
+static void need_either(struct kneed *a, struct kneed b)
+{
+	a->bits &= b.bits;
+	if (b.seps < a->seps) {
+		a->seps = b.seps;
+		a->exact = b.exact;
+	} else if (b.seps == a->seps) {
+		a->exact &= b.exact;
+	} else {
+		a->exact = 0;
+	}
+}
+
+/*
+ * Items up to `close`: the union of theirs, or for an alternation what all
+ * share.  *named (when not NULL) counts the items that each match a named
+ * node of their own, and *exact is set when those are all the items but
+ * anchors, with an anchor before each and after the last: then they are
+ * all the node's named children.
+ */
+static struct kneed kw_items(struct kparse *p, char close, int alternation, unsigned *named,
+			     int *exact)
+{
+	struct kneed any = kno, all = { ~UINT64_C(0), ~0u, 1 };
 	size_t n = 0;
+	int anchor_next = 1, ok = 1;
 
 	for (;;) {
-		uint64_t b;
+		struct kneed b;
+		int one = 0, anchor;
 
 		kw_blank(p);
 		if (p->i >= p->n) {
 			p->bad = 1;
-			return 0;
+			return kno;
 		}
 		if (p->s[p->i] == close) {
 			p->i++;
 			break;
 		}
-		b = kw_item(p);
+		anchor = p->s[p->i] == '.';
+		b = kw_item(p, &one);
 		if (p->bad)
-			return 0;
-		any |= b;
-		all &= b;
+			return kno;
+		need_both(&any, b);
+		need_either(&all, b);
 		n++;
+		if (named)
+			*named += (unsigned)one;
+		ok &= anchor ? anchor_next : !anchor_next && one;
+		anchor_next = !anchor;
 	}
-	return alternation ? (n ? all : 0) : any;
+	if (exact)
+		*exact = ok && !anchor_next && named && *named;
+	return alternation ? (n ? all : kno) : any;
 }
 
 /* A quoted anonymous node. */
@@ -450,60 +510,84 @@ static uint64_t kw_string(struct kparse *p)
 	return plain ? kw_bits(p, p->s + start, p->i - 1 - start, 1) : 0;
 }
 
-/* After '(': a predicate, a group or a node with its children. */
-static uint64_t kw_paren(struct kparse *p)
+/*
+ * After '(': a predicate, a group or a node with its children.  *named is
+ * set when it is a node that matches a named node with text: not a group,
+ * not MISSING (no text) nor ERROR (which may hold the text of several).  A
+ * node of a list type (p->lists) with k children that are each such a
+ * node needs k - 1 separators in its '(' group: between two named
+ * children of a list comes a ',' or a comment (an extra).
+ */
+static struct kneed kw_paren(struct kparse *p, int *named)
 {
-	size_t start;
+	size_t start, nl;
+	unsigned k = 0;
+	int exact;
+	struct kneed b;
 
 	kw_blank(p);
 	if (p->i < p->n && (p->s[p->i] == '(' || p->s[p->i] == '[' || p->s[p->i] == '"'))
-		return kw_items(p, ')', 0);
+		return kw_items(p, ')', 0, NULL, NULL);
 	if (p->i < p->n && p->s[p->i] == '#') {
 		kw_skip_form(p);
-		return 0;
+		return kno;
 	}
 	for (start = p->i; p->i < p->n && kw_word_char(p->s[p->i]); p->i++)
 		;
 	if (p->i == start) {
 		p->bad = 1;
-		return 0;
+		return kno;
 	}
 	if (p->i - start == 7 && !memcmp(p->s + start, "MISSING", 7)) {
 		/* a node error recovery inserted: no text at all */
 		kw_skip_form(p);
-		return 0;
+		return kno;
 	}
-	return kw_bits(p, p->s + start, p->i - start, 0) | kw_items(p, ')', 0);
+	nl = p->i - start;
+	*named = !(nl == 5 && !memcmp(p->s + start, "ERROR", 5));
+	b = kw_items(p, ')', 0, &k, &exact);
+	b.bits |= kw_bits(p, p->s + start, nl, 0);
+	if (p->lists && k > 1 && one_of(p->s + start, nl, p->lists)) {
+		struct kneed list = { 0, k - 1, exact };
+
+		need_both(&b, list);
+	}
+	return b;
 }
 
-/* One item with its field name, anchor, quantifier and captures. */
-static uint64_t kw_item(struct kparse *p)
+/*
+ * One item with its field name, anchor, quantifier and captures; *named
+ * set when it matches one named node with text (kw_paren), not under '?'
+ * or '*'.
+ */
+static struct kneed kw_item(struct kparse *p, int *named)
 {
-	uint64_t b = 0;
+	struct kneed b = kno;
 	size_t start = p->i;
 	char c = p->s[p->i];
 
+	*named = 0;
 	if (c == '.' || c == '!') {
 		/* an anchor; a negated field */
 		for (p->i++; p->i < p->n && kw_word_char(p->s[p->i]); p->i++)
 			;
-		return 0;
+		return kno;
 	}
 	if (c == '"') {
-		b = kw_string(p);
+		b.bits = kw_string(p);
 	} else if (c == '[') {
 		p->i++;
-		b = kw_items(p, ']', 1);
+		b = kw_items(p, ']', 1, NULL, NULL);
 	} else if (c == '(') {
 		p->i++;
-		b = kw_paren(p);
+		b = kw_paren(p, named);
 	} else if (kw_word_char(c)) {
 		while (p->i < p->n && kw_word_char(p->s[p->i]))
 			p->i++;
 		if (p->i < p->n && p->s[p->i] == ':') {
 			p->i++;
 			kw_blank(p);
-			return p->i < p->n ? kw_item(p) : (p->bad = 1, 0);
+			return p->i < p->n ? kw_item(p, named) : (p->bad = 1, kno);
 		}
 		if (p->i - start != 1 || c != '_')
 			p->bad = 1;
@@ -516,7 +600,8 @@ static uint64_t kw_item(struct kparse *p)
 			break;
 		c = p->s[p->i];
 		if (c == '?' || c == '*') {
-			b = 0;
+			b = kno;
+			*named = 0;
 			p->i++;
 		} else if (c == '+') {
 			p->i++;
@@ -527,22 +612,27 @@ static uint64_t kw_item(struct kparse *p)
 			break;
 		}
 	}
-	return p->bad ? 0 : b;
+	return p->bad ? kno : b;
 }
 
-/* The keyword bits of the pattern whose source is s[0 .. n). */
-static uint64_t pattern_keywords(const char *s, size_t n, const char *const *kw)
+/* What the pattern whose source is s[0 .. n) needs. */
+static struct kneed pattern_needs(const char *s, size_t n, const char *const *kw,
+				  const char *const *lists)
 {
-	struct kparse p = { s, 0, n, kw, 0 };
-	uint64_t b = 0;
+	struct kparse p = { s, 0, n, kw, lists, 0 };
+	struct kneed b = kno;
 
 	for (;;) {
+		struct kneed one;
+		int named;
+
 		kw_blank(&p);
 		if (p.i >= p.n || p.bad)
 			break;
-		b |= kw_item(&p);
+		one = kw_item(&p, &named);
+		need_both(&b, one);
 	}
-	return p.bad ? 0 : b;
+	return p.bad ? kno : b;
 }
 
 /* Add to pattern p a word requirement for each keyword of bits. */
@@ -660,12 +750,24 @@ static int at_predicate(const struct kparse *p)
 	return p->s[p->i] == '(' && j < p->n && p->s[j] == '#';
 }
 
-/* 1 if name (nl bytes) is one of the NULL-terminated types. */
+/*
+ * 1 if name (nl bytes) is one of the NULL-terminated types, where a type
+ * "*_x" stands for every name ending in "_x" and "x_*" for every one
+ * beginning with "x_".
+ */
 static int one_of(const char *name, size_t nl, const char *const *types)
 {
-	for (size_t i = 0; types[i]; i++)
-		if (strlen(types[i]) == nl && !memcmp(types[i], name, nl))
+	for (size_t i = 0; types[i]; i++) {
+		const char *t = types[i];
+		size_t tl = strlen(t);
+
+		if (tl > 1 && t[0] == '*' && nl >= tl && !memcmp(name + nl - (tl - 1), t + 1, tl - 1))
 			return 1;
+		if (tl > 1 && t[tl - 1] == '*' && nl >= tl && !memcmp(name, t, tl - 1))
+			return 1;
+		if (tl == nl && !memcmp(t, name, nl))
+			return 1;
+	}
 	return 0;
 }
 
@@ -678,6 +780,8 @@ static int top_below(struct kparse *p, const char *const *holders)
 	if (p->i >= p->n)
 		return 0;
 	if (p->s[p->i] == '"') {
+		if (one_of("\"", 1, holders))
+			return 0;       /* a keyword token may stand between two statements */
 		kw_string(p);
 	} else if (p->s[p->i] == '[') {
 		for (p->i++;; n++) {
@@ -747,7 +851,7 @@ int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 		return 0;
 	for (uint32_t pat = 0; pat < npats; pat++) {
 		size_t start = ts_query_start_byte_for_pattern(q, pat);
-		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, 0 };
+		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, NULL, 0 };
 
 		if (start >= p.n || !top_below(&p, holders))
 			return 0;
@@ -768,11 +872,11 @@ int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 
 sl_prefilter *sl_prefilter_new(const TSQuery *q)
 {
-	return sl_prefilter_new_ex(q, NULL, 0, NULL);
+	return sl_prefilter_new_ex(q, NULL, 0, NULL, NULL);
 }
 
 sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
-				  const char *const *keyword_nodes)
+				  const char *const *keyword_nodes, const char *const *list_nodes)
 {
 	sl_prefilter *f = sl_xcalloc(1, sizeof(*f));
 	uint32_t npats = ts_query_pattern_count(q);
@@ -783,16 +887,20 @@ sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
 		struct pattern *p = &f->pats[pat];
 
 		add_pred_reqs(f, p, q, pat);
-		if (src && keyword_nodes) {
+		if (src && (keyword_nodes || list_nodes)) {
+			static const char *const none[] = { NULL };
+			const char *const *kw = keyword_nodes ? keyword_nodes : none;
 			size_t start = ts_query_start_byte_for_pattern(q, pat);
 			size_t end = pattern_end(q, pat, npats, len);
+			struct kneed need = kno;
 
 			if (start < end)
-				add_keyword_reqs(f, p, pattern_keywords(src + start, end - start,
-									keyword_nodes),
-						 keyword_nodes);
+				need = pattern_needs(src + start, end - start, kw, list_nodes);
+			add_keyword_reqs(f, p, need.bits, kw);
+			p->seps = need.seps;
+			p->exact = need.exact;
 		}
-		if (!p->nreqs) {
+		if (!p->nreqs && !p->seps) {
 			/* this pattern can match anywhere: filtering would lose it */
 			sl_prefilter_free(f);
 			return NULL;
@@ -805,9 +913,48 @@ sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
 	return f;
 }
 
+/*
+ * 1 if some '(' group of code holds n separators at its own level: ','
+ * or '/' (what is left of a comment; a division counts too, which only
+ * keeps more), and when exact, at most n ','.  A function definition's
+ * parameters (SL_ITEMS_PARAMS) are no such group.
+ */
+static int has_separators(const char *code, size_t len, unsigned n, int exact)
+{
+	struct { unsigned commas, seps; int paren; } g[64];
+	size_t depth = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		char c = i < len ? code[i] : 0;
+
+		if (c == '(' || c == '[' || c == '{' || c == SL_ITEMS_PARAMS) {
+			if (depth == 64)
+				return 1;
+			g[depth].paren = c == '(';
+			g[depth].commas = g[depth].seps = 0;
+			depth++;
+		} else if (c == ')' || c == ']' || c == '}' || i == len) {
+			/* a group ends: the text's end ends them all */
+			while (depth) {
+				depth--;
+				if (g[depth].paren && g[depth].seps >= n && (!exact || g[depth].commas <= n))
+					return 1;
+				if (i < len)
+					break;
+			}
+		} else if ((c == ',' || c == '/') && depth && g[depth - 1].paren) {
+			g[depth - 1].seps++;
+			g[depth - 1].commas += c == ',';
+			if (!exact && g[depth - 1].seps >= n)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len)
 {
-	return sl_prefilter_pass_code(f, text, text, len);
+	return sl_prefilter_pass_code(f, text, NULL, len);
 }
 
 int sl_prefilter_pass_code(const sl_prefilter *f, const char *text, const char *code, size_t len)
@@ -818,12 +965,15 @@ int sl_prefilter_pass_code(const sl_prefilter *f, const char *text, const char *
 		const struct pattern *pt = &f->pats[p];
 		size_t r;
 
+		/* separators are counted only where literals and comments are blanked */
+		if (pt->seps && code && !has_separators(code, len, pt->seps, pt->exact))
+			continue;
 		for (r = 0; r < pt->nreqs; r++) {
 			const struct req *rq = &pt->reqs[r];
 			size_t a;
 
 			for (a = 0; a < rq->nalts; a++)
-				if (rq->word ? has_keyword(code, len, rq->alts[a], rq->lens[a]) :
+				if (rq->word ? has_keyword(code ? code : text, len, rq->alts[a], rq->lens[a]) :
 				    memmem(text, len, rq->alts[a], rq->lens[a]) != NULL)
 					break;
 			if (a == rq->nalts)

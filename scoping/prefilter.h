@@ -26,7 +26,14 @@
  * ("for"), outside '?' and '*', needs that keyword as a word: an
  * occurrence not glued to a longer identifier (C-family lexing; in doubt
  * the file is kept).  Alternations require only what every branch does;
- * MISSING nodes and predicates give none.
+ * MISSING nodes and predicates give none.  It also adds separators from
+ * the language's '('-delimited lists (argument_list): a list node with k
+ * children that each match a named node with text ((_), (identifier);
+ * not '?', '*', MISSING, ERROR, groups, alternations or quoted nodes)
+ * needs k - 1 separators inside one '(' group, a ',' or a comment, since
+ * comments are named extras a child pattern can match.  Separators are
+ * only counted in text whose comments and literals are blanked
+ * (sl_prefilter_pass_code): sl_prefilter_pass does not judge them.
  */
 #ifndef SL_SCOPING_PREFILTER_H
 #define SL_SCOPING_PREFILTER_H
@@ -42,16 +49,22 @@ typedef struct sl_prefilter sl_prefilter;
 sl_prefilter *sl_prefilter_new(const TSQuery *q);
 /*
  * The same with the keywords the patterns of src (the source of q, len
- * bytes) imply by the pairs of keyword_nodes (NULL: none).
+ * bytes) imply by the pairs of keyword_nodes (NULL: none), and the
+ * separators the list types of list_nodes (NULL-terminated; NULL: none)
+ * imply.
  */
 sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
-				  const char *const *keyword_nodes);
+				  const char *const *keyword_nodes, const char *const *list_nodes);
 /*
  * 1 if no pattern of q (source src, len bytes) can match a node of one of
  * the NULL-terminated types holders (the root's, and the other types that
  * hold top-level items), or span two siblings: every match then lies
  * inside one top-level item, and a filter may judge the items of a file
- * one by one (sl_items_split).  0 when in doubt.
+ * one by one (sl_items_split).  0 when in doubt.  In holders, "*_x"
+ * stands for every type ending in "_x", "x_*" for every one beginning
+ * with "x_", and "\"" for every quoted anonymous node: with the types
+ * that hold statements, every match lies inside one statement
+ * (SL_ITEMS_STATEMENTS).
  */
 int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 			    const char *const *holders);
@@ -59,8 +72,8 @@ int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len);
 /*
  * The same, with code (len bytes) the text whose comments and literals are
- * blanked (sl_items_split): keywords are looked for there, where only
- * tokens are left, and the other literals in text.
+ * blanked (sl_items_split): keywords and separators are looked for there,
+ * where only tokens are left, and the other literals in text.
  */
 int sl_prefilter_pass_code(const sl_prefilter *f, const char *text, const char *code, size_t len);
 /* Number of distinct literal strings (keywords too) the filter looks for. */

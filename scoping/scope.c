@@ -76,6 +76,7 @@ struct compiled {
 	sl_prefilter *pf;          /* the predicates' literals: for CF_LIT_NO_MATCH */
 	sl_prefilter *skip;        /* those and the keywords the patterns imply: what files to skip */
 	int by_items;              /* skip's verdict holds item by item too (items.h) */
+	unsigned split;            /* and statement by statement: SL_ITEMS_STATEMENTS */
 	uint32_t site_cap;
 };
 
@@ -212,9 +213,13 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 	c->q = ts_query_new(c->lang->grammar(), query, (uint32_t)len, &off, &type);
 	if (c->q) {
 		c->pf = sl_prefilter_new(c->q);
-		c->skip = sl_prefilter_new_ex(c->q, query, len, sl_lang_keyword_nodes(c->lang));
+		c->skip = sl_prefilter_new_ex(c->q, query, len, sl_lang_keyword_nodes(c->lang),
+					      c->lang->list_nodes);
 		c->by_items = c->skip && c->lang->item_holders &&
 			sl_prefilter_below_root(c->q, query, len, c->lang->item_holders);
+		if (c->by_items && c->lang->stmt_holders &&
+		    sl_prefilter_below_root(c->q, query, len, c->lang->stmt_holders))
+			c->split = SL_ITEMS_STATEMENTS;
 	}
 	if (!c->q) {
 		if (offset_out)
@@ -973,7 +978,9 @@ struct parse_state {
 	sl_item *items;
 	TSRange *ranges;
 	char *code;                /* the file with comments and literals blanked */
-	size_t items_alloc, ranges_alloc, code_alloc;
+	unsigned char *may;        /* per piece: 1 it may hold a match; 2 (an item's first
+				      piece) its item is parsed whole (mark_errors) */
+	size_t items_alloc, ranges_alloc, code_alloc, may_alloc;
 };
 
 /* Record that the file at position k failed: fail_at becomes the least such position. */
@@ -1009,6 +1016,7 @@ static void parse_state_release(struct parse_state *ps)
 	free(ps->raws);
 	free(ps->items);
 	free(ps->code);
+	free(ps->may);
 	free(ps->ranges);
 	ts_query_cursor_delete(ps->cursor);
 	ts_parser_delete(ps->parser);
@@ -1071,10 +1079,116 @@ static int run_query(struct worker *wk, struct parse_state *ps, const struct ent
 }
 
 /*
- * Parse only the top-level items of the file that may hold a match, when
- * the query allows it (c->by_items): *tree, or NULL to parse the file
- * whole (the items cannot be told apart, or every item may hold a match).
- * Returns 1 when no item may hold a match, else 0.
+ * Add to ps->ranges (kept of them so far; merged where they touch) the
+ * pieces of one item, ps->items[from .. to), that may hold a match, and
+ * the item's frame with them; ps->may holds the verdicts.
+ */
+static size_t keep_item(struct parse_state *ps, size_t from, size_t to, size_t kept, int whole)
+{
+	int any = 0;
+
+	for (size_t i = from; i < to; i++)
+		any |= ps->may[i] & 1;
+	for (size_t i = from; i < to; i++) {
+		const sl_item *it = &ps->items[i];
+
+		/* a conditional's line is parsed whatever it holds */
+		if (!(whole || (ps->may[i] & 1) || it->kind == SL_ITEM_ALWAYS ||
+		      (any && it->kind == SL_ITEM_FRAME)))
+			continue;
+		if (kept && ps->ranges[kept - 1].end_byte == it->r.start_byte) {
+			ps->ranges[kept - 1].end_byte = it->r.end_byte;
+			ps->ranges[kept - 1].end_point = it->r.end_point;
+		} else {
+			SL_ALLOC_GROW(ps->ranges, kept + 1, ps->ranges_alloc);
+			ps->ranges[kept++] = it->r;
+		}
+	}
+	return kept;
+}
+
+/*
+ * Where tree, parsed from the pieces kept, has a syntax error (an ERROR
+ * or MISSING node) that is not inside one statement of a function (an
+ * SL_ITEM_MAY piece of an item split into several): error recovery
+ * depends on what surrounds the error, which the pieces left out change.
+ * An error elsewhere in a function split into statements (its head,
+ * across statements) marks it to be parsed whole (bit 2 of ps->may at
+ * its first piece); returns 1 if that adds pieces.  An error outside such
+ * a function (a declaration, a directive, across items) returns -1: the
+ * file is parsed whole.  Else 0.
+ */
+static int mark_errors(struct parse_state *ps, size_t n, TSTree *tree)
+{
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
+	size_t p = 0, first = 0;
+	int ret = 0;
+
+	/* depth first, into nodes that hold an error only: the errors come in order */
+	for (;;) {
+		TSNode node = ts_tree_cursor_current_node(&cur);
+		const sl_item *it;
+		uint32_t from, to;
+		size_t end;
+
+		if (!(ts_node_is_missing(node) || !strcmp(ts_node_type(node), "ERROR"))) {
+			if (ts_node_has_error(node) && ts_tree_cursor_goto_first_child(&cur))
+				continue;
+			goto next;
+		}
+		from = ts_node_start_byte(node);
+		to = ts_node_end_byte(node);
+		while (p + 1 < n && ps->items[p].r.end_byte < from + (from < to))
+			if (ps->items[++p].first)
+				first = p;
+		for (end = first + 1; end < n && !ps->items[end].first; end++)
+			;
+		if (to > ps->items[end - 1].r.end_byte) {
+			ret = -1;
+			break;
+		}
+		if (end - first < 2)
+			goto next;
+		it = &ps->items[p];
+		if (it->kind == SL_ITEM_MAY && it->r.start_byte <= from && to <= it->r.end_byte)
+			goto next;
+		if (!(ps->may[first] & 2))
+			for (size_t i = first; i < end; i++)
+				ret |= !(ps->may[i] & 1) && ps->items[i].kind != SL_ITEM_FRAME;
+		ps->may[first] |= 2;
+next:
+		while (!ts_tree_cursor_goto_next_sibling(&cur))
+			if (!ts_tree_cursor_goto_parent(&cur))
+				goto done;
+	}
+done:
+	ts_tree_cursor_delete(&cur);
+	return ret;
+}
+
+/*
+ * The ranges to parse of the n pieces in ps->items: of each item, the
+ * pieces that may hold a match and its frame; all its pieces when it is
+ * marked whole (mark_errors).
+ */
+static size_t keep_items(struct parse_state *ps, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && !ps->items[j].first; j++)
+			;
+		kept = keep_item(ps, i, j, kept, ps->may[i] & 2);
+	}
+	return kept;
+}
+
+/*
+ * Parse only the top-level items of the file, or the statements of its
+ * functions (c->split), that may hold a match, when the query allows it
+ * (c->by_items): *tree, or NULL to parse the file whole (the items cannot
+ * be told apart, or every item may hold a match).  Returns 1 when no item
+ * may hold a match, else 0.
  */
 static int parse_items(struct worker *wk, struct parse_state *ps, const char *text, size_t size,
 		       TSTree **tree)
@@ -1084,32 +1198,36 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 
 	*tree = NULL;
 	SL_ALLOC_GROW(ps->code, size, ps->code_alloc);
-	n = sl_items_split(text, size, &ps->items, &ps->items_alloc, ps->code);
+	n = sl_items_split(text, size, &ps->items, &ps->items_alloc, ps->code, c->split);
 	if (n < 2)
 		return 0;
+	SL_ALLOC_GROW(ps->may, n, ps->may_alloc);
 	for (size_t i = 0; i < n; i++) {
 		const TSRange *r = &ps->items[i].r;
 
-		/* a conditional's line is parsed whatever it holds, and may hold a match (a comment) */
-		if (sl_prefilter_pass_code(c->skip, text + r->start_byte, ps->code + r->start_byte,
-					   r->end_byte - r->start_byte))
-			may++;
-		else if (!ps->items[i].fixed)
-			continue;
-		if (kept && ps->ranges[kept - 1].end_byte == r->start_byte) {
-			ps->ranges[kept - 1].end_byte = r->end_byte;
-			ps->ranges[kept - 1].end_point = r->end_point;
-		} else {
-			SL_ALLOC_GROW(ps->ranges, kept + 1, ps->ranges_alloc);
-			ps->ranges[kept++] = *r;
-		}
+		ps->may[i] = ps->items[i].kind != SL_ITEM_NEVER &&
+			sl_prefilter_pass_code(c->skip, text + r->start_byte, ps->code + r->start_byte,
+					       r->end_byte - r->start_byte);
+		may += ps->may[i];
 	}
 	if (!may)
 		return 1;
+	kept = keep_items(ps, n);
 	if ((kept == 1 && ps->ranges[0].start_byte == 0 && ps->ranges[0].end_byte == size) ||
 	    !ts_parser_set_included_ranges(ps->parser, ps->ranges, (uint32_t)kept))
 		return 0;
 	*tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size);
+	if (*tree && c->split && ts_node_has_error(ts_tree_root_node(*tree))) {
+		int again = mark_errors(ps, n, *tree);
+
+		if (again) {
+			ts_tree_delete(*tree);
+			*tree = NULL;
+		}
+		if (again > 0 && ts_parser_set_included_ranges(ps->parser, ps->ranges,
+							       (uint32_t)(kept = keep_items(ps, n))))
+			*tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size);
+	}
 	ts_parser_set_included_ranges(ps->parser, NULL, 0);
 	if (*tree)
 		wk->st.parsed_in_part++;

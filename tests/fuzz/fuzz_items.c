@@ -88,9 +88,10 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 		return 0;
 	if (!blanked)
 		abort();
-	n = sl_items_split(text, size, &v, &alloc, blanked);
+	n = sl_items_split(text, size, &v, &alloc, blanked, 0);
 	for (size_t i = 0; n && i < size; i++)
-		FUZZ_CHECK(blanked[i] == text[i] || blanked[i] == ' ');
+		FUZZ_CHECK(blanked[i] == text[i] || blanked[i] == ' ' ||
+			   (blanked[i] == SL_ITEMS_PARAMS && text[i] == '('));
 	for (size_t i = 0; i < n; i++) {
 		const TSRange *r = &v[i].r;
 		TSPoint sp = fuzz_items_point(text, r->start_byte), ep = fuzz_items_point(text, r->end_byte);
@@ -99,7 +100,7 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 		FUZZ_CHECK(r->end_byte > r->start_byte);
 		FUZZ_CHECK(sp.row == r->start_point.row && sp.column == r->start_point.column);
 		FUZZ_CHECK(ep.row == r->end_point.row && ep.column == r->end_point.column);
-		if (v[i].fixed || fuzz_items_has_for(blanked + r->start_byte, r->end_byte - r->start_byte)) {
+		if (v[i].kind == SL_ITEM_ALWAYS || fuzz_items_has_for(blanked + r->start_byte, r->end_byte - r->start_byte)) {
 			keep = sl_xrealloc(keep, (nkeep + 1) * sizeof(*keep));
 			keep[nkeep++] = *r;
 		}

@@ -15,7 +15,7 @@ static const char *items(const char *text)
 {
 	static char out[4096];
 	sl_item *v = NULL;
-	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL), len = 0;
+	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL, 0), len = 0;
 
 	out[0] = '\0';
 	if (!n)
@@ -24,8 +24,8 @@ static const char *items(const char *text)
 		const TSRange *r = &v[i].r;
 
 		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%.*s%s|",
-					v[i].fixed ? "[" : "", (int)(r->end_byte - r->start_byte),
-					text + r->start_byte, v[i].fixed ? "]" : "");
+					v[i].kind == SL_ITEM_ALWAYS ? "[" : "", (int)(r->end_byte - r->start_byte),
+					text + r->start_byte, v[i].kind == SL_ITEM_ALWAYS ? "]" : "");
 	}
 	free(v);
 	return out;
@@ -73,14 +73,24 @@ static void test_directives(void)
 		  "int f(void) {\n#if A\n\treturn 1;\n#endif\n\treturn 0;\n}|\nint g;|");
 }
 
+static void test_joined_conditionals(void)
+{
+	/* a conditional begun between items that ends inside one is that item's */
+	CHECK_STR(items("int a;\n#if 0\nthis is no C\n#endif\nint x;\nint y;"),
+		  "int a;|\n#if 0\nthis is no C\n#endif\nint x;|\nint y;|");
+	CHECK_STR(items("#ifdef _LIBC\nweak_alias (a, b)\n#endif\nint f(void) { return 0; }\nint z;"),
+		  "#ifdef _LIBC\nweak_alias (a, b)\n#endif\nint f(void) { return 0; }|\nint z;|");
+	/* an include guard around it stays fixed */
+	CHECK_STR(items("#ifndef G\n#if A\nM(x)\n#else\nN(x)\n#endif\nint x;\n#endif\n"),
+		  "[#ifndef G\n]|#if A\nM(x)\n#else\nN(x)\n#endif\nint x;|[\n#endif\n]|");
+}
+
 static void test_gives_up(void)
 {
 	/* a K&R function's body starts an item */
 	CHECK_STR(items("int f(a)\nint a;\n{ return a; }\n"), "none");
 	/* two heads for one body */
 	CHECK_STR(items("#ifdef A\nint f(int a) {\n#else\nint f(void) {\n#endif\nreturn 0; }\n"), "none");
-	/* a conditional begun between items must end between items */
-	CHECK_STR(items("#if 0\nthis is no C\n#endif\nint x;"), "none");
 	CHECK_STR(items("int f(void) { return 0; }}\n"), "none");
 	CHECK_STR(items("int f(void) { return 0;\n"), "none");
 	CHECK_STR(items("int f(void) { return (0; }\n"), "none");
@@ -101,7 +111,7 @@ static void test_points(void)
 {
 	const char *text = "int a;\n\n  int f(void)\n{\n}\r\nint b;";
 	sl_item *v = NULL;
-	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL);
+	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL, 0);
 
 	CHECK_INT(n, 3);
 	if (n == 3) {
@@ -124,6 +134,7 @@ int main(void)
 	RUN(test_declarations_and_functions);
 	RUN(test_comments_and_literals);
 	RUN(test_directives);
+	RUN(test_joined_conditionals);
 	RUN(test_gives_up);
 	RUN(test_points);
 	return unit_done();

@@ -22,8 +22,8 @@ static int type_exists(const TSLanguage *g, const char *type)
 
 static void check_list(const sl_lang *l, const char *const *list)
 {
-	for (const char *const *t = list; *t; t++)
-		if (!type_exists(l->grammar(), *t)) {
+	for (const char *const *t = list; t && *t; t++)
+		if (!strchr(*t, '*') && !strchr(*t, '"') && !type_exists(l->grammar(), *t)) {
 			fprintf(stderr, "%s: no node type '%s'\n", l->name, *t);
 			CHECK(0);
 		}
@@ -49,6 +49,9 @@ static void test_node_types_exist(void)
 		check_list(l, l->not_stmt);
 		check_list(l, l->import_types);
 		check_list(l, l->def_types);
+		check_list(l, l->item_holders);
+		check_list(l, l->stmt_holders);
+		check_list(l, l->list_nodes);
 		if (l->func_wrapper)
 			CHECK(type_exists(l->grammar(), l->func_wrapper));
 	}
@@ -255,7 +258,7 @@ static void check_filter(const char *query, int keywords, const char *want)
 	if (!q)
 		return;
 	f = keywords ? sl_prefilter_new_ex(q, query, strlen(query),
-					   sl_lang_keyword_nodes(sl_lang_find("c"))) :
+					   sl_lang_keyword_nodes(sl_lang_find("c")), NULL) :
 		       sl_prefilter_new(q);
 	if (!want) {
 		CHECK(f == NULL);
@@ -382,7 +385,7 @@ static void test_prefilter_keyword_words(void)
 	TSQuery *q = ts_query_new(sl_lang_find("c")->grammar(), query, (uint32_t)strlen(query),
 				  &off, &type);
 	sl_prefilter *f = sl_prefilter_new_ex(q, query, strlen(query),
-					      sl_lang_keyword_nodes(sl_lang_find("c")));
+					      sl_lang_keyword_nodes(sl_lang_find("c")), NULL);
 	static const char *const yes[] = { "for (;;) {}", "x;for(", "/* for */", "1for",
 					   "#definefor", "# definefor", "\xc3\xa9" "for", "a.for", "$for",
 					   "\\u00e9for", "for" };
