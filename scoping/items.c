@@ -36,7 +36,7 @@ struct lex {
 	int init;                  /* the current item has an '=' at depth 0 */
 	int line_start;            /* only blanks and comments since the last newline */
 	char last;                 /* the last character of code: ')' matters */
-	size_t params;             /* where the last '(' outside brackets opened */
+	size_t params;             /* 1 + where the item's last '(' outside brackets opened, or 0 */
 	size_t start;              /* where the current item began */
 	size_t row_at, row_off;    /* rows counted up to row_at; the last row began at row_off */
 	uint32_t row;
@@ -137,6 +137,7 @@ static void boundary(struct lex *l, size_t b, int kind)
 	}
 	l->item_open = 0;
 	l->item_whole = 0;
+	l->params = 0;
 	l->code = 0;
 	l->body = 0;
 	l->init = 0;
@@ -218,8 +219,8 @@ static void join_group(struct lex *l)
 /* The directive at l->i (its '#'): 0, or -1 to give up. */
 static int directive(struct lex *l)
 {
-	size_t w;
-	int opens = 0, closes = 0, other_branch = 0, fixed;
+	size_t w, comment_end = 0;
+	int opens = 0, closes = 0, other_branch = 0, fixed, line_comment = 0;
 	/* in a function's body, between two statements of a block */
 	int between = l->in_body && !l->p_code && !l->paren && l->block[l->brace];
 
@@ -241,18 +242,31 @@ static int directive(struct lex *l)
 	else if (l->i - w >= 4 && (!memcmp(l->s + w, "else", 4) || !memcmp(l->s + w, "elif", 4)))
 		other_branch = 1;
 	/* to the end of the line, continuation lines and comments included */
-	while (l->i < l->n && l->s[l->i] != '\n') {
+	while (l->i < l->n) {
 		char c = l->s[l->i];
 
-		if (c == '\\' && l->i + 1 < l->n && l->s[l->i + 1] == '\n')
+		if (c == '\n') {
+			/*
+			 * tree-sitter-c reads on past a '/' that ends the line, in a
+			 * directive's argument or a '//' comment there (not after a
+			 * block comment, nor a conditional's '//' comment)
+			 */
+			if (!l->i || l->s[l->i - 1] != '/' ||
+			    (comment_end == l->i && (!line_comment || opens || closes || other_branch)))
+				break;
+			l->i++;
+		} else if (c == '\\' && l->i + 1 < l->n && l->s[l->i + 1] == '\n') {
 			l->i += 2;
-		else if (c == '/' && l->i + 1 < l->n && (l->s[l->i + 1] == '*' || l->s[l->i + 1] == '/')) {
+		} else if (c == '/' && l->i + 1 < l->n && (l->s[l->i + 1] == '*' || l->s[l->i + 1] == '/')) {
+			line_comment = l->s[l->i + 1] == '/';
 			if (skip_comment(l))
 				return -1;
-		} else if (c == '"' || c == '\'')
+			comment_end = l->i;
+		} else if (c == '"' || c == '\'') {
 			skip_literal(l, c);
-		else
+		} else {
 			l->i++;
+		}
 	}
 	if (l->i < l->n)
 		l->i++;
@@ -465,13 +479,17 @@ static int code(struct lex *l)
 			/* a function's body; after an '=', a compound literal's */
 			l->body = l->last == ')' && !l->init;
 		}
-		if (l->brace == 0 && l->body && l->blanked)
-			l->blanked[l->params] = SL_ITEMS_PARAMS;
+		if (l->brace == 0 && l->body && l->blanked && l->params)
+			l->blanked[l->params - 1] = SL_ITEMS_PARAMS;
 		if (++l->brace == 1 && l->body && l->statements && !l->paren) {
-			/* its head and '{' frame the statements */
+			/*
+			 * its '{' and '}' frame the statements: without its head,
+			 * which is a piece of its own, a block at the top level
+			 */
 			l->in_body = 1;
 			l->block[1] = 1;
 			l->last = c;
+			piece(l, l->i, SL_ITEM_MAY);
 			l->i++;
 			piece(l, l->i, SL_ITEM_FRAME);
 			return 0;
@@ -486,7 +504,7 @@ static int code(struct lex *l)
 	case '(':
 	case '[':
 		if (!l->paren++ && !l->brace && c == '(')
-			l->params = l->i;
+			l->params = l->i + 1;
 		break;
 	case ')':
 	case ']':

@@ -383,7 +383,7 @@ static uint64_t kw_bits(const struct kparse *p, const char *name, size_t nl, int
 {
 	uint64_t bits = 0;
 
-	for (size_t i = 0; p->kw[i] && p->kw[i + 1] && i / 2 < 64; i += 2) {
+	for (size_t i = 0; p->kw && p->kw[i] && p->kw[i + 1] && i / 2 < 64; i += 2) {
 		const char *key = p->kw[i + anonymous];
 
 		if (strlen(key) == nl && !memcmp(key, name, nl))

@@ -1221,6 +1221,7 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 		int again = mark_errors(ps, n, *tree);
 
 		if (again) {
+			wk->st.parsed_again++;
 			ts_tree_delete(*tree);
 			*tree = NULL;
 		}
@@ -1706,6 +1707,7 @@ static int collect_workers(struct scope_run *r, sl_err *err)
 		r->st->parsed += wk->st.parsed;
 		r->st->skipped_prefilter += wk->st.skipped_prefilter;
 		r->st->parsed_in_part += wk->st.parsed_in_part;
+		r->st->parsed_again += wk->st.parsed_again;
 		for (size_t j = 0; j < wk->out.n; j++) {
 			SL_ALLOC_GROW(r->out->v, r->out->n + 1, r->out->alloc);
 			r->out->v[r->out->n++] = wk->out.v[j];

@@ -103,8 +103,11 @@ typedef struct sl_scope_stats {
 	size_t skipped_other;
 	size_t skipped_prefilter;   /* read, but the query's literals or keywords do not occur */
 	size_t parsed;
-	size_t parsed_in_part;      /* of parsed: only the top-level items that may hold a
-				       match (C, C++; the rest was not parsed) */
+	size_t parsed_in_part;      /* of parsed: only the top-level items, or the statements
+				       of functions, that may hold a match (C, C++; the rest
+				       was not parsed) */
+	size_t parsed_again;        /* parsed in part, then again with more of the file: a
+				       syntax error outside one statement (items.h) */
 	size_t parse_errors;        /* parsed with ERROR or MISSING nodes (in the part parsed) */
 	size_t cache_hits;
 	size_t literal_no_match;    /* a literal of the query occurs, no match came out

@@ -93,6 +93,7 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 		json_object_set_new(st, "skipped_prefilter", json_integer((json_int_t)s->skipped_prefilter));
 		json_object_set_new(st, "parsed", json_integer((json_int_t)s->parsed));
 		json_object_set_new(st, "parsed_in_part", json_integer((json_int_t)s->parsed_in_part));
+		json_object_set_new(st, "parsed_again", json_integer((json_int_t)s->parsed_again));
 		json_object_set_new(st, "parse_errors", json_integer((json_int_t)s->parse_errors));
 		json_object_set_new(st, "literal_no_match", json_integer((json_int_t)s->literal_no_match));
 		json_object_set_new(st, "literal_no_match_paths", paths);
@@ -115,6 +116,7 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 	       so->no_prefilter ? " (prefilter off)" : !s->literals ? " (no literal in the query)" : "");
 	printf("parsed: %zu\n", s->parsed);
 	printf("parsed in part: %zu\n", s->parsed_in_part);
+	printf("parsed again: %zu\n", s->parsed_again);
 	printf("parse errors: %zu\n", s->parse_errors);
 	printf("literal without match: %zu\n", s->literal_no_match);
 	for (size_t i = 0; i < s->literal_no_match_paths.n; i++)

@@ -1,12 +1,15 @@
 /*
- * fuzz_items.c - a C file's top-level items (scoping/items.c): the input
- * is the file.  Items must tile the text in order, with the points of
- * their bytes, and the blanked copy differs from the text only by blanks;
- * when a parse of the whole file has no syntax error, parsing only the
- * items whose blanked copy holds the word "for" (and the conditionals'
- * lines) must find the same for_statement nodes, byte for byte, as the
- * whole parse finds in those items: a split never cuts a construct, and
- * blanking never hides a token.
+ * fuzz_items.c - a C file's top-level items and its functions' statements
+ * (scoping/items.c): the input is the file.  Pieces must tile the text in
+ * order, with the points of their bytes, and the blanked copy differs
+ * from the text only by blanks (and the mark of a definition's
+ * parameters); when a parse of the whole file has no syntax error,
+ * parsing only the items whose blanked copy holds the word "for" (and the
+ * conditionals' lines) must find the same for_statement nodes, byte for
+ * byte, as the whole parse finds in those items; and parsing any subset
+ * of the statements with their frames must find the same call_expression
+ * nodes in them: a split never cuts a construct, a statement parses alone
+ * as among the others, and blanking never hides a token.
  */
 #include <ctype.h>
 #include <tree_sitter/api.h>
@@ -43,8 +46,9 @@ static int fuzz_items_has_for(const char *s, size_t n)
 	return 0;
 }
 
-/* The [start, end) of every for_statement of tree inside the ranges, in order, into v. */
-static size_t fuzz_items_fors(TSTree *tree, const TSRange *r, size_t nr, uint32_t *v, size_t cap)
+/* The [start, end) of every node of type inside the ranges r, in order, into v. */
+static size_t fuzz_items_nodes(TSTree *tree, const char *type, const TSRange *r, size_t nr,
+			       uint32_t *v, size_t cap)
 {
 	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
 	size_t n = 0;
@@ -52,7 +56,7 @@ static size_t fuzz_items_fors(TSTree *tree, const TSRange *r, size_t nr, uint32_
 	for (;;) {
 		TSNode node = ts_tree_cursor_current_node(&cur);
 
-		if (!strcmp(ts_node_type(node), "for_statement")) {
+		if (!strcmp(ts_node_type(node), type)) {
 			uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
 
 			for (size_t i = 0; i < nr; i++)
@@ -73,40 +77,68 @@ done:
 	return n;
 }
 
-int sl_fuzz_items(const uint8_t *data, size_t size)
+static void fuzz_items_push(TSRange **v, size_t *n, const TSRange *r)
 {
-	const char *text = (const char *)data;
+	*v = sl_xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = *r;
+}
+
+/*
+ * Split text by flags; check the pieces; parse the pieces kept and
+ * compare the nodes of type inside the pieces that were picked with a
+ * parse of the whole file.  Without SL_ITEMS_STATEMENTS the items picked
+ * hold the word "for"; with it, any subset of the statements is picked
+ * (by a hash of where each begins) with the frames of their items.
+ */
+static void fuzz_items_check(const char *text, size_t size, unsigned flags, const char *type)
+{
 	sl_item *v = NULL;
-	TSRange *keep = NULL;
-	char *blanked = malloc(size + 1);
-	size_t alloc = 0, nkeep = 0, n;
+	TSRange *keep = NULL, *picked = NULL;
+	char *blanked = sl_xmalloc(size + 1);
+	unsigned char *pk;
+	size_t alloc = 0, nkeep = 0, npicked = 0, n;
 	TSParser *parser = NULL;
 	TSTree *whole = NULL, *part = NULL;
 	uint32_t a[256], b[256];
 
-	if (size > (1u << 16))
-		return 0;
-	if (!blanked)
-		abort();
-	n = sl_items_split(text, size, &v, &alloc, blanked, 0);
+	n = sl_items_split(text, size, &v, &alloc, blanked, flags);
+	pk = sl_xcalloc(n ? n : 1, 1);
 	for (size_t i = 0; n && i < size; i++)
 		FUZZ_CHECK(blanked[i] == text[i] || blanked[i] == ' ' ||
 			   (blanked[i] == SL_ITEMS_PARAMS && text[i] == '('));
-	for (size_t i = 0; i < n; i++) {
-		const TSRange *r = &v[i].r;
-		TSPoint sp = fuzz_items_point(text, r->start_byte), ep = fuzz_items_point(text, r->end_byte);
+	FUZZ_CHECK(!n || v[0].first);
+	for (size_t i = 0, j; i < n; i = j) {
+		int any = 0;
 
-		FUZZ_CHECK(r->start_byte == (i ? v[i - 1].r.end_byte : 0));
-		FUZZ_CHECK(r->end_byte > r->start_byte);
-		FUZZ_CHECK(sp.row == r->start_point.row && sp.column == r->start_point.column);
-		FUZZ_CHECK(ep.row == r->end_point.row && ep.column == r->end_point.column);
-		if (v[i].kind == SL_ITEM_ALWAYS || fuzz_items_has_for(blanked + r->start_byte, r->end_byte - r->start_byte)) {
-			keep = sl_xrealloc(keep, (nkeep + 1) * sizeof(*keep));
-			keep[nkeep++] = *r;
+		for (j = i + 1; j < n && !v[j].first; j++)
+			;
+		for (size_t k = i; k < j; k++) {
+			const TSRange *r = &v[k].r;
+			TSPoint sp = fuzz_items_point(text, r->start_byte);
+			TSPoint ep = fuzz_items_point(text, r->end_byte);
+			int pick;
+
+			FUZZ_CHECK(r->start_byte == (k ? v[k - 1].r.end_byte : 0));
+			FUZZ_CHECK(r->end_byte > r->start_byte);
+			FUZZ_CHECK(sp.row == r->start_point.row && sp.column == r->start_point.column);
+			FUZZ_CHECK(ep.row == r->end_point.row && ep.column == r->end_point.column);
+			FUZZ_CHECK(flags || v[k].kind == SL_ITEM_MAY || v[k].kind == SL_ITEM_ALWAYS);
+			if (flags)
+				pick = v[k].kind == SL_ITEM_MAY && ((r->start_byte * 2654435761u) >> 7) & 1;
+			else
+				pick = v[k].kind == SL_ITEM_MAY &&
+					fuzz_items_has_for(blanked + r->start_byte, r->end_byte - r->start_byte);
+			if (pick)
+				fuzz_items_push(&picked, &npicked, r);
+			pk[k] = (unsigned char)pick;
+			any |= pick;
 		}
+		for (size_t k = i; k < j; k++)
+			if (pk[k] || v[k].kind == SL_ITEM_ALWAYS || (any && v[k].kind == SL_ITEM_FRAME))
+				fuzz_items_push(&keep, &nkeep, &v[k].r);
 	}
 	FUZZ_CHECK(!n || v[n - 1].r.end_byte == size);
-	if (!nkeep)
+	if (!npicked)
 		goto done;
 	parser = ts_parser_new();
 	ts_parser_set_language(parser, sl_lang_find("c")->grammar());
@@ -117,8 +149,8 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 		goto done;
 	part = ts_parser_parse_string(parser, NULL, text, (uint32_t)size);
 	if (part) {
-		size_t na = fuzz_items_fors(whole, keep, nkeep, a, 256);
-		size_t nb = fuzz_items_fors(part, keep, nkeep, b, 256);
+		size_t na = fuzz_items_nodes(whole, type, picked, npicked, a, 256);
+		size_t nb = fuzz_items_nodes(part, type, picked, npicked, b, 256);
 
 		FUZZ_CHECK(na == nb && !memcmp(a, b, na * sizeof(*a)));
 	}
@@ -130,8 +162,18 @@ done:
 	if (parser)
 		ts_parser_delete(parser);
 	free(keep);
+	free(picked);
+	free(pk);
 	free(blanked);
 	free(v);
+}
+
+int sl_fuzz_items(const uint8_t *data, size_t size)
+{
+	if (size > (1u << 16))
+		return 0;
+	fuzz_items_check((const char *)data, size, 0, "for_statement");
+	fuzz_items_check((const char *)data, size, SL_ITEMS_STATEMENTS, "call_expression");
 	return 0;
 }
 SL_FUZZ_MAIN(sl_fuzz_items)

@@ -8,27 +8,42 @@
 #include "scoping/items.h"
 
 /*
- * The items of text as "text|text|", a fixed item's text in brackets,
- * or "none" when the split gives up.
+ * The pieces of text split with flags as "text|text|": a fixed item's
+ * (SL_ITEM_ALWAYS) text in brackets, a frame's in angle brackets, one
+ * never parsed in tildes, a '*' before the first piece of an item when it
+ * follows a piece of another item in the same function... of flags, and
+ * "none" when the split gives up.
  */
-static const char *items(const char *text)
+static const char *split(const char *text, unsigned flags)
 {
 	static char out[4096];
+	static const char *const open[] = { "", "[", "<", "~" }, *const close[] = { "", "]", ">", "~" };
 	sl_item *v = NULL;
-	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL, 0), len = 0;
+	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL, flags), len = 0;
 
 	out[0] = '\0';
 	if (!n)
 		snprintf(out, sizeof(out), "none");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && len < sizeof(out); i++) {
 		const TSRange *r = &v[i].r;
 
-		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%.*s%s|",
-					v[i].kind == SL_ITEM_ALWAYS ? "[" : "", (int)(r->end_byte - r->start_byte),
-					text + r->start_byte, v[i].kind == SL_ITEM_ALWAYS ? "]" : "");
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s%.*s%s|",
+					flags && i && v[i].first ? "*" : "", open[v[i].kind],
+					(int)(r->end_byte - r->start_byte), text + r->start_byte,
+					close[v[i].kind]);
 	}
 	free(v);
 	return out;
+}
+
+static const char *items(const char *text)
+{
+	return split(text, 0);
+}
+
+static const char *statements(const char *text)
+{
+	return split(text, SL_ITEMS_STATEMENTS);
 }
 
 static void test_declarations_and_functions(void)
@@ -85,6 +100,37 @@ static void test_joined_conditionals(void)
 		  "[#ifndef G\n]|#if A\nM(x)\n#else\nN(x)\n#endif\nint x;|[\n#endif\n]|");
 }
 
+static void test_statements(void)
+{
+	/* the head is a piece, the braces a frame; blanks before an item are one */
+	CHECK_STR(statements("int a;\nint f(int x)\n{\n\tg(x);\n\treturn x;\n}\n"),
+		  "int a;|*\n|*int f(int x)\n|<{>|\n\tg(x);|\n\treturn x;|\n|<}>|*\n|");
+	/* blocks after a control statement's head, a label, or alone */
+	CHECK_STR(statements("f() { if (a) { b; } while (c) { d; } x: { e; } { g; } }"),
+		  "f() |<{>| if (a) |<{>| b;| |<}>| while (c) |<{>| d;| |<}>| x: |<{>| e;| |<}>|"
+		  " |<{>| g;| |<}>| |<}>|");
+	/* else and do are never parsed; a do's while is a statement */
+	CHECK_STR(statements("f() { if (a) b; else if (c) d; else { e; } do g; while (h); }"),
+		  "f() |<{>| if (a) b;| |~else~| if (c) d;| |~else~| |<{>| e;| |<}>| |~do~| g;|"
+		  " while (h);| |<}>|");
+	/* braces that are brackets: initialisers, compound literals, macro loops */
+	CHECK_STR(statements("f() { int t[] = { 1, 2 }; return (struct p){ 0 }; EACH(i) { k; } m; }"),
+		  "f() |<{>| int t[] = { 1, 2 };| return (struct p){ 0 };| EACH(i) { k; } m;| |<}>|");
+	/* a conditional between statements: its lines are frames */
+	CHECK_STR(statements("f() {\n#ifdef A\n\ta;\n#else\n\tb;\n#endif\n}"),
+		  "f() |<{>|\n|<#ifdef A\n>|\ta;|\n|<#else\n>|\tb;|\n|<#endif\n>|<}>|");
+	/* a directive inside a statement, an else after #endif, a try: the item is one piece */
+	CHECK_STR(statements("f() {\n\ta =\n#if A\n\t1;\n#endif\n}\nint z;"),
+		  "f() {\n\ta =\n#if A\n\t1;\n#endif\n}|*\n|*int z;|");
+	CHECK_STR(statements("f() {\n\tif (a) b;\n#ifdef B\n\telse c;\n#endif\n}"),
+		  "f() {\n\tif (a) b;\n#ifdef B\n\telse c;\n#endif\n}|");
+	CHECK_STR(statements("f() { try { a; } catch (...) { b; } }"),
+		  "f() { try { a; } catch (...) { b; } }|");
+	/* a block opened in each branch of a conditional: one piece */
+	CHECK_STR(statements("f() {\n#if A\n\tif (a) {\n#else\n\tif (b) {\n#endif\n\t}\n}\n}"),
+		  "f() {\n#if A\n\tif (a) {\n#else\n\tif (b) {\n#endif\n\t}\n}\n}|");
+}
+
 static void test_gives_up(void)
 {
 	/* a K&R function's body starts an item */
@@ -135,6 +181,7 @@ int main(void)
 	RUN(test_comments_and_literals);
 	RUN(test_directives);
 	RUN(test_joined_conditionals);
+	RUN(test_statements);
 	RUN(test_gives_up);
 	RUN(test_points);
 	return unit_done();

@@ -401,6 +401,96 @@ static void test_prefilter_keyword_words(void)
 	ts_query_delete(q);
 }
 
+/* A filter with the C tables for query, or NULL; *q gets the query to free. */
+static sl_prefilter *c_filter(const char *query, TSQuery **q)
+{
+	const sl_lang *c = sl_lang_find("c");
+	uint32_t off;
+	TSQueryError type;
+
+	*q = ts_query_new(c->grammar(), query, (uint32_t)strlen(query), &off, &type);
+	CHECK(*q != NULL);
+	return *q ? sl_prefilter_new_ex(*q, query, strlen(query), sl_lang_keyword_nodes(c),
+					c->list_nodes) : NULL;
+}
+
+/* Whether f passes code, the text already blanked (items.h). */
+static int passes(const sl_prefilter *f, const char *code)
+{
+	return sl_prefilter_pass_code(f, code, code, strlen(code));
+}
+
+static void test_prefilter_separators(void)
+{
+	TSQuery *q;
+	sl_prefilter *f = c_filter("(call_expression arguments: (argument_list . (_) . (_) . (_) .)) @c", &q);
+
+	/* exactly three children: two separators, and at most two commas, in one group */
+	CHECK(f != NULL);
+	CHECK(passes(f, "x = f(a, b, c);"));
+	CHECK(!passes(f, "x = f(a, b);"));
+	CHECK(!passes(f, "x = f(a, b, c, d);"));
+	CHECK(passes(f, "x = g(f(a, b, c), d, e, h);"));
+	CHECK(!passes(f, "x = f(a, g(b, c, d, e));"));
+	CHECK(!passes(f, "x = f[a, b, c] + { a, b, c };"));
+	/* a comment is a child: what the blanking leaves of it is a '/' */
+	CHECK(passes(f, "f(a, /          b);"));
+	/* a function definition's parameters are no argument list */
+	CHECK(!passes(f, "int f\x01int a, int b, int c)\n{"));
+	CHECK(passes(f, "int f\x01int a, int b, int c)\n{ g(a, b, c);"));
+	/* without the blanked text separators are not judged */
+	CHECK(sl_prefilter_pass(f, "x;", 2));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+
+	/* not anchored: at least three */
+	f = c_filter("(argument_list (_) (_) (_)) @a", &q);
+	CHECK(f != NULL);
+	CHECK(passes(f, "f(a, b, c, d);"));
+	CHECK(!passes(f, "f(a, b);"));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+	/* anchored at one end only: at least */
+	f = c_filter("(argument_list . (_) . (_)) @a", &q);
+	CHECK(f != NULL);
+	CHECK(passes(f, "f(a, b, c, d);"));
+	CHECK(!passes(f, "f(a);"));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+	/* nested in the pattern: needed too, with the keyword */
+	f = c_filter("(if_statement condition: (_ (call_expression arguments: (argument_list (_) (_))))) @i", &q);
+	CHECK(f != NULL);
+	CHECK(passes(f, "if (f(a, b)) x;"));
+	CHECK(!passes(f, "if (f(a)) x;"));
+	CHECK(!passes(f, "g(f(a, b));"));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+	/* what requires no separator gives no filter */
+	for (size_t i = 0; i < 6; i++) {
+		static const char *const none[] = {
+			"(argument_list (_)) @a",
+			"(argument_list (_)* (_)) @a",
+			"(argument_list (_)? (_)) @a",
+			"(argument_list . (_) .) @a",
+			"(argument_list ((_) (_))) @a",
+			"(argument_list \",\" \",\") @a",
+		};
+
+		f = c_filter(none[i], &q);
+		CHECK(f == NULL);
+		sl_prefilter_free(f);
+		ts_query_delete(q);
+	}
+	/* an alternation needs what both branches do: the lesser, not exact */
+	f = c_filter("[(argument_list . (_) . (_) .) (argument_list (_) (_) (_))] @a", &q);
+	CHECK(f != NULL);
+	CHECK(passes(f, "f(a, b, c, d);"));
+	CHECK(passes(f, "f(a, b);"));
+	CHECK(!passes(f, "f(a);"));
+	sl_prefilter_free(f);
+	ts_query_delete(q);
+}
+
 int main(void)
 {
 	RUN(test_node_types_exist);
@@ -414,5 +504,6 @@ int main(void)
 	RUN(test_keyword_table);
 	RUN(test_prefilter_keywords);
 	RUN(test_prefilter_keyword_words);
+	RUN(test_prefilter_separators);
 	return unit_done();
 }
