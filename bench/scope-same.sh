@@ -1,11 +1,12 @@
 #!/bin/sh
-# bench/scope-same.sh TREE - run by hand (never by make test): for sixteen C
-# queries (keywords, literals, comments, strings, preprocessor nodes), the
-# targets sluice finds in TREE (a git repository) with its prefilter and
-# item-by-item parsing (scoping/items.c), compared byte for byte with those
-# of parsing every whole file (--no-prefilter).  Prints per query SAME or
-# DIFF, the number of targets and the files parsed in part; exits 1 on
-# any DIFF.  SLUICE=path checks another build.
+# bench/scope-same.sh TREE - run by hand (never by make test): for twenty-two
+# C queries (keywords, literals, comments, strings, preprocessor nodes,
+# argument lists), the targets sluice finds in TREE (a git repository) with
+# its prefilter and parsing item by item or statement by statement
+# (scoping/items.c), compared byte for byte with those of parsing every
+# whole file (--no-prefilter).  Prints per query SAME or
+# DIFF (with how many targets only one side found), the number of targets
+# and the files parsed in part; exits 1 on any DIFF.  SLUICE=path checks another build.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SLUICE=${SLUICE:-"$ROOT/build/sluice"}
@@ -20,7 +21,13 @@ while IFS= read -r q; do
 	"$SLUICE" scope --repo "$1" --lang c --query "$q" --json --stats >"$work/items" || exit 2
 	part=$(sed -n 's/.*"parsed_in_part":\([0-9]*\).*/\1/p' "$work/items")
 	grep -v '"stats"' "$work/items" >"$work/targets"
-	if cmp -s "$work/whole" "$work/targets"; then r=SAME same=$((same + 1)); else r=DIFF; fi
+	if cmp -s "$work/whole" "$work/targets"; then
+		r=SAME same=$((same + 1))
+	else
+		# how many targets only one side has
+		r="DIFF ($(sort "$work/whole" >"$work/w"; sort "$work/targets" >"$work/t"
+			comm -23 "$work/w" "$work/t" | wc -l) only whole, $(comm -13 "$work/w" "$work/t" | wc -l) only in part)"
+	fi
 	printf '%s %6d targets, %4d files in part  %s\n' "$r" "$(wc -l <"$work/whole")" "$part" "$q"
 done <<'Q'
 (function_definition body: (compound_statement (for_statement) @for))
@@ -39,6 +46,12 @@ done <<'Q'
 ((identifier) @i (#eq? @i "GIT_VERSION"))
 (do_statement) @d
 (sizeof_expression) @s
+(call_expression arguments: (argument_list . (_) . (_) . (_) .)) @call
+(call_expression arguments: (argument_list . (_) . (_) .)) @call
+(argument_list (_) (_) (_) (_) (_)) @a
+((call_expression function: (identifier) @fn arguments: (argument_list (_) (_))) @c (#eq? @fn "memcpy"))
+((identifier) @i (#eq? @i "the_repository"))
+((string_literal) @s (#match? @s "%s"))
 Q
 echo "$same of $n queries: same targets"
 [ "$same" = "$n" ]

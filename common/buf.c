@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/term.h"
 #include "common/util.h"
 
 char sl_buf_empty[1];
@@ -152,4 +153,48 @@ void sl_buf_rtrim(sl_buf *b)
 		b->len--;
 	if (b->alloc)
 		b->buf[b->len] = '\0';
+}
+
+void sl_buf_add_json_str(sl_buf *b, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	sl_buf_addch(b, '"');
+	while (i < len) {
+		size_t run = i, n;
+
+		/* a run of bytes that go out as they are */
+		while (run < len && u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\')
+			run++;
+		sl_buf_add(b, s + i, run - i);
+		if ((i = run) == len)
+			break;
+		if (u[i] >= 0x80) {
+			n = sl_utf8_seq(u + i, len - i);
+			if (n)
+				sl_buf_add(b, s + i, n);
+			else
+				sl_buf_adds(b, "\\ufffd");
+			i += n ? n : 1;
+			continue;
+		}
+		switch (u[i]) {
+		case '"': sl_buf_adds(b, "\\\""); break;
+		case '\\': sl_buf_adds(b, "\\\\"); break;
+		case '\b': sl_buf_adds(b, "\\b"); break;
+		case '\f': sl_buf_adds(b, "\\f"); break;
+		case '\n': sl_buf_adds(b, "\\n"); break;
+		case '\r': sl_buf_adds(b, "\\r"); break;
+		case '\t': sl_buf_adds(b, "\\t"); break;
+		default:
+			sl_buf_adds(b, "\\u00");
+			sl_buf_addch(b, hex[u[i] >> 4]);
+			sl_buf_addch(b, hex[u[i] & 15]);
+			break;
+		}
+		i++;
+	}
+	sl_buf_addch(b, '"');
 }

@@ -46,5 +46,11 @@ int sl_buf_vaddf(sl_buf *b, const char *fmt, va_list ap);
 
 /* Remove trailing whitespace. */
 void sl_buf_rtrim(sl_buf *b);
+/*
+ * Append s[0..len) as a JSON string, quotes included, escaped as jansson
+ * writes it ('"', '\\', \b \f \n \r \t, other controls as \u00XX; UTF-8
+ * as it is); a byte of no valid UTF-8 becomes \ufffd.
+ */
+void sl_buf_add_json_str(sl_buf *b, const char *s, size_t len);
 
 #endif

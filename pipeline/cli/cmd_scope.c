@@ -38,44 +38,64 @@ struct scope_args {
 	int json, stats, no_prefilter;
 };
 
-static void print_target_json(const sl_target *t)
+/* ,"key": */
+static void json_key(sl_buf *b, const char *key)
 {
-	json_t *o = json_object();
-	char *s;
+	sl_buf_addf(b, ",\"%s\":", key);
+}
 
-	json_object_set_new(o, "path", json_string(t->path));
-	json_object_set_new(o, "start_line", json_integer(t->start_line));
-	json_object_set_new(o, "start_col", json_integer(t->start_col));
-	json_object_set_new(o, "end_line", json_integer(t->end_line));
-	json_object_set_new(o, "end_col", json_integer(t->end_col));
-	json_object_set_new(o, "start_byte", json_integer(t->start_byte));
-	json_object_set_new(o, "end_byte", json_integer(t->end_byte));
-	json_object_set_new(o, "unit", json_string(t->unit));
-	json_object_set_new(o, "language", json_string(t->lang));
-	json_object_set_new(o, "sites", json_integer((json_int_t)t->nsites));
-	json_object_set_new(o, "blob", json_string(t->blob));
-	{
-		json_t *list = json_array();
+/*
+ * One target as a JSON line, written directly (jansson built and freed an
+ * object per target: a tenth of the time of scoping git and curl): the
+ * keys in this order; a capture named twice keeps its first place and
+ * last text, as a JSON object's key would.
+ */
+static void print_target_json(sl_buf *b, const sl_target *t)
+{
+	sl_buf_reset(b);
+	sl_buf_adds(b, "{\"path\":");
+	sl_buf_add_json_str(b, t->path, strlen(t->path));
+	sl_buf_addf(b, ",\"start_line\":%u,\"start_col\":%u,\"end_line\":%u,\"end_col\":%u"
+		    ",\"start_byte\":%u,\"end_byte\":%u", t->start_line, t->start_col,
+		    t->end_line, t->end_col, t->start_byte, t->end_byte);
+	json_key(b, "unit");
+	sl_buf_add_json_str(b, t->unit, strlen(t->unit));
+	json_key(b, "language");
+	sl_buf_add_json_str(b, t->lang, strlen(t->lang));
+	sl_buf_addf(b, ",\"sites\":%zu", t->nsites);
+	json_key(b, "blob");
+	sl_buf_add_json_str(b, t->blob, strlen(t->blob));
+	sl_buf_adds(b, ",\"site_list\":[");
+	for (size_t i = 0; i < t->nsites; i++) {
+		const sl_site *site = &t->sites[i];
+		int first = 1;
 
-		for (size_t i = 0; i < t->nsites; i++) {
-			const sl_site *site = &t->sites[i];
-			json_t *caps = json_object();
+		sl_buf_addf(b, "%s{\"start_line\":%u,\"start_col\":%u,\"end_line\":%u,"
+			    "\"end_col\":%u,\"captures\":{", i ? "," : "", site->start_line,
+			    site->start_col, site->end_line, site->end_col);
+		for (size_t k = 0; k < site->ncaps; k++) {
+			const char *name = site->caps[k].name, *text;
+			size_t j, last = k;
 
-			for (size_t k = 0; k < site->ncaps; k++)
-				json_object_set_new(caps, site->caps[k].name,
-						    json_string(site->caps[k].text ?
-								site->caps[k].text : ""));
-			json_array_append_new(list, json_pack("{s:i,s:i,s:i,s:i,s:o}",
-				"start_line", (int)site->start_line, "start_col", (int)site->start_col,
-				"end_line", (int)site->end_line, "end_col", (int)site->end_col,
-				"captures", caps));
+			for (j = 0; j < k && strcmp(site->caps[j].name, name); j++)
+				;
+			if (j < k)
+				continue;       /* written at its first place */
+			for (j = k + 1; j < site->ncaps; j++)
+				if (!strcmp(site->caps[j].name, name))
+					last = j;
+			text = site->caps[last].text ? site->caps[last].text : "";
+			if (!first)
+				sl_buf_addch(b, ',');
+			first = 0;
+			sl_buf_add_json_str(b, name, strlen(name));
+			sl_buf_addch(b, ':');
+			sl_buf_add_json_str(b, text, strlen(text));
 		}
-		json_object_set_new(o, "site_list", list);
+		sl_buf_adds(b, "}}");
 	}
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	puts(s);
-	free(s);
-	json_decref(o);
+	sl_buf_adds(b, "]}\n");
+	fwrite(b->buf, 1, b->len, stdout);
 }
 
 static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int json)
@@ -391,15 +411,18 @@ static int print_context(struct scope_run *r, const struct scope_args *a, sl_err
 /* One line (or JSON object) per target, then the statistics if asked. */
 static void print_targets(struct scope_run *r, const struct scope_args *a)
 {
+	sl_buf line = SL_BUF_INIT;
+
 	for (size_t i = 0; i < r->list.n; i++) {
 		const sl_target *t = &r->list.v[i];
 
 		if (a->json)
-			print_target_json(t);
+			print_target_json(&line, t);
 		else
 			printf("%s:%u:%u: %s (%zu site%s)\n", t->path, t->start_line, t->start_col,
 			       t->unit, t->nsites, t->nsites == 1 ? "" : "s");
 	}
+	sl_buf_release(&line);
 	if (a->stats)
 		print_stats(&r->stats, &r->so, a->json);
 }
