@@ -92,8 +92,11 @@ struct entry {
 	int from_cache;
 	int skipped;           /* too large or binary */
 	int has_dups;          /* other entries have the same blob and copy this result */
+	size_t dup_of;         /* 1 + the entry whose result this one copies; 0: none */
+	size_t dups_left;      /* opts->emit: duplicates of this one not passed on yet */
 	char *enc;             /* the encoded result for the cache, when wanted */
 	size_t enc_len;
+	atomic_int done;       /* a worker's result is in (opts->emit) */
 };
 
 struct walk {
@@ -955,6 +958,10 @@ struct shared {
 	pthread_mutex_t lock;      /* guards deferred */
 	size_t *deferred;          /* positions a helper could not read on its own handle */
 	size_t ndeferred, deferred_alloc;
+	/* opts->emit: the main thread passes on the targets of v in order */
+	size_t nv, emit_next;      /* entries; the first not passed on yet */
+	int keep_enc;              /* the cache stores the results at the end */
+	int emit_err;              /* what opts->emit returned, if not 0 */
 };
 
 /* A thread that reads and parses: the main thread, or a helper. */
@@ -1284,6 +1291,12 @@ encode:
 		encode_targets(&b, wk->out.v + before, wk->out.n - before);
 		e->enc = sl_buf_detach(&b, &e->enc_len);
 	}
+	if (wk->sh->opts->emit) {
+		/* passed on from the encoding, in order, by the main thread */
+		for (size_t i = before; i < wk->out.n; i++)
+			target_release(&wk->out.v[i]);
+		wk->out.n = before;
+	}
 	ret = 0;
 done:
 	for (size_t i = 0; i < nraws; i++)
@@ -1291,7 +1304,48 @@ done:
 	if (tree)
 		ts_tree_delete(tree);
 	e->scoped = !ret;
+	if (!ret)
+		atomic_store_explicit(&e->done, 1, memory_order_release);
 	return ret;
+}
+
+/*
+ * Pass on to opts->emit, in tree order (which is the order of paths), the
+ * targets of every entry from sh->emit_next on whose result is in: a
+ * cache hit's, a worker's, or for a duplicate its first's; stop at the
+ * first entry still being scoped.  An encoding no one needs any more is
+ * freed.  Main thread only.  Returns what emit returned, if not 0.
+ */
+static int emit_ready(struct shared *sh)
+{
+	sl_target_list one = SL_TARGET_LIST_INIT;
+
+	while (!sh->emit_err && sh->emit_next < sh->nv) {
+		struct entry *e = &sh->v[sh->emit_next];
+		struct entry *src = e->dup_of ? &sh->v[e->dup_of - 1] : e;
+
+		if (!src->from_cache && !atomic_load_explicit(&src->done, memory_order_acquire))
+			break;
+		if (src->enc && decode_targets(&one, src->enc, src->enc_len, e, sh->c->lang))
+			BUG("cannot decode the result of '%s'", src->path);
+		if (one.n > 1)
+			qsort(one.v, one.n, sizeof(*one.v), target_cmp);
+		for (size_t i = 0; i < one.n && !sh->emit_err; i++)
+			sh->emit_err = sh->opts->emit(&one.v[i], sh->opts->emit_arg);
+		for (size_t i = 0; i < one.n; i++)
+			target_release(&one.v[i]);
+		one.n = 0;
+		/* a duplicate comes after its first: the last one frees the encoding */
+		if (e->dup_of)
+			src->dups_left--;
+		if (!sh->keep_enc && !src->dups_left) {
+			free(src->enc);
+			src->enc = NULL;
+		}
+		sh->emit_next++;
+	}
+	free(one.v);
+	return sh->emit_err;
 }
 
 /* Scope the file of one blob; the blob is freed. */
@@ -1351,6 +1405,8 @@ static void work(struct worker *wk)
 			continue;
 		}
 		if (scope_blob(wk, &ps, k, obj))
+			break;
+		if (!wk->helper && sh->opts->emit && emit_ready(sh))
 			break;
 	}
 done:
@@ -1599,6 +1655,25 @@ done:
  * Answer from the cache what it holds (targets appended to out); every
  * other file goes to r->sh.todo, in tree order.  Opens r->cache.
  */
+/*
+ * A cache hit's targets into r->out, or with opts->emit its encoding kept
+ * in e to be passed on in order; -1 if the cached value does not decode.
+ */
+static int cache_hit(struct scope_run *r, struct entry *e, const sl_scope_cache_val *val)
+{
+	sl_target_list check = SL_TARGET_LIST_INIT;
+
+	if (!r->opts->emit)
+		return decode_targets(r->out, val->data, val->len, e, r->c.lang);
+	if (decode_targets(&check, val->data, val->len, e, r->c.lang))
+		return -1;
+	sl_target_list_release(&check);
+	e->enc = sl_xmalloc(val->len ? val->len : 1);
+	memcpy(e->enc, val->data, val->len);
+	e->enc_len = val->len;
+	return 0;
+}
+
 static int lookup_cache(struct scope_run *r, sl_err *err)
 {
 	struct entry **order = NULL;
@@ -1627,7 +1702,7 @@ static int lookup_cache(struct scope_run *r, sl_err *err)
 			git_oid_tostr(bhex, sizeof(bhex), &e->oid);
 			if ((rc = sl_scope_cache_get(r->cache, bhex, &val, err)) < 0)
 				goto done;
-			if (rc == 1 && !decode_targets(r->out, val.data, val.len, e, r->c.lang)) {
+			if (rc == 1 && !cache_hit(r, e, &val)) {
 				e->flags = val.flags;
 				e->scoped = e->from_cache = 1;
 				r->st->cache_hits++;
@@ -1658,7 +1733,13 @@ static int run_workers(struct scope_run *r, sl_err *err)
 	sh->opts = r->opts;
 	sh->unit = r->unit;
 	sh->v = r->w.v;
-	sh->want_enc = r->cache != NULL;
+	sh->want_enc = r->cache != NULL || r->opts->emit;
+	sh->keep_enc = r->cache != NULL;
+	sh->nv = r->w.n;
+	for (size_t i = 0; i < r->ndups; i++) {
+		r->w.v[r->dups[i].entry].dup_of = r->dups[i].first + 1;
+		r->w.v[r->dups[i].first].dups_left++;
+	}
 	sh->gitdir = git_repository_path(r->repo);
 	atomic_init(&sh->next, 0);
 	atomic_init(&sh->fail_at, SIZE_MAX);
@@ -1727,9 +1808,10 @@ static void copy_dups(struct scope_run *r)
 		e->flags = f->flags;
 		e->skipped = f->skipped;
 		e->scoped = f->scoped;
-		if (f->skipped || !f->enc)
+		if (f->skipped)
 			continue;
-		if (decode_targets(r->out, f->enc, f->enc_len, e, r->c.lang))
+		/* with opts->emit, passed on already (emit_ready) */
+		if (!r->opts->emit && f->enc && decode_targets(r->out, f->enc, f->enc_len, e, r->c.lang))
 			BUG("cannot decode the result of '%s'", f->path);
 		if (f->flags & CF_PREFILTERED)
 			r->st->skipped_prefilter++;
@@ -1828,6 +1910,9 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	    (ret = compile_query(&r.c, opts->language, opts->query, opts->capture, NULL, err)))
 		goto done;
 	r.st->literals = sl_prefilter_count(r.c.skip);
+	/* a unit around the site is read off its ancestors: the function's head, an else */
+	if (r.unit != U_CAPTURE && r.unit != U_FILE)
+		r.c.split = 0;
 	if ((ret = walk_commit(&r, commit, err)) || (ret = lookup_cache(&r, err)))
 		goto done;
 	r.ndups = split_dups(r.w.v, r.sh.todo, &r.sh.ntodo, &r.dups);
@@ -1838,6 +1923,12 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	}
 	if ((ret = run_workers(&r, err)) || (ret = collect_workers(&r, err)))
 		goto done;
+	if (opts->emit && (ret = emit_ready(&r.sh))) {
+		sl_err_set(err, ret, "cannot pass the targets on");
+		goto done;
+	}
+	if (opts->emit && r.sh.emit_next != r.w.n)
+		BUG("%zu of %zu files passed on", r.sh.emit_next, r.w.n);
 	copy_dups(&r);
 	count_files(&r);
 	if ((ret = store_cache(&r, err)))

@@ -146,6 +146,16 @@ typedef struct sl_scope_opts {
 	int no_prefilter;           /* 1: parse every file (results are identical) */
 	struct sl_store *cache;     /* borrowed; NULL = no cache (see scope_cache.h) */
 	sl_scope_stats *stats;      /* borrowed; NULL = not wanted */
+	/*
+	 * NULL: the targets are appended to out.  Else each is passed to emit
+	 * (with emit_arg), in out's order, once the files before it are
+	 * scoped, and released; out is not touched.  Memory then holds the
+	 * results of the files being scoped, not of the whole tree.  A
+	 * nonzero return stops scoping and is returned.  On a failure the
+	 * targets of the files before the failing one may have been passed on.
+	 */
+	int (*emit)(const sl_target *t, void *arg);
+	void *emit_arg;
 } sl_scope_opts;
 #define SL_SCOPE_OPTS_INIT { .language = NULL }
 

@@ -408,23 +408,22 @@ static int print_context(struct scope_run *r, const struct scope_args *a, sl_err
 	return ret;
 }
 
-/* One line (or JSON object) per target, then the statistics if asked. */
-static void print_targets(struct scope_run *r, const struct scope_args *a)
+struct printer {
+	int json;
+	sl_buf line;
+};
+
+/* One line (or JSON object) per target, as scoping passes them on (opts->emit). */
+static int print_target(const sl_target *t, void *arg)
 {
-	sl_buf line = SL_BUF_INIT;
+	struct printer *p = arg;
 
-	for (size_t i = 0; i < r->list.n; i++) {
-		const sl_target *t = &r->list.v[i];
-
-		if (a->json)
-			print_target_json(&line, t);
-		else
-			printf("%s:%u:%u: %s (%zu site%s)\n", t->path, t->start_line, t->start_col,
-			       t->unit, t->nsites, t->nsites == 1 ? "" : "s");
-	}
-	sl_buf_release(&line);
-	if (a->stats)
-		print_stats(&r->stats, &r->so, a->json);
+	if (p->json)
+		print_target_json(&p->line, t);
+	else
+		printf("%s:%u:%u: %s (%zu site%s)\n", t->path, t->start_line, t->start_col,
+		       t->unit, t->nsites, t->nsites == 1 ? "" : "s");
+	return 0;
 }
 
 int cmd_scope(int argc, char **argv)
@@ -433,6 +432,7 @@ int cmd_scope(int argc, char **argv)
 	struct scope_run r = { .query = SL_BUF_INIT, .so = SL_SCOPE_OPTS_INIT,
 			       .stats = SL_SCOPE_STATS_INIT, .list = SL_TARGET_LIST_INIT };
 	sl_err err = SL_ERR_INIT;
+	struct printer printer = { 0, SL_BUF_INIT };
 	int ret;
 
 	memset(&a, 0, sizeof(a));
@@ -443,16 +443,26 @@ int cmd_scope(int argc, char **argv)
 	if ((ret = check_args(&a)))
 		goto done;
 	if (set_common_opts(&r, &a, &err) ||
-	    (a.campaign ? setup_from_campaign(&r, &a, &err) : setup_ad_hoc(&r, &a, &err)) ||
-	    sl_scope(&r.list, r.repo, &r.base, &r.so, &err) ||
+	    (a.campaign ? setup_from_campaign(&r, &a, &err) : setup_ad_hoc(&r, &a, &err))) {
+		ret = sl_cmd_fail(&err);
+		goto done;
+	}
+	if (!a.context) {
+		/* printed as they come: the tree's targets are never all held */
+		printer.json = a.json;
+		r.so.emit = print_target;
+		r.so.emit_arg = &printer;
+	}
+	if (sl_scope(&r.list, r.repo, &r.base, &r.so, &err) ||
 	    (a.context && print_context(&r, &a, &err))) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
-	if (!a.context)
-		print_targets(&r, &a);
+	if (a.stats && !a.context)
+		print_stats(&r.stats, &r.so, a.json);
 	ret = SL_EXIT_OK;
 done:
+	sl_buf_release(&printer.line);
 	scope_run_release(&r);
 	sl_strvec_release(&a.globs);
 	free(a.ovr);

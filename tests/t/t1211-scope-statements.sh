@@ -124,4 +124,40 @@ test_expect_success 'a function head that cannot be parsed is left out with the 
 	grep -x "parsed again: 0" on.stats
 '
 
+test_expect_success 'a unit around the site parses functions whole' '
+	same c "$THREE" &&
+	sluice scope --repo c --lang c --query "$THREE" --unit function >fn &&
+	sluice scope --repo c --lang c --query "$THREE" --unit function --no-prefilter >fn.whole &&
+	test_cmp fn.whole fn &&
+	grep -x "stmts.c:11:1: function (8 sites)" fn
+'
+
+test_expect_success 'targets are printed in order as files are scoped: duplicates, the cache' '
+	mkdir dups dups/a dups/b &&
+	cp c/stmts.c dups/a/one.c && cp c/stmts.c dups/b/one.c && cp c/stmts.c dups/two.c &&
+	printf "int f(void) { return g(1, 2, 3); }\n" >dups/a/three.c &&
+	make_repo dups &&
+	sluice scope --repo dups --lang c --query "$THREE" --no-prefilter --json >dj.whole &&
+	test "$(wc -l <dj.whole)" -eq 76 &&
+	for i in 1 2; do
+		sluice scope --repo dups --lang c --query "$THREE" --json --cache store.db \
+			--stats >dj.$i || return 1
+		grep -v "\"stats\"" dj.$i >dj.t &&
+		test_cmp dj.whole dj.t || return 1
+	done &&
+	grep "\"cache_hits\":0" dj.1 &&
+	grep "\"cache_hits\":4" dj.2 &&
+	sed -n 1p dj.whole | grep "\"path\":\"a/one.c\"" &&
+	sed -n 26p dj.whole | grep "\"path\":\"a/three.c\"" &&
+	sed -n 76p dj.whole | grep "\"path\":\"two.c\""
+'
+
+test_expect_success 'JSON: text of no valid UTF-8 is written with U+FFFD' '
+	mkdir utf &&
+	printf "int f(void) { return g(\"\\xff\377\", 1, 2); }\n" >utf/u.c &&
+	make_repo utf &&
+	sluice scope --repo utf --lang c --query "$THREE" --json >uj &&
+	grep -F "\"call\":\"g(\\\"\\\\xff\\ufffd\\\", 1, 2)\"" uj
+'
+
 test_done
