@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "pipeline/generate/provider_internal.h"
+#include "pipeline/http/http.h"
 #include "common/sha256.h"
 #include "common/term.h"
 #include "common/util.h"
@@ -386,7 +387,7 @@ void sl_provider_free(sl_provider *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->npool; i++)
-		curl_easy_cleanup(p->pool[i]);
+		sl_curl()->easy_cleanup(p->pool[i]);
 	free(p->pool);
 	pthread_mutex_destroy(&p->lock);
 	sl_provider_wipe(p->key);

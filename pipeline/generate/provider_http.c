@@ -129,7 +129,7 @@ static CURL *pool_take(sl_provider *p)
 	if (p->npool)
 		h = p->pool[--p->npool];
 	pthread_mutex_unlock(&p->lock);
-	return h ? h : curl_easy_init();
+	return h ? h : sl_curl()->easy_init();
 }
 
 static void pool_give(sl_provider *p, CURL *h)
@@ -144,7 +144,7 @@ static void pool_give(sl_provider *p, CURL *h)
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (h)
-		curl_easy_cleanup(h);
+		sl_curl()->easy_cleanup(h);
 }
 
 enum { TRY_OK, TRY_RETRY, TRY_FAIL };
@@ -165,7 +165,7 @@ static void free_headers(struct curl_slist *list)
 {
 	for (struct curl_slist *s = list; s; s = s->next)
 		sl_provider_wipe(s->data);
-	curl_slist_free_all(list);
+	sl_curl()->slist_free_all(list);
 }
 
 /* The request's header list: the common ones, the kind's (with the key), the extra ones. */
@@ -183,7 +183,7 @@ static struct curl_slist *request_headers(const sl_provider *p, const sl_provide
 		const char *h = i < 3 ? common[i] : i < 3 + kind.n ? kind.v[i - 3] :
 			p->headers.v[i - 3 - kind.n];
 
-		if ((next = curl_slist_append(list, h)))
+		if ((next = sl_curl()->slist_append(list, h)))
 			list = next;
 		else
 			failed = 1;

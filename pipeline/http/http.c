@@ -9,6 +9,7 @@
  * progress callback polls the stop flag.  libcurl's own signals are off
  * (CURLOPT_NOSIGNAL), as threads require.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,20 +19,119 @@
 
 #include "pipeline/http/http.h"
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static CURLcode init_rc;
-
-static void global_init(void)
+/* What the functions do when libcurl cannot be loaded. */
+static CURLcode no_global_init(long flags)
 {
-	init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	return CURLE_FAILED_INIT;
+}
+
+static CURL *no_easy_init(void)
+{
+	return NULL;
+}
+
+static CURLcode no_easy_setopt(CURL *h, CURLoption option, ...)
+{
+	return CURLE_FAILED_INIT;
+}
+
+static CURLcode no_easy_perform(CURL *h)
+{
+	return CURLE_FAILED_INIT;
+}
+
+static CURLcode no_easy_getinfo(CURL *h, CURLINFO info, ...)
+{
+	return CURLE_FAILED_INIT;
+}
+
+static void no_easy_handle(CURL *h)
+{
+}
+
+static const char *no_easy_strerror(CURLcode rc)
+{
+	return "libcurl could not be loaded";
+}
+
+static struct curl_slist *no_slist_append(struct curl_slist *list, const char *s)
+{
+	return NULL;
+}
+
+static void no_slist_free_all(struct curl_slist *list)
+{
+}
+
+static time_t no_getdate(const char *date, const time_t *unused)
+{
+	return (time_t)-1;
+}
+
+static sl_curl_api api = {
+	no_global_init, no_easy_init, no_easy_setopt, no_easy_perform, no_easy_getinfo,
+	no_easy_handle, no_easy_handle, no_easy_strerror, no_slist_append, no_slist_free_all,
+	no_getdate,
+};
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[256];
+static CURLcode init_rc = CURLE_FAILED_INIT;
+
+/* The address of symbol name in lib into *fn (a function pointer's storage); 0 if found. */
+static int sym(void *lib, const char *name, void *fn)
+{
+	void *p = dlsym(lib, name);
+
+	if (!p && !load_error[0])
+		snprintf(load_error, sizeof(load_error), "%s has no %s", "libcurl", name);
+	memcpy(fn, &p, sizeof(p));      /* POSIX: a function's address as a void * */
+	return !p;
+}
+
+static void load(void)
+{
+	static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
+	sl_curl_api t;
+	void *lib = NULL;
+	int missing = 0;
+
+	for (size_t i = 0; !lib && i < sizeof(names) / sizeof(names[0]); i++)
+		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(load_error, sizeof(load_error), "%s", dlerror());
+		return;
+	}
+	missing |= sym(lib, "curl_global_init", &t.global_init);
+	missing |= sym(lib, "curl_easy_init", &t.easy_init);
+	missing |= sym(lib, "curl_easy_setopt", &t.easy_setopt);
+	missing |= sym(lib, "curl_easy_perform", &t.easy_perform);
+	missing |= sym(lib, "curl_easy_getinfo", &t.easy_getinfo);
+	missing |= sym(lib, "curl_easy_reset", &t.easy_reset);
+	missing |= sym(lib, "curl_easy_cleanup", &t.easy_cleanup);
+	missing |= sym(lib, "curl_easy_strerror", &t.easy_strerror);
+	missing |= sym(lib, "curl_slist_append", &t.slist_append);
+	missing |= sym(lib, "curl_slist_free_all", &t.slist_free_all);
+	missing |= sym(lib, "curl_getdate", &t.getdate);
+	if (missing)
+		return;         /* the library stays mapped: a bad one is not unloaded twice */
+	init_rc = t.global_init(CURL_GLOBAL_DEFAULT);
+	if (init_rc != CURLE_OK)
+		snprintf(load_error, sizeof(load_error), "%s", t.easy_strerror(init_rc));
+	else
+		api = t;
+}
+
+const sl_curl_api *sl_curl(void)
+{
+	pthread_once(&load_once, load);
+	return &api;
 }
 
 int sl_http_global_init(sl_err *err)
 {
-	pthread_once(&init_once, global_init);
+	sl_curl();
 	if (init_rc != CURLE_OK)
-		return sl_err_set(err, SL_ERROR, "cannot initialise libcurl: %s",
-				  curl_easy_strerror(init_rc));
+		return sl_err_set(err, SL_ERROR, "cannot initialise libcurl: %s", load_error);
 	return SL_OK;
 }
 
@@ -92,7 +192,7 @@ static void parse_retry_after(exchange *x, int ms, const char *v, size_t len)
 		return;
 	}
 	if (!ms && x->r->retry_after_ms < 0) {
-		time_t when = curl_getdate(val, NULL);
+		time_t when = sl_curl()->getdate(val, NULL);
 
 		if (when != (time_t)-1)
 			x->r->retry_after_ms = when > x->now_s ? ((int64_t)when - x->now_s) * 1000 : 0;
@@ -157,6 +257,7 @@ static int transient_curl(CURLcode rc)
 int sl_http_send(CURL *h, const sl_http_request *rq, sl_http_response *r)
 {
 	exchange x = { rq, r, rq->now_s ? rq->now_s : (int64_t)time(NULL) };
+	const sl_curl_api *c = sl_curl();
 	CURLcode rc;
 
 	r->status = 0;
@@ -164,38 +265,38 @@ int sl_http_send(CURL *h, const sl_http_request *rq, sl_http_response *r)
 	r->body.truncated = 0;
 	r->retry_after_ms = -1;
 	r->error[0] = '\0';
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, rq->url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	c->easy_reset(h);
+	c->easy_setopt(h, CURLOPT_URL, rq->url);
+	c->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (rq->method)
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);
+		c->easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);
 	if (rq->body) {
-		curl_easy_setopt(h, CURLOPT_POST, 1L);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(rq->body));
+		c->easy_setopt(h, CURLOPT_POST, 1L);
+		c->easy_setopt(h, CURLOPT_POSTFIELDS, rq->body);
+		c->easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(rq->body));
 	}
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, rq->headers);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "sluice");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->error);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)rq->timeout_ms);
+	c->easy_setopt(h, CURLOPT_HTTPHEADER, rq->headers);
+	c->easy_setopt(h, CURLOPT_USERAGENT, "sluice");
+	c->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	c->easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
+	c->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	c->easy_setopt(h, CURLOPT_HEADERDATA, &x);
+	c->easy_setopt(h, CURLOPT_ERRORBUFFER, r->error);
+	c->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)rq->timeout_ms);
 	if (rq->connect_timeout_ms > 0)
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)rq->connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)rq);
+		c->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)rq->connect_timeout_ms);
+	c->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	c->easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	c->easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
+	c->easy_setopt(h, CURLOPT_XFERINFODATA, (void *)rq);
 
-	rc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	rc = c->easy_perform(h);
+	c->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	/* nothing of this request may outlive the call in the handle */
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	c->easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	c->easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	if (!r->error[0] && rc != CURLE_OK)
-		snprintf(r->error, sizeof(r->error), "%s", curl_easy_strerror(rc));
+		snprintf(r->error, sizeof(r->error), "%s", c->easy_strerror(rc));
 	if (rc == CURLE_OK)
 		return SL_HTTP_DONE;
 	if (rc == CURLE_ABORTED_BY_CALLBACK)

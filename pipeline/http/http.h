@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <curl/curl.h>
 
 #include "common/buf.h"
@@ -68,7 +69,32 @@ typedef struct sl_http_response {
 void sl_http_response_init(sl_http_response *r, size_t body_cap);
 void sl_http_response_release(sl_http_response *r);
 
-/* curl_global_init, once per process; SL_ERROR if it failed. */
+/*
+ * libcurl's functions as sluice calls them.  libcurl is loaded (dlopen) the
+ * first time one is wanted, so a command that sends no HTTP (scope, the
+ * gates) never maps it nor what it pulls in (gnutls, kerberos, ldap: 3.5
+ * MB resident).  When it cannot be loaded every function fails as libcurl
+ * does when it cannot start (no handle, no list, CURLE_FAILED_INIT), and
+ * sl_http_global_init says why.
+ */
+typedef struct sl_curl_api {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *h, CURLoption option, ...);
+	CURLcode (*easy_perform)(CURL *h);
+	CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
+	void (*easy_reset)(CURL *h);
+	void (*easy_cleanup)(CURL *h);
+	const char *(*easy_strerror)(CURLcode rc);
+	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
+	void (*slist_free_all)(struct curl_slist *list);
+	time_t (*getdate)(const char *date, const time_t *unused);
+} sl_curl_api;
+
+/* The functions, libcurl loaded if it was not (any thread). */
+const sl_curl_api *sl_curl(void);
+
+/* Load libcurl and curl_global_init, once per process; SL_ERROR if either failed. */
 int sl_http_global_init(sl_err *err);
 
 /*

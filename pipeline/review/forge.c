@@ -234,14 +234,14 @@ static struct curl_slist *request_headers(const sl_forge *f, int has_body)
 		snprintf(auth, sizeof(auth), "PRIVATE-TOKEN: %s", f->o.token);
 	else
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", f->o.token);
-	hdr = curl_slist_append(hdr, auth);
+	hdr = sl_curl()->slist_append(hdr, auth);
 	explicit_bzero(auth, sizeof(auth));
-	hdr = curl_slist_append(hdr, f->o.kind == SL_FORGE_GITLAB ? "Accept: application/json" :
+	hdr = sl_curl()->slist_append(hdr, f->o.kind == SL_FORGE_GITLAB ? "Accept: application/json" :
 				"Accept: application/vnd.github+json");
 	if (f->o.kind == SL_FORGE_GITHUB)
-		hdr = curl_slist_append(hdr, "X-GitHub-Api-Version: 2022-11-28");
+		hdr = sl_curl()->slist_append(hdr, "X-GitHub-Api-Version: 2022-11-28");
 	if (has_body)
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		hdr = sl_curl()->slist_append(hdr, "Content-Type: application/json");
 	return hdr;
 }
 
@@ -250,7 +250,7 @@ static void free_headers(struct curl_slist *hdr)
 {
 	for (struct curl_slist *s = hdr; s; s = s->next)
 		explicit_bzero(s->data, strlen(s->data));
-	curl_slist_free_all(hdr);
+	sl_curl()->slist_free_all(hdr);
 }
 
 /* Wait wait_s for why, or SL_EBUDGET when that is longer than the client accepts. */
@@ -316,7 +316,7 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 	if ((ret = sl_http_global_init(err)))
 		goto done;
 	ret = SL_ERROR;
-	if (!(h = curl_easy_init()))
+	if (!(h = sl_curl()->easy_init()))
 		goto done;
 	for (;;) {
 		int hr, failed;
@@ -358,7 +358,7 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 	}
 	ret = SL_OK;
 done:
-	curl_easy_cleanup(h);
+	sl_curl()->easy_cleanup(h);
 	free_headers(rq.headers);
 	free(data);
 	free(url);
