@@ -10,25 +10,36 @@
  * that starts an item is one.  A conditional that starts an item holds
  * items: its lines (#if, #else, #elif, #endif) are items of their own,
  * "fixed" ones that are always parsed so that the items kept between them
- * stay in their branch (an include guard is such a conditional), and each
- * of its #else, #elif and #endif must come between items too, else the
- * file is parsed whole.  A boundary is only ever placed
- * where the text before it is a whole sequence of items, so splitting
- * too little merges items and never cuts one.  Anything the lexing below
- * cannot vouch for (unbalanced brackets or conditionals, an unterminated
- * comment, a C++ raw string, digraphs and trigraphs for braces, an item
- * that starts with '{' as a K&R function's body does) gives no items:
- * the file is parsed whole.
+ * stay in their branch (an include guard is such a conditional).  When one
+ * of its #else, #elif and #endif falls inside an item (two heads for one
+ * body, a macro call with no ';' before #endif), the conditional's lines
+ * and the items since its first become part of that item.  A boundary is
+ * only ever placed where the text before it is a whole sequence of items,
+ * so splitting too little merges items and never cuts one.  Anything the
+ * lexing below cannot vouch for (unbalanced brackets or conditionals, an
+ * unterminated comment, a C++ raw string, digraphs and trigraphs for
+ * braces, an item that starts with '{' as a K&R function's body does)
+ * gives no items: the file is parsed whole.  A directive's line goes on
+ * past a newline after a '\\', and after a '/' (tree-sitter-c reads a
+ * directive's argument on, a '//' comment in one included).
  *
  * A syntax error is recovered from within the items parsed: where an
  * error's recovery in a parse of the whole file reaches into a
  * neighbouring item, the two parses differ, and item by item the
- * neighbour is read as if the error were not there.  On git and curl
- * (2,002 files, 574 of them with syntax errors) sixteen queries gave the
- * same targets either way (bench/scope-same.sh); in fmt's C++ tests, a
- * whole-file parse thrown off by gtest macros loses six if statements
- * that item by item are found.  --no-prefilter parses whole files.
- * tests/t/t1210-scope-items.sh holds the cases.
+ * neighbour is read as if the error were not there.  Split into
+ * statements (SL_ITEMS_STATEMENTS below), the same holds of statements,
+ * and of a function's head, which is left out unless it may hold a match:
+ * scope.c parses again, whole, a function where the part parsed has an
+ * error outside one statement, and the file where one crosses items.  On
+ * git and curl (2,002 files, 574 of them with syntax errors) eighteen of
+ * twenty-two queries gave the same targets either way, and the other four
+ * differ by 17 of about 80,000 targets, all in files with syntax errors
+ * (bench/scope-same.sh); in fmt's C++ tests, a whole-file parse thrown off
+ * by gtest macros loses six if statements that item by item are found.
+ * --no-prefilter parses whole files.  tests/t/t1210-scope-items.sh and
+ * t1211-scope-statements.sh hold the cases; tests/fuzz/fuzz_items.c checks
+ * that where the whole file parses without error, any choice of items or
+ * statements parses as in the whole file.
  */
 #ifndef SL_SCOPING_ITEMS_H
 #define SL_SCOPING_ITEMS_H

@@ -42,7 +42,7 @@ static const sl_command commands[] = {
 	  "                   print what a prompt would carry about that target\n"
 	  "  --threads N      parse with N threads (default: one per core)\n"
 	  "  --no-prefilter   parse every file whole (the result changes only where a\n"
-	  "                   syntax error's recovery crosses top-level items)\n"
+	  "                   syntax error's recovery crosses items or statements)\n"
 	  "  --cache STORE    keep parse results by blob in STORE (a sluice store)\n"
 	  "units: capture, statement, function, class, file\n" },
 	{ "run", cmd_run, "run a campaign: generate, apply, gate, record, propose",
