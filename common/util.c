@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -627,4 +628,27 @@ fail:
 done:
 	sl_strvec_release(&paths);
 	return ret;
+}
+
+int sl_dl_load(const char *const *names, const char *const *syms, void *const *fns,
+	       char *why, size_t whylen)
+{
+	void *lib = NULL;
+
+	for (size_t i = 0; !lib && names[i]; i++)
+		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(why, whylen, "%s", dlerror());
+		return -1;
+	}
+	for (size_t i = 0; syms[i]; i++) {
+		void *p = dlsym(lib, syms[i]);
+
+		if (!p) {
+			snprintf(why, whylen, "%s has no %s", names[0], syms[i]);
+			return -1;      /* the library stays mapped */
+		}
+		memcpy(fns[i], &p, sizeof(p));  /* POSIX: a function's address as a void * */
+	}
+	return 0;
 }

@@ -25,6 +25,17 @@ void *sl_xcalloc(size_t nmemb, size_t size);
 void *sl_xrealloc(void *p, size_t n);
 char *sl_xstrdup(const char *s);
 char *sl_xstrndup(const char *s, size_t n);
+
+/*
+ * Load the first of the NULL-terminated library names that dlopen finds
+ * (RTLD_NOW | RTLD_LOCAL) and store the address of each of the
+ * NULL-terminated symbols into the function pointer fns[i] points to.
+ * Returns 0, or -1 with why (whylen bytes) saying what was missing.  For
+ * libraries only some commands need (libcurl, libxml2): one not linked is
+ * never mapped, nor what it pulls in.
+ */
+int sl_dl_load(const char *const *names, const char *const *syms, void *const *fns,
+	       char *why, size_t whylen);
 /* NULL-safe strdup: NULL in, NULL out. */
 char *sl_xstrdup_or_null(const char *s);
 

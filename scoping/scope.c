@@ -63,7 +63,7 @@
  */
 
 /* Results are encoded for the cache in this format; bump it when it changes. */
-#define CACHE_FORMAT "sluice-scope-1"
+#define CACHE_FORMAT "sluice-scope-2"  /* 2: a capture's text may be its target's unit text */
 #define CACHE_MAX_ROWS 500000  /* past this, rows of other queries are dropped */
 #define CF_PREFILTERED 1u      /* cache flags */
 #define CF_PARSE_ERROR 2u
@@ -88,15 +88,15 @@ struct entry {
 	char *path;
 	git_oid oid;
 	unsigned flags;        /* CF_* once scoped */
-	int scoped;            /* 1: result known (cache hit or a worker's) */
-	int from_cache;
-	int skipped;           /* too large or binary */
-	int has_dups;          /* other entries have the same blob and copy this result */
-	size_t dup_of;         /* 1 + the entry whose result this one copies; 0: none */
-	size_t dups_left;      /* opts->emit: duplicates of this one not passed on yet */
+	unsigned char scoped;  /* 1: result known (cache hit or a worker's) */
+	unsigned char from_cache;
+	unsigned char skipped; /* too large or binary */
+	unsigned char has_dups; /* other entries have the same blob and copy this result */
+	atomic_int done;       /* a worker's result is in (opts->emit) */
+	uint32_t dup_of;       /* 1 + the entry whose result this one copies; 0: none */
+	uint32_t dups_left;    /* opts->emit: duplicates of this one not passed on yet */
 	char *enc;             /* the encoded result for the cache, when wanted */
 	size_t enc_len;
-	atomic_int done;       /* a worker's result is in (opts->emit) */
 };
 
 struct walk {
@@ -779,6 +779,9 @@ static void put_str(sl_buf *b, const char *s)
 	sl_buf_add(b, s, n);
 }
 
+/* A text the same as the target's unit text (a capture unit's site): no bytes again. */
+#define SAME_AS_UNIT UINT32_MAX
+
 static void encode_targets(sl_buf *b, const sl_target *v, size_t n)
 {
 	put_u32(b, (uint32_t)n);
@@ -811,7 +814,10 @@ static void encode_targets(sl_buf *b, const sl_target *v, size_t n)
 				put_str(b, s->caps[k].name);
 				put_u32(b, s->caps[k].start_byte);
 				put_u32(b, s->caps[k].end_byte);
-				put_str(b, s->caps[k].text);
+				if (!strcmp(s->caps[k].text, t->unit_text))
+					put_u32(b, SAME_AS_UNIT);
+				else
+					put_str(b, s->caps[k].text);
 			}
 		}
 	}
@@ -837,11 +843,14 @@ static uint32_t get_u32(struct reader *r)
 	return v;
 }
 
-static char *get_str(struct reader *r)
+/* A string, or when its length is SAME_AS_UNIT a copy of same. */
+static char *get_str_or(struct reader *r, const char *same)
 {
 	uint32_t n = get_u32(r);
 	char *s;
 
+	if (n == SAME_AS_UNIT && same && !r->bad)
+		return sl_xstrdup(same);
 	if (r->bad || n > r->left) {
 		r->bad = 1;
 		return sl_xstrdup("");
@@ -850,6 +859,11 @@ static char *get_str(struct reader *r)
 	r->p += n;
 	r->left -= n;
 	return s;
+}
+
+static char *get_str(struct reader *r)
+{
+	return get_str_or(r, NULL);
 }
 
 /* Decode a cached result into out; 0, or -1 (nothing appended) if it is corrupt. */
@@ -906,7 +920,7 @@ static int decode_targets(sl_target_list *out, const void *data, size_t len,
 				s->caps[k].name = get_str(&r);
 				s->caps[k].start_byte = get_u32(&r);
 				s->caps[k].end_byte = get_u32(&r);
-				s->caps[k].text = get_str(&r);
+				s->caps[k].text = get_str_or(&r, t->unit_text);
 			}
 		}
 	}
@@ -1736,8 +1750,10 @@ static int run_workers(struct scope_run *r, sl_err *err)
 	sh->want_enc = r->cache != NULL || r->opts->emit;
 	sh->keep_enc = r->cache != NULL;
 	sh->nv = r->w.n;
+	if (r->w.n >= UINT32_MAX)
+		return sl_err_set(err, SL_EINPUT, "more than %u files to scope", UINT32_MAX - 1);
 	for (size_t i = 0; i < r->ndups; i++) {
-		r->w.v[r->dups[i].entry].dup_of = r->dups[i].first + 1;
+		r->w.v[r->dups[i].entry].dup_of = (uint32_t)(r->dups[i].first + 1);
 		r->w.v[r->dups[i].first].dups_left++;
 	}
 	sh->gitdir = git_repository_path(r->repo);

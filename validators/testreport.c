@@ -196,11 +196,40 @@ static void dedupe(sl_tests *t)
 
 /* --- JUnit --- */
 
+/*
+ * libxml2, loaded (dlopen) the first time a JUnit report is read: only a
+ * test gate needs it, and with it ICU and libstdc++ (2 MB resident).
+ */
+static struct {
+	void (*init_parser)(void);
+	xmlParserCtxtPtr (*new_ctxt)(void);
+	xmlDocPtr (*read_memory)(xmlParserCtxtPtr ctxt, const char *buffer, int size,
+				 const char *url, const char *encoding, int options);
+	xmlErrorPtr (*last_error)(void *ctx);
+	xmlNodePtr (*root_element)(const xmlDoc *doc);
+	void (*free_doc)(xmlDocPtr doc);
+	void (*free_ctxt)(xmlParserCtxtPtr ctxt);
+} xml_api;
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+static int xml_loaded;
+static char xml_error[256];
 
 static void xml_init(void)
 {
-	xmlInitParser();
+	static const char *const names[] = { "libxml2.so.2", NULL };
+	static const char *const syms[] = {
+		"xmlInitParser", "xmlNewParserCtxt", "xmlCtxtReadMemory", "xmlCtxtGetLastError",
+		"xmlDocGetRootElement", "xmlFreeDoc", "xmlFreeParserCtxt", NULL
+	};
+	void *const fns[] = {
+		&xml_api.init_parser, &xml_api.new_ctxt, &xml_api.read_memory, &xml_api.last_error,
+		&xml_api.root_element, &xml_api.free_doc, &xml_api.free_ctxt,
+	};
+
+	if (sl_dl_load(names, syms, fns, xml_error, sizeof(xml_error)))
+		return;
+	xml_api.init_parser();
+	xml_loaded = 1;
 }
 
 /* Text of a node's direct text and CDATA children (entity references skipped). */
@@ -336,12 +365,15 @@ int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err
 		goto done;
 	}
 	pthread_once(&xml_once, xml_init);
-	if (!(ctxt = xmlNewParserCtxt()))
+	if (!xml_loaded)
+		return sl_err_set(err, SL_ERROR, "cannot load libxml2 to read a junit report: %s",
+				  xml_error);
+	if (!(ctxt = xml_api.new_ctxt()))
 		BUG("xmlNewParserCtxt failed");
-	doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "report.xml", NULL,
-				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	doc = xml_api.read_memory(ctxt, xml, (int)len, "report.xml", NULL,
+				  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	if (!doc || !ctxt->wellFormed) {
-		const xmlError *e = xmlCtxtGetLastError(ctxt);
+		const xmlError *e = xml_api.last_error(ctxt);
 		sl_buf m = SL_BUF_INIT;
 
 		sl_buf_adds(&m, e && e->message ? e->message : "not well-formed");
@@ -350,7 +382,7 @@ int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err
 		sl_buf_release(&m);
 		goto done;
 	}
-	root = xmlDocGetRootElement(doc);
+	root = xml_api.root_element(doc);
 	if (!root || !(is_elem(root, "testsuites") || is_elem(root, "testsuite"))) {
 		ret = sl_err_set(err, SL_EINPUT, "junit report: root element is not <testsuites> or <testsuite>");
 		goto done;
@@ -358,8 +390,10 @@ int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err
 	junit_walk(out, root, NULL, 0);
 	dedupe(out);
 done:
-	xmlFreeDoc(doc);
-	xmlFreeParserCtxt(ctxt);
+	if (doc)
+		xml_api.free_doc(doc);
+	if (ctxt)
+		xml_api.free_ctxt(ctxt);
 	return ret;
 }
 

@@ -9,7 +9,6 @@
  * progress callback polls the stop flag.  libcurl's own signals are off
  * (CURLOPT_NOSIGNAL), as threads require.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 
 #include "pipeline/http/http.h"
+#include "common/util.h"
 
 /* What the functions do when libcurl cannot be loaded. */
 static CURLcode no_global_init(long flags)
@@ -77,43 +77,23 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[256];
 static CURLcode init_rc = CURLE_FAILED_INIT;
 
-/* The address of symbol name in lib into *fn (a function pointer's storage); 0 if found. */
-static int sym(void *lib, const char *name, void *fn)
-{
-	void *p = dlsym(lib, name);
-
-	if (!p && !load_error[0])
-		snprintf(load_error, sizeof(load_error), "%s has no %s", "libcurl", name);
-	memcpy(fn, &p, sizeof(p));      /* POSIX: a function's address as a void * */
-	return !p;
-}
-
 static void load(void)
 {
-	static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
+	static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4", NULL };
+	static const char *const syms[] = {
+		"curl_global_init", "curl_easy_init", "curl_easy_setopt", "curl_easy_perform",
+		"curl_easy_getinfo", "curl_easy_reset", "curl_easy_cleanup", "curl_easy_strerror",
+		"curl_slist_append", "curl_slist_free_all", "curl_getdate", NULL
+	};
 	sl_curl_api t;
-	void *lib = NULL;
-	int missing = 0;
+	void *const fns[] = {
+		&t.global_init, &t.easy_init, &t.easy_setopt, &t.easy_perform, &t.easy_getinfo,
+		&t.easy_reset, &t.easy_cleanup, &t.easy_strerror, &t.slist_append,
+		&t.slist_free_all, &t.getdate,
+	};
 
-	for (size_t i = 0; !lib && i < sizeof(names) / sizeof(names[0]); i++)
-		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		snprintf(load_error, sizeof(load_error), "%s", dlerror());
+	if (sl_dl_load(names, syms, fns, load_error, sizeof(load_error)))
 		return;
-	}
-	missing |= sym(lib, "curl_global_init", &t.global_init);
-	missing |= sym(lib, "curl_easy_init", &t.easy_init);
-	missing |= sym(lib, "curl_easy_setopt", &t.easy_setopt);
-	missing |= sym(lib, "curl_easy_perform", &t.easy_perform);
-	missing |= sym(lib, "curl_easy_getinfo", &t.easy_getinfo);
-	missing |= sym(lib, "curl_easy_reset", &t.easy_reset);
-	missing |= sym(lib, "curl_easy_cleanup", &t.easy_cleanup);
-	missing |= sym(lib, "curl_easy_strerror", &t.easy_strerror);
-	missing |= sym(lib, "curl_slist_append", &t.slist_append);
-	missing |= sym(lib, "curl_slist_free_all", &t.slist_free_all);
-	missing |= sym(lib, "curl_getdate", &t.getdate);
-	if (missing)
-		return;         /* the library stays mapped: a bad one is not unloaded twice */
 	init_rc = t.global_init(CURL_GLOBAL_DEFAULT);
 	if (init_rc != CURLE_OK)
 		snprintf(load_error, sizeof(load_error), "%s", t.easy_strerror(init_rc));
