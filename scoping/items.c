@@ -444,12 +444,6 @@ static int body_code(struct lex *l, char c)
 		l->last = c;
 		piece(l, l->i, SL_ITEM_MAY);
 		return 0;
-	case '<':
-	case '%':
-	case '?':
-		if (digraph(l, c))
-			return -1;
-		break;
 	default:
 		break;
 	}
@@ -469,6 +463,8 @@ static int code(struct lex *l)
 		boundary(l, l->i, SL_ITEM_MAY);
 	l->code = 1;
 	l->line_start = 0;
+	if (digraph(l, c))
+		return -1;
 	if (l->in_body)
 		return body_code(l, c);
 	switch (c) {
@@ -518,12 +514,6 @@ static int code(struct lex *l)
 	case '=':
 		if (!l->brace && !l->paren)
 			l->init = 1;
-		break;
-	case '<':
-	case '%':
-	case '?':
-		if (digraph(l, c))
-			return -1;
 		break;
 	default:
 		break;
