@@ -47,8 +47,9 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
 CLI_SRC := $(wildcard pipeline/cli/*.c)
-LIB_SRC := $(wildcard common/*.c scoping/*.c storage/*.c validators/*.c \
-	pipeline/*.c pipeline/http/*.c pipeline/generate/*.c pipeline/apply/*.c pipeline/review/*.c)
+# the library: every folder but the command-line program (pipeline/cli/)
+LIB_SRC := $(wildcard common/*.c scoping/*.c storage/*.c validators/*.c pipeline/*.c) \
+	$(filter-out pipeline/cli/%,$(wildcard pipeline/*/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 
