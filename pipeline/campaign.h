@@ -1,5 +1,5 @@
 /*
- * campaign.h - a campaign ready to run: the campaign file (spec.c) loaded
+ * campaign.h - a campaign ready to run: the campaign file (pipeline/spec/) loaded
  * and checked, its repository opened, its base revision resolved.
  *
  * sl_campaign_load() reads and validates a campaign file, checks what later
