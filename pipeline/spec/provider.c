@@ -185,10 +185,11 @@ int spec_load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
 	static const int kind_ix[] = { SL_PROVIDER_RULES, SL_PROVIDER_OPENAI, SL_PROVIDER_COMMAND,
 		SL_PROVIDER_ANTHROPIC, SL_PROVIDER_REPLAY };
 	const struct node *v[SL_CAP_SPEC_KEYS];
+	int kind = spec->provider;
 
 	if (spec_want_type(ld, map, N_MAP, "provider", NULL) ||
 	    spec_map_fields(ld, map, "provider", provider_keys, v) ||
-	    spec_get_enum(ld, v[P_KIND], "kind", "provider", kinds, kind_ix, &spec->provider) ||
+	    spec_get_enum(ld, v[P_KIND], "kind", "provider", kinds, kind_ix, &kind) ||
 	    spec_get_str(ld, v[P_BASE_URL], "base_url", "provider", 1, &spec->base_url) ||
 	    spec_get_str(ld, v[P_MODEL], "model", "provider", 1, &spec->model) ||
 	    spec_get_str(ld, v[P_KEY_ENV], "api_key_env", "provider", 1, &spec->api_key_env) ||
@@ -201,6 +202,7 @@ int spec_load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
 		    &spec->response_format) ||
 	    (v[P_HEADERS] && load_headers(ld, v[P_HEADERS], spec)))
 		return SL_EINPUT;
+	spec->provider = (enum sl_provider_kind)kind;
 	if (check_response_format(ld, v[P_RESPONSE_FORMAT], spec) ||
 	    read_provider_numbers(ld, v, spec) || check_provider_values(ld, map, v, spec))
 		return SL_EINPUT;

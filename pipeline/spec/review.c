@@ -60,6 +60,7 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	sl_spec_review *r = &spec->review;
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	long long bf = 10, bl = 500, mo = 10, mh = 10;
+	int group = r->group, forge = r->forge;
 	const char *why;
 	char sbuf[80];
 
@@ -68,7 +69,7 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	if (spec_want_type(ld, map, N_MAP, "review", NULL) ||
 	    spec_map_fields(ld, map, "review", keys, v) ||
 	    spec_get_str(ld, v[0], "branch_prefix", "review", 1, &spec->branch_prefix) ||
-	    spec_get_enum(ld, v[1], "group", "review", groups, group_vals, &r->group) ||
+	    spec_get_enum(ld, v[1], "group", "review", groups, group_vals, &group) ||
 	    spec_get_int(ld, v[2], "batch_files", "review", 1, 100000, &bf) ||
 	    spec_get_int(ld, v[3], "batch_lines", "review", 1, 100000000, &bl) ||
 	    spec_get_str(ld, v[4], "commit_message", "review", 1, &r->commit_message) ||
@@ -78,7 +79,7 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	    spec_get_str(ld, v[8], "committer", "review", 1, &r->committer) ||
 	    spec_get_strings(ld, v[9], "labels", "review", &r->labels) ||
 	    spec_get_bool(ld, v[10], "draft", "review", &r->draft) ||
-	    spec_get_enum(ld, v[11], "forge", "review", forges, forge_vals, &r->forge) ||
+	    spec_get_enum(ld, v[11], "forge", "review", forges, forge_vals, &forge) ||
 	    spec_get_str(ld, v[12], "api_url", "review", 1, &r->api_url) ||
 	    spec_get_str(ld, v[13], "project", "review", 1, &r->project) ||
 	    spec_get_str(ld, v[14], "token_env", "review", 1, &r->token_env) ||
@@ -90,6 +91,8 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	    check_template(ld, v[6], "body") || check_ident(ld, v[7], "author") ||
 	    check_ident(ld, v[8], "committer"))
 		return SL_EINPUT;
+	r->group = (enum sl_group_kind)group;
+	r->forge = (enum sl_forge_kind)forge;
 	r->batch_files = (unsigned)bf;
 	r->batch_lines = (unsigned)bl;
 	r->max_open = (unsigned)mo;

@@ -21,6 +21,7 @@ static int load_findings(struct loader *ld, const struct node *map, sl_spec *spe
 		SL_REPORT_TAP, SL_REPORT_JUNIT, SL_REPORT_AUTOMAKE, SL_REPORT_CTEST };
 	const char *formats[8];
 	const struct node *v[SL_CAP_SPEC_KEYS];
+	int format = SL_REPORT_NONE;
 
 	for (size_t i = 0; i < 7; i++)
 		formats[i] = sl_report_format_name(format_ix[i]);
@@ -28,10 +29,11 @@ static int load_findings(struct loader *ld, const struct node *map, sl_spec *spe
 	if (spec_want_type(ld, map, N_MAP, "findings", NULL) ||
 	    spec_map_fields(ld, map, "findings", keys, v) ||
 	    spec_get_str(ld, v[0], "report", "findings", 1, &spec->findings_report) ||
-	    spec_get_enum(ld, v[1], "format", "findings", formats, format_ix, &spec->findings_format) ||
+	    spec_get_enum(ld, v[1], "format", "findings", formats, format_ix, &format) ||
 	    spec_need(ld, map, v[0], "report", "findings") ||
 	    spec_need(ld, map, v[1], "format", "findings"))
 		return SL_EINPUT;
+	spec->findings_format = (enum sl_report_format)format;
 	return 0;
 }
 
@@ -84,6 +86,7 @@ static int read_root_stages(struct loader *ld, const struct node *const *v, sl_s
 	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
 	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
+	int edit_format = 0, job = SL_JOB_MIGRATION;
 
 	if (spec_want_type(ld, v[R_TARGETS], N_MAP, "targets", NULL) ||
 	    spec_load_targets(ld, v[R_TARGETS], spec) ||
@@ -92,14 +95,17 @@ static int read_root_stages(struct loader *ld, const struct node *const *v, sl_s
 	    spec_get_str(ld, v[R_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
 	    spec_get_str(ld, v[R_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
 	    spec_get_enum(ld, v[R_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
-		     &spec->edit_format))
+		     &edit_format))
 		return SL_EINPUT;
+	spec->edit_format = (enum sl_edit_format)edit_format;
 	if (v[R_PROMPT])
 		spec->prompt_pos = spec_text_pos(ld, v[R_PROMPT]);
 	if (spec_get_uint(ld, v[R_ATTEMPTS], "attempts", NULL, 1, 100, &spec->attempts) ||
 	    spec_get_enum(ld, v[R_GOAL], "goal", NULL, goals, goal_ix, &spec->goal_fix) ||
-	    spec_get_enum(ld, v[R_KIND], "kind", NULL, jobs, job_ix, &spec->job) ||
-	    spec_get_strings(ld, v[R_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
+	    spec_get_enum(ld, v[R_KIND], "kind", NULL, jobs, job_ix, &job))
+		return SL_EINPUT;
+	spec->job = (enum sl_job_kind)job;
+	if (spec_get_strings(ld, v[R_TEST_PATHS], "test_paths", NULL, &spec->test_paths) ||
 	    spec_get_str(ld, v[R_TEST_TEMPLATE], "test_template", NULL, 0, &spec->test_template) ||
 	    (v[R_GATES] && spec_load_gates(ld, v[R_GATES], spec)) ||
 	    (v[R_REVIEW] && spec_load_review(ld, v[R_REVIEW], spec)) ||
