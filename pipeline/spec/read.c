@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,81 @@ int spec_is_null(const struct node *n)
 }
 
 /*
+ * The optimal string alignment distance between a and b (Damerau-Levenshtein
+ * where no substring is edited twice): insertions, deletions, substitutions
+ * and swaps of two neighbours cost 1 each.  Strings longer than 63 bytes
+ * are "far" (SIZE_MAX).
+ */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t row[3][64], *prev2 = row[0], *prev = row[1], *cur = row[2];
+
+	if (la >= 64 || lb >= 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *t;
+
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1], d = prev[j - 1] + cost;
+
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    prev2[j - 2] + 1 < d)
+				d = prev2[j - 2] + 1;
+			cur[j] = d;
+		}
+		t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[lb];
+}
+
+/*
+ * The known key nearest to a misspelt one, NULL when none is near: at most
+ * two edits, and at most a third of the known key's length ("attemps" ->
+ * "attempts"; "jb" suggests nothing).  The first of equals wins.
+ */
+static const char *nearest_key(const char *const *keys, size_t nkeys, const char *key,
+			       size_t len)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t klen = strlen(keys[k]), d = edit_distance(key, len, keys[k], klen);
+
+		if (d <= 2 && d * 3 <= klen && d < best_d) {
+			best = keys[k];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* "unknown key 'x' [in 'ctx']", then "; did you mean 'y'?" when one is near. */
+static int unknown_key(struct loader *ld, const struct node *key, const char *ctx,
+		       const char *const *keys, size_t nkeys)
+{
+	const char *near = nearest_key(keys, nkeys, key->text, key->len);
+	char sbuf[80], hint[96] = "";
+
+	spec_show(sbuf, sizeof(sbuf), key->text, key->len);
+	if (near)
+		snprintf(hint, sizeof(hint), "; did you mean '%s'?", near);
+	if (ctx)
+		return spec_fail(ld, key->start, "unknown key '%s' in '%s'%s", sbuf, ctx, hint);
+	return spec_fail(ld, key->start, "unknown key '%s'%s", sbuf, hint);
+}
+
+/*
  * Check a mapping's keys against the NULL-terminated list keys: no unknown
  * and no duplicate key.  vals[i] gets the value of keys[i], NULL when the
  * key is absent or its value is null.
@@ -91,12 +167,9 @@ int spec_map_fields(struct loader *ld, const struct node *map, const char *ctx,
 		for (k = 0; k < nkeys; k++)
 			if (strlen(keys[k]) == key->len && !memcmp(keys[k], key->text, key->len))
 				break;
+		if (k == nkeys)
+			return unknown_key(ld, key, ctx, keys, nkeys);
 		spec_show(sbuf, sizeof(sbuf), key->text, key->len);
-		if (k == nkeys) {
-			if (ctx)
-				return spec_fail(ld, key->start, "unknown key '%s' in '%s'", sbuf, ctx);
-			return spec_fail(ld, key->start, "unknown key '%s'", sbuf);
-		}
 		if (seen[k]) {
 			if (ctx)
 				return spec_fail(ld, key->start, "duplicate key '%s' in '%s'", sbuf, ctx);

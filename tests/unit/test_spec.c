@@ -410,6 +410,21 @@ static void test_errors(void)
 		     "rules:\n  - capture: c\n    template: x\n    tmpl: y\n",
 		     "7:5: unknown key 'tmpl' in 'rules'");
 	EXPECT_ERROR(BASE "name: u\n", "9:1: duplicate key 'name'");
+
+	/* an unknown key near a known one of its mapping: at most two edits and a third */
+	EXPECT_ERROR(BASE "attemps: 3\n", "9:1: unknown key 'attemps'; did you mean 'attempts'?");
+	EXPECT_ERROR(BASE "nmae: x\n", "9:1: unknown key 'nmae'; did you mean 'name'?");
+	EXPECT_ERROR(BASE "jail: {memroy_mb: 1}\n",
+		     "9:8: unknown key 'memroy_mb' in 'jail'; did you mean 'memory_mb'?");
+	EXPECT_ERROR(BASE "gates:\n  - {name: b, command: make, timeot: 5}\n",
+		     "10:30: unknown key 'timeot' in 'gates'; did you mean 'timeout'?");
+	EXPECT_ERROR(BASE "review: {grop: file}\n",
+		     "9:10: unknown key 'grop' in 'review'; did you mean 'group'?");
+	EXPECT_ERROR(BASE "kindd: fix\n", "9:1: unknown key 'kindd'; did you mean 'kind'?");
+	EXPECT_ERROR(BASE "jb: 1\n", "9:1: unknown key 'jb'");
+	EXPECT_ERROR(BASE "attmp: 3\n", "9:1: unknown key 'attmp'");
+	EXPECT_ERROR(BASE "budget: {max_token: 5}\n",
+		     "9:10: unknown key 'max_token' in 'budget'; did you mean 'max_tokens'?");
 	EXPECT_ERROR(BASE "provider: {kind: rules, kind: openai}\n",
 		     "9:25: duplicate key 'kind' in 'provider'");
 	EXPECT_ERROR(BASE "[a]: b\n", "9:1: expected a string key");
