@@ -66,7 +66,9 @@ typedef struct sl_spec {
 	char *path;                 /* the file as given */
 	char *dir;                  /* its directory (for relative paths) */
 	char *name;                 /* required; [A-Za-z0-9._-]+ */
-	char *repository;           /* required; resolved against dir */
+	char *repository;           /* required, resolved against dir; NULL only when
+				       the file has none and sl_spec_opts.repository
+				       stood in for it */
 	char *base;                 /* default "HEAD" */
 	char *scratch;              /* worktree root; NULL = $TMPDIR/sluice-<uid> */
 
@@ -140,7 +142,20 @@ typedef struct sl_spec {
 	sl_spec_review review;      /* how candidates become reviewable changes */
 } sl_spec;
 
-/* Load and validate; *out is NULL on error. */
+/* How to load a campaign file; SL_SPEC_OPTS_INIT loads it as sl_spec_load() does. */
+typedef struct sl_spec_opts {
+	/*
+	 * The repository given on the command line (--repo), borrowed: with it
+	 * the file may leave out `repository:` (spec->repository is then NULL
+	 * and the caller uses its own); without either, that is an error.
+	 */
+	const char *repository;
+} sl_spec_opts;
+#define SL_SPEC_OPTS_INIT { .repository = NULL }
+
+/* Load and validate; *out is NULL on error.  opts may be NULL (the defaults). */
+int sl_spec_load_ext(sl_spec **out, const char *path, const sl_spec_opts *opts, sl_err *err);
+/* sl_spec_load_ext() with the defaults: `repository:` is required. */
 int sl_spec_load(sl_spec **out, const char *path, sl_err *err);
 void sl_spec_free(sl_spec *spec);
 

@@ -30,8 +30,9 @@ static char *dir_of(const char *path)
 	return sl_xstrndup(path, (size_t)(slash - path));
 }
 
-int sl_spec_load(sl_spec **out, const char *path, sl_err *err)
+int sl_spec_load_ext(sl_spec **out, const char *path, const sl_spec_opts *opts, sl_err *err)
 {
+	static const sl_spec_opts defaults = SL_SPEC_OPTS_INIT;
 	sl_buf text = SL_BUF_INIT;
 	struct loader ld;
 	struct node *root = NULL;
@@ -41,6 +42,7 @@ int sl_spec_load(sl_spec **out, const char *path, sl_err *err)
 
 	*out = NULL;
 	ld.path = path;
+	ld.opts = opts ? opts : &defaults;
 	ld.err = err;
 	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
 		ret = sl_err_set(err, SL_EINPUT, "'%s' is a directory, not a campaign file", path);
@@ -81,6 +83,11 @@ done:
 	spec_node_free(root);
 	sl_buf_release(&text);
 	return ret;
+}
+
+int sl_spec_load(sl_spec **out, const char *path, sl_err *err)
+{
+	return sl_spec_load_ext(out, path, NULL, err);
 }
 
 void sl_spec_free(sl_spec *spec)

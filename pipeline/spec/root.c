@@ -64,7 +64,8 @@ static int read_root_identity(struct loader *ld, const struct node *root,
 	    spec_get_str(ld, v[R_BASE], "base", NULL, 1, &spec->base) ||
 	    spec_get_str(ld, v[R_SCRATCH], "scratch", NULL, 1, &spec->scratch) ||
 	    spec_need(ld, root, v[R_NAME], "name", NULL) ||
-	    spec_need(ld, root, v[R_REPOSITORY], "repository", NULL) ||
+	    (!ld->opts->repository &&
+	     spec_need(ld, root, v[R_REPOSITORY], "repository", NULL)) ||
 	    spec_need(ld, root, v[R_TARGETS], "targets", NULL))
 		return SL_EINPUT;
 	if (!spec_valid_name(spec->name))

@@ -43,6 +43,7 @@ struct loader {
 	const char *path;
 	const char *src;
 	size_t srclen;
+	const sl_spec_opts *opts;   /* never NULL */
 	sl_err *err;
 };
 

@@ -382,6 +382,39 @@ static void test_dir_and_missing_file(void)
 	CHECK_INT(chdir(cwd), 0);
 }
 
+/* --repo stands in for a missing `repository:`; the file's own wins otherwise. */
+static void test_repository_override(void)
+{
+	static const char no_repo[] = "name: t\ntargets: {language: c, query: q}\n"
+		"rules: [{capture: c, template: x}]\n";
+	sl_spec_opts so = SL_SPEC_OPTS_INIT;
+	sl_err err = SL_ERR_INIT;
+	sl_spec *s = NULL;
+	char *path = write_spec(no_repo, strlen(no_repo));
+	sl_buf want = SL_BUF_INIT;
+
+	so.repository = "/elsewhere/repo";
+	CHECK_INT(sl_spec_load_ext(&s, path, &so, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK(s && s->repository == NULL);
+	sl_spec_free(s);
+	s = NULL;
+
+	CHECK_INT(sl_spec_load_ext(&s, path, NULL, &err), SL_EINPUT);
+	sl_buf_addf(&want, "%s:1:1: missing required field 'repository'", path);
+	CHECK_STR(err.msg, want.buf);
+	CHECK(s == NULL);
+	free(path);
+
+	sl_err_clear(&err);
+	path = write_spec(BASE, strlen(BASE));
+	CHECK_INT(sl_spec_load_ext(&s, path, &so, &err), 0);
+	CHECK(s && s->repository && !strcmp(s->repository, "r"));
+	sl_spec_free(s);
+	sl_buf_release(&want);
+	free(path);
+}
+
 static void test_errors(void)
 {
 	/* structure */
@@ -688,6 +721,7 @@ int main(void)
 	RUN(test_paths_single_string);
 	RUN(test_scalars_and_nulls);
 	RUN(test_dir_and_missing_file);
+	RUN(test_repository_override);
 	RUN(test_errors);
 	RUN(test_errors_sanitize_and_size);
 	RUN(test_query_pos_block);
