@@ -2,7 +2,7 @@
  * spec.h - the campaign file: parsing (libyaml) and validation.  The
  * loader is the folder pipeline/spec/, one file per section of the file.
  *
- * A campaign is one YAML mapping (see README.md, "The campaign file").
+ * A campaign is one YAML mapping (docs/sluice-campaign.5, every key).
  * sl_spec_load() reads it, checks every key and type, fills defaults, and on
  * any problem returns SL_EINPUT with a message that starts with
  * "FILE:LINE:COLUMN: " (1-based) naming the offending node: an unknown key,

@@ -47,11 +47,11 @@ static int gate_format(struct loader *ld, const struct node *v, const char *word
 		}
 	format_list(list, sizeof(list), formats[kind]);
 	return spec_fail(ld, v->start, "'format' of a %s gate must be %s", kind_name,
-		    list[0] ? list : "left out (this kind reads no report)");
+			 list[0] ? list : "left out (this kind reads no report)");
 }
 
 /* A gate's keys, in the order of the enum that indexes them. */
-static const char *const gate_keys[] = { "name", "command", "timeout", "kind", "format",
+static const char *const gates_keys[] = { "name", "command", "timeout", "kind", "format",
 	"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
 	"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
 	"allow_skip", "prepare", NULL };
@@ -83,7 +83,7 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 	g->timeout_s = 600;
 	g->radius = 3;
 	g->reruns = 1;
-	if (spec_map_fields(ld, it->item, "gates", gate_keys, v) ||
+	if (spec_map_fields(ld, it->item, "gates", gates_keys, v) ||
 	    spec_get_str(ld, v[G_NAME], "name", "gates", 1, &g->name) ||
 	    spec_get_enum(ld, v[G_KIND], "kind", "gates", gate_kinds, kind_ix, &g->kind) ||
 	    spec_get_str(ld, v[G_COMMAND], "command", "gates", 1, &g->command) ||
@@ -95,7 +95,7 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 	    spec_get_strings(ld, v[G_FORBID], "forbid", "gates", &g->forbid) ||
 	    spec_get_strings(ld, v[G_BUILD_FILES], "build_files", "gates", &g->build_files) ||
 	    spec_get_bool(ld, v[G_ALLOW_BUILD], "allow_build_files", "gates",
-		     &g->allow_build_files) ||
+			  &g->allow_build_files) ||
 	    spec_get_bool(ld, v[G_LOOPBACK], "loopback", "gates", &g->loopback) ||
 	    spec_get_enum(ld, v[G_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
 	    spec_get_bool(ld, v[G_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
@@ -120,26 +120,26 @@ static int check_gate_running(struct loader *ld, const struct gate_item *it, sl_
 	if (v[G_EXPECT] && g->kind != SL_GATE_BUILD && g->kind != SL_GATE_CUSTOM &&
 	    g->kind != SL_GATE_TEST)
 		return spec_fail(ld, v[G_EXPECT]->start,
-			    "'expect' belongs to build, custom and test gates");
+				 "'expect' belongs to build, custom and test gates");
 	if (v[G_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
 		return spec_fail(ld, v[G_ALLOW_SKIP]->start,
-			    "'allow_skip' belongs to gates that run a command");
+				 "'allow_skip' belongs to gates that run a command");
 	if (v[G_PREPARE] && g->kind == SL_GATE_POLICY)
 		return spec_fail(ld, v[G_PREPARE]->start,
-			    "'prepare' belongs to gates that run a command");
+				 "'prepare' belongs to gates that run a command");
 	/* the warm base is what the leading gates leave behind */
 	for (size_t j = 0; g->prepare && j < i; j++)
 		if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)
 			return spec_fail(ld, v[G_PREPARE]->start, "'prepare' after gate "
-				    "'%s', which does not prepare: preparing gates come "
-				    "first", spec->gates[j].name);
+					 "'%s', which does not prepare: preparing gates come "
+					 "first", spec->gates[j].name);
 	if (g->kind != SL_GATE_POLICY && spec_need(ld, it->item, v[G_COMMAND], "command", "gates"))
 		return SL_EINPUT;
 	if (g->kind == SL_GATE_POLICY && v[G_COMMAND])
 		return spec_fail(ld, v[G_COMMAND]->start, "a policy gate runs no command");
 	if (g->kind == SL_GATE_POLICY && v[G_LOOPBACK])
 		return spec_fail(ld, v[G_LOOPBACK]->start,
-			    "'loopback' belongs to gates that run a command");
+				 "'loopback' belongs to gates that run a command");
 	return 0;
 }
 
@@ -152,8 +152,8 @@ static int check_gate_name(struct loader *ld, const struct gate_item *it, const 
 
 	if (!spec_valid_name(g->name))
 		return spec_fail(ld, it->v[G_NAME]->start,
-			    "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
-			    spec_show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
+				 "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+				 spec_show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
 	for (size_t j = 0; j < i; j++)
 		if (!strcmp(spec->gates[j].name, g->name))
 			return spec_fail(ld, it->v[G_NAME]->start, "duplicate gate name '%s'", g->name);
@@ -195,13 +195,13 @@ static int check_gate_report(struct loader *ld, const struct gate_item *it, sl_g
 		return spec_fail(ld, v[G_FAIL_ON]->start, "'fail_on' must be warning or error");
 	if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
 		return spec_fail(ld, v[G_REPORT]->start,
-			    "'report' must be a path inside the worktree, without '..'");
+				 "'report' must be a path inside the worktree, without '..'");
 	if ((g->must_fix.n || v[G_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
 		return spec_fail(ld, it->item->start, "'must_fix' and 'reruns' belong to test gates");
 	/* without a report nothing would ever read the names */
 	if (v[G_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
 		return spec_fail(ld, v[G_MUST_FIX]->start, "'must_fix' needs a test gate with a "
-			    "'format' (junit, tap, automake or ctest)");
+				 "'format' (junit, tap, automake or ctest)");
 	return 0;
 }
 
@@ -217,14 +217,14 @@ static int check_gate_policy(struct loader *ld, const struct gate_item *it,
 	    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
 	     g->max_lines || v[G_ALLOW_BUILD]))
 		return spec_fail(ld, it->item->start, "'allow_paths', 'forbid', 'build_files', "
-			    "'max_files', 'max_lines' and 'allow_build_files' belong to "
-			    "policy gates");
+				 "'max_files', 'max_lines' and 'allow_build_files' belong to "
+				 "policy gates");
 	if (g->kind != SL_GATE_POLICY)
 		return 0;
 	po.forbid = g->forbid.n ? (const char *const *)g->forbid.v : NULL;
 	if (sl_policy_validate(&po, &perr))
 		return spec_fail(ld, v[G_FORBID] ? v[G_FORBID]->start : it->item->start,
-			    "%s", perr.msg);
+				 "%s", perr.msg);
 	return 0;
 }
 
@@ -239,7 +239,8 @@ int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		sl_gate_conf *g = &spec->gates[spec->ngates];
 
 		if (it.item->type != N_MAP)
-			return spec_fail(ld, it.item->start, "expected a mapping for an entry of 'gates'");
+			return spec_fail(ld, it.item->start,
+					 "expected a mapping for an entry of 'gates'");
 		spec->ngates++;
 		if (read_gate(ld, &it, g) || check_gate_running(ld, &it, spec, i) ||
 		    check_gate_name(ld, &it, spec, i) || read_gate_numbers(ld, &it, g, spec) ||

@@ -17,7 +17,7 @@
 
 int spec_load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
-	static const char *const keys[] = { "capture", "template", NULL };
+	static const char *const rules_keys[] = { "capture", "template", NULL };
 	enum { K_CAPTURE, K_TEMPLATE };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	size_t i;
@@ -34,7 +34,7 @@ int spec_load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
 		spec->nrules++;
 		r->pos.line = (uint32_t)(item->start.line + 1);
 		r->pos.col = (uint32_t)(item->start.column + 1);
-		if (spec_map_fields(ld, item, "rules", keys, v) ||
+		if (spec_map_fields(ld, item, "rules", rules_keys, v) ||
 		    spec_get_str(ld, v[K_CAPTURE], "capture", "rules", 1, &r->capture) ||
 		    spec_get_str(ld, v[K_TEMPLATE], "template", "rules", 0, &r->template_text) ||
 		    spec_need(ld, item, v[K_CAPTURE], "capture", "rules") ||
@@ -69,7 +69,7 @@ static int load_headers(struct loader *ld, const struct node *seq, sl_spec *spec
 /* prices: {MODEL: {input: X, output: Y}} per million tokens; keeps the spec's model. */
 static int load_prices(struct loader *ld, const struct node *map, sl_spec *spec)
 {
-	static const char *const keys[] = { "input", "output", NULL };
+	static const char *const prices_keys[] = { "input", "output", NULL };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 
 	if (spec_want_type(ld, map, N_MAP, "prices", "provider"))
@@ -87,10 +87,10 @@ static int load_prices(struct loader *ld, const struct node *map, sl_spec *spec)
 				char sbuf[80];
 
 				return spec_fail(ld, key->start, "duplicate key '%s' in 'prices'",
-					    spec_show(sbuf, sizeof(sbuf), key->text, key->len));
+						 spec_show(sbuf, sizeof(sbuf), key->text, key->len));
 			}
 		if (spec_want_type(ld, val, N_MAP, "prices", "provider") ||
-		    spec_map_fields(ld, val, "prices", keys, v) ||
+		    spec_map_fields(ld, val, "prices", prices_keys, v) ||
 		    spec_need(ld, val, v[0], "input", "prices") ||
 		    spec_need(ld, val, v[1], "output", "prices") ||
 		    spec_get_num(ld, v[0], "input", "prices", 0, 1e9, &in) ||
@@ -123,7 +123,7 @@ static int check_response_format(struct loader *ld, const struct node *v, const 
 	if (!j || !json_is_object(j)) {
 		json_decref(j);
 		return spec_fail(ld, v->start, "'response_format' must be a JSON object, e.g. "
-			    "'{\"type\": \"json_object\"}'");
+				 "'{\"type\": \"json_object\"}'");
 	}
 	json_decref(j);
 	return 0;
@@ -147,7 +147,7 @@ static int read_provider_numbers(struct loader *ld, const struct node *const *v,
 		spec->max_tokens = (int)n;
 	}
 	return spec_get_uint(ld, v[P_TIMEOUT], "timeout", "provider", 1, INT_MAX,
-			&spec->provider_timeout_s);
+			     &spec->provider_timeout_s);
 }
 
 /* api_key_env names a variable, base_url is HTTP, and each kind has what it needs. */
@@ -160,16 +160,18 @@ static int check_provider_values(struct loader *ld, const struct node *map,
 	     strspn(spec->api_key_env, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 		    "0123456789_") != strlen(spec->api_key_env)))
 		return spec_fail(ld, v[P_KEY_ENV]->start,
-			    "'api_key_env' must be the name of an environment variable "
-			    "(letters, digits and '_'), not the key itself");
+				 "'api_key_env' must be the name of an environment variable "
+				 "(letters, digits and '_'), not the key itself");
 	if (spec->base_url && strncmp(spec->base_url, "http://", 7) &&
 	    strncmp(spec->base_url, "https://", 8))
-		return spec_fail(ld, v[P_BASE_URL]->start, "'base_url' must start with http:// or https://");
+		return spec_fail(ld, v[P_BASE_URL]->start,
+				 "'base_url' must start with http:// or https://");
 	if ((spec->provider == SL_PROVIDER_OPENAI || spec->provider == SL_PROVIDER_ANTHROPIC) &&
 	    (spec_need(ld, map, v[P_BASE_URL], "base_url", "provider") ||
 	     spec_need(ld, map, v[P_MODEL], "model", "provider")))
 		return SL_EINPUT;
-	if (spec->provider == SL_PROVIDER_REPLAY && spec_need(ld, map, v[P_REPLAY], "replay", "provider"))
+	if (spec->provider == SL_PROVIDER_REPLAY &&
+	    spec_need(ld, map, v[P_REPLAY], "replay", "provider"))
 		return SL_EINPUT;
 	if (spec->provider == SL_PROVIDER_COMMAND &&
 	    spec_need(ld, map, v[P_COMMAND], "command", "provider"))
@@ -196,10 +198,10 @@ int spec_load_provider(struct loader *ld, const struct node *map, sl_spec *spec)
 	    spec_get_num(ld, v[P_TEMP], "temperature", "provider", 0, 2, &spec->temperature) ||
 	    spec_get_str(ld, v[P_COMMAND], "command", "provider", 1, &spec->command) ||
 	    spec_get_str(ld, v[P_ANTHROPIC_VERSION], "anthropic_version", "provider", 1,
-		    &spec->anthropic_version) ||
+			 &spec->anthropic_version) ||
 	    spec_get_str(ld, v[P_REPLAY], "replay", "provider", 1, &spec->replay) ||
 	    spec_get_str(ld, v[P_RESPONSE_FORMAT], "response_format", "provider", 1,
-		    &spec->response_format) ||
+			 &spec->response_format) ||
 	    (v[P_HEADERS] && load_headers(ld, v[P_HEADERS], spec)))
 		return SL_EINPUT;
 	spec->provider = (enum sl_provider_kind)kind;

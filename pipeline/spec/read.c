@@ -172,7 +172,8 @@ int spec_map_fields(struct loader *ld, const struct node *map, const char *ctx,
 		spec_show(sbuf, sizeof(sbuf), key->text, key->len);
 		if (seen[k]) {
 			if (ctx)
-				return spec_fail(ld, key->start, "duplicate key '%s' in '%s'", sbuf, ctx);
+				return spec_fail(ld, key->start, "duplicate key '%s' in '%s'", sbuf,
+						 ctx);
 			return spec_fail(ld, key->start, "duplicate key '%s'", sbuf);
 		}
 		seen[k] = 1;
@@ -200,7 +201,7 @@ int spec_want_type(struct loader *ld, const struct node *v, int type,
 	if (v->type == type)
 		return 0;
 	return spec_fail(ld, v->start, "expected %s for %s", what[type],
-		    keyname(kbuf, sizeof(kbuf), key, ctx));
+			 keyname(kbuf, sizeof(kbuf), key, ctx));
 }
 
 /* A string field; NULL v leaves *out alone. */
@@ -261,7 +262,8 @@ int spec_get_int(struct loader *ld, const struct node *v, const char *key, const
 	}
 	return 0;
 bad:
-	return spec_fail(ld, v->start, "expected an integer for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
+	return spec_fail(ld, v->start, "expected an integer for %s",
+			 keyname(kbuf, sizeof(kbuf), key, ctx));
 }
 
 /* spec_get_int() into an unsigned field; *out is left alone when v is NULL. */
@@ -316,7 +318,8 @@ int spec_get_num(struct loader *ld, const struct node *v, const char *key, const
 		return spec_fail(ld, v->start, "'%s' must be between %g and %g", key, min, max);
 	return 0;
 bad:
-	return spec_fail(ld, v->start, "expected a number for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
+	return spec_fail(ld, v->start, "expected a number for %s",
+			 keyname(kbuf, sizeof(kbuf), key, ctx));
 }
 
 /* One of names[] (a NULL-terminated list), stored as values[index]. */
@@ -445,7 +448,8 @@ int spec_get_strings(struct loader *ld, const struct node *v, const char *key, c
 	for (size_t i = 0; i < v->nkid; i++) {
 		text = NULL;
 		if (spec_is_null(v->kid[i]))
-			return spec_fail(ld, v->kid[i]->start, "expected a string for an entry of '%s'", key);
+			return spec_fail(ld, v->kid[i]->start,
+					 "expected a string for an entry of '%s'", key);
 		if (spec_get_str(ld, v->kid[i], key, ctx, 1, &text))
 			return SL_EINPUT;
 		sl_strvec_push_nodup(sv, text);
@@ -470,5 +474,6 @@ int spec_get_bool(struct loader *ld, const struct node *v, const char *key, cons
 			return 0;
 		}
 	}
-	return spec_fail(ld, v->start, "expected true or false for %s", keyname(kbuf, sizeof(kbuf), key, ctx));
+	return spec_fail(ld, v->start, "expected true or false for %s",
+			 keyname(kbuf, sizeof(kbuf), key, ctx));
 }

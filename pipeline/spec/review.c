@@ -26,9 +26,9 @@ static int check_template(struct loader *ld, const struct node *v, const char *k
 				break;
 		if (!end || !review_vars[i])
 			return spec_fail(ld, v->start, "unknown variable '%s' in '%s' (known: campaign, "
-				    "paths, path, line, targets, count, source, model, gates, "
-				    "produced, branch, instructions)",
-				    spec_show(sbuf, sizeof(sbuf), p, end ? n + 4 : strlen(p)), key);
+					 "paths, path, line, targets, count, source, model, gates, "
+					 "produced, branch, instructions)",
+					 spec_show(sbuf, sizeof(sbuf), p, end ? n + 4 : strlen(p)), key);
 	}
 	return 0;
 }
@@ -48,7 +48,7 @@ static int check_ident(struct loader *ld, const struct node *v, const char *key)
 
 int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 {
-	static const char *const keys[] = { "branch_prefix", "group", "batch_files",
+	static const char *const review_keys[] = { "branch_prefix", "group", "batch_files",
 		"batch_lines", "commit_message", "title", "body", "author", "committer", "labels",
 		"draft", "forge", "api_url", "project", "token_env", "remote", "target_branch",
 		"max_open", "max_per_hour", NULL };
@@ -67,7 +67,7 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	r->pos.line = (uint32_t)map->start.line + 1;
 	r->pos.col = (uint32_t)map->start.column + 1;
 	if (spec_want_type(ld, map, N_MAP, "review", NULL) ||
-	    spec_map_fields(ld, map, "review", keys, v) ||
+	    spec_map_fields(ld, map, "review", review_keys, v) ||
 	    spec_get_str(ld, v[0], "branch_prefix", "review", 1, &spec->branch_prefix) ||
 	    spec_get_enum(ld, v[1], "group", "review", groups, group_vals, &group) ||
 	    spec_get_int(ld, v[2], "batch_files", "review", 1, 100000, &bf) ||
@@ -102,10 +102,10 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 		return SL_EINPUT;
 	if (!r->forge && (v[12] || v[13] || v[14]))
 		return spec_fail(ld, (v[12] ? v[12] : v[13] ? v[13] : v[14])->start,
-			    "'review' needs 'forge' (github or gitlab) for this key");
+				 "'review' needs 'forge' (github or gitlab) for this key");
 	if (spec->branch_prefix && (why = spec_bad_branch_prefix(spec->branch_prefix)))
 		return spec_fail(ld, v[0]->start, "invalid branch prefix '%s': %s",
-			    spec_show(sbuf, sizeof(sbuf), spec->branch_prefix,
+				 spec_show(sbuf, sizeof(sbuf), spec->branch_prefix,
 				 strlen(spec->branch_prefix)), why);
 	return 0;
 }

@@ -16,7 +16,7 @@
 /* fix: `findings: {report: FILE, format: F}`, the targets' source instead of the gate. */
 static int load_findings(struct loader *ld, const struct node *map, sl_spec *spec)
 {
-	static const char *const keys[] = { "report", "format", NULL };
+	static const char *const findings_keys[] = { "report", "format", NULL };
 	static const int format_ix[] = { SL_REPORT_GCC, SL_REPORT_GCC_JSON, SL_REPORT_SARIF,
 		SL_REPORT_TAP, SL_REPORT_JUNIT, SL_REPORT_AUTOMAKE, SL_REPORT_CTEST };
 	const char *formats[8];
@@ -27,7 +27,7 @@ static int load_findings(struct loader *ld, const struct node *map, sl_spec *spe
 		formats[i] = sl_report_format_name(format_ix[i]);
 	formats[7] = NULL;
 	if (spec_want_type(ld, map, N_MAP, "findings", NULL) ||
-	    spec_map_fields(ld, map, "findings", keys, v) ||
+	    spec_map_fields(ld, map, "findings", findings_keys, v) ||
 	    spec_get_str(ld, v[0], "report", "findings", 1, &spec->findings_report) ||
 	    spec_get_enum(ld, v[1], "format", "findings", formats, format_ix, &format) ||
 	    spec_need(ld, map, v[0], "report", "findings") ||
@@ -70,8 +70,8 @@ static int read_root_identity(struct loader *ld, const struct node *root,
 		return SL_EINPUT;
 	if (!spec_valid_name(spec->name))
 		return spec_fail(ld, v[R_NAME]->start,
-			    "invalid name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
-			    spec_show(sbuf, sizeof(sbuf), spec->name, strlen(spec->name)));
+				 "invalid name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+				 spec_show(sbuf, sizeof(sbuf), spec->name, strlen(spec->name)));
 	/* A revision that looks like an option could reach a git command line. */
 	if (spec->base && spec->base[0] == '-')
 		return spec_fail(ld, v[R_BASE]->start, "'base' must not start with '-'");
@@ -96,7 +96,7 @@ static int read_root_stages(struct loader *ld, const struct node *const *v, sl_s
 	    spec_get_str(ld, v[R_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
 	    spec_get_str(ld, v[R_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
 	    spec_get_enum(ld, v[R_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
-		     &edit_format))
+			  &edit_format))
 		return SL_EINPUT;
 	spec->edit_format = (enum sl_edit_format)edit_format;
 	if (v[R_PROMPT])
@@ -122,9 +122,9 @@ static int read_root_numbers(struct loader *ld, const struct node *const *v, sl_
 	if (spec_get_uint(ld, v[R_CONCURRENCY], "concurrency", NULL, 1, 256, &spec->concurrency) ||
 	    spec_get_uint(ld, v[R_JOBS], "jobs", NULL, 1, 256, &spec->jobs) ||
 	    spec_get_uint(ld, v[R_LEASE_TTL], "lease_ttl", NULL, 1, SL_LEASE_TTL_MAX,
-		     &spec->lease_ttl_s) ||
+			  &spec->lease_ttl_s) ||
 	    spec_get_uint(ld, v[R_CONTEXT_TOKENS], "context_tokens", NULL, 0, 1000000,
-		     &spec->context_tokens))
+			  &spec->context_tokens))
 		return SL_EINPUT;
 	return 0;
 }
@@ -141,7 +141,7 @@ static int read_coverage_below(struct loader *ld, const struct node *v, sl_spec 
 	if (!spec_has_gate_kind(spec, SL_GATE_COVERAGE)) {
 		spec->coverage_below = 0;
 		return spec_fail(ld, v->start, "'coverage_below' needs a gate "
-			    "of kind coverage: its report on the base says what is covered");
+				 "of kind coverage: its report on the base says what is covered");
 	}
 	return 0;
 }
@@ -153,16 +153,17 @@ static int check_root_job(struct loader *ld, const struct node *root,
 	if (read_coverage_below(ld, v[R_COVERAGE_BELOW], spec))
 		return SL_EINPUT;
 	if (v[R_FINDINGS] && (spec->job != SL_JOB_FIX || load_findings(ld, v[R_FINDINGS], spec)))
-		return spec->job != SL_JOB_FIX ? spec_fail(ld, v[R_FINDINGS]->start,
-						      "'findings' belongs to fix campaigns") : SL_EINPUT;
+		return spec->job != SL_JOB_FIX ?
+			spec_fail(ld, v[R_FINDINGS]->start, "'findings' belongs to fix campaigns") :
+			SL_EINPUT;
 	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
 		return spec_need(ld, root, NULL, "test_paths", NULL);
 	if (spec->job != SL_JOB_TESTGEN && (v[R_TEST_PATHS] || v[R_TEST_TEMPLATE]))
 		return spec_fail(ld, (v[R_TEST_PATHS] ? v[R_TEST_PATHS] : v[R_TEST_TEMPLATE])->start,
-			    "'test_paths' and 'test_template' belong to testgen campaigns");
+				 "'test_paths' and 'test_template' belong to testgen campaigns");
 	if (spec->job == SL_JOB_FIX && !spec_has_gate_kind(spec, SL_GATE_FINDING_GONE))
 		return spec_fail(ld, v[R_KIND]->start, "a fix campaign needs a gate of kind "
-			    "finding-gone: its findings on the base are the targets");
+				 "finding-gone: its findings on the base are the targets");
 	return 0;
 }
 
@@ -179,9 +180,9 @@ static int default_branch_prefix(struct loader *ld, const struct node *name, sl_
 	spec->branch_prefix = sl_buf_detach(&b, NULL);
 	if ((why = spec_bad_branch_prefix(spec->branch_prefix)))
 		return spec_fail(ld, name->start,
-			    "invalid branch prefix '%s' made from 'name': %s "
-			    "(set 'branch_prefix' in 'review')",
-			    spec_show(sbuf, sizeof(sbuf), spec->branch_prefix,
+				 "invalid branch prefix '%s' made from 'name': %s "
+				 "(set 'branch_prefix' in 'review')",
+				 spec_show(sbuf, sizeof(sbuf), spec->branch_prefix,
 				 strlen(spec->branch_prefix)), why);
 	return 0;
 }
@@ -197,7 +198,7 @@ static int root_defaults(struct loader *ld, const struct node *root,
 			strcmp(spec->unit, "file") ? SL_FORMAT_NODE : SL_FORMAT_UDIFF;
 	if (spec->provider == SL_PROVIDER_RULES && !spec->nrules)
 		return spec_fail(ld, v[R_PROVIDER] ? v[R_PROVIDER]->start : root->start,
-			    "the 'rules' provider needs at least one entry in 'rules'");
+				 "the 'rules' provider needs at least one entry in 'rules'");
 	if (default_branch_prefix(ld, v[R_NAME], spec))
 		return SL_EINPUT;
 	if (!spec->base)

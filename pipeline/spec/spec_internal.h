@@ -10,6 +10,11 @@
  * helpers below (read.c) check one node each and turn every problem into
  * SL_EINPUT with a "FILE:LINE:COLUMN: " message in the loader's error.
  *
+ * Each section's keys are one table, "static const char *const
+ * SECTION_keys[] = { ..., NULL };" (root_keys for the top level), read by
+ * tests/check-campaign-manpage.sh against docs/sluice-campaign.5: a new key
+ * goes into its table and the man page.
+ *
  * Conventions of the helpers: key is the key being read, ctx the mapping
  * that holds it (NULL at the top level); a NULL value node means "absent or
  * null" and leaves the output alone; every helper returns 0 or SL_EINPUT.

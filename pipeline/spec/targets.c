@@ -39,7 +39,7 @@ static int load_overrides(struct loader *ld, const struct node *m, sl_spec *spec
 		}
 		if (has_str(&spec->override_globs, glob)) {
 			spec_fail(ld, m->kid[i]->start, "duplicate key '%s' in 'language_overrides'",
-			     spec_show(sbuf, sizeof(sbuf), glob, strlen(glob)));
+				  spec_show(sbuf, sizeof(sbuf), glob, strlen(glob)));
 			free(glob);
 			free(lang);
 			return SL_EINPUT;
@@ -58,7 +58,8 @@ static int load_paths(struct loader *ld, const struct node *v, sl_spec *spec)
 	char *one = NULL;
 
 	if (v->type == N_MAP)
-		return spec_fail(ld, v->start, "expected a string or a sequence for 'paths' in 'targets'");
+		return spec_fail(ld, v->start,
+				 "expected a string or a sequence for 'paths' in 'targets'");
 	if (v->type == N_SCALAR) {
 		if (spec_get_str(ld, v, "paths", "targets", 1, &one))
 			return SL_EINPUT;
@@ -81,7 +82,7 @@ static int load_paths(struct loader *ld, const struct node *v, sl_spec *spec)
 /* 'targets': language, query, capture, unit, overrides and paths. */
 int spec_load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 {
-	static const char *const keys[] = { "language", "paths", "query", "capture", "unit",
+	static const char *const targets_keys[] = { "language", "paths", "query", "capture", "unit",
 		"language_overrides", NULL };
 	static const char *const units[] = { "capture", "statement", "function", "class", "file",
 		NULL };
@@ -90,7 +91,7 @@ int spec_load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	int unit = 0;
 
-	if (spec_map_fields(ld, map, "targets", keys, v) ||
+	if (spec_map_fields(ld, map, "targets", targets_keys, v) ||
 	    spec_get_str(ld, v[K_LANGUAGE], "language", "targets", 1, &spec->language) ||
 	    spec_get_str(ld, v[K_QUERY], "query", "targets", 1, &spec->query) ||
 	    spec_get_str(ld, v[K_CAPTURE], "capture", "targets", 1, &spec->capture) ||
@@ -131,9 +132,9 @@ int spec_default_query(struct loader *ld, const struct node *targets, sl_spec *s
 		return spec_need(ld, targets, NULL, "query", "targets");
 	if (!sl_lang_known(spec->language))
 		return spec_fail_at(ld, spec->language_pos.line, spec->language_pos.col,
-			       "unknown language '%s' (known: %s)",
-			       spec_show(sbuf, sizeof(sbuf), spec->language, strlen(spec->language)),
-			       sl_lang_names());
+				    "unknown language '%s' (known: %s)",
+				    spec_show(sbuf, sizeof(sbuf), spec->language, strlen(spec->language)),
+				    sl_lang_names());
 	return spec_fail(ld, targets->start, "a fix campaign on %s needs a 'query' in 'targets': "
-		    "the language has no functions to default to", spec->language);
+			 "the language has no functions to default to", spec->language);
 }

@@ -37,11 +37,11 @@ static int yaml_failed(struct loader *ld, yaml_parser_t *p)
 	}
 	if (p->problem_mark.index < ld->srclen && ld->src[p->problem_mark.index] == '\t')
 		return spec_fail(ld, p->problem_mark,
-			    "invalid YAML: a tab is not allowed here (YAML indents with spaces)");
+				 "invalid YAML: a tab is not allowed here (YAML indents with spaces)");
 	if (p->context)
 		return spec_fail(ld, p->problem_mark, "invalid YAML: %s (%s at line %zu, column %zu)",
-			    problem, p->context, p->context_mark.line + 1,
-			    p->context_mark.column + 1);
+				 problem, p->context, p->context_mark.line + 1,
+				 p->context_mark.column + 1);
 	return spec_fail(ld, p->problem_mark, "invalid YAML: %s", problem);
 }
 
