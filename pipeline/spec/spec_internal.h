@@ -106,7 +106,10 @@ int spec_valid_name(const char *s);
 /* NULL if s is usable as a ref path prefix (git check-ref-format rules), else why not. */
 const char *spec_bad_branch_prefix(const char *s);
 
-/* The sections, each a file; v is the section's node (its type not yet checked). */
+/*
+ * The sections, each in its file: map or seq is the section's value node
+ * (targets: checked to be a mapping by the caller; the others check it).
+ */
 int spec_load_targets(struct loader *ld, const struct node *map, sl_spec *spec);
 int spec_load_rules(struct loader *ld, const struct node *seq, sl_spec *spec);
 int spec_load_provider(struct loader *ld, const struct node *map, sl_spec *spec);
