@@ -41,8 +41,16 @@ readme_campaign() { # SECTION: the first yaml block under the README heading SEC
 		/^```$/ && on { on = 0; done = 1 } on' "$EXAMPLES/../README.md"
 }
 
-test_expect_success 'the campaign file of each job in the README loads and scopes its example' '
-	readme_campaign "## A campaign file, line by line" >readme-migration.yaml &&
+manpage_campaign() { # the example of sluice-campaign(5), roff escapes undone
+	awk '/^\.SH EXAMPLE/ { sec = 1 } sec && /^\.EE/ { exit } on { print }
+		sec && /^\.EX/ { on = 1 }' "$EXAMPLES/../docs/sluice-campaign.5" |
+	sed -e "s/\\\\-/-/g" -e "s/\\\\e/\\\\/g"
+}
+
+test_expect_success 'the campaign file of each job in the docs loads and scopes its example' '
+	manpage_campaign >readme-migration.yaml &&
+	grep -q "^name: greet-v2$" readme-migration.yaml &&
+	grep -q "forbid: \[\"TODO\", \"printf\\\\\\\\(\"\]" readme-migration.yaml &&
 	readme_campaign "## The fix job" >readme-fix.yaml &&
 	readme_campaign "## The testgen job" >readme-testgen.yaml &&
 	greet_repo greet &&
