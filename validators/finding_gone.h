@@ -34,6 +34,7 @@
 #define SL_FINDING_GONE_H
 
 #include "common/buf.h"
+#include "validators/diff_lines.h"
 #include "validators/findings.h"
 #include "validators/testreport.h"
 
@@ -52,10 +53,12 @@ size_t sl_findings_in_unit(const sl_findings *f, const sl_unit_ref *u, sl_findin
  * note ("still there: a.c:12 memleak", "moved: ...", "silences the analyzer:
  * ...", "deletes code: ...", "new finding near the change: ...") and the
  * longer explanation for the model appended to fb.  base: the base's
- * findings; cand: the candidate's; diff: the candidate's unified diff.
+ * findings; cand: the candidate's; ch: the candidate's unified diff as the
+ * gate runner parsed it (diff_lines.h).
  */
-int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, const char *diff,
-			  const sl_unit_ref *unit, unsigned radius, sl_buf *note, sl_buf *fb);
+int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand,
+			  const sl_changed *ch, const sl_unit_ref *unit, unsigned radius,
+			  sl_buf *note, sl_buf *fb);
 
 /*
  * Failing tests as findings (a finding-gone gate reading a test report):

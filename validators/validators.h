@@ -287,7 +287,24 @@ int sl_gating_writes_tree(const sl_gating *g);
 int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void *progress_ctx,
 		      int64_t *ms_out, sl_err *err);
 
-/* Policy gates on the diff.  *passed = 0 and feedback filled when one fails. */
+/*
+ * A candidate's diff parsed once (validators/diff_lines.h), where the gate
+ * runner starts judging the candidate, and handed to every gate that reads
+ * it: policy, static, test, finding-gone, mutants.  diff is borrowed until
+ * sl_cand_diff_free (the parse points into it).  Never NULL: a diff that
+ * does not parse is kept as far as it goes, and the policy gate says so.
+ * sl_cand_diff_free(NULL) does nothing.
+ */
+typedef struct sl_changed sl_changed;
+sl_changed *sl_cand_diff_parse(const char *diff);
+void sl_cand_diff_free(sl_changed *diff);
+
+/*
+ * Policy gates on the parsed diff.  *passed = 0 and feedback filled when
+ * one fails.  sl_gating_policy() parses diff for the call.
+ */
+int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o, int *passed,
+			sl_buf *feedback, sl_err *err);
 int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
 		     sl_buf *feedback, sl_err *err);
 
@@ -297,8 +314,12 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
  * verdict comes from the cache does not run; when a later one must run,
  * the cached ones before it run first (their results unused), so it sees
  * the tree as they leave it.  SL_ERROR when the jail itself could not run
- * a gate.
+ * a gate.  diff: the candidate's, parsed by sl_cand_diff_parse().
  */
+int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex,
+		     const sl_changed *diff, const sl_target *t, sl_gate_outcome *o, int *passed,
+		     sl_buf *feedback, sl_err *err);
+/* The same, parsing diff for the call. */
 int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, const char *diff,
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err);
