@@ -8,8 +8,9 @@
 # Folders, innermost first; each may include its own headers and those of
 # the folders listed after "<-" in the table below.  Also:
 #   - outside validators/, only validators/validators.h (the front door);
-#   - storage/store_internal.h only inside storage/, and
-#     pipeline/generate/provider_internal.h only inside pipeline/generate/;
+#   - storage/store_internal.h only inside storage/,
+#     pipeline/generate/provider_internal.h only inside pipeline/generate/, and
+#     pipeline/review/forge_internal.h only inside pipeline/review/;
 #   - pipeline/apply/ may take the edit type (pipeline/generate/edit.h) and
 #     nothing else of generation;
 #   - pipeline/review/ may take the campaign (pipeline/spec.h) and the
@@ -20,8 +21,8 @@
 # strcmp (strncmp, strcasecmp) against the name of a state, outcome,
 # verdict, decision, pull-request state, gate kind, report format or
 # fail_on level outside the files that read text from outside: storage/
-# (SQL rows), pipeline/spec.c (the campaign file), pipeline/review/forge.c
-# (the forges' JSON, with GitLab's "opened"), validators/findings.c and
+# (SQL rows), pipeline/spec.c (the campaign file), pipeline/review/forge_*.c
+# (each forge's JSON, with GitLab's "opened"), validators/findings.c and
 # validators/findings_json.c (SARIF and gcc's JSON).  The names are read
 # off the name tables ("static const char *const X_names[...] = {") of
 # NAME_TABLES; one line per comparison, "FILE:LINE: strcmp on the name
@@ -39,8 +40,8 @@ top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 2
 
 NAME_TABLES="storage/store.c storage/review_store.c validators/gating.c"
-NAME_BOUNDARY="storage/ pipeline/spec.c pipeline/review/forge.c validators/findings.c
-validators/findings_json.c"
+NAME_BOUNDARY="storage/ pipeline/spec.c pipeline/review/forge_github.c
+pipeline/review/forge_gitlab.c validators/findings.c validators/findings_json.c"
 
 # The names in every name table, one a line.
 table_names() {
@@ -177,6 +178,10 @@ BEGIN {
 	}
 	if (inc == "pipeline/generate/provider_internal.h" && from != "pipeline/generate") {
 		print where "pipeline/generate/provider_internal.h is private to pipeline/generate/"
+		bad++
+	}
+	if (inc == "pipeline/review/forge_internal.h" && from != "pipeline/review") {
+		print where "pipeline/review/forge_internal.h is private to pipeline/review/"
 		bad++
 	}
 }
