@@ -45,20 +45,10 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "validators/diff_lines.h"
+#include "validators/validators.h"
 
 /* The default build/CI file list, NULL-terminated (static storage). */
 extern const char *const sl_policy_default_build_files[];
-
-typedef struct sl_policy_opts {
-	const char *const *allow_paths;   /* NULL-terminated globs; NULL = any path */
-	unsigned max_files;               /* 0 = no limit */
-	unsigned max_lines;               /* added + removed; 0 = no limit */
-	const char *const *forbid;        /* NULL-terminated EREs on added lines; NULL = none */
-	int allow_build_files;
-	const char *const *build_files;   /* NULL = sl_policy_default_build_files */
-} sl_policy_opts;
-#define SL_POLICY_OPTS_INIT { .allow_paths = NULL }
-/* All pointers in opts are borrowed for the duration of each call. */
 
 typedef struct sl_violation {
 	char *file;                 /* owned; NULL for whole-diff rules (max-files, ...) */
@@ -76,9 +66,6 @@ typedef struct sl_policy_result {
 
 void sl_policy_result_init(sl_policy_result *r);
 void sl_policy_result_release(sl_policy_result *r);
-
-/* Compile every forbid pattern; SL_EINPUT naming the bad one. */
-int sl_policy_validate(const sl_policy_opts *opts, sl_err *err);
 
 /*
  * Check the parsed diff ch against opts; fills *out (released first).
