@@ -71,7 +71,7 @@
 void sl_findings_add_copy(sl_findings *f, const sl_finding *src);
 
 /* Keep only findings at min_level or above (in place). */
-void sl_findings_filter_level(sl_findings *f, int min_level);
+void sl_findings_filter_level(sl_findings *f, enum sl_finding_level min_level);
 
 /*
  * Append to *out (copies) the findings of cand that are new compared with
@@ -82,6 +82,6 @@ size_t sl_findings_new_near(const sl_findings *base, const sl_findings *cand,
 			    const sl_changed *changed, unsigned radius, sl_findings *out);
 
 /* "note", "warning", "error" ("unknown" for anything else). */
-const char *sl_finding_level_name(int level);
+const char *sl_finding_level_name(enum sl_finding_level level);
 
 #endif

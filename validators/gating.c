@@ -511,7 +511,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 	s->measured = 1;
 	s->base_exit = (int)runs[0].exit_status;
 	s->base_verdict = runs[0].verdict;
-	switch (d->kind) {
+	switch ((enum sl_gate_kind)d->kind) {
 	case SL_GATE_FINDING_GONE:
 		/* reading a test report: its findings are failing tests */
 		if (sl_report_format_is_tests(d->format)) {
@@ -544,6 +544,11 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 	case SL_GATE_COVERAGE:
 		parse_coverage(d, runs[0].report, NULL, &s->base_cov);
 		break;
+	case SL_GATE_CUSTOM:
+	case SL_GATE_BUILD:
+	case SL_GATE_POLICY:
+	case SL_GATE_MUTANTS:
+		break;          /* the verdict and exit status are the whole baseline */
 	}
 	if ((ret = check_base(s, &runs[0], s->base_tests_ok, err)) && all) {
 		/* describing every gate: keep the reason, go on */
@@ -1053,7 +1058,10 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 			    r->exit_status);
 		return;
 	}
-	switch (d->kind) {
+	switch ((enum sl_gate_kind)d->kind) {
+	case SL_GATE_POLICY:
+	case SL_GATE_MUTANTS:
+		break;          /* judged before anything runs, and by run_mutants */
 	case SL_GATE_STATIC: {
 		sl_findings cand, fresh;
 

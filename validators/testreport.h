@@ -64,7 +64,7 @@ const sl_test *sl_tests_find(const sl_tests *t, const char *id);
 
 /* 1 for FAIL and ERROR. */
 int sl_test_failed(int result);
-const char *sl_test_result_name(int result);   /* "pass" "fail" "error" "skip" */
+const char *sl_test_result_name(enum sl_test_result result);   /* "pass" "fail" "error" "skip" */
 
 /*
  * Append to *out the tests that PASS in base and do not PASS in cand (a

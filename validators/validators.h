@@ -82,7 +82,7 @@ enum sl_finding_level {
 typedef struct sl_finding {
 	char *file;                 /* repository-relative (sl_report_path); owned */
 	unsigned line, col;         /* 1-based; 0 when unknown */
-	int level;                  /* enum sl_finding_level */
+	enum sl_finding_level level;
 	char *rule;                 /* "-Wunused-variable", "unix.Malloc", "" if none; owned */
 	char *message;              /* as reported (capped at 1 KiB); owned */
 	char *notes;                /* attached notes, one "FILE:LINE: note: MSG" per line, or NULL; owned */
@@ -148,7 +148,7 @@ enum sl_test_result {
 
 typedef struct sl_test {
 	char *id;                   /* owned */
-	int result;                 /* enum sl_test_result */
+	enum sl_test_result result;
 	char *message;              /* failure/error/skip text, capped at 1 KiB; owned; may be NULL */
 } sl_test;
 
@@ -501,17 +501,19 @@ typedef struct sl_gate_conf {
 	char *command;              /* NULL only for policy gates */
 	unsigned timeout_s;         /* default 600 */
 	sl_pos pos;
-	int kind;                   /* enum sl_gate_kind */
-	int format;                 /* enum sl_report_format; static, finding-gone: findings
+	int kind;                   /* enum sl_gate_kind (int: pipeline/spec.c sets it by address) */
+	int format;                 /* enum sl_report_format (int: spec.c sets it by address);
+				       static, finding-gone: findings
 				       or tests; test: tests; coverage: coverage */
 	char *report;               /* file the command writes, relative to the worktree;
 				       NULL = parse the command's output */
 	unsigned radius;            /* static: lines around a change (default 3) */
-	int fail_on;                /* enum sl_fail_on (static) */
+	enum sl_fail_on fail_on;    /* static */
 	unsigned reruns;            /* test: runs that must all pass (default 1) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test with a format: ids that must pass now */
-	int expect;                 /* enum sl_gate_expect; `expect:`, else the campaign's goal */
+	int expect;                 /* enum sl_gate_expect (int: spec.c sets it by address);
+				       `expect:`, else the campaign's goal */
 	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
 				       recorded skip instead of stopping the campaign, and a
 				       skip does not keep a candidate from review */
@@ -525,17 +527,6 @@ typedef struct sl_gate_conf {
 	int allow_build_files;
 } sl_gate_conf;
 
-/* The jail's limits for every gate of a campaign (0 = the jail's defaults). */
-typedef struct sl_jail_limits {
-	unsigned mem_mb, pids, tmp_mb;
-	unsigned disk_mb;           /* the size of the overlay gates write to (0 = default) */
-	unsigned cpus;              /* CPU quota in CPUs (0 = the jail's default) */
-	unsigned as_mb;             /* address-space limit per process (0 = none) */
-	unsigned accept;            /* SL_JAIL_CG_* layers that may go unenforced */
-	int writable;               /* writable_worktree: no overlay */
-	int warm_base;              /* enum sl_warm_mode (`warm_base:`) */
-} sl_jail_limits;
-
 /*
  * How a candidate's tree is made (`jail: {warm_base: ...}`):
  *   auto     a warm base under an overlay where the jail can mount one, else
@@ -545,6 +536,19 @@ typedef struct sl_jail_limits {
  * Either way a candidate's gates share one writable tree, in order.
  */
 enum sl_warm_mode { SL_WARM_AUTO = 0, SL_WARM_OVERLAY, SL_WARM_OFF };
+
+/* The jail's limits for every gate of a campaign (0 = the jail's defaults). */
+typedef struct sl_jail_limits {
+	unsigned mem_mb, pids, tmp_mb;
+	unsigned disk_mb;           /* the size of the overlay gates write to (0 = default) */
+	unsigned cpus;              /* CPU quota in CPUs (0 = the jail's default) */
+	unsigned as_mb;             /* address-space limit per process (0 = none) */
+	unsigned accept;            /* SL_JAIL_CG_* layers that may go unenforced */
+	int writable;               /* writable_worktree: no overlay */
+	int warm_base;              /* enum sl_warm_mode (int: spec.c sets it by address;
+				       `warm_base:`) */
+} sl_jail_limits;
+
 
 
 typedef struct sl_gating sl_gating;

@@ -42,7 +42,7 @@ typedef struct replay_entry {
 typedef struct sl_provider_ops sl_provider_ops;
 
 struct sl_provider {
-	int kind;
+	enum sl_provider_kind kind;
 	const sl_provider_ops *ops; /* the kind's entry of sl_provider_kinds */
 	unsigned timeout_ms;
 	/* http */
@@ -65,7 +65,7 @@ struct sl_provider {
 	/* command */
 	char *command;
 	/* replay */
-	int replay_kind;
+	enum sl_provider_kind replay_kind;
 	char *replay_path;
 	replay_entry *replay;
 	size_t nreplay;
