@@ -50,13 +50,13 @@ void sl_metrics_release(sl_metrics *m);
  * GitLab's "opened" among them, are read in pipeline/review/forge.c).
  */
 enum sl_pr_state {
+	SL_PR_ANY = -1,             /* a filter that takes every state */
 	SL_PR_NONE = 0,             /* no request known */
 	SL_PR_OPEN,
 	SL_PR_MERGED,
 	SL_PR_CLOSED,               /* closed without merging */
 	SL_PR_N
 };
-#define SL_PR_ANY (-1)          /* a filter that takes every state */
 
 /* "open", "merged", "closed"; NULL for SL_PR_NONE or a value that is none. */
 const char *sl_pr_state_name(int state);
@@ -71,7 +71,7 @@ typedef struct sl_published_rec {
 	char *text_sha;             /* SHA-256 of the title and body sent; may be NULL */
 	int64_t number;             /* 0 until the request is open */
 	char *url;                  /* may be NULL */
-	int state;                  /* enum sl_pr_state */
+	enum sl_pr_state state;
 	int landed_unchanged;       /* -1 unknown, 0 changed, 1 unchanged */
 	int64_t review_comments;
 	char *close_reason;         /* may be NULL */

@@ -67,6 +67,8 @@ void sl_campaign_list_free(sl_campaign_rec *v, size_t n);
  * the store's rows and in JSON; code compares the enum.
  */
 enum sl_target_state {
+	SL_T_ANY = -1,              /* a filter that takes every state; what an unknown
+				       name reads as */
 	SL_T_PENDING = 0,           /* not finished: `sluice run` works on it */
 	SL_T_PROPOSED,              /* a candidate passed every gate */
 	SL_T_FAILED,                /* every attempt failed */
@@ -76,7 +78,6 @@ enum sl_target_state {
 	SL_T_BUDGET,                /* a budget ran out first: a later run continues it */
 	SL_T_NSTATES
 };
-#define SL_T_ANY (-1)           /* a filter that takes every state */
 
 /* The state's name ("pending" ...); "?" for a value that is none. */
 const char *sl_target_state_name(int state);
@@ -88,7 +89,7 @@ typedef struct sl_target_rec {
 	char *key;                  /* path:start_byte-end_byte */
 	char *path, *lang, *blob, *unit;
 	int64_t start_byte, end_byte, start_line, start_col, end_line, end_col, nsites;
-	int state;                  /* enum sl_target_state */
+	enum sl_target_state state;
 	int64_t attempts;
 	char *reason;               /* why it failed or was skipped; may be NULL */
 	int64_t attempt_base;       /* attempts made before the last `sluice retry` */
@@ -135,7 +136,7 @@ typedef struct sl_attempt_rec {
 	char *format_key, *format_reply; /* the request key and reply a correction round
 					    replaced; NULL when there was none */
 	double cost;                /* in the price table's currency; 0 if unknown */
-	int outcome;                /* enum sl_attempt_outcome */
+	enum sl_attempt_outcome outcome;
 	char *error;                /* may be NULL */
 	char *apply_report;         /* JSON from apply; may be NULL */
 	char *created_at;
@@ -153,12 +154,13 @@ int sl_store_export_replies(sl_store *st, const char *path, sl_err *err);
 
 /* Candidate states; names ("passed" ...) only in the store's rows and in JSON. */
 enum sl_candidate_state {
+	SL_C_ANY = -1,              /* a filter that takes every state; what an unknown
+				       name reads as */
 	SL_C_PASSED = 0,            /* every gate passed: proposed for review */
 	SL_C_FAILED,                /* a gate said no */
 	SL_C_ERROR,                 /* a gate could not run */
 	SL_C_NSTATES
 };
-#define SL_C_ANY (-1)           /* a filter that takes every state */
 
 /* The state's name ("passed" ...); "?" for a value that is none. */
 const char *sl_candidate_state_name(int state);
@@ -187,8 +189,8 @@ typedef struct sl_candidate_rec {
 	int64_t id, attempt_id, target_id, campaign_id;
 	char *diff, *commit_oid;
 	char *branch;               /* set when proposed; NULL otherwise */
-	int state;                  /* enum sl_candidate_state */
-	int decision;               /* enum sl_decision: the latest, SL_D_NONE if none */
+	enum sl_candidate_state state;
+	enum sl_decision decision;  /* the latest, SL_D_NONE if none */
 	char *decision_reason;      /* the latest decision's reason; may be NULL */
 	char *created_at;
 	char *tree;                 /* how its tree was made: "overlay" (the warm base and

@@ -10,7 +10,8 @@
 #   - outside validators/, only validators/validators.h (the front door);
 #   - storage/store_internal.h only inside storage/,
 #     pipeline/generate/provider_internal.h only inside pipeline/generate/,
-#     and pipeline/spec/spec_internal.h only inside pipeline/spec/;
+#     pipeline/review/forge_internal.h only inside pipeline/review/, and
+#     pipeline/spec/spec_internal.h only inside pipeline/spec/;
 #   - pipeline/apply/ may take the edit type (pipeline/generate/edit.h) and
 #     nothing else of generation;
 #   - pipeline/review/ may take the campaign (pipeline/spec.h) and the
@@ -23,8 +24,8 @@
 # strcmp (strncmp, strcasecmp) against the name of a state, outcome,
 # verdict, decision, pull-request state, gate kind, report format or
 # fail_on level outside the files that read text from outside: storage/
-# (SQL rows), pipeline/spec/ (the campaign file), pipeline/review/forge.c
-# (the forges' JSON, with GitLab's "opened"), validators/findings.c and
+# (SQL rows), pipeline/spec/ (the campaign file), pipeline/review/forge_*.c
+# (each forge's JSON, with GitLab's "opened"), validators/findings.c and
 # validators/findings_json.c (SARIF and gcc's JSON).  The names are read
 # off the name tables ("static const char *const X_names[...] = {") of
 # NAME_TABLES; one line per comparison, "FILE:LINE: strcmp on the name
@@ -37,13 +38,18 @@
 # exception is common/util.c, whose BUG() and out-of-memory exit print
 # their last words.  String literals and comments are not code; one line
 # per call, "FILE:LINE: the library prints ...".
+#
+# And no include circles: in the #include "..." graph of the library and
+# the command-line program, no file outside common/ reaches itself again
+# (a header that includes a header that includes it).  One line per circle,
+# "include circle: A -> B -> A", started at its first file by name.
 set -u
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 2
 
 NAME_TABLES="storage/store.c storage/review_store.c validators/gating.c"
-NAME_BOUNDARY="storage/ pipeline/spec/ pipeline/review/forge.c validators/findings.c
-validators/findings_json.c"
+NAME_BOUNDARY="storage/ pipeline/spec/ pipeline/review/forge_github.c
+pipeline/review/forge_gitlab.c validators/findings.c validators/findings_json.c"
 
 # The names in every name table, one a line.
 table_names() {
@@ -109,9 +115,69 @@ check_prints() {
 	return 1
 }
 
+# Every circle of the include graph, one a line "A -> B -> A"; files of
+# common/ are left out (nothing outside common/ is included from there).
+include_cycles() {
+	find storage scoping validators pipeline -name '*.[ch]' | sort |
+	while read -r f; do
+		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
+		sed "s|^|$f |"
+	done | awk '
+	$2 !~ /^common\// && !(($1, $2) in edge) {
+		edge[$1, $2] = 1
+		out[$1] = out[$1] " " $2
+		node[$1] = 1
+		node[$2] = 1
+	}
+	function visit(v,   n, i, w, k, s, j, c) {
+		state[v] = 1
+		stack[++depth] = v
+		n = split(out[v], w, " ")
+		for (i = 1; i <= n; i++) {
+			if (state[w[i]] == 1) {
+				# back to a file on the stack: the circle from it to v
+				for (k = depth; stack[k] != w[i]; k--)
+					;
+				s = k
+				for (j = k; j <= depth; j++)
+					if (stack[j] < stack[s])
+						s = j
+				c = ""
+				for (j = s; j <= depth; j++)
+					c = c stack[j] " -> "
+				for (j = k; j < s; j++)
+					c = c stack[j] " -> "
+				c = c stack[s]
+				if (!(c in seen))
+					print c
+				seen[c] = 1
+			} else if (!state[w[i]]) {
+				visit(w[i])
+			}
+		}
+		depth--
+		state[v] = 2
+	}
+	END {
+		for (v in node)
+			if (!state[v])
+				visit(v)
+	}' | sort
+}
+
+check_include_cycles() {
+	found=$(include_cycles)
+	[ -z "$found" ] && return 0
+	echo "$found" | while read -r circle; do
+		echo "include circle: $circle (docs/ARCHITECTURE.md)"
+	done
+	return 1
+}
+
 status=0
 check_names || status=1
 check_prints || status=1
+check_include_cycles || status=1
 
 find common storage scoping validators pipeline -name '*.[ch]' | sort |
 while read -r f; do
@@ -181,6 +247,10 @@ BEGIN {
 	}
 	if (inc == "pipeline/generate/provider_internal.h" && from != "pipeline/generate") {
 		print where "pipeline/generate/provider_internal.h is private to pipeline/generate/"
+		bad++
+	}
+	if (inc == "pipeline/review/forge_internal.h" && from != "pipeline/review") {
+		print where "pipeline/review/forge_internal.h is private to pipeline/review/"
 		bad++
 	}
 	if (inc == "pipeline/spec/spec_internal.h" && from != "pipeline/spec") {

@@ -35,6 +35,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "validators/validators.h"
 
 typedef struct sl_cov_line {
 	unsigned line;              /* 1-based */
@@ -75,14 +76,6 @@ int sl_coverage_parse_gcov_json(sl_coverage *out, const char *text, size_t len, 
 
 /* The file (path normalised with sl_report_path), or NULL. */
 const sl_cov_file *sl_coverage_file(const sl_coverage *c, const char *path);
-
-/*
- * Count executable lines in [start_line, end_line] (end 0 = to the end of
- * the file) and how many ran at least once.  SL_ENOTFOUND (both 0) when the
- * file is not in the report.
- */
-int sl_coverage_of(const sl_coverage *c, const char *path, unsigned start_line,
-		   unsigned end_line, unsigned *covered, unsigned *total);
 
 /*
  * "The candidate raised coverage of its target": covered lines in the

@@ -31,6 +31,11 @@ void sl_changed_release(sl_changed *c)
 		free(c->files[i].cuts);
 	}
 	free(c->files);
+	for (size_t i = 0; i < c->npaths; i++)
+		free(c->paths[i]);
+	free(c->paths);
+	free(c->adds);
+	free(c->error_msg);
 	sl_changed_init(c);
 }
 
@@ -189,6 +194,24 @@ static int parse_hunk_header(const char *s, const char *end, unsigned *old_n,
 	return 0;
 }
 
+/* Keep the added line [text, text + len) of the file named path. */
+static void keep_added(sl_changed *c, const char *path, unsigned line, const char *text,
+		       size_t len)
+{
+	sl_added_line *a;
+
+	if (!c->npaths || strcmp(c->paths[c->npaths - 1], path)) {
+		SL_ALLOC_GROW(c->paths, c->npaths + 1, c->paths_alloc);
+		c->paths[c->npaths++] = sl_xstrdup(path);
+	}
+	SL_ALLOC_GROW(c->adds, c->nadds + 1, c->adds_alloc);
+	a = &c->adds[c->nadds++];
+	a->path = c->npaths - 1;
+	a->line = line;
+	a->text = text;
+	a->len = len;
+}
+
 static void push_line(unsigned **v, size_t *n, size_t *alloc, unsigned line)
 {
 	if (*n && (*v)[*n - 1] == line)
@@ -256,6 +279,7 @@ static int hunk_line(struct diff_pass *d, const char *p, const char *end, int *c
 		f->added++;
 		d->out->added++;
 		push_line(&f->lines, &f->nlines, &f->lines_alloc, d->new_line);
+		keep_added(d->out, f->path ? f->path : "", d->new_line, p + 1, (size_t)(end - p - 1));
 		if (d->on_added && (*cb_ret = d->on_added(d->data, f->path ? f->path : "",
 							  d->new_line, p + 1, (size_t)(end - p - 1))))
 			return -1;
@@ -350,11 +374,23 @@ static int header_line(struct diff_pass *d, const char *p, const char *hend, sl_
 	return 0;
 }
 
+/* Keep what the parse returned, and say it in err. */
+static int parse_failed(sl_changed *out, int ret, const sl_err *perr, sl_err *err)
+{
+	out->error = ret;
+	free(out->error_msg);
+	out->error_msg = sl_xstrdup(perr->msg);
+	if (perr->code)
+		sl_err_set(err, perr->code, "%s", perr->msg);
+	return ret;
+}
+
 int sl_changed_parse(sl_changed *out, const char *diff, size_t len,
 		     sl_added_line_fn on_added, void *data, sl_err *err)
 {
 	const char *p = diff, *stop = diff + len;
 	struct diff_pass d;
+	sl_err perr = SL_ERR_INIT;
 	size_t first = out->nfiles;
 	int ret = 0;
 
@@ -362,6 +398,8 @@ int sl_changed_parse(sl_changed *out, const char *diff, size_t len,
 	d.out = out;
 	d.on_added = on_added;
 	d.data = data;
+	out->diff = diff;
+	out->diff_len = len;
 	while (p < stop) {
 		const char *eol = memchr(p, '\n', (size_t)(stop - p));
 		const char *next = eol ? eol + 1 : stop;
@@ -373,14 +411,14 @@ int sl_changed_parse(sl_changed *out, const char *diff, size_t len,
 			hend--;
 		if (d.in_hunk) {
 			if ((took = hunk_line(&d, p, end, &ret)) < 0)
-				return ret;
+				return parse_failed(out, ret, &perr, err);
 			if (took) {
 				p = next;
 				continue;
 			}
 		}
-		if ((ret = header_line(&d, p, hend, err)))
-			return ret;
+		if ((ret = header_line(&d, p, hend, &perr)))
+			return parse_failed(out, ret, &perr, err);
 		p = next;
 	}
 	for (size_t i = first; i < out->nfiles; i++) {
@@ -394,6 +432,18 @@ int sl_changed_parse(sl_changed *out, const char *diff, size_t len,
 		normalise(g->cuts, &g->ncuts);
 	}
 	return 0;
+}
+
+int sl_changed_each_added(const sl_changed *c, sl_added_line_fn fn, void *data)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < c->nadds && !ret; i++) {
+		const sl_added_line *a = &c->adds[i];
+
+		ret = fn(data, c->paths[a->path], a->line, a->text, a->len);
+	}
+	return ret;
 }
 
 const sl_changed_file *sl_changed_find(const sl_changed *c, const char *path)

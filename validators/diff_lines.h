@@ -11,12 +11,16 @@
  * "on or near a changed line" (findings.h, feedback.h), and the policy gate
  * (policy.h) to count and to see each added line.
  *
- * Calling sequence: once per candidate, on the diff row of the store,
+ * Calling sequence: once per candidate, on the diff row of the store, where
+ * the gate runner starts judging it (gating.c); the one parsed value is
+ * handed to every gate that reads the diff (policy, static, test,
+ * finding-gone, mutants):
  *
  *     sl_changed ch;
  *     sl_changed_init(&ch);
  *     if (sl_changed_parse(&ch, diff, diff_len, NULL, NULL, &err)) ... (SL_EINPUT)
  *     ... sl_findings_new_near(&base, &cand, &ch, radius, &out) ...
+ *     ... sl_changed_each_added(&ch, fn, data) ...
  *     sl_changed_release(&ch);
  *
  * Paths are repository-relative, "a/" and "b/" stripped, unquoted.  A
@@ -41,10 +45,27 @@ typedef struct sl_changed_file {
 	size_t ncuts, cuts_alloc;
 } sl_changed_file;
 
+/* One added line, as the parse met it (sl_changed_each_added). */
+typedef struct sl_added_line {
+	size_t path;                /* index in sl_changed.paths: the file's path then */
+	unsigned line;              /* 1-based in the new file */
+	const char *text;           /* without '+' and newline, in the diff (borrowed) */
+	size_t len;
+} sl_added_line;
+
 typedef struct sl_changed {
 	sl_changed_file *files;     /* in diff order */
 	size_t nfiles, alloc;
 	unsigned added, removed;    /* totals over all files */
+	const char *diff;           /* the text parsed last (borrowed: it must outlive
+				       the struct, added lines point into it) */
+	size_t diff_len;
+	sl_added_line *adds;        /* every added line, in diff order */
+	size_t nadds, adds_alloc;
+	char **paths;               /* the paths added lines name; owned */
+	size_t npaths, paths_alloc;
+	int error;                  /* what sl_changed_parse returned (0: it parsed) */
+	char *error_msg;            /* its message when the diff did not parse; owned */
 } sl_changed;
 
 void sl_changed_init(sl_changed *c);
@@ -61,14 +82,23 @@ typedef int (*sl_added_line_fn)(void *data, const char *path, unsigned line,
 				const char *text, size_t len);
 
 /*
- * Parse diff (len bytes, NUL not needed) and append what it changes to *out.
- * on_added may be NULL.  Returns 0, SL_EINPUT when the diff is malformed
- * beyond repair (a hunk header that does not parse, more than 100000 files,
- * line numbers past 2^31), or what on_added returned.  Hunk line counts are
+ * Parse diff (len bytes, NUL not needed; borrowed for the struct's life)
+ * and append what it changes to *out.  on_added may be NULL.  Returns 0,
+ * SL_EINPUT when the diff is malformed beyond repair (a hunk header that
+ * does not parse, more than 100000 files, line numbers past 2^31), or what
+ * on_added returned; either is also kept in out->error (and the message in
+ * out->error_msg), with what was read before it.  Hunk line counts are
  * trusted only as far as the lines go: a truncated diff is not an error.
  */
 int sl_changed_parse(sl_changed *out, const char *diff, size_t len,
 		     sl_added_line_fn on_added, void *data, sl_err *err);
+
+/*
+ * Call fn for each added line the parse read, in diff order, with the path
+ * its file had when the line was read; a non-zero return stops the walk
+ * and is returned.  0 when every line was seen.
+ */
+int sl_changed_each_added(const sl_changed *c, sl_added_line_fn fn, void *data);
 
 /* The file with this new (or, failing that, old) path, or NULL. */
 const sl_changed_file *sl_changed_find(const sl_changed *c, const char *path);

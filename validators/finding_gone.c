@@ -170,15 +170,16 @@ static int walk_next(diff_walk *w, char *kind, unsigned *old_no, unsigned *new_n
 	return 0;
 }
 
-static void walk_init(diff_walk *w, const char *diff, const char *path)
+static void walk_init(diff_walk *w, const char *diff, size_t len, const char *path)
 {
 	memset(w, 0, sizeof(*w));
 	w->p = diff;
-	w->end = diff + strlen(diff);
+	w->end = diff + len;
 	w->path = path;
 }
 
-unsigned sl_diff_track_line(const char *diff, const char *path, unsigned line, int *removed)
+static unsigned track_line(const char *diff, size_t len, const char *path, unsigned line,
+			   int *removed)
 {
 	diff_walk w;
 	char kind;
@@ -186,7 +187,7 @@ unsigned sl_diff_track_line(const char *diff, const char *path, unsigned line, i
 	long offset = 0;
 
 	*removed = 0;
-	walk_init(&w, diff, path);
+	walk_init(&w, diff, len, path);
 	while (walk_next(&w, &kind, &o, &n)) {
 		if (kind == '+') {
 			if (o <= line)
@@ -204,8 +205,19 @@ unsigned sl_diff_track_line(const char *diff, const char *path, unsigned line, i
 	return (unsigned)((long)line + offset);
 }
 
+unsigned sl_diff_track_line(const char *diff, const char *path, unsigned line, int *removed)
+{
+	return track_line(diff, strlen(diff), path, line, removed);
+}
+
+/* Where base line `line` of `path` is in the candidate (sl_diff_track_line). */
+static unsigned track(const sl_changed *ch, const char *path, unsigned line, int *removed)
+{
+	return track_line(ch->diff, ch->diff_len, path, line, removed);
+}
+
 /* Lines removed from and added inside the unit [start, end] of the base. */
-static void unit_churn(const char *diff, const sl_unit_ref *u, unsigned *removed,
+static void unit_churn(const sl_changed *ch, const sl_unit_ref *u, unsigned *removed,
 		       unsigned *added)
 {
 	diff_walk w;
@@ -213,7 +225,7 @@ static void unit_churn(const char *diff, const sl_unit_ref *u, unsigned *removed
 	unsigned o, n;
 
 	*removed = *added = 0;
-	walk_init(&w, diff, u->path);
+	walk_init(&w, ch->diff, ch->diff_len, u->path);
 	while (walk_next(&w, &kind, &o, &n)) {
 		if (o < u->start_line || o > u->end_line)
 			continue;
@@ -248,16 +260,13 @@ static int scan_added(void *data, const char *path, unsigned line, const char *t
 	return 0;
 }
 
-static int silences(const char *diff, sl_buf *note)
+static int silences(const sl_changed *ch, sl_buf *note)
 {
-	sl_changed ch;
-	sl_err e = SL_ERR_INIT;
 	scan_ctx c = { note, NULL, 0 };
 
-	sl_changed_init(&ch);
-	sl_changed_parse(&ch, diff, strlen(diff), scan_added, &c, &e);
-	for (size_t i = 0; !c.hit && i < ch.nfiles; i++) {
-		const sl_changed_file *f = &ch.files[i];
+	sl_changed_each_added(ch, scan_added, &c);
+	for (size_t i = 0; !c.hit && i < ch->nfiles; i++) {
+		const sl_changed_file *f = &ch->files[i];
 
 		if (match_any(sl_policy_default_build_files, f->path) ||
 		    match_any(analyzer_files, f->path) ||
@@ -268,7 +277,6 @@ static int silences(const char *diff, sl_buf *note)
 			c.hit = 1;
 		}
 	}
-	sl_changed_release(&ch);
 	return c.hit;
 }
 
@@ -282,13 +290,13 @@ static int same_kind(const sl_finding *a, const sl_finding *b)
 }
 
 /* 1 if some base finding like c sits, tracked through the diff, at c's line. */
-static int tracked_from_base(const sl_findings *base, const char *diff, const sl_finding *c)
+static int tracked_from_base(const sl_findings *base, const sl_changed *ch, const sl_finding *c)
 {
 	for (size_t i = 0; i < base->n; i++) {
 		int removed;
 
 		if (same_kind(&base->v[i], c) &&
-		    sl_diff_track_line(diff, c->file, base->v[i].line, &removed) == c->line &&
+		    track(ch, c->file, base->v[i].line, &removed) == c->line &&
 		    !removed)
 			return 1;
 	}
@@ -302,26 +310,24 @@ static void say(const sl_finding *f, sl_buf *b)
 		sl_buf_addf(b, " [%s]", f->rule);
 }
 
-int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, const char *diff,
-			  const sl_unit_ref *unit, unsigned radius, sl_buf *note, sl_buf *fb)
+int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand,
+			  const sl_changed *ch, const sl_unit_ref *unit, unsigned radius,
+			  sl_buf *note, sl_buf *fb)
 {
 	sl_findings mine, fresh;
-	sl_changed ch;
-	sl_err e = SL_ERR_INIT;
 	unsigned removed, added, lines, new_start, new_end;
 	int gone_line, ok = 0;
 
 	sl_findings_init(&mine);
 	sl_findings_init(&fresh);
-	sl_changed_init(&ch);
 	sl_findings_in_unit(base, unit, &mine);
-	if (silences(diff, note)) {
+	if (silences(ch, note)) {
 		sl_buf_addf(fb, "The change %s. Fix the cause of the finding instead of hiding "
 			    "it from the analyzer.\n", note->buf);
 		goto done;
 	}
 	lines = unit->end_line - unit->start_line + 1;
-	unit_churn(diff, unit, &removed, &added);
+	unit_churn(ch, unit, &removed, &added);
 	if (removed >= 3 && removed > added && removed - added >= (lines + 1) / 2) {
 		sl_buf_addf(note, "deletes code: removes %u of the %u lines of %s:%u-%u and "
 			    "adds %u", removed, lines, unit->path, unit->start_line,
@@ -330,12 +336,12 @@ int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, cons
 			    note->buf);
 		goto done;
 	}
-	new_start = sl_diff_track_line(diff, unit->path, unit->start_line, &gone_line);
-	new_end = sl_diff_track_line(diff, unit->path, unit->end_line + 1, &gone_line);
+	new_start = track(ch, unit->path, unit->start_line, &gone_line);
+	new_end = track(ch, unit->path, unit->end_line + 1, &gone_line);
 	new_end = new_end > new_start ? new_end - 1 : new_start;
 	for (size_t i = 0; i < mine.n; i++) {
 		const sl_finding *b = &mine.v[i];
-		unsigned at = sl_diff_track_line(diff, b->file, b->line, &gone_line);
+		unsigned at = track(ch, b->file, b->line, &gone_line);
 
 		for (size_t j = 0; j < cand->n; j++) {
 			const sl_finding *c = &cand->v[j];
@@ -344,7 +350,7 @@ int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, cons
 				continue;
 			if (c->line == at ||
 			    (gone_line && c->line >= new_start && c->line <= new_end &&
-			     !tracked_from_base(base, diff, c))) {
+			     !tracked_from_base(base, ch, c))) {
 				sl_buf_adds(note, "still there: ");
 				say(c, note);
 				sl_buf_addf(fb, "The finding is still reported at %s:%u: %s\n",
@@ -357,7 +363,7 @@ int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, cons
 		for (size_t j = 0; j < cand->n; j++) {
 			const sl_finding *c = &cand->v[j];
 
-			if (!same_kind(&mine.v[i], c) || tracked_from_base(base, diff, c))
+			if (!same_kind(&mine.v[i], c) || tracked_from_base(base, ch, c))
 				continue;
 			sl_buf_adds(note, "moved: ");
 			say(&mine.v[i], note);
@@ -366,8 +372,7 @@ int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, cons
 				    c->file, c->line, c->message);
 			goto done;
 		}
-	sl_changed_parse(&ch, diff, strlen(diff), NULL, NULL, &e);
-	if (sl_findings_new_near(base, cand, &ch, radius, &fresh)) {
+	if (sl_findings_new_near(base, cand, ch, radius, &fresh)) {
 		sl_buf_adds(note, "new finding near the change: ");
 		say(&fresh.v[0], note);
 		sl_buf_adds(fb, "The change adds new findings near the lines it touches:\n");
@@ -378,7 +383,6 @@ int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, cons
 done:
 	sl_findings_release(&mine);
 	sl_findings_release(&fresh);
-	sl_changed_release(&ch);
 	return ok;
 }
 
@@ -483,7 +487,7 @@ int sl_diff_old_text(const char *diff, const char *path, const char *text, size_
 	unsigned o, n, next = 1;    /* the next line of text not yet consumed */
 	size_t at = 0;
 
-	walk_init(&w, diff, path);
+	walk_init(&w, diff, strlen(diff), path);
 	while (walk_next(&w, &kind, &o, &n)) {
 		if (n < next)
 			return SL_EINPUT;

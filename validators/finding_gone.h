@@ -34,17 +34,10 @@
 #define SL_FINDING_GONE_H
 
 #include "common/buf.h"
+#include "validators/diff_lines.h"
 #include "validators/findings.h"
 #include "validators/testreport.h"
-
-/* A target's unit on the base: file and 1-based inclusive line range. */
-typedef struct sl_unit_ref {
-	const char *path;
-	unsigned start_line, end_line;
-} sl_unit_ref;
-
-/* Append to out (copies) the findings of f whose line lies in the unit. */
-size_t sl_findings_in_unit(const sl_findings *f, const sl_unit_ref *u, sl_findings *out);
+#include "validators/validators.h"
 
 /*
  * Judge a candidate (module comment): 1 when every finding of the unit is
@@ -52,19 +45,12 @@ size_t sl_findings_in_unit(const sl_findings *f, const sl_unit_ref *u, sl_findin
  * note ("still there: a.c:12 memleak", "moved: ...", "silences the analyzer:
  * ...", "deletes code: ...", "new finding near the change: ...") and the
  * longer explanation for the model appended to fb.  base: the base's
- * findings; cand: the candidate's; diff: the candidate's unified diff.
+ * findings; cand: the candidate's; ch: the candidate's unified diff as the
+ * gate runner parsed it (diff_lines.h).
  */
-int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand, const char *diff,
-			  const sl_unit_ref *unit, unsigned radius, sl_buf *note, sl_buf *fb);
-
-/*
- * Failing tests as findings (a finding-gone gate reading a test report):
- * each failing or erroring test of t becomes a finding with rule
- * "test:ID", its failure text as message, placed at the first "FILE:LINE"
- * in that text (TAP diagnostics and YAML "at:", JUnit failure text); a
- * test whose text names no location gets line 0 and encloses no unit.
- */
-void sl_findings_from_tests(const sl_tests *t, sl_findings *out);
+int sl_finding_gone_judge(const sl_findings *base, const sl_findings *cand,
+			  const sl_changed *ch, const sl_unit_ref *unit, unsigned radius,
+			  sl_buf *note, sl_buf *fb);
 
 /*
  * Judge a candidate's test report against the failing tests of the unit:

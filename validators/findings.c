@@ -34,7 +34,7 @@ void sl_findings_release(sl_findings *f)
 	sl_findings_init(f);
 }
 
-const char *sl_finding_level_name(int level)
+const char *sl_finding_level_name(enum sl_finding_level level)
 {
 	switch (level) {
 	case SL_LEVEL_NOTE: return "note";
@@ -91,7 +91,7 @@ void sl_findings_add_copy(sl_findings *f, const sl_finding *src)
 		x->notes = sl_xstrdup_or_null(src->notes);
 }
 
-void sl_findings_filter_level(sl_findings *f, int min_level)
+void sl_findings_filter_level(sl_findings *f, enum sl_finding_level min_level)
 {
 	size_t j = 0;
 

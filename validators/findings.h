@@ -52,6 +52,10 @@
  * The gate's exit status is not the verdict for `static` (analyzers exit
  * non-zero when they find anything); the gate runner records it, and fails a
  * candidate whose declared report is missing ("no report").
+ *
+ * The finding types, the parsers, sl_findings_place and sl_findings_text
+ * are declared in validators/validators.h (code outside validators/ reads
+ * findings files too); this header adds the rest.
  */
 #ifndef SL_FINDINGS_H
 #define SL_FINDINGS_H
@@ -59,71 +63,15 @@
 #include <stddef.h>
 
 #include "common/buf.h"
-#include "validators/diff_lines.h"
 #include "common/err.h"
-
-enum sl_finding_level {
-	SL_LEVEL_NOTE = 1,
-	SL_LEVEL_WARNING,
-	SL_LEVEL_ERROR,
-};
-
-typedef struct sl_finding {
-	char *file;                 /* repository-relative (sl_report_path); owned */
-	unsigned line, col;         /* 1-based; 0 when unknown */
-	int level;                  /* enum sl_finding_level */
-	char *rule;                 /* "-Wunused-variable", "unix.Malloc", "" if none; owned */
-	char *message;              /* as reported (capped at 1 KiB); owned */
-	char *notes;                /* attached notes, one "FILE:LINE: note: MSG" per line, or NULL; owned */
-} sl_finding;
-
-typedef struct sl_findings {
-	sl_finding *v;
-	size_t n, alloc;
-	size_t dropped;             /* findings past the cap of 10000, counted only */
-} sl_findings;
-
-void sl_findings_init(sl_findings *f);
-void sl_findings_release(sl_findings *f);
+#include "validators/diff_lines.h"
+#include "validators/validators.h"
 
 /* Append a copy of *src to f (the strings are copied). */
 void sl_findings_add_copy(sl_findings *f, const sl_finding *src);
 
-/* Parse compiler output; never fails (what does not parse is skipped). */
-void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len);
-
-/*
- * Parse gcc's -fdiagnostics-format=json output (findings_json.c): one or
- * more JSON arrays, each at the start of a line, other lines skipped; never
- * fails.
- */
-void sl_findings_parse_gcc_json(sl_findings *out, const char *text, size_t len);
-
-/* Parse a SARIF 2.1.0 log; SL_EINPUT when it is not JSON or has no runs array. */
-int sl_findings_parse_sarif(sl_findings *out, const char *text, size_t len, sl_err *err);
-
-/*
- * Findings made outside the jail (a `findings` file produced on the host,
- * findings_place.c) name files as the host saw them: /home/u/proj/src/a.c,
- * file:///home/u/proj/src/a.c, ./src/a.c, ../src/a.c from a build
- * directory.  Rewrite each finding's file (and the path opening each note
- * line) to a path of tracked (the repository's files at the base, sorted
- * with strcmp): a tracked path stays; an absolute path under one of roots
- * (the repository's work tree as given and as resolved) loses that root;
- * otherwise the longest tail of whole path segments that tracked files end
- * with decides, when exactly one file does ("build/../src/a.c" and
- * "/ci/proj/src/a.c" name src/a.c).  Paths under /usr/ outside the roots are
- * never guessed.  A finding left unplaced keeps its file; one line per
- * distinct such path ("PATH: ambiguous, ..." or "PATH: not a tracked
- * file ...", at most 8) is appended to report.  Returns how many findings
- * (with a non-empty file) are left unplaced.
- */
-struct sl_strvec;
-size_t sl_findings_place(sl_findings *f, const char *const *roots, size_t nroots,
-			 const struct sl_strvec *tracked, sl_buf *report);
-
 /* Keep only findings at min_level or above (in place). */
-void sl_findings_filter_level(sl_findings *f, int min_level);
+void sl_findings_filter_level(sl_findings *f, enum sl_finding_level min_level);
 
 /*
  * Append to *out (copies) the findings of cand that are new compared with
@@ -133,14 +81,7 @@ void sl_findings_filter_level(sl_findings *f, int min_level);
 size_t sl_findings_new_near(const sl_findings *base, const sl_findings *cand,
 			    const sl_changed *changed, unsigned radius, sl_findings *out);
 
-/*
- * Append "FILE:LINE:COL: LEVEL: MESSAGE [RULE]" lines (notes indented under
- * their finding) to out, stopping before out grows by more than cap bytes
- * (0 = no cap) and saying how many were left out.
- */
-void sl_findings_text(const sl_findings *f, sl_buf *out, size_t cap);
-
 /* "note", "warning", "error" ("unknown" for anything else). */
-const char *sl_finding_level_name(int level);
+const char *sl_finding_level_name(enum sl_finding_level level);
 
 #endif

@@ -511,7 +511,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 	s->measured = 1;
 	s->base_exit = (int)runs[0].exit_status;
 	s->base_verdict = runs[0].verdict;
-	switch (d->kind) {
+	switch ((enum sl_gate_kind)d->kind) {
 	case SL_GATE_FINDING_GONE:
 		/* reading a test report: its findings are failing tests */
 		if (sl_report_format_is_tests(d->format)) {
@@ -544,6 +544,11 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 	case SL_GATE_COVERAGE:
 		parse_coverage(d, runs[0].report, NULL, &s->base_cov);
 		break;
+	case SL_GATE_CUSTOM:
+	case SL_GATE_BUILD:
+	case SL_GATE_POLICY:
+	case SL_GATE_MUTANTS:
+		break;          /* the verdict and exit status are the whole baseline */
 	}
 	if ((ret = check_base(s, &runs[0], s->base_tests_ok, err)) && all) {
 		/* describing every gate: keep the reason, go on */
@@ -805,8 +810,36 @@ int sl_gating_describe(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 	return SL_OK;
 }
 
+sl_changed *sl_cand_diff_parse(const char *diff)
+{
+	sl_changed *ch = sl_xmalloc(sizeof(*ch));
+
+	/* a diff that does not parse is kept as far as it goes: the policy gate says so */
+	sl_changed_init(ch);
+	sl_changed_parse(ch, diff, strlen(diff), NULL, NULL, NULL);
+	return ch;
+}
+
+void sl_cand_diff_free(sl_changed *ch)
+{
+	if (!ch)
+		return;
+	sl_changed_release(ch);
+	free(ch);
+}
+
 int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
 		     sl_buf *feedback, sl_err *err)
+{
+	sl_changed *ch = sl_cand_diff_parse(diff);
+	int ret = sl_gating_policy_on(g, ch, o, passed, feedback, err);
+
+	sl_cand_diff_free(ch);
+	return ret;
+}
+
+int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o, int *passed,
+			sl_buf *feedback, sl_err *err)
 {
 	*passed = 1;
 	for (size_t i = 0; i < g->n && *passed; i++) {
@@ -826,7 +859,7 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 		po.allow_build_files = d->allow_build_files;
 		po.build_files = d->build_files.n ? (const char *const *)d->build_files.v : NULL;
 		sl_policy_result_init(&pr);
-		if (sl_policy_check(&pr, &po, diff, strlen(diff), err)) {
+		if (sl_policy_check(&pr, &po, diff, err)) {
 			sl_policy_result_release(&pr);
 			return SL_ERROR;
 		}
@@ -959,7 +992,8 @@ done:
 
 /* A fix's proof: the findings of its target are gone (finding_gone.h). */
 static void judge_gone(gate_state *s, const sl_gate_result *r, const char *report,
-		       const char *diff, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
+		       const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
+		       sl_buf *fb)
 {
 	const sl_gate_conf *d = s->def;
 	sl_findings cand;
@@ -983,8 +1017,8 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 			parse_tests(d, source_text(d, r->output.buf, report), &tests);
 			ok = sl_tests_fixed_judge(&s->base_findings, &tests, &u, &note, fb);
 		} else {
-			ok = sl_finding_gone_judge(&s->base_findings, &cand, diff, &u, d->radius,
-						   &note, fb);
+			ok = sl_finding_gone_judge(&s->base_findings, &cand, changed, &u,
+						   d->radius, &note, fb);
 		}
 		sl_tests_release(&tests);
 		if (ok) {
@@ -1004,8 +1038,7 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 
 /* Judge one run of gate s on a candidate; fills verdict, note and feedback. */
 static void judge(gate_state *s, const sl_gate_result *r, const char *report,
-		  const sl_changed *changed, const char *diff, const sl_target *t,
-		  sl_gate_run_rec *rec, sl_buf *fb)
+		  const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
 {
 	const sl_gate_conf *d = s->def;
 	const char *verdict = sl_verdict_name(r->verdict);
@@ -1025,7 +1058,10 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 			    r->exit_status);
 		return;
 	}
-	switch (d->kind) {
+	switch ((enum sl_gate_kind)d->kind) {
+	case SL_GATE_POLICY:
+	case SL_GATE_MUTANTS:
+		break;          /* judged before anything runs, and by run_mutants */
 	case SL_GATE_STATIC: {
 		sl_findings cand, fresh;
 
@@ -1048,7 +1084,7 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		break;
 	}
 	case SL_GATE_FINDING_GONE:
-		judge_gone(s, r, report, diff, t, rec, fb);
+		judge_gone(s, r, report, changed, t, rec, fb);
 		break;
 	case SL_GATE_TEST:
 		if (d->format) {
@@ -1163,8 +1199,8 @@ static void test_changes_free(test_change *tc, size_t n)
  * The candidate's test changes (in a testgen campaign every file of the diff
  * is a test file).  0, or 1 with why set when they cannot be taken back out.
  */
-static int test_changes(const sl_changed *c, const char *diff, const char *workdir,
-			test_change **out, sl_buf *why)
+static int test_changes(const sl_changed *c, const char *workdir, test_change **out,
+			sl_buf *why)
 {
 	test_change *tc = sl_xcalloc(c->nfiles ? c->nfiles : 1, sizeof(*tc));
 	sl_err e = SL_ERR_INIT;
@@ -1184,7 +1220,7 @@ static int test_changes(const sl_changed *c, const char *diff, const char *workd
 		if (f->created)
 			continue;
 		if (sl_read_beneath(&tc[i].now, workdir, f->path, 0, &e) ||
-		    sl_diff_old_text(diff, f->path, tc[i].now.buf, tc[i].now.len, &tc[i].before)) {
+		    sl_diff_old_text(c->diff, f->path, tc[i].now.buf, tc[i].now.len, &tc[i].before)) {
 			sl_buf_addf(why, "cannot rebuild the base text of %s", f->path);
 			return 1;
 		}
@@ -1241,8 +1277,8 @@ static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *wor
  * mutant fails with them and passes without them.
  */
 static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
-		       const sl_changed *changed, const char *diff, const sl_target *t,
-		       sl_gate_run_rec *rec, sl_buf *fb, sl_err *err)
+		       const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
+		       sl_buf *fb, sl_err *err)
 {
 	sl_buf file = SL_BUF_INIT, note = SL_BUF_INIT, kills = SL_BUF_INIT;
 	test_change *tc = NULL;
@@ -1274,7 +1310,7 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 		sl_buf_addf(fb, "The gate '%s' failed: the change adds no test.\n", d->name);
 		goto done;
 	}
-	if (test_changes(changed, diff, workdir, &tc, &note)) {
+	if (test_changes(changed, workdir, &tc, &note)) {
 		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
 		sl_buf_addf(fb, "The gate '%s' failed: the change %s.\n", d->name, note.buf);
 		goto done;
@@ -1398,15 +1434,22 @@ int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, 
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err)
 {
-	sl_changed changed;
-	sl_err perr = SL_ERR_INIT;
+	sl_changed *ch = sl_cand_diff_parse(diff);
+	int ret = sl_gating_run_on(g, tree, tree_hex, ch, t, o, passed, feedback, err);
+
+	sl_cand_diff_free(ch);
+	return ret;
+}
+
+int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex,
+		     const sl_changed *diff, const sl_target *t, sl_gate_outcome *o, int *passed,
+		     sl_buf *feedback, sl_err *err)
+{
 	const char *workdir = tree->dir;
 	unsigned char *cached = sl_xcalloc(g->n ? g->n : 1, 1);
 	int ret = SL_OK;
 
 	*passed = 1;
-	sl_changed_init(&changed);
-	sl_changed_parse(&changed, diff, strlen(diff), NULL, NULL, &perr);
 	for (size_t i = 0; i < g->n && *passed && !ret; i++) {
 		gate_state *s = &g->gs[i];
 		const sl_gate_conf *d = s->def;
@@ -1443,7 +1486,7 @@ int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, 
 		if (d->kind == SL_GATE_MUTANTS && tree->layer)
 			BUG("a mutants gate on an overlay");    /* sl_gating_writes_tree() */
 		if (d->kind == SL_GATE_MUTANTS) {
-			ret = run_mutants(g, d, workdir, &changed, diff, t, rec, &fb, err);
+			ret = run_mutants(g, d, workdir, diff, t, rec, &fb, err);
 			runs = 0;
 		}
 		for (unsigned k = 0; k < runs; k++) {
@@ -1456,7 +1499,7 @@ int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, 
 				break;
 			}
 			sl_buf_reset(&fb);
-			judge(s, &r, report, &changed, diff, t, rec, &fb);
+			judge(s, &r, report, diff, t, rec, &fb);
 			free(rec->jail);
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
@@ -1491,7 +1534,6 @@ int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, 
 		}
 		sl_buf_release(&fb);
 	}
-	sl_changed_release(&changed);
 	free(cached);
 	return ret;
 }

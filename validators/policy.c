@@ -325,46 +325,44 @@ int sl_policy_validate(const sl_policy_opts *opts, sl_err *err)
 	return rc;
 }
 
-int sl_policy_check(sl_policy_result *out, const sl_policy_opts *opts,
-		    const char *diff, size_t len, sl_err *err)
+int sl_policy_check(sl_policy_result *out, const sl_policy_opts *opts, const sl_changed *ch,
+		    sl_err *err)
 {
 	forbid_ctx ctx = { out, opts, NULL, 0, SL_BUF_INIT };
-	sl_changed ch;
-	sl_err perr = SL_ERR_INIT;
 	unsigned lines;
 	int ret;
 
-	sl_changed_init(&ch);
 	sl_policy_result_release(out);
 	if ((ret = compile_all(&ctx.re, &ctx.nre, opts, err)))
 		goto done;
-	if (sl_changed_parse(&ch, diff, len, on_added, &ctx, &perr)) {
-		add_violation(out, NULL, 0, "diff", "the diff does not parse: %s", perr.msg);
+	sl_changed_each_added(ch, on_added, &ctx);
+	if (ch->error) {
+		add_violation(out, NULL, 0, "diff", "the diff does not parse: %s",
+			      ch->error_msg ? ch->error_msg : "");
 		goto done;
 	}
-	for (size_t i = 0; i < ch.nfiles; i++) {
-		const sl_changed_file *f = &ch.files[i];
+	for (size_t i = 0; i < ch->nfiles; i++) {
+		const sl_changed_file *f = &ch->files[i];
 
 		check_path(out, opts, f->path);
 		if (f->old_path && strcmp(f->old_path, f->path))
 			check_path(out, opts, f->old_path);
 	}
-	if (opts->max_files && ch.nfiles > opts->max_files)
+	if (opts->max_files && ch->nfiles > opts->max_files)
 		add_violation(out, NULL, 0, "max-files", "%zu files changed, at most %u allowed",
-			      ch.nfiles, opts->max_files);
-	lines = ch.added + ch.removed;
-	if (lines < ch.added)
+			      ch->nfiles, opts->max_files);
+	lines = ch->added + ch->removed;
+	if (lines < ch->added)
 		lines = ~0u;
 	if (opts->max_lines && lines > opts->max_lines)
 		add_violation(out, NULL, 0, "max-lines",
 			      "%u lines changed (+%u -%u), at most %u allowed",
-			      lines, ch.added, ch.removed, opts->max_lines);
+			      lines, ch->added, ch->removed, opts->max_lines);
 done:
 	for (size_t i = 0; i < ctx.nre; i++)
 		regfree(&ctx.re[i]);
 	free(ctx.re);
 	sl_buf_release(&ctx.line);
-	sl_changed_release(&ch);
 	return ret;
 }
 

@@ -2,7 +2,8 @@
  * policy.h - the `policy` gate: judge a candidate by its diff alone.
  *
  * Runs before anything of the candidate runs (no jail, no worktree): the
- * diff stored for the candidate is parsed (diff_lines.h) and checked against
+ * diff stored for the candidate, as the gate runner parsed it once
+ * (diff_lines.h), is checked against
  * the campaign's limits.  Rules, each reported by name:
  *   "path"        a touched file (new or old path) matches no allow_paths glob,
  *                 or is absolute, climbs with "..", or names .git;
@@ -31,7 +32,7 @@
  *     if (sl_policy_validate(&opts, &err)) ... spec error (bad regex)
  *     sl_policy_result r;
  *     sl_policy_result_init(&r);
- *     if (sl_policy_check(&r, &opts, diff, diff_len, &err)) ... error
+ *     if (sl_policy_check(&r, &opts, &changed, &err)) ... error
  *     verdict = r.pass ? SL_VERDICT_PASS : SL_VERDICT_FAIL;
  *     sl_policy_result_text(&r, &feedback);    (for the model and the log)
  *     sl_policy_result_release(&r);
@@ -43,20 +44,11 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "validators/diff_lines.h"
+#include "validators/validators.h"
 
 /* The default build/CI file list, NULL-terminated (static storage). */
 extern const char *const sl_policy_default_build_files[];
-
-typedef struct sl_policy_opts {
-	const char *const *allow_paths;   /* NULL-terminated globs; NULL = any path */
-	unsigned max_files;               /* 0 = no limit */
-	unsigned max_lines;               /* added + removed; 0 = no limit */
-	const char *const *forbid;        /* NULL-terminated EREs on added lines; NULL = none */
-	int allow_build_files;
-	const char *const *build_files;   /* NULL = sl_policy_default_build_files */
-} sl_policy_opts;
-#define SL_POLICY_OPTS_INIT { .allow_paths = NULL }
-/* All pointers in opts are borrowed for the duration of each call. */
 
 typedef struct sl_violation {
 	char *file;                 /* owned; NULL for whole-diff rules (max-files, ...) */
@@ -75,16 +67,13 @@ typedef struct sl_policy_result {
 void sl_policy_result_init(sl_policy_result *r);
 void sl_policy_result_release(sl_policy_result *r);
 
-/* Compile every forbid pattern; SL_EINPUT naming the bad one. */
-int sl_policy_validate(const sl_policy_opts *opts, sl_err *err);
-
 /*
- * Check diff against opts; fills *out (released first).  Returns 0 whatever
- * the verdict, SL_EINPUT for a bad forbid pattern.  A diff that does not
- * parse is a "diff" violation, not an error.
+ * Check the parsed diff ch against opts; fills *out (released first).
+ * Returns 0 whatever the verdict, SL_EINPUT for a bad forbid pattern.  A
+ * diff that did not parse (ch->error) is a "diff" violation, not an error.
  */
-int sl_policy_check(sl_policy_result *out, const sl_policy_opts *opts,
-		    const char *diff, size_t len, sl_err *err);
+int sl_policy_check(sl_policy_result *out, const sl_policy_opts *opts, const sl_changed *ch,
+		    sl_err *err);
 
 /*
  * Append the violations as lines for model feedback and logs:

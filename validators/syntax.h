@@ -17,6 +17,8 @@
  *     PATH:14:1: missing '}'
  * preceded by a summary line:
  *     PATH: the change adds syntax errors (base 0, candidate 2)
+ *
+ * sl_syntax_check_commit() is declared in validators/validators.h.
  */
 #ifndef SL_SYNTAX_H
 #define SL_SYNTAX_H
@@ -26,16 +28,6 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-
-/*
- * Check every file the candidate commit adds or changes against the base
- * commit, language by path (sl_lang_for_path; unknown languages, binary
- * files, symbolic links and files over 8 MiB pass).  A file passes when its
- * new text has no more ERROR/MISSING nodes than its old text (none for a
- * new file).  *ok_out = 1 when every file passes, else 0 with the locations
- * appended to report (may be NULL).  Errors: SL_ERROR (libgit2, tree-sitter).
- */
-int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_oid *candidate,
-			   sl_buf *report, int *ok_out, sl_err *err);
+#include "validators/validators.h"
 
 #endif

@@ -138,7 +138,7 @@ int sl_test_failed(int result)
 	return result == SL_TEST_FAIL || result == SL_TEST_ERROR;
 }
 
-const char *sl_test_result_name(int result)
+const char *sl_test_result_name(enum sl_test_result result)
 {
 	switch (result) {
 	case SL_TEST_PASS: return "pass";

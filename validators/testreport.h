@@ -50,63 +50,10 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-
-enum sl_test_result {
-	SL_TEST_PASS = 1,
-	SL_TEST_FAIL,
-	SL_TEST_ERROR,
-	SL_TEST_SKIP,
-};
-
-typedef struct sl_test {
-	char *id;                   /* owned */
-	int result;                 /* enum sl_test_result */
-	char *message;              /* failure/error/skip text, capped at 1 KiB; owned; may be NULL */
-} sl_test;
-
-typedef struct sl_tests {
-	sl_test *v;                 /* in report order */
-	size_t n, alloc;
-	size_t dropped;             /* tests past the cap, counted only */
-	int bailed_out;             /* TAP "Bail out!" seen */
-	size_t *slot, nslot, indexed; /* sl_tests_find's index of ids (private) */
-} sl_tests;
-
-void sl_tests_init(sl_tests *t);
-void sl_tests_release(sl_tests *t);
+#include "validators/validators.h"
 
 /* Append a test (id and message copied; message may be NULL). */
 void sl_tests_add(sl_tests *t, const char *id, int result, const char *message);
-
-/* Parse and append.  SL_EINPUT when the XML is not well-formed or too large. */
-int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err);
-/* Never fails; text with no TAP line yields no tests. */
-void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
-
-/*
- * Automake's test-suite results: "RESULT: NAME" lines (the output of `make
- * check`; the section headers of test-suite.log, which lists only the tests
- * that did not pass), "NAME.trs::test-result: RESULT" lines (grep -H over
- * the .trs files) and, when trs_name is not NULL, the ":test-result: RESULT"
- * lines of one .trs file, named trs_name.  PASS and XFAIL are PASS, FAIL and
- * XPASS FAIL, SKIP SKIP, ERROR ERROR.  Colour sequences are ignored; an id
- * seen more than once is one test, failed if any of its lines failed.  In
- * test-suite.log a failed test's section ("FAIL: NAME" over "=====", then
- * its log up to the next section) is its message.  Never fails.
- */
-void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name);
-
-/*
- * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines;
- * "***Failed" is FAIL, "***Skipped" and "***Not Run (Disabled)" SKIP, any
- * other "***" status (Timeout, Exception, Not Run) ERROR; a test listed
- * twice is one test, failed if either failed.  A failed test's output
- * printed after its line (--output-on-failure), up to the next "Start N:",
- * "Test #" or the summary, joins its message.  Text that starts with '<' is
- * ctest's JUnit (--output-junit) and is read as JUnit.
- * SL_EINPUT only for malformed JUnit.
- */
-int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);
 
 /*
  * The test with this id (the first added, if several), or NULL: a hash
@@ -117,7 +64,7 @@ const sl_test *sl_tests_find(const sl_tests *t, const char *id);
 
 /* 1 for FAIL and ERROR. */
 int sl_test_failed(int result);
-const char *sl_test_result_name(int result);   /* "pass" "fail" "error" "skip" */
+const char *sl_test_result_name(enum sl_test_result result);   /* "pass" "fail" "error" "skip" */
 
 /*
  * Append to *out the tests that PASS in base and do not PASS in cand (a

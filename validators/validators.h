@@ -2,9 +2,13 @@
  * validators.h - the front door of validators/: gate definitions, verdicts
  * and the gate runner (validators/gating.c), which judges a candidate by the
  * campaign's gates, each by its kind, against a baseline measured once on
- * the base commit.  Code outside validators/ includes this header only; it
- * brings the parts of the validators a caller needs (the jail's probe, the
- * syntax gate, findings, test reports, coverage, policy checks).
+ * the base commit.  Code outside validators/ includes this header only, and
+ * everything it uses of validators/ is declared here: after the gate
+ * runner, the public parts of the jail (jail.h), the syntax gate
+ * (syntax.h), findings (findings.h, finding_gone.h), test reports
+ * (testreport.h), coverage (coverage.h) and policy checks (policy.h).  The
+ * headers named hold the rest of each contract and are private to
+ * validators/; each includes this one.
  *
  * spec.c fills the types below from the campaign file; nothing here knows
  * the campaign file.
@@ -56,6 +60,9 @@
 #ifndef SL_VALIDATORS_H
 #define SL_VALIDATORS_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <git2.h>
 
 #include "common/buf.h"
@@ -63,14 +70,371 @@
 #include "common/util.h"
 #include "scoping/scope.h"
 #include "storage/store.h"
-#include "validators/coverage.h"
-#include "validators/finding_gone.h"
-#include "validators/findings.h"
-#include "validators/gate.h"
-#include "validators/jail.h"
-#include "validators/policy.h"
-#include "validators/syntax.h"
-#include "validators/testreport.h"
+
+/* ---- findings (findings.h) ------------------------------------------- */
+
+enum sl_finding_level {
+	SL_LEVEL_NOTE = 1,
+	SL_LEVEL_WARNING,
+	SL_LEVEL_ERROR,
+};
+
+typedef struct sl_finding {
+	char *file;                 /* repository-relative (sl_report_path); owned */
+	unsigned line, col;         /* 1-based; 0 when unknown */
+	enum sl_finding_level level;
+	char *rule;                 /* "-Wunused-variable", "unix.Malloc", "" if none; owned */
+	char *message;              /* as reported (capped at 1 KiB); owned */
+	char *notes;                /* attached notes, one "FILE:LINE: note: MSG" per line, or NULL; owned */
+} sl_finding;
+
+typedef struct sl_findings {
+	sl_finding *v;
+	size_t n, alloc;
+	size_t dropped;             /* findings past the cap of 10000, counted only */
+} sl_findings;
+
+void sl_findings_init(sl_findings *f);
+void sl_findings_release(sl_findings *f);
+
+/* Parse compiler output; never fails (what does not parse is skipped). */
+void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len);
+
+/*
+ * Parse gcc's -fdiagnostics-format=json output (findings_json.c): one or
+ * more JSON arrays, each at the start of a line, other lines skipped; never
+ * fails.
+ */
+void sl_findings_parse_gcc_json(sl_findings *out, const char *text, size_t len);
+
+/* Parse a SARIF 2.1.0 log; SL_EINPUT when it is not JSON or has no runs array. */
+int sl_findings_parse_sarif(sl_findings *out, const char *text, size_t len, sl_err *err);
+
+/*
+ * Findings made outside the jail (a `findings` file produced on the host,
+ * findings_place.c) name files as the host saw them: /home/u/proj/src/a.c,
+ * file:///home/u/proj/src/a.c, ./src/a.c, ../src/a.c from a build
+ * directory.  Rewrite each finding's file (and the path opening each note
+ * line) to a path of tracked (the repository's files at the base, sorted
+ * with strcmp): a tracked path stays; an absolute path under one of roots
+ * (the repository's work tree as given and as resolved) loses that root;
+ * otherwise the longest tail of whole path segments that tracked files end
+ * with decides, when exactly one file does ("build/../src/a.c" and
+ * "/ci/proj/src/a.c" name src/a.c).  Paths under /usr/ outside the roots are
+ * never guessed.  A finding left unplaced keeps its file; one line per
+ * distinct such path ("PATH: ambiguous, ..." or "PATH: not a tracked
+ * file ...", at most 8) is appended to report.  Returns how many findings
+ * (with a non-empty file) are left unplaced.
+ */
+struct sl_strvec;
+size_t sl_findings_place(sl_findings *f, const char *const *roots, size_t nroots,
+			 const struct sl_strvec *tracked, sl_buf *report);
+
+/*
+ * Append "FILE:LINE:COL: LEVEL: MESSAGE [RULE]" lines (notes indented under
+ * their finding) to out, stopping before out grows by more than cap bytes
+ * (0 = no cap) and saying how many were left out.
+ */
+void sl_findings_text(const sl_findings *f, sl_buf *out, size_t cap);
+
+/* ---- test reports (testreport.h) ------------------------------------- */
+
+enum sl_test_result {
+	SL_TEST_PASS = 1,
+	SL_TEST_FAIL,
+	SL_TEST_ERROR,
+	SL_TEST_SKIP,
+};
+
+typedef struct sl_test {
+	char *id;                   /* owned */
+	enum sl_test_result result;
+	char *message;              /* failure/error/skip text, capped at 1 KiB; owned; may be NULL */
+} sl_test;
+
+typedef struct sl_tests {
+	sl_test *v;                 /* in report order */
+	size_t n, alloc;
+	size_t dropped;             /* tests past the cap, counted only */
+	int bailed_out;             /* TAP "Bail out!" seen */
+	size_t *slot, nslot, indexed; /* sl_tests_find's index of ids (private) */
+} sl_tests;
+
+void sl_tests_init(sl_tests *t);
+void sl_tests_release(sl_tests *t);
+
+/* Parse and append.  SL_EINPUT when the XML is not well-formed or too large. */
+int sl_tests_parse_junit(sl_tests *out, const char *xml, size_t len, sl_err *err);
+/* Never fails; text with no TAP line yields no tests. */
+void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
+
+/*
+ * Automake's test-suite results: "RESULT: NAME" lines (the output of `make
+ * check`; the section headers of test-suite.log, which lists only the tests
+ * that did not pass), "NAME.trs::test-result: RESULT" lines (grep -H over
+ * the .trs files) and, when trs_name is not NULL, the ":test-result: RESULT"
+ * lines of one .trs file, named trs_name.  PASS and XFAIL are PASS, FAIL and
+ * XPASS FAIL, SKIP SKIP, ERROR ERROR.  Colour sequences are ignored; an id
+ * seen more than once is one test, failed if any of its lines failed.  In
+ * test-suite.log a failed test's section ("FAIL: NAME" over "=====", then
+ * its log up to the next section) is its message.  Never fails.
+ */
+void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name);
+
+/*
+ * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines;
+ * "***Failed" is FAIL, "***Skipped" and "***Not Run (Disabled)" SKIP, any
+ * other "***" status (Timeout, Exception, Not Run) ERROR; a test listed
+ * twice is one test, failed if either failed.  A failed test's output
+ * printed after its line (--output-on-failure), up to the next "Start N:",
+ * "Test #" or the summary, joins its message.  Text that starts with '<' is
+ * ctest's JUnit (--output-junit) and is read as JUnit.
+ * SL_EINPUT only for malformed JUnit.
+ */
+int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);
+
+/* ---- a fix's findings (finding_gone.h) ------------------------------- */
+
+/* A target's unit on the base: file and 1-based inclusive line range. */
+typedef struct sl_unit_ref {
+	const char *path;
+	unsigned start_line, end_line;
+} sl_unit_ref;
+
+/* Append to out (copies) the findings of f whose line lies in the unit. */
+size_t sl_findings_in_unit(const sl_findings *f, const sl_unit_ref *u, sl_findings *out);
+
+/*
+ * Failing tests as findings (a finding-gone gate reading a test report):
+ * each failing or erroring test of t becomes a finding with rule
+ * "test:ID", its failure text as message, placed at the first "FILE:LINE"
+ * in that text (TAP diagnostics and YAML "at:", JUnit failure text); a
+ * test whose text names no location gets line 0 and encloses no unit.
+ */
+void sl_findings_from_tests(const sl_tests *t, sl_findings *out);
+
+/* ---- coverage (coverage.h) ------------------------------------------- */
+
+struct sl_coverage;
+/*
+ * Count executable lines in [start_line, end_line] (end 0 = to the end of
+ * the file) and how many ran at least once.  SL_ENOTFOUND (both 0) when the
+ * file is not in the report.
+ */
+int sl_coverage_of(const struct sl_coverage *c, const char *path, unsigned start_line,
+		   unsigned end_line, unsigned *covered, unsigned *total);
+
+/* ---- policy (policy.h) ----------------------------------------------- */
+
+typedef struct sl_policy_opts {
+	const char *const *allow_paths;   /* NULL-terminated globs; NULL = any path */
+	unsigned max_files;               /* 0 = no limit */
+	unsigned max_lines;               /* added + removed; 0 = no limit */
+	const char *const *forbid;        /* NULL-terminated EREs on added lines; NULL = none */
+	int allow_build_files;
+	const char *const *build_files;   /* NULL = sl_policy_default_build_files */
+} sl_policy_opts;
+#define SL_POLICY_OPTS_INIT { .allow_paths = NULL }
+/* All pointers in opts are borrowed for the duration of each call. */
+
+/* Compile every forbid pattern; SL_EINPUT naming the bad one. */
+int sl_policy_validate(const sl_policy_opts *opts, sl_err *err);
+
+/* ---- the syntax gate (syntax.h) -------------------------------------- */
+
+/*
+ * Check every file the candidate commit adds or changes against the base
+ * commit, language by path (sl_lang_for_path; unknown languages, binary
+ * files, symbolic links and files over 8 MiB pass).  A file passes when its
+ * new text has no more ERROR/MISSING nodes than its old text (none for a
+ * new file).  *ok_out = 1 when every file passes, else 0 with the locations
+ * appended to report (may be NULL).  Errors: SL_ERROR (libgit2, tree-sitter).
+ */
+int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_oid *candidate,
+			   sl_buf *report, int *ok_out, sl_err *err);
+
+/* ---- the jail (jail.h: what it contains, and how) -------------------- */
+
+/*
+ * The layers of the jail, as bits: what a run had (sl_jail_result.layers)
+ * and what the machine offers (sl_jail_layers.available).
+ */
+enum sl_jail_layer {
+	SL_JAIL_USERNS   = 1u << 0,
+	SL_JAIL_MNTNS    = 1u << 1,
+	SL_JAIL_PIDNS    = 1u << 2,
+	SL_JAIL_NETNS    = 1u << 3,
+	SL_JAIL_IPCNS    = 1u << 4,
+	SL_JAIL_UTSNS    = 1u << 5,
+	SL_JAIL_CGROUPNS = 1u << 6,
+	SL_JAIL_ROOTFS   = 1u << 7,   /* tmpfs root, pivot_root, read-only toolchain */
+	SL_JAIL_SECCOMP  = 1u << 8,
+	SL_JAIL_LANDLOCK = 1u << 9,
+	SL_JAIL_CG_MEMORY = 1u << 10, /* memory limit through a cgroup */
+	SL_JAIL_CG_PIDS  = 1u << 11,  /* process limit through a cgroup */
+	SL_JAIL_CG_KILL  = 1u << 12,  /* the group is killed with cgroup.kill */
+	SL_JAIL_OVERLAY  = 1u << 13,  /* worktree behind a size-capped overlay */
+	SL_JAIL_RLIMITS  = 1u << 14,
+	SL_JAIL_NNP      = 1u << 15,  /* no-new-privileges */
+	SL_JAIL_CG_CPU   = 1u << 16,  /* CPU quota through a cgroup */
+	SL_JAIL_IDMAP    = 1u << 17,  /* uid/gid 1000 inside is an unprivileged host id */
+	SL_JAIL_PROCMASK = 1u << 18,  /* /proc masked, /proc/sys read-only, no /sys */
+	SL_JAIL_INOTIFY  = 1u << 19,  /* the user namespace's own inotify limits */
+	SL_JAIL_PTY      = 1u << 20,  /* a private devpts instance */
+};
+#define SL_JAIL_NLAYERS 21
+/* Without these a gate must not run (unless the user said --unsafe). */
+#define SL_JAIL_MINIMUM (SL_JAIL_USERNS | SL_JAIL_MNTNS | SL_JAIL_PIDNS | SL_JAIL_NETNS)
+
+/* "userns", "mntns", ... for one bit; NULL for an unknown bit. */
+const char *sl_jail_layer_name(unsigned bit);
+typedef struct sl_jail_opts {
+	const char *workdir;        /* host directory bound read-write at /src */
+	const char *command;        /* run as /bin/sh -c COMMAND inside */
+	unsigned timeout_ms;        /* wall clock; 0 = 600000 */
+	size_t output_cap;          /* bytes of output tail kept; 0 = 64 KiB */
+	unsigned tmp_mb;            /* size of /tmp (and /dev/shm); 0 = 256 */
+	const char *const *env;     /* extra "NAME=VALUE" entries, NULL-terminated, or NULL */
+	/*
+	 * Memory limit (cgroup; where no cgroup can hold it, RLIMIT_DATA per
+	 * process); 0 = 4096, best effort.  Nonzero is a requirement: without a
+	 * memory cgroup the run fails unless accept has SL_JAIL_CG_MEMORY.
+	 */
+	unsigned mem_mb;
+	/* process limit (cgroup, and RLIMIT_NPROC in the user namespace); 0 = 1024 */
+	unsigned pids_max;
+	/*
+	 * /src is an overlay of workdir (read-only lower layer) and a tmpfs of
+	 * disk_mb MiB (upper layer): the command sees the worktree and may
+	 * write up to disk_mb MiB, and nothing it writes reaches the host; use
+	 * collect to get files back.  0 = 2048.
+	 */
+	unsigned disk_mb;
+	/*
+	 * Paths relative to /src (NULL-terminated, borrowed) that process 1
+	 * reads after the command exits (every other process of the jail
+	 * killed first), through openat2 with RESOLVE_BENEATH and no symlinks,
+	 * regular files only, at most collect_cap bytes each; returned in
+	 * sl_jail_result.files, in this order.
+	 */
+	const char *const *collect;
+	size_t collect_cap;         /* 0 = 16 MiB */
+	int allow_inet;             /* IPv4/IPv6 sockets (on the jail's own loopback) */
+	/*
+	 * Run even where the machine lacks a layer of SL_JAIL_MINIMUM: with
+	 * the namespaces that work, and without the private root when there
+	 * is no mount namespace (the command then sees the host's file system,
+	 * read-only through Landlock if the kernel has it, and runs in
+	 * workdir).  Check result.layers to see what it got.
+	 */
+	int unsafe;
+	/*
+	 * CPU quota in thousandths of a CPU (cgroup cpu.max/cfs_quota_us).  0 =
+	 * all online CPUs but one (at least one), best effort; nonzero is a
+	 * requirement: without a CPU cgroup the run fails unless accept has
+	 * SL_JAIL_CG_CPU (then only RLIMIT_CPU per process and nice 10 hold).
+	 */
+	unsigned cpu_milli;
+	unsigned as_mb;             /* RLIMIT_AS per process; 0 = none (sanitizers
+				       reserve terabytes of address space) */
+	unsigned accept;            /* SL_JAIL_CG_MEMORY, SL_JAIL_CG_CPU: run without
+				       that layer even where mem_mb, cpu_milli ask */
+	int no_landlock;            /* for tests: leave the Landlock layer out, to
+				       show that the others hold on their own */
+	/*
+	 * Bind workdir read-write at /src instead of the overlay: what the
+	 * command writes stays (gates that share state), with no cap but the
+	 * host's free space, and mountinfo shows the workdir's path.
+	 */
+	int writable_workdir;
+	/*
+	 * A host directory holding u/ and w/ (directories on one file system,
+	 * empty the first time): /src is then an overlay of workdir (read-only
+	 * below) and layer/u, which keeps what the command writes for the next
+	 * run with the same layer (a candidate's gates in turn).  Not with
+	 * writable_workdir; disk_mb is not enforced here (the caller measures
+	 * the layer).  As root, layer is given to the jail's user instead of
+	 * workdir, which must be readable by that user already.
+	 */
+	const char *layer;
+} sl_jail_opts;
+#define SL_JAIL_OPTS_INIT { .workdir = NULL }
+
+/* One collected file. */
+typedef struct sl_jail_file {
+	char *path;                 /* as given in opts.collect */
+	int err;                    /* 0, or why not read: ENOENT; ELOOP or EXDEV
+				     * (a symlink or a mount on the way); EINVAL
+				     * (not a regular file); another errno */
+	int truncated;              /* longer than collect_cap */
+	sl_buf data;
+} sl_jail_file;
+
+typedef struct sl_jail_result {
+	int exited;                 /* the command exited (exit_status valid) */
+	int exit_status;
+	int term_signal;            /* the command died of this signal, else 0 */
+	int timed_out;              /* the timeout fired and everything was killed */
+	int oom;                    /* the cgroup memory limit killed something */
+	int64_t cpu_ms;             /* user+system CPU time of every process of the jail */
+	int64_t duration_ms;
+	int64_t setup_ms;           /* of duration_ms: until the jail was set up and the
+				       command about to start (0 when unknown) */
+	sl_buf output;              /* the tail of stdout+stderr */
+	size_t output_total;        /* bytes the command wrote in all */
+	unsigned layers;            /* SL_JAIL_* bits this run had */
+	sl_jail_file *files;        /* opts.collect, one entry each, owned */
+	size_t nfiles;
+} sl_jail_result;
+
+void sl_jail_result_init(sl_jail_result *r);
+void sl_jail_result_release(sl_jail_result *r);
+
+/*
+ * Run opts->command in the jail and wait for it.  Returns 0 when the command
+ * ran (whatever its exit status; read *out), SL_ERROR when the jail could
+ * not be set up (message in err).
+ */
+int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
+/*
+ * Process-wide: while *stop is non-zero, every sl_jail_run in progress or
+ * started kills its jail as at the timeout (result.timed_out set) within
+ * about 0.1 s.  For a run being stopped by a signal.  NULL turns it off.
+ */
+void sl_jail_set_stop(const volatile int *stop);
+/*
+ * The jail spawner (jail_spawner.c): sl_jail_spawner_start() forks, while
+ * this process is still small, a process that runs every later
+ * sl_jail_run() of this process (the jail is then a copy of that small
+ * process, not of the caller); the same jails, results and errors.  Call it
+ * from one thread before the threads that run jails start, and
+ * sl_jail_spawner_stop() once they are done; a stop (sl_jail_set_stop)
+ * reaches the jails in the spawner.
+ */
+int sl_jail_spawner_start(sl_err *err);
+void sl_jail_spawner_stop(void);
+/* What this machine offers, for `sluice doctor` and for refusing to run. */
+typedef struct sl_jail_layers {
+	unsigned available;         /* SL_JAIL_* bits that work here */
+	int landlock_abi;           /* 0 = none */
+	int cgroup_version;         /* 0 none usable, 1 v1, 2 v2, 3 both (hybrid) */
+	char cgroup_v2_controllers[128];   /* cgroup.controllers of our v2 group */
+	char cgroup_detail[256];    /* where each cgroup layer comes from */
+	char overlay_error[256];    /* why the overlay layer is missing, or "" */
+	char run_error[256];        /* why a full jail run failed, or "" */
+} sl_jail_layers;
+
+/*
+ * Probe every layer: each namespace on its own, then a real jail run of
+ * "true" (which shows the private root, seccomp, Landlock, cgroups) and
+ * one with an overlay.  Takes some milliseconds.  Returns 0 (missing
+ * layers are not errors: read out->available), SL_ERROR if the probe
+ * itself broke (no scratch directory).
+ */
+int sl_jail_probe(sl_jail_layers *out, sl_err *err);
+
+/* ---- the gate runner ------------------------------------------------- */
+
 
 enum sl_gate_kind {
 	SL_GATE_CUSTOM = 0,         /* exit status decides (the default) */
@@ -137,17 +501,19 @@ typedef struct sl_gate_conf {
 	char *command;              /* NULL only for policy gates */
 	unsigned timeout_s;         /* default 600 */
 	sl_pos pos;
-	int kind;                   /* enum sl_gate_kind */
-	int format;                 /* enum sl_report_format; static, finding-gone: findings
+	int kind;                   /* enum sl_gate_kind (int: pipeline/spec.c sets it by address) */
+	int format;                 /* enum sl_report_format (int: spec.c sets it by address);
+				       static, finding-gone: findings
 				       or tests; test: tests; coverage: coverage */
 	char *report;               /* file the command writes, relative to the worktree;
 				       NULL = parse the command's output */
 	unsigned radius;            /* static: lines around a change (default 3) */
-	int fail_on;                /* enum sl_fail_on (static) */
+	enum sl_fail_on fail_on;    /* static */
 	unsigned reruns;            /* test: runs that must all pass (default 1) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test with a format: ids that must pass now */
-	int expect;                 /* enum sl_gate_expect; `expect:`, else the campaign's goal */
+	int expect;                 /* enum sl_gate_expect (int: spec.c sets it by address);
+				       `expect:`, else the campaign's goal */
 	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
 				       recorded skip instead of stopping the campaign, and a
 				       skip does not keep a candidate from review */
@@ -161,17 +527,6 @@ typedef struct sl_gate_conf {
 	int allow_build_files;
 } sl_gate_conf;
 
-/* The jail's limits for every gate of a campaign (0 = the jail's defaults). */
-typedef struct sl_jail_limits {
-	unsigned mem_mb, pids, tmp_mb;
-	unsigned disk_mb;           /* the size of the overlay gates write to (0 = default) */
-	unsigned cpus;              /* CPU quota in CPUs (0 = the jail's default) */
-	unsigned as_mb;             /* address-space limit per process (0 = none) */
-	unsigned accept;            /* SL_JAIL_CG_* layers that may go unenforced */
-	int writable;               /* writable_worktree: no overlay */
-	int warm_base;              /* enum sl_warm_mode (`warm_base:`) */
-} sl_jail_limits;
-
 /*
  * How a candidate's tree is made (`jail: {warm_base: ...}`):
  *   auto     a warm base under an overlay where the jail can mount one, else
@@ -181,6 +536,19 @@ typedef struct sl_jail_limits {
  * Either way a candidate's gates share one writable tree, in order.
  */
 enum sl_warm_mode { SL_WARM_AUTO = 0, SL_WARM_OVERLAY, SL_WARM_OFF };
+
+/* The jail's limits for every gate of a campaign (0 = the jail's defaults). */
+typedef struct sl_jail_limits {
+	unsigned mem_mb, pids, tmp_mb;
+	unsigned disk_mb;           /* the size of the overlay gates write to (0 = default) */
+	unsigned cpus;              /* CPU quota in CPUs (0 = the jail's default) */
+	unsigned as_mb;             /* address-space limit per process (0 = none) */
+	unsigned accept;            /* SL_JAIL_CG_* layers that may go unenforced */
+	int writable;               /* writable_worktree: no overlay */
+	int warm_base;              /* enum sl_warm_mode (int: spec.c sets it by address;
+				       `warm_base:`) */
+} sl_jail_limits;
+
 
 
 typedef struct sl_gating sl_gating;
@@ -287,7 +655,24 @@ int sl_gating_writes_tree(const sl_gating *g);
 int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void *progress_ctx,
 		      int64_t *ms_out, sl_err *err);
 
-/* Policy gates on the diff.  *passed = 0 and feedback filled when one fails. */
+/*
+ * A candidate's diff parsed once (validators/diff_lines.h), where the gate
+ * runner starts judging the candidate, and handed to every gate that reads
+ * it: policy, static, test, finding-gone, mutants.  diff is borrowed until
+ * sl_cand_diff_free (the parse points into it).  Never NULL: a diff that
+ * does not parse is kept as far as it goes, and the policy gate says so.
+ * sl_cand_diff_free(NULL) does nothing.
+ */
+typedef struct sl_changed sl_changed;
+sl_changed *sl_cand_diff_parse(const char *diff);
+void sl_cand_diff_free(sl_changed *diff);
+
+/*
+ * Policy gates on the parsed diff.  *passed = 0 and feedback filled when
+ * one fails.  sl_gating_policy() parses diff for the call.
+ */
+int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o, int *passed,
+			sl_buf *feedback, sl_err *err);
 int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
 		     sl_buf *feedback, sl_err *err);
 
@@ -297,8 +682,12 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
  * verdict comes from the cache does not run; when a later one must run,
  * the cached ones before it run first (their results unused), so it sees
  * the tree as they leave it.  SL_ERROR when the jail itself could not run
- * a gate.
+ * a gate.  diff: the candidate's, parsed by sl_cand_diff_parse().
  */
+int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex,
+		     const sl_changed *diff, const sl_target *t, sl_gate_outcome *o, int *passed,
+		     sl_buf *feedback, sl_err *err);
+/* The same, parsing diff for the call. */
 int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, const char *diff,
 		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
 		  sl_err *err);

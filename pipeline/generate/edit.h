@@ -42,7 +42,7 @@ enum sl_edit_format {
 };
 
 typedef struct sl_edit {
-	int kind;                   /* enum sl_edit_kind */
+	enum sl_edit_kind kind;
 	char *path;                 /* repository-relative, as written (prefixes stripped) */
 	uint32_t start, end;        /* SPLICE: byte range in the base file */
 	char *old_text;             /* what must be found (never NULL; "" for a new file) */

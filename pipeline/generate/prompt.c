@@ -95,7 +95,7 @@ static const char system_node[] =
 	"- do not add code outside the unit, and do not elide anything with '...';\n"
 	"- do not reformat or rename code the instructions do not mention.\n";
 
-const char *sl_prompt_system(int edit_format)
+const char *sl_prompt_system(enum sl_edit_format edit_format)
 {
 	switch (edit_format) {
 	case SL_FORMAT_NODE:
@@ -108,7 +108,7 @@ const char *sl_prompt_system(int edit_format)
 	return NULL;
 }
 
-static const char *format_phrase(int edit_format)
+static const char *format_phrase(enum sl_edit_format edit_format)
 {
 	switch (edit_format) {
 	case SL_FORMAT_UDIFF:

@@ -32,7 +32,7 @@ typedef struct sl_prompt_vars {
 	const char *context, *feedback;  /* may be NULL: rendered as "" */
 	const char *finding;        /* kind fix: the target's findings; may be NULL */
 	unsigned start_line, end_line;
-	int edit_format;            /* enum sl_edit_format */
+	enum sl_edit_format edit_format;
 } sl_prompt_vars;
 
 /* The template used when the spec gives none (shows the file and the unit). */
@@ -46,5 +46,5 @@ int sl_prompt_render(sl_buf *out, const char *tmpl, const sl_prompt_vars *vars, 
 /* Validate a template without rendering it (same errors). */
 int sl_prompt_check(const char *tmpl, sl_err *err);
 /* The system message for an edit format (static); NULL for an unknown format. */
-const char *sl_prompt_system(int edit_format);
+const char *sl_prompt_system(enum sl_edit_format edit_format);
 #endif

@@ -1,21 +1,31 @@
 /*
  * provider.c - the front of the model providers (provider.h): options
- * checked and copied, the kind chosen, request keys, the chat flattened
- * for a command, and sl_provider_complete, which builds the request the
- * recorded way and hands the call to its kind (provider_internal.h names
- * the files).  Also the small text and JSON helpers the kinds share.
+ * checked and copied, the kind chosen from the kind table, request keys,
+ * and sl_provider_complete, which builds the request the recorded way and
+ * hands the call to its kind (provider_internal.h names the files).  The
+ * helpers the kinds share are in provider_text.c.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "pipeline/generate/provider_internal.h"
 #include "pipeline/http/http.h"
 #include "common/sha256.h"
-#include "common/term.h"
 #include "common/util.h"
+
+const sl_provider_ops *const sl_provider_kinds[SL_PROVIDER_NKINDS] = {
+	[SL_PROVIDER_OPENAI] = &sl_provider_openai,
+	[SL_PROVIDER_COMMAND] = &sl_provider_command,
+	[SL_PROVIDER_ANTHROPIC] = &sl_provider_anthropic,
+	[SL_PROVIDER_REPLAY] = &sl_provider_replay,
+};
+
+/* The kind's entry of the table; NULL for rules and for a value that is no kind. */
+static const sl_provider_ops *ops_of(int kind)
+{
+	return kind > 0 && kind < SL_PROVIDER_NKINDS ? sl_provider_kinds[kind] : NULL;
+}
 
 void sl_completion_init(sl_completion *c)
 {
@@ -37,40 +47,6 @@ void sl_completion_release(sl_completion *c)
 	sl_buf_release(&c->text);
 	sl_buf_release(&c->request);
 	sl_completion_init(c);
-}
-
-static const char *const kind_names[] = {
-	[SL_PROVIDER_RULES] = "rules",
-	[SL_PROVIDER_OPENAI] = "openai",
-	[SL_PROVIDER_COMMAND] = "command",
-	[SL_PROVIDER_ANTHROPIC] = "anthropic",
-	[SL_PROVIDER_REPLAY] = "replay",
-};
-
-const char *sl_provider_kind_name(int kind)
-{
-	if (kind > 0 && (size_t)kind < sizeof(kind_names) / sizeof(kind_names[0]) &&
-	    kind_names[kind])
-		return kind_names[kind];
-	return "unknown";
-}
-
-void sl_provider_flatten_chat(sl_buf *out, const sl_chat_msg *msgs, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const char *c = msgs[i].content ? msgs[i].content : "";
-		size_t len = strlen(c);
-
-		if (i)
-			sl_buf_addch(out, '\n');
-		sl_buf_adds(out, "### ");
-		for (const char *r = msgs[i].role ? msgs[i].role : "user"; *r; r++)
-			sl_buf_addch(out, *r >= 'a' && *r <= 'z' ? *r - 'a' + 'A' : *r);
-		sl_buf_addch(out, '\n');
-		sl_buf_add(out, c, len);
-		if (!len || c[len - 1] != '\n')
-			sl_buf_addch(out, '\n');
-	}
 }
 
 /* ---- request keys ---------------------------------------------------- */
@@ -104,118 +80,6 @@ void sl_request_key(char out[65], int kind, const char *model,
 	}
 	sl_sha256_final(&c, d);
 	sl_sha256_tohex(out, d);
-}
-
-/* ---- text helpers ---------------------------------------------------- */
-
-void sl_provider_wipe(char *s)
-{
-	if (s)
-		explicit_bzero(s, strlen(s));
-}
-
-/* Replace every occurrence of key in b by "***" (keys shorter than 4 are left). */
-void sl_provider_mask_key(sl_buf *b, const char *key)
-{
-	size_t kl = key ? strlen(key) : 0;
-	char *p;
-
-	if (kl < 4)
-		return;
-	while ((p = memmem(b->buf, b->len, key, kl))) {
-		memcpy(p, "***", 3);
-		memmove(p + 3, p + kl, b->len - (size_t)(p - b->buf) - kl + 1);
-		b->len -= kl - 3;
-	}
-}
-
-/* A JSON string of s[0..n), with invalid UTF-8 bytes replaced by U+FFFD. */
-json_t *sl_provider_json_textn(const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)(s ? s : "");
-	sl_buf b = SL_BUF_INIT;
-	json_t *j;
-
-	for (size_t i = 0; i < n; ) {
-		size_t l = sl_utf8_seq(u + i, n - i);
-
-		if (l) {
-			sl_buf_add(&b, u + i, l);
-			i += l;
-		} else {
-			sl_buf_adds(&b, "\xEF\xBF\xBD");
-			i++;
-		}
-	}
-	j = json_stringn(b.buf, b.len);
-	sl_buf_release(&b);
-	if (!j)
-		BUG("json_stringn rejected repaired text");
-	return j;
-}
-
-json_t *sl_provider_json_text(const char *s)
-{
-	return sl_provider_json_textn(s, s ? strlen(s) : 0);
-}
-
-/* One line of server text for an error message: no control characters, capped. */
-void sl_provider_add_snippet(sl_buf *out, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len && i < SL_CAP_ERROR_SNIPPET; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		sl_buf_addch(out, c < 0x20 || c == 0x7F ? ' ' : c);
-	}
-	if (i < len)
-		sl_buf_adds(out, "...");
-}
-
-void sl_provider_add_header(sl_strvec *out, const char *prefix, const char *value)
-{
-	sl_buf b = SL_BUF_INIT;
-
-	/* one allocation: no copy of a key is left behind in freed memory */
-	sl_buf_grow(&b, strlen(prefix) + strlen(value));
-	sl_buf_adds(&b, prefix);
-	sl_buf_adds(&b, value);
-	sl_strvec_push_nodup(out, sl_buf_detach(&b, NULL));
-}
-
-/* "3 s" or "250 ms" */
-void sl_provider_add_duration(sl_buf *out, unsigned ms)
-{
-	if (ms % 1000)
-		sl_buf_addf(out, "%u ms", ms);
-	else
-		sl_buf_addf(out, "%u s", ms / 1000);
-}
-
-char *sl_provider_json_dump(json_t *root)
-{
-	char *body = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(12));
-
-	json_decref(root);
-	if (!body)
-		BUG("json_dumps failed");
-	return body;
-}
-
-int64_t sl_provider_json_int(json_t *obj, const char *key)
-{
-	json_t *v = json_object_get(obj, key);
-
-	return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
-}
-
-void sl_provider_sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 /* ---- lifecycle ------------------------------------------------------- */
@@ -282,23 +146,12 @@ int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err
 	pthread_mutex_init(&p->lock, NULL);
 	if ((ret = copy_opts(p, opts, err)))
 		goto done;
-	switch (opts->kind) {
-	case SL_PROVIDER_OPENAI:
-	case SL_PROVIDER_ANTHROPIC:
-		ret = sl_provider_http_new(p, opts, err);
-		break;
-	case SL_PROVIDER_COMMAND:
-		ret = sl_provider_command_new(p, opts, err);
-		break;
-	case SL_PROVIDER_REPLAY:
-		ret = sl_provider_replay_new(p, opts, err);
-		break;
-	case SL_PROVIDER_RULES:
+	if ((p->ops = ops_of(opts->kind)))
+		ret = p->ops->open(p, opts, err);
+	else if (opts->kind == SL_PROVIDER_RULES)
 		ret = sl_err_set(err, SL_EINPUT, "the rules provider does not call a model");
-		break;
-	default:
+	else
 		ret = sl_err_set(err, SL_EINPUT, "unknown provider kind %d", opts->kind);
-	}
 	if (!ret) {
 		*out = p;
 		p = NULL;
@@ -346,8 +199,9 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 			 sl_completion *out, sl_err *err)
 {
 	int64_t t0 = sl_now_ms();
+	const sl_provider_ops *ops;
+	sl_provider_call call = { msgs, n, NULL, (size_t)-1 };
 	char *body = NULL;
-	size_t first;
 	int kind, ret;
 
 	sl_buf_reset(&out->text);
@@ -360,23 +214,17 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 	out->truncated = 0;
 	out->transient = 0;
 	out->finish_reason[0] = '\0';
-	kind = request_kind(p, msgs, n, out, &first, err);
-	if (sl_provider_wire_of(kind)) {
-		body = sl_provider_wire_of(kind)->body(p, msgs, n);
+	kind = request_kind(p, msgs, n, out, &call.first, err);
+	if ((ops = ops_of(kind)) && ops->wire) {
+		call.body = body = ops->wire->body(p, msgs, n);
 		sl_buf_adds(&out->request, body);
 	} else {
 		sl_provider_flatten_chat(&out->request, msgs, n);
 	}
 	sl_provider_mask_key(&out->request, p->key);
 
-	if (kind < 0)
-		ret = kind;
-	else if (p->kind == SL_PROVIDER_REPLAY)
-		ret = sl_provider_replay_complete(p, first, out);
-	else if (p->kind == SL_PROVIDER_COMMAND)
-		ret = sl_provider_command_complete(p, msgs, n, out, err);
-	else    /* the exact bytes: the recorded request may have had the key masked */
-		ret = sl_provider_http_complete(p, body, out, err);
+	/* an HTTP kind sends the exact bytes: the recorded request may have had the key masked */
+	ret = kind < 0 ? kind : p->ops->complete(p, &call, out, err);
 	out->latency_ms = sl_now_ms() - t0;
 	free(body);
 	return ret;

@@ -121,7 +121,7 @@ typedef struct sl_provider_hooks {
 typedef struct sl_provider sl_provider;
 
 typedef struct sl_provider_opts {
-	int kind;                   /* enum sl_provider_kind */
+	enum sl_provider_kind kind;
 	const char *base_url;       /* openai, anthropic: e.g. http://127.0.0.1:8080/v1 */
 	const char *model;          /* openai, anthropic, replay */
 	const char *api_key_env;    /* openai, anthropic: env var holding the key; NULL = none */
@@ -138,7 +138,7 @@ typedef struct sl_provider_opts {
 	unsigned max_backoff_ms;    /* cap on one wait; 0 = 30000 */
 	unsigned timeout_ms;        /* non-zero: overrides timeout_s */
 	const char *replay_path;    /* replay: the JSON lines file */
-	int replay_kind;            /* replay: kind recorded from; 0 = whichever of
+	enum sl_provider_kind replay_kind; /* replay: kind recorded from; 0 = whichever of
 				     * openai, anthropic, command has the key */
 	sl_provider_hooks hooks;
 	int64_t deadline_ms;        /* openai, anthropic, command: an sl_now_ms() instant

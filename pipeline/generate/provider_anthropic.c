@@ -81,6 +81,10 @@ static void headers(const sl_provider *p, sl_strvec *out)
 		sl_provider_add_header(out, "x-api-key: ", p->key);
 }
 
-const sl_provider_wire sl_provider_anthropic_wire = {
+static const sl_provider_wire wire = {
 	.path = "/messages", .body = body, .headers = headers, .parse = parse,
+};
+
+const sl_provider_ops sl_provider_anthropic = {
+	.open = sl_provider_http_new, .complete = sl_provider_http_complete, .wire = &wire,
 };

@@ -76,7 +76,8 @@ static void last_line(sl_buf *out, sl_buf *text)
 	sl_provider_add_snippet(out, nl, strlen(nl));
 }
 
-int sl_provider_command_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
+/* Check and copy opts->command. */
+static int command_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
 {
 	if (!opts->command || !*opts->command)
 		return sl_err_set(err, SL_EINPUT, "the command provider needs a command");
@@ -329,8 +330,8 @@ static int report(const cmd_run *c, int status, sl_buf *errtail, sl_completion *
 	return ret;
 }
 
-int sl_provider_command_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
-				 sl_completion *out, sl_err *err)
+static int command_complete(sl_provider *p, const sl_provider_call *call, sl_completion *out,
+			    sl_err *err)
 {
 	cmd_run c = { .p = p, .pid = -1, .in = -1, .out = -1, .errout = -1,
 		      .timeout_at = sl_now_ms() + (int64_t)p->timeout_ms };
@@ -339,7 +340,7 @@ int sl_provider_command_complete(sl_provider *p, const sl_chat_msg *msgs, size_t
 
 	if ((why = limit_passed(&c)) == CUT_STOP || why == CUT_DEADLINE)
 		return cut_short(out, err, why, 0);
-	sl_provider_flatten_chat(&input, msgs, n);
+	sl_provider_flatten_chat(&input, call->msgs, call->n);
 	if (spawn(&c, err))
 		goto done;
 	exchange(&c, &input, out, &errtail, err);
@@ -360,3 +361,7 @@ done:
 	sl_buf_release(&errtail);
 	return ret;
 }
+
+const sl_provider_ops sl_provider_command = {
+	.open = command_new, .complete = command_complete,
+};

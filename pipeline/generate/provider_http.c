@@ -205,7 +205,7 @@ static struct curl_slist *request_headers(const sl_provider *p, const sl_provide
 static int http_once(sl_provider *p, const char *req, sl_completion *out,
 		     sl_http_response *resp, sl_buf *msg, sl_err *perr)
 {
-	const sl_provider_wire *w = sl_provider_wire_of(p->kind);
+	const sl_provider_wire *w = p->ops->wire;
 	sl_http_request rq = { .url = p->url, .body = req, .stop = p->stop };
 	CURL *h = NULL;
 	int ret = TRY_FAIL, r;
@@ -269,8 +269,10 @@ static int64_t backoff_ms(const sl_provider *p, int retry, int64_t retry_after_m
 	return sl_http_backoff_ms(retry, p->base_backoff_ms, p->max_backoff_ms, retry_after_ms, j);
 }
 
-int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *out, sl_err *err)
+int sl_provider_http_complete(sl_provider *p, const sl_provider_call *call, sl_completion *out,
+			      sl_err *err)
 {
+	const char *req = call->body;
 	sl_http_response resp;
 	sl_buf msg = SL_BUF_INIT;
 	sl_err perr = SL_ERR_INIT;
@@ -309,12 +311,6 @@ int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *ou
 	return ret;
 }
 
-const sl_provider_wire *sl_provider_wire_of(int kind)
-{
-	return kind == SL_PROVIDER_OPENAI ? &sl_provider_openai_wire :
-		kind == SL_PROVIDER_ANTHROPIC ? &sl_provider_anthropic_wire : NULL;
-}
-
 int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
 {
 	const char *name = sl_provider_kind_name(opts->kind), *key;
@@ -339,7 +335,7 @@ int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *e
 	while (bl && opts->base_url[bl - 1] == '/')
 		bl--;
 	sl_buf_add(&url, opts->base_url, bl);
-	sl_buf_adds(&url, sl_provider_wire_of(opts->kind)->path);
+	sl_buf_adds(&url, p->ops->wire->path);
 	p->url = sl_buf_detach(&url, NULL);
 	return sl_http_global_init(err);
 }

@@ -3,15 +3,18 @@
  * pipeline/generate/ (never included from elsewhere; callers use
  * provider.h).
  *
- * provider.c is the front: options, the choice of kind, request keys, the
- * text helpers below, and sl_provider_complete, which hands each call to
- * one kind:
- *   provider_http.c       openai and anthropic: one try after another with
- *                         libcurl, retries and backoff
+ * provider.c is the front: options, the choice of kind, request keys, and
+ * sl_provider_complete, which hands each call to one kind through the kind
+ * table (sl_provider_kinds, below):
  *   provider_openai.c     the chat-completions request body and reply
  *   provider_anthropic.c  the Messages request body and reply
+ *   provider_http.c       their transport: one try after another with
+ *                         libcurl, retries and backoff
  *   provider_command.c    an external command in its own process group
  *   provider_replay.c     replies read back from a JSON lines file
+ * provider_text.c holds the helpers every file uses.  Each kind's file
+ * includes this header only; no kind names the front or another kind
+ * (the HTTP transport reaches its kind's wire through p->ops).
  */
 #ifndef SL_PROVIDER_INTERNAL_H
 #define SL_PROVIDER_INTERNAL_H
@@ -36,8 +39,11 @@ typedef struct replay_entry {
 	size_t used;                /* first of a key group: replies handed out */
 } replay_entry;
 
+typedef struct sl_provider_ops sl_provider_ops;
+
 struct sl_provider {
-	int kind;
+	enum sl_provider_kind kind;
+	const sl_provider_ops *ops; /* the kind's entry of sl_provider_kinds */
 	unsigned timeout_ms;
 	/* http */
 	char *url;                  /* base_url + "/chat/completions" or "/messages" */
@@ -59,13 +65,13 @@ struct sl_provider {
 	/* command */
 	char *command;
 	/* replay */
-	int replay_kind;
+	enum sl_provider_kind replay_kind;
 	char *replay_path;
 	replay_entry *replay;
 	size_t nreplay;
 };
 
-/* ---- provider.c: helpers every kind uses ------------------------------ */
+/* ---- provider_text.c: helpers every kind uses ------------------------- */
 
 /* Zero the bytes of s (NULL: nothing). */
 void sl_provider_wipe(char *s);
@@ -89,10 +95,16 @@ void sl_provider_sleep_ms(long ms);
 
 /* ---- provider_http.c ------------------------------------------------ */
 
-/* Check model and base_url, read the key from the environment, build p->url, init libcurl. */
+/*
+ * An HTTP kind's open and complete (sl_provider_ops), its wire p->ops->wire.
+ * Open: check model and base_url, read the key from the environment, build
+ * p->url, init libcurl.  Complete: send call->body (the exact bytes) with
+ * retries; fills out; messages have the key masked.
+ */
 int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err);
-/* Send req (the exact body) with retries; fills out; messages have the key masked. */
-int sl_provider_http_complete(sl_provider *p, const char *req, sl_completion *out, sl_err *err);
+struct sl_provider_call;
+int sl_provider_http_complete(sl_provider *p, const struct sl_provider_call *call,
+			      sl_completion *out, sl_err *err);
 /* For the reply parsers: finish_reason from fr; the body as a JSON object. */
 void sl_provider_set_finish(sl_completion *out, json_t *fr);
 /*
@@ -116,29 +128,39 @@ typedef struct sl_provider_wire {
 	int (*parse)(sl_completion *out, const sl_buf *body, sl_err *err);
 } sl_provider_wire;
 
-extern const sl_provider_wire sl_provider_openai_wire;
-extern const sl_provider_wire sl_provider_anthropic_wire;
 
-/* The wire of an HTTP kind; NULL for the others. */
-const sl_provider_wire *sl_provider_wire_of(int kind);
+/* ---- the kind table ------------------------------------------------- */
 
-/* ---- provider_command.c --------------------------------------------- */
+/* One call as the front prepared it for the kind. */
+typedef struct sl_provider_call {
+	const sl_chat_msg *msgs;
+	size_t n;
+	const char *body;           /* HTTP kinds: the exact request body to send */
+	size_t first;               /* replay: the first entry of the key's group */
+} sl_provider_call;
 
-/* Check and copy opts->command. */
-int sl_provider_command_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err);
-int sl_provider_command_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
-				 sl_completion *out, sl_err *err);
+/* A kind of provider: what provider.c calls. */
+struct sl_provider_ops {
+	/* check the kind's options and fill p (the shared ones are copied already) */
+	int (*open)(sl_provider *p, const sl_provider_opts *opts, sl_err *err);
+	int (*complete)(sl_provider *p, const sl_provider_call *call, sl_completion *out,
+			sl_err *err);
+	const sl_provider_wire *wire; /* an HTTP kind's wire; NULL for the others */
+};
+
+/* provider_openai.c, provider_anthropic.c, provider_command.c, provider_replay.c */
+extern const sl_provider_ops sl_provider_openai;
+extern const sl_provider_ops sl_provider_anthropic;
+extern const sl_provider_ops sl_provider_command;
+extern const sl_provider_ops sl_provider_replay;
+
+/* Every kind by enum sl_provider_kind (provider.c); NULL for rules (no model). */
+#define SL_PROVIDER_NKINDS (SL_PROVIDER_REPLAY + 1)
+extern const sl_provider_ops *const sl_provider_kinds[SL_PROVIDER_NKINDS];
 
 /* ---- provider_replay.c ---------------------------------------------- */
 
-/*
- * Check the replay options and read the whole file into p->replay, sorted
- * by key; SL_EINPUT naming file and line.
- */
-int sl_provider_replay_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err);
 /* Index of the first entry recorded for key, or (size_t)-1. */
 size_t sl_provider_replay_find(const sl_provider *p, const char *key);
-/* The next reply recorded for the key group starting at first. */
-int sl_provider_replay_complete(sl_provider *p, size_t first, sl_completion *out);
 
 #endif

@@ -70,6 +70,10 @@ static void headers(const sl_provider *p, sl_strvec *out)
 		sl_provider_add_header(out, "Authorization: Bearer ", p->key);
 }
 
-const sl_provider_wire sl_provider_openai_wire = {
+static const sl_provider_wire wire = {
 	.path = "/chat/completions", .body = body, .headers = headers, .parse = parse,
+};
+
+const sl_provider_ops sl_provider_openai = {
+	.open = sl_provider_http_new, .complete = sl_provider_http_complete, .wire = &wire,
 };

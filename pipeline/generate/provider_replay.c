@@ -99,7 +99,11 @@ done:
 	return ret;
 }
 
-int sl_provider_replay_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
+/*
+ * Check the replay options and read the whole file into p->replay, sorted
+ * by key; SL_EINPUT naming file and line.
+ */
+static int replay_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
 {
 	p->replay_kind = opts->replay_kind;
 	if (p->replay_kind && p->replay_kind != SL_PROVIDER_OPENAI &&
@@ -128,9 +132,11 @@ size_t sl_provider_replay_find(const sl_provider *p, const char *key)
 	return lo < p->nreplay && !strcmp(p->replay[lo].key, key) ? lo : (size_t)-1;
 }
 
-int sl_provider_replay_complete(sl_provider *p, size_t first, sl_completion *out)
+/* The next reply recorded for the key group starting at call->first. */
+static int replay_complete(sl_provider *p, const sl_provider_call *call, sl_completion *out,
+			   sl_err *err)
 {
-	size_t count, pick;
+	size_t first = call->first, count, pick;
 	const replay_entry *e;
 
 	for (count = 1; first + count < p->nreplay &&
@@ -147,6 +153,10 @@ int sl_provider_replay_complete(sl_provider *p, size_t first, sl_completion *out
 	out->http_status = e->http_status;
 	return SL_OK;
 }
+
+const sl_provider_ops sl_provider_replay = {
+	.open = replay_new, .complete = replay_complete,
+};
 
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 

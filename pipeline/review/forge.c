@@ -1,11 +1,13 @@
 /*
- * forge.c - the GitHub and GitLab REST clients behind forge.h.
+ * forge.c - the front of the forge clients (forge.h): the kind table, and
+ * what every kind shares.
  *
  * One request function does authentication, retries, rate limits and the
  * Link header, each try sent by pipeline/http (sl_http_send); the calls
- * above it know each service's paths and fields.
- * Pagination URLs are followed only when they stay under the configured
- * API URL, so the token never goes to another host.
+ * above it have one shape for every forge and ask the kind
+ * (forge_github.c, forge_gitlab.c; forge_internal.h) for its paths and
+ * fields.  Pagination URLs are followed only when they stay under the
+ * configured API URL, so the token never goes to another host.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -15,33 +17,26 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "pipeline/http/http.h"
-#include "pipeline/review/forge.h"
+#include "pipeline/review/forge_internal.h"
 #include "common/util.h"
 #include "common/caps.h"
 
-struct sl_forge {
-	sl_forge_opts o;
-	char *api;                  /* without a trailing slash */
-	char *project_enc;          /* GitLab: the project id or path, URL-encoded */
-	char *owner;                /* GitHub: the part of project before '/' */
-	int64_t quota_reset;        /* the quota is spent until this epoch second; 0 = not */
+/* The kinds of forge, by enum sl_forge_kind. */
+static const sl_forge_ops *const kinds[] = {
+	[SL_FORGE_GITHUB] = &sl_forge_github,
+	[SL_FORGE_GITLAB] = &sl_forge_gitlab,
 };
 
-typedef struct reply {
-	sl_http_response http;      /* status, body, Retry-After */
-	int64_t remaining, reset;   /* x-ratelimit-*; -1 = not sent */
-	char *next;                 /* Link rel="next" */
-} reply;
+typedef sl_forge_reply reply;
 
-static void reply_init(reply *r)
+void sl_forge_reply_init(reply *r)
 {
 	sl_http_response_init(&r->http, SL_CAP_FORGE_BODY);
 	r->remaining = r->reset = -1;
 	r->next = NULL;
 }
 
-static void reply_release(reply *r)
+void sl_forge_reply_release(reply *r)
 {
 	sl_http_response_release(&r->http);
 	free(r->next);
@@ -55,6 +50,16 @@ void sl_forge_pr_release(sl_forge_pr *pr)
 	free(pr->merge_sha);
 	free(pr->close_comment);
 	memset(pr, 0, sizeof(*pr));
+}
+
+void sl_forge_pr_set(sl_forge_pr *out, int64_t number, const char *url, int state,
+		     const char *sha)
+{
+	sl_forge_pr_release(out);
+	out->number = number;
+	out->url = sl_xstrdup_or_null(url);
+	out->state = state;
+	out->merge_sha = state == SL_PR_MERGED && sha ? sl_xstrdup(sha) : NULL;
 }
 
 static char *url_encode(const char *s)
@@ -75,23 +80,23 @@ static char *url_encode(const char *s)
 int sl_forge_new(sl_forge **out, const sl_forge_opts *opts, sl_err *err)
 {
 	sl_forge *f;
-	const char *dflt = opts->kind == SL_FORGE_GITLAB ? "https://gitlab.com/api/v4" :
-		"https://api.github.com";
+	const sl_forge_ops *kind;
 	const char *slash;
 	size_t n;
+	int ret;
 
 	*out = NULL;
-	if (opts->kind != SL_FORGE_GITHUB && opts->kind != SL_FORGE_GITLAB)
+	if ((unsigned)opts->kind >= sizeof(kinds) / sizeof(kinds[0]) || !kinds[opts->kind])
 		return sl_err_set(err, SL_EINPUT, "no forge configured (review: forge)");
+	kind = kinds[opts->kind];
 	if (!opts->token || !*opts->token)
 		return sl_err_set(err, SL_EINPUT, "no token for the forge");
-	if (opts->kind == SL_FORGE_GITHUB && (!(slash = strchr(opts->project, '/')) ||
-					       slash == opts->project || !slash[1]))
-		return sl_err_set(err, SL_EINPUT, "GitHub project '%s' is not OWNER/NAME",
-				  opts->project);
+	if (kind->check && (ret = kind->check(opts, err)))
+		return ret;
 	f = sl_xcalloc(1, sizeof(*f));
 	f->o = *opts;
-	f->api = sl_xstrdup(opts->api_url ? opts->api_url : dflt);
+	f->kind = kind;
+	f->api = sl_xstrdup(opts->api_url ? opts->api_url : kind->api);
 	n = strlen(f->api);
 	while (n && f->api[n - 1] == '/')
 		f->api[--n] = '\0';
@@ -230,16 +235,11 @@ static struct curl_slist *request_headers(const sl_forge *f, int has_body)
 	struct curl_slist *hdr = NULL;
 	char auth[512];
 
-	if (f->o.kind == SL_FORGE_GITLAB)
-		snprintf(auth, sizeof(auth), "PRIVATE-TOKEN: %s", f->o.token);
-	else
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", f->o.token);
+	snprintf(auth, sizeof(auth), f->kind->auth, f->o.token);
 	hdr = sl_curl()->slist_append(hdr, auth);
 	explicit_bzero(auth, sizeof(auth));
-	hdr = sl_curl()->slist_append(hdr, f->o.kind == SL_FORGE_GITLAB ? "Accept: application/json" :
-				"Accept: application/vnd.github+json");
-	if (f->o.kind == SL_FORGE_GITHUB)
-		hdr = sl_curl()->slist_append(hdr, "X-GitHub-Api-Version: 2022-11-28");
+	for (const char *const *h = f->kind->headers; *h; h++)
+		hdr = sl_curl()->slist_append(hdr, *h);
 	if (has_body)
 		hdr = sl_curl()->slist_append(hdr, "Content-Type: application/json");
 	return hdr;
@@ -331,7 +331,7 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 			goto done;
 		f->quota_reset = 0;
 
-		reply_release(r);
+		sl_forge_reply_release(r);
 		hr = sl_http_send(h, &rq, &r->http);
 		if (hr == SL_HTTP_DONE && r->remaining == 0 && r->reset > 0)
 			f->quota_reset = r->reset;
@@ -365,8 +365,7 @@ done:
 	return ret;
 }
 
-/* A request that must answer 2xx with JSON; *json_out owned by the caller. */
-static int call_json(sl_forge *f, const char *method, const char *path, json_t *body,
+int sl_forge_call_json(sl_forge *f, const char *method, const char *path, json_t *body,
 		     json_t **json_out, reply *r, sl_err *err)
 {
 	char msg[200];
@@ -387,19 +386,18 @@ static int call_json(sl_forge *f, const char *method, const char *path, json_t *
 	return SL_OK;
 }
 
-/* Every element of a paginated list, in order, appended to *all (a new array). */
-static int call_list(sl_forge *f, const char *path, json_t **all, sl_err *err)
+int sl_forge_call_list(sl_forge *f, const char *path, json_t **all, sl_err *err)
 {
 	reply r;
 	char *next = sl_xstrdup(path);
 	int ret = SL_OK;
 
-	reply_init(&r);
+	sl_forge_reply_init(&r);
 	*all = json_array();
 	for (int page = 0; next && page < SL_FORGE_MAX_PAGES; page++) {
 		json_t *j;
 
-		ret = call_json(f, "GET", next, NULL, &j, &r, err);
+		ret = sl_forge_call_json(f, "GET", next, NULL, &j, &r, err);
 		free(next);
 		next = NULL;
 		if (ret)
@@ -415,46 +413,12 @@ static int call_list(sl_forge *f, const char *path, json_t **all, sl_err *err)
 		r.next = NULL;
 	}
 	free(next);
-	reply_release(&r);
+	sl_forge_reply_release(&r);
 	if (ret) {
 		json_decref(*all);
 		*all = NULL;
 	}
 	return ret;
-}
-
-/*
- * A request's state from the forge's JSON: GitHub says "open" or "closed"
- * (merged when "merged" or "merged_at" says so), GitLab "opened", "merged",
- * "closed" or "locked".
- */
-static int pr_state_of(const sl_forge *f, json_t *j)
-{
-	const char *state = json_string_value(json_object_get(j, "state"));
-
-	if (f->o.kind == SL_FORGE_GITLAB)
-		return state && !strcmp(state, "merged") ? SL_PR_MERGED :
-			state && !strcmp(state, "opened") ? SL_PR_OPEN : SL_PR_CLOSED;
-	if (json_is_true(json_object_get(j, "merged")) ||
-	    json_string_value(json_object_get(j, "merged_at")))
-		return SL_PR_MERGED;
-	return state && !strcmp(state, "open") ? SL_PR_OPEN : SL_PR_CLOSED;
-}
-
-static void fill_pr(sl_forge *f, json_t *j, sl_forge_pr *out)
-{
-	const char *url = json_string_value(json_object_get(j, f->o.kind == SL_FORGE_GITLAB ?
-							     "web_url" : "html_url"));
-	const char *sha = json_string_value(json_object_get(j, "merge_commit_sha"));
-
-	sl_forge_pr_release(out);
-	out->number = json_integer_value(json_object_get(j, f->o.kind == SL_FORGE_GITLAB ?
-							 "iid" : "number"));
-	out->url = sl_xstrdup_or_null(url);
-	if (f->o.kind == SL_FORGE_GITLAB && !sha)
-		sha = json_string_value(json_object_get(j, "squash_commit_sha"));
-	out->state = pr_state_of(f, j);
-	out->merge_sha = out->state == SL_PR_MERGED && sha ? sl_xstrdup(sha) : NULL;
 }
 
 int sl_forge_branch_exists(sl_forge *f, const char *branch, int *exists_out, sl_err *err)
@@ -465,11 +429,8 @@ int sl_forge_branch_exists(sl_forge *f, const char *branch, int *exists_out, sl_
 	char msg[200];
 	int ret;
 
-	reply_init(&r);
-	if (f->o.kind == SL_FORGE_GITLAB)
-		sl_buf_addf(&path, "projects/%s/repository/branches/%s", f->project_enc, enc);
-	else
-		sl_buf_addf(&path, "repos/%s/branches/%s", f->o.project, enc);
+	sl_forge_reply_init(&r);
+	f->kind->branch_path(&path, f, enc);
 	if (!(ret = call(f, "GET", path.buf, NULL, &r, err))) {
 		*exists_out = r.http.status >= 200 && r.http.status < 300;
 		if (!*exists_out && r.http.status != 404) {
@@ -480,7 +441,7 @@ int sl_forge_branch_exists(sl_forge *f, const char *branch, int *exists_out, sl_
 		}
 	}
 	free(enc);
-	reply_release(&r);
+	sl_forge_reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }
@@ -493,19 +454,14 @@ int sl_forge_find(sl_forge *f, const char *branch, sl_forge_pr *out, sl_err *err
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (f->o.kind == SL_FORGE_GITLAB)
-		sl_buf_addf(&path, "projects/%s/merge_requests?state=all&source_branch=%s",
-			    f->project_enc, enc);
-	else
-		sl_buf_addf(&path, "repos/%s/pulls?state=all&head=%s:%s", f->o.project, f->owner,
-			    enc);
-	if (!(ret = call_list(f, path.buf, &all, err))) {
+	f->kind->find_path(&path, f, enc);
+	if (!(ret = sl_forge_call_list(f, path.buf, &all, err))) {
 		/* the newest request of this head: an open one if any */
 		json_t *best = NULL, *e;
 		size_t i;
 
 		json_array_foreach(all, i, e) {
-			int open = pr_state_of(f, e) == SL_PR_OPEN;
+			int open = f->kind->pr_state(e) == SL_PR_OPEN;
 
 			if (!best || open)
 				best = e;
@@ -513,7 +469,7 @@ int sl_forge_find(sl_forge *f, const char *branch, sl_forge_pr *out, sl_err *err
 				break;
 		}
 		if (best)
-			fill_pr(f, best, out);
+			f->kind->fill_pr(best, out);
 	}
 	json_decref(all);
 	free(enc);
@@ -527,39 +483,15 @@ int sl_forge_open(sl_forge *f, const char *branch, const char *base, const char 
 {
 	reply r;
 	sl_buf path = SL_BUF_INIT;
-	json_t *req = json_object(), *j = NULL, *lab = json_array();
-	int ret, gl = f->o.kind == SL_FORGE_GITLAB;
+	json_t *req = json_object(), *j = NULL;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	reply_init(&r);
-	for (size_t i = 0; i < labels->n; i++)
-		json_array_append_new(lab, json_string(labels->v[i]));
-	if (gl) {
-		sl_buf labs = SL_BUF_INIT, t = SL_BUF_INIT;
-
-		for (size_t i = 0; i < labels->n; i++)
-			sl_buf_addf(&labs, "%s%s", i ? "," : "", labels->v[i]);
-		sl_buf_addf(&t, "%s%s", draft ? "Draft: " : "", title);
-		sl_buf_addf(&path, "projects/%s/merge_requests", f->project_enc);
-		json_object_set_new(req, "source_branch", json_string(branch));
-		json_object_set_new(req, "target_branch", json_string(base));
-		json_object_set_new(req, "title", json_string(t.buf));
-		json_object_set_new(req, "description", json_string(body));
-		if (labels->n)
-			json_object_set_new(req, "labels", json_string(labs.buf));
-		sl_buf_release(&labs);
-		sl_buf_release(&t);
-	} else {
-		sl_buf_addf(&path, "repos/%s/pulls", f->o.project);
-		json_object_set_new(req, "title", json_string(title));
-		json_object_set_new(req, "head", json_string(branch));
-		json_object_set_new(req, "base", json_string(base));
-		json_object_set_new(req, "body", json_string(body));
-		json_object_set_new(req, "draft", json_boolean(draft));
-	}
+	sl_forge_reply_init(&r);
+	f->kind->open_request(&path, req, f, branch, base, title, body, labels, draft);
 	if ((ret = call(f, "POST", path.buf, req, &r, err)))
 		goto done;
-	if ((!gl && r.http.status == 422) || (gl && r.http.status == 409)) {
+	if (r.http.status == f->kind->open_duplicate) {
 		/* a request for this branch exists already: use it */
 		if ((ret = sl_forge_find(f, branch, out, err)))
 			goto done;
@@ -581,22 +513,13 @@ int sl_forge_open(sl_forge *f, const char *branch, const char *base, const char 
 		ret = sl_err_set(err, SL_ERROR, "POST %s: the reply is not JSON", path.buf);
 		goto done;
 	}
-	fill_pr(f, j, out);
-	if (!gl && labels->n) {
-		json_t *lreq = json_pack("{s:O}", "labels", lab), *lj = NULL;
-
-		sl_buf_reset(&path);
-		sl_buf_addf(&path, "repos/%s/issues/%lld/labels", f->o.project,
-			    (long long)out->number);
-		ret = call_json(f, "POST", path.buf, lreq, &lj, &r, err);
-		json_decref(lj);
-		json_decref(lreq);
-	}
+	f->kind->fill_pr(j, out);
+	if (f->kind->after_open)
+		ret = f->kind->after_open(f, labels, out, err);
 done:
 	json_decref(j);
 	json_decref(req);
-	json_decref(lab);
-	reply_release(&r);
+	sl_forge_reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }
@@ -609,21 +532,14 @@ int sl_forge_update(sl_forge *f, int64_t number, const char *title, const char *
 	json_t *req = json_object(), *j = NULL;
 	int ret;
 
-	reply_init(&r);
+	sl_forge_reply_init(&r);
 	json_object_set_new(req, "title", json_string(title));
-	if (f->o.kind == SL_FORGE_GITLAB) {
-		sl_buf_addf(&path, "projects/%s/merge_requests/%lld", f->project_enc,
-			    (long long)number);
-		json_object_set_new(req, "description", json_string(body));
-	} else {
-		sl_buf_addf(&path, "repos/%s/pulls/%lld", f->o.project, (long long)number);
-		json_object_set_new(req, "body", json_string(body));
-	}
-	ret = call_json(f, f->o.kind == SL_FORGE_GITLAB ? "PUT" : "PATCH", path.buf, req, &j, &r,
-			err);
+	json_object_set_new(req, f->kind->body_key, json_string(body));
+	f->kind->pr_path(&path, f, number);
+	ret = sl_forge_call_json(f, f->kind->update_method, path.buf, req, &j, &r, err);
 	json_decref(j);
 	json_decref(req);
-	reply_release(&r);
+	sl_forge_reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }
@@ -636,62 +552,20 @@ int sl_forge_get(sl_forge *f, int64_t number, sl_forge_pr *out, sl_err *err)
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	reply_init(&r);
-	if (f->o.kind == SL_FORGE_GITLAB)
-		sl_buf_addf(&path, "projects/%s/merge_requests/%lld", f->project_enc,
-			    (long long)number);
-	else
-		sl_buf_addf(&path, "repos/%s/pulls/%lld", f->o.project, (long long)number);
-	if (!(ret = call_json(f, "GET", path.buf, NULL, &j, &r, err)))
-		fill_pr(f, j, out);
+	sl_forge_reply_init(&r);
+	f->kind->pr_path(&path, f, number);
+	if (!(ret = sl_forge_call_json(f, "GET", path.buf, NULL, &j, &r, err)))
+		f->kind->fill_pr(j, out);
 	json_decref(j);
-	reply_release(&r);
+	sl_forge_reply_release(&r);
 	sl_buf_release(&path);
 	return ret;
 }
 
 int sl_forge_pr_feedback(sl_forge *f, sl_forge_pr *pr, sl_err *err)
 {
-	sl_buf path = SL_BUF_INIT;
-	json_t *all = NULL, *e;
-	const char *last = NULL;
-	size_t i;
-	int ret;
-
 	free(pr->close_comment);
 	pr->close_comment = NULL;
 	pr->review_comments = 0;
-	if (f->o.kind == SL_FORGE_GITLAB) {
-		/* notes: people's comments (system notes are GitLab's own) */
-		sl_buf_addf(&path, "projects/%s/merge_requests/%lld/notes?sort=asc&order_by=created_at",
-			    f->project_enc, (long long)pr->number);
-		if ((ret = call_list(f, path.buf, &all, err)))
-			goto done;
-		json_array_foreach(all, i, e) {
-			if (json_is_true(json_object_get(e, "system")))
-				continue;
-			pr->review_comments++;
-			last = json_string_value(json_object_get(e, "body"));
-		}
-		pr->close_comment = sl_xstrdup_or_null(last);
-		goto done;
-	}
-	sl_buf_addf(&path, "repos/%s/pulls/%lld/comments", f->o.project, (long long)pr->number);
-	if ((ret = call_list(f, path.buf, &all, err)))
-		goto done;
-	pr->review_comments = (int64_t)json_array_size(all);
-	json_decref(all);
-	all = NULL;
-	sl_buf_reset(&path);
-	sl_buf_addf(&path, "repos/%s/issues/%lld/comments", f->o.project, (long long)pr->number);
-	if ((ret = call_list(f, path.buf, &all, err)))
-		goto done;
-	if (json_array_size(all))
-		last = json_string_value(json_object_get(json_array_get(all,
-					json_array_size(all) - 1), "body"));
-	pr->close_comment = sl_xstrdup_or_null(last);
-done:
-	json_decref(all);
-	sl_buf_release(&path);
-	return ret;
+	return f->kind->pr_feedback(f, pr, err);
 }

@@ -29,7 +29,7 @@
 typedef struct sl_forge sl_forge;
 
 typedef struct sl_forge_opts {
-	int kind;                   /* enum sl_forge_kind */
+	enum sl_forge_kind kind;
 	const char *api_url;        /* NULL = the public service's */
 	const char *project;        /* owner/name (GitHub); id or path (GitLab) */
 	const char *token;          /* borrowed for the client's life */
@@ -47,7 +47,7 @@ typedef struct sl_forge_opts {
 typedef struct sl_forge_pr {
 	int64_t number;             /* GitHub number, GitLab iid; 0 = none */
 	char *url;                  /* the page people open */
-	int state;                  /* enum sl_pr_state */
+	enum sl_pr_state state;
 	char *merge_sha;            /* the merge (or squash) commit; NULL if not merged */
 	int64_t review_comments;    /* filled by sl_forge_pr_feedback() */
 	char *close_comment;        /* the last comment; filled by sl_forge_pr_feedback() */

@@ -52,23 +52,6 @@ static json_t *target_json(const sl_target_rec *t, const sl_candidate_rec *c)
 	return o;
 }
 
-static json_t *candidate_json(const sl_candidate_rec *c)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "id", json_integer(c->id));
-	json_object_set_new(o, "target", json_integer(c->target_id));
-	json_object_set_new(o, "path", json_string(c->path));
-	json_object_set_new(o, "start_line", json_integer(c->start_line));
-	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
-	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
-	json_object_set_new(o, "branch", str_or_null(c->branch));
-	json_object_set_new(o, "decision", str_or_null(sl_decision_name(c->decision)));
-	json_object_set_new(o, "reason", str_or_null(c->decision_reason));
-	json_object_set_new(o, "created_at", json_string(c->created_at));
-	return o;
-}
-
 static void add_json_line(sl_buf *out, json_t *o)
 {
 	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -255,7 +238,7 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	json_object_set_new(o, "target_list", ta);
 	ca = json_array();
 	for (size_t i = 0; i < nc; i++)
-		json_array_append_new(ca, candidate_json(&c[i]));
+		json_array_append_new(ca, sl_review_candidate_json(&c[i]));
 	json_object_set_new(o, "candidate_list", ca);
 	add_json_line(out, o);
 done:

@@ -210,8 +210,7 @@ static json_t *gate_run_json(const sl_gate_run_rec *g)
 	return r;
 }
 
-/* The candidate's fields, before its gates, as a new JSON object. */
-static json_t *candidate_json(const sl_candidate_rec *c)
+json_t *sl_review_candidate_json(const sl_candidate_rec *c)
 {
 	json_t *o = json_object();
 
@@ -223,11 +222,10 @@ static json_t *candidate_json(const sl_candidate_rec *c)
 	json_object_set_new(o, "attempt", json_integer(c->attempt_n));
 	json_object_set_new(o, "state", json_string(sl_candidate_state_name(c->state)));
 	json_object_set_new(o, "commit", json_string(c->commit_oid));
-	json_object_set_new(o, "branch", c->branch ? json_string(c->branch) : json_null());
-	json_object_set_new(o, "decision", c->decision ?
-			    json_string(sl_decision_name(c->decision)) : json_null());
-	json_object_set_new(o, "reason", c->decision_reason ?
-			    json_string(c->decision_reason) : json_null());
+	json_object_set_new(o, "branch", json_str_or_null(c->branch));
+	json_object_set_new(o, "decision", json_str_or_null(sl_decision_name(c->decision)));
+	json_object_set_new(o, "reason", json_str_or_null(c->decision_reason));
+	json_object_set_new(o, "created_at", json_string(c->created_at));
 	return o;
 }
 
@@ -236,7 +234,7 @@ static void show_json(sl_buf *out, const sl_candidate_rec *c, const sl_gate_run_
 		      size_t ng, const sl_funnel_gate *n, int attempts,
 		      const sl_attempt_rec *att, size_t na)
 {
-	json_t *o = candidate_json(c), *ga = json_array();
+	json_t *o = sl_review_candidate_json(c), *ga = json_array();
 	char *s;
 
 	for (size_t i = 0; i < ng; i++)

@@ -25,6 +25,13 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
  */
 #define SL_SHOW_ATTEMPTS 2
 int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err);
+/*
+ * A candidate record as a new JSON object, the one shape everywhere it is
+ * written (`show --json`, before its gates; `status --json`'s
+ * candidate_list): id, target, path, start_line, end_line, attempt, state,
+ * commit, branch, decision, reason, created_at.
+ */
+json_t *sl_review_candidate_json(const sl_candidate_rec *c);
 /* The attempts part of sl_review_show(): a new JSON array, or text appended to out. */
 json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n);
 void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n);

@@ -19,6 +19,7 @@ int sl_fuzz_policy(const uint8_t *data, size_t size)
 	const char *allow[] = { "*.c", "src/**", NULL };
 	sl_policy_opts opts = SL_POLICY_OPTS_INIT;
 	sl_policy_result r;
+	sl_changed ch;
 	sl_buf out = SL_BUF_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -27,8 +28,10 @@ int sl_fuzz_policy(const uint8_t *data, size_t size)
 	opts.max_files = 3;
 	opts.max_lines = 50;
 	sl_policy_result_init(&r);
+	sl_changed_init(&ch);
+	sl_changed_parse(&ch, text, size, NULL, NULL, NULL);
 	if (!sl_policy_validate(&opts, &err)) {
-		FUZZ_CHECK(sl_policy_check(&r, &opts, text, size, &err) == 0);
+		FUZZ_CHECK(sl_policy_check(&r, &opts, &ch, &err) == 0);
 		sl_policy_result_text(&r, &out);
 		FUZZ_CHECK(r.pass == (r.n == 0));
 	} else {
@@ -37,8 +40,9 @@ int sl_fuzz_policy(const uint8_t *data, size_t size)
 	opts.forbid = NULL;
 	opts.allow_paths = NULL;
 	sl_policy_result_release(&r);
-	FUZZ_CHECK(sl_policy_check(&r, &opts, text, size, NULL) == 0);
+	FUZZ_CHECK(sl_policy_check(&r, &opts, &ch, NULL) == 0);
 	sl_policy_result_release(&r);
+	sl_changed_release(&ch);
 	sl_buf_release(&out);
 	free(pattern);
 	free(text);

@@ -122,6 +122,17 @@ static void test_added_callback(void)
 	CHECK(strstr(got.buf, "new.c:2:file\n") != NULL);
 	CHECK(strstr(got.buf, "mv_new.txt:11:11\n") != NULL);
 	CHECK(strstr(got.buf, "nn.c:1:no newline, changed\n") != NULL);
+	{
+		/* the parse keeps the added lines: walked again, the same calls */
+		sl_buf again = SL_BUF_INIT;
+
+		CHECK_INT(sl_changed_each_added(&c, collect, &again), 0);
+		CHECK_STR(again.buf, got.buf);
+		sl_buf_reset(&again);
+		CHECK_INT(sl_changed_each_added(&c, stop_at_two, &n), SL_EREFUSED);
+		n = 0;
+		sl_buf_release(&again);
+	}
 	sl_changed_release(&c);
 	CHECK_INT(sl_changed_parse(&c, b.buf, b.len, stop_at_two, &n, NULL), SL_EREFUSED);
 	CHECK_INT(n, 2);

@@ -77,14 +77,18 @@ static int judge(const char *diff, const sl_findings *cand, sl_buf *note)
 	sl_findings base;
 	sl_unit_ref u = { "a.c", 25, 40 };
 	sl_buf fb = SL_BUF_INIT;
+	sl_changed ch;
 	int ok;
 
+	sl_changed_init(&ch);
+	sl_changed_parse(&ch, diff, strlen(diff), NULL, NULL, NULL);
 	sl_findings_init(&base);
 	add(&base, "a.c", 30, "leak");
 	add(&base, "a.c", 80, "leak");
 	sl_buf_reset(note);
-	ok = sl_finding_gone_judge(&base, cand, diff, &u, 3, note, &fb);
+	ok = sl_finding_gone_judge(&base, cand, &ch, &u, 3, note, &fb);
 	CHECK(ok || fb.len);
+	sl_changed_release(&ch);
 	sl_buf_release(&fb);
 	sl_findings_release(&base);
 	return ok;

@@ -12,6 +12,20 @@
 #include "validators/policy.h"
 #include "gates_fixtures.h"
 
+/* sl_policy_check on the text diff, parsed first as the gate runner does. */
+static int check_text(sl_policy_result *r, const sl_policy_opts *opts, const char *diff,
+		      size_t len, sl_err *err)
+{
+	sl_changed ch;
+	int ret;
+
+	sl_changed_init(&ch);
+	sl_changed_parse(&ch, diff, len, NULL, NULL, NULL);
+	ret = sl_policy_check(r, opts, &ch, err);
+	sl_changed_release(&ch);
+	return ret;
+}
+
 static void set_list(sl_strvec *v, const char *value)
 {
 	sl_strvec_push(v, value);
@@ -56,7 +70,7 @@ static void run_policy(sl_buf *got, const char *name, const sl_buf *in)
 	opts.build_files = build.n ? (const char *const *)build.v : NULL;
 	sl_policy_result_init(&r);
 	CHECK_INT(sl_policy_validate(&opts, &err), 0);
-	CHECK_INT(sl_policy_check(&r, &opts, in->buf, in->len, &err), 0);
+	CHECK_INT(check_text(&r, &opts, in->buf, in->len, &err), 0);
 	CHECK_INT(r.pass, r.n == 0);
 	sl_policy_result_text(&r, got);
 	sl_policy_result_release(&r);
@@ -84,7 +98,7 @@ static void test_bad_regex(void)
 	CHECK_INT(sl_policy_validate(&opts, &err), SL_EINPUT);
 	CHECK(strstr(err.msg, "'(unclosed'") != NULL);
 	sl_err_clear(&err);
-	CHECK_INT(sl_policy_check(&r, &opts, "", 0, &err), SL_EINPUT);
+	CHECK_INT(check_text(&r, &opts, "", 0, &err), SL_EINPUT);
 	sl_policy_result_release(&r);
 }
 
@@ -151,7 +165,7 @@ static void test_empty_diff_passes(void)
 
 	opts.max_files = 1;
 	sl_policy_result_init(&r);
-	CHECK_INT(sl_policy_check(&r, &opts, "", 0, NULL), 0);
+	CHECK_INT(check_text(&r, &opts, "", 0, NULL), 0);
 	CHECK(r.pass);
 	sl_policy_result_text(&r, &t);
 	CHECK_STR(t.buf, "policy: pass\n");
@@ -173,7 +187,7 @@ static void test_caps_and_nul(void)
 		sl_buf_adds(&d, "+evil\n");
 	sl_buf_add(&d, "+a\0evil\n", 8);
 	sl_policy_result_init(&r);
-	CHECK_INT(sl_policy_check(&r, &opts, d.buf, d.len, NULL), 0);
+	CHECK_INT(check_text(&r, &opts, d.buf, d.len, NULL), 0);
 	CHECK(!r.pass);
 	CHECK_INT(r.n, 100);
 	CHECK_INT(r.dropped, 200);
