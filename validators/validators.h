@@ -501,9 +501,8 @@ typedef struct sl_gate_conf {
 	char *command;              /* NULL only for policy gates */
 	unsigned timeout_s;         /* default 600 */
 	sl_pos pos;
-	int kind;                   /* enum sl_gate_kind (int: pipeline/spec.c sets it by address) */
-	int format;                 /* enum sl_report_format (int: spec.c sets it by address);
-				       static, finding-gone: findings
+	enum sl_gate_kind kind;
+	enum sl_report_format format; /* static, finding-gone: findings
 				       or tests; test: tests; coverage: coverage */
 	char *report;               /* file the command writes, relative to the worktree;
 				       NULL = parse the command's output */
@@ -512,8 +511,7 @@ typedef struct sl_gate_conf {
 	unsigned reruns;            /* test: runs that must all pass (default 1) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test with a format: ids that must pass now */
-	int expect;                 /* enum sl_gate_expect (int: spec.c sets it by address);
-				       `expect:`, else the campaign's goal */
+	enum sl_gate_expect expect; /* `expect:`, else the campaign's goal */
 	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
 				       recorded skip instead of stopping the campaign, and a
 				       skip does not keep a candidate from review */
@@ -545,8 +543,7 @@ typedef struct sl_jail_limits {
 	unsigned as_mb;             /* address-space limit per process (0 = none) */
 	unsigned accept;            /* SL_JAIL_CG_* layers that may go unenforced */
 	int writable;               /* writable_worktree: no overlay */
-	int warm_base;              /* enum sl_warm_mode (int: spec.c sets it by address;
-				       `warm_base:`) */
+	enum sl_warm_mode warm_base; /* `warm_base:` */
 } sl_jail_limits;
 
 

@@ -24,8 +24,8 @@ static void format_list(char *buf, size_t size, const int *formats)
 }
 
 /* A gate's `format:` word, one of the formats its kind reads, into *out. */
-static int gate_format(struct loader *ld, const struct node *v, const char *word, int kind,
-		       const char *kind_name, int *out)
+static int gate_format(struct loader *ld, const struct node *v, const char *word,
+		       enum sl_gate_kind kind, const char *kind_name, enum sl_report_format *out)
 {
 	/* the formats each kind reads, in the order the message names them */
 	static const int formats[][8] = {
@@ -42,7 +42,7 @@ static int gate_format(struct loader *ld, const struct node *v, const char *word
 
 	for (size_t j = 0; f && formats[kind][j]; j++)
 		if (formats[kind][j] == f) {
-			*out = f;
+			*out = (enum sl_report_format)f;
 			return 0;
 		}
 	format_list(list, sizeof(list), formats[kind]);
@@ -77,6 +77,7 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
 		SL_GATE_MUTANTS };
 	const struct node **v = it->v;
+	int kind = g->kind, expect = g->expect;
 
 	g->pos.line = (uint32_t)(it->item->start.line + 1);
 	g->pos.col = (uint32_t)(it->item->start.column + 1);
@@ -85,7 +86,7 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 	g->reruns = 1;
 	if (spec_map_fields(ld, it->item, "gates", gates_keys, v) ||
 	    spec_get_str(ld, v[G_NAME], "name", "gates", 1, &g->name) ||
-	    spec_get_enum(ld, v[G_KIND], "kind", "gates", gate_kinds, kind_ix, &g->kind) ||
+	    spec_get_enum(ld, v[G_KIND], "kind", "gates", gate_kinds, kind_ix, &kind) ||
 	    spec_get_str(ld, v[G_COMMAND], "command", "gates", 1, &g->command) ||
 	    spec_get_word(ld, v[G_FORMAT], "format", "gates", 1, &it->format) ||
 	    spec_get_str(ld, v[G_REPORT], "report", "gates", 1, &g->report) ||
@@ -97,11 +98,13 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 	    spec_get_bool(ld, v[G_ALLOW_BUILD], "allow_build_files", "gates",
 			  &g->allow_build_files) ||
 	    spec_get_bool(ld, v[G_LOOPBACK], "loopback", "gates", &g->loopback) ||
-	    spec_get_enum(ld, v[G_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
+	    spec_get_enum(ld, v[G_EXPECT], "expect", "gates", expects, expect_ix, &expect) ||
 	    spec_get_bool(ld, v[G_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
 	    spec_get_bool(ld, v[G_PREPARE], "prepare", "gates", &g->prepare) ||
 	    spec_need(ld, it->item, v[G_NAME], "name", "gates"))
 		return SL_EINPUT;
+	g->kind = (enum sl_gate_kind)kind;
+	g->expect = (enum sl_gate_expect)expect;
 	return 0;
 }
 
@@ -250,7 +253,7 @@ int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 	return 0;
 }
 
-int spec_has_gate_kind(const sl_spec *spec, int kind)
+int spec_has_gate_kind(const sl_spec *spec, enum sl_gate_kind kind)
 {
 	for (size_t i = 0; i < spec->ngates; i++)
 		if (spec->gates[i].kind == kind)

@@ -20,7 +20,7 @@ int spec_load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	sl_strvec words = SL_STRVEC_INIT;
 	long long n;
-	int ret = SL_EINPUT;
+	int warm = spec->jail.warm_base, ret = SL_EINPUT;
 
 	if (spec_want_type(ld, map, N_MAP, "jail", NULL) ||
 	    spec_map_fields(ld, map, "jail", jail_keys, v))
@@ -34,9 +34,10 @@ int spec_load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 	}
 	if (spec_get_bool(ld, v[K_WRITABLE], jail_keys[K_WRITABLE], "jail", &spec->jail.writable) ||
 	    spec_get_enum(ld, v[K_WARM], jail_keys[K_WARM], "jail", warm_names, warm_ix,
-			  &spec->jail.warm_base) ||
+			  &warm) ||
 	    spec_get_strings(ld, v[K_UNENFORCED], jail_keys[K_UNENFORCED], "jail", &words))
 		goto done;
+	spec->jail.warm_base = (enum sl_warm_mode)warm;
 	for (size_t i = 0; i < words.n; i++) {
 		if (!strcmp(words.v[i], "memory"))
 			spec->jail.accept |= SL_JAIL_CG_MEMORY;

@@ -123,6 +123,6 @@ int spec_load_root(struct loader *ld, const struct node *root, sl_spec *spec);
 /* targets.c: the query a fix campaign defaults to, or the error for its absence. */
 int spec_default_query(struct loader *ld, const struct node *targets, sl_spec *spec);
 /* gates.c: 1 if a gate of this kind is in the campaign. */
-int spec_has_gate_kind(const sl_spec *spec, int kind);
+int spec_has_gate_kind(const sl_spec *spec, enum sl_gate_kind kind);
 
 #endif
