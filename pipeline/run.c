@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/magic.h>
-#include <sys/vfs.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -39,6 +37,7 @@
 #include "pipeline/generate/provider.h"
 #include "pipeline/generate/rules.h"
 #include "pipeline/run.h"
+#include "pipeline/scratch.h"
 #include "storage/store.h"
 #include "common/term.h"
 #include "common/util.h"
@@ -2393,60 +2392,6 @@ static int load_pending(run_ctx *x, sl_err *err)
 	return SL_OK;
 }
 
-#define SHM_DIR "/dev/shm"
-#define SHM_MIN_FREE (1ull << 30)
-
-/* 1 if dir is a tmpfs we may write with at least SHM_MIN_FREE bytes free. */
-static int roomy_tmpfs(const char *dir)
-{
-	struct statfs sf;
-
-	if (access(dir, W_OK | X_OK) || statfs(dir, &sf) || sf.f_type != TMPFS_MAGIC)
-		return 0;
-	return (unsigned long long)sf.f_bavail * (unsigned long long)sf.f_bsize >= SHM_MIN_FREE;
-}
-
-static char *uid_dir(const char *dir)
-{
-	sl_buf b = SL_BUF_INIT;
-
-	sl_buf_addf(&b, "%s/sluice-%ld", dir, (long)getuid());
-	return sl_buf_detach(&b, NULL);
-}
-
-char *sl_default_scratch_root(void)
-{
-	const char *tmp = getenv("TMPDIR");
-
-	if (tmp && *tmp)
-		return uid_dir(tmp);
-	return uid_dir(roomy_tmpfs(SHM_DIR) ? SHM_DIR : "/tmp");
-}
-
-void sl_default_scratch_roots(sl_strvec *out)
-{
-	const char *tmp = getenv("TMPDIR");
-	char *d;
-
-	if (tmp && *tmp) {
-		sl_strvec_push(out, (d = uid_dir(tmp)));
-		free(d);
-	}
-	sl_strvec_push(out, (d = uid_dir(SHM_DIR)));
-	free(d);
-	sl_strvec_push(out, (d = uid_dir("/tmp")));
-	free(d);
-}
-
-static char *scratch_root(const sl_spec *spec)
-{
-	char *root = spec->scratch ? NULL : sl_default_scratch_root();
-	char *ret = sl_path_join(spec->scratch ? spec->scratch : root, spec->name);
-
-	free(root);
-	return ret;
-}
-
 static int is_sqlite_file(const char *path)
 {
 	char head[16] = { 0 };
@@ -2751,7 +2696,7 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 		base_checkout b = { x.c->repo, NULL, x.c->spec->branch_prefix, &x.c->base, NULL,
 				    NULL, &x, NULL };
 
-		x.scratch = scratch_root(x.c->spec);
+		x.scratch = sl_scratch_root(x.c->spec);
 		b.scratch = x.scratch;
 		if (!(ret = open_store(&x, err)) && !(ret = open_gating(&x, err))) {
 			ret = sl_gating_describe(x.gating, base_checkout_dir, &b, opts->progress,
@@ -2806,7 +2751,7 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 				 git_repository_commondir(x.c->repo), strerror(errno));
 		goto done;
 	}
-	x.scratch = scratch_root(x.c->spec);
+	x.scratch = sl_scratch_root(x.c->spec);
 	if ((ret = open_provider(&x, err)))
 		goto done;
 	if ((ret = open_store(&x, err)))
