@@ -931,24 +931,13 @@ static int hunk_in_target(const git_diff_delta *delta, const git_diff_hunk *hunk
 static int touches_target(git_repository *repo, const git_oid *base, const git_oid *commit,
 			  const sl_target *t, sl_err *err)
 {
-	git_commit *bc = NULL, *cc = NULL;
-	git_tree *bt = NULL, *ct = NULL;
 	git_diff *diff = NULL;
-	git_diff_options opts;
-	char *paths[1];
 	hunk_scan h = { t, 0 };
 	int ret = SL_ERROR;
 
-	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	paths[0] = t->path;
-	opts.pathspec.strings = paths;
-	opts.pathspec.count = 1;
-	opts.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
-	opts.context_lines = 0;
-	if (git_commit_lookup(&bc, repo, base) || git_commit_lookup(&cc, repo, commit) ||
-	    git_commit_tree(&bt, bc) || git_commit_tree(&ct, cc) ||
-	    git_diff_tree_to_tree(&diff, repo, bt, ct, &opts) ||
-	    git_diff_foreach(diff, NULL, NULL, hunk_in_target, NULL, &h)) {
+	if (sl_diff_commits(&diff, NULL, repo, base, commit, t->path, err))
+		goto done;
+	if (git_diff_foreach(diff, NULL, NULL, hunk_in_target, NULL, &h)) {
 		sl_err_set(err, SL_ERROR, "cannot diff the candidate: %s", sl_git_error());
 		goto done;
 	}
@@ -958,10 +947,6 @@ static int touches_target(git_repository *repo, const git_oid *base, const git_o
 			   "'%s'; change that code", t->start_line, t->end_line, t->path);
 done:
 	git_diff_free(diff);
-	git_tree_free(bt);
-	git_tree_free(ct);
-	git_commit_free(bc);
-	git_commit_free(cc);
 	return ret;
 }
 
