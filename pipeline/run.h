@@ -1,5 +1,6 @@
 /*
- * run.h - the orchestrator: the only code that knows the order of stages.
+ * run.h - the orchestrator: the only code that knows the order of stages
+ * (its code: pipeline/run/, one concern a file; run_internal.h there).
  *
  * sl_campaign_load() (campaign.h) loads the campaign; sl_run() then: opens the store and records the campaign (or finds it and
  * reuses the base commit recorded the first time, so a rerun resumes on the

@@ -148,8 +148,9 @@ typedef struct attempt_state {
 /*
  * One attempt at a target, passed from step to step (git's rev_info): the
  * run, the worker's repository, the target, the conversation so far, and
- * what the attempt made.  attempt() (attempt.c) fills the fields below hist
- * for each attempt and releases them after it.
+ * what the attempt made.  run_process_target() (attempt.c) fills the
+ * fields down to n, one attempt after another; attempt() fills those below
+ * n and releases them when the attempt is recorded.
  */
 typedef struct run_attempt {
 	run_ctx *x;
