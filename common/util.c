@@ -630,6 +630,49 @@ done:
 	return ret;
 }
 
+int sl_diff_commits(git_diff **out, git_tree **b_tree, git_repository *repo, const git_oid *a,
+		    const git_oid *b, const char *path, sl_err *err)
+{
+	git_commit *ac = NULL, *bc = NULL;
+	git_tree *at = NULL, *bt = NULL;
+	git_diff_options opts;
+	char *paths[1];
+	int ret = SL_ERROR;
+
+	*out = NULL;
+	if (b_tree)
+		*b_tree = NULL;
+	if (git_commit_lookup(&ac, repo, a) || git_commit_lookup(&bc, repo, b) ||
+	    git_commit_tree(&at, ac) || git_commit_tree(&bt, bc)) {
+		sl_err_set(err, SL_ERROR, "cannot read the commits to diff: %s", sl_git_error());
+		goto done;
+	}
+	if (!path) {
+		ret = sl_diff_trees(out, repo, at, bt, err);
+		goto done;
+	}
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	paths[0] = (char *)path;
+	opts.pathspec.strings = paths;
+	opts.pathspec.count = 1;
+	opts.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	opts.context_lines = 0;
+	if (git_diff_tree_to_tree(out, repo, at, bt, &opts))
+		sl_err_set(err, SL_ERROR, "cannot diff trees: %s", sl_git_error());
+	else
+		ret = SL_OK;
+done:
+	if (!ret && b_tree) {
+		*b_tree = bt;
+		bt = NULL;
+	}
+	git_tree_free(at);
+	git_tree_free(bt);
+	git_commit_free(ac);
+	git_commit_free(bc);
+	return ret;
+}
+
 int sl_dl_load(const char *const *names, const char *const *syms, void *const *fns,
 	       char *why, size_t whylen)
 {

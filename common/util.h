@@ -76,6 +76,17 @@ int sl_diff_trees(struct git_diff **out, struct git_repository *repo, struct git
 		  struct git_tree *b, sl_err *err);
 
 /*
+ * Look up commits a and b and diff their trees: with path NULL every
+ * changed file (sl_diff_trees); else that one file only, its hunks without
+ * context lines (which lines a change touches).  b_tree: when not NULL,
+ * also b's tree.  *out and *b_tree are the caller's, NULL on failure.
+ */
+struct git_oid;
+int sl_diff_commits(struct git_diff **out, struct git_tree **b_tree,
+		    struct git_repository *repo, const struct git_oid *a,
+		    const struct git_oid *b, const char *path, sl_err *err);
+
+/*
  * Progress and notices from the library: one line, without its newline,
  * for the program to show (only pipeline/cli/ writes to a terminal).
  */

@@ -19,7 +19,7 @@
 #include "pipeline/apply/apply.h"
 #include "pipeline/apply/warm.h"
 #include "pipeline/gc.h"
-#include "pipeline/run.h"
+#include "pipeline/scratch.h"
 #include "pipeline/spec.h"
 #include "storage/lease.h"
 #include "common/buf.h"

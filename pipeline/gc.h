@@ -38,7 +38,7 @@ typedef struct sl_gc_result {
 /*
  * Repositories: opts->repo, else every campaign's repository in the store.
  * Scratch roots: opts->scratch, else every default root
- * (sl_default_scratch_roots, run.h) and the `scratch:` root of each stored
+ * (sl_default_scratch_roots, scratch.h) and the `scratch:` root of each stored
  * campaign whose campaign file still loads.
  *
  * For each repository, every linked worktree under a root is removed with

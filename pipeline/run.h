@@ -1,5 +1,6 @@
 /*
- * run.h - the orchestrator: the only code that knows the order of stages.
+ * run.h - the orchestrator: the only code that knows the order of stages
+ * (its code: pipeline/run/, one concern a file; run_internal.h there).
  *
  * sl_campaign_load() (campaign.h) loads the campaign; sl_run() then: opens the store and records the campaign (or finds it and
  * reuses the base commit recorded the first time, so a rerun resumes on the
@@ -91,17 +92,5 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 
 /* The store path to use: explicit, else $SLUICE_STORE, else the default. Caller frees. */
 char *sl_default_store_path(const char *explicit_path);
-
-/*
- * The default scratch root, DIR/sluice-UID (campaigns go in NAME below it):
- * DIR is $TMPDIR when it is set; else /dev/shm when it is a writable tmpfs
- * with at least 1 GiB free (checkouts on a tmpfs are several times faster
- * and do not slow down as an ext4 directory does after many deletions);
- * else /tmp.  Caller frees.
- */
-char *sl_default_scratch_root(void);
-
-/* Every directory sl_default_scratch_root() may return (for gc). */
-void sl_default_scratch_roots(sl_strvec *out);
 
 #endif

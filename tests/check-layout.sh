@@ -31,6 +31,9 @@
 # NAME_TABLES; one line per comparison, "FILE:LINE: strcmp on the name
 # "open" ...".
 #
+# And no file under pipeline/ is over 1,200 lines, no function there over
+# 100 ("FILE:LINE: function of N lines ..."; docs/ARCHITECTURE.md).
+#
 # And the library never prints (docs/ARCHITECTURE.md, "Progress and
 # printing"): outside pipeline/cli/, no code names stdout or stderr, writes
 # to descriptor 1 or 2, or calls printf, vprintf, puts, putchar or perror;
@@ -174,10 +177,30 @@ check_include_cycles() {
 	return 1
 }
 
+# No file under pipeline/ over MAX_FILE_LINES lines, no function there over
+# MAX_FN_LINES (a function: from a "{" in column 0 to the next "}" in column 0).
+MAX_FILE_LINES=1200
+MAX_FN_LINES=100
+check_sizes() {
+	found=$(find pipeline -name '*.[ch]' | sort | while read -r f; do
+		awk -v f="$f" -v maxf=$MAX_FILE_LINES -v maxfn=$MAX_FN_LINES '
+		/^\{/ { s = NR; name = prev }
+		/^\}/ { if (s && NR - s > maxfn)
+				print f ":" s ": function of " NR - s " lines (at most " maxfn "): " name
+			 s = 0 }
+		{ prev = $0 }
+		END { if (NR > maxf) print f ":" NR ": file of " NR " lines (at most " maxf ")" }' "$f"
+	done)
+	[ -z "$found" ] && return 0
+	echo "$found"
+	return 1
+}
+
 status=0
 check_names || status=1
 check_prints || status=1
 check_include_cycles || status=1
+check_sizes || status=1
 
 find common storage scoping validators pipeline -name '*.[ch]' | sort |
 while read -r f; do
@@ -205,6 +228,7 @@ BEGIN {
 	allow["pipeline/spec"] = "common storage scoping validators pipeline/generate"
 	allow["pipeline/review"] = "common storage scoping validators pipeline/http pipeline/apply"
 	allow["pipeline"] = "common storage scoping validators pipeline/http pipeline/generate pipeline/apply pipeline/review"
+	allow["pipeline/run"] = "common storage scoping validators pipeline/http pipeline/generate pipeline/apply pipeline/review pipeline"
 	allow["pipeline/cli"] = "common storage scoping validators pipeline pipeline/http pipeline/generate pipeline/apply pipeline/review"
 	bad = 0
 }
@@ -255,6 +279,10 @@ BEGIN {
 	}
 	if (inc == "pipeline/spec/spec_internal.h" && from != "pipeline/spec") {
 		print where "pipeline/spec/spec_internal.h is private to pipeline/spec/"
+		bad++
+	}
+	if (inc == "pipeline/run/run_internal.h" && from != "pipeline/run") {
+		print where "pipeline/run/run_internal.h is private to pipeline/run/"
 		bad++
 	}
 }

@@ -212,18 +212,11 @@ static int blob_at(git_blob **out, git_repository *repo, const git_diff_file *f)
 int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_oid *candidate,
 			   sl_buf *report, int *ok_out, sl_err *err)
 {
-	git_commit *bc = NULL, *cc = NULL;
-	git_tree *bt = NULL, *ct = NULL;
 	git_diff *diff = NULL;
 	int ret = SL_ERROR;
 
 	*ok_out = 1;
-	if (git_commit_lookup(&bc, repo, base) || git_commit_lookup(&cc, repo, candidate) ||
-	    git_commit_tree(&bt, bc) || git_commit_tree(&ct, cc)) {
-		sl_err_set(err, SL_ERROR, "cannot diff candidate: %s", sl_git_error());
-		goto done;
-	}
-	if (sl_diff_trees(&diff, repo, bt, ct, err))
+	if (sl_diff_commits(&diff, NULL, repo, base, candidate, NULL, err))
 		goto done;
 	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
@@ -256,9 +249,5 @@ int sl_syntax_check_commit(git_repository *repo, const git_oid *base, const git_
 	ret = SL_OK;
 done:
 	git_diff_free(diff);
-	git_tree_free(bt);
-	git_tree_free(ct);
-	git_commit_free(bc);
-	git_commit_free(cc);
 	return ret;
 }

@@ -364,8 +364,7 @@ static int gone_dir(git_tree *ct, const char *path, sl_buf *dir)
 static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit_id,
 			 const char *upper, sl_err *err)
 {
-	git_commit *bc = NULL, *cc = NULL;
-	git_tree *bt = NULL, *ct = NULL;
+	git_tree *ct = NULL;
 	git_diff *diff = NULL;
 	struct timespec now;
 	sl_buf dir = SL_BUF_INIT;
@@ -386,13 +385,8 @@ static int write_changes(sl_warm *w, git_repository *repo, const git_oid *commit
 		sl_err_set(err, SL_ERROR, "cannot open '%s': %s", upper, strerror(errno));
 		goto done;
 	}
-	if (git_commit_lookup(&bc, repo, &w->base) || git_commit_tree(&bt, bc) ||
-	    git_commit_lookup(&cc, repo, commit_id) || git_commit_tree(&ct, cc)) {
-		sl_err_set(err, SL_ERROR, "cannot read the candidate: %s", sl_git_error());
-		goto done;
-	}
 	/* only the subtrees that differ: the cost follows the change, not the tree */
-	if (sl_diff_trees(&diff, repo, bt, ct, err))
+	if (sl_diff_commits(&diff, &ct, repo, &w->base, commit_id, NULL, err))
 		goto done;
 	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
@@ -424,10 +418,7 @@ done:
 	if (ufd >= 0)
 		close(ufd);
 	git_diff_free(diff);
-	git_tree_free(bt);
 	git_tree_free(ct);
-	git_commit_free(bc);
-	git_commit_free(cc);
 	return ret;
 }
 

@@ -24,7 +24,7 @@
 #include "pipeline/cli/cmd.h"
 #include "scoping/context.h"
 #include "scoping/predicate.h"
-#include "pipeline/run.h"
+#include "pipeline/campaign.h"
 #include "common/util.h"
 #include "common/caps.h"
 

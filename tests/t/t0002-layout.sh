@@ -57,21 +57,21 @@ test_expect_success 'the check fails when it cannot read the name tables' '
 
 test_expect_success 'the library printing is refused, the command-line program may' '
 	cp tree/scoping/scope.c scope.c.orig &&
-	cp tree/pipeline/run.c run.c.orig &&
+	cp tree/pipeline/run/run.c run.c.orig &&
 	cp tree/storage/store.c store.c.orig &&
 	cp tree/pipeline/cli/main.c main.c.orig &&
 	echo "static void p1(void) { fprintf(stderr, \"x\"); }" >>tree/scoping/scope.c &&
-	echo "static void p2(void) { printf(\"%d\", 1); }" >>tree/pipeline/run.c &&
+	echo "static void p2(void) { printf(\"%d\", 1); }" >>tree/pipeline/run/run.c &&
 	echo "static void p3(void) { (void)write(2, \"x\", 1); }" >>tree/storage/store.c &&
 	echo "static void p4(void) { printf(\"x\"); fputs(\"y\", stdout); }" >>tree/pipeline/cli/main.c &&
 	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
 	cat out &&
 	grep "^scoping/scope.c:$(wc -l <tree/scoping/scope.c): the library prints" out &&
-	grep "^pipeline/run.c:$(wc -l <tree/pipeline/run.c): the library prints" out &&
+	grep "^pipeline/run/run.c:$(wc -l <tree/pipeline/run/run.c): the library prints" out &&
 	grep "^storage/store.c:$(wc -l <tree/storage/store.c): the library prints" out &&
 	test "$(wc -l <out)" = 3 &&
 	cp scope.c.orig tree/scoping/scope.c &&
-	cp run.c.orig tree/pipeline/run.c &&
+	cp run.c.orig tree/pipeline/run/run.c &&
 	cp store.c.orig tree/storage/store.c &&
 	sh "$top/tests/check-layout.sh" tree &&
 	cp main.c.orig tree/pipeline/cli/main.c
@@ -93,11 +93,23 @@ test_expect_success 'a lower folder including a higher one is refused' '
 '
 
 test_expect_success 'validators are entered by their front door only' '
-	cp tree/pipeline/run.c run.c.orig &&
-	echo "#include \"validators/jail.h\"" >>tree/pipeline/run.c &&
+	cp tree/pipeline/run/run.c run.c.orig &&
+	echo "#include \"validators/jail.h\"" >>tree/pipeline/run/run.c &&
 	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
 	grep "include validators/validators.h, not validators/jail.h" out &&
-	cp run.c.orig tree/pipeline/run.c
+	cp run.c.orig tree/pipeline/run/run.c
+'
+
+test_expect_success 'a function over 100 lines or a file over 1,200 in pipeline/ is refused' '
+	cp tree/pipeline/run/budget.c budget.c.orig &&
+	{ echo "static void long_one(void)" && echo "{" &&
+	  for i in $(seq 101); do echo "	;"; done && echo "}"; } >>tree/pipeline/run/budget.c &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	grep "^pipeline/run/budget.c:[0-9]*: function of 102 lines (at most 100): static void long_one" out &&
+	for i in $(seq 1200); do echo "/* */"; done >>tree/pipeline/run/budget.c &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	grep "^pipeline/run/budget.c:[0-9]*: file of [0-9]* lines (at most 1200)" out &&
+	cp budget.c.orig tree/pipeline/run/budget.c
 '
 
 test_expect_success 'validators do not know the campaign file' '

@@ -1,0 +1,243 @@
+/*
+ * base.c - the base commit's side of a run: how candidates' trees are made
+ * (the warm base and an overlay, or a worktree each; README, "Warm base"),
+ * the gates opened on the base, and the baseline measured (or loaded) one
+ * run of the campaign at a time under the baseline lease.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pipeline/run/run_internal.h"
+#include "storage/lease.h"
+
+int run_base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err)
+{
+	base_checkout *b = ctx;
+	char hex[GIT_OID_HEXSZ + 1], name[64];
+	sl_buf br = SL_BUF_INIT;
+	int ret, capped = 0;
+
+	if (b->x->warm) {
+		/* the base is the warm base under an empty layer, like a candidate */
+		if ((ret = sl_warm_layer_add(&b->layer, &capped, b->x->warm, b->repo, b->base,
+					     run_layer_cap(b->x), err)))
+			return ret;
+		out->dir = sl_warm_tree(b->x->warm);
+		out->layer = b->layer;
+		out->layer_cap_mb = capped ? 0 : run_layer_cap(b->x);
+		return SL_OK;
+	}
+
+	git_oid_tostr(hex, sizeof(hex), b->base);
+	/* one per run: two runs may measure the base at once (a paused one) */
+	sl_buf_addf(&br, "%s/base-%.12s-%ld", b->prefix, hex, (long)getpid());
+	b->branch = sl_buf_detach(&br, NULL);
+	snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
+	if ((ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err)))
+		return ret;
+	out->dir = sl_worktree_path(b->wt);
+	out->layer = NULL;
+	out->layer_cap_mb = 0;
+	return SL_OK;
+}
+
+/* Remove the checkout and its branch; ret: the measurement's result, returned or SL_ERROR. */
+int run_base_checkout_release(base_checkout *b, int ret, sl_err *err)
+{
+	if (b->wt && sl_worktree_remove(b->wt, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	if (b->layer && sl_warm_layer_remove(b->layer, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	free(b->layer);
+	if (b->branch)
+		sl_branch_delete(b->repo, b->branch, NULL);
+	free(b->branch);
+	return ret;
+}
+
+/* sl_warm_prepare_fn: the preparing gates on the exported base. */
+static int prepare_warm(void *ctx, const char *dir, sl_err *err)
+{
+	run_ctx *x = ctx;
+
+	return sl_gating_prepare(x->gating, dir, x->opts->progress, x->opts->progress_ctx, NULL,
+				 err);
+}
+
+/* Can the jail mount the overlay over the warm base with a layer of ours?  why: if not. */
+static int warm_works(run_ctx *x, sl_buf *why, sl_err *err)
+{
+	sl_jail_opts jo = SL_JAIL_OPTS_INIT;
+	sl_jail_result jr;
+	sl_err e = SL_ERR_INIT;
+	char *layer = NULL;
+	int capped = 0, ret;
+
+	if ((ret = sl_warm_layer_add(&layer, &capped, x->warm, x->c->repo, &x->c->base,
+				     run_layer_cap(x), err)))
+		return ret;
+	jo.workdir = sl_warm_tree(x->warm);
+	jo.layer = layer;
+	jo.command = "true";
+	jo.unsafe = x->opts->unsafe;
+	jo.accept = SL_JAIL_CG_MEMORY | SL_JAIL_CG_CPU;
+	sl_jail_result_init(&jr);
+	if (sl_jail_run(&jr, &jo, &e) || !jr.exited || jr.exit_status)
+		sl_buf_addf(why, "the jail cannot mount an overlay with a layer here: %s",
+			    e.code ? e.msg : "its probe failed");
+	sl_jail_result_release(&jr);
+	ret = sl_warm_layer_remove(layer, err);
+	free(layer);
+	return ret;
+}
+
+/*
+ * How candidates' trees are made (README, "Warm base"): the warm base and
+ * an overlay, or a worktree each; the run's log says which and why.
+ */
+static int open_tree(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	int mode = spec->jail.warm_base, built = 0, jailed = 0, ret = SL_OK;
+	sl_buf why = SL_BUF_INIT;
+	char digest[65];
+	int64_t start = sl_now_ms();
+
+	for (size_t i = 0; i < spec->ngates; i++)
+		jailed |= spec->gates[i].kind != SL_GATE_POLICY;
+	if (!jailed)
+		return SL_OK;
+	if (mode == SL_WARM_OFF)
+		sl_buf_adds(&why, spec->jail.writable ? "writable_worktree" : "warm_base: off");
+	else if (sl_gating_writes_tree(x->gating))
+		sl_buf_adds(&why, "a mutants gate writes the candidate's tree");
+	if (!why.len) {
+		sl_jail_layers l;
+
+		/* before anything is prepared for nothing */
+		if ((ret = sl_jail_probe(&l, err)))
+			goto done;
+		if (!(l.available & SL_JAIL_OVERLAY))
+			sl_buf_addf(&why, "the jail cannot mount an overlay here: %s",
+				    l.overlay_error[0] ? l.overlay_error : "no mount namespace");
+	}
+	if (!why.len) {
+		sl_gating_warm_digest(x->gating, digest);
+		if ((ret = sl_warm_open(&x->warm, x->c->repo, x->scratch, &x->c->base, digest,
+					prepare_warm, x, &built, err)) ||
+		    (ret = warm_works(x, &why, err)))
+			goto done;
+	}
+	if (why.len) {
+		sl_warm_free(x->warm);
+		x->warm = NULL;
+		if (mode == SL_WARM_OVERLAY) {
+			ret = sl_err_set(err, SL_EINPUT, "warm_base: overlay, but %s", why.buf);
+			goto done;
+		}
+		run_notice(x, "tree: a worktree per candidate (%s)", why.buf);
+		goto done;
+	}
+	/* the baselines of this definition belong with its warm base */
+	sl_gating_share_baselines(x->gating, sl_warm_dir(x->warm));
+	if (built)
+		run_notice(x, "tree: warm base (overlay), prepared in %.1f s",
+			   (double)(sl_now_ms() - start) / 1000);
+	else
+		run_notice(x, "tree: warm base (overlay), reused");
+done:
+	sl_buf_release(&why);
+	return ret;
+}
+
+int run_open_gating(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	int ret;
+
+	if ((ret = sl_gating_open(&x->gating, spec->gates, spec->ngates, &spec->jail, x->st,
+				  x->campaign_id, &x->c->base, x->opts->unsafe, err)))
+		return ret;
+	return open_tree(x, err);
+}
+
+/* The baseline measured before the targets are chosen from it. */
+int run_baseline_first(run_ctx *x, sl_err *err)
+{
+	int ret;
+
+	if ((ret = run_open_gating(x, err)))
+		return ret;
+	return run_baseline(x, err);
+}
+
+/*
+ * Wait for the baseline's lease (runs started together wait for the first
+ * to record the baseline, then load it): the wait ends when the holder
+ * releases the claim or its lease expires; *stopped 1 (SL_OK) when a
+ * signal came first.
+ */
+static int baseline_claim(run_ctx *x, int64_t *epoch, int *stopped, sl_err *err)
+{
+	int claimed = 0, ret;
+
+	*stopped = 0;
+	for (;;) {
+		if ((ret = sl_lease_baseline_claim(x->st, x->campaign_id, x->owner, sl_wall_ms(),
+						   x->lease_ttl_ms, &claimed, epoch, err)))
+			return ret;
+		if (claimed)
+			return SL_OK;
+		if (run_interrupted(x)) {
+			*stopped = 1;
+			return SL_OK;
+		}
+		usleep(200 * 1000);
+	}
+}
+
+/* The gates on the base, their rows fenced by the baseline lease's epoch. */
+static int baseline_measure(run_ctx *x, int64_t epoch, sl_err *err)
+{
+	base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
+			    NULL, NULL, x, NULL };
+	int ret;
+
+	sl_gating_fence_baseline(x->gating, x->owner, epoch);
+	ret = sl_gating_baseline(x->gating, run_base_checkout_dir, &b, x->opts->progress,
+				 x->opts->progress_ctx, err);
+	return run_base_checkout_release(&b, ret, err);
+}
+
+/*
+ * Measure (or load) the baseline, one run of the campaign at a time.  Its
+ * rows are fenced by the lease's epoch: a run paused past its lease while
+ * another took the baseline over writes none of them (SL_ELEASE), waits
+ * for the claim again and loads what the other run measured.
+ */
+int run_baseline(run_ctx *x, sl_err *err)
+{
+	int64_t epoch = 0;
+	int stopped = 0, ret;
+
+	do {
+		if ((ret = baseline_claim(x, &epoch, &stopped, err)))
+			return ret;
+		if (stopped)
+			goto stopped;
+		if ((ret = baseline_measure(x, epoch, err)) == SL_ELEASE) {
+			run_notice(x, "baseline: taken over by another run while this one was "
+				   "paused; reading its baseline (%s)", err->msg);
+			sl_err_clear(err);
+		}
+	} while (ret == SL_ELEASE);
+	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
+		ret = SL_ERROR;
+	if (!ret || !run_interrupted(x))
+		return ret;
+stopped:
+	/* the baseline's gates were killed, or never started: nothing was kept */
+	x->base_stopped = 1;
+	return sl_err_set(err, SL_ERROR, "the run was stopped during the baseline");
+}

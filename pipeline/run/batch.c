@@ -1,0 +1,418 @@
+/*
+ * batch.c - a run without gates writes each worker's new objects to an
+ * in-memory object database and flushes them as one pack per batch, then
+ * the batch's branches in one packed-refs update (run_internal.h, objbatch).
+ * Each proposed candidate is first appended to the worker's journal in the
+ * scratch root; the next run restores what a crash lost
+ * (run_restore_journals: the commit is rebuilt from the diff the store holds).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <git2/sys/mempack.h>
+
+#include "pipeline/run/run_internal.h"
+#include "storage/lease.h"
+
+/* The calling worker's batch, or NULL when objects go straight to disk. */
+_Thread_local objbatch *run_cur_batch;
+
+/*
+ * The mempack's write, noting each object: the flush packs exactly these.
+ * (git_mempack_dump would add each commit's whole tree, every blob of the
+ * base included: a walk of the whole tree per candidate.)
+ */
+static int batch_write(git_odb_backend *be, const git_oid *oid, const void *data, size_t len,
+		       git_object_t type)
+{
+	objbatch *b = run_cur_batch;
+	int rc;
+
+	if (!b || b->mem != be) {
+		git_error_set_str(GIT_ERROR_ODB, "object written outside its worker's batch");
+		return GIT_ERROR;
+	}
+	if (!(rc = b->mem_write(be, oid, data, len, type))) {
+		SL_ALLOC_GROW(b->written, b->nwritten + 1, b->awritten);
+		git_oid_cpy(&b->written[b->nwritten++], oid);
+	}
+	return rc;
+}
+
+int run_batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl_err *err)
+{
+	sl_buf path = SL_BUF_INIT;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->repo = repo;
+	sl_buf_addf(&path, "%s/journal-%ld-%zu", x->scratch, (long)getpid(), seq);
+	b->journal = sl_buf_detach(&path, NULL);
+	if ((b->fd = open(b->journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+			  0600)) < 0)
+		return sl_err_set(err, SL_ERROR, "cannot create '%s': %s", b->journal,
+				  strerror(errno));
+	if (git_repository_odb(&b->odb, repo) || git_mempack_new(&b->mem) ||
+	    git_odb_add_backend(b->odb, b->mem, 1000)) {
+		if (b->mem && b->mem->free)
+			b->mem->free(b->mem);
+		b->mem = NULL;
+		return sl_err_set(err, SL_ERROR, "cannot set up an object database in memory: %s",
+				  sl_git_error());
+	}
+	b->mem_write = b->mem->write;
+	b->mem->write = batch_write;
+	return SL_OK;
+}
+
+/* The objects the batch's mempack took, as one pack in *pack. */
+static int pack_written(git_buf *pack, objbatch *b)
+{
+	git_packbuilder *pb = NULL;
+	int rc;
+
+	if ((rc = git_packbuilder_new(&pb, b->repo)))
+		return rc;
+	git_packbuilder_set_threads(pb, 1);
+	for (size_t i = 0; !rc && i < b->nwritten; i++)
+		rc = git_packbuilder_insert(pb, &b->written[i], NULL);
+	if (!rc)
+		rc = git_packbuilder_write_buf(pack, pb);
+	git_packbuilder_free(pb);
+	return rc;
+}
+
+/* Forget queued branch i: the flush will not write it. */
+static void batch_forget(objbatch *b, size_t i)
+{
+	size_t rest = b->n - i - 1;
+
+	free(b->branch[i]);
+	memmove(b->branch + i, b->branch + i + 1, rest * sizeof(*b->branch));
+	memmove(b->commit + i, b->commit + i + 1, rest * sizeof(*b->commit));
+	memmove(b->target + i, b->target + i + 1, rest * sizeof(*b->target));
+	memmove(b->epoch + i, b->epoch + i + 1, rest * sizeof(*b->epoch));
+	b->n--;
+}
+
+/*
+ * Under git_lock, before the flush writes the branches: forget those of
+ * targets another run took over since they were queued (the check and the
+ * write one step, as fenced_branch), so that run's branch is left alone
+ * and the others are written.
+ */
+static int batch_drop_lost(run_ctx *x, objbatch *b, sl_err *err)
+{
+	for (size_t i = b->n; i-- > 0;) {
+		int r = sl_lease_check(x->st, b->target[i], x->owner, b->epoch[i], err);
+
+		if (r && r != SL_ELEASE)
+			return r;
+		if (!r)
+			continue;
+		pthread_mutex_lock(&x->lock);
+		x->lost++;
+		pthread_mutex_unlock(&x->lock);
+		run_notice(x, "branch '%s' left to another run: %s", b->branch[i], err->msg);
+		sl_err_clear(err);
+		batch_forget(b, i);
+	}
+	return SL_OK;
+}
+
+/* The batch's branches in one packed-refs update, but for those another run wrote. */
+static int batch_branches(run_ctx *x, objbatch *b, sl_err *err)
+{
+	int ret = sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err);
+
+	if (ret != SL_ELEASE)
+		return ret;
+	/* the others are written: that one is the other run's */
+	run_notice(x, "%s", err->msg);
+	sl_err_clear(err);
+	return SL_OK;
+}
+
+/* Write the batch's objects as one pack, then its branches; empty the journal. */
+int run_batch_flush(run_ctx *x, objbatch *b, sl_err *err)
+{
+	git_buf pack = { 0 };
+	git_odb_writepack *wp = NULL;
+	git_indexer_progress prog;
+	int ret = SL_ERROR;
+
+	if (!b->mem || !b->count)
+		return SL_OK;
+	memset(&prog, 0, sizeof(prog));
+	run_git_lock_take(x);
+	if (batch_drop_lost(x, b, err))
+		goto done;
+	if (pack_written(&pack, b) || git_odb_write_pack(&wp, b->odb, NULL, NULL) ||
+	    wp->append(wp, pack.ptr, pack.size, &prog) || wp->commit(wp, &prog)) {
+		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
+		goto done;
+	}
+	if (batch_branches(x, b, err))
+		goto done;
+	git_mempack_reset(b->mem);
+	b->nwritten = 0;
+	if (ftruncate(b->fd, 0)) {
+		sl_err_set(err, SL_ERROR, "cannot truncate '%s': %s", b->journal, strerror(errno));
+		goto done;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		free(b->branch[i]);
+	b->n = b->count = 0;
+	ret = SL_OK;
+done:
+	run_git_lock_give(x);
+	if (wp)
+		wp->free(wp);
+	git_buf_dispose(&pack);
+	return ret;
+}
+
+/*
+ * Queue a proposed candidate's branch (for target_id, held with the
+ * worker's lease epoch): journal first, then memory.
+ */
+int run_batch_queue(objbatch *b, int64_t target_id, const char *branch,
+		    const git_oid *commit, const char *source, sl_err *err)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	sl_buf line = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	git_oid_tostr(hex, sizeof(hex), commit);
+	sl_buf_addf(&line, "%s %s %s\n", hex, source, branch);
+	if (sl_write_all(b->fd, line.buf, line.len))
+		ret = sl_err_set(err, SL_ERROR, "cannot write '%s': %s", b->journal,
+				 strerror(errno));
+	sl_buf_release(&line);
+	if (ret)
+		return ret;
+	if (b->n == b->alloc) {
+		b->alloc = b->alloc ? 2 * b->alloc : 64;
+		b->branch = sl_xrealloc(b->branch, sl_st_mult(b->alloc, sizeof(*b->branch)));
+		b->commit = sl_xrealloc(b->commit, sl_st_mult(b->alloc, sizeof(*b->commit)));
+		b->target = sl_xrealloc(b->target, sl_st_mult(b->alloc, sizeof(*b->target)));
+		b->epoch = sl_xrealloc(b->epoch, sl_st_mult(b->alloc, sizeof(*b->epoch)));
+	}
+	b->branch[b->n] = sl_xstrdup(branch);
+	b->target[b->n] = target_id;
+	b->epoch[b->n] = run_cur_epoch;
+	git_oid_cpy(&b->commit[b->n++], commit);
+	return SL_OK;
+}
+
+/*
+ * Forget a queued branch whose candidate the store did not record: the next
+ * flush must not create it.  Its journal line stays; restore_line skips it.
+ */
+void run_batch_unqueue(objbatch *b, const char *branch)
+{
+	for (size_t i = b->n; i-- > 0;) {
+		if (!strcmp(b->branch[i], branch)) {
+			batch_forget(b, i);
+			return;
+		}
+	}
+}
+
+/*
+ * Tests (SLUICE_TEST_STOP_BEFORE_FLUSH): stop the whole process once every
+ * worker waits to flush and the lease keeper is not writing, so that no
+ * thread holds a store transaction while the test works on the store.  The
+ * last worker to arrive raises SIGSTOP holding x->lock; after SIGCONT the
+ * workers flush.
+ */
+static void stop_for_test(run_ctx *x)
+{
+	pthread_mutex_lock(&x->lock);
+	if (++x->at_flush < x->nworkers) {
+		while (x->at_flush && x->at_flush < x->nworkers)
+			pthread_cond_wait(&x->end_cond, &x->lock);
+		pthread_mutex_unlock(&x->lock);
+		return;
+	}
+	while (x->renewing)
+		pthread_cond_wait(&x->end_cond, &x->lock);
+	raise(SIGSTOP);
+	x->at_flush = 0;
+	pthread_cond_broadcast(&x->end_cond);
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* Flush what is left; the journal goes once everything it holds is on disk. */
+int run_batch_close(run_ctx *x, objbatch *b, sl_err *err)
+{
+	int ret = SL_OK;
+
+	if (b->mem && getenv("SLUICE_TEST_KILL_BEFORE_FLUSH"))
+		raise(SIGKILL);
+	if (b->mem && getenv("SLUICE_TEST_STOP_BEFORE_FLUSH"))
+		stop_for_test(x);
+	if (b->mem)
+		ret = run_batch_flush(x, b, err);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (!ret && b->journal)
+		unlink(b->journal);
+	for (size_t i = 0; i < b->n; i++)
+		free(b->branch[i]);
+	free(b->branch);
+	free(b->commit);
+	free(b->target);
+	free(b->epoch);
+	free(b->written);
+	free(b->journal);
+	git_odb_free(b->odb);
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	return ret;
+}
+
+/* 1 if the process named by a journal's PID is gone. */
+static int journal_orphaned(const char *name)
+{
+	char *end;
+	long pid = strtol(name + strlen("journal-"), &end, 10);
+
+	if (pid <= 0 || *end != '-' || pid == (long)getpid())
+		return 0;
+	return kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+/* The branches a journal gives back, written as one packed-refs update. */
+typedef struct restored {
+	sl_strvec branch;
+	git_oid *commit;
+	size_t alloc;
+} restored;
+
+/* Restore one journal line "COMMIT SOURCE BRANCH" of a crashed run (its branch into out). */
+static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t ncands,
+			restored *out, sl_err *err)
+{
+	git_repository *repo = x->c->repo;
+	char *src = strchr(line, ' '), *branch = src ? strchr(src + 1, ' ') : NULL;
+	git_reference *ref = NULL;
+	git_commit *c = NULL;
+	sl_candidate_rec *cr = NULL;
+	git_oid oid;
+	sl_buf name = SL_BUF_INIT, msg = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	if (!branch)
+		return SL_OK;
+	*src++ = '\0';
+	*branch++ = '\0';
+	sl_buf_addf(&name, "refs/heads/%s", branch);
+	if (!git_reference_lookup(&ref, repo, name.buf) || git_oid_fromstr(&oid, line))
+		goto done;
+	for (size_t i = 0; i < ncands && !cr; i++)
+		if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&
+		    cands[i].branch && !strcmp(cands[i].branch, branch))
+			cr = &cands[i];
+	/* never recorded (the store failed, or the kill came first): its commit
+	   may be in a pack all the same, but nothing was proposed */
+	if (!cr)
+		goto done;
+	if (git_commit_lookup(&c, repo, &oid)) {
+		/* its pack was never written: rebuild it from the stored diff */
+		char hex[GIT_OID_HEXSZ + 1];
+
+		if (!cr->diff)
+			goto done;
+		run_candidate_message(&msg, x->c->spec, cr->path, (long long)cr->start_line,
+				      (long long)cr->end_line, (long long)cr->attempt_n, src);
+		if ((ret = sl_commit_from_diff(&oid, repo, &x->c->base, cr->diff, msg.buf, err)))
+			goto done;
+		git_oid_tostr(hex, sizeof(hex), &oid);
+		if ((ret = sl_store_candidate_set_commit(x->st, cr->id, hex, err)))
+			goto done;
+	}
+	SL_ALLOC_GROW(out->commit, out->branch.n + 1, out->alloc);
+	git_oid_cpy(&out->commit[out->branch.n], &oid);
+	sl_strvec_push(&out->branch, branch);
+done:
+	git_commit_free(c);
+	git_reference_free(ref);
+	sl_buf_release(&name);
+	sl_buf_release(&msg);
+	return ret;
+}
+
+/* Read one orphaned journal's lines into got. */
+static int restore_journal(run_ctx *x, const char *path, sl_candidate_rec *cands,
+			   size_t ncands, restored *got, sl_err *err)
+{
+	sl_buf text = SL_BUF_INIT;
+	char *line, *next;
+	int ret;
+
+	if ((ret = sl_read_file(&text, path, 0, err)))
+		goto done;
+	for (line = text.buf; !ret && line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		ret = restore_line(x, line, cands, ncands, got, err);
+	}
+done:
+	sl_buf_release(&text);
+	return ret;
+}
+
+/*
+ * Give the candidates crashed runs proposed without flushing them their
+ * commits and branches: every orphaned journal read, the branches written
+ * in one packed-refs update, then the journals removed.  Under git_lock:
+ * other runs starting now see the same journals; one restores them and the
+ * others find them gone.
+ */
+int run_restore_journals(run_ctx *x, sl_err *err)
+{
+	DIR *d = opendir(x->scratch);
+	struct dirent *de;
+	sl_candidate_rec *cands = NULL;
+	sl_strvec done = SL_STRVEC_INIT;
+	restored got = { SL_STRVEC_INIT, NULL, 0 };
+	size_t ncands = 0;
+	int loaded = 0, ret = SL_OK;
+
+	if (!d)
+		return SL_OK;
+	run_git_lock_take(x);
+	while (!ret && (de = readdir(d))) {
+		char *path;
+
+		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(de->d_name))
+			continue;
+		path = sl_path_join(x->scratch, de->d_name);
+		if (!loaded)
+			ret = sl_store_candidates(x->st, x->campaign_id, SL_C_PASSED, &cands,
+						  &ncands, err);
+		loaded = 1;
+		if (!ret && !(access(path, F_OK) && errno == ENOENT) &&
+		    !(ret = restore_journal(x, path, cands, ncands, &got, err)))
+			sl_strvec_push(&done, path);
+		free(path);
+	}
+	if (!ret)
+		ret = sl_branches_write_packed(x->c->repo, got.branch.v, got.commit, got.branch.n,
+					       err);
+	for (size_t i = 0; !ret && i < done.n; i++)
+		unlink(done.v[i]);
+	run_git_lock_give(x);
+	closedir(d);
+	sl_strvec_release(&done);
+	sl_strvec_release(&got.branch);
+	free(got.commit);
+	sl_candidate_list_free(cands, ncands);
+	return ret;
+}

@@ -1,0 +1,291 @@
+/*
+ * run_internal.h - what the files of pipeline/run/ share; private to that
+ * folder.  The public side is pipeline/run.h.
+ *
+ * One concern a file:
+ *   run.c      sl_run() and sl_run_baseline(): set-up, the campaign's digest,
+ *              the provider, starting the workers and the summary
+ *   pool.c     a worker thread: takes the next target, claims it, takes it
+ *              through its attempts, the progress line
+ *   targets.c  the scoped targets' index, branch names, which targets this
+ *              run works on (fix and testgen choose them from the baseline)
+ *   attempt.c  the attempts at one target: rules, the model step, building
+ *              the candidate, judging it, recording it
+ *   model.c    the model step: the prompt, the request (or the reply
+ *              journalled before a crash), the reply's format, its usage
+ *   judge.c    the candidate judged: syntax and policy on the diff, then
+ *              its tree (warm base and layer, or a worktree) and the gates
+ *   record.c   the store's records of the campaign, targets and attempts
+ *   budget.c   what stops a run early: budgets, the early-stop rule, a stop
+ *   batch.c    a run without gates: each worker's objects in one pack per
+ *              batch, its journal, and restoring what a crash left
+ *   lease.c    leases: the worker's epoch, fenced transactions, the keeper
+ *   base.c     the base: how candidates' trees are made, the baseline
+ *
+ * Names: functions one file calls in another start with run_; the step
+ * functions of an attempt take its context, run_attempt.
+ */
+#ifndef SL_RUN_INTERNAL_H
+#define SL_RUN_INTERNAL_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdint.h>
+#include <git2.h>
+#include <git2/sys/odb_backend.h>
+
+#include "pipeline/apply/apply.h"
+#include "pipeline/apply/warm.h"
+#include "pipeline/fixjob.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/provider.h"
+#include "pipeline/run.h"
+#include "storage/journal.h"
+#include "storage/store.h"
+#include "validators/validators.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/util.h"
+
+/*
+ * The scoped targets, looked up by key and by start position in O(log n):
+ * a lookup per target must not cost a pass over every target, or a
+ * campaign's cost per target grows with its size.
+ */
+typedef struct target_index {
+	const sl_target_list *list;
+	size_t *by_key;             /* (path, start_byte, end_byte) */
+	size_t *by_start;           /* (path, start_line, start_col) */
+} target_index;
+
+/*
+ * The per-run state.  Workers (threads) share it; everything below `lock`
+ * is guarded by it.  Each worker opens its own git_repository (libgit2
+ * objects are not shared across threads); the store serialises
+ * transactions itself; the provider may be called from several threads.
+ */
+typedef struct run_ctx {
+	const sl_run_opts *opts;
+	sl_campaign *c;
+	sl_store *st;
+	sl_provider *provider;      /* NULL for the rules kind */
+	char *scratch;              /* this campaign's worktree root */
+	char *gitconfig;            /* config layered on each repo handle: no reflog */
+	int gitconfig_fd;
+	int64_t campaign_id;
+	const sl_target_list *list; /* scoped at the base; read-only */
+	target_index index;         /* of list; read-only once the workers run */
+	sl_target_rec *pending;     /* targets this run works on */
+	size_t npending;
+	sem_t model_slots;          /* `concurrency` */
+	sem_t gate_slots;           /* `jobs` */
+	int64_t start_ms;
+	char owner[160];            /* this run's name in leases: HOST:PID:START */
+	char digest[65];            /* of what judges a target (campaign_digest) */
+	int64_t lease_ttl_ms;
+	pthread_t keeper;           /* the lease keeper, when kept */
+	int kept, registered;       /* the keeper runs; the run is in the store's leases */
+	int sems;                   /* the slots below are initialised */
+
+	int git_lock_fd;            /* the git directory, flock()ed with git_lock: other
+				       sluice processes */
+	pthread_mutex_t git_lock;   /* ref and worktree changes in the repository: libgit2
+				       creates and prunes ref directories without locking */
+	pthread_mutex_t lock;
+	size_t next;                /* next index into pending */
+	size_t seq;                 /* worktree names */
+	size_t finished, passed_now;
+	int64_t tokens_used;        /* campaign-wide, including earlier runs */
+	double cost_used;
+	int64_t tokens_reserved;    /* by the requests in flight */
+	double cost_reserved;
+	size_t inflight;
+	pthread_cond_t settled;     /* a request in flight settled its reservation */
+	size_t held_elsewhere, transient, usage_rejected;
+	size_t lost;                /* targets taken over while this run was paused */
+	int ending;                 /* the workers are done: the lease keeper stops */
+	pthread_cond_t end_cond;
+	int renewing;               /* the lease keeper is writing to the store */
+	size_t nworkers;            /* worker threads running */
+	size_t at_flush;            /* tests: workers waiting to flush (stop_for_test) */
+	char *replay_file;          /* replay: the JSON lines file in use */
+	sl_gating *gating;          /* the gates and their baseline */
+	sl_warm *warm;              /* the warm base; NULL: a worktree per candidate */
+	sl_findings findings;       /* kind fix: the base findings the targets come from */
+	int stop;                   /* a budget ran out: start nothing new */
+	char stop_reason[160];
+	int failed;                 /* machinery broke: every worker stops */
+	sl_err err;                 /* the first such error */
+	int base_stopped;           /* a signal came before the baseline was complete */
+} run_ctx;
+
+/* The attempts at a target so far: earlier replies and what went wrong with them. */
+typedef struct run_history {
+	sl_turn *v;
+	size_t n, alloc;
+} run_history;
+
+/* What one attempt produced, before it is recorded. */
+typedef struct attempt_state {
+	sl_attempt_rec a;           /* strings borrowed from the fields below */
+	sl_edit_list edits;
+	sl_completion comp;
+	sl_buf prompt, file, diff, feedback, report_json, context;
+	sl_buf finding, fix_instr;  /* kind fix: the target's findings, the instructions with them */
+	const char *tree;           /* how the candidate's tree was made (static), or NULL */
+	int64_t tree_ms;            /* and the time that took */
+	sl_apply_report report;
+	sl_err aerr;                /* why the attempt's edits were unusable */
+	char *chat;
+	char *correction_reply;     /* the unusable reply a correction round quoted */
+	char correction_key[65];    /* and the key of its request */
+	int use_rules;
+	int transient;              /* the request failed for a passing reason: the
+				       attempt does not count, the target stays pending */
+	char usage_note[256];       /* the endpoint's usage numbers were rejected */
+} attempt_state;
+
+/*
+ * One attempt at a target, passed from step to step (git's rev_info): the
+ * run, the worker's repository, the target, the conversation so far, and
+ * what the attempt made.  run_process_target() (attempt.c) fills the
+ * fields down to n, one attempt after another; attempt() fills those below
+ * n and releases them when the attempt is recorded.
+ */
+typedef struct run_attempt {
+	run_ctx *x;
+	git_repository *repo;       /* the worker's */
+	sl_target_rec *rec;         /* the target's record */
+	const sl_target *t;         /* the target as scoped at the base */
+	run_history *hist;          /* earlier attempts; a failed one adds its own */
+	int64_t n;                  /* the attempt's number */
+	attempt_state s;            /* what the attempt produced */
+	char *branch;               /* the candidate's branch, once there is a candidate */
+	git_oid commit;             /* the candidate's commit */
+	sl_gate_outcome gates;      /* its gate runs */
+	int passed;                 /* it passed every gate */
+	int ended;                  /* the attempt ended early (a budget, a failed request,
+				       a stop); recorded if it counts */
+	int done;                   /* the target reached a final state */
+} run_attempt;
+
+/*
+ * A run without gates writes each worker's new objects to an in-memory
+ * object database (libgit2's mempack) and flushes them as one pack per
+ * batch, then creates the batch's branches: no loose file per object and
+ * per candidate in the user's .git.  Until its batch is flushed, a
+ * proposed candidate's commit and branch exist only in memory, so each is
+ * first appended to the worker's journal in the scratch root (before the
+ * store records the candidate); the next run restores what a crash lost
+ * (run_restore_journals: the commit is rebuilt from the diff the store holds).
+ */
+/*
+ * Candidates per pack.  libgit2 rescans objects/pack whenever it writes an
+ * object it does not have, at a cost that grows with the number of packs,
+ * so batches are large: a few tens of MB of objects per worker.
+ */
+#define BATCH_MAX 4096
+
+typedef struct objbatch {
+	git_repository *repo;       /* the worker's */
+	git_odb *odb;
+	git_odb_backend *mem;       /* owned by odb */
+	char *journal;
+	int fd;
+	char **branch;              /* queued branches, their commits, and the */
+	git_oid *commit;            /* targets and lease epochs they were written for */
+	int64_t *target, *epoch;
+	size_t n, alloc;
+	size_t count;               /* candidates written since the last flush */
+	git_oid *written;           /* each object the mempack took since the last flush */
+	size_t nwritten, awritten;
+	int (*mem_write)(git_odb_backend *, const git_oid *, const void *, size_t, git_object_t);
+} objbatch;
+
+/* The base's checkout for the baseline: made when the first gate must run there. */
+typedef struct base_checkout {
+	git_repository *repo;
+	const char *scratch, *prefix;
+	const git_oid *base;
+	sl_worktree *wt;
+	char *branch;
+	run_ctx *x;                 /* its warm base, when there is one */
+	char *layer;                /* the base's layer over the warm base */
+} base_checkout;
+
+/* run.c */
+void run_notice(const run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void run_git_lock_take(run_ctx *x);
+void run_git_lock_give(run_ctx *x);
+int64_t run_attempt_limit(const run_ctx *x, const sl_target_rec *rec);
+
+/* pool.c */
+void *run_worker(void *arg);
+
+/* targets.c */
+void run_key_of(sl_buf *b, const sl_target *t);
+void run_target_index_init(target_index *ix, const sl_target_list *list);
+void run_target_index_release(target_index *ix);
+const sl_target *run_find_target(const target_index *ix, const sl_target_rec *rec,
+				 sl_buf *tmp);
+char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_index *list);
+int run_testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err);
+int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err);
+int run_load_pending(run_ctx *x, sl_err *err);
+
+/* attempt.c */
+int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
+		       const sl_target *t, sl_err *err);
+void run_candidate_message(sl_buf *msg, const sl_spec *spec, const char *path,
+			   long long start, long long end, long long n, const char *source);
+
+/* model.c */
+int run_model_step(run_attempt *a, sl_err *err);
+
+/* judge.c */
+int run_judge_step(run_attempt *a, sl_err *err);
+unsigned run_layer_cap(const run_ctx *x);
+
+/* record.c */
+int run_move_target(run_ctx *x, int64_t id, enum sl_target_state state, int64_t attempts,
+		    const char *reason, sl_err *err);
+int run_record_plain(run_attempt *a, enum sl_target_state state, int64_t attempts,
+		     const char *reason, sl_err *err);
+int run_record_attempt(run_attempt *a, const char *feedback, sl_err *err);
+int run_record_campaign(run_ctx *x, sl_err *err);
+int run_record_targets(run_ctx *x, const sl_target_list *list, sl_err *err);
+
+/* budget.c */
+int run_interrupted(const run_ctx *x);
+int run_budget_reached(run_ctx *x);
+void run_early_stop(run_ctx *x);
+double run_cost_of(const sl_spec *spec, int64_t tin, int64_t tout);
+int run_reserve(run_ctx *x, int64_t tokens, double cost);
+void run_settle(run_ctx *x, int64_t reserved, double reserved_cost, int64_t tokens,
+		double cost);
+
+/* batch.c: the calling worker's batch, or NULL when objects go straight to disk */
+extern _Thread_local objbatch *run_cur_batch;
+int run_batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl_err *err);
+int run_batch_flush(run_ctx *x, objbatch *b, sl_err *err);
+int run_batch_queue(objbatch *b, int64_t target_id, const char *branch,
+		    const git_oid *commit, const char *source, sl_err *err);
+void run_batch_unqueue(objbatch *b, const char *branch);
+int run_batch_close(run_ctx *x, objbatch *b, sl_err *err);
+int run_restore_journals(run_ctx *x, sl_err *err);
+
+/* lease.c: the epoch of the lease the calling worker holds on its target */
+extern _Thread_local int64_t run_cur_epoch;
+int run_begin_fenced(run_ctx *x, int64_t target_id, sl_err *err);
+void *run_lease_keeper(void *arg);
+void run_make_owner(run_ctx *x);
+void run_lease_lost(run_ctx *x, const sl_target_rec *rec, const sl_err *err);
+
+/* base.c */
+int run_open_gating(run_ctx *x, sl_err *err);
+int run_baseline_first(run_ctx *x, sl_err *err);
+int run_baseline(run_ctx *x, sl_err *err);
+int run_base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err);
+int run_base_checkout_release(base_checkout *b, int ret, sl_err *err);
+
+#endif
