@@ -828,16 +828,6 @@ void sl_cand_diff_free(sl_changed *ch)
 	free(ch);
 }
 
-int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
-		     sl_buf *feedback, sl_err *err)
-{
-	sl_changed *ch = sl_cand_diff_parse(diff);
-	int ret = sl_gating_policy_on(g, ch, o, passed, feedback, err);
-
-	sl_cand_diff_free(ch);
-	return ret;
-}
-
 int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o, int *passed,
 			sl_buf *feedback, sl_err *err)
 {
@@ -1427,17 +1417,6 @@ static int replay_cached(const sl_gating *g, const sl_gate_tree *tree, unsigned 
 		sl_gate_result_release(&r);
 		free(report);
 	}
-	return ret;
-}
-
-int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, const char *diff,
-		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
-		  sl_err *err)
-{
-	sl_changed *ch = sl_cand_diff_parse(diff);
-	int ret = sl_gating_run_on(g, tree, tree_hex, ch, t, o, passed, feedback, err);
-
-	sl_cand_diff_free(ch);
 	return ret;
 }
 

@@ -54,8 +54,8 @@
  * Report files are read with openat2 beneath the worktree (common/beneath.h),
  * never through a link a candidate planted.
  *
- * Thread safety: after sl_gating_baseline(), sl_gating_policy() and
- * sl_gating_run() may be called from several threads at once.
+ * Thread safety: after sl_gating_baseline(), sl_gating_policy_on() and
+ * sl_gating_run_on() may be called from several threads at once.
  */
 #ifndef SL_VALIDATORS_H
 #define SL_VALIDATORS_H
@@ -666,12 +666,10 @@ void sl_cand_diff_free(sl_changed *diff);
 
 /*
  * Policy gates on the parsed diff.  *passed = 0 and feedback filled when
- * one fails.  sl_gating_policy() parses diff for the call.
+ * one fails.
  */
 int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o, int *passed,
 			sl_buf *feedback, sl_err *err);
-int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *passed,
-		     sl_buf *feedback, sl_err *err);
 
 /*
  * The jailed gates, in order, on the candidate's tree, stopping at the
@@ -684,10 +682,6 @@ int sl_gating_policy(sl_gating *g, const char *diff, sl_gate_outcome *o, int *pa
 int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex,
 		     const sl_changed *diff, const sl_target *t, sl_gate_outcome *o, int *passed,
 		     sl_buf *feedback, sl_err *err);
-/* The same, parsing diff for the call. */
-int sl_gating_run(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex, const char *diff,
-		  const sl_target *t, sl_gate_outcome *o, int *passed, sl_buf *feedback,
-		  sl_err *err);
 
 /*
  * Append (copies) the base findings of every finding-gone gate, measured by

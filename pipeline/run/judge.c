@@ -114,7 +114,7 @@ static int check_diff(run_attempt *a, sl_err *err)
 		return SL_OK;
 	}
 	sl_buf_release(&report);
-	if (sl_gating_policy(x->gating, s->diff.buf, gates, &a->passed, &s->feedback, err))
+	if (sl_gating_policy_on(x->gating, a->changed, gates, &a->passed, &s->feedback, err))
 		return SL_ERROR;
 	return SL_OK;
 }
@@ -162,8 +162,8 @@ static int gate_on_warm(run_attempt *a, sl_err *err)
 	gt.layer = layer;
 	gt.layer_cap_mb = capped ? 0 : run_layer_cap(x);
 	if (!r)
-		r = sl_gating_run(x->gating, &gt, tree, s->diff.buf, a->t, &a->gates, &a->passed,
-				  &s->feedback, err);
+		r = sl_gating_run_on(x->gating, &gt, tree, a->changed, a->t, &a->gates,
+				     &a->passed, &s->feedback, err);
 	if (layer && sl_warm_layer_remove(layer, r ? NULL : err))
 		r = SL_ERROR;
 	free(layer);
@@ -195,8 +195,8 @@ static int gate_in_worktree(run_attempt *a, sl_err *err)
 	s->tree_ms = sl_now_ms() - tree_t0;
 	if (!r) {
 		gt.dir = sl_worktree_path(wt);
-		r = sl_gating_run(x->gating, &gt, tree, s->diff.buf, a->t, &a->gates, &a->passed,
-				  &s->feedback, err);
+		r = sl_gating_run_on(x->gating, &gt, tree, a->changed, a->t, &a->gates,
+				     &a->passed, &s->feedback, err);
 	}
 	run_git_lock_take(x);
 	if (wt && sl_worktree_remove(wt, r ? NULL : err))
@@ -214,20 +214,24 @@ static int gate_in_worktree(run_attempt *a, sl_err *err)
 static int judge_candidate(run_attempt *a, sl_err *err)
 {
 	run_ctx *x = a->x;
-	int r;
+	int r, gated = 0;
 
 	a->passed = 0;
-	if ((r = check_diff(a, err)) || !a->passed)
-		return r;
-	sem_wait(&x->gate_slots);
-	if (!x->c->spec->ngates)
-		r = propose(a, err);
-	else if (x->warm)
-		r = gate_on_warm(a, err);
-	else
-		r = gate_in_worktree(a, err);
-	sem_post(&x->gate_slots);
-	if (r)
+	a->changed = sl_cand_diff_parse(a->s.diff.buf);
+	if (!(r = check_diff(a, err)) && a->passed) {
+		sem_wait(&x->gate_slots);
+		if (!x->c->spec->ngates)
+			r = propose(a, err);
+		else if (x->warm)
+			r = gate_on_warm(a, err);
+		else
+			r = gate_in_worktree(a, err);
+		sem_post(&x->gate_slots);
+		gated = 1;
+	}
+	sl_cand_diff_free(a->changed);
+	a->changed = NULL;
+	if (r || !gated)
 		return r;
 	run_git_lock_take(x);
 	r = a->passed ? SL_OK : sl_branch_delete_matching(a->repo, a->branch, &a->commit, err);

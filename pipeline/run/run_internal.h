@@ -162,6 +162,7 @@ typedef struct run_attempt {
 	attempt_state s;            /* what the attempt produced */
 	char *branch;               /* the candidate's branch, once there is a candidate */
 	git_oid commit;             /* the candidate's commit */
+	sl_changed *changed;        /* its diff, parsed once for every gate while it is judged */
 	sl_gate_outcome gates;      /* its gate runs */
 	int passed;                 /* it passed every gate */
 	int ended;                  /* the attempt ended early (a budget, a failed request,
