@@ -3,7 +3,7 @@
  *
  *   sluice gc [--scratch DIR] [--repo PATH] [--store PATH]
  *
- * Parses the options and prints what sl_gc() (pipeline/gc.h) removed:
+ * Hands its options to sl_gc() (pipeline/gc.h) and prints what it removed:
  * "removed N worktrees", "removed N warm bases, M layers" when there were
  * any, and "removed N branches" when the store's campaigns were looked at.
  * Its notices go to stderr as "sluice gc: ...".  A linked worktree under a
@@ -12,9 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "pipeline/cli/cmd.h"
 #include "pipeline/gc.h"

@@ -30,6 +30,8 @@ static const sl_option *find_long(const sl_option *table, const char *name, size
 	const sl_option *found = NULL;
 	int matches = 0;
 
+	if (!len)
+		return NULL;
 	for (const sl_option *o = table; o->kind; o++) {
 		if (!o->long_name || strncmp(o->long_name, name, len))
 			continue;

@@ -173,6 +173,8 @@ static void test_errors(void)
 	static const struct { char *argv[4]; const char *msg; } cases[] = {
 		{ { "cmd", "--bogus" }, "unknown option '--bogus'" },
 		{ { "cmd", "--bogus=1" }, "unknown option '--bogus=1'" },
+		{ { "cmd", "--=1" }, "unknown option '--=1'" },
+		{ { "cmd", "--ver=1" }, "unknown option '--ver=1'" },
 		{ { "cmd", "--flag=1" }, "unknown option '--flag=1'" },
 		{ { "cmd", "-x" }, "unknown option '-x'" },
 		{ { "cmd", "--help" }, "unknown option '--help'" },
