@@ -221,8 +221,10 @@ const sl_command cmd_status = {
 	.usage = "usage: sluice status [NAME] [--store PATH] [--json]\n",
 	.about = "The funnel, the outcomes (acceptance rate, landed unchanged, median time\n"
 		"to decision, tokens and cost per accepted change, by rule vs model,\n"
-		"provider, model and edit format) and the proposed candidates.  --json\n"
-		"adds every target (target_list) and candidate (candidate_list).\n"
+		"provider, model and edit format), the budget used and its overshoot, the\n"
+		"runs holding leases (and the leases that expired with no run taking them\n"
+		"over) and the proposed candidates.  --json adds every target\n"
+		"(target_list) and candidate (candidate_list).\n"
 		"NAME may be left out when the store holds one campaign.\n",
 	.options = status_options,
 	.opts_size = sizeof(struct status_opts),
