@@ -160,9 +160,11 @@ demo: $(BUILD)/sluice
 	@sh examples/run-demo.sh $(BUILD)
 
 install: $(BUILD)/sluice
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 0755 $(BUILD)/sluice $(DESTDIR)$(PREFIX)/bin/sluice
 	install -m 0644 docs/sluice.1 $(DESTDIR)$(PREFIX)/share/man/man1/sluice.1
+	install -m 0644 docs/sluice-campaign.5 $(DESTDIR)$(PREFIX)/share/man/man5/sluice-campaign.5
 
 clean:
 	rm -rf $(BUILD)/common $(BUILD)/scoping $(BUILD)/pipeline $(BUILD)/validators \

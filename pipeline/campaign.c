@@ -119,13 +119,16 @@ int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_
 		     sl_err *err)
 {
 	sl_campaign *c = sl_xcalloc(1, sizeof(*c));
+	sl_spec_opts so = SL_SPEC_OPTS_INIT;
 	git_object *obj = NULL;
 	git_commit *commit = NULL;
 	char *repo = NULL;
 	int ret;
 
 	*out = NULL;
-	if ((ret = sl_spec_load(&c->spec, spec_path, err)) || (ret = validate(c->spec, err)))
+	so.repository = repo_override;
+	if ((ret = sl_spec_load_ext(&c->spec, spec_path, &so, err)) ||
+	    (ret = validate(c->spec, err)))
 		goto done;
 	if (repo_override)
 		repo = sl_xstrdup(repo_override);

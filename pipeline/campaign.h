@@ -1,5 +1,5 @@
 /*
- * campaign.h - a campaign ready to run: the campaign file (spec.c) loaded
+ * campaign.h - a campaign ready to run: the campaign file (pipeline/spec/) loaded
  * and checked, its repository opened, its base revision resolved.
  *
  * sl_campaign_load() reads and validates a campaign file, checks what later
@@ -26,7 +26,10 @@ typedef struct sl_campaign {
 	char base_hex[GIT_OID_HEXSZ + 1];
 } sl_campaign;
 
-/* repo_override replaces the spec's repository when not NULL. */
+/*
+ * repo_override (--repo) replaces the spec's repository when not NULL; the
+ * campaign file may then leave out `repository:`.
+ */
 int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_override,
 		     sl_err *err);
 void sl_campaign_free(sl_campaign *c);

@@ -80,10 +80,12 @@ static void gather_roots(struct gc *g)
 static void gather_campaign(struct gc *g, const sl_campaign_rec *camp)
 {
 	sl_spec *spec = NULL;
+	sl_spec_opts so = { .repository = camp->repo_path };
 	sl_err serr = SL_ERR_INIT;
 
 	sl_strvec_push(&g->repos, camp->repo_path);
-	if (!g->opts->scratch && !sl_spec_load(&spec, camp->spec_path, &serr) && spec->scratch) {
+	if (!g->opts->scratch && !sl_spec_load_ext(&spec, camp->spec_path, &so, &serr) &&
+	    spec->scratch) {
 		char *r = sl_path_join(spec->scratch, spec->name);
 
 		add_root(&g->roots, r);

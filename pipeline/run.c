@@ -623,7 +623,7 @@ static int journal_reply(run_ctx *x, attempt_state *s, int round, int64_t tin, i
 static int journal_matches(const sl_spec *spec, const sl_reply_rec *jr, const sl_chat_msg *msgs,
 			   size_t n)
 {
-	static const int kinds[] = { SL_PROVIDER_OPENAI, SL_PROVIDER_ANTHROPIC,
+	static const enum sl_provider_kind kinds[] = { SL_PROVIDER_OPENAI, SL_PROVIDER_ANTHROPIC,
 				     SL_PROVIDER_COMMAND };
 	char key[65];
 

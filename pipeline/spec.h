@@ -1,7 +1,8 @@
 /*
- * spec.h - the campaign file: parsing (libyaml) and validation.
+ * spec.h - the campaign file: parsing (libyaml) and validation.  The
+ * loader is the folder pipeline/spec/, one file per section of the file.
  *
- * A campaign is one YAML mapping (see README.md, "The campaign file").
+ * A campaign is one YAML mapping (docs/sluice-campaign.5, every key).
  * sl_spec_load() reads it, checks every key and type, fills defaults, and on
  * any problem returns SL_EINPUT with a message that starts with
  * "FILE:LINE:COLUMN: " (1-based) naming the offending node: an unknown key,
@@ -18,6 +19,8 @@
 
 #include "common/err.h"
 #include "common/util.h"
+#include "pipeline/generate/edit.h"
+#include "pipeline/generate/provider.h"
 #include "validators/validators.h"
 
 /* review: grouping, templates, identity and where changes are published. */
@@ -28,14 +31,14 @@ enum sl_forge_kind { SL_FORGE_NONE = 0, SL_FORGE_GITHUB, SL_FORGE_GITLAB };
 #define SL_LEASE_TTL_MAX 86400
 
 typedef struct sl_spec_review {
-	int group;                  /* enum sl_group_kind; default target */
+	enum sl_group_kind group;   /* default target */
 	unsigned batch_files;       /* batch: at most this many files per change (default 10) */
 	unsigned batch_lines;       /* batch: at most this many changed lines (default 500) */
 	char *commit_message, *title, *body; /* templates ({{var}}); NULL = the defaults */
 	char *author, *committer;   /* "Name <email>"; NULL = the repository's user.name/email */
 	sl_strvec labels;
 	int draft;
-	int forge;                  /* enum sl_forge_kind; NONE = not configured */
+	enum sl_forge_kind forge;   /* NONE = not configured */
 	char *api_url;              /* default https://api.github.com, https://gitlab.com/api/v4 */
 	char *project;              /* owner/name (GitHub), id or path (GitLab) */
 	char *token_env;            /* variable holding the token (required with a forge) */
@@ -63,7 +66,9 @@ typedef struct sl_spec {
 	char *path;                 /* the file as given */
 	char *dir;                  /* its directory (for relative paths) */
 	char *name;                 /* required; [A-Za-z0-9._-]+ */
-	char *repository;           /* required; resolved against dir */
+	char *repository;           /* required, resolved against dir; NULL only when
+				       the file has none and sl_spec_opts.repository
+				       stood in for it */
 	char *base;                 /* default "HEAD" */
 	char *scratch;              /* worktree root; NULL = $TMPDIR/sluice-<uid> */
 
@@ -87,7 +92,7 @@ typedef struct sl_spec {
 	size_t nrules;
 
 	/* provider: */
-	int provider;               /* enum sl_provider_kind; default rules */
+	enum sl_provider_kind provider; /* default rules */
 	char *base_url, *model, *api_key_env, *command;
 	double temperature;         /* default -1: not sent */
 	int max_tokens;             /* default 0: not sent */
@@ -118,26 +123,39 @@ typedef struct sl_spec {
 	char *instructions;         /* what the model is asked to do; may be NULL */
 	char *prompt;               /* template; NULL = the default template */
 	sl_pos prompt_pos;
-	int edit_format;            /* enum sl_edit_format; default node for function, class
-				       and statement units, udiff otherwise */
+	enum sl_edit_format edit_format; /* default node for function, class and
+				       statement units, udiff otherwise */
 	unsigned attempts;          /* default 3, 1..100 */
 
 	sl_gate_conf *gates;
 	size_t ngates;
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
-	int job;                    /* enum sl_job_kind (`kind:`) */
+	enum sl_job_kind job;       /* `kind:` */
 	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates */
 	char *test_template;        /* testgen: how a test looks and registers (prompt text) */
 	unsigned coverage_below;    /* testgen: only units below this % line coverage; 0 = all */
 	char *findings_report;      /* fix: findings from this file (against dir), not the gate */
-	int findings_format;        /* its format (enum sl_report_format): gcc, gcc-json,
-				       sarif, tap, junit, automake or ctest */
+	enum sl_report_format findings_format; /* its format: gcc, gcc-json, sarif,
+				       tap, junit, automake or ctest */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 	sl_spec_review review;      /* how candidates become reviewable changes */
 } sl_spec;
 
-/* Load and validate; *out is NULL on error. */
+/* How to load a campaign file; SL_SPEC_OPTS_INIT loads it as sl_spec_load() does. */
+typedef struct sl_spec_opts {
+	/*
+	 * The repository given on the command line (--repo), borrowed: with it
+	 * the file may leave out `repository:` (spec->repository is then NULL
+	 * and the caller uses its own); without either, that is an error.
+	 */
+	const char *repository;
+} sl_spec_opts;
+#define SL_SPEC_OPTS_INIT { .repository = NULL }
+
+/* Load and validate; *out is NULL on error.  opts may be NULL (the defaults). */
+int sl_spec_load_ext(sl_spec **out, const char *path, const sl_spec_opts *opts, sl_err *err);
+/* sl_spec_load_ext() with the defaults: `repository:` is required. */
 int sl_spec_load(sl_spec **out, const char *path, sl_err *err);
 void sl_spec_free(sl_spec *spec);
 

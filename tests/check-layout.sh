@@ -8,19 +8,22 @@
 # Folders, innermost first; each may include its own headers and those of
 # the folders listed after "<-" in the table below.  Also:
 #   - outside validators/, only validators/validators.h (the front door);
-#   - storage/store_internal.h only inside storage/, and
-#     pipeline/generate/provider_internal.h only inside pipeline/generate/;
+#   - storage/store_internal.h only inside storage/,
+#     pipeline/generate/provider_internal.h only inside pipeline/generate/,
+#     and pipeline/spec/spec_internal.h only inside pipeline/spec/;
 #   - pipeline/apply/ may take the edit type (pipeline/generate/edit.h) and
 #     nothing else of generation;
 #   - pipeline/review/ may take the campaign (pipeline/spec.h) and the
 #     apply stage (branches, commits), nothing else of pipeline/;
+#   - pipeline/spec/ (the campaign loader) fills pipeline/spec.h and may
+#     take generation's enums (edit formats, providers);
 #   - an include names its folder ("common/buf.h"), never a bare file name.
 #
 # And states are types (docs/ARCHITECTURE.md, "States and names"): no
 # strcmp (strncmp, strcasecmp) against the name of a state, outcome,
 # verdict, decision, pull-request state, gate kind, report format or
 # fail_on level outside the files that read text from outside: storage/
-# (SQL rows), pipeline/spec.c (the campaign file), pipeline/review/forge.c
+# (SQL rows), pipeline/spec/ (the campaign file), pipeline/review/forge.c
 # (the forges' JSON, with GitLab's "opened"), validators/findings.c and
 # validators/findings_json.c (SARIF and gcc's JSON).  The names are read
 # off the name tables ("static const char *const X_names[...] = {") of
@@ -39,7 +42,7 @@ top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 2
 
 NAME_TABLES="storage/store.c storage/review_store.c validators/gating.c"
-NAME_BOUNDARY="storage/ pipeline/spec.c pipeline/review/forge.c validators/findings.c
+NAME_BOUNDARY="storage/ pipeline/spec/ pipeline/review/forge.c validators/findings.c
 validators/findings_json.c"
 
 # The names in every name table, one a line.
@@ -133,6 +136,7 @@ BEGIN {
 	allow["pipeline/http"] = "common"
 	allow["pipeline/generate"] = "common storage scoping validators pipeline/http"
 	allow["pipeline/apply"] = "common storage scoping validators"
+	allow["pipeline/spec"] = "common storage scoping validators pipeline/generate"
 	allow["pipeline/review"] = "common storage scoping validators pipeline/http pipeline/apply"
 	allow["pipeline"] = "common storage scoping validators pipeline/http pipeline/generate pipeline/apply pipeline/review"
 	allow["pipeline/cli"] = "common storage scoping validators pipeline pipeline/http pipeline/generate pipeline/apply pipeline/review"
@@ -160,7 +164,7 @@ BEGIN {
 				ok = 1
 		if (from == "pipeline/apply" && inc == "pipeline/generate/edit.h")
 			ok = 1
-		if (from == "pipeline/review" && inc == "pipeline/spec.h")
+		if ((from == "pipeline/review" || from == "pipeline/spec") && inc == "pipeline/spec.h")
 			ok = 1
 		if (!ok) {
 			print where from " may not include " inc " (docs/ARCHITECTURE.md)"
@@ -177,6 +181,10 @@ BEGIN {
 	}
 	if (inc == "pipeline/generate/provider_internal.h" && from != "pipeline/generate") {
 		print where "pipeline/generate/provider_internal.h is private to pipeline/generate/"
+		bad++
+	}
+	if (inc == "pipeline/spec/spec_internal.h" && from != "pipeline/spec") {
+		print where "pipeline/spec/spec_internal.h is private to pipeline/spec/"
 		bad++
 	}
 }

@@ -134,8 +134,10 @@ int sl_cmd_open_repo(git_repository **out, const char *path, sl_err *err)
 int sl_cmd_open_review(cmd_review_ctx *x, const char *store_path, const char *spec_path,
 		       const char *name, const char *repo_path, sl_err *err)
 {
+	sl_spec_opts so = { .repository = repo_path };
+
 	memset(x, 0, sizeof(*x));
-	if (spec_path && sl_spec_load(&x->spec, spec_path, err))
+	if (spec_path && sl_spec_load_ext(&x->spec, spec_path, &so, err))
 		return err->code;
 	if (sl_cmd_open_campaign(&x->st, &x->camp, store_path, x->spec ? x->spec->name : name,
 				 err))

@@ -33,6 +33,15 @@ test_expect_success 'a tab in the indentation is named as such' '
 	grep -q "^sluice: c.yaml:$line:" err
 '
 
+test_expect_success 'an unknown key names the nearest known one, at its line' '
+	write_campaign c.yaml "attemps: 3" &&
+	spec_error c.yaml "unknown key .attemps.; did you mean .attempts.?$" &&
+	line=$(grep -n "^attemps" c.yaml | cut -d: -f1) &&
+	grep -q "^sluice: c.yaml:$line:1: " err &&
+	write_campaign c.yaml "colour: red" &&
+	spec_error c.yaml "unknown key .colour.$"
+'
+
 test_expect_success 'an integer too large for its field exits 2' '
 	write_campaign c.yaml "budget:" "  max_tokens: 99999999999999999999999" &&
 	spec_error c.yaml ".max_tokens. must be between"

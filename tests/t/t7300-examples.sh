@@ -41,8 +41,16 @@ readme_campaign() { # SECTION: the first yaml block under the README heading SEC
 		/^```$/ && on { on = 0; done = 1 } on' "$EXAMPLES/../README.md"
 }
 
-test_expect_success 'the campaign file of each job in the README loads and scopes its example' '
-	readme_campaign "## A campaign file, line by line" >readme-migration.yaml &&
+manpage_campaign() { # the example of sluice-campaign(5), roff escapes undone
+	awk '/^\.SH EXAMPLE/ { sec = 1 } sec && /^\.EE/ { exit } on { print }
+		sec && /^\.EX/ { on = 1 }' "$EXAMPLES/../docs/sluice-campaign.5" |
+	sed -e "s/\\\\-/-/g" -e "s/\\\\e/\\\\/g"
+}
+
+test_expect_success 'the campaign file of each job in the docs loads and scopes its example' '
+	manpage_campaign >readme-migration.yaml &&
+	grep -q "^name: greet-v2$" readme-migration.yaml &&
+	grep -q "forbid: \[\"TODO\", \"printf\\\\\\\\(\"\]" readme-migration.yaml &&
 	readme_campaign "## The fix job" >readme-fix.yaml &&
 	readme_campaign "## The testgen job" >readme-testgen.yaml &&
 	greet_repo greet &&
@@ -54,6 +62,34 @@ test_expect_success 'the campaign file of each job in the README loads and scope
 	test_cmp expect actual &&
 	sluice scope --repo demo/testgen readme-testgen.yaml >scope-testgen &&
 	test "$(cut -d" " -f1 scope-testgen)" = src/calc.c:4:1:
+'
+
+test_expect_success 'README: the ten-minute campaign runs as written, on the repository it names and with --repo' '
+	mkdir guide &&
+	readme_campaign "## Your first campaign, in ten minutes" >guide/campaign.yaml &&
+	grep -q "^repository: myrepo" guide/campaign.yaml &&
+	greet_repo guide/myrepo &&
+	git -C guide/myrepo status --porcelain >status-before &&
+	git -C guide/myrepo rev-parse HEAD >head-before &&
+	sluice scope guide/campaign.yaml >guide-scope &&
+	test $(wc -l <guide-scope) = 3 &&
+	sluice baseline guide/campaign.yaml --store guide.db >guide-baseline &&
+	grep -q "gate test (custom, expect pass): pass on the base" guide-baseline &&
+	sluice run guide/campaign.yaml --store guide.db >guide-run 2>&1 &&
+	grep -q "proposed  *3" guide-run &&
+	sluice show 1 --store guide.db >guide-show &&
+	grep -q "^+.*greet(.*, sizeof .*, .*);" guide-show &&
+	sluice export guide/campaign.yaml --store guide.db --out guide-export &&
+	test -s guide-export/report.html &&
+	git -C guide/myrepo for-each-ref --format="%(refname)" >refs &&
+	test "$(grep -vc "^refs/heads/sluice/greet-v2/" refs)" = 1 &&
+	git -C guide/myrepo status --porcelain >status-after &&
+	test_cmp status-before status-after &&
+	git -C guide/myrepo rev-parse HEAD >head-after &&
+	test_cmp head-before head-after &&
+	grep -v "^repository:" guide/campaign.yaml >guide/norepo.yaml &&
+	sluice scope guide/norepo.yaml --repo guide/myrepo >guide-scope2 &&
+	test_cmp guide-scope guide-scope2
 '
 
 # The model version of each example (campaign-openai.yaml), unchanged but for

@@ -382,6 +382,39 @@ static void test_dir_and_missing_file(void)
 	CHECK_INT(chdir(cwd), 0);
 }
 
+/* --repo stands in for a missing `repository:`; the file's own wins otherwise. */
+static void test_repository_override(void)
+{
+	static const char no_repo[] = "name: t\ntargets: {language: c, query: q}\n"
+		"rules: [{capture: c, template: x}]\n";
+	sl_spec_opts so = SL_SPEC_OPTS_INIT;
+	sl_err err = SL_ERR_INIT;
+	sl_spec *s = NULL;
+	char *path = write_spec(no_repo, strlen(no_repo));
+	sl_buf want = SL_BUF_INIT;
+
+	so.repository = "/elsewhere/repo";
+	CHECK_INT(sl_spec_load_ext(&s, path, &so, &err), 0);
+	CHECK_STR(err.msg, "");
+	CHECK(s && s->repository == NULL);
+	sl_spec_free(s);
+	s = NULL;
+
+	CHECK_INT(sl_spec_load_ext(&s, path, NULL, &err), SL_EINPUT);
+	sl_buf_addf(&want, "%s:1:1: missing required field 'repository'", path);
+	CHECK_STR(err.msg, want.buf);
+	CHECK(s == NULL);
+	free(path);
+
+	sl_err_clear(&err);
+	path = write_spec(BASE, strlen(BASE));
+	CHECK_INT(sl_spec_load_ext(&s, path, &so, &err), 0);
+	CHECK(s && s->repository && !strcmp(s->repository, "r"));
+	sl_spec_free(s);
+	sl_buf_release(&want);
+	free(path);
+}
+
 static void test_errors(void)
 {
 	/* structure */
@@ -410,6 +443,21 @@ static void test_errors(void)
 		     "rules:\n  - capture: c\n    template: x\n    tmpl: y\n",
 		     "7:5: unknown key 'tmpl' in 'rules'");
 	EXPECT_ERROR(BASE "name: u\n", "9:1: duplicate key 'name'");
+
+	/* an unknown key near a known one of its mapping: at most two edits and a third */
+	EXPECT_ERROR(BASE "attemps: 3\n", "9:1: unknown key 'attemps'; did you mean 'attempts'?");
+	EXPECT_ERROR(BASE "nmae: x\n", "9:1: unknown key 'nmae'; did you mean 'name'?");
+	EXPECT_ERROR(BASE "jail: {memroy_mb: 1}\n",
+		     "9:8: unknown key 'memroy_mb' in 'jail'; did you mean 'memory_mb'?");
+	EXPECT_ERROR(BASE "gates:\n  - {name: b, command: make, timeot: 5}\n",
+		     "10:30: unknown key 'timeot' in 'gates'; did you mean 'timeout'?");
+	EXPECT_ERROR(BASE "review: {grop: file}\n",
+		     "9:10: unknown key 'grop' in 'review'; did you mean 'group'?");
+	EXPECT_ERROR(BASE "kindd: fix\n", "9:1: unknown key 'kindd'; did you mean 'kind'?");
+	EXPECT_ERROR(BASE "jb: 1\n", "9:1: unknown key 'jb'");
+	EXPECT_ERROR(BASE "attmp: 3\n", "9:1: unknown key 'attmp'");
+	EXPECT_ERROR(BASE "budget: {max_token: 5}\n",
+		     "9:10: unknown key 'max_token' in 'budget'; did you mean 'max_tokens'?");
 	EXPECT_ERROR(BASE "provider: {kind: rules, kind: openai}\n",
 		     "9:25: duplicate key 'kind' in 'provider'");
 	EXPECT_ERROR(BASE "[a]: b\n", "9:1: expected a string key");
@@ -673,6 +721,7 @@ int main(void)
 	RUN(test_paths_single_string);
 	RUN(test_scalars_and_nulls);
 	RUN(test_dir_and_missing_file);
+	RUN(test_repository_override);
 	RUN(test_errors);
 	RUN(test_errors_sanitize_and_size);
 	RUN(test_query_pos_block);

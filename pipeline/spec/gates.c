@@ -1,0 +1,259 @@
+/*
+ * gates.c - the campaign file's 'gates' section: each entry's keys read,
+ * then checked against its kind (what runs a command, what reads a report,
+ * what belongs to policy gates) and against the gates before it (names,
+ * preparing gates first).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "pipeline/spec/spec_internal.h"
+
+/* "a, b or c": the names of formats (ending with SL_REPORT_NONE) for a message. */
+static void format_list(char *buf, size_t size, const int *formats)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; formats[i] && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s",
+					 !i ? "" : formats[i + 1] ? ", " : " or ",
+					 sl_report_format_name(formats[i]));
+}
+
+/* A gate's `format:` word, one of the formats its kind reads, into *out. */
+static int gate_format(struct loader *ld, const struct node *v, const char *word, int kind,
+		       const char *kind_name, int *out)
+{
+	/* the formats each kind reads, in the order the message names them */
+	static const int formats[][8] = {
+		[SL_GATE_STATIC] = { SL_REPORT_GCC, SL_REPORT_GCC_JSON, SL_REPORT_SARIF },
+		[SL_GATE_TEST] = { SL_REPORT_JUNIT, SL_REPORT_TAP, SL_REPORT_AUTOMAKE,
+			SL_REPORT_CTEST },
+		[SL_GATE_COVERAGE] = { SL_REPORT_LCOV, SL_REPORT_GCOV, SL_REPORT_GCOV_JSON },
+		[SL_GATE_FINDING_GONE] = { SL_REPORT_GCC, SL_REPORT_GCC_JSON, SL_REPORT_SARIF,
+			SL_REPORT_TAP, SL_REPORT_JUNIT, SL_REPORT_AUTOMAKE, SL_REPORT_CTEST },
+		[SL_GATE_MUTANTS] = { SL_REPORT_NONE },
+	};
+	int f = sl_report_format_parse(word);
+	char list[160];
+
+	for (size_t j = 0; f && formats[kind][j]; j++)
+		if (formats[kind][j] == f) {
+			*out = f;
+			return 0;
+		}
+	format_list(list, sizeof(list), formats[kind]);
+	return spec_fail(ld, v->start, "'format' of a %s gate must be %s", kind_name,
+			 list[0] ? list : "left out (this kind reads no report)");
+}
+
+/* A gate's keys, in the order of the enum that indexes them. */
+static const char *const gates_keys[] = { "name", "command", "timeout", "kind", "format",
+	"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
+	"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
+	"allow_skip", "prepare", NULL };
+enum { G_NAME, G_COMMAND, G_TIMEOUT, G_KIND, G_FORMAT, G_REPORT, G_RADIUS, G_FAIL_ON,
+	G_RERUNS, G_MUST_FIX, G_ALLOW_PATHS, G_FORBID, G_BUILD_FILES, G_MAX_FILES,
+	G_MAX_LINES, G_ALLOW_BUILD, G_LOOPBACK, G_EXPECT, G_ALLOW_SKIP, G_PREPARE };
+static const char *const gate_kinds[] = { "custom", "build", "policy", "static", "test",
+	"coverage", "finding-gone", "mutants", NULL };
+
+/* One entry of 'gates' as read: its node, its values by key, its words. */
+struct gate_item {
+	const struct node *item;
+	const struct node *v[SL_CAP_SPEC_KEYS];
+	const char *format, *fail_on;
+};
+
+/* Read an entry's keys into g (defaults first); the name is required. */
+static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
+{
+	static const char *const expects[] = { "pass", "fix", NULL };
+	static const int expect_ix[] = { SL_EXPECT_PASS, SL_EXPECT_FIX };
+	static const int kind_ix[] = { SL_GATE_CUSTOM, SL_GATE_BUILD, SL_GATE_POLICY,
+		SL_GATE_STATIC, SL_GATE_TEST, SL_GATE_COVERAGE, SL_GATE_FINDING_GONE,
+		SL_GATE_MUTANTS };
+	const struct node **v = it->v;
+
+	g->pos.line = (uint32_t)(it->item->start.line + 1);
+	g->pos.col = (uint32_t)(it->item->start.column + 1);
+	g->timeout_s = 600;
+	g->radius = 3;
+	g->reruns = 1;
+	if (spec_map_fields(ld, it->item, "gates", gates_keys, v) ||
+	    spec_get_str(ld, v[G_NAME], "name", "gates", 1, &g->name) ||
+	    spec_get_enum(ld, v[G_KIND], "kind", "gates", gate_kinds, kind_ix, &g->kind) ||
+	    spec_get_str(ld, v[G_COMMAND], "command", "gates", 1, &g->command) ||
+	    spec_get_word(ld, v[G_FORMAT], "format", "gates", 1, &it->format) ||
+	    spec_get_str(ld, v[G_REPORT], "report", "gates", 1, &g->report) ||
+	    spec_get_word(ld, v[G_FAIL_ON], "fail_on", "gates", 1, &it->fail_on) ||
+	    spec_get_strings(ld, v[G_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
+	    spec_get_strings(ld, v[G_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
+	    spec_get_strings(ld, v[G_FORBID], "forbid", "gates", &g->forbid) ||
+	    spec_get_strings(ld, v[G_BUILD_FILES], "build_files", "gates", &g->build_files) ||
+	    spec_get_bool(ld, v[G_ALLOW_BUILD], "allow_build_files", "gates",
+			  &g->allow_build_files) ||
+	    spec_get_bool(ld, v[G_LOOPBACK], "loopback", "gates", &g->loopback) ||
+	    spec_get_enum(ld, v[G_EXPECT], "expect", "gates", expects, expect_ix, &g->expect) ||
+	    spec_get_bool(ld, v[G_ALLOW_SKIP], "allow_skip", "gates", &g->allow_skip) ||
+	    spec_get_bool(ld, v[G_PREPARE], "prepare", "gates", &g->prepare) ||
+	    spec_need(ld, it->item, v[G_NAME], "name", "gates"))
+		return SL_EINPUT;
+	return 0;
+}
+
+/*
+ * Gate i's expect, allow_skip, prepare, command and loopback against its
+ * kind (a fix campaign's test gates expect a fix); preparing gates come first.
+ */
+static int check_gate_running(struct loader *ld, const struct gate_item *it, sl_spec *spec,
+			      size_t i)
+{
+	const struct node *const *v = it->v;
+	sl_gate_conf *g = &spec->gates[i];
+
+	if (!v[G_EXPECT] && spec->goal_fix && g->kind == SL_GATE_TEST)
+		g->expect = SL_EXPECT_FIX;
+	if (v[G_EXPECT] && g->kind != SL_GATE_BUILD && g->kind != SL_GATE_CUSTOM &&
+	    g->kind != SL_GATE_TEST)
+		return spec_fail(ld, v[G_EXPECT]->start,
+				 "'expect' belongs to build, custom and test gates");
+	if (v[G_ALLOW_SKIP] && g->kind == SL_GATE_POLICY)
+		return spec_fail(ld, v[G_ALLOW_SKIP]->start,
+				 "'allow_skip' belongs to gates that run a command");
+	if (v[G_PREPARE] && g->kind == SL_GATE_POLICY)
+		return spec_fail(ld, v[G_PREPARE]->start,
+				 "'prepare' belongs to gates that run a command");
+	/* the warm base is what the leading gates leave behind */
+	for (size_t j = 0; g->prepare && j < i; j++)
+		if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)
+			return spec_fail(ld, v[G_PREPARE]->start, "'prepare' after gate "
+					 "'%s', which does not prepare: preparing gates come "
+					 "first", spec->gates[j].name);
+	if (g->kind != SL_GATE_POLICY && spec_need(ld, it->item, v[G_COMMAND], "command", "gates"))
+		return SL_EINPUT;
+	if (g->kind == SL_GATE_POLICY && v[G_COMMAND])
+		return spec_fail(ld, v[G_COMMAND]->start, "a policy gate runs no command");
+	if (g->kind == SL_GATE_POLICY && v[G_LOOPBACK])
+		return spec_fail(ld, v[G_LOOPBACK]->start,
+				 "'loopback' belongs to gates that run a command");
+	return 0;
+}
+
+/* Gate i's name: valid, and unlike the names of the gates before it. */
+static int check_gate_name(struct loader *ld, const struct gate_item *it, const sl_spec *spec,
+			   size_t i)
+{
+	const sl_gate_conf *g = &spec->gates[i];
+	char sbuf[80];
+
+	if (!spec_valid_name(g->name))
+		return spec_fail(ld, it->v[G_NAME]->start,
+				 "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+				 spec_show(sbuf, sizeof(sbuf), g->name, strlen(g->name)));
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(spec->gates[j].name, g->name))
+			return spec_fail(ld, it->v[G_NAME]->start, "duplicate gate name '%s'", g->name);
+	return 0;
+}
+
+/* The numeric keys; a testgen campaign's test gates rerun 5 times unless told. */
+static int read_gate_numbers(struct loader *ld, const struct gate_item *it, sl_gate_conf *g,
+			     const sl_spec *spec)
+{
+	const struct node *const *v = it->v;
+
+	if (spec_get_uint(ld, v[G_TIMEOUT], "timeout", "gates", 1, INT_MAX, &g->timeout_s) ||
+	    spec_get_uint(ld, v[G_RADIUS], "radius", "gates", 0, 10000, &g->radius) ||
+	    spec_get_uint(ld, v[G_RERUNS], "reruns", "gates", 1, 100, &g->reruns))
+		return SL_EINPUT;
+	if (!v[G_RERUNS] && spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST)
+		g->reruns = 5;      /* a generated test must not be flaky */
+	if (spec_get_uint(ld, v[G_MAX_FILES], "max_files", "gates", 1, INT_MAX, &g->max_files) ||
+	    spec_get_uint(ld, v[G_MAX_LINES], "max_lines", "gates", 1, INT_MAX, &g->max_lines))
+		return SL_EINPUT;
+	return 0;
+}
+
+/* format, report, fail_on and must_fix: what the gate reads and how it judges it. */
+static int check_gate_report(struct loader *ld, const struct gate_item *it, sl_gate_conf *g)
+{
+	const struct node *const *v = it->v;
+
+	if (it->format && gate_format(ld, v[G_FORMAT], it->format, g->kind,
+				      gate_kinds[g->kind], &g->format))
+		return SL_EINPUT;
+	if ((g->kind == SL_GATE_STATIC || g->kind == SL_GATE_COVERAGE ||
+	     g->kind == SL_GATE_FINDING_GONE) && !g->format)
+		return spec_need(ld, it->item, NULL, "format", "gates");
+	if (g->kind == SL_GATE_COVERAGE && !g->report)
+		return spec_need(ld, it->item, NULL, "report", "gates");
+	if (it->fail_on && !(g->fail_on = sl_fail_on_parse(it->fail_on)))
+		return spec_fail(ld, v[G_FAIL_ON]->start, "'fail_on' must be warning or error");
+	if (g->report && (g->report[0] == '/' || strstr(g->report, "..")))
+		return spec_fail(ld, v[G_REPORT]->start,
+				 "'report' must be a path inside the worktree, without '..'");
+	if ((g->must_fix.n || v[G_RERUNS]) && g->kind != SL_GATE_TEST && g->kind != SL_GATE_CUSTOM)
+		return spec_fail(ld, it->item->start, "'must_fix' and 'reruns' belong to test gates");
+	/* without a report nothing would ever read the names */
+	if (v[G_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
+		return spec_fail(ld, v[G_MUST_FIX]->start, "'must_fix' needs a test gate with a "
+				 "'format' (junit, tap, automake or ctest)");
+	return 0;
+}
+
+/* The policy keys: only on policy gates, and their patterns must compile. */
+static int check_gate_policy(struct loader *ld, const struct gate_item *it,
+			     const sl_gate_conf *g)
+{
+	const struct node *const *v = it->v;
+	sl_policy_opts po = SL_POLICY_OPTS_INIT;
+	sl_err perr = SL_ERR_INIT;
+
+	if (g->kind != SL_GATE_POLICY &&
+	    (g->allow_paths.n || g->forbid.n || g->build_files.n || g->max_files ||
+	     g->max_lines || v[G_ALLOW_BUILD]))
+		return spec_fail(ld, it->item->start, "'allow_paths', 'forbid', 'build_files', "
+				 "'max_files', 'max_lines' and 'allow_build_files' belong to "
+				 "policy gates");
+	if (g->kind != SL_GATE_POLICY)
+		return 0;
+	po.forbid = g->forbid.n ? (const char *const *)g->forbid.v : NULL;
+	if (sl_policy_validate(&po, &perr))
+		return spec_fail(ld, v[G_FORBID] ? v[G_FORBID]->start : it->item->start,
+				 "%s", perr.msg);
+	return 0;
+}
+
+/* 'gates': each entry read, then checked against its kind and the gates before it. */
+int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
+{
+	if (spec_want_type(ld, seq, N_SEQ, "gates", NULL))
+		return SL_EINPUT;
+	spec->gates = sl_xcalloc(seq->nkid ? seq->nkid : 1, sizeof(*spec->gates));
+	for (size_t i = 0; i < seq->nkid; i++) {
+		struct gate_item it = { .item = seq->kid[i] };
+		sl_gate_conf *g = &spec->gates[spec->ngates];
+
+		if (it.item->type != N_MAP)
+			return spec_fail(ld, it.item->start,
+					 "expected a mapping for an entry of 'gates'");
+		spec->ngates++;
+		if (read_gate(ld, &it, g) || check_gate_running(ld, &it, spec, i) ||
+		    check_gate_name(ld, &it, spec, i) || read_gate_numbers(ld, &it, g, spec) ||
+		    check_gate_report(ld, &it, g) || check_gate_policy(ld, &it, g))
+			return SL_EINPUT;
+	}
+	return 0;
+}
+
+int spec_has_gate_kind(const sl_spec *spec, int kind)
+{
+	for (size_t i = 0; i < spec->ngates; i++)
+		if (spec->gates[i].kind == kind)
+			return 1;
+	return 0;
+}
