@@ -1,9 +1,9 @@
 /*
- * cmd.h - the command-line commands (one function each, dispatched by the
- * table in main.c) and the little they share.
+ * cmd.h - the command-line commands (one sl_command each, dispatched by
+ * the table in main.c) and the little they share (cmd_common.c).
  *
- * A command gets argc/argv starting at its own name and returns the
- * process exit status: 0 success, 1 the campaign ran but nothing passed its
+ * A command gets its parsed options and positional arguments and returns
+ * the process exit status: 0 success, 1 the campaign ran but nothing passed its
  * gates (or a rejected verdict where a command asks for one), 2 bad usage
  * or bad input, 3 internal error.  Only main() exits.
  */
@@ -16,6 +16,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
+#include "pipeline/cli/options.h"
 #include "pipeline/spec.h"
 #include "storage/store.h"
 
@@ -26,30 +27,38 @@ enum {
 	SL_EXIT_INTERNAL = 3,
 };
 
+/*
+ * A command: its name, its help (usage lines, a description, the option
+ * table, closing notes) and its function, defined beside its code in its
+ * cmd_*.c file.  The dispatcher allocates a zeroed struct of opts_size,
+ * parses the options into it (options.h), prints a usage error (exit 2) or
+ * the help itself, and calls fn with the struct and the positional
+ * arguments; it releases the struct after.
+ */
 typedef struct sl_command {
 	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-	const char *usage;          /* the full --help text */
+	const char *summary;        /* one line for `sluice help` */
+	const char *usage;          /* "usage: sluice NAME ...\n" (and "   or: ...\n" lines) */
+	const char *about;          /* what it does, before the options; or NULL */
+	const sl_option *options;   /* ended by SL_OPT_END() */
+	const char *notes;          /* after the options (exit status...), or NULL */
+	size_t opts_size;           /* the struct the table's offsets point into */
+	int (*fn)(const struct sl_command *self, void *opts, const sl_opt_args *args);
 } sl_command;
 
-int cmd_scope(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_baseline(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_accept(int argc, char **argv);
-int cmd_reject(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_doctor(int argc, char **argv);
-int cmd_gc(int argc, char **argv);
-int cmd_targets(int argc, char **argv);
-int cmd_publish(int argc, char **argv);
-int cmd_sync(int argc, char **argv);
-int cmd_retry(int argc, char **argv);
+/* The commands, each in its cmd_*.c file (a small family shares one). */
+extern const sl_command cmd_scope, cmd_run, cmd_baseline, cmd_status, cmd_targets, cmd_show,
+	cmd_accept, cmd_reject, cmd_export, cmd_publish, cmd_sync, cmd_doctor, cmd_gc, cmd_retry,
+	cmd_help, cmd_version;
 
-/* The table's entry for name (for usage and help), or NULL. */
+/* The table main.c dispatches from, ended by NULL; `sluice help` lists it. */
+extern const sl_command *const sl_commands[];
+
+/* The table's entry for name, or NULL. */
 const sl_command *sl_command_find(const char *name);
+
+/* The list of commands `sluice help` prints (on stderr for `sluice` alone). */
+void sl_cmd_overview(FILE *f);
 
 /* Print "sluice: MSG" and map the error code to an exit status. */
 int sl_cmd_fail(const sl_err *err);
@@ -58,11 +67,11 @@ int sl_cmd_fail(const sl_err *err);
  * sent (term.h): every print of what a gate, a model or a repository wrote.
  */
 void sl_cmd_print(FILE *f, const char *text, int json);
-/* Print a usage error and the command's usage; returns 2. */
-int sl_cmd_usage(const char *cmd, const char *fmt, ...)
+/* Print "sluice CMD: MSG" and the command's help on stderr; returns 2. */
+int sl_cmd_usage(const sl_command *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Print the command's help on stdout; returns 0. */
-int sl_cmd_help(const char *cmd);
+/* Print the command's help (generated from its table) on f. */
+void sl_cmd_help(FILE *f, const sl_command *c);
 
 /*
  * Open the store (must exist) and pick a campaign: by name, or the only one
@@ -92,28 +101,23 @@ int sl_cmd_open_review(cmd_review_ctx *x, const char *store_path, const char *sp
 		       const char *name, const char *repo_path, sl_err *err);
 void sl_cmd_review_release(cmd_review_ctx *x);
 
-/* Options common to the commands; each command says which it takes. */
-typedef struct cmd_opts {
-	const char *repo, *store, *reason, *out;
-	int json;
-	int attempts;               /* --attempts */
-	const char *record;         /* --record FILE */
-	int unsafe;                 /* --unsafe */
-	sl_strvec states;           /* --state, repeatable, each a comma-separated list */
-	unsigned lease_ttl;         /* --lease-ttl SECONDS (1..SL_LEASE_TTL_MAX); 0 = unset */
-	char **args;                /* positional arguments (borrowed from argv) */
-	int nargs;
-} cmd_opts;
+/*
+ * Print a campaign's funnel (and, as text, its proposed candidates) on
+ * stdout, as status and run show it; *proposed is how many passed.
+ */
+int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
+			sl_err *err);
 
 /*
- * Parse --repo --store --json --reason --out --attempts; `allowed` lists the
- * letters a command accepts: r(epo) s(tore) j(son) R(eason) o(ut) a(ttempts)
- * w (--record) U (--unsafe) S (--state) L (--lease-ttl).  Returns 0, or the
- * exit status of a usage error (already printed).  The command checks the
- * state names; o->states is owned: sl_cmd_opts_release frees it.
+ * The options several commands take, with one help line each: TYPE is the
+ * command's options struct, which names the field repo, store or json.
  */
-int sl_cmd_parse_opts(cmd_opts *o, int argc, char **argv, const char *allowed);
-void sl_cmd_opts_release(cmd_opts *o);
+#define CMD_OPT_STORE(type) \
+	SL_OPT_STRING_F("store", 0, "PATH", "the store file", \
+			"$SLUICE_STORE, else $XDG_DATA_HOME/sluice/sluice.db", type, store, \
+			SL_OPTF_FILE)
+#define CMD_OPT_REPO(type, help) SL_OPT_STRING("repo", 0, "PATH", help, NULL, type, repo)
+#define CMD_OPT_JSON(type, help) SL_OPT_BOOL("json", 0, help, type, json)
 
 /* Parse a positive decimal id; 0 on error. */
 long long sl_cmd_parse_id(const char *s);

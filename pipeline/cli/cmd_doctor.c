@@ -107,23 +107,25 @@ static const char *warm_mode(const sl_jail_layers *l)
 		"a worktree per candidate (no overlay)";
 }
 
-int cmd_doctor(int argc, char **argv)
+struct doctor_opts {
+	int json;
+};
+
+static int doctor_main(const sl_command *self, void *opts, const sl_opt_args *args)
 {
-	cmd_opts o;
+	const struct doctor_opts *o = opts;
 	sl_jail_layers l;
 	sl_err err = SL_ERR_INIT;
 	char buf[512];
-	int ret, ok;
+	int ok;
 
-	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "j")))
-		return ret;
-	if (o.nargs)
-		return sl_cmd_usage("doctor", "expected no arguments");
+	if (args->n)
+		return sl_cmd_usage(self, "expected no arguments");
 	if (sl_jail_probe(&l, &err))
 		return sl_cmd_fail(&err);
 	ok = (l.available & SL_JAIL_MINIMUM) == SL_JAIL_MINIMUM;
 
-	if (o.json) {
+	if (o->json) {
 		json_t *root = json_object(), *layers = json_object();
 		char *s;
 
@@ -159,3 +161,21 @@ int cmd_doctor(int argc, char **argv)
 	}
 	return ok ? SL_EXIT_OK : SL_EXIT_NOTHING;
 }
+
+static const sl_option doctor_options[] = {
+	CMD_OPT_JSON(struct doctor_opts, "print the layers as JSON"),
+	SL_OPT_END(),
+};
+
+const sl_command cmd_doctor = {
+	.name = "doctor",
+	.summary = "show which layers of the jail work on this machine",
+	.usage = "usage: sluice doctor [--json]\n",
+	.about = "Probe each layer of the jail (namespaces, private root, overlay, seccomp,\n"
+		"Landlock, cgroups, rlimits) as the current user and print what works.\n",
+	.options = doctor_options,
+	.notes = "Exit status: 0 if user, mount, pid and network namespaces work (the\n"
+		"minimum for gates), 1 if not.\n",
+	.opts_size = sizeof(struct doctor_opts),
+	.fn = doctor_main,
+};

@@ -3,7 +3,7 @@
  *
  *   sluice gc [--scratch DIR] [--repo PATH] [--store PATH]
  *
- * Parses the options and prints what sl_gc() (pipeline/gc.h) removed:
+ * Hands its options to sl_gc() (pipeline/gc.h) and prints what it removed:
  * "removed N worktrees", "removed N warm bases, M layers" when there were
  * any, and "removed N branches" when the store's campaigns were looked at.
  * Its notices go to stderr as "sluice gc: ...".  A linked worktree under a
@@ -12,9 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "pipeline/cli/cmd.h"
 #include "pipeline/gc.h"
@@ -27,27 +25,6 @@ static void print_notice(void *ctx, const char *line)
 	fprintf(stderr, "sluice gc: %s\n", line);
 }
 
-/* Fill opts from argv; 0, or the exit status of a usage error (printed). */
-static int parse_gc_opts(sl_gc_opts *opts, const char **store_opt, int argc, char **argv)
-{
-	struct stat sb;
-
-	for (int i = 1; i < argc; i++) {
-		const char **slot = !strcmp(argv[i], "--scratch") ? &opts->scratch :
-			!strcmp(argv[i], "--repo") ? &opts->repo :
-			!strcmp(argv[i], "--store") ? store_opt : NULL;
-
-		if (!slot)
-			return sl_cmd_usage("gc", "unknown argument '%s'", argv[i]);
-		if (i + 1 >= argc || !*argv[i + 1])
-			return sl_cmd_usage("gc", "option '%s' needs a value", argv[i]);
-		*slot = argv[++i];
-	}
-	if (opts->scratch && !stat(opts->scratch, &sb) && !S_ISDIR(sb.st_mode))
-		return sl_cmd_usage("gc", "--scratch '%s' is not a directory", opts->scratch);
-	return 0;
-}
-
 static void print_counts(const sl_gc_result *r)
 {
 	printf("removed %zu worktree%s\n", r->worktrees, r->worktrees == 1 ? "" : "s");
@@ -58,26 +35,55 @@ static void print_counts(const sl_gc_result *r)
 		printf("removed %zu branch%s\n", r->branches, r->branches == 1 ? "" : "es");
 }
 
-int cmd_gc(int argc, char **argv)
+struct gc_args {
+	const char *scratch, *repo, *store;
+};
+
+static int gc_main(const sl_command *self, void *opts, const sl_opt_args *args)
 {
-	sl_gc_opts opts = SL_GC_OPTS_INIT;
+	const struct gc_args *a = opts;
+	sl_gc_opts go = SL_GC_OPTS_INIT;
 	sl_gc_result res;
 	sl_err err = SL_ERR_INIT;
-	const char *store_opt = NULL;
 	char *store = NULL;
-	int ret;
+	int ret = SL_EXIT_OK;
 
-	if ((ret = parse_gc_opts(&opts, &store_opt, argc, argv)))
-		return ret;
-	opts.store = store = sl_default_store_path(store_opt);
-	opts.notice = print_notice;
-	if (!opts.repo && !opts.scratch && access(store, F_OK))
-		ret = sl_cmd_usage("gc", "no store at '%s': name the repository with --repo or the "
+	if (args->n)
+		return sl_cmd_usage(self, "unknown argument '%s'", args->v[0]);
+	go.scratch = a->scratch;
+	go.repo = a->repo;
+	go.store = store = sl_default_store_path(a->store);
+	go.notice = print_notice;
+	if (!go.repo && !go.scratch && access(store, F_OK))
+		ret = sl_cmd_usage(self, "no store at '%s': name the repository with --repo or the "
 				   "root with --scratch", store);
-	else if (sl_gc(&res, &opts, &err))
+	else if (sl_gc(&res, &go, &err))
 		ret = sl_cmd_fail(&err);
 	else
 		print_counts(&res);
 	free(store);
 	return ret;
 }
+
+static const sl_option gc_options[] = {
+	SL_OPT_STRING_F("scratch", 0, "DIR", "the scratch root to clean", "each of "
+			"$TMPDIR/sluice-UID, /dev/shm/sluice-UID and /tmp/sluice-UID, and each "
+			"stored campaign's scratch root",
+			struct gc_args, scratch, SL_OPTF_DIR),
+	SL_OPT_STRING("repo", 0, "PATH", "the repository whose worktrees to remove", "every "
+		      "campaign's repository in the store", struct gc_args, repo),
+	CMD_OPT_STORE(struct gc_args),
+	SL_OPT_END(),
+};
+
+const sl_command cmd_gc = {
+	.name = "gc",
+	.summary = "remove scratch worktrees left by crashed runs",
+	.usage = "usage: sluice gc [--scratch DIR] [--repo PATH] [--store PATH]\n",
+	.about = "Remove the linked worktrees under the scratch root of --repo, or of every\n"
+		"campaign's repository in the store, and leftover checkouts of runs that\n"
+		"are gone.  Worktrees of a run still in progress are kept.\n",
+	.options = gc_options,
+	.opts_size = sizeof(struct gc_args),
+	.fn = gc_main,
+};

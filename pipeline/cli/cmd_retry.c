@@ -62,9 +62,14 @@ static int names_target(const char *spec, const sl_target_rec *t)
 	return !*end && line >= t->start_line && line <= t->end_line;
 }
 
-int cmd_retry(int argc, char **argv)
+struct retry_opts {
+	const char *store;
+	sl_strvec states;
+};
+
+static int retry_main(const sl_command *self, void *opts, const sl_opt_args *args)
 {
-	cmd_opts o;
+	const struct retry_opts *o = opts;
 	sl_store *st = NULL;
 	sl_campaign_rec camp = { 0 };
 	sl_target_rec *all = NULL;
@@ -72,40 +77,38 @@ int cmd_retry(int argc, char **argv)
 	const char *name = NULL, *bad = NULL;
 	size_t n = 0, sent = 0, first = 0;
 	unsigned states;
-	int ret;
+	int ret = SL_EXIT_OK;
 
-	if ((ret = sl_cmd_parse_opts(&o, argc, argv, "sS")))
-		return ret;
-	states = parse_states(&o.states, &bad);
+	states = parse_states(&o->states, &bad);
 	if (bad) {
-		ret = sl_cmd_usage("retry", "--state: unknown state '%s' (known: failed, "
+		ret = sl_cmd_usage(self, "--state: unknown state '%s' (known: failed, "
 				   "budget, rejected, skipped, stale)", bad);
 		goto done;
 	}
-	if (o.nargs && !strchr(o.args[0], ':')) {
-		name = o.args[0];
+	if (args->n && !strchr(args->v[0], ':')) {
+		name = args->v[0];
 		first = 1;
 	}
-	for (int i = (int)first; i < o.nargs && !ret; i++)
-		if (!strchr(o.args[i], ':'))
-			ret = sl_cmd_usage("retry", "'%s' is not PATH:LINE", o.args[i]);
-	if (!ret && !o.states.n && (size_t)o.nargs == first)
-		ret = sl_cmd_usage("retry", "say which targets: --state LIST or PATH:LINE");
+	for (int i = (int)first; i < args->n && !ret; i++)
+		if (!strchr(args->v[i], ':'))
+			ret = sl_cmd_usage(self, "'%s' is not PATH:LINE", args->v[i]);
+	if (!ret && !o->states.n && (size_t)args->n == first)
+		ret = sl_cmd_usage(self, "say which targets: --state LIST or PATH:LINE");
 	if (ret)
 		goto done;
-	if (sl_cmd_open_campaign(&st, &camp, o.store, name, &err) ||
+	if (sl_cmd_open_campaign(&st, &camp, o->store, name, &err) ||
 	    sl_store_targets(st, camp.id, SL_T_ANY, &all, &n, &err)) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
-	for (size_t i = (size_t)first; i < (size_t)o.nargs; i++) {
+	for (size_t i = (size_t)first; i < (size_t)args->n; i++) {
 		size_t k;
 
-		for (k = 0; k < n && !names_target(o.args[i], &all[k]); k++)
+		for (k = 0; k < n && !names_target(args->v[i], &all[k]); k++)
 			;
 		if (k == n) {
 			sl_err_set(&err, SL_EINPUT, "no target of campaign '%s' at '%s'", camp.name,
-				   o.args[i]);
+				   args->v[i]);
 			ret = sl_cmd_fail(&err);
 			goto done;
 		}
@@ -118,8 +121,8 @@ int cmd_retry(int argc, char **argv)
 			ret = sl_cmd_fail(&err);
 			goto done;
 		}
-		for (size_t i = (size_t)first; i < (size_t)o.nargs && !chosen; i++)
-			chosen = names_target(o.args[i], &all[k]);
+		for (size_t i = (size_t)first; i < (size_t)args->n && !chosen; i++)
+			chosen = names_target(args->v[i], &all[k]);
 		if (!chosen)
 			continue;
 		if (sl_lease_send_back(st, all[k].id, "sent back by `sluice retry`", &moved,
@@ -135,6 +138,30 @@ done:
 	sl_target_list_free(all, n);
 	sl_campaign_rec_release(&camp);
 	sl_store_free(st);
-	sl_cmd_opts_release(&o);
 	return ret;
 }
+
+static const sl_option retry_options[] = {
+	CMD_OPT_STORE(struct retry_opts),
+	SL_OPT_LIST_F("state", 0, "LIST", "send back the targets in these states "
+		      "(comma-separated, repeatable)",
+		      struct retry_opts, states, SL_OPTF_COMMA),
+	SL_OPT_END(),
+};
+
+const sl_command cmd_retry = {
+	.name = "retry",
+	.summary = "send failed, budget-stopped, rejected or chosen targets back",
+	.usage = "usage: sluice retry [NAME] [--store PATH] [--state LIST]... [PATH:LINE]...\n",
+	.about = "Send targets back to `pending` with a fresh set of attempts: those in the\n"
+		"states of LIST (comma-separated: failed, budget, rejected, skipped, and\n"
+		"stale: judged under another definition of the campaign than the last\n"
+		"run's) and those whose lines hold PATH:LINE (any state but accepted; a\n"
+		"proposed one is marked rejected first).  Their earlier attempts stay\n"
+		"recorded and go to the model as the conversation so far; a reviewer's\n"
+		"rejection reason goes as feedback.  The next `sluice run` works on them.\n"
+		"Prints \"sent back N targets\".\n",
+	.options = retry_options,
+	.opts_size = sizeof(struct retry_opts),
+	.fn = retry_main,
+};

@@ -3,13 +3,12 @@
  * file or ad hoc, what scoping saw (--stats), and what a prompt would carry
  * about one target (--context).
  *
- *   sluice scope CAMPAIGN.yaml [--repo PATH] [common options]
+ *   sluice scope CAMPAIGN.yaml [--repo PATH] [options]
  *   sluice scope --repo PATH --lang LANG (--query Q | --query-file F)
  *                [--rev REV] [--unit U] [--capture C] [--path GLOB]...
- *                [--lang-override GLOB=LANG]... [common options]
- *   common options: --json --stats --context N|PATH:LINE [--budget TOKENS]
- *                   --threads N --no-prefilter --cache STORE
+ *                [--lang-override GLOB=LANG]... [options]
  *
+ * (the options and their help: the table at the end).
  * Reads the repository (and the campaign file); writes only the cache
  * store named by --cache (created if missing).  SLUICE_NO_PREFILTER=1 in the
  * environment has the effect of --no-prefilter.  A bad query exits 2 with
@@ -29,10 +28,11 @@
 #include "common/caps.h"
 
 struct scope_args {
-	const char *campaign, *repo, *lang, *query, *query_file, *rev, *unit, *capture;
+	const char *campaign;       /* the positional argument */
+	const char *repo, *lang, *query, *query_file, *rev, *unit, *capture;
 	const char *context, *cache;
-	sl_strvec globs;
-	sl_lang_override *ovr;
+	sl_strvec globs, overrides;
+	sl_lang_override *ovr;      /* overrides, parsed (pointing into them) */
 	size_t novr;
 	unsigned threads, budget;
 	int json, stats, no_prefilter;
@@ -144,20 +144,6 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 	printf("threads: %u, time: %lld ms\n", s->threads, (long long)s->ms);
 }
 
-static int want_arg(int argc, char **argv, int i)
-{
-	if (i + 1 >= argc || !argv[i + 1] || !*argv[i + 1])
-		return sl_cmd_usage("scope", "option '%s' needs a value", argv[i]);
-	return 0;
-}
-
-static int is_dir(const char *path)
-{
-	struct stat sb;
-
-	return path && !stat(path, &sb) && S_ISDIR(sb.st_mode);
-}
-
 static int parse_uint(const char *s, unsigned *out)
 {
 	char *end;
@@ -169,81 +155,18 @@ static int parse_uint(const char *s, unsigned *out)
 	return 0;
 }
 
-static int parse_args(struct scope_args *a, int argc, char **argv)
+/* The --lang-override values, GLOB=LANG each, cut at '=' in place. */
+static int take_overrides(const sl_command *self, struct scope_args *a)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-		const char **slot = NULL;
+	for (size_t i = 0; i < a->overrides.n; i++) {
+		char *v = a->overrides.v[i], *eq = strrchr(v, '=');
 
-		if (!strcmp(o, "--json")) {
-			a->json = 1;
-			continue;
-		}
-		if (!strcmp(o, "--stats")) {
-			a->stats = 1;
-			continue;
-		}
-		if (!strcmp(o, "--no-prefilter")) {
-			a->no_prefilter = 1;
-			continue;
-		}
-		if (!strcmp(o, "-h") || !strcmp(o, "--help"))
-			return sl_cmd_help("scope") ? SL_EXIT_USAGE : -1;
-		if (o[0] != '-') {
-			if (a->campaign)
-				return sl_cmd_usage("scope", "expected at most one campaign file");
-			a->campaign = o;
-			continue;
-		}
-		if (!strcmp(o, "--repo"))
-			slot = &a->repo;
-		else if (!strcmp(o, "--lang"))
-			slot = &a->lang;
-		else if (!strcmp(o, "--query"))
-			slot = &a->query;
-		else if (!strcmp(o, "--query-file"))
-			slot = &a->query_file;
-		else if (!strcmp(o, "--rev"))
-			slot = &a->rev;
-		else if (!strcmp(o, "--unit"))
-			slot = &a->unit;
-		else if (!strcmp(o, "--capture"))
-			slot = &a->capture;
-		else if (!strcmp(o, "--context"))
-			slot = &a->context;
-		else if (!strcmp(o, "--cache"))
-			slot = &a->cache;
-		if (slot) {
-			if (want_arg(argc, argv, i))
-				return SL_EXIT_USAGE;
-			*slot = argv[++i];
-			continue;
-		}
-		if (!strcmp(o, "--path") || !strcmp(o, "--threads") || !strcmp(o, "--budget") ||
-		    !strcmp(o, "--lang-override")) {
-			const char *v;
-
-			if (want_arg(argc, argv, i))
-				return SL_EXIT_USAGE;
-			v = argv[++i];
-			if (!strcmp(o, "--path")) {
-				sl_strvec_push(&a->globs, v);
-			} else if (!strcmp(o, "--lang-override")) {
-				const char *eq = strrchr(v, '=');
-
-				if (!eq || eq == v || !eq[1])
-					return sl_cmd_usage("scope", "--lang-override wants GLOB=LANG, got '%s'", v);
-				a->ovr = sl_xrealloc(a->ovr, sl_st_mult(a->novr + 1, sizeof(*a->ovr)));
-				/* the strings live in argv; the glob is cut at '=' in place */
-				argv[i][eq - v] = '\0';
-				a->ovr[a->novr].glob = v;
-				a->ovr[a->novr++].language = eq + 1;
-			} else if (parse_uint(v, !strcmp(o, "--threads") ? &a->threads : &a->budget)) {
-				return sl_cmd_usage("scope", "option '%s' wants a number, got '%s'", o, v);
-			}
-			continue;
-		}
-		return sl_cmd_usage("scope", "unknown option '%s'", o);
+		if (!eq || eq == v || !eq[1])
+			return sl_cmd_usage(self, "--lang-override wants GLOB=LANG, got '%s'", v);
+		*eq = '\0';
+		a->ovr = sl_xrealloc(a->ovr, sl_st_mult(a->novr + 1, sizeof(*a->ovr)));
+		a->ovr[a->novr].glob = v;
+		a->ovr[a->novr++].language = eq + 1;
 	}
 	return 0;
 }
@@ -278,22 +201,18 @@ static const sl_target *pick_target(const sl_target_list *list, const char *spec
 }
 
 /* Options that do not go together, and directories where a file is wanted. */
-static int check_args(const struct scope_args *a)
+static int check_args(const sl_command *self, const struct scope_args *a)
 {
 	if (a->campaign && (a->lang || a->query || a->query_file || a->rev || a->unit ||
 			    a->capture || a->globs.n || a->novr))
-		return sl_cmd_usage("scope", "--lang, --query, --query-file, --rev, --unit, "
+		return sl_cmd_usage(self, "--lang, --query, --query-file, --rev, --unit, "
 				    "--capture, --path and --lang-override are for scoping without "
 				    "a campaign");
 	if (!a->campaign && (!a->repo || !a->lang || !a->query == !a->query_file))
-		return sl_cmd_usage("scope", "expected a campaign file, or --repo, --lang and one "
+		return sl_cmd_usage(self, "expected a campaign file, or --repo, --lang and one "
 				    "of --query, --query-file");
 	if (a->budget && !a->context)
-		return sl_cmd_usage("scope", "--budget goes with --context");
-	if (is_dir(a->cache) || is_dir(a->query_file))
-		return sl_cmd_usage("scope", "%s '%s' is a directory",
-				    is_dir(a->cache) ? "--cache" : "--query-file",
-				    is_dir(a->cache) ? a->cache : a->query_file);
+		return sl_cmd_usage(self, "--budget goes with --context");
 	return 0;
 }
 
@@ -426,45 +345,97 @@ static int print_target(const sl_target *t, void *arg)
 	return 0;
 }
 
-int cmd_scope(int argc, char **argv)
+static int scope_main(const sl_command *self, void *opts, const sl_opt_args *args)
 {
-	struct scope_args a;
+	struct scope_args *a = opts;
 	struct scope_run r = { .query = SL_BUF_INIT, .so = SL_SCOPE_OPTS_INIT,
 			       .stats = SL_SCOPE_STATS_INIT, .list = SL_TARGET_LIST_INIT };
 	sl_err err = SL_ERR_INIT;
 	struct printer printer = { 0, SL_BUF_INIT };
 	int ret;
 
-	memset(&a, 0, sizeof(a));
-	if ((ret = parse_args(&a, argc, argv))) {
-		ret = ret < 0 ? SL_EXIT_OK : ret;
+	if (args->n > 1) {
+		ret = sl_cmd_usage(self, "expected at most one campaign file");
 		goto done;
 	}
-	if ((ret = check_args(&a)))
+	a->campaign = args->n ? args->v[0] : NULL;
+	if ((ret = take_overrides(self, a)) || (ret = check_args(self, a)))
 		goto done;
-	if (set_common_opts(&r, &a, &err) ||
-	    (a.campaign ? setup_from_campaign(&r, &a, &err) : setup_ad_hoc(&r, &a, &err))) {
+	if (set_common_opts(&r, a, &err) ||
+	    (a->campaign ? setup_from_campaign(&r, a, &err) : setup_ad_hoc(&r, a, &err))) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
-	if (!a.context) {
+	if (!a->context) {
 		/* printed as they come: the tree's targets are never all held */
-		printer.json = a.json;
+		printer.json = a->json;
 		r.so.emit = print_target;
 		r.so.emit_arg = &printer;
 	}
 	if (sl_scope(&r.list, r.repo, &r.base, &r.so, &err) ||
-	    (a.context && print_context(&r, &a, &err))) {
+	    (a->context && print_context(&r, a, &err))) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
-	if (a.stats && !a.context)
-		print_stats(&r.stats, &r.so, a.json);
+	if (a->stats && !a->context)
+		print_stats(&r.stats, &r.so, a->json);
 	ret = SL_EXIT_OK;
 done:
 	sl_buf_release(&printer.line);
 	scope_run_release(&r);
-	sl_strvec_release(&a.globs);
-	free(a.ovr);
+	free(a->ovr);
 	return ret;
 }
+
+#define A struct scope_args
+static const sl_option scope_options[] = {
+	SL_OPT_STRING("repo", 0, "PATH", "the repository (with a campaign file: instead of the "
+		      "campaign's)", NULL, A, repo),
+	SL_OPT_STRING("lang", 0, "LANG", "ad hoc: the language of the query", NULL, A, lang),
+	SL_OPT_STRING("query", 0, "Q", "ad hoc: the tree-sitter query", NULL, A, query),
+	SL_OPT_STRING_F("query-file", 0, "F", "ad hoc: the file holding the query", NULL, A,
+			query_file, SL_OPTF_FILE),
+	SL_OPT_STRING("rev", 0, "REV", "ad hoc: the revision to scope", "HEAD", A, rev),
+	SL_OPT_STRING("unit", 0, "U", "ad hoc: what a target is: capture, statement, "
+		      "function, class, file", NULL, A, unit),
+	SL_OPT_STRING("capture", 0, "C", "ad hoc: the capture a target is made of", NULL, A,
+		      capture),
+	SL_OPT_LIST("path", 0, "GLOB", "ad hoc: scope only the paths GLOB matches "
+		    "(repeatable)", A, globs),
+	SL_OPT_LIST("lang-override", 0, "GLOB=LANG", "ad hoc: parse the paths GLOB matches as "
+		    "LANG (repeatable)", A, overrides),
+	SL_OPT_BOOL("json", 0, "one JSON object per line: path, start_line, start_col, "
+		    "end_line, end_col, start_byte, end_byte, unit, language, sites, blob",
+		    A, json),
+	SL_OPT_BOOL("stats", 0, "files seen, skipped by the prefilter, parsed (in part: C and "
+		    "C++ top-level items, or statements of functions, that may hold a match; "
+		    "again: a syntax error outside a statement made the function or the file "
+		    "parse whole), parse errors, cache hits, and files where a literal of the "
+		    "query appears without an AST match (e.g. inside C macro bodies)", A, stats),
+	SL_OPT_STRING("context", 0, "N|PATH:LINE", "print what a prompt would carry about that "
+		      "target", NULL, A, context),
+	SL_OPT_UINT("budget", 0, "TOKENS", "with --context: the token budget of the context",
+		    NULL, A, budget),
+	SL_OPT_UINT("threads", 0, "N", "parse with N threads", "one per core", A, threads),
+	SL_OPT_BOOL("no-prefilter", 0, "parse every file whole (the result changes only where a "
+		    "syntax error's recovery crosses items or statements)", A, no_prefilter),
+	SL_OPT_STRING_F("cache", 0, "STORE", "keep parse results by blob in STORE (a sluice "
+			"store)", NULL, A, cache, SL_OPTF_FILE),
+	SL_OPT_END(),
+};
+#undef A
+
+const sl_command cmd_scope = {
+	.name = "scope",
+	.summary = "list the targets a query finds (a campaign's, or ad hoc)",
+	.usage = "usage: sluice scope CAMPAIGN.yaml [--repo PATH] [options]\n"
+		"   or: sluice scope --repo PATH --lang LANG (--query Q | --query-file F)\n"
+		"                    [--rev REV] [--unit U] [--capture C] [--path GLOB]...\n"
+		"                    [--lang-override GLOB=LANG]... [options]\n",
+	.about = "Scope the base revision and print one line per target:\n"
+		"  PATH:LINE:COL: UNIT (N sites)\n",
+	.options = scope_options,
+	.notes = "units: capture, statement, function, class, file\n",
+	.opts_size = sizeof(struct scope_args),
+	.fn = scope_main,
+};

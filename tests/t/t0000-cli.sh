@@ -28,6 +28,44 @@ test_expect_success 'unknown option exits 2' '
 	grep -q "unknown option" err
 '
 
+test_expect_success 'a usage error prints the message, then the help' '
+	test_expect_code 2 sluice status --bogus 2>err &&
+	head -n 1 err >first &&
+	grep -q "^sluice status: unknown option .--bogus.$" first &&
+	sed 1d err >rest &&
+	sluice status --help >help &&
+	test_cmp help rest
+'
+
+test_expect_success 'help COMMAND and COMMAND --help print the same, from the table' '
+	sluice help | sed -n "s/^  \([a-z]*\) .*/\1/p" >commands &&
+	test $(wc -l <commands) -ge 16 &&
+	while read -r c; do
+		sluice help $c >a && sluice $c --help >b && test_cmp a b &&
+		sluice $c -h >b && test_cmp a b || exit 1
+	done <commands &&
+	sluice help --dump-options >dump &&
+	while read -r c opt arg; do
+		sluice $c --help | grep -q "^  $opt" || exit 1
+	done <dump
+'
+
+test_expect_success '--opt=value, --opt value and a unique prefix are one option' '
+	test_expect_code 2 sluice status --store=missing.db 2>err1 &&
+	test_expect_code 2 sluice status --store missing.db 2>err2 &&
+	test_expect_code 2 sluice status --sto missing.db 2>err3 &&
+	test_cmp err1 err2 &&
+	test_cmp err1 err3 &&
+	grep -q "missing.db" err1
+'
+
+test_expect_success 'after --, an argument is not an option' '
+	test_expect_code 2 sluice status --store missing.db -- --json 2>err &&
+	grep -q "missing.db" err &&
+	test_expect_code 2 sluice help -- --help 2>err &&
+	grep -q "unknown command .--help." err
+'
+
 test_expect_success 'missing campaign file exits 2' '
 	test_expect_code 2 sluice scope nope.yaml 2>err &&
 	grep -q "nope.yaml" err
