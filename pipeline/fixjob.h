@@ -4,7 +4,7 @@
  * (README, "The fix job"); a testgen campaign may keep only the units its
  * coverage report shows below a threshold ("The testgen job").
  *
- * Calling sequence (run.c, kind: fix):
+ * Calling sequence (pipeline/run/, kind: fix):
  *     scope the base with the campaign's query (e.g. every function);
  *     measure the gates' baseline, collect the finding-gone gates' base
  *     findings (validators/validators.h, sl_gating_base_findings);

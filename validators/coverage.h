@@ -12,7 +12,7 @@
  * by adding counts.  Paths go through sl_report_path (diff_lines.h).
  * Reports are capped: at most 10000 files and 1000000 lines in all.
  *
- * The `coverage` gate in a campaign file (read by pipeline/spec.c):
+ * The `coverage` gate in a campaign file (read by pipeline/spec/gates.c):
  *
  *     - name: coverage
  *       kind: coverage

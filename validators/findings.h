@@ -29,7 +29,7 @@
  * it on an edited line is).  A file renamed by the diff is keyed by its new
  * name on both sides.
  *
- * The `static` gate in a campaign file (read by pipeline/spec.c):
+ * The `static` gate in a campaign file (read by pipeline/spec/gates.c):
  *
  *     - name: warnings
  *       kind: static

@@ -15,7 +15,7 @@
  * Globs use sl_glob_match; a pattern without '/' matches the file's base
  * name at any depth (as .gitignore does), one with '/' the whole path.
  *
- * In a campaign file (read by pipeline/spec.c):
+ * In a campaign file (read by pipeline/spec/gates.c):
  *
  *     gates:
  *       - name: policy

@@ -26,7 +26,7 @@
  * Duplicate ids (parameterised tests with one name) get " [2]", " [3]"...
  * in order of appearance.  A set holds at most 100000 tests.
  *
- * The `test` gate in a campaign file (read by pipeline/spec.c):
+ * The `test` gate in a campaign file (read by pipeline/spec/gates.c):
  *
  *     - name: unit
  *       kind: test

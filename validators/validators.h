@@ -10,7 +10,7 @@
  * headers named hold the rest of each contract and are private to
  * validators/; each includes this one.
  *
- * spec.c fills the types below from the campaign file; nothing here knows
+ * pipeline/spec/ fills the types below from the campaign file; nothing here knows
  * the campaign file.
  *
  * Kinds (enum sl_gate_kind):
@@ -495,7 +495,7 @@ const char *sl_fail_on_name(int fail_on);
 /* The level named name, or SL_FAIL_ON_DEFAULT when there is none. */
 int sl_fail_on_parse(const char *name);
 
-/* One gate as the campaign defines it (spec.c fills it; the gating owns none of it). */
+/* One gate as the campaign defines it (pipeline/spec/gates.c fills it; the gating owns none of it). */
 typedef struct sl_gate_conf {
 	char *name;
 	char *command;              /* NULL only for policy gates */

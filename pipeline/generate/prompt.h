@@ -19,7 +19,7 @@
  *
  * The system message comes from the edit format and says exactly how to
  * answer.  Feedback from a failed gate goes in a follow-up user message
- * (validators/feedback.h builds it; run.c adds it to the conversation).
+ * (validators/feedback.h builds it; pipeline/run/ adds it to the conversation).
  */
 #ifndef SL_PROMPT_H
 #define SL_PROMPT_H

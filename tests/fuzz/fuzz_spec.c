@@ -1,7 +1,7 @@
 /*
- * fuzz_spec.c - the campaign file (pipeline/spec.c) and the checks the
- * campaign loader makes of it before opening the repository (pipeline/
- * run.c: languages, query, prompt, rules and their captures).  The input
+ * fuzz_spec.c - the campaign file (pipeline/spec/) and the checks the
+ * campaign loader makes of it before opening the repository
+ * (pipeline/campaign.c: languages, query, prompt, rules and their captures).  The input
  * is written to a file in $TMPDIR (the loader reads a path); an error is
  * an input error with a message, never a crash.
  */

@@ -125,7 +125,7 @@ static void test_fencing(void)
 	sl_store_free(st);
 }
 
-/* A baseline row of gate "check" saying who wrote it, fenced like run.c's. */
+/* A baseline row of gate "check" saying who wrote it, fenced like the run's. */
 static int fenced_baseline(sl_store *st, int64_t camp, const char *owner, int64_t epoch)
 {
 	sl_baseline_rec rec = { 0 };
