@@ -16,6 +16,8 @@
 #define SL_CAP_SPEC_BYTES (1u << 20)       /* the campaign file */
 #define SL_CAP_SPEC_DEPTH 32               /* YAML nesting in the campaign file */
 #define SL_CAP_SPEC_KEYS 32                /* keys of one mapping in the campaign file */
+#define SL_CAP_SPEC_NAME 100               /* a campaign's name: a folder and a branch
+					    * component (and twice that for branch_prefix) */
 #define SL_CAP_QUERY_FILE_BYTES (1u << 20) /* a query read from a file (scope --query-file) */
 #define SL_CAP_QUERY_DEPTH 256             /* groups nested in a tree-sitter query */
 #define SL_CAP_QUERY_COMPILE_MS 10000      /* compiling a query (in a child process) */

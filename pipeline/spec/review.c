@@ -103,6 +103,9 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	if (!r->forge && (v[12] || v[13] || v[14]))
 		return spec_fail(ld, (v[12] ? v[12] : v[13] ? v[13] : v[14])->start,
 				 "'review' needs 'forge' (github or gitlab) for this key");
+	if (spec->branch_prefix && strlen(spec->branch_prefix) > 2 * SL_CAP_SPEC_NAME)
+		return spec_fail(ld, v[0]->start, "'branch_prefix' is longer than %d characters",
+				 2 * SL_CAP_SPEC_NAME);
 	if (spec->branch_prefix && (why = spec_bad_branch_prefix(spec->branch_prefix)))
 		return spec_fail(ld, v[0]->start, "invalid branch prefix '%s': %s",
 				 spec_show(sbuf, sizeof(sbuf), spec->branch_prefix,

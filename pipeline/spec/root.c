@@ -68,6 +68,9 @@ static int read_root_identity(struct loader *ld, const struct node *root,
 	     spec_need(ld, root, v[R_REPOSITORY], "repository", NULL)) ||
 	    spec_need(ld, root, v[R_TARGETS], "targets", NULL))
 		return SL_EINPUT;
+	if (strlen(spec->name) > SL_CAP_SPEC_NAME)
+		return spec_fail(ld, v[R_NAME]->start, "'name' is longer than %d characters",
+				 SL_CAP_SPEC_NAME);
 	if (!spec_valid_name(spec->name))
 		return spec_fail(ld, v[R_NAME]->start,
 				 "invalid name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
