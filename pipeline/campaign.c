@@ -5,6 +5,7 @@
  * Reads: the campaign file, the repository.  Writes: nothing.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,18 @@
 #include "scoping/lang.h"
 #include "scoping/scope.h"
 
+/*
+ * The error of a check on the campaign file's text, at pos: the message
+ * quotes that text, so it is shown on one line (sl_spec_show).
+ */
 static int fail_at(sl_err *err, const sl_spec *spec, sl_pos pos)
 {
+	if (err) {
+		char *msg = sl_xstrdup(err->msg);
+
+		sl_spec_show(err->msg, sizeof(err->msg), msg);
+		free(msg);
+	}
 	if (pos.line)
 		sl_err_prefix(err, "%s:%u:%u: ", spec->path, pos.line, pos.col);
 	else
@@ -122,7 +133,7 @@ int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_
 	sl_spec_opts so = SL_SPEC_OPTS_INIT;
 	git_object *obj = NULL;
 	git_commit *commit = NULL;
-	char *repo = NULL;
+	char *repo = NULL, sbuf[160];
 	int ret;
 
 	*out = NULL;
@@ -137,8 +148,9 @@ int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_
 	else
 		repo = sl_path_join(c->spec->dir, c->spec->repository);
 	ret = SL_EINPUT;
-	if (!(c->repo_path = sl_realpath(repo, err))) {
-		sl_err_prefix(err, "repository: ");
+	if (!(c->repo_path = realpath(repo, NULL))) {
+		sl_err_set(err, SL_EINPUT, "repository '%s': %s",
+			   sl_spec_show(sbuf, sizeof(sbuf), repo), strerror(errno));
 		goto done;
 	}
 	if (git_repository_open_ext(&c->repo, c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
@@ -147,8 +159,8 @@ int sl_campaign_load(sl_campaign **out, const char *spec_path, const char *repo_
 	}
 	if (git_revparse_single(&obj, c->repo, c->spec->base) ||
 	    git_object_peel((git_object **)&commit, obj, GIT_OBJECT_COMMIT)) {
-		sl_err_set(err, SL_EINPUT, "base revision '%s' not found in '%s'", c->spec->base,
-			   c->repo_path);
+		sl_err_set(err, SL_EINPUT, "base revision '%s' not found in '%s'",
+			   sl_spec_show(sbuf, sizeof(sbuf), c->spec->base), c->repo_path);
 		goto done;
 	}
 	git_oid_cpy(&c->base, git_commit_id(commit));

@@ -159,6 +159,12 @@ int sl_spec_load_ext(sl_spec **out, const char *path, const sl_spec_opts *opts, 
 int sl_spec_load(sl_spec **out, const char *path, sl_err *err);
 void sl_spec_free(sl_spec *spec);
 
+/*
+ * A campaign file's text s quoted in a message: on one line (control
+ * characters as C escapes), cut with "..." to fit buf of size bytes; returns buf.
+ */
+const char *sl_spec_show(char *buf, size_t size, const char *s);
+
 /* Map an offset in spec->query to the file position (best effort). */
 sl_pos sl_spec_query_pos(const sl_spec *spec, uint32_t offset);
 

@@ -4,6 +4,7 @@
  * needs the model's price ('prices' in 'provider', read before).
  */
 #include <limits.h>
+#include <string.h>
 
 #include "common/caps.h"
 #include "pipeline/spec/spec_internal.h"
@@ -15,6 +16,7 @@ int spec_load_budget(struct loader *ld, const struct node *map, sl_spec *spec)
 	enum { K_TOKENS, K_COST, K_WALL, K_AFTER, K_BELOW };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	long long n;
+	char sbuf[80];
 
 	if (spec_want_type(ld, map, N_MAP, "budget", NULL) ||
 	    spec_map_fields(ld, map, "budget", budget_keys, v) ||
@@ -41,6 +43,8 @@ int spec_load_budget(struct loader *ld, const struct node *map, sl_spec *spec)
 				 "'early_stop_after' and 'early_stop_below' go together");
 	if (spec->budget_cost > 0 && spec->price_in < 0)
 		return spec_fail(ld, v[K_COST]->start, "'max_cost' needs a price for model '%s' in "
-				 "'prices' of 'provider'", spec->model ? spec->model : "(none)");
+				 "'prices' of 'provider'", spec->model ?
+				 spec_show(sbuf, sizeof(sbuf), spec->model, strlen(spec->model)) :
+				 "(none)");
 	return 0;
 }

@@ -44,8 +44,11 @@ int spec_load_jail(struct loader *ld, const struct node *map, sl_spec *spec)
 		else if (!strcmp(words.v[i], "cpu"))
 			spec->jail.accept |= SL_JAIL_CG_CPU;
 		else {
+			char sbuf[80];
+
 			spec_fail(ld, v[K_UNENFORCED]->start, "unknown limit '%s' in 'unenforced' of "
-				  "'jail' (memory or cpu)", words.v[i]);
+				  "'jail' (memory or cpu)",
+				  spec_show(sbuf, sizeof(sbuf), words.v[i], strlen(words.v[i])));
 			goto done;
 		}
 	}

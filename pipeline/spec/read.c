@@ -17,15 +17,31 @@
 #include "common/caps.h"
 #include "pipeline/spec/spec_internal.h"
 
-/* A short, printable copy of untrusted text for a message. */
+/*
+ * A short copy of untrusted text for a message, on one line: a control
+ * character is shown as its C escape (\n, \t, \r, \xNN), and text that does
+ * not fit ends in "...".
+ */
 const char *spec_show(char *buf, size_t size, const char *s, size_t len)
 {
 	size_t i, o = 0;
 
-	for (i = 0; i < len && o + 4 < size; i++) {
+	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
+		char esc[5];
+		size_t n;
 
-		buf[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+		if (c == '\n' || c == '\t' || c == '\r')
+			n = (size_t)snprintf(esc, sizeof(esc), "\\%c",
+					     c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+		else if (c < 0x20 || c == 0x7f)
+			n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
+		else
+			n = (size_t)snprintf(esc, sizeof(esc), "%c", c);
+		if (o + n + 4 > size)
+			break;
+		memcpy(buf + o, esc, n);
+		o += n;
 	}
 	if (i < len) {
 		memcpy(buf + o, "...", 3);
@@ -33,6 +49,12 @@ const char *spec_show(char *buf, size_t size, const char *s, size_t len)
 	}
 	buf[o] = '\0';
 	return buf;
+}
+
+/* spec_show() for code outside the loader (pipeline/spec.h). */
+const char *sl_spec_show(char *buf, size_t size, const char *s)
+{
+	return spec_show(buf, size, s, strlen(s));
 }
 
 int spec_fail_at(struct loader *ld, size_t line, size_t col, const char *fmt, ...)

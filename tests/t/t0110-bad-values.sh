@@ -32,4 +32,27 @@ test_expect_success 'a branch_prefix longer than 200 characters exits 2' '
 	one_error "c.yaml:[0-9]*:[0-9]*: .branch_prefix. is longer than 200 characters$"
 '
 
+test_expect_success 'a control character in a quoted value is escaped, on one line' '
+	write_campaign c.yaml "provider:" "  kind: rules" "  model: \"m\\nx\\ty\\x01\"" \
+		"budget:" "  max_cost: 3" &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	one_error "c.yaml:[0-9]*:[0-9]*: .max_cost. needs a price for model .m\\\\nx\\\\ty\\\\x01. " &&
+	write_campaign c.yaml "jail:" "  unenforced: [\"me\\nm\"]" &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	one_error "c.yaml:[0-9]*:[0-9]*: unknown limit .me\\\\nm. in .unenforced." &&
+	sed "s/^  language: c$/  language: \"c\\\\nx\"/" good.yaml >c.yaml &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	one_error "c.yaml:6:[0-9]*: unknown language .c\\\\nx. " &&
+	sed "s/^  capture: call$/  capture: \"ca\\\\nll\"/" good.yaml >c.yaml &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	one_error "c.yaml:[0-9]*:[0-9]*: capture .@ca\\\\nll. is not defined" &&
+	sed "s/^base: main$/base: \"ma\\\\nin\"/" good.yaml >c.yaml &&
+	test_expect_code 2 sluice run --store s.db c.yaml 2>err &&
+	one_error "base revision .ma\\\\nin. not found" &&
+	! test -e s.db &&
+	sed "s/^repository: repo$/repository: \"re\\\\npo\"/" good.yaml >c.yaml &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	one_error "repository .*re\\\\npo.: No such file"
+'
+
 test_done

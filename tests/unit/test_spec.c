@@ -573,8 +573,10 @@ static void test_errors_sanitize_and_size(void)
 	char *text = malloc(big);
 
 	/* control characters in an echoed key are not sent to the terminal */
-	EXPECT_ERROR(BASE "\"a\\e[31mb\": x\n", "9:1: unknown key 'a?[31mb'");
-	EXPECT_ERROR(BASE "\"n\\0\": x\n", "9:1: unknown key 'n?'");
+	EXPECT_ERROR(BASE "\"a\\e[31mb\": x\n", "9:1: unknown key 'a\\x1b[31mb'");
+	EXPECT_ERROR(BASE "\"n\\0\": x\n", "9:1: unknown key 'n\\x00'");
+	/* and shown on one line */
+	EXPECT_ERROR(BASE "\"a\\nb\\tc\\r\": x\n", "9:1: unknown key 'a\\nb\\tc\\r'");
 	EXPECT_ERROR(BASE "base: \"ma\\0in\"\n", "9:7: 'base' must not contain NUL characters");
 
 	if (!text)
