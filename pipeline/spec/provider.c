@@ -162,10 +162,9 @@ static int check_provider_values(struct loader *ld, const struct node *map,
 		return spec_fail(ld, v[P_KEY_ENV]->start,
 				 "'api_key_env' must be the name of an environment variable "
 				 "(letters, digits and '_'), not the key itself");
-	if (spec->base_url && strncmp(spec->base_url, "http://", 7) &&
-	    strncmp(spec->base_url, "https://", 8))
-		return spec_fail(ld, v[P_BASE_URL]->start,
-				 "'base_url' must start with http:// or https://");
+	if (spec->base_url &&
+	    spec_check_http_url(ld, v[P_BASE_URL], "base_url", spec->base_url))
+		return SL_EINPUT;
 	if ((spec->provider == SL_PROVIDER_OPENAI || spec->provider == SL_PROVIDER_ANTHROPIC) &&
 	    (spec_need(ld, map, v[P_BASE_URL], "base_url", "provider") ||
 	     spec_need(ld, map, v[P_MODEL], "model", "provider")))

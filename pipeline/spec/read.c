@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/caps.h"
 #include "pipeline/spec/spec_internal.h"
@@ -366,6 +367,23 @@ int spec_get_enum(struct loader *ld, const struct node *v, const char *key, cons
 			BUG("enum list too long");
 	}
 	return spec_fail(ld, v->start, "'%s' must be one of: %s", key, list);
+}
+
+/*
+ * http:// or https:// and a host: curl would take file://, ftp:// and
+ * others, and a request sent there fails only after a run or a push.
+ */
+int spec_check_http_url(struct loader *ld, const struct node *v, const char *key,
+			const char *url)
+{
+	size_t skip = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+	char sbuf[80];
+
+	if (!skip || !url[skip] || strchr("/?#", url[skip]) ||
+	    strcspn(url, " \t\r\n") != strlen(url))
+		return spec_fail(ld, v->start, "'%s' must be an http:// or https:// URL with a "
+				 "host, not '%s'", key, spec_show(sbuf, sizeof(sbuf), url, strlen(url)));
+	return 0;
 }
 
 int spec_valid_name(const char *s)

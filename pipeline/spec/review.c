@@ -100,6 +100,8 @@ int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec)
 	if (r->forge && (spec_need(ld, map, v[13], "project", "review") ||
 			 spec_need(ld, map, v[14], "token_env", "review")))
 		return SL_EINPUT;
+	if (r->api_url && spec_check_http_url(ld, v[12], "api_url", r->api_url))
+		return SL_EINPUT;
 	if (!r->forge && (v[12] || v[13] || v[14]))
 		return spec_fail(ld, (v[12] ? v[12] : v[13] ? v[13] : v[14])->start,
 				 "'review' needs 'forge' (github or gitlab) for this key");

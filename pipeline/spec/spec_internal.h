@@ -101,6 +101,9 @@ int spec_get_bool(struct loader *ld, const struct node *v, const char *key,
 		  const char *ctx, int *out);
 /* Where a string value's first character sits in the file. */
 sl_pos spec_text_pos(struct loader *ld, const struct node *v);
+/* An HTTP endpoint's URL (provider base_url, review api_url): 0, or SL_EINPUT at v. */
+int spec_check_http_url(struct loader *ld, const struct node *v, const char *key,
+			const char *url);
 /* 1 if s is a valid campaign or gate name: [A-Za-z0-9._-]+ */
 int spec_valid_name(const char *s);
 /* NULL if s is usable as a ref path prefix (git check-ref-format rules), else why not. */

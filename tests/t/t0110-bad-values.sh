@@ -55,4 +55,20 @@ test_expect_success 'a control character in a quoted value is escaped, on one li
 	one_error "repository .*re\\\\npo.: No such file"
 '
 
+test_expect_success 'review.api_url that is not http(s) exits 2 at load: nothing pushed, nothing stored' '
+	git init -q --bare remote.git &&
+	sluice run --store pub.db good.yaml >out &&
+	grep -q "proposed  *3" out &&
+	cp pub.db pub.db.orig &&
+	review="review: {forge: github, project: a/b, token_env: T, remote: $TRASH/remote.git" &&
+	write_campaign c.yaml "$review, api_url: \"file://$TRASH/api\"}" &&
+	T=t test_expect_code 2 sluice publish --store pub.db c.yaml 2>err &&
+	one_error "c.yaml:[0-9]*:[0-9]*: .api_url. must be an http:// or https:// URL with a host" &&
+	test -z "$(git -C remote.git for-each-ref)" &&
+	test_cmp pub.db.orig pub.db &&
+	write_campaign c.yaml "$review, api_url: \"http:///x\"}" &&
+	test_expect_code 2 sluice scope c.yaml 2>err &&
+	one_error "c.yaml:[0-9]*:[0-9]*: .api_url. must be an http:// or https:// URL with a host"
+'
+
 test_done

@@ -541,7 +541,15 @@ static void test_errors(void)
 		     "10:16: 'api_key_env' must be the name of an environment variable "
 		     "(letters, digits and '_'), not the key itself");
 	EXPECT_ERROR(BASE "provider: {base_url: 127.0.0.1:8080}\n",
-		     "9:22: 'base_url' must start with http:// or https://");
+		     "9:22: 'base_url' must be an http:// or https:// URL with a host, "
+		     "not '127.0.0.1:8080'");
+	EXPECT_ERROR(BASE "review:\n  forge: github\n  project: o/r\n  token_env: T\n"
+		     "  api_url: file:///etc\n",
+		     "13:12: 'api_url' must be an http:// or https:// URL with a host, "
+		     "not 'file:///etc'");
+	EXPECT_ERROR(BASE "provider: {kind: rules, base_url: \"https:///x\"}\n",
+		     "9:35: 'base_url' must be an http:// or https:// URL with a host, "
+		     "not 'https:///x'");
 
 	/* branch prefix */
 	EXPECT_ERROR(BASE "review:\n  branch_prefix: sluice/a..b\n",
