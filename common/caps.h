@@ -42,6 +42,7 @@
 #define SL_CAP_REPLY_BYTES (1u << 20)      /* a reply's text; the rest is dropped */
 #define SL_CAP_MODEL_BODY_BYTES (8u << 20) /* an HTTP response of a model endpoint:
 					    * larger fails the request */
+#define SL_CAP_REPLAY_BYTES (256u << 20) /* a replay file (provider kind replay) */
 #define SL_CAP_COMMAND_STDERR 8192         /* the tail of a provider command's stderr kept */
 #define SL_CAP_ERROR_SNIPPET 300           /* server text quoted in an error message */
 #define SL_CAP_USAGE_TOKENS 10000000       /* tokens one reply may claim in its usage

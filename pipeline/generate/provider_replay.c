@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "pipeline/generate/provider_internal.h"
+#include "common/caps.h"
 #include "common/util.h"
+#include "pipeline/generate/provider_internal.h"
 
 static int replay_cmp(const void *a, const void *b)
 {
@@ -35,16 +37,51 @@ static int is_hex64(const char *s)
 	return s[i] == '\0';
 }
 
+/*
+ * The replay file whole into file: a regular file of at most
+ * SL_CAP_REPLAY_BYTES (a device or a FIFO named by mistake would be read
+ * for ever or block).  SL_EINPUT naming the file.
+ */
+static int replay_read(sl_buf *file, const char *path, sl_err *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret = SL_EINPUT;
+
+	if (fd < 0) {
+		sl_err_set(err, SL_EINPUT, "replay file '%s': %s", path, strerror(errno));
+		goto done;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		sl_err_set(err, SL_EINPUT, "replay file '%s' is not a regular file", path);
+		goto done;
+	}
+	sl_buf_init(file, SL_CAP_REPLAY_BYTES);
+	if (st.st_size <= (off_t)SL_CAP_REPLAY_BYTES && sl_read_fd(file, fd, err)) {
+		sl_err_prefix(err, "replay file '%s': ", path);
+		if (err)
+			err->code = SL_EINPUT;
+		goto done;
+	}
+	if (st.st_size > (off_t)SL_CAP_REPLAY_BYTES || file->truncated) {
+		sl_err_set(err, SL_EINPUT, "replay file '%s' is larger than %u MiB", path,
+			   SL_CAP_REPLAY_BYTES >> 20);
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 static int replay_load(sl_provider *p, const char *path, sl_err *err)
 {
 	sl_buf file = SL_BUF_INIT;
 	size_t alloc = 0, line = 0;
 	int ret = SL_EINPUT;
 
-	if (sl_read_file(&file, path, 0, err)) {
-		sl_err_prefix(err, "replay file: ");
+	if (replay_read(&file, path, err))
 		goto done;
-	}
 	for (const char *s = file.buf, *end = file.buf + file.len; s < end; ) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s)), *le = nl ? nl : end;
 		json_error_t jerr;

@@ -71,4 +71,17 @@ test_expect_success 'review.api_url that is not http(s) exits 2 at load: nothing
 	one_error "c.yaml:[0-9]*:[0-9]*: .api_url. must be an http:// or https:// URL with a host"
 '
 
+test_expect_success 'a replay file that is a device, a directory or too large exits 2 before anything is stored' '
+	truncate -s 300M big.jsonl &&
+	for f in /dev/zero "$TRASH" big.jsonl; do
+		write_campaign c.yaml "provider: {kind: replay, replay: \"$f\"}" &&
+		test_expect_code 2 sluice run --store r.db c.yaml 2>err &&
+		! test -e r.db || exit 1
+	done &&
+	one_error "replay file .*big.jsonl. is larger than 256 MiB$" &&
+	write_campaign c.yaml "provider: {kind: replay, replay: /dev/zero}" &&
+	test_expect_code 2 sluice run --store r.db c.yaml 2>err &&
+	one_error "replay file ./dev/zero. is not a regular file$"
+'
+
 test_done
