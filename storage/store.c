@@ -414,6 +414,35 @@ static void rollback(sl_store *st)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/*
+ * Refuse another program's SQLite file before anything writes to it:
+ * sluice's application_id, or none with nothing in the file (a new store)
+ * or with sluice's first table and a schema version (a store made before
+ * the id was set).  A file SQLite cannot read is left to the checks after.
+ */
+static int check_ours(sl_store *st, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int ours = 1;
+
+	if (sqlite3_prepare_v2(conn_db(st), "SELECT a.application_id, v.user_version, "
+			       "(SELECT count(*) FROM sqlite_master), (SELECT count(*) FROM "
+			       "sqlite_master WHERE type = 'table' AND name = 'campaigns') "
+			       "FROM pragma_application_id() a, pragma_user_version() v",
+			       -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
+		int app = sqlite3_column_int(s, 0), version = sqlite3_column_int(s, 1);
+
+		ours = app == SL_STORE_APPLICATION_ID ||
+			(!app && !version && !sqlite3_column_int(s, 2)) ||
+			(!app && version > 0 && sqlite3_column_int(s, 3));
+	}
+	sqlite3_finalize(s);
+	if (!ours)
+		return sl_err_set(err, SL_EINPUT, "'%s' is another program's SQLite database, "
+				  "not a sluice store; it is left unchanged", st->path);
+	return SL_OK;
+}
+
 static int migrate(sl_store *st, sl_err *err)
 {
 	int have = sl_store_schema_version(st);
@@ -426,7 +455,7 @@ static int migrate(sl_store *st, sl_err *err)
 				  "store '%s' has schema version %d, newer than this sluice (%zu)",
 				  st->path, have, want);
 	for (size_t i = (size_t)have; i < want; i++) {
-		char pragma[64];
+		char pragma[96];
 
 		if (begin_immediate(st, err))
 			return SL_ERROR;
@@ -436,7 +465,8 @@ static int migrate(sl_store *st, sl_err *err)
 				return SL_ERROR;
 			continue;
 		}
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %zu", i + 1);
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %zu; "
+			 "PRAGMA application_id = %d", i + 1, SL_STORE_APPLICATION_ID);
 		if (exec_sql(st, sl_migration(i), err) || exec_sql(st, pragma, err)) {
 			sl_err_prefix(err, "migration %zu: ", i + 1);
 			rollback(st);
@@ -488,6 +518,8 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 	} else if ((ret = open_readwrite(st, create, err))) {
 		goto done;
 	}
+	if ((ret = check_ours(st, err)))
+		goto done;
 	if (!create && sl_store_schema_version(st) <= 0) {
 		/* a read command never turns an empty or foreign file into a store */
 		ret = (sqlite3_extended_errcode(conn_db(st)) & 0xff) == SQLITE_CORRUPT ?

@@ -84,4 +84,31 @@ test_expect_success 'a replay file that is a device, a directory or too large ex
 	one_error "replay file ./dev/zero. is not a regular file$"
 '
 
+test_expect_success 'another program'"'"'s SQLite file is refused as a store, its bytes unchanged' '
+	sqlite3 notes.db "create table notes(x); insert into notes values (1)" &&
+	sqlite3 versioned.db "pragma user_version = 3; create table t(x)" &&
+	sqlite3 other-app.db "pragma application_id = 7" &&
+	for f in notes.db versioned.db other-app.db; do
+		cp $f $f.orig &&
+		test_expect_code 2 sluice run --store $f good.yaml 2>err &&
+		one_error ".$f. is another program.s SQLite database, not a sluice store" &&
+		test_expect_code 2 sluice status --store $f 2>err &&
+		one_error ".$f. is another program.s SQLite database" &&
+		test_cmp $f.orig $f &&
+		! test -e $f-wal &&
+		! test -e $f-journal || exit 1
+	done
+'
+
+test_expect_success 'an empty file, a missing path and a store made before the id still work' '
+	: >empty.db &&
+	sluice run --store empty.db good.yaml >out &&
+	grep -q "proposed  *3" out &&
+	test "$(sqlite3 empty.db "pragma application_id")" = 1397511491 &&
+	sluice run --store sub/fresh.db good.yaml >out &&
+	cp pub.db old.db &&
+	sqlite3 old.db "pragma application_id = 0" &&
+	sluice status --store old.db >out
+'
+
 test_done
