@@ -161,10 +161,29 @@ static int parse_short(const sl_option *table, void *opts, int argc, char **argv
 	return SL_OK;
 }
 
+/* stat() said ENOTDIR: name the file that path goes through as if a directory. */
+static int not_under_dir(const sl_option *o, const char *path, sl_err *err)
+{
+	char *dir = sl_xstrdup(path), *slash;
+	struct stat st;
+	int ret;
+
+	while ((slash = strrchr(dir, '/')) && slash != dir) {
+		*slash = '\0';
+		if (!stat(dir, &st))
+			break;
+	}
+	ret = sl_err_set(err, SL_EINPUT, "--%s '%s': '%s' is not a directory", o->long_name,
+			 path, dir);
+	free(dir);
+	return ret;
+}
+
 /*
  * A path option naming something of the wrong kind is a usage error, caught
  * before any work: DIR wants a directory, FILE anything else, whose
- * directory must exist with PARENT (a store gets its own created).
+ * directory must exist with PARENT (a store gets its own created); no path
+ * may go through a file as if it were a directory.
  */
 static int check_path(const sl_option *o, const char *path, sl_err *err)
 {
@@ -183,6 +202,8 @@ static int check_path(const sl_option *o, const char *path, sl_err *err)
 					  path);
 		return SL_OK;
 	}
+	if (errno == ENOTDIR)
+		return not_under_dir(o, path, err);
 	if (!(o->flags & SL_OPTF_PARENT))
 		return SL_OK;
 	dir = sl_xstrdup(path);

@@ -111,4 +111,17 @@ test_expect_success 'an empty file, a missing path and a store made before the i
 	sluice status --store old.db >out
 '
 
+test_expect_success 'export --out under a regular file exits 2 naming the file, writing nothing' '
+	echo keep >afile &&
+	for out in afile/dir afile/a/b; do
+		test_expect_code 2 sluice export --store pub.db --out $out 2>err &&
+		head -n 1 err >first &&
+		grep -q "^sluice export: --out .$out.: .afile. is not a directory$" first || exit 1
+	done &&
+	echo keep >expect &&
+	test_cmp expect afile &&
+	test_expect_code 2 sluice status --store afile/s.db 2>err &&
+	grep -q "^sluice status: --store .afile/s.db.: .afile. is not a directory$" err
+'
+
 test_done
