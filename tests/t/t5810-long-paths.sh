@@ -20,23 +20,7 @@ test_expect_success 'setup: files at 300-character paths that differ only at the
 	make_repo long &&
 	git init -q --bare remote.git &&
 	git -C long push -q "$TRASH/remote.git" main &&
-	cat >c.yaml <<-EOF
-	name: long
-	repository: long
-	base: main
-	scratch: $TRASH/scratch
-	targets:
-	  language: python
-	  paths: ["**/*.py"]
-	  query: "(call) @call"
-	rules:
-	  - capture: call
-	    template: "z()"
-	attempts: 1
-	gates:
-	  - name: ok
-	    command: "true"
-	EOF
+	python_campaign c.yaml long long
 '
 
 test_expect_success 'run proposes every target on a valid branch of its own' '
