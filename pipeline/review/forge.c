@@ -175,7 +175,8 @@ static int rate_limited(const reply *r, unsigned *wait_s)
 	if (r->http.status != 429 && r->http.status != 403)
 		return 0;
 	if (r->http.retry_after_ms >= 0) {
-		int64_t s = (r->http.retry_after_ms + 999) / 1000;
+		/* rounded up without overflow: Retry-After may saturate at INT64_MAX ms */
+		int64_t ms = r->http.retry_after_ms, s = ms / 1000 + (ms % 1000 != 0);
 
 		*wait_s = (unsigned)(s > 86400 ? 86400 : s);
 		return 1;

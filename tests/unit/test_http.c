@@ -150,6 +150,43 @@ static void test_send_retry_after_forms(void)
 	stub_stop(&s);
 }
 
+/* A wait too long to count saturates (the caller's cap refuses it); it never wraps. */
+static void test_send_retry_after_huge(void)
+{
+	static const char *const hdr[] = {
+		"Retry-After: 99999999999999999999\n",
+		"Retry-After: 9223372036854775807\n",
+		"Retry-After: 9223372036854776\n",
+		"retry-after-ms: 99999999999999999999\n",
+		"Retry-After: Fri, 31 Dec 99999999 23:59:59 GMT\n",
+	};
+	const size_t n = sizeof(hdr) / sizeof(*hdr);
+	stub s;
+	sl_http_response r;
+	seen sn = { "", 0 };
+	char name[32];
+
+	if (!stub_start(&s))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "reply-%zu.status", i + 1);
+		stub_put(&s, name, "429");
+		snprintf(name, sizeof(name), "reply-%zu.headers", i + 1);
+		stub_put(&s, name, hdr[i]);
+	}
+	sl_http_response_init(&r, 0);
+	for (size_t i = 0; i + 1 < n; i++) {
+		CHECK_INT(send_one(&s, "{}", NULL, 10000, NULL, &r, &sn), SL_HTTP_DONE);
+		CHECK_INT(r.retry_after_ms, INT64_MAX);
+	}
+	/* a date in the year 99999999: far, but it counts in milliseconds */
+	CHECK_INT(send_one(&s, "{}", NULL, 10000, NULL, &r, &sn), SL_HTTP_DONE);
+	CHECK_INT(r.retry_after_ms, ((int64_t)3155633032780799 - 1445412480) * 1000);
+	CHECK_INT(sl_http_backoff_ms(0, 1000, 30000, INT64_MAX, 1.0), 30000);
+	sl_http_response_release(&r);
+	stub_stop(&s);
+}
+
 static void test_send_body_cap(void)
 {
 	stub s;
@@ -216,6 +253,7 @@ int main(void)
 	RUN(test_status_transient);
 	RUN(test_send_status_body_headers);
 	RUN(test_send_retry_after_forms);
+	RUN(test_send_retry_after_huge);
 	RUN(test_send_body_cap);
 	RUN(test_send_stop_and_timeout);
 	RUN(test_send_refused);
