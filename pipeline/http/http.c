@@ -341,3 +341,23 @@ void sl_http_sleep_ms(int64_t ms, const volatile int *stop)
 			;
 	}
 }
+
+void sl_http_redact(sl_buf *b, const char *secret)
+{
+	size_t sl = secret ? strlen(secret) : 0, at = 0;
+	sl_buf out;
+	const char *p;
+
+	if (sl < 4 || !memmem(b->buf, b->len, secret, sl))
+		return;
+	sl_buf_init(&out, b->cap);
+	while ((p = memmem(b->buf + at, b->len - at, secret, sl))) {
+		sl_buf_add(&out, b->buf + at, (size_t)(p - b->buf) - at);
+		sl_buf_adds(&out, SL_HTTP_REDACTED);
+		at = (size_t)(p - b->buf) + sl;
+	}
+	sl_buf_add(&out, b->buf + at, b->len - at);
+	out.truncated |= b->truncated;
+	sl_buf_release(b);
+	*b = out;
+}

@@ -334,6 +334,8 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 
 		sl_forge_reply_release(r);
 		hr = sl_http_send(h, &rq, &r->http);
+		/* a reply that quotes the token back: no message or record made from it shows it */
+		sl_http_redact(&r->http.body, f->o.token);
 		if (hr == SL_HTTP_DONE && r->remaining == 0 && r->reset > 0)
 			f->quota_reset = r->reset;
 		why = retry_reason(r, hr, tries, &wait_s, &failed);

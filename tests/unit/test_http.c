@@ -1,5 +1,5 @@
 /*
- * test_http.c - pipeline/http: the retry arithmetic, and one request sent
+ * test_http.c - pipeline/http: the retry arithmetic, redaction, and one request sent
  * to tests/helper/stub-model over real HTTP on 127.0.0.1 (status, body,
  * Retry-After in its three forms, other headers, the body cap, a stop, a
  * timeout, a refused connection).
@@ -36,6 +36,29 @@ static void test_backoff(void)
 	CHECK_INT(sl_http_backoff_ms(3, 1000, 30000, 2500, 0.1), 2500);
 	CHECK_INT(sl_http_backoff_ms(0, 1000, 30000, 0, 1.0), 0);
 	CHECK_INT(sl_http_backoff_ms(0, 1000, 30000, 90000, 1.0), 30000);
+}
+
+static void test_redact(void)
+{
+	sl_buf b;
+
+	sl_buf_init(&b, 0);
+	sl_buf_adds(&b, "k=sk-123456;sk-123456sk-123456 end");
+	sl_http_redact(&b, "sk-123456");
+	CHECK_STR(b.buf, "k=[redacted];[redacted][redacted] end");
+	CHECK_INT(b.len, strlen(b.buf));
+	sl_http_redact(&b, NULL);
+	sl_http_redact(&b, "end");     /* too short to be a secret */
+	CHECK_STR(b.buf, "k=[redacted];[redacted][redacted] end");
+	sl_buf_release(&b);
+	/* a short secret: the marker is longer, the cap still holds */
+	sl_buf_init(&b, 16);
+	sl_buf_adds(&b, "abcd abcd abcd");
+	sl_http_redact(&b, "abcd");
+	CHECK_INT(b.len, 16);
+	CHECK(b.truncated);
+	CHECK(!strstr(b.buf, "abcd"));
+	sl_buf_release(&b);
 }
 
 static void test_status_transient(void)
@@ -251,6 +274,7 @@ int main(void)
 {
 	RUN(test_backoff);
 	RUN(test_status_transient);
+	RUN(test_redact);
 	RUN(test_send_status_body_headers);
 	RUN(test_send_retry_after_forms);
 	RUN(test_send_retry_after_huge);

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='publish: a forge that asks to wait longer than a number holds stops with the clear error'
+test_description='publish against a hostile forge: a wait longer than a number holds stops with the clear error; a reply quoting the token shows it nowhere'
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
@@ -16,17 +16,18 @@ test_expect_success 'setup: one proposed candidate, a bare remote' '
 	grep -q "proposed  *1" out
 '
 
-# publish_waiting VALUE: publish against a stub GitHub whose first API reply
-# is 429 with Retry-After: VALUE; its exit status in rc, its error in err
-publish_waiting() {
+# publish_to STUB-OPTIONS...: publish (with the token $SENT, by default the
+# right one) against a stub GitHub started with these options; its exit
+# status in rc, its output in out and err
+publish_to() {
 	rm -f forge.log &&
-	start_forge github acme/wait "$TRASH/remote.git" --limit-429 1 --retry-after "$1" &&
+	start_forge github acme/wait "$TRASH/remote.git" "$@" &&
 	cp c.yaml c-forge.yaml &&
 	printf "%s\n" "review:" "  forge: github" "  api_url: $forge_url" \
 		"  project: acme/wait" "  token_env: FORGE_TOKEN" \
 		"  remote: $TRASH/remote.git" >>c-forge.yaml &&
 	cp s.db s-forge.db || return 1
-	sluice publish --store s-forge.db c-forge.yaml >out 2>err
+	FORGE_TOKEN=${SENT:-$FORGE_TOKEN} sluice publish --store s-forge.db c-forge.yaml >out 2>err
 	rc=$?
 	curl -sf "$forge_url/_stub/state" >state.json
 	kill $forge_pid
@@ -37,7 +38,7 @@ publish_waiting() {
 for v in 99999999999999999999 9223372036854775807 9223372036854776 \
 	"Fri, 31 Dec 99999999 23:59:59 GMT"; do
 	test_expect_success "Retry-After: $v stops publish with the wait it asked for, nothing opened" '
-		publish_waiting "$v" &&
+		publish_to --limit-429 1 --retry-after "$v" &&
 		test $rc != 0 && test $rc -lt 125 &&
 		test $(wc -l <err) = 1 &&
 		grep -q "the forge asks to wait 86400 s (more than 900 s); try later" err &&
@@ -45,5 +46,14 @@ for v in 99999999999999999999 9223372036854775807 9223372036854776 \
 		! grep -q "\"number\"" state.json
 	'
 done
+
+test_expect_success 'a 401 that quotes the token back: the token is in no output and no table' '
+	SENT=ghp-wrong-token-0815 &&
+	publish_to --echo-auth 1 &&
+	test $rc = 2 &&
+	grep -q "Bad credentials (got Authorization: Bearer \[redacted\])" err &&
+	sqlite3 s-forge.db .dump >dump &&
+	! grep -q "ghp-wrong-token-0815" out err dump forge.log
+'
 
 test_done
