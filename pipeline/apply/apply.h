@@ -189,6 +189,25 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 int sl_packed_lock_check(git_repository *repo, long *stale_pid, sl_err *err);
 
 /*
+ * Branch names made from paths are bounded, so that git (and the file
+ * system, which holds a loose ref as a file and its lock as NAME.lock) can
+ * take them: no component over SL_REF_COMPONENT_MAX bytes, and the name as
+ * a whole at most SL_REF_NAME_MAX.
+ */
+#define SL_REF_COMPONENT_MAX 200
+#define SL_REF_NAME_MAX 512
+
+/*
+ * Bound the branch name in b from byte from on (the part made from a path;
+ * the prefix before it is kept as it is): a component longer than
+ * SL_REF_COMPONENT_MAX, and then the part as a whole when b is longer than
+ * max bytes, keeps its head and ends in '-' and 12 hex digits of SHA-256
+ * of key (what the name was made from), so that two long names that differ
+ * only at their ends stay apart.  A name within the bounds is unchanged.
+ */
+void sl_ref_name_bound(sl_buf *b, size_t from, size_t max, const char *key);
+
+/*
  * Refs written through this repo handle get no reflog: the handle reads the
  * repository's config with the file cfg_path on top, which
  * sl_no_reflog_config() makes: an anonymous in-memory file saying

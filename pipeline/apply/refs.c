@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "pipeline/apply/apply.h"
+#include "common/sha256.h"
 #include "common/util.h"
 
 #define PACKED_HEADER "# pack-refs with: peeled fully-peeled sorted \n"
@@ -555,4 +556,56 @@ int sl_packed_lock_check(git_repository *repo, long *stale_pid, sl_err *err)
 done:
 	packed_release(&f);
 	return ret;
+}
+
+#define REF_HASH_HEX 12
+
+/* At most len bytes of s, not ending inside a UTF-8 sequence. */
+static size_t utf8_head(const char *s, size_t len)
+{
+	while (len && ((unsigned char)s[len] & 0xC0) == 0x80)
+		len--;
+	return len;
+}
+
+/* Cut b to its first len bytes (at least from), then append "-HASH". */
+static void ref_cut(sl_buf *b, size_t from, size_t len, const char *hex)
+{
+	len = from + utf8_head(b->buf + from, len - from);
+	while (len > from && (b->buf[len - 1] == '/' || b->buf[len - 1] == '.'))
+		len--;
+	sl_buf_setlen(b, len);
+	sl_buf_addf(b, "-%s", hex);
+}
+
+void sl_ref_name_bound(sl_buf *b, size_t from, size_t max, const char *key)
+{
+	sl_buf out = SL_BUF_INIT;
+	char hex[65];
+	const char *p, *end;
+
+	if (max < from + 1 + REF_HASH_HEX)
+		max = from + 1 + REF_HASH_HEX;
+	sl_sha256_hex(hex, key, strlen(key));
+	hex[REF_HASH_HEX] = '\0';
+	sl_buf_add(&out, b->buf, from);
+	for (p = b->buf + from;; p = end + 1) {
+		size_t len, at = out.len, room = max > at ? max - at : 0;
+
+		end = strchrnul(p, '/');
+		len = (size_t)(end - p);
+		sl_buf_add(&out, p, len);
+		if (len > room) {
+			/* the name as a whole is at its bound: the rest is in the hash */
+			ref_cut(&out, from, max - 1 - REF_HASH_HEX, hex);
+			break;
+		}
+		if (len > SL_REF_COMPONENT_MAX)
+			ref_cut(&out, at, at + SL_REF_COMPONENT_MAX - 1 - REF_HASH_HEX, hex);
+		if (!*end)
+			break;
+		sl_buf_addch(&out, '/');
+	}
+	sl_buf_release(b);
+	*b = out;
 }

@@ -221,10 +221,12 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 	} else {
 		sl_provider_flatten_chat(&out->request, msgs, n);
 	}
-	sl_provider_mask_key(&out->request, p->key);
+	sl_http_redact(&out->request, p->key);
 
 	/* an HTTP kind sends the exact bytes: the recorded request may have had the key masked */
 	ret = kind < 0 ? kind : p->ops->complete(p, &call, out, err);
+	/* the reply as parsed (JSON escapes undone) quotes the key no more than the body did */
+	sl_http_redact(&out->text, p->key);
 	out->latency_ms = sl_now_ms() - t0;
 	free(body);
 	return ret;

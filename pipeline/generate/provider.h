@@ -52,7 +52,9 @@
  *
  * Secrets: the API key is read from the environment variable the spec
  * names, once, in sl_provider_new; it is sent only in a request header, is
- * masked ("***") in every error message and in sl_completion.request, never
+ * redacted ("[redacted]", SL_HTTP_REDACTED) in every reply body as it
+ * arrives, in every error message, in sl_completion.text and in
+ * sl_completion.request, so nothing stored or shown quotes it; it never
  * appears in any process's argv (libcurl runs in-process; the command kind
  * gets its command line only), and is wiped from memory on free.  Extra
  * headers (opts.headers) are sent as given and are not treated as secret.

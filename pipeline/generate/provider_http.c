@@ -3,9 +3,9 @@
  * after another, each sent by pipeline/http (sl_http_send).
  *
  * sl_provider_http_new reads the key from the environment once, keeps it
- * in the provider (wiped on free) and sends it only in a header; messages
- * that could quote a server's answer, and the recorded request body, have
- * the key masked.  What differs between the kinds (the path, the body, the
+ * in the provider (wiped on free) and sends it only in a header; a reply
+ * body has it redacted as it arrives, and so do messages that could quote
+ * a server's answer and the recorded request body.  What differs between the kinds (the path, the body, the
  * headers, the reply parser) is the kind's sl_provider_wire
  * (provider_openai.c, provider_anthropic.c).  The body is built once per
  * call and sent by each try.  Handles come from a locked pool in the
@@ -223,6 +223,8 @@ static int http_once(sl_provider *p, const char *req, sl_completion *out,
 	}
 
 	r = sl_http_send(h, &rq, resp);
+	/* an endpoint may quote the key back (an error, an echo): gone before anyone reads it */
+	sl_http_redact(&resp->body, p->key);
 	out->http_status = (int)resp->status;
 	if (r == SL_HTTP_STOPPED) {
 		sl_buf_addf(msg, "the model request to '%s' was stopped", p->url);
@@ -296,7 +298,7 @@ int sl_provider_http_complete(sl_provider *p, const sl_provider_call *call, sl_c
 			if (out->retries)
 				sl_buf_addf(&msg, " (gave up after %d %s)", out->retries,
 					    out->retries == 1 ? "retry" : "retries");
-			sl_provider_mask_key(&msg, p->key);
+			sl_http_redact(&msg, p->key);
 			sl_err_set(err, SL_ERROR, "%s", msg.buf);
 			break;
 		}

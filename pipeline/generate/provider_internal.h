@@ -75,8 +75,6 @@ struct sl_provider {
 
 /* Zero the bytes of s (NULL: nothing). */
 void sl_provider_wipe(char *s);
-/* Replace every occurrence of key in b by "***" (keys shorter than 4 are left). */
-void sl_provider_mask_key(sl_buf *b, const char *key);
 /* A new JSON string of s[0..n) (s: up to its NUL), invalid UTF-8 repaired to U+FFFD. */
 json_t *sl_provider_json_textn(const char *s, size_t n);
 json_t *sl_provider_json_text(const char *s);

@@ -57,21 +57,6 @@ void sl_provider_wipe(char *s)
 		explicit_bzero(s, strlen(s));
 }
 
-/* Replace every occurrence of key in b by "***" (keys shorter than 4 are left). */
-void sl_provider_mask_key(sl_buf *b, const char *key)
-{
-	size_t kl = key ? strlen(key) : 0;
-	char *p;
-
-	if (kl < 4)
-		return;
-	while ((p = memmem(b->buf, b->len, key, kl))) {
-		memcpy(p, "***", 3);
-		memmove(p + 3, p + kl, b->len - (size_t)(p - b->buf) - kl + 1);
-		b->len -= kl - 3;
-	}
-}
-
 /* A JSON string of s[0..n), with invalid UTF-8 bytes replaced by U+FFFD. */
 json_t *sl_provider_json_textn(const char *s, size_t n)
 {

@@ -147,12 +147,30 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
 	return n;
 }
 
-/* Retry-After: delta-seconds or an HTTP date; retry-after-ms: milliseconds. */
+/* The digits of s as a number, saturated at INT64_MAX; -1 if s is not all digits. */
+static int64_t digits_saturated(const char *s)
+{
+	int64_t n = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		n = n > (INT64_MAX - 9) / 10 ? INT64_MAX : n * 10 + (*s - '0');
+	}
+	return n;
+}
+
+/*
+ * Retry-After: delta-seconds or an HTTP date; retry-after-ms: milliseconds.
+ * A wait too long to count saturates at INT64_MAX ms (the caller's cap
+ * decides), never wraps.
+ */
 static void parse_retry_after(exchange *x, int ms, const char *v, size_t len)
 {
 	char val[128];
-	char *end;
-	long long n;
+	int64_t n;
 
 	while (len && (*v == ' ' || *v == '\t'))
 		v++, len--;
@@ -162,9 +180,7 @@ static void parse_retry_after(exchange *x, int ms, const char *v, size_t len)
 		return;
 	memcpy(val, v, len);
 	val[len] = '\0';
-	errno = 0;
-	n = strtoll(val, &end, 10);
-	if (!*end && !errno && n >= 0 && end != val) {
+	if ((n = digits_saturated(val)) >= 0) {
 		if (ms)
 			x->r->retry_after_ms = n;
 		else if (x->r->retry_after_ms < 0)   /* retry-after-ms is more precise */
@@ -173,9 +189,12 @@ static void parse_retry_after(exchange *x, int ms, const char *v, size_t len)
 	}
 	if (!ms && x->r->retry_after_ms < 0) {
 		time_t when = sl_curl()->getdate(val, NULL);
+		int64_t d;
 
-		if (when != (time_t)-1)
-			x->r->retry_after_ms = when > x->now_s ? ((int64_t)when - x->now_s) * 1000 : 0;
+		if (when == (time_t)-1)
+			return;
+		d = (int64_t)when > x->now_s ? (int64_t)when - x->now_s : 0;
+		x->r->retry_after_ms = d > INT64_MAX / 1000 ? INT64_MAX : d * 1000;
 	}
 }
 
@@ -321,4 +340,24 @@ void sl_http_sleep_ms(int64_t ms, const volatile int *stop)
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
 	}
+}
+
+void sl_http_redact(sl_buf *b, const char *secret)
+{
+	size_t sl = secret ? strlen(secret) : 0, at = 0;
+	sl_buf out;
+	const char *p;
+
+	if (sl < 4 || !memmem(b->buf, b->len, secret, sl))
+		return;
+	sl_buf_init(&out, b->cap);
+	while ((p = memmem(b->buf + at, b->len - at, secret, sl))) {
+		sl_buf_add(&out, b->buf + at, (size_t)(p - b->buf) - at);
+		sl_buf_adds(&out, SL_HTTP_REDACTED);
+		at = (size_t)(p - b->buf) + sl;
+	}
+	sl_buf_add(&out, b->buf + at, b->len - at);
+	out.truncated |= b->truncated;
+	sl_buf_release(b);
+	*b = out;
 }

@@ -7,7 +7,8 @@
  * https only, the response body read into the caller's buffer (capped by
  * its sl_buf_init: a larger body aborts the transfer), Retry-After (seconds
  * or an HTTP date) and retry-after-ms read, every header also handed to an
- * optional callback, and a stop flag polled during the transfer.  When to
+ * optional callback, and a stop flag polled during the transfer; and
+ * sl_http_redact for a secret quoted back in a reply.  When to
  * retry stays with the caller (each service has its own rules), from these
  * pieces: which outcomes may succeed when tried again
  * (sl_http_status_transient, SL_HTTP_TRANSIENT and SL_HTTP_TIMEOUT), the
@@ -114,6 +115,16 @@ int sl_http_status_transient(long status);
  */
 int64_t sl_http_backoff_ms(int k, int64_t base_ms, int64_t max_ms, int64_t retry_after_ms,
 			   double jitter);
+
+/* What a secret quoted back by an endpoint becomes before anything keeps it. */
+#define SL_HTTP_REDACTED "[redacted]"
+
+/*
+ * Replace every occurrence of secret in b by SL_HTTP_REDACTED (b's cap
+ * still holds).  A secret NULL or shorter than 4 bytes is left: it would
+ * match ordinary text.
+ */
+void sl_http_redact(sl_buf *b, const char *secret);
 
 /* Sleep ms, in slices of at most 50 ms, returning early once *stop is set. */
 void sl_http_sleep_ms(int64_t ms, const volatile int *stop);

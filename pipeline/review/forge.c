@@ -175,7 +175,8 @@ static int rate_limited(const reply *r, unsigned *wait_s)
 	if (r->http.status != 429 && r->http.status != 403)
 		return 0;
 	if (r->http.retry_after_ms >= 0) {
-		int64_t s = (r->http.retry_after_ms + 999) / 1000;
+		/* rounded up without overflow: Retry-After may saturate at INT64_MAX ms */
+		int64_t ms = r->http.retry_after_ms, s = ms / 1000 + (ms % 1000 != 0);
 
 		*wait_s = (unsigned)(s > 86400 ? 86400 : s);
 		return 1;
@@ -333,6 +334,8 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 
 		sl_forge_reply_release(r);
 		hr = sl_http_send(h, &rq, &r->http);
+		/* a reply that quotes the token back: no message or record made from it shows it */
+		sl_http_redact(&r->http.body, f->o.token);
 		if (hr == SL_HTTP_DONE && r->remaining == 0 && r->reset > 0)
 			f->quota_reset = r->reset;
 		why = retry_reason(r, hr, tries, &wait_s, &failed);

@@ -5,7 +5,7 @@
  * One client per project.  Every request carries the token in its
  * authentication header only (GitHub: "Authorization: Bearer", GitLab:
  * "PRIVATE-TOKEN"); the token is never part of an error message, a log or
- * anything returned.  Lists follow the Link header's rel="next" (at most
+ * anything returned (a reply that quotes it has it redacted as it arrives).  Lists follow the Link header's rel="next" (at most
  * SL_FORGE_MAX_PAGES pages).  Rate limits are honoured: 429, and 403 with
  * Retry-After, x-ratelimit-remaining: 0 or GitHub's "secondary rate limit"
  * message, wait for Retry-After seconds, else until x-ratelimit-reset, else

@@ -495,11 +495,15 @@ static void change_of_group(sl_change *ch, const group *gr, const sl_candidate_r
 {
 	sl_buf b = SL_BUF_INIT;
 	char *safe = ref_safe(gr->key);
+	size_t from;
 
 	memset(ch, 0, sizeof(*ch));
 	ch->key = sl_xstrdup(gr->key);
-	sl_buf_addf(&b, "%s/review/%s", spec->branch_prefix, safe);
+	sl_buf_addf(&b, "%s/review/", spec->branch_prefix);
+	from = b.len;
+	sl_buf_adds(&b, safe);
 	free(safe);
+	sl_ref_name_bound(&b, from, SL_REF_NAME_MAX, gr->key);
 	ch->branch = sl_buf_detach(&b, NULL);
 	ch->ncands = gr->n;
 	ch->cands = sl_xcalloc(gr->n, sizeof(*ch->cands));

@@ -107,10 +107,15 @@ static int shares_start(const target_index *ix, const sl_target_rec *t)
 
 char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_index *list)
 {
-	sl_buf b = SL_BUF_INIT, ref = SL_BUF_INIT;
+	sl_buf b = SL_BUF_INIT, ref = SL_BUF_INIT, at = SL_BUF_INIT;
+	size_t from;
 	int valid = 0;
 
+	sl_buf_addf(&at, "-L%lld", (long long)t->start_line);
+	if (t->start_col > 1)
+		sl_buf_addf(&at, "C%lld", (long long)t->start_col);
 	sl_buf_addf(&b, "%s/", prefix);
+	from = b.len;
 	for (const char *p = t->path; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 
@@ -119,15 +124,16 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 		else
 			sl_buf_addch(&b, '-');
 	}
-	sl_buf_addf(&b, "-L%lld", (long long)t->start_line);
-	if (t->start_col > 1)
-		sl_buf_addf(&b, "C%lld", (long long)t->start_col);
+	/* a long path keeps its head and a hash of the rest; the position stays readable */
+	sl_ref_name_bound(&b, from, from + SL_REF_COMPONENT_MAX - at.len, t->path);
+	sl_buf_add(&b, at.buf, at.len);
 	sl_buf_addf(&ref, "refs/heads/%s", b.buf);
 	if (shares_start(list, t) || git_reference_name_is_valid(&valid, ref.buf) || !valid) {
 		sl_buf_reset(&b);
 		sl_buf_addf(&b, "%s/target-%lld", prefix, (long long)t->id);
 	}
 	sl_buf_release(&ref);
+	sl_buf_release(&at);
 	return sl_buf_detach(&b, NULL);
 }
 

@@ -5,10 +5,13 @@
  *
  *     stub-forge --kind github|gitlab --token T --project P --bare DIR
  *                [--port-file F] [--log F] [--per-page N] [--limit-403 N]
- *                [--limit-429 N] [--quota N] [--max-seconds N]
+ *                [--limit-429 N] [--retry-after V] [--quota N] [--echo-auth 1]
+ *                [--max-seconds N]
  *
  * Every API request must authenticate (GitHub "Authorization: Bearer T" or
- * "token T"; GitLab "PRIVATE-TOKEN: T" or Bearer), else 401.  Lists are
+ * "token T"; GitLab "PRIVATE-TOKEN: T" or Bearer), else 401 (with
+ * --echo-auth 1, whose message quotes the credentials the request sent, as
+ * a careless service might).  Lists are
  * paginated N per page (default 2) with a Link header (rel="next"; GitLab
  * also x-next-page).  Opening a second open request for the same head is
  * GitHub's 422 "A pull request already exists" / GitLab's 409; a head that
@@ -16,7 +19,8 @@
  * (GitLab: "Source branch does not exist"); a missing branch or request is
  * 404.  --limit-403 N: the first N requests that open a request get GitHub's
  * secondary rate limit (403 with Retry-After: 1); --limit-429 N: the first N
- * API requests of any kind get 429 with Retry-After: 1.  --quota N: every
+ * API requests of any kind get 429 with Retry-After: 1 (both send
+ * Retry-After: V instead with --retry-after V).  --quota N: every
  * reply carries x-ratelimit-limit/-remaining/-reset; after N API requests
  * the quota is spent until the next whole second plus one (reset), and a
  * request before then gets 403 "API rate limit exceeded" with remaining 0.
@@ -59,6 +63,8 @@
 static int gitlab;
 static const char *token, *project, *bare, *log_path;
 static unsigned per_page = 2, limit_403, limit_429, quota, quota_left;
+static const char *retry_after = "1";
+static int echo_auth;
 static int64_t quota_reset;
 static int port;
 static json_t *prs;             /* array of request objects, [i] has number i + 1 */
@@ -220,7 +226,7 @@ static void create(resp *r, json_t *req)
 
 	if (limit_403) {
 		limit_403--;
-		sl_buf_adds(&r->headers, "Retry-After: 1\r\n");
+		sl_buf_addf(&r->headers, "Retry-After: %s\r\n", retry_after);
 		message(r, 403, "You have exceeded a secondary rate limit. Please wait a few "
 			"minutes before you try again.");
 		return;
@@ -476,14 +482,22 @@ static void serve(int fd)
 		if (!strncmp(path, "/_stub/", 7)) {
 			control(&r, method, path, body);
 		} else if (!authorized(in.buf)) {
-			message(&r, 401, gitlab ? "401 Unauthorized" : "Bad credentials");
+			sl_buf m = SL_BUF_INIT;
+			const char *a = echo_auth ? strcasestr(in.buf, gitlab ? "\r\nPRIVATE-TOKEN:" :
+							    "\r\nAuthorization:") : NULL;
+
+			sl_buf_adds(&m, gitlab ? "401 Unauthorized" : "Bad credentials");
+			if (a)
+				sl_buf_addf(&m, " (got %.*s)", (int)strcspn(a + 2, "\r"), a + 2);
+			message(&r, 401, m.buf);
+			sl_buf_release(&m);
 		} else if (quota && quota_left == 0 && now_ms() < quota_reset * 1000) {
 			sl_buf_addf(&r.headers, "x-ratelimit-limit: %u\r\nx-ratelimit-remaining: 0\r\n"
 				    "x-ratelimit-reset: %lld\r\n", quota, (long long)quota_reset);
 			message(&r, 403, "API rate limit exceeded for user.");
 		} else if (limit_429) {
 			limit_429--;
-			sl_buf_adds(&r.headers, "Retry-After: 1\r\n");
+			sl_buf_addf(&r.headers, "Retry-After: %s\r\n", retry_after);
 			message(&r, 429, "Too Many Requests");
 		} else {
 			if (quota) {
@@ -562,6 +576,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(k, "--per-page")) per_page = (unsigned)atoi(v);
 		else if (!strcmp(k, "--limit-403")) limit_403 = (unsigned)atoi(v);
 		else if (!strcmp(k, "--limit-429")) limit_429 = (unsigned)atoi(v);
+		else if (!strcmp(k, "--retry-after")) retry_after = v;
+		else if (!strcmp(k, "--echo-auth")) echo_auth = atoi(v);
 		else if (!strcmp(k, "--quota")) quota = (unsigned)atoi(v);
 		else if (!strcmp(k, "--max-seconds")) max_seconds = (unsigned)atoi(v);
 		else
@@ -571,7 +587,8 @@ int main(int argc, char **argv)
 	    !bare || !per_page) {
 		fprintf(stderr, "usage: stub-forge --kind github|gitlab --token T --project P "
 			"--bare DIR [--port-file F] [--log F] [--per-page N] [--limit-403 N] "
-			"[--limit-429 N] [--quota N] [--max-seconds N]\n");
+			"[--limit-429 N] [--retry-after V] [--quota N] [--echo-auth 1] "
+			"[--max-seconds N]\n");
 		return 2;
 	}
 	gitlab = !strcmp(kind, "gitlab");

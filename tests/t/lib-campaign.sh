@@ -4,6 +4,7 @@
 # write_campaign F [extra yaml]   the rules campaign of the demo, against ./repo
 # refs_outside PREFIX REPO        every ref except those under refs/heads/PREFIX/
 # start_forge KIND PROJECT BARE   the stub GitHub/GitLab API (see below)
+# python_campaign F NAME REPO     a rules campaign on REPO's Python calls, gate "true"
 
 greet_repo() {
 	cp -R "$EXAMPLES/greet/project" "$1"
@@ -91,4 +92,26 @@ start_forge() {
 	forge_port=$(cat forge.port) &&
 	test -n "$forge_port" &&
 	forge_url=http://127.0.0.1:$forge_port
+}
+
+# python_campaign FILE NAME REPO: a campaign NAME that rewrites every call in
+# REPO's Python files (base main) by rule, with one gate that passes.
+python_campaign() {
+	cat >"$1" <<EOF2
+name: $2
+repository: $3
+base: main
+scratch: $TRASH/scratch
+targets:
+  language: python
+  paths: ["**/*.py"]
+  query: "(call) @call"
+rules:
+  - capture: call
+    template: "z()"
+attempts: 1
+gates:
+  - name: ok
+    command: "true"
+EOF2
 }

@@ -1,5 +1,5 @@
 /*
- * test_http.c - pipeline/http: the retry arithmetic, and one request sent
+ * test_http.c - pipeline/http: the retry arithmetic, redaction, and one request sent
  * to tests/helper/stub-model over real HTTP on 127.0.0.1 (status, body,
  * Retry-After in its three forms, other headers, the body cap, a stop, a
  * timeout, a refused connection).
@@ -36,6 +36,29 @@ static void test_backoff(void)
 	CHECK_INT(sl_http_backoff_ms(3, 1000, 30000, 2500, 0.1), 2500);
 	CHECK_INT(sl_http_backoff_ms(0, 1000, 30000, 0, 1.0), 0);
 	CHECK_INT(sl_http_backoff_ms(0, 1000, 30000, 90000, 1.0), 30000);
+}
+
+static void test_redact(void)
+{
+	sl_buf b;
+
+	sl_buf_init(&b, 0);
+	sl_buf_adds(&b, "k=sk-123456;sk-123456sk-123456 end");
+	sl_http_redact(&b, "sk-123456");
+	CHECK_STR(b.buf, "k=[redacted];[redacted][redacted] end");
+	CHECK_INT(b.len, strlen(b.buf));
+	sl_http_redact(&b, NULL);
+	sl_http_redact(&b, "end");     /* too short to be a secret */
+	CHECK_STR(b.buf, "k=[redacted];[redacted][redacted] end");
+	sl_buf_release(&b);
+	/* a short secret: the marker is longer, the cap still holds */
+	sl_buf_init(&b, 16);
+	sl_buf_adds(&b, "abcd abcd abcd");
+	sl_http_redact(&b, "abcd");
+	CHECK_INT(b.len, 16);
+	CHECK(b.truncated);
+	CHECK(!strstr(b.buf, "abcd"));
+	sl_buf_release(&b);
 }
 
 static void test_status_transient(void)
@@ -150,6 +173,43 @@ static void test_send_retry_after_forms(void)
 	stub_stop(&s);
 }
 
+/* A wait too long to count saturates (the caller's cap refuses it); it never wraps. */
+static void test_send_retry_after_huge(void)
+{
+	static const char *const hdr[] = {
+		"Retry-After: 99999999999999999999\n",
+		"Retry-After: 9223372036854775807\n",
+		"Retry-After: 9223372036854776\n",
+		"retry-after-ms: 99999999999999999999\n",
+		"Retry-After: Fri, 31 Dec 99999999 23:59:59 GMT\n",
+	};
+	const size_t n = sizeof(hdr) / sizeof(*hdr);
+	stub s;
+	sl_http_response r;
+	seen sn = { "", 0 };
+	char name[32];
+
+	if (!stub_start(&s))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "reply-%zu.status", i + 1);
+		stub_put(&s, name, "429");
+		snprintf(name, sizeof(name), "reply-%zu.headers", i + 1);
+		stub_put(&s, name, hdr[i]);
+	}
+	sl_http_response_init(&r, 0);
+	for (size_t i = 0; i + 1 < n; i++) {
+		CHECK_INT(send_one(&s, "{}", NULL, 10000, NULL, &r, &sn), SL_HTTP_DONE);
+		CHECK_INT(r.retry_after_ms, INT64_MAX);
+	}
+	/* a date in the year 99999999: far, but it counts in milliseconds */
+	CHECK_INT(send_one(&s, "{}", NULL, 10000, NULL, &r, &sn), SL_HTTP_DONE);
+	CHECK_INT(r.retry_after_ms, ((int64_t)3155633032780799 - 1445412480) * 1000);
+	CHECK_INT(sl_http_backoff_ms(0, 1000, 30000, INT64_MAX, 1.0), 30000);
+	sl_http_response_release(&r);
+	stub_stop(&s);
+}
+
 static void test_send_body_cap(void)
 {
 	stub s;
@@ -214,8 +274,10 @@ int main(void)
 {
 	RUN(test_backoff);
 	RUN(test_status_transient);
+	RUN(test_redact);
 	RUN(test_send_status_body_headers);
 	RUN(test_send_retry_after_forms);
+	RUN(test_send_retry_after_huge);
 	RUN(test_send_body_cap);
 	RUN(test_send_stop_and_timeout);
 	RUN(test_send_refused);

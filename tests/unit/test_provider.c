@@ -416,17 +416,22 @@ static void test_key_never_leaks(void)
 	p = openai(&s, "SL_TEST_KEY", 10000);
 	sl_completion_init(&c);
 	CHECK_INT(call(p, 2, &c, &err), SL_ERROR);
-	CHECK_STR(err.msg, "HTTP 500: boom: key *** rejected");
+	CHECK_STR(err.msg, "HTTP 500: boom: key [redacted] rejected");
 	CHECK_INT(c.http_status, 500);
 	CHECK(strstr(c.request.buf, KEY) == NULL);
 	/* even a chat that quotes the key is recorded without it */
 	sl_err_clear(&err);
 	CHECK_INT(p ? sl_provider_complete(p, leaky, 1, &c, &err) : -100, 0);
-	CHECK(strstr(c.request.buf, "my key is ***, keep it") != NULL);
+	CHECK(strstr(c.request.buf, "my key is [redacted], keep it") != NULL);
 	CHECK(strstr(c.request.buf, KEY) == NULL);
 	sent = stub_get(&s, "request-2.json");
 	CHECK(strstr(sent, KEY) != NULL);      /* but the endpoint got the chat as it was */
 	free(sent);
+	/* a reply that quotes the key, plainly or spelled with JSON escapes, has it redacted */
+	stub_put(&s, "reply-3.json", "{\"choices\":[{\"message\":{\"content\":\"a " KEY
+		 " b sk\\u002dtest-0123456789 c\"}}]}");
+	CHECK_INT(call(p, 2, &c, &err), SL_OK);
+	CHECK_STR(c.text.buf, "a [redacted] b [redacted] c");
 	sl_completion_release(&c);
 	sl_provider_free(p);
 	stub_stop(&s);

@@ -1,6 +1,7 @@
 /*
  * test_refs.c - candidate branches in packed-refs (refs.c): written and
- * deleted in one rewrite, compare and swap, the lock a crashed sluice left.
+ * deleted in one rewrite, compare and swap, the lock a crashed sluice left;
+ * branch names made from long paths, bounded.
  * Each test works in a fresh repository made with libgit2 in a temporary
  * directory.
  */
@@ -218,6 +219,65 @@ static void test_stale_lock(void)
 	git_repository_free(repo);
 }
 
+/* name with its part after from bounded to max; the result, which the caller frees */
+static char *bound(const char *name, size_t from, size_t max)
+{
+	sl_buf b = SL_BUF_INIT;
+
+	sl_buf_adds(&b, name);
+	sl_ref_name_bound(&b, from, max, name);
+	return sl_buf_detach(&b, NULL);
+}
+
+static int valid_branch(const char *name)
+{
+	sl_buf ref = SL_BUF_INIT;
+	int valid = 0;
+
+	sl_buf_addf(&ref, "refs/heads/%s", name);
+	if (git_reference_name_is_valid(&valid, ref.buf))
+		valid = 0;
+	sl_buf_release(&ref);
+	return valid;
+}
+
+static void test_name_bound(void)
+{
+	char comp[301], *a, *b, *c;
+	sl_buf long_a = SL_BUF_INIT, long_b = SL_BUF_INIT;
+
+	memset(comp, 'd', 300);
+	comp[300] = '\0';
+	a = bound("p/review/file/a.c", 2, SL_REF_NAME_MAX);
+	CHECK_STR(a, "p/review/file/a.c");
+	free(a);
+
+	/* one long component, two names that differ only at their end */
+	sl_buf_addf(&long_a, "p/%s-a", comp);
+	sl_buf_addf(&long_b, "p/%s-b", comp);
+	a = bound(long_a.buf, 2, SL_REF_NAME_MAX);
+	b = bound(long_b.buf, 2, SL_REF_NAME_MAX);
+	CHECK(strlen(a) == 2 + SL_REF_COMPONENT_MAX);
+	CHECK(!strncmp(a, "p/ddd", 5));
+	CHECK(strcmp(a, b));
+	CHECK(valid_branch(a) && valid_branch(b));
+	free(a);
+	free(b);
+
+	/* many short components: the whole is bounded, no component cut to '/' or '.' */
+	sl_buf_reset(&long_a);
+	sl_buf_adds(&long_a, "p");
+	for (int i = 0; i < 200; i++)
+		sl_buf_adds(&long_a, "/d.");
+	sl_buf_adds(&long_a, "/x");
+	c = bound(long_a.buf, 2, 100);
+	CHECK(strlen(c) <= 100);
+	CHECK(valid_branch(c));
+	free(c);
+	sl_buf_release(&long_a);
+	sl_buf_release(&long_b);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -229,6 +289,7 @@ int main(void)
 	RUN(test_delete_in_one_rewrite);
 	RUN(test_delete_matching);
 	RUN(test_stale_lock);
+	RUN(test_name_bound);
 	git_libgit2_shutdown();
 	sl_rm_rf(dir, NULL);
 	return unit_done();

@@ -245,7 +245,7 @@ static void test_4xx_not_retried(void)
 	CHECK_INT(c.http_status, 404);
 	CHECK(!stub_has(&s, "request-2.json"));
 	CHECK_INT(call(p, &c, &err), SL_ERROR);
-	CHECK_STR(err.msg, "HTTP 401: Incorrect API key provided: ***");
+	CHECK_STR(err.msg, "HTTP 401: Incorrect API key provided: [redacted]");
 	CHECK_INT(call(p, &c, &err), SL_ERROR);
 	CHECK_STR(err.msg, "HTTP 400: not json at all");
 	CHECK_INT(f.nslept, 0);
