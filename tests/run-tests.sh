@@ -124,7 +124,7 @@ job_run() {
 		out="$log/$name.out"
 		set -- "$1" env -C "$top/tests/t" timeout 900 sh "$path" ;;
 	*)
-		out="$log/$name.$kind.out"
+		out="$log/$path.$kind.out"
 		trash=$(mktemp -d /tmp/sluice-test.XXXXXX) || exit 3
 		nl=0 dir="$top" build="$BUILD" lsan="$LSAN_OPTIONS"
 		case $kind in *no-landlock*) nl=1 ;; esac
