@@ -13,9 +13,10 @@
 # with it.
 #
 # Every binary and every run of a script is a job of its own (its own trash
-# directory and log); JOBS of them run at once (default: the online cores
-# plus two, as most scripts spend part of their time waiting on a server or
-# a jail; JOBS=1 runs them one after another).  Each job's line is printed
+# directory and log); JOBS of them run at once (default: three for each
+# online core, as a script spends most of its time waiting on a server, a
+# jail or a sleep: the serial suite keeps one core busy a third of its
+# time; JOBS=1 runs them one after another).  Each job's line is printed
 # in the fixed order above, once it and every job before it have finished,
 # with the seconds it took.  The longest jobs of the last run (their times
 # are kept in BUILD/tests/durations) start first, so the short ones fill
@@ -32,7 +33,7 @@ durations="$BUILD/tests/durations"
 rm -rf "$log" && mkdir -p "$log/.jobs"
 pass=0 fail=0 skip=0
 : >"$log/skipped"
-jobs=${JOBS:-$(($(nproc 2>/dev/null || echo 1) + 2))}
+jobs=${JOBS:-$((3 * $(nproc 2>/dev/null || echo 1)))}
 case $jobs in ''|*[!0-9]*|0) echo "run-tests.sh: JOBS must be a positive number" >&2; exit 2 ;; esac
 
 count() { # name logfile rc seconds
