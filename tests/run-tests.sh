@@ -168,14 +168,15 @@ stop() {
 }
 trap stop INT TERM HUP
 
-# The order jobs start in: the longest of the last run first, then the
-# ones it did not have, then the rest, each group in the fixed order.
+# The order jobs start in: one at a time, the fixed order; else the ones
+# the last run did not have, then the rest, longest first (ties in the fixed
+# order).
 order=$(i=1; while [ $i -le $njobs ]; do
-	eval "name=\$job_name_$i"
-	t=$(awk -v n="$name" '$2 == n { print $1; exit }' "$durations" 2>/dev/null)
-	echo "${t:-999999} $i"
+	eval "echo \"\$i \$job_name_$i\""
 	i=$((i + 1))
-done | sort -k1,1nr -k2,2n | cut -d' ' -f2)
+done | awk -v d="$durations" -v one=$((jobs == 1)) '
+	BEGIN { while (!one && (getline l <d) > 0) { split(l, f, " "); t[f[2]] = f[1] } }
+	{ print (one ? 0 : ($2 in t) ? t[$2] : 999999), $1 }' | sort -k1,1nr -k2,2n | cut -d' ' -f2)
 
 running=0 printed=0
 : >"$log/.durations"
