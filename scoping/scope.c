@@ -1452,15 +1452,23 @@ static int size_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The main thread reads, on the caller's handle, what the helpers could not. */
+/*
+ * The main thread reads, on the caller's handle, what the helpers could
+ * not.  Its own failure, if it had one, lies past every position read here:
+ * its error is put aside, and comes back unless one of these fails first
+ * (an sl_err keeps its first message).
+ */
 static void scope_deferred(struct worker *wk)
 {
 	struct shared *sh = wk->sh;
 	struct parse_state ps;
 	git_odb_object *obj;
+	sl_err later;
 
 	if (!sh->ndeferred)
 		return;
+	later = wk->err;
+	sl_err_clear(&wk->err);
 	qsort(sh->deferred, sh->ndeferred, sizeof(*sh->deferred), size_cmp);
 	if (parse_state_init(&ps, sh->c, &wk->err)) {
 		worker_fail(wk, sh->deferred[0]);
@@ -1489,6 +1497,8 @@ static void scope_deferred(struct worker *wk)
 	}
 done:
 	parse_state_release(&ps);
+	if (!wk->err.code)
+		wk->err = later;
 }
 
 static unsigned thread_count(const sl_scope_opts *opts, size_t ntodo)

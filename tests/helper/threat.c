@@ -16,8 +16,9 @@
  *                                  without high bits in the request)
  *   threat fds                    (descriptors open above 2)
  *   threat euid                   (prints the effective uid)
- *   threat forkbomb MAX           (forks paused children until fork fails or
- *                                  MAX; prints "forked N")
+ *   threat forkbomb MAX [TAG]     (forks paused children until fork fails or
+ *                                  MAX; prints "forked N"; TAG, unused, gives
+ *                                  the command line a test can look for)
  *   threat memhog PROCS MB        (PROCS processes each touch MB MiB, then
  *                                  sleep 1 s; prints "survivors N")
  *   threat inotify MAX GOFILE     (opens inotify instances, each watching ".",
@@ -348,7 +349,7 @@ int main(int argc, char **argv)
 		return list_fds();
 	if (!strcmp(cmd, "euid"))
 		return printf("euid %d\n", (int)geteuid()) < 0;
-	if (!strcmp(cmd, "forkbomb") && argc == 3)
+	if (!strcmp(cmd, "forkbomb") && (argc == 3 || argc == 4))
 		return forkbomb(atoi(argv[2]));
 	if (!strcmp(cmd, "memhog") && argc == 4)
 		return memhog(atoi(argv[2]), atol(argv[3]));

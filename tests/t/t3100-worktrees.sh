@@ -32,7 +32,7 @@ campaign() {
 # crash NAME: start a run whose gate sleeps, kill -9 it while a worktree of
 # it exists (the base's, where gates first run, or a candidate's)
 crash() {
-	m="sleep 10.3100$(printf %s "$1" | tr -cd 0-9)" &&
+	m="sleep 10.3100$(printf %s "$1" | tr -cd 0-9)$$" &&
 	campaign "$1" "$m" &&
 	{ sluice run --store s.db "$1.yaml" >/dev/null 2>&1 & pid=$!; } &&
 	for i in $(seq 1 600); do

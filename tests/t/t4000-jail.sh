@@ -127,15 +127,16 @@ test_expect_success 'the other siblings are unchanged' '
 '
 
 test_expect_success 'the jail dies with its supervisor (kill -9), also after pid 1 took the jail ids' '
-	{ jail-run work "sleep 91.4000" >/dev/null 2>&1 & jr=$!; } &&
+	m="sleep 91.4000$$" &&
+	{ jail-run work "$m" >/dev/null 2>&1 & jr=$!; } &&
 	n=0 &&
-	while ! pgrep -f "sleep 91.4000" >/dev/null && test $n -lt 600; do sleep 0.1; n=$((n + 1)); done &&
-	pgrep -f "sleep 91.4000" >/dev/null &&
+	while ! pgrep -f "$m\$" >/dev/null && test $n -lt 600; do sleep 0.1; n=$((n + 1)); done &&
+	pgrep -f "$m\$" >/dev/null &&
 	kill -9 $jr &&
 	{ wait $jr; true; } &&
 	n=0 &&
-	while pgrep -f "sleep 91.4000" >/dev/null && test $n -lt 600; do sleep 0.1; n=$((n + 1)); done &&
-	! pgrep -f "sleep 91.4000"
+	while pgrep -f "$m\$" >/dev/null && test $n -lt 600; do sleep 0.1; n=$((n + 1)); done &&
+	! pgrep -f "$m\$"
 '
 
 test_done

@@ -9,19 +9,21 @@ before=$(tree_digest work)
 root=no
 test "$(id -u)" = 0 && root=yes
 
-# no process whose command line matches $1 is left on the host
+# no process whose command line matches $1 is left on the host (each
+# pattern names this run's own processes: the script runs in four modes at
+# once, and other checkouts' suites may run beside it)
 none_left() {
 	! pgrep -f -- "$1"
 }
 
 test_expect_success 'a fork bomb is bounded and leaves nothing behind' '
-	jail-run --pids 64 --timeout 20000 work "./threat forkbomb 5000" >out &&
+	jail-run --pids 64 --timeout 20000 work "./threat forkbomb 5000 $$" >out &&
 	n=$(sed -n "s/^forked //p" out) &&
 	test "$n" -lt 512 &&
 	if test $root = yes; then test "$n" -lt 64; fi &&
 	{ jail-run --timeout 3000 work ":(){ :|:& };: 2>/dev/null; sleep 1; echo survived" >out2; rc=$?; } &&
 	test $rc != 125 &&
-	none_left "./threat forkbomb"
+	none_left "./threat forkbomb 5000 $$\$"
 '
 
 test_expect_success 'several processes allocating memory hit the cgroup limit (or the run refuses)' '
@@ -69,7 +71,7 @@ test_expect_success 'daemons that try to outlive the gate do not' '
 		sh -c \"trap \\\"\\\" HUP TERM; sleep 303$m\" & echo started" >out &&
 	echo started >expect &&
 	test_cmp expect out &&
-	none_left "sleep 301$m" && none_left "sleep 302$m" && none_left "sleep 303$m"
+	none_left "sleep 301$m\$" && none_left "sleep 302$m\$" && none_left "sleep 303$m\$"
 '
 
 test_done

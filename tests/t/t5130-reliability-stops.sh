@@ -5,6 +5,8 @@ test_description='a stop during the baseline; leases with a short TTL'
 . "$TEST_DIRECTORY/lib-reliability.sh"
 
 N=6
+# the base's gate: a command line of this run's own (pgrep -x finds it)
+GATE="sleep 917.5130$$"
 
 # wait_gone PID: until the process ends (bounded: 60 s); then its status is
 # collected by the caller's wait.  Fails, after killing it, when it does not end.
@@ -22,18 +24,18 @@ wait_gone() {
 test_expect_success 'setup: a campaign whose gate blocks on the base' '
 	rel_repo repo $N &&
 	rel_model m 0 && start_stub m && echo $stub_pid >stub.pid && echo $stub_port >port &&
-	rel_campaign b.yaml block $stub_port "  - name: block" "    command: sleep 917.5130" \
+	rel_campaign b.yaml block $stub_port "  - name: block" "    command: $GATE" \
 		"    timeout: 3600"
 '
 
 test_expect_success 'SIGTERM during the baseline kills its gate at once: exit 143' '
 	{ sluice run --store b.db b.yaml >out 2>err & pid=$!; } &&
 	i=0 &&
-	while [ $i -lt 1200 ] && ! pgrep -fx "sleep 917.5130" >/dev/null; do
+	while [ $i -lt 1200 ] && ! pgrep -fx "$GATE" >/dev/null; do
 		sleep 0.05
 		i=$((i + 1))
 	done &&
-	pgrep -fx "sleep 917.5130" >/dev/null &&
+	pgrep -fx "$GATE" >/dev/null &&
 	kill -TERM $pid &&
 	wait_gone $pid &&
 	{ wait $pid; rc=$?; } &&
@@ -41,11 +43,11 @@ test_expect_success 'SIGTERM during the baseline kills its gate at once: exit 14
 	test $rc = 143 &&
 	grep -q "stopped by SIGTERM" err &&
 	i=0 &&
-	while [ $i -lt 600 ] && pgrep -fx "sleep 917.5130" >/dev/null; do
+	while [ $i -lt 600 ] && pgrep -fx "$GATE" >/dev/null; do
 		sleep 0.1
 		i=$((i + 1))
 	done &&
-	! pgrep -fx "sleep 917.5130"
+	! pgrep -fx "$GATE"
 '
 
 test_expect_success 'the killed baseline is kept nowhere; nothing else happened' '
@@ -61,26 +63,26 @@ test_expect_success 'the killed baseline is kept nowhere; nothing else happened'
 test_expect_success 'SIGINT twice during the baseline: exit 130 at once, no gate left, nothing kept' '
 	{ sluice run --store b.db b.yaml >out 2>err & pid=$!; } &&
 	i=0 &&
-	while [ $i -lt 1200 ] && ! pgrep -fx "sleep 917.5130" >/dev/null; do
+	while [ $i -lt 1200 ] && ! pgrep -fx "$GATE" >/dev/null; do
 		sleep 0.05
 		i=$((i + 1))
 	done &&
-	pgrep -fx "sleep 917.5130" >/dev/null &&
+	pgrep -fx "$GATE" >/dev/null &&
 	kill -INT $pid && kill -INT $pid &&
 	wait_gone $pid &&
 	{ wait $pid; rc=$?; } &&
 	test $rc = 130 &&
 	i=0 &&
-	while [ $i -lt 600 ] && pgrep -fx "sleep 917.5130" >/dev/null; do
+	while [ $i -lt 600 ] && pgrep -fx "$GATE" >/dev/null; do
 		sleep 0.1
 		i=$((i + 1))
 	done &&
-	! pgrep -fx "sleep 917.5130" &&
+	! pgrep -fx "$GATE" &&
 	test "$(sqlite3 b.db "select count(*) from baselines where gate = '"'"'block'"'"'")" = 0
 '
 
 test_expect_success 'the next run, the gate unblocked, measures the baseline and finishes' '
-	sed -i "s/command: sleep 917.5130/command: sleep 0/" b.yaml &&
+	sed -i "s/command: $GATE/command: sleep 0/" b.yaml &&
 	sluice run --store b.db b.yaml >out 2>err &&
 	test "$(sqlite3 b.db "select verdict from baselines where gate = '"'"'block'"'"'")" = pass &&
 	test "$(sqlite3 b.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = $N

@@ -5,7 +5,7 @@ test_description='a stop kills the command provider: SIGTERM or the wall-time bu
 . "$TEST_DIRECTORY/lib-reliability.sh"
 
 # every process of the model command has this in its command line
-MARK=sl-t5135-$$
+MARK=sl-t5135-$$-mark
 
 # no_command_left: no process of the model command remains.  Its leader is
 # reaped before sluice exits; a background child killed with the group is

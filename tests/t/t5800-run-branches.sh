@@ -78,7 +78,7 @@ test_expect_success 'setup: one model target whose gate is slow on the candidate
 	attempts: 1
 	gates:
 	  - name: slow
-	    command: "if grep -q new_api.1 src/a.c; then sleep 30.5800; fi"
+	    command: "if grep -q new_api.1 src/a.c; then sleep 30.5800$$; fi"
 	    timeout: 60
 	EOF
 '
@@ -94,10 +94,10 @@ test_expect_success 'kill -9 while the candidate is gated' '
 	test -s refs &&
 	# until the gate runs (its sleep has a command line of its own)
 	for i in $(seq 1 600); do
-		pgrep -fx "sleep 30.5800" >/dev/null && break
+		pgrep -fx "sleep 30.5800$$" >/dev/null && break
 		sleep 0.1
 	done &&
-	pgrep -fx "sleep 30.5800" >/dev/null &&
+	pgrep -fx "sleep 30.5800$$" >/dev/null &&
 	kill -9 $pid &&
 	{ wait $pid 2>/dev/null || :; } &&
 	test "$(store_query s.db "select count(*) from attempts")" = 0

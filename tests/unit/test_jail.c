@@ -213,7 +213,7 @@ static void test_timeout_kills(void)
 	char cmd[64], marker[32];
 
 	/* a marker of our own: other test runs may share the machine */
-	snprintf(marker, sizeof(marker), "sleep 100.%d", (int)getpid());
+	snprintf(marker, sizeof(marker), "sleep 100.%ds", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "echo before; %s", marker);
 	sl_jail_result_init(&r);
 	/* long enough that "echo" runs first on a loaded machine; the sleep
@@ -237,10 +237,13 @@ static void test_daemons_die(void)
 	sl_err err = SL_ERR_INIT;
 	char *dir = scratch(), m1[64], m2[64], m3[64], cmd[512];
 
-	/* fractional sleeps make command lines no other process has */
-	snprintf(m1, sizeof(m1), "sleep 300.%d1", (int)getpid());
-	snprintf(m2, sizeof(m2), "sleep 300.%d2", (int)getpid());
-	snprintf(m3, sizeof(m3), "sleep 300.%d3", (int)getpid());
+	/*
+	 * fractional sleeps make command lines no other process has (the "s"
+	 * ends the number, so a longer pid's marker does not contain ours)
+	 */
+	snprintf(m1, sizeof(m1), "sleep 300.%d1s", (int)getpid());
+	snprintf(m2, sizeof(m2), "sleep 300.%d2s", (int)getpid());
+	snprintf(m3, sizeof(m3), "sleep 300.%d3s", (int)getpid());
 	snprintf(cmd, sizeof(cmd),
 		 "(setsid %s & echo $! >/tmp/d1); (setsid %s >/dev/null 2>&1 </dev/null &);"
 		 "sleep 0.2; test -d /proc/$(cat /tmp/d1) && echo alive; exit 0", m1, m2);
@@ -733,6 +736,7 @@ static void test_overlay_collect(void)
 	const char *collect[] = { "report.xml", "kept", "missing", "../x", "link", "fifo",
 		"big", NULL };
 	sl_buf b = SL_BUF_INIT;
+	char marker[32], cmd[512];
 
 	sl_write_file(f, "before\n", 7, NULL);
 	o.workdir = dir;
@@ -740,10 +744,14 @@ static void test_overlay_collect(void)
 	o.collect = collect;
 	o.collect_cap = 1000;
 	o.timeout_ms = 20000;
-	o.command = "echo '<ok/>' >report.xml; echo after >kept; ln -s /etc/passwd link;"
-		" mkfifo fifo; head -c 3000 /dev/zero >big;"
-		" (setsid sleep 29.7071 &); dd if=/dev/zero of=fill bs=1M count=10 2>/dev/null"
-		" && echo not-capped; df -m /src | tail -1 | tr -s ' ' | cut -d' ' -f2";
+	/* a daemon of our own: other test runs may share the machine */
+	snprintf(marker, sizeof(marker), "sleep 29.%ds", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "echo '<ok/>' >report.xml; echo after >kept; ln -s /etc/passwd link;"
+		 " mkfifo fifo; head -c 3000 /dev/zero >big;"
+		 " (setsid %s &); dd if=/dev/zero of=fill bs=1M count=10 2>/dev/null"
+		 " && echo not-capped; df -m /src | tail -1 | tr -s ' ' | cut -d' ' -f2", marker);
+	o.command = cmd;
 	sl_jail_result_init(&r);
 	CHECK_INT(sl_jail_run(&r, &o, &err), 0);
 	CHECK_STR(r.output.buf, "4\n");
@@ -770,7 +778,7 @@ static void test_overlay_collect(void)
 	f = sl_path_join(dir, "report.xml");
 	CHECK(access(f, F_OK) != 0);
 	free(f);
-	CHECK_INT(host_procs_with("sleep 29.7071"), 0);
+	CHECK_INT(host_procs_with(marker), 0);
 	sl_jail_result_release(&r);
 	unscratch(dir);
 }
@@ -902,7 +910,7 @@ static void test_spawner_is_the_parent(void)
 	pid_t pid, up, init = -1, spawner = sl_jail_spawner_pid();
 
 	CHECK(spawner > 0);
-	snprintf(marker, sizeof(marker), "sleep 100.%d1", (int)getpid());
+	snprintf(marker, sizeof(marker), "sleep 100.%d1s", (int)getpid());
 	CHECK_INT(bg_start(&b, marker), 0);
 	pid = wait_for_proc(marker);
 	CHECK(pid > 0);
@@ -930,7 +938,7 @@ static void test_spawner_stop(void)
 	sl_err err = SL_ERR_INIT;
 	char *dir = scratch();
 
-	snprintf(marker, sizeof(marker), "sleep 100.%d2", (int)getpid());
+	snprintf(marker, sizeof(marker), "sleep 100.%d2s", (int)getpid());
 	stop = 0;
 	sl_jail_set_stop(&stop);
 	CHECK_INT(bg_start(&b, marker), 0);
