@@ -1476,24 +1476,15 @@ static void scope_deferred(struct worker *wk)
 	}
 	for (size_t i = 0; i < sh->ndeferred; i++) {
 		size_t k = sh->deferred[i];
-		sl_err later;
 
 		if (k > atomic_load(&sh->fail_at))
 			break;
-		/*
-		 * This thread may have failed already, at a later position than
-		 * k: a failure here is the one to report, and sl_err_set keeps
-		 * the first message it is given, so the later one waits aside.
-		 */
-		later = wk->err;
-		sl_err_clear(&wk->err);
 		if (read_blob(wk->repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
 			worker_fail(wk, k);
 			break;
 		}
 		if (scope_blob(wk, &ps, k, obj))
 			break;
-		wk->err = later;
 	}
 done:
 	parse_state_release(&ps);
