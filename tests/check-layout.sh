@@ -196,11 +196,22 @@ check_sizes() {
 	return 1
 }
 
+# A struct field that holds an enum is typed as its enum, so -Wswitch sees
+# it: refuse "int x; /* enum sl_... */" and "int x; /* SL_FOO_* */".
+check_enum_fields() {
+	found=$(find common storage scoping validators pipeline -name '*.[ch]' | sort |
+		xargs grep -nE '^[[:space:]]+(unsigned |signed )?int [a-z_]+;[[:space:]]*/\*[[:space:]]*(enum sl_|SL_[A-Z_]+_\*)' /dev/null)
+	[ -z "$found" ] && return 0
+	echo "$found" | sed 's/^\([^:]*:[0-9]*\):.*/\1: a field that holds an enum is declared int (type it as the enum)/'
+	return 1
+}
+
 status=0
 check_names || status=1
 check_prints || status=1
 check_include_cycles || status=1
 check_sizes || status=1
+check_enum_fields || status=1
 
 find common storage scoping validators pipeline -name '*.[ch]' | sort |
 while read -r f; do

@@ -112,6 +112,24 @@ test_expect_success 'a function over 100 lines or a file over 1,200 in pipeline/
 	cp budget.c.orig tree/pipeline/run/budget.c
 '
 
+test_expect_success 'a field that holds an enum declared int is refused' '
+	cp tree/validators/validators.h validators.h.orig &&
+	sed "s|^	enum sl_gate_expect expect;|	int expect; /* enum sl_gate_expect */|" \
+		validators.h.orig >tree/validators/validators.h &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	grep "^validators/validators.h:[0-9]*: a field that holds an enum is declared int" out &&
+	cp validators.h.orig tree/validators/validators.h
+'
+
+test_expect_success 'an include circle is refused' '
+	cp tree/validators/testreport.h testreport.h.orig &&
+	echo "#include \"validators/finding_gone.h\"" >>tree/validators/testreport.h &&
+	grep -q "include \"validators/testreport.h\"" tree/validators/finding_gone.h &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	grep "^include circle: .*validators/testreport.h" out &&
+	cp testreport.h.orig tree/validators/testreport.h
+'
+
 test_expect_success 'validators do not know the campaign file' '
 	echo "#include \"pipeline/spec.h\"" >>tree/validators/gating.c &&
 	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
