@@ -306,13 +306,19 @@ static int fetch_reply(run_attempt *a, model_round *m, sl_err *err)
 		return r == 2 ? sl_err_set(err, SL_ERROR, "the run was stopped") : SL_EBUDGET;
 	}
 	m->rc = sl_provider_complete(x->provider, m->msgs, m->nmsgs, &s->comp, &s->aerr);
-	sem_post(&x->model_slots);
 	m->tin = m->tout = 0;
 	if (!m->rc)
 		check_usage(a, m);
 	m->cost = run_cost_of(spec, m->tin, m->tout);
 	run_settle(x, m->est_in + m->cap, est_cost, m->tin + m->tout, m->cost);
-	if (!m->rc && (r = journal_reply(a, m, err)))
+	/*
+	 * The slot is held until the reply is journalled: a kill loses at most
+	 * `concurrency` paid replies, never one answered and still unrecorded
+	 * beyond them.
+	 */
+	r = m->rc ? SL_OK : journal_reply(a, m, err);
+	sem_post(&x->model_slots);
+	if (r)
 		return r;
 	if (!m->rc && x->opts->record &&
 	    sl_replay_record(x->opts->record, s->comp.key, &s->comp, err))

@@ -133,15 +133,20 @@ test_expect_success 'a gate cannot replace the worktree .git; nothing it tries r
 '
 
 test_expect_success 'hooks and fsmonitor planted in the worktree during a gate never run on the host' '
-	campaign planted "sleep 3" &&
+	# the gate of the candidate (not of the base: it still calls old_api) sleeps
+	# until the test has planted, then is woken: no race with the worktree
+	m="sleep 60.3100$$" &&
+	campaign planted "grep -q \"old_api(1)\" src/a.c && exit 0; $m || true" &&
 	{ sluice run --store s.db planted.yaml >out 2>&1 & pid=$!; } &&
-	for i in $(seq 1 300); do
-		ls scratch/planted 2>/dev/null | grep -q "^sl-[0-9]" && break
+	for i in $(seq 1 600); do
+		pgrep -fx "$m" >/dev/null && break
 		sleep 0.1
 	done &&
+	pgrep -fx "$m" >/dev/null &&
 	wt=scratch/planted/$(ls scratch/planted | grep "^sl-[0-9]" | head -1) &&
 	test -f "$wt/src/a.c" &&
 	plant "$wt" && mkdir -p "$wt/src" && plant "$wt/src" &&
+	pkill -fx "$m" &&
 	wait $pid &&
 	grep -q "proposed  *1" out &&
 	! test -e "$wt" &&
