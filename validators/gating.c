@@ -1345,6 +1345,7 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 	mutant_runs mr = { g, d, workdir, d->timeout_s, rec };
 	mutant_tally tl = { 0, 0, 0, SL_BUF_INIT, SL_BUF_INIT };
 	sl_verdict v = SL_VERDICT_PASS;
+	int64_t before_ms = 0;     /* rec's duration before the unmutated run */
 	int ret = SL_OK, dirty = 0, broken = 0, unmutated_ok = 0;
 
 	if (!t) {
@@ -1381,10 +1382,11 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 		broken = 1;
 		goto restore;
 	}
+	before_ms = rec->duration_ms;
 	if ((ret = run_mutant(&mr, &v, err)) || v != SL_VERDICT_PASS)
 		goto restore;
 	unmutated_ok = 1;
-	mr.timeout_s = mutant_bound(d, rec->duration_ms);
+	mr.timeout_s = mutant_bound(d, rec->duration_ms - before_ms);
 	sl_mutants_make(&m, file.buf, file.len, t->start_byte, t->end_byte, MAX_MUTANTS);
 	for (size_t i = 0; i < m.n && !ret && !broken; i++) {
 		sl_verdict old = SL_VERDICT_PASS;
@@ -1462,6 +1464,10 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 	if ((s->def->kind == SL_GATE_FINDING_GONE || s->def->kind == SL_GATE_MUTANTS ||
 	     s->def->kind == SL_GATE_COVERAGE) && t)
 		sl_buf_addf(&b, "target %s:%u-%u\n", t->path, t->start_line, t->end_line);
+	/* a time-out stopped being a kill: no verdict from before that is reused */
+	if (s->def->kind == SL_GATE_MUTANTS)
+		sl_buf_addf(&b, "mutants timed out apart, factor %u\n",
+			    s->def->mutant_timeout_factor);
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
 }
