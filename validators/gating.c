@@ -1234,48 +1234,119 @@ static int swap_tests(const char *workdir, test_change *tc, size_t n, int out, s
 	return ret;
 }
 
-/* Run gate d once on workdir as it is now; *killed = it did not pass. */
-static int run_killed(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
-		      int *killed, sl_gate_run_rec *rec, sl_err *err)
+/*
+ * The mutants gate's runs: on workdir as it is now, each within timeout_s
+ * (the gate's own for the unmutated run, then the mutants' bound), their
+ * durations added to rec.
+ */
+typedef struct mutant_runs {
+	const sl_gating *g;
+	const sl_gate_conf *d;
+	const char *workdir;
+	unsigned timeout_s;
+	sl_gate_run_rec *rec;
+} mutant_runs;
+
+#define MUTANT_FLOOR_S 5    /* added to the bound: a mutant rebuilds what it changed */
+
+/* A mutant's run may take factor times the unmutated run plus the floor, never past the gate's timeout. */
+static unsigned mutant_bound(const sl_gate_conf *d, int64_t unmutated_ms)
 {
-	sl_gate_tree tree = { workdir, NULL, 0 };
+	uint64_t factor = d->mutant_timeout_factor ? d->mutant_timeout_factor : 10;
+	uint64_t cap = d->timeout_s ? d->timeout_s : 600;
+	uint64_t s = ((uint64_t)(unmutated_ms > 0 ? unmutated_ms : 0) * factor + 999) / 1000 +
+		     MUTANT_FLOOR_S;
+
+	return (unsigned)(s < cap ? s : cap);
+}
+
+/* Run the gate once; *verdict is pass, fail or timeout (a timeout kills nothing). */
+static int run_mutant(const mutant_runs *mr, sl_verdict *verdict, sl_err *err)
+{
+	sl_gate_conf bounded = *mr->d;      /* borrows d's strings */
+	sl_gate_tree tree = { mr->workdir, NULL, 0 };
 	sl_gate_result r;
 	char *report = NULL;
 	int ret;
 
+	bounded.timeout_s = mr->timeout_s;
 	sl_gate_result_init(&r);
-	ret = run_once(g, d, &tree, &r, &report, err);
+	ret = run_once(mr->g, &bounded, &tree, &r, &report, err);
 	if (!ret) {
 		if (config_exit(r.exit_status))
 			ret = sl_err_set(err, SL_ERROR, "gate '%s' cannot run its command (exit %d)",
-					 d->name, r.exit_status);
-		*killed = r.verdict != SL_VERDICT_PASS;
-		rec->duration_ms += r.duration_ms;
-		rec->jail_ms += r.setup_ms;
-		free(rec->jail);
-		rec->jail = jail_text(g, r.layers);
+					 mr->d->name, r.exit_status);
+		*verdict = r.verdict;
+		mr->rec->duration_ms += r.duration_ms;
+		mr->rec->jail_ms += r.setup_ms;
+		free(mr->rec->jail);
+		mr->rec->jail = jail_text(mr->g, r.layers);
 	}
 	free(report);
 	sl_gate_result_release(&r);
 	return ret;
 }
 
+/* What the mutants did: killed by the new test alone, by both, or timed out. */
+typedef struct mutant_tally {
+	size_t kill, both, timed_out;
+	sl_buf kills, timeouts;     /* the mutants' descriptions, "; "-separated */
+} mutant_tally;
+
+/* The gate's verdict and note from the tally; fb says what to do when it fails. */
+static void mutants_verdict(const mutant_runs *mr, const sl_target *t, size_t n,
+			    const mutant_tally *tl, sl_buf *fb)
+{
+	sl_buf note = SL_BUF_INIT;
+
+	sl_buf_addf(&note, "kills %zu of %zu mutants the existing tests miss (%zu killed by "
+		    "both, %zu survive)", tl->kill, n, tl->both,
+		    n - tl->kill - tl->both - tl->timed_out);
+	if (tl->timed_out) {
+		sl_buf_addf(&note, ", %zu timed out after %u s (", tl->timed_out, mr->timeout_s);
+		add_printable(&note, tl->timeouts.buf, tl->timeouts.buf + tl->timeouts.len);
+		sl_buf_adds(&note, ")");
+	}
+	if (tl->kill) {
+		sl_buf_adds(&note, ": ");
+		add_printable(&note, tl->kills.buf, tl->kills.buf + tl->kills.len);
+		set_rec(mr->rec, SL_VERDICT_PASS, NULL, note.buf);
+	} else {
+		set_rec(mr->rec, SL_VERDICT_FAIL, NULL, note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the new test %s.", mr->d->name,
+			    n ? "fails on no mutant of the function that the existing tests let "
+			    "live" : "has no mutant to kill");
+		if (tl->timed_out)
+			sl_buf_addf(fb, "  %zu mutant%s made the tests run past %u s; a time-out "
+				    "is not a failure.", tl->timed_out, tl->timed_out > 1 ? "s" : "",
+				    mr->timeout_s);
+		sl_buf_addf(fb, "  Assert on what %s computes, so that a wrong result fails "
+			    "it.\n", t->path);
+	}
+	sl_buf_release(&note);
+}
+
 /*
  * testgen's strongest proof (README, "The testgen job"): mutants of the
  * target function, each built and run in the jail with the candidate's new
  * test files and without them; the candidate passes when at least one
- * mutant fails with them and passes without them.
+ * mutant fails with them and does not fail without them.  A mutant the
+ * tests do not finish on within the bound (mutant_bound()) is timed out,
+ * never killed: a test that only calls a function "kills" its endless loop.
  */
 static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *workdir,
 		       const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec,
 		       sl_buf *fb, sl_err *err)
 {
-	sl_buf file = SL_BUF_INIT, note = SL_BUF_INIT, kills = SL_BUF_INIT;
+	sl_buf file = SL_BUF_INIT, why = SL_BUF_INIT;
 	test_change *tc = NULL;
 	sl_mutants m = SL_MUTANTS_INIT;
 	sl_err ferr = SL_ERR_INIT;  /* a file the gate writes was tampered with: a verdict */
-	size_t nkill = 0, nboth = 0;
-	int ret = SL_OK, killed, dirty = 0, broken = 0;
+	mutant_runs mr = { g, d, workdir, d->timeout_s, rec };
+	mutant_tally tl = { 0, 0, 0, SL_BUF_INIT, SL_BUF_INIT };
+	sl_verdict v = SL_VERDICT_PASS;
+	int64_t before_ms = 0;     /* rec's duration before the unmutated run */
+	int ret = SL_OK, dirty = 0, broken = 0, unmutated_ok = 0;
 
 	if (!t) {
 		set_rec(rec, SL_VERDICT_FAIL, NULL, "no target to judge");
@@ -1300,77 +1371,79 @@ static int run_mutants(const sl_gating *g, const sl_gate_conf *d, const char *wo
 		sl_buf_addf(fb, "The gate '%s' failed: the change adds no test.\n", d->name);
 		goto done;
 	}
-	if (test_changes(changed, workdir, &tc, &note)) {
-		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
-		sl_buf_addf(fb, "The gate '%s' failed: the change %s.\n", d->name, note.buf);
+	if (test_changes(changed, workdir, &tc, &why)) {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, why.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the change %s.\n", d->name, why.buf);
 		goto done;
 	}
-	if ((ret = run_killed(g, d, workdir, &killed, rec, err)))
-		goto done;
-	if (killed) {
-		set_rec(rec, SL_VERDICT_FAIL, NULL, "the tests fail without a mutant");
-		sl_buf_addf(fb, "The gate '%s' failed: the tests fail on the unmutated code.\n",
-			    d->name);
-		goto done;
+	/* written again, so that the unmutated run rebuilds what every mutant will */
+	dirty = 1;
+	if (put_beneath(workdir, t->path, file.buf, file.len, NULL, NULL, &ferr)) {
+		broken = 1;
+		goto restore;
 	}
+	before_ms = rec->duration_ms;
+	if ((ret = run_mutant(&mr, &v, err)) || v != SL_VERDICT_PASS)
+		goto restore;
+	unmutated_ok = 1;
+	mr.timeout_s = mutant_bound(d, rec->duration_ms - before_ms);
 	sl_mutants_make(&m, file.buf, file.len, t->start_byte, t->end_byte, MAX_MUTANTS);
 	for (size_t i = 0; i < m.n && !ret && !broken; i++) {
-		int old_killed = 0;
+		sl_verdict old = SL_VERDICT_PASS;
 
-		dirty = 1;
 		if (put_beneath(workdir, t->path, m.v[i].text, m.v[i].len, NULL, NULL, &ferr)) {
 			broken = 1;
 			break;
 		}
-		if ((ret = run_killed(g, d, workdir, &killed, rec, err)) || !killed)
+		if ((ret = run_mutant(&mr, &v, err)) || v == SL_VERDICT_PASS)
 			continue;
+		if (v == SL_VERDICT_TIMEOUT) {
+			sl_buf_addf(&tl.timeouts, "%s%s", tl.timed_out++ ? "; " : "", m.v[i].what);
+			continue;
+		}
 		if (swap_tests(workdir, tc, changed->nfiles, 1, &ferr))
 			broken = 1;
 		else
-			ret = run_killed(g, d, workdir, &old_killed, rec, err);
+			ret = run_mutant(&mr, &old, err);
 		if (swap_tests(workdir, tc, changed->nfiles, 0, &ferr))
 			broken = 1;
 		if (broken || ret)
 			break;
-		if (old_killed) {
-			nboth++;
-		} else {
-			nkill++;
-			sl_buf_addf(&kills, "%s%s", nkill > 1 ? "; " : "", m.v[i].what);
-		}
+		/* the existing suite hanging on it did not kill it either */
+		if (old == SL_VERDICT_FAIL)
+			tl.both++;
+		else
+			sl_buf_addf(&tl.kills, "%s%s", tl.kill++ ? "; " : "", m.v[i].what);
 	}
+restore:
 	if (dirty && put_beneath(workdir, t->path, file.buf, file.len, NULL, NULL, &ferr))
 		broken = 1;
 	if (ret)
 		goto done;
 	if (broken) {
-		sl_buf_adds(&note, "the worktree changed under the gate: ");
-		add_printable(&note, ferr.msg, ferr.msg + strlen(ferr.msg));
-		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
-		sl_buf_addf(fb, "The gate '%s' failed: %s.\n", d->name, note.buf);
+		sl_buf_adds(&why, "the worktree changed under the gate: ");
+		add_printable(&why, ferr.msg, ferr.msg + strlen(ferr.msg));
+		set_rec(rec, SL_VERDICT_FAIL, NULL, why.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: %s.\n", d->name, why.buf);
 		goto done;
 	}
-	sl_buf_addf(&note, "kills %zu of %zu mutants the existing tests miss (%zu killed by "
-		    "both, %zu survive)", nkill, m.n, nboth, m.n - nkill - nboth);
-	if (nkill) {
-		sl_buf_adds(&note, ": ");
-		add_printable(&note, kills.buf, kills.buf + kills.len);
-		set_rec(rec, SL_VERDICT_PASS, NULL, note.buf);
-	} else {
-		set_rec(rec, SL_VERDICT_FAIL, NULL, note.buf);
-		sl_buf_addf(fb, "The gate '%s' failed: the new test %s.  Assert on what %s "
-			    "computes, so that a wrong result fails it.\n", d->name,
-			    m.n ? "fails on no mutant of the function that the existing tests let "
-			    "live" : "has no mutant to kill", t->path);
+	if (!unmutated_ok) {
+		set_rec(rec, SL_VERDICT_FAIL, NULL, v == SL_VERDICT_TIMEOUT ?
+			"the tests time out without a mutant" : "the tests fail without a mutant");
+		sl_buf_addf(fb, "The gate '%s' failed: the tests %s on the unmutated code.\n",
+			    d->name, v == SL_VERDICT_TIMEOUT ? "time out" : "fail");
+		goto done;
 	}
+	mutants_verdict(&mr, t, m.n, &tl, fb);
 done:
 	if (ret)
 		set_rec(rec, SL_VERDICT_ERROR, NULL, err->msg);
 	test_changes_free(tc, changed->nfiles);
 	sl_mutants_release(&m);
 	sl_buf_release(&file);
-	sl_buf_release(&note);
-	sl_buf_release(&kills);
+	sl_buf_release(&why);
+	sl_buf_release(&tl.kills);
+	sl_buf_release(&tl.timeouts);
 	return ret;
 }
 
@@ -1391,6 +1464,10 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 	if ((s->def->kind == SL_GATE_FINDING_GONE || s->def->kind == SL_GATE_MUTANTS ||
 	     s->def->kind == SL_GATE_COVERAGE) && t)
 		sl_buf_addf(&b, "target %s:%u-%u\n", t->path, t->start_line, t->end_line);
+	/* a time-out stopped being a kill: no verdict from before that is reused */
+	if (s->def->kind == SL_GATE_MUTANTS)
+		sl_buf_addf(&b, "mutants timed out apart, factor %u\n",
+			    s->def->mutant_timeout_factor);
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
 }

@@ -509,6 +509,9 @@ typedef struct sl_gate_conf {
 	unsigned radius;            /* static: lines around a change (default 3) */
 	enum sl_fail_on fail_on;    /* static */
 	unsigned reruns;            /* test: runs that must all pass (default 1) */
+	unsigned mutant_timeout_factor; /* mutants: a mutant's run is bounded by this many
+				       times the unmutated run, plus a few seconds
+				       (default 10; 0 = the default) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test with a format: ids that must pass now */
 	enum sl_gate_expect expect; /* `expect:`, else the campaign's goal */

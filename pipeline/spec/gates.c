@@ -54,10 +54,11 @@ static int gate_format(struct loader *ld, const struct node *v, const char *word
 static const char *const gates_keys[] = { "name", "command", "timeout", "kind", "format",
 	"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
 	"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
-	"allow_skip", "prepare", NULL };
+	"allow_skip", "prepare", "mutant_timeout_factor", NULL };
 enum { G_NAME, G_COMMAND, G_TIMEOUT, G_KIND, G_FORMAT, G_REPORT, G_RADIUS, G_FAIL_ON,
 	G_RERUNS, G_MUST_FIX, G_ALLOW_PATHS, G_FORBID, G_BUILD_FILES, G_MAX_FILES,
-	G_MAX_LINES, G_ALLOW_BUILD, G_LOOPBACK, G_EXPECT, G_ALLOW_SKIP, G_PREPARE };
+	G_MAX_LINES, G_ALLOW_BUILD, G_LOOPBACK, G_EXPECT, G_ALLOW_SKIP, G_PREPARE,
+	G_MUTANT_TIMEOUT_FACTOR };
 static const char *const gate_kinds[] = { "custom", "build", "policy", "static", "test",
 	"coverage", "finding-gone", "mutants", NULL };
 
@@ -84,6 +85,7 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 	g->timeout_s = 600;
 	g->radius = 3;
 	g->reruns = 1;
+	g->mutant_timeout_factor = 10;
 	if (spec_map_fields(ld, it->item, "gates", gates_keys, v) ||
 	    spec_get_str(ld, v[G_NAME], "name", "gates", 1, &g->name) ||
 	    spec_get_enum(ld, v[G_KIND], "kind", "gates", gate_kinds, kind_ix, &kind) ||
@@ -163,7 +165,10 @@ static int check_gate_name(struct loader *ld, const struct gate_item *it, const 
 	return 0;
 }
 
-/* The numeric keys; a testgen campaign's test gates rerun 5 times unless told. */
+/*
+ * The numeric keys; a testgen campaign's test gates rerun 5 times unless
+ * told, and only a mutants gate bounds its mutants' runs.
+ */
 static int read_gate_numbers(struct loader *ld, const struct gate_item *it, sl_gate_conf *g,
 			     const sl_spec *spec)
 {
@@ -173,6 +178,12 @@ static int read_gate_numbers(struct loader *ld, const struct gate_item *it, sl_g
 	    spec_get_uint(ld, v[G_RADIUS], "radius", "gates", 0, 10000, &g->radius) ||
 	    spec_get_uint(ld, v[G_RERUNS], "reruns", "gates", 1, 100, &g->reruns))
 		return SL_EINPUT;
+	if (spec_get_uint(ld, v[G_MUTANT_TIMEOUT_FACTOR], "mutant_timeout_factor", "gates", 1,
+			  1000, &g->mutant_timeout_factor))
+		return SL_EINPUT;
+	if (v[G_MUTANT_TIMEOUT_FACTOR] && g->kind != SL_GATE_MUTANTS)
+		return spec_fail(ld, v[G_MUTANT_TIMEOUT_FACTOR]->start,
+				 "'mutant_timeout_factor' belongs to mutants gates");
 	if (!v[G_RERUNS] && spec->job == SL_JOB_TESTGEN && g->kind == SL_GATE_TEST)
 		g->reruns = 5;      /* a generated test must not be flaky */
 	if (spec_get_uint(ld, v[G_MAX_FILES], "max_files", "gates", 1, INT_MAX, &g->max_files) ||
