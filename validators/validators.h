@@ -182,13 +182,17 @@ void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
 void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name);
 
 /*
- * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines;
+ * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines, with
+ * the numbers padded as ctest pads them ("  1/120 Test   #1:");
  * "***Failed" is FAIL, "***Skipped" and "***Not Run (Disabled)" SKIP, any
  * other "***" status (Timeout, Exception, Not Run) ERROR; a test listed
  * twice is one test, failed if either failed.  A failed test's output
  * printed after its line (--output-on-failure), up to the next "Start N:",
- * "Test #" or the summary, joins its message.  Text that starts with '<' is
- * ctest's JUnit (--output-junit) and is read as JUnit.
+ * "Test #" or the summary, joins its message.  The summary blocks ("The
+ * following tests FAILED:" / "did not run:", lines "\t 11 - NAME
+ * (STATUS)") add the tests the result lines did not name (output cut by
+ * `| tail`).  Text that starts with '<' is ctest's JUnit (--output-junit)
+ * and is read as JUnit.
  * SL_EINPUT only for malformed JUnit.
  */
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);
