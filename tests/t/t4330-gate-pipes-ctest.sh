@@ -57,6 +57,15 @@ test_expect_success 'without bash the gate runs with sh, and the loader warns wh
 	grep -q "c.yaml:.*warning: gate '"'"'build'"'"'" err
 '
 
+test_expect_success 'a base measured without pipefail is measured again with it' '
+	q="select def_digest from baselines where gate = '"'"'build'"'"'" &&
+	without=$(store_query s.db "$q") &&
+	sluice baseline --store s.db c.yaml >out 2>err &&
+	! grep -q "warning: gate" err &&
+	test -n "$(store_query s.db "$q")" &&
+	test "$(store_query s.db "$q")" != "$without"
+'
+
 # A 12-test CMake project: test #3 checks sub(), which the rule rewrites;
 # test #11 fails on the base already (not blamed).
 test_expect_success CMAKE 'setup a 12-test ctest project' '
