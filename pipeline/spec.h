@@ -140,6 +140,11 @@ typedef struct sl_spec {
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 	sl_spec_review review;      /* how candidates become reviewable changes */
+	/*
+	 * What the file says that works but may not do what it means, one
+	 * line each ("FILE:LINE:COL: warning: ..."), for the program to show.
+	 */
+	sl_strvec warnings;
 } sl_spec;
 
 /* How to load a campaign file; SL_SPEC_OPTS_INIT loads it as sl_spec_load() does. */

@@ -1,9 +1,10 @@
 /*
  * gate.c - run one gate command in the jail and turn its end into a verdict.
  *
- * Reads nothing but the gate definition; the jail (jail.c) does the work.
- * Keeps the candidate's failures (fail, timeout) apart from the machinery's
- * (error), whose message is copied into the result.
+ * Reads nothing but the gate definition; the jail (jail.c) does the work,
+ * with bash's pipefail where the machine has bash.  Keeps the candidate's
+ * failures (fail, timeout) apart from the machinery's (error), whose
+ * message is copied into the result.
  */
 #include <ftw.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/beneath.h"
 #include "validators/gate.h"
@@ -33,6 +35,47 @@ void sl_gate_result_release(sl_gate_result *r)
 {
 	sl_buf_release(&r->output);
 	sl_buf_release(&r->report);
+}
+
+int sl_gate_pipefail(void)
+{
+	const char *no = getenv("SLUICE_TEST_NO_BASH");
+
+	/* the jail mirrors /usr and the merged-/usr links: /bin/bash there is the host's */
+	return !(no && !strcmp(no, "1")) && !access("/bin/bash", X_OK);
+}
+
+int sl_gate_command_pipes(const char *command)
+{
+	const char *c = command;
+	char quote = 0;
+	int word_start = 1;         /* a '#' here starts a comment */
+
+	for (; *c; c++) {
+		if (quote) {
+			if (*c == quote)
+				quote = 0;
+			else if (quote == '"' && *c == '\\' && c[1])
+				c++;
+			continue;
+		}
+		if (*c == '\\' && c[1]) {
+			c++;
+			word_start = 0;
+			continue;
+		}
+		if (*c == '\'' || *c == '"')
+			quote = *c;
+		else if (*c == '#' && word_start)
+			while (c[1] && c[1] != '\n')      /* a comment, to its line's end */
+				c++;
+		else if (*c == '|' && c[1] == '|')
+			c++;
+		else if (*c == '|')
+			return 1;
+		word_start = strchr(" \t\n;&|()", *c) != NULL;
+	}
+	return 0;
 }
 
 /* nftw callback: the bytes a layer holds on disk, in the calling thread's counter. */
@@ -105,6 +148,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	opts.as_mb = gate->as_mb;
 	opts.accept = gate->accept;
 	opts.writable_workdir = gate->writable_worktree;
+	opts.pipefail = sl_gate_pipefail();
 	opts.layer = gate->layer;
 	if (gate->report && !gate->writable_worktree) {
 		/* the command's writes vanish with the overlay: the jail reads it back */

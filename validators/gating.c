@@ -152,6 +152,9 @@ static void digest_def(const sl_gate_conf *d, char out[65])
 		    d->radius, d->fail_on ? sl_fail_on_name(d->fail_on) : "", d->reruns, d->expect, d->allow_skip, d->loopback);
 	for (size_t i = 0; i < d->must_fix.n; i++)
 		sl_buf_addf(&b, "must_fix %s\n", d->must_fix.v[i]);
+	/* `make | tail` is another command with pipefail: measured on the base again */
+	if (sl_gate_pipefail())
+		sl_buf_adds(&b, "pipefail\n");
 	sl_sha256_hex(out, b.buf, b.len);
 	sl_buf_release(&b);
 }

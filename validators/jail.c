@@ -23,7 +23,8 @@
  *
  *   payload: new session, stdin /dev/null, stdout+stderr to the output pipe,
  *     no other descriptors, rlimits, no capabilities, no-new-privs, Landlock,
- *     the seccomp filter, a fresh environment, exec /bin/sh -c COMMAND.
+ *     the seccomp filter, a fresh environment, exec /bin/sh -c COMMAND
+ *     (/bin/bash -o pipefail -c COMMAND with opts.pipefail).
  *
  * The supervisor also makes the jail's cgroup (cgroup.c) and moves pid 1 in
  * before releasing it; pid 1 then makes its cgroup namespace, so the jail
@@ -166,7 +167,8 @@ struct plan {
 	size_t nops, alloc;
 	sl_strvec strings;    /* owns every string the ops point at */
 	sl_strvec env;        /* the payload's environment */
-	char *argv[4];
+	const char *shell;    /* /bin/sh, or /bin/bash with pipefail */
+	char *argv[6];
 	const char *userns_max;  /* without a private root: /proc/sys/user/max_user_namespaces */
 	unsigned tmp_mb;
 	rlim_t cpu_s, nproc, as_bytes, data_bytes;
@@ -609,7 +611,7 @@ static int plan_root(struct plan *p, const char *workdir, int wfd, int lfd, unsi
 static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *workdir, int wfd,
 		      int lfd, unsigned timeout_ms, sl_err *err)
 {
-	size_t nd = 0;
+	size_t nd = 0, na = 0;
 
 	p->hostdir = workdir;
 	p->layerdir = opts->layer;
@@ -639,11 +641,16 @@ static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *work
 	if (!p->env.v)
 		BUG("empty jail environment");
 
-	p->argv[0] = "sh";
-	p->argv[1] = "-c";
+	p->shell = opts->pipefail ? "/bin/bash" : "/bin/sh";
+	p->argv[na++] = opts->pipefail ? "bash" : "sh";
+	if (opts->pipefail) {
+		p->argv[na++] = "-o";
+		p->argv[na++] = "pipefail";
+	}
+	p->argv[na++] = "-c";
 	/* a copy: pid 1 wipes the caller's argv and environ, which may hold it */
-	p->argv[2] = (char *)plan_str(p, sl_xstrdup(opts->command));
-	p->argv[3] = NULL;
+	p->argv[na++] = (char *)plan_str(p, sl_xstrdup(opts->command));
+	p->argv[na] = NULL;
 	p->cpu_s = (rlim_t)(timeout_ms / 1000 + 1 + 5);   /* timeout rounded up, + 5 s */
 	p->nproc = opts->pids_max ? opts->pids_max : DEFAULT_PIDS_MAX;
 	p->as_bytes = opts->as_mb ? (rlim_t)opts->as_mb << 20 : RLIM_INFINITY;
@@ -1067,8 +1074,8 @@ static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int r
 	if (p->filter && sl_seccomp_install(p->filter))
 		fail(rep, "install the seccomp filter");
 	STEP(ST_EXEC);
-	execve("/bin/sh", p->argv, p->env.v);
-	fail(rep, "exec /bin/sh");
+	execve(p->shell, p->argv, p->env.v);
+	fail(rep, p->shell);        /* "jail setup: /bin/bash: No such file or directory" */
 }
 
 /*

@@ -190,6 +190,7 @@ static void encode_opts(sl_buf *b, const sl_jail_opts *o)
 	put_u64(b, o->accept);
 	put_u64(b, (uint64_t)o->no_landlock);
 	put_u64(b, (uint64_t)o->writable_workdir);
+	put_u64(b, (uint64_t)o->pipefail);
 	put_str(b, o->layer);
 }
 
@@ -214,6 +215,7 @@ static int decode_opts(struct rd *r, sl_jail_opts *o)
 	o->accept = (unsigned)get_u64(r);
 	o->no_landlock = (int)get_u64(r);
 	o->writable_workdir = (int)get_u64(r);
+	o->pipefail = (int)get_u64(r);
 	o->layer = get_str(r, NULL);
 	return r->bad || r->left ? -1 : 0;
 }

@@ -815,19 +815,93 @@ static size_t status_len(const char *m)
 	return l;
 }
 
+/*
+ * After "WORD" and its padding: ctest right-aligns its numbers to the
+ * widest ("Start  4:", "Test  #4:", "\t 11 - NAME"), so one space or many.
+ */
+static const char *after_padded(const char *s, const char *word)
+{
+	size_t l = strlen(word);
+
+	if (strncmp(s, word, l) || s[l] != ' ')
+		return NULL;
+	s += l;
+	while (*s == ' ')
+		s++;
+	return s;
+}
+
+/* The number after "Test  #" in a result line ("12/12 Test #12: NAME ..."), or NULL. */
+static const char *ctest_test_no(const char *l)
+{
+	for (const char *t = strstr(l, "Test "); t; t = strstr(t + 1, "Test ")) {
+		const char *h = after_padded(t, "Test");
+
+		if (*h == '#' && isdigit((unsigned char)h[1]))
+			return h + 1;
+	}
+	return NULL;
+}
+
 /* 1 for ctest's lines that end a failed test's output: "Start N:", the summary. */
 static int ctest_boundary(const char *l)
 {
-	const char *s = strstr(l, "Start ");
+	const char *s;
 
 	while (*l == ' ')
 		l++;
-	if (s && s == l && isdigit((unsigned char)s[6]))
+	if ((s = after_padded(l, "Start")) && isdigit((unsigned char)*s))
 		return 1;
 	while (isdigit((unsigned char)*l))
 		l++;
-	return !strncmp(l, "% tests passed", 14) || strstr(l, "Test #") ||
+	return !strncmp(l, "% tests passed", 14) || ctest_test_no(l) ||
 		!strncmp(l, "Total Test time", 15) || !strncmp(l, "The following tests", 19);
+}
+
+/* The summary block a line opens: 1 "FAILED:", 2 "did not run:", else 0. */
+static int ctest_summary_head(const char *l)
+{
+	if (!strcmp(l, "The following tests FAILED:"))
+		return 1;
+	return !strcmp(l, "The following tests did not run:") ? 2 : 0;
+}
+
+/*
+ * A line of a summary block, "\t 11 - NAME (STATUS)": the test, failed
+ * ("Failed"), an error with its status (SEGFAULT, Timeout, Not Run...) or,
+ * in the "did not run" block, skipped.  0 when the line is not one, which
+ * ends the block.  Adds only what the result lines may have lost (output
+ * cut by `| tail`); a test both places name is one test (keep_first).
+ */
+static int ctest_summary_line(sl_tests *out, sl_buf *line, int block)
+{
+	char *l = line->buf, *name, *open;
+	size_t n;
+
+	while (*l == ' ' || *l == '\t')
+		l++;
+	if (!isdigit((unsigned char)*l))
+		return 0;
+	while (isdigit((unsigned char)*l))
+		l++;
+	if (strncmp(l, " - ", 3))
+		return 0;
+	name = l + 3;
+	n = strlen(name);
+	open = NULL;
+	for (char *o = strstr(name, " ("); o; o = strstr(o + 1, " ("))
+		open = o;
+	if (!open || open == name || name[n - 1] != ')' || open + 3 >= name + n)
+		return 0;
+	name[n - 1] = '\0';
+	*open = '\0';
+	if (block == 2)
+		sl_tests_add(out, name, SL_TEST_SKIP, NULL);
+	else if (!strcmp(open + 2, "Failed"))
+		sl_tests_add(out, name, SL_TEST_FAIL, NULL);
+	else
+		sl_tests_add(out, name, SL_TEST_ERROR, open + 2);
+	return 1;
 }
 
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err)
@@ -835,6 +909,7 @@ int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *er
 	const char *p = text, *stop = text + len;
 	sl_buf line = SL_BUF_INIT, msg = SL_BUF_INIT, body = SL_BUF_INIT;
 	long open = -1;             /* a failed test whose output (--output-on-failure) follows */
+	int block = 0;              /* in a summary block: ctest_summary_head's number */
 
 	while (p < stop && isspace((unsigned char)*p))
 		p++;
@@ -848,17 +923,16 @@ int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *er
 
 		clean_line(&line, p, eol ? eol : stop);
 		p = next;
-		if (ctest_boundary(line.buf)) {
+		if (block && ctest_summary_line(out, &line, block))
+			continue;
+		if ((block = ctest_summary_head(line.buf)) || ctest_boundary(line.buf)) {
 			attach_output(out, open, &body);
 			open = -1;
 		} else if (open >= 0) {
 			body_line(&body, &line);
 		}
-		/* [N/M ]Test #K: NAME ....   Passed    0.01 sec */
-		if (!(t = strstr(line.buf, "Test #")))
-			continue;
-		t += 6;
-		if (!isdigit((unsigned char)*t))
+		/* [N/M ]Test  #K: NAME ....   Passed    0.01 sec */
+		if (!(t = ctest_test_no(line.buf)))
 			continue;
 		while (isdigit((unsigned char)*t))
 			t++;

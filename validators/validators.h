@@ -182,13 +182,17 @@ void sl_tests_parse_tap(sl_tests *out, const char *text, size_t len);
 void sl_tests_parse_automake(sl_tests *out, const char *text, size_t len, const char *trs_name);
 
 /*
- * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines;
+ * ctest's output: "N/M Test #K: NAME ....   Passed  0.01 sec" lines, with
+ * the numbers padded as ctest pads them ("  1/120 Test   #1:");
  * "***Failed" is FAIL, "***Skipped" and "***Not Run (Disabled)" SKIP, any
  * other "***" status (Timeout, Exception, Not Run) ERROR; a test listed
  * twice is one test, failed if either failed.  A failed test's output
  * printed after its line (--output-on-failure), up to the next "Start N:",
- * "Test #" or the summary, joins its message.  Text that starts with '<' is
- * ctest's JUnit (--output-junit) and is read as JUnit.
+ * "Test #" or the summary, joins its message.  The summary blocks ("The
+ * following tests FAILED:" / "did not run:", lines "\t 11 - NAME
+ * (STATUS)") add the tests the result lines did not name (output cut by
+ * `| tail`).  Text that starts with '<' is ctest's JUnit (--output-junit)
+ * and is read as JUnit.
  * SL_EINPUT only for malformed JUnit.
  */
 int sl_tests_parse_ctest(sl_tests *out, const char *text, size_t len, sl_err *err);
@@ -290,7 +294,7 @@ enum sl_jail_layer {
 const char *sl_jail_layer_name(unsigned bit);
 typedef struct sl_jail_opts {
 	const char *workdir;        /* host directory bound read-write at /src */
-	const char *command;        /* run as /bin/sh -c COMMAND inside */
+	const char *command;        /* run as /bin/sh -c COMMAND inside (see pipefail) */
 	unsigned timeout_ms;        /* wall clock; 0 = 600000 */
 	size_t output_cap;          /* bytes of output tail kept; 0 = 64 KiB */
 	unsigned tmp_mb;            /* size of /tmp (and /dev/shm); 0 = 256 */
@@ -347,6 +351,12 @@ typedef struct sl_jail_opts {
 	 * host's free space, and mountinfo shows the workdir's path.
 	 */
 	int writable_workdir;
+	/*
+	 * Run /bin/bash -o pipefail -c COMMAND instead of /bin/sh -c COMMAND,
+	 * so that a failure anywhere in a pipeline is the command's status;
+	 * the caller checks the machine has it (sl_gate_pipefail).
+	 */
+	int pipefail;
 	/*
 	 * A host directory holding u/ and w/ (directories on one file system,
 	 * empty the first time): /src is then an overlay of workdir (read-only
@@ -494,6 +504,22 @@ enum sl_fail_on {
 const char *sl_fail_on_name(int fail_on);
 /* The level named name, or SL_FAIL_ON_DEFAULT when there is none. */
 int sl_fail_on_parse(const char *name);
+
+/*
+ * Gate commands run as /bin/bash -o pipefail -c COMMAND where the machine
+ * has /bin/bash (bash is essential on Debian; its /bin/sh, dash, has no
+ * pipefail), so `make 2>&1 | tail` fails when make fails; else as /bin/sh -c
+ * COMMAND.  1 when they run with pipefail here.  SLUICE_TEST_NO_BASH=1 in
+ * the environment makes it 0 (for tests: a machine without bash).
+ */
+int sl_gate_pipefail(void);
+
+/*
+ * 1 when command holds a pipeline ('|' or '|&' outside quotes and
+ * comments; '||' is not one): without pipefail its status is the last
+ * stage's, whatever the stages before it did.
+ */
+int sl_gate_command_pipes(const char *command);
 
 /* One gate as the campaign defines it (pipeline/spec/gates.c fills it; the gating owns none of it). */
 typedef struct sl_gate_conf {

@@ -263,6 +263,13 @@ static int open_store(run_ctx *x, sl_err *err)
 	return ret ? ret : sl_warm_sweep_layers(x->scratch, err);
 }
 
+/* The campaign file's warnings (pipeline/spec.h), as notices. */
+static void spec_warnings(const run_ctx *x)
+{
+	for (size_t i = 0; i < x->c->spec->warnings.n; i++)
+		run_notice(x, "%s", x->c->spec->warnings.v[i]);
+}
+
 int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 {
 	run_ctx x;
@@ -276,6 +283,7 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 		base_checkout b = { x.c->repo, NULL, x.c->spec->branch_prefix, &x.c->base, NULL,
 				    NULL, &x, NULL };
 
+		spec_warnings(&x);
 		x.scratch = sl_scratch_root(x.c->spec);
 		b.scratch = x.scratch;
 		if (!(ret = open_store(&x, err)) && !(ret = run_open_gating(&x, err))) {
@@ -320,6 +328,7 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 
 	if ((ret = sl_campaign_load(&x->c, opts->spec_path, opts->repo, err)))
 		return ret;
+	spec_warnings(x);
 	/* before the targets fill this process: its jails are copies of a small one */
 	if (x->c->spec->ngates && !getenv("SLUICE_NO_JAIL_SPAWNER") &&
 	    (ret = sl_jail_spawner_start(err)))

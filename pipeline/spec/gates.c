@@ -2,7 +2,8 @@
  * gates.c - the campaign file's 'gates' section: each entry's keys read,
  * then checked against its kind (what runs a command, what reads a report,
  * what belongs to policy gates) and against the gates before it (names,
- * preparing gates first).
+ * preparing gates first).  A command whose pipeline would hide a failure
+ * (no bash here for pipefail) is a warning in spec->warnings.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -148,6 +149,26 @@ static int check_gate_running(struct loader *ld, const struct gate_item *it, sl_
 	return 0;
 }
 
+/*
+ * Without pipefail (sl_gate_pipefail) `make | tail` is tail's status: the
+ * gate's command is kept, with a warning where it is in the file.
+ */
+static void warn_gate_pipe(struct loader *ld, const struct gate_item *it, sl_spec *spec,
+			   const sl_gate_conf *g)
+{
+	const struct node *v = it->v[G_COMMAND];
+	sl_buf w = SL_BUF_INIT;
+
+	if (!v || !g->command || sl_gate_pipefail() || !sl_gate_command_pipes(g->command))
+		return;
+	sl_buf_addf(&w, "%s:%zu:%zu: warning: gate '%s': its command's status is the last "
+		    "stage of its pipeline, so a failure before a '|' passes (no /bin/bash here "
+		    "to run it with pipefail)", ld->path, v->start.line + 1, v->start.column + 1,
+		    g->name);
+	sl_strvec_push(&spec->warnings, w.buf);
+	sl_buf_release(&w);
+}
+
 /* Gate i's name: valid, and unlike the names of the gates before it. */
 static int check_gate_name(struct loader *ld, const struct gate_item *it, const sl_spec *spec,
 			   size_t i)
@@ -260,6 +281,7 @@ int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		    check_gate_name(ld, &it, spec, i) || read_gate_numbers(ld, &it, g, spec) ||
 		    check_gate_report(ld, &it, g) || check_gate_policy(ld, &it, g))
 			return SL_EINPUT;
+		warn_gate_pipe(ld, &it, spec, g);
 	}
 	return 0;
 }

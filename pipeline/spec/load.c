@@ -111,6 +111,7 @@ void sl_spec_free(sl_spec *spec)
 		sl_strvec_release(&spec->gates[i].build_files);
 	}
 	free(spec->gates);
+	sl_strvec_release(&spec->warnings);
 	sl_strvec_release(&spec->paths);
 	sl_strvec_release(&spec->override_globs);
 	sl_strvec_release(&spec->override_langs);

@@ -138,7 +138,7 @@ test_expect_success 'a missing tool (exit 127) stops the campaign with one line,
 	rm -f asked &&
 	campaign tool right "gates:" "  - {name: build, command: \"meson compile\"}" >tool.yaml &&
 	test_expect_code 1 sluice run --store tool.db tool.yaml >out 2>err &&
-	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): bash: line 1: meson: command not found" &&
 	! test -e asked &&
 	test "$(store_query tool.db "select count(*) from attempts")" = 0
 '
@@ -228,7 +228,7 @@ test_expect_success 'baseline --json: without must_fix the base failure is not b
 
 test_expect_success 'baseline of a gate that cannot judge: shown, and exit 1 with the same line as run' '
 	test_expect_code 1 sluice baseline --store tool.db tool.yaml >out 2>err &&
-	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): sh: 1: meson: not found" &&
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): bash: line 1: meson: command not found" &&
 	grep -q "^gate build (custom, expect pass): fail on the base (exit 127)$" out &&
 	grep -q "^  cannot judge: gate .build. fails on the base commit (exit 127)" out
 '

@@ -573,6 +573,19 @@ static void test_gate_verdicts(void)
 	CHECK_INT(r.output.len, 64 * 1024);
 	CHECK(r.output.len >= 5 && !strcmp(r.output.buf + r.output.len - 5, "\nend\n"));
 
+	/* a failure anywhere in a pipeline fails the gate: bash's pipefail */
+	CHECK_INT(sl_gate_pipefail(), 1);
+	g.command = "false | cat";
+	CHECK_INT(sl_gate_run(&r, &g, dir), 0);
+	CHECK_INT(r.verdict, SL_VERDICT_FAIL);
+	CHECK_INT(r.exit_status, 1);
+	g.command = "echo a | (exit 3) | cat";
+	CHECK_INT(sl_gate_run(&r, &g, dir), 0);
+	CHECK_INT(r.exit_status, 3);
+	g.command = "false || true; echo $BASH_VERSION | grep -q .";
+	CHECK_INT(sl_gate_run(&r, &g, dir), 0);
+	CHECK_INT(r.verdict, SL_VERDICT_PASS);
+
 	CHECK_INT(sl_write_file(file, "x", 1, NULL), 0);
 	g.command = "true";
 	CHECK_INT(sl_gate_run(&r, &g, file), 0);
@@ -584,6 +597,23 @@ static void test_gate_verdicts(void)
 	unscratch(dir);
 }
 
+/* Which commands hold a pipeline whose status would hide its first stage without pipefail. */
+static void test_gate_command_pipes(void)
+{
+	static const char *const pipes[] = { "make | tail", "make 2>&1|tail -20",
+		"a || b | c", "make |& tee log", "x=\"'\"; a | b", "echo \\\\ | cat",
+		"# note\nmake | tail", "$(make | tail)", "a #c\nb | c", "make#|tail" };
+	static const char *const none[] = { "make", "a || b", "a||b", "echo 'a | b'",
+		"echo \"a | b\"", "echo a\\|b", "make # | tail", "echo \"it's\" '|'", "",
+		"echo \"x\\\" | y\"" };
+
+	for (size_t i = 0; i < sizeof(pipes) / sizeof(*pipes); i++)
+		if (!sl_gate_command_pipes(pipes[i]))
+			CHECK_STR(pipes[i], "a pipeline");
+	for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++)
+		if (sl_gate_command_pipes(none[i]))
+			CHECK_STR(none[i], "no pipeline");
+}
 
 /*
  * The filter on a real terminal: TIOCSTI works without it (the control:
@@ -1008,6 +1038,7 @@ int main(void)
 	RUN(test_locked_mount_flags);
 	RUN(test_concurrent);
 	RUN(test_gate_verdicts);
+	RUN(test_gate_command_pipes);
 	RUN(test_seccomp_tiocsti);
 	RUN(test_seccomp_foreign_arch);
 	RUN(test_layers);

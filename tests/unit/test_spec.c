@@ -328,6 +328,40 @@ static void test_paths_single_string(void)
 	sl_spec_free(s);
 }
 
+/*
+ * A gate command with a pipe is kept; where there is no bash for pipefail
+ * (SLUICE_TEST_NO_BASH=1 stands for such a machine) it gets a warning naming
+ * where it is, and "||" or a quoted '|' none.
+ */
+static void test_pipe_warning(void)
+{
+	static const char text[] = BASE "gates:\n"
+		"  - {name: build, command: make 2>&1 | tail -20}\n"     /* 10 */
+		"  - {name: test, command: \"make check || echo '|'\"}\n";
+	sl_spec *s;
+	char *path = NULL;
+	sl_buf want = SL_BUF_INIT;
+
+	if ((s = load_ok(text, NULL))) {
+		CHECK_INT(s->warnings.n, 0);
+		CHECK_STR(s->gates[0].command, "make 2>&1 | tail -20");
+		sl_spec_free(s);
+	}
+	setenv("SLUICE_TEST_NO_BASH", "1", 1);
+	if ((s = load_ok(text, &path))) {
+		sl_buf_addf(&want, "%s:10:28: warning: gate 'build': its command's status is the "
+			    "last stage of its pipeline, so a failure before a '|' passes (no "
+			    "/bin/bash here to run it with pipefail)", path);
+		CHECK_INT(s->warnings.n, 1);
+		if (s->warnings.n == 1)
+			CHECK_STR(s->warnings.v[0], want.buf);
+		sl_spec_free(s);
+	}
+	unsetenv("SLUICE_TEST_NO_BASH");
+	sl_buf_release(&want);
+	free(path);
+}
+
 /* Number-looking plain scalars are strings where a string is wanted; nulls are "not set". */
 static void test_scalars_and_nulls(void)
 {
@@ -729,6 +763,7 @@ int main(void)
 	RUN(test_expectations);
 	RUN(test_fix_default_query);
 	RUN(test_paths_single_string);
+	RUN(test_pipe_warning);
 	RUN(test_scalars_and_nulls);
 	RUN(test_dir_and_missing_file);
 	RUN(test_repository_override);

@@ -10,7 +10,9 @@
  * written in those tools' shapes; hostile-* must be refused or harmless.
  * ctest-console.ctest is ctest 3.25's output here (every status it prints),
  * ctest-output-on-failure.ctest its --output-on-failure (a failed test's
- * output joins its message);
+ * output joins its message); ctest12-* are ctest 3.25's outputs for the
+ * 12-test project ctest12.cmake (numbers padded to two digits): plain,
+ * `-j2 --output-on-failure`, and `| tail -11` (only the summary blocks);
  * automake-*.am are written in automake 1.16's shapes (`make check` output
  * with colour, test-suite.log whose sections give the failures' messages,
  * grep -H over .trs files).
@@ -130,7 +132,12 @@ static void test_report_edges(void)
 		":test-result: PASS", "FAIL: \033[0m", "\033[", "\033[0;32m" };
 	static const char *const ct[] = { "Test #", "Test #1", "Test #1:", "Test #1: ***Failed",
 		"1/1 Test #x: a ...   Passed", "Test #1: ... Passed", "Test #1: a ....",
-		"Test #1:  ***", "Test #1: a ***" };
+		"Test #1:  ***", "Test #1: a ***", "Test  #", "Test   #1", "  1/120 Test   #1:",
+		"Test  #1: ....   Passed", "The following tests FAILED:\n\t  3 - ",
+		"The following tests FAILED:\n\t  3 - x (", "The following tests FAILED:\n 3 - x ()",
+		"The following tests FAILED:\n 3 -  (Failed)", "The following tests FAILED:\n3 - (Failed)",
+		"The following tests FAILED:\n\t  x - a (Failed)", "\t  3 - a (Failed)",
+		"The following tests FAILED:\n\nx\n\t  3 - a (Failed)" };
 	static const char two[] = "PASS: a\r\nFAIL: a\nPASS: b";
 	sl_tests t;
 
@@ -165,6 +172,40 @@ static void test_report_edges(void)
 		CHECK_STR(t.v[1].id, "b");
 	}
 	sl_tests_release(&t);
+}
+
+/*
+ * ctest pads the numbers to the widest (a run of 120 tests: "  1/120 Test
+ * #1:" with three spaces); the summary block names what the result lines
+ * lost (output cut by `| tail`) and adds nothing they already gave.
+ */
+static void test_ctest_padding(void)
+{
+	static const char run[] =
+		"        Start   1: first\n"
+		"  1/120 Test   #1: first ..........   Passed    0.00 sec\n"
+		"        Start  42: mid\n"
+		" 42/120 Test  #42: mid ............***Failed    0.00 sec\n"
+		"mid.c:3: no\n"
+		"        Start 120: last\n"
+		"120/120 Test #120: last ...........***Timeout   1.00 sec\n"
+		"\n"
+		"The following tests FAILED:\n"
+		"\t 42 - mid (Failed)\n"
+		"\t 77 - lost - cut (Subprocess aborted)\n"
+		"\t120 - last (Timeout)\n"
+		"Errors while running CTest\n"
+		"\t 99 - after (Failed)\n";
+	sl_buf got = SL_BUF_INIT;
+	sl_tests t;
+
+	sl_tests_init(&t);
+	CHECK_INT(sl_tests_parse_ctest(&t, run, sizeof(run) - 1, NULL), 0);
+	dump_tests(&got, &t);
+	CHECK_STR(got.buf, "pass first\nfail mid\n  | mid.c:3: no\nerror last\n  | Timeout\n"
+		  "error lost - cut\n  | Subprocess aborted\n");
+	sl_tests_release(&t);
+	sl_buf_release(&got);
 }
 
 /* ctest's JUnit goes through the JUnit reader. */
@@ -423,6 +464,7 @@ int main(void)
 	RUN(test_fixtures);
 	RUN(test_automake_trs);
 	RUN(test_ctest_junit);
+	RUN(test_ctest_padding);
 	RUN(test_report_edges);
 	RUN(test_regressions);
 	RUN(test_find_many);
