@@ -119,9 +119,11 @@ static void test_positional(void)
 	sl_opt_args a;
 	sl_err err = SL_ERR_INIT;
 
+	/* the words outlive the checks: the positional arguments point into them */
+	char **w = WORDS("one", "--flag", "-", "two", "--", "--name", "-f");
+
 	/* mixed with options, in order; `-` is one; after `--` everything is */
-	CHECK_INT(parse(&o, &a, &err, WORDS("one", "--flag", "-", "two", "--", "--name",
-					    "-f")), 0);
+	CHECK_INT(parse(&o, &a, &err, w), 0);
 	CHECK_INT(o.flag, 1);
 	CHECK(!o.name);
 	CHECK_INT(a.n, 5);
