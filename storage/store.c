@@ -1323,6 +1323,11 @@ done:
 
 /* the funnel */
 
+/* The campaign's (?1) candidates, each with its latest decision as d. */
+#define FUNNEL_DECIDED "candidates c JOIN targets t ON t.id = c.target_id " \
+	"JOIN decisions d ON d.id = (SELECT max(id) FROM decisions WHERE candidate_id = c.id) " \
+	"WHERE t.campaign_id = ?1"
+
 void sl_funnel_release(sl_funnel *f)
 {
 	for (size_t i = 0; i < f->ngates; i++)
@@ -1331,16 +1336,20 @@ void sl_funnel_release(sl_funnel *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* Targets by state. */
+/*
+ * Targets by state; accepted and rejected are the decision history: the
+ * candidates whose latest decision says so, so a candidate rejected stays
+ * counted after its target was retried.
+ */
 static const char funnel_targets_sql[] = "SELECT count(*), "
 	"count(*) FILTER (WHERE state = 'pending'), "
 	"count(*) FILTER (WHERE state IN ('proposed','accepted','rejected')), "
 	"count(*) FILTER (WHERE state = 'failed'), "
 	"count(*) FILTER (WHERE state = 'skipped'), "
-	"count(*) FILTER (WHERE state = 'accepted'), "
-	"count(*) FILTER (WHERE state = 'rejected'), "
+	"(SELECT count(*) FILTER (WHERE d.decision = 'accept') FROM " FUNNEL_DECIDED "), "
+	"(SELECT count(*) FILTER (WHERE d.decision = 'reject') FROM " FUNNEL_DECIDED "), "
 	"count(*) FILTER (WHERE state = 'budget') "
-	"FROM targets WHERE campaign_id = ?";
+	"FROM targets WHERE campaign_id = ?1";
 
 /* Attempts by outcome and tokens; the cost last. */
 static const char funnel_attempts_sql[] = "SELECT count(*), "
@@ -1362,11 +1371,16 @@ static const char funnel_tiers_sql[] =
 	"FROM attempts a JOIN targets t ON t.id = a.target_id, json_each(a.apply_report) j "
 	"WHERE t.campaign_id = ? AND json_valid(a.apply_report)";
 
-/* Proposed candidates by where their edit came from. */
+/*
+ * Proposed targets (as the funnel counts them) by where the edit of their
+ * latest passed candidate came from, so the two sum to proposed.
+ */
 static const char funnel_sources_sql[] = "SELECT count(*) FILTER (WHERE a.source = 'rules'), "
 	"count(*) FILTER (WHERE a.source <> 'rules') "
-	"FROM candidates c JOIN attempts a ON a.id = c.attempt_id "
-	"JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? AND c.state = 'passed'";
+	"FROM targets t JOIN candidates c ON c.id = (SELECT max(c2.id) FROM candidates c2 "
+	"WHERE c2.target_id = t.id AND c2.state = 'passed') "
+	"JOIN attempts a ON a.id = c.attempt_id "
+	"WHERE t.campaign_id = ? AND t.state IN ('proposed','accepted','rejected')";
 
 /*
  * Run a one-row query of the campaign's funnel (its id is ?1): column i into

@@ -258,14 +258,19 @@ typedef struct sl_funnel_gate {
 } sl_funnel_gate;
 
 typedef struct sl_funnel {
-	int64_t targets, pending, proposed, failed, skipped, accepted, rejected;
+	int64_t targets, pending, proposed, failed, skipped, budget; /* targets by state
+								   (proposed: proposed,
+								   accepted or rejected) */
+	int64_t accepted, rejected; /* candidates whose latest decision says so */
 	int64_t attempts, candidates, tokens_in, tokens_out;
-	int64_t apply_errors, parse_errors, provider_errors, syntax_errors, budget;
+	int64_t apply_errors, parse_errors, provider_errors, syntax_errors;
 	int64_t format_errors;      /* unusable replies, corrected or not */
 	int64_t tier_exact, tier_moved, tier_whitespace, tier_refused; /* edits, by how apply
 								   placed them */
 	double cost;
-	int64_t proposed_rules, proposed_model; /* passed candidates, by where the edit came from */
+	int64_t proposed_rules, proposed_model; /* proposed targets, by where the edit of
+						   their latest passed candidate came
+						   from: they sum to proposed */
 	sl_funnel_gate *gates;      /* in order of first run */
 	size_t ngates;
 } sl_funnel;

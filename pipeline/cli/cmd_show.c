@@ -41,7 +41,7 @@ static int show_target(const sl_command *self, const struct show_opts *o,
 				  o->json | (o->attempts ? SL_SHOW_ATTEMPTS : 0), &err))
 		ret = sl_cmd_fail(&err);
 	else
-		fputs(out.buf, stdout);
+		sl_cmd_print(stdout, out.buf, o->json);
 done:
 	sl_buf_release(&out);
 	sl_campaign_rec_release(&camp);

@@ -100,6 +100,7 @@ int sl_forge_new(sl_forge **out, const sl_forge_opts *opts, sl_err *err)
 	n = strlen(f->api);
 	while (n && f->api[n - 1] == '/')
 		f->api[--n] = '\0';
+	f->last_write_ms = -1;
 	f->project_enc = url_encode(opts->project);
 	slash = strchr(opts->project, '/');
 	f->owner = slash ? sl_xstrndup(opts->project, (size_t)(slash - opts->project)) :
@@ -295,6 +296,26 @@ static const char *retry_reason(const reply *r, int hr, unsigned tries, unsigned
 	return NULL;
 }
 
+int64_t sl_forge_write_wait_ms(int64_t last_ms, int64_t now_ms, unsigned interval_ms)
+{
+	int64_t w;
+
+	if (last_ms < 0 || !interval_ms)
+		return 0;
+	w = last_ms + (int64_t)interval_ms - now_ms;
+	return w < 0 ? 0 : w > (int64_t)interval_ms ? (int64_t)interval_ms : w;
+}
+
+/* Space a mutating request (every try of it) from the one before. */
+static void space_write(sl_forge *f, const char *method)
+{
+	if (!strcmp(method, "GET"))
+		return;
+	sl_http_sleep_ms(sl_forge_write_wait_ms(f->last_write_ms, sl_now_ms(),
+						f->o.write_interval_ms), NULL);
+	f->last_write_ms = sl_now_ms();
+}
+
 /*
  * One request with retries.  path is under the API URL, or a full URL that
  * must start with it (a Link).  On return r holds the final reply.
@@ -333,6 +354,7 @@ static int call(sl_forge *f, const char *method, const char *path, json_t *body,
 		f->quota_reset = 0;
 
 		sl_forge_reply_release(r);
+		space_write(f, method);
 		hr = sl_http_send(h, &rq, &r->http);
 		/* a reply that quotes the token back: no message or record made from it shows it */
 		sl_http_redact(&r->http.body, f->o.token);

@@ -36,12 +36,24 @@ typedef struct sl_forge_opts {
 	unsigned timeout_s;         /* per request */
 	unsigned max_retries;
 	unsigned max_wait_s;        /* longest rate-limit wait accepted */
+	unsigned write_interval_ms; /* least time between two mutating requests (POST,
+				       PATCH, PUT, DELETE): GitHub asks for about a second */
 	/* told before each wait; may be NULL */
 	void (*on_wait)(void *ctx, const char *why, unsigned seconds);
 	void *ctx;
 } sl_forge_opts;
 
-#define SL_FORGE_OPTS_INIT { .timeout_s = 60, .max_retries = 6, .max_wait_s = 900 }
+/* The environment variable that sets write_interval_ms for publish and sync. */
+#define SL_FORGE_WRITE_INTERVAL_ENV "SLUICE_FORGE_WRITE_INTERVAL_MS"
+
+#define SL_FORGE_OPTS_INIT { .timeout_s = 60, .max_retries = 6, .max_wait_s = 900, \
+	.write_interval_ms = 1000 }
+
+/*
+ * How long to wait before a mutating request at now_ms (monotonic) when
+ * the last one was sent at last_ms (negative: none yet): 0 to interval_ms.
+ */
+int64_t sl_forge_write_wait_ms(int64_t last_ms, int64_t now_ms, unsigned interval_ms);
 
 /* A pull or merge request as the forge reports it. */
 typedef struct sl_forge_pr {

@@ -26,6 +26,7 @@ struct sl_forge {
 	char *project_enc;          /* the project id or path, URL-encoded */
 	char *owner;                /* the part of project before '/' */
 	int64_t quota_reset;        /* the quota is spent until this epoch second; 0 = not */
+	int64_t last_write_ms;      /* monotonic ms the last mutating request was sent; -1 = none */
 };
 
 /* One reply of the forge (forge.c's call). */

@@ -146,11 +146,31 @@ done:
 	return ret;
 }
 
+/* The spacing of mutating requests: $SLUICE_FORGE_WRITE_INTERVAL_MS, else the default. */
+static int write_interval(unsigned *ms, sl_err *err)
+{
+	const char *v = getenv(SL_FORGE_WRITE_INTERVAL_ENV);
+	char *end;
+	unsigned long n;
+
+	if (!v)
+		return SL_OK;
+	n = strtoul(v, &end, 10);
+	if (!*v || *end || *v == '-' || *v == '+' || n > 60000)
+		return sl_err_set(err, SL_EINPUT, "%s: expected milliseconds from 0 to 60000, got '%.40s'",
+				  SL_FORGE_WRITE_INTERVAL_ENV, v);
+	*ms = (unsigned)n;
+	return SL_OK;
+}
+
 static int forge_open_client(sl_forge **f, const sl_spec *spec, const sl_publish_opts *o,
 			     sl_err *err)
 {
 	sl_forge_opts fo = SL_FORGE_OPTS_INIT;
+	int ret;
 
+	if ((ret = write_interval(&fo.write_interval_ms, err)))
+		return ret;
 	fo.kind = spec->review.forge;
 	fo.api_url = spec->review.api_url;
 	fo.project = spec->review.project;

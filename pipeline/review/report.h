@@ -62,5 +62,10 @@ int sl_report_junit(sl_store *st, const sl_campaign_rec *c, const char *outdir, 
 void sl_report_add_xml(sl_buf *out, const char *s);
 /* Append s made safe for a terminal (term.h: controls shown, not sent). */
 void sl_report_add_safe(sl_buf *out, const char *s);
+/*
+ * Append s (NULL: nothing) with indent after each of its newlines but a
+ * final one, so a text of several lines stays one item of a list.
+ */
+void sl_report_add_indented(sl_buf *out, const char *s, const char *indent);
 
 #endif

@@ -36,9 +36,54 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+void sl_report_add_indented(sl_buf *out, const char *s, const char *indent)
+{
+	while (s && *s) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+
+		sl_buf_add(out, s, n);
+		if (!nl || !nl[1])
+			break;
+		sl_buf_addf(out, "\n%s", indent);
+		s = nl + 1;
+	}
+}
+
+/*
+ * A whole reason on one line, neutralised for a terminal: a newline is
+ * written \n and a backslash \\, so each target stays one line of `targets`.
+ */
+static void add_one_line(sl_buf *out, const char *r)
+{
+	while (*r) {
+		size_t n = strcspn(r, "\\\n");
+
+		sl_term_safe(out, r, n, 0);
+		r += n;
+		if (!*r)
+			break;
+		if (*r == '\\' || r[1])
+			sl_buf_adds(out, *r == '\n' ? "\\n" : "\\\\");
+		r++;
+	}
+}
+
+/*
+ * What to say of a target: its reason, or for a rejected target that has
+ * none the reason its candidate was rejected with.
+ */
+static const char *target_reason(const sl_target_rec *t, const sl_candidate_rec *c)
+{
+	if (!t->reason && t->state == SL_T_REJECTED && c && c->decision == SL_D_REJECT)
+		return c->decision_reason;
+	return t->reason;
+}
+
 static json_t *target_json(const sl_target_rec *t, const sl_candidate_rec *c)
 {
 	json_t *o = json_object();
+	const char *reason = target_reason(t, c);
 
 	json_object_set_new(o, "id", json_integer(t->id));
 	json_object_set_new(o, "path", json_string(t->path));
@@ -47,7 +92,7 @@ static json_t *target_json(const sl_target_rec *t, const sl_candidate_rec *c)
 	json_object_set_new(o, "unit", json_string(t->unit));
 	json_object_set_new(o, "state", json_string(sl_target_state_name(t->state)));
 	json_object_set_new(o, "attempts", json_integer(t->attempts));
-	json_object_set_new(o, "reason", str_or_null(t->reason));
+	json_object_set_new(o, "reason", str_or_null(reason));
 	json_object_set_new(o, "candidate", c ? json_integer(c->id) : json_null());
 	return o;
 }
@@ -62,16 +107,6 @@ static void add_json_line(sl_buf *out, json_t *o)
 	json_decref(o);
 }
 
-/* The first line of a reason, neutralised for a terminal. */
-static void add_first_line(sl_buf *out, const char *r)
-{
-	const char *nl = r ? strchr(r, '\n') : NULL;
-	char *line = r ? sl_xstrndup(r, nl ? (size_t)(nl - r) : strlen(r)) : NULL;
-
-	sl_report_add_safe(out, line);
-	free(line);
-}
-
 int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, unsigned states,
 		      int json, size_t *count_out, sl_err *err)
 {
@@ -84,6 +119,7 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, unsigned s
 	    (ret = sl_store_candidates(st, campaign_id, SL_C_ANY, &c, &nc, err)))
 		goto done;
 	for (size_t i = 0; i < nt; i++) {
+		const char *reason;
 		int64_t ci;
 
 		if (states && (t[i].state < 0 || !(states & (1u << t[i].state))))
@@ -99,9 +135,9 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, unsigned s
 			    (long long)t[i].attempts);
 		if (ci >= 0)
 			sl_buf_addf(out, "  candidate %lld", (long long)c[ci].id);
-		if (t[i].reason) {
+		if ((reason = target_reason(&t[i], ci >= 0 ? &c[ci] : NULL))) {
 			sl_buf_adds(out, "  ");
-			add_first_line(out, t[i].reason);
+			add_one_line(out, reason);
 		}
 		sl_buf_addch(out, '\n');
 	}

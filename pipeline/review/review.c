@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "pipeline/apply/apply.h"
+#include "pipeline/review/report.h"
 #include "pipeline/review/review.h"
 #include "common/util.h"
 
@@ -262,15 +263,24 @@ static void show_text_header(sl_buf *out, const sl_candidate_rec *c, const sl_fu
 	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c->id,
 		    c->path, (long long)c->start_line, (long long)c->end_line,
 		    (long long)c->attempt_n);
-	sl_buf_addf(out, "state:    %s%s%s\n", sl_candidate_state_name(c->state),
-		    c->branch ? ", proposed on " : "", c->branch ? c->branch : "");
+	/* a rejected candidate's branch may since hold the target's next candidate */
+	if (c->decision == SL_D_REJECT)
+		sl_buf_addf(out, "state:    %s, rejected%s%s%s\n", sl_candidate_state_name(c->state),
+			    c->branch ? " (was proposed on " : "", c->branch ? c->branch : "",
+			    c->branch ? ")" : "");
+	else
+		sl_buf_addf(out, "state:    %s%s%s%s\n", sl_candidate_state_name(c->state),
+			    c->decision == SL_D_ACCEPT ? ", accepted" : "",
+			    c->branch ? ", proposed on " : "", c->branch ? c->branch : "");
 	sl_buf_addf(out, "commit:   %s\n", c->commit_oid);
 	if (c->tree)
 		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c->tree, (long long)c->tree_ms);
-	if (c->decision)
-		sl_buf_addf(out, "decision: %s%s%s\n", sl_decision_name(c->decision),
-			    c->decision_reason ? ": " : "",
-			    c->decision_reason ? c->decision_reason : "");
+	if (c->decision) {
+		sl_buf_addf(out, "decision: %s%s", sl_decision_name(c->decision),
+			    c->decision_reason ? ": " : "");
+		sl_report_add_indented(out, c->decision_reason, "          ");
+		sl_buf_addch(out, '\n');
+	}
 	sl_buf_addf(out, "gates:    %lld passed, %lld failed, %lld skipped, %lld cached",
 		    (long long)n->passed, (long long)n->failed, (long long)n->skipped,
 		    (long long)n->cached);
@@ -436,26 +446,26 @@ static void md_rejected(sl_buf *md, const sl_candidate_rec *cands, size_t nc, si
 		return;
 	sl_buf_addf(md, "## Rejected by reviewers (%zu)\n\n", nc - count);
 	for (size_t i = 0; i < nc; i++)
-		if (!is_exported(&cands[i]))
-			sl_buf_addf(md, "- `%s:%lld` (candidate %lld): %s\n", cands[i].path,
-				    (long long)cands[i].start_line, (long long)cands[i].id,
-				    cands[i].decision_reason ? cands[i].decision_reason : "");
+		if (!is_exported(&cands[i])) {
+			sl_buf_addf(md, "- `%s:%lld` (candidate %lld): ", cands[i].path,
+				    (long long)cands[i].start_line, (long long)cands[i].id);
+			sl_report_add_indented(md, cands[i].decision_reason, "  ");
+			sl_buf_addch(md, '\n');
+		}
 	sl_buf_addch(md, '\n');
 }
 
-/* The targets that failed, each with the first line of its reason, when there are any. */
+/* The targets that failed, each with its whole reason (an item of the list), if any. */
 static void md_failed(sl_buf *md, const sl_target_rec *failed, size_t nf)
 {
 	if (!nf)
 		return;
 	sl_buf_addf(md, "## Targets that failed (%zu)\n\n", nf);
 	for (size_t i = 0; i < nf; i++) {
-		const char *r = failed[i].reason ? failed[i].reason : "";
-		const char *nl = strchr(r, '\n');
-
-		sl_buf_addf(md, "- `%s:%lld` after %lld attempt(s): %.*s\n", failed[i].path,
-			    (long long)failed[i].start_line, (long long)failed[i].attempts,
-			    (int)(nl ? (size_t)(nl - r) : strlen(r)), r);
+		sl_buf_addf(md, "- `%s:%lld` after %lld attempt(s): ", failed[i].path,
+			    (long long)failed[i].start_line, (long long)failed[i].attempts);
+		sl_report_add_indented(md, failed[i].reason, "  ");
+		sl_buf_addch(md, '\n');
 	}
 }
 

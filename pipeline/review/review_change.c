@@ -442,10 +442,65 @@ static group *batch_group(group **g, size_t *ng, size_t *galloc, const sl_spec *
 	return gr;
 }
 
+/* The group of fg that already holds one of paths, or a new one. */
+static group *file_group(group **fg, size_t *nf, size_t *falloc, const sl_strvec *paths)
+{
+	for (size_t i = 0; i < *nf; i++)
+		for (size_t k = 0; k < paths->n; k++)
+			if (has(&(*fg)[i].paths, paths->v[k]))
+				return &(*fg)[i];
+	return group_for(fg, nf, falloc, NULL);
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Batches of whole files: the candidates are first gathered by the files
+ * they change (in order of first appearance), then each file's set goes
+ * into the open batch if it fits, else into a new one; a file over the
+ * bounds alone is a batch of its own, as a file never spans two batches.
+ */
+static void batch_candidates(group **g, size_t *ng, size_t *galloc, const sl_spec *spec,
+			     const sl_candidate_rec *c, size_t nc)
+{
+	group *fg = NULL;
+	size_t nf = 0, falloc = 0;
+
+	for (size_t i = 0; i < nc; i++) {
+		sl_strvec paths = SL_STRVEC_INIT;
+		size_t lines;
+
+		if (c[i].decision == SL_D_REJECT)
+			continue;
+		diff_stats(c[i].diff, &paths, &lines);
+		group_add(file_group(&fg, &nf, &falloc, &paths), i, &paths, lines);
+		sl_strvec_release(&paths);
+	}
+	for (size_t f = 0; f < nf; f++) {
+		group *gr = batch_group(g, ng, galloc, spec, &fg[f].paths, fg[f].lines);
+
+		for (size_t k = 0; k < fg[f].n; k++)
+			group_add(gr, (size_t)fg[f].idx[k], &fg[f].paths, 0);
+		gr->lines += fg[f].lines;
+		/* a change applies its candidates in id order */
+		qsort(gr->idx, gr->n, sizeof(*gr->idx), cmp_idx);
+	}
+	groups_free(fg, nf);
+}
+
 /* Every candidate not rejected into its group: by key, or in batches of bounded size. */
 static void group_candidates(group **g, size_t *ng, size_t *galloc, const sl_spec *spec,
 			     const sl_candidate_rec *c, size_t nc)
 {
+	if (spec->review.group == SL_GROUP_BATCH) {
+		batch_candidates(g, ng, galloc, spec, c, nc);
+		return;
+	}
 	for (size_t i = 0; i < nc; i++) {
 		sl_strvec paths = SL_STRVEC_INIT;
 		size_t lines;
@@ -455,13 +510,9 @@ static void group_candidates(group **g, size_t *ng, size_t *galloc, const sl_spe
 		if (c[i].decision == SL_D_REJECT)
 			continue;
 		diff_stats(c[i].diff, &paths, &lines);
-		if (spec->review.group == SL_GROUP_BATCH) {
-			gr = batch_group(g, ng, galloc, spec, &paths, lines);
-		} else {
-			key = key_of(spec, &c[i], &paths);
-			gr = group_for(g, ng, galloc, key);
-			free(key);
-		}
+		key = key_of(spec, &c[i], &paths);
+		gr = group_for(g, ng, galloc, key);
+		free(key);
 		group_add(gr, i, &paths, lines);
 		sl_strvec_release(&paths);
 	}

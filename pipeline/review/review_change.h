@@ -1,7 +1,7 @@
 /*
  * review_change.h - reviewable changes: the campaign's proposed candidates
  * grouped as its review section says (one per target, file, directory, or
- * batches bounded in files and lines), each as one commit on the base with
+ * batches of whole files bounded in files and lines), each as one commit on the base with
  * a templated message and title/body, by the configured author.
  *
  * Reads candidates, gate runs and attempts from the store and objects from

@@ -16,7 +16,8 @@ test_expect_success 'targets lists every target with its state, attempts, candid
 	test $(wc -l <out) = 3 &&
 	grep -q "proposed  *src/app.c:10  attempts 1  candidate [0-9]" out &&
 	grep -q "failed  *src/report.c:10  attempts 1  candidate [0-9]*  .*policy .paths." out &&
-	grep -q "failed  *src/report.c:18 " out
+	grep -q "failed  *src/report.c:18 " out &&
+	grep -q "failed  *src/report.c:10 .*policy .paths.:\\\\npolicy: 1 violation\\\\n.*outside the allowed paths$" out
 '
 
 test_expect_success 'targets --state filters, repeated or comma-separated' '

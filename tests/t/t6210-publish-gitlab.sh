@@ -111,15 +111,29 @@ test_expect_success 'group: directory puts every candidate under src/ in one cha
 	test "$(git -C remote.git diff --name-only $(git -C repo rev-parse main) sluice/greet/review/dir/src.dir | sort | tr "\n" " ")" = "src/app.c src/report.c "
 '
 
-test_expect_success 'group: batch bounds each change in lines' '
+test_expect_success 'group: batch bounds each change in lines, by whole files' '
 	write_campaign b.yaml &&
 	review_section batch "  batch_lines: 4" >>b.yaml &&
 	sluice publish --store s-batch.db b.yaml >out &&
 	grep -q "2 changes: 2 opened" out &&
 	git -C remote.git rev-parse --verify -q sluice/greet/review/batch-1 &&
 	git -C remote.git rev-parse --verify -q sluice/greet/review/batch-2 &&
-	test "$(git -C remote.git diff $(git -C repo rev-parse main) sluice/greet/review/batch-1 | grep -c "^[-+]	")" = 4 &&
-	test "$(git -C remote.git diff $(git -C repo rev-parse main) sluice/greet/review/batch-2 | grep -c "^[-+]	")" = 2
+	for b in 1 2; do
+		git -C remote.git diff $(git -C repo rev-parse main) sluice/greet/review/batch-$b |
+			grep -c "^[-+]	" || return 1
+	done | sort | tr "\n" " " >lines &&
+	test "$(cat lines)" = "2 4 "
+'
+
+test_expect_success 'group: batch never splits a file over two batches, even past its bounds' '
+	write_campaign b1.yaml &&
+	review_section batch "  batch_files: 1" "  batch_lines: 2" >>b1.yaml &&
+	sluice export --store s-batch.db --out expb b1.yaml >out &&
+	grep -q "^2 changes in expb/changes/" out &&
+	grep -l "^+++ b/src/report.c" expb/changes/*.patch >report.list &&
+	test "$(wc -l <report.list)" = 1 &&
+	test "$(grep -c "^+.*greet(line, sizeof line" $(cat report.list))" = 2 &&
+	test "$(grep -l "^+++ b/src/app.c" expb/changes/*.patch | wc -l)" = 1
 '
 
 test_expect_success 'max_per_hour paces new merge requests by those opened in the last hour' '

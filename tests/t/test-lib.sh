@@ -37,6 +37,8 @@ export GIT_AUTHOR_NAME="Test Author" GIT_AUTHOR_EMAIL="author@example.com"
 export GIT_COMMITTER_NAME="Test Committer" GIT_COMMITTER_EMAIL="committer@example.com"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 unset SLUICE_STORE
+# publish and sync space their mutating forge requests by a second; t6230 sets its own
+export SLUICE_FORGE_WRITE_INTERVAL_MS=0
 
 test_count=0 test_failed=0 test_skipped=0
 test_prereqs=" " test_lazy_names=" "
