@@ -7,6 +7,7 @@
  * Reads the store; renders into the caller's buffer.  The file, rule and
  * message came from an analyzer: escaped for each destination.
  */
+#include <stdlib.h>
 #include <jansson.h>
 
 #include "pipeline/review/report.h"

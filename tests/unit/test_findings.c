@@ -260,6 +260,7 @@ static void test_place_gcc(void)
 	sl_findings f;
 	sl_strvec tracked = SL_STRVEC_INIT;
 	sl_buf b = SL_BUF_INIT, report = SL_BUF_INIT, t = SL_BUF_INIT;
+	unsigned char why[3];
 
 	tracked_vec(&tracked);
 	CHECK_INT(sl_read_file(&b, GATES_FIXTURES "/findings/host-paths.gcc", 0, NULL), 0);
@@ -301,8 +302,12 @@ static void test_place_gcc(void)
 		    "/home/u/proj/util.c:3:1: warning: w\n");
 	sl_findings_parse_gcc(&f, b.buf, b.len);
 	sl_buf_reset(&report);
-	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report, NULL), 1);
+	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report, why), 1);
 	check_files(&f, (const char *[]){ "Makefile", "lib/util.c", "/home/u/proj/util.c" }, 3);
+	/* each finding's result, for the caller to keep the unplaced ones */
+	CHECK_INT(why[0], SL_PLACED);
+	CHECK_INT(why[1], SL_PLACED);
+	CHECK_INT(why[2], SL_PLACE_AMBIGUOUS);
 	sl_findings_release(&f);
 	sl_strvec_release(&tracked);
 	sl_buf_release(&b);
