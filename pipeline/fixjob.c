@@ -4,7 +4,8 @@
  * Reads a scoped target list and a finding set (from the finding-gone
  * gates' runs on the base, or a findings file put on the base's files);
  * scopes whole the files with a finding outside every unit; writes the
- * pruned list and prompt text.  Nothing here runs a command.
+ * pruned list, the findings no target holds with their reasons, and prompt
+ * text.  Nothing here runs a command.
  */
 #include <stdlib.h>
 #include <string.h>
