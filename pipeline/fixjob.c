@@ -4,7 +4,8 @@
  * Reads a scoped target list and a finding set (from the finding-gone
  * gates' runs on the base, or a findings file put on the base's files);
  * scopes whole the files with a finding outside every unit; writes the
- * pruned list and prompt text.  Nothing here runs a command.
+ * pruned list, the findings no target holds with their reasons, and prompt
+ * text.  Nothing here runs a command.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,44 @@ static void keep_only(sl_target_list *list, const unsigned char *keep)
 		sl_target_list_release(&one);
 	}
 	list->n = w;
+}
+
+void sl_unplaced_init(sl_unplaced *u)
+{
+	memset(u, 0, sizeof(*u));
+	sl_findings_init(&u->f);
+}
+
+void sl_unplaced_release(sl_unplaced *u)
+{
+	sl_findings_release(&u->f);
+	free(u->why);
+	sl_unplaced_init(u);
+}
+
+const char *sl_unplaced_reason_name(int why)
+{
+	switch (why) {
+	case SL_UNPLACED_UNTRACKED: return "not a tracked file of the repository";
+	case SL_UNPLACED_AMBIGUOUS: return "ambiguous, several tracked files end with it";
+	case SL_UNPLACED_NO_FILE: return "names no file";
+	case SL_UNPLACED_NO_LINE: return "names no line";
+	case SL_UNPLACED_NO_UNIT: return "outside every unit the campaign scopes";
+	}
+	return "unknown";
+}
+
+/* Append x to u with its reason: moved (x's strings now u's) or, copy set, copied. */
+static void unplaced_add(sl_unplaced *u, const sl_finding *x, int why, int copy)
+{
+	if (copy) {
+		sl_findings_add_copy(&u->f, x);
+	} else {
+		SL_ALLOC_GROW(u->f.v, u->f.n + 1, u->f.alloc);
+		u->f.v[u->f.n++] = *x;
+	}
+	SL_ALLOC_GROW(u->why, u->f.n, u->walloc);
+	u->why[u->f.n - 1] = (unsigned char)why;
 }
 
 void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent)
@@ -183,7 +222,8 @@ static int tracked_files(sl_strvec *out, const sl_campaign *c, sl_err *err)
 	return ret;
 }
 
-int sl_fix_load_findings(sl_findings *out, const sl_campaign *c, sl_buf *unplaced, sl_err *err)
+int sl_fix_load_findings(sl_findings *out, sl_unplaced *unplaced, const sl_campaign *c,
+			 sl_buf *report, sl_err *err)
 {
 	const sl_spec *spec = c->spec;
 	char *path = spec->findings_report[0] == '/' ? sl_xstrdup(spec->findings_report) :
@@ -191,6 +231,8 @@ int sl_fix_load_findings(sl_findings *out, const sl_campaign *c, sl_buf *unplace
 	const char *roots[4];
 	char *real_wd = NULL, *real_repo = NULL;
 	size_t nroots = 0;
+	unsigned char *why = NULL;
+	size_t w = 0;
 	sl_strvec tracked = SL_STRVEC_INIT;
 	sl_buf text = SL_BUF_INIT;
 	sl_err ignore = SL_ERR_INIT;
@@ -215,8 +257,18 @@ int sl_fix_load_findings(sl_findings *out, const sl_campaign *c, sl_buf *unplace
 	roots[nroots++] = c->repo_path;
 	if ((real_repo = sl_realpath(c->repo_path, &ignore)))
 		roots[nroots++] = real_repo;
-	sl_findings_place(out, roots, nroots, &tracked, unplaced);
+	why = sl_xcalloc(out->n ? out->n : 1, 1);
+	sl_findings_place(out, roots, nroots, &tracked, report, why);
+	for (size_t i = 0; i < out->n; i++) {
+		if (why[i] == SL_PLACE_UNTRACKED || why[i] == SL_PLACE_AMBIGUOUS)
+			unplaced_add(unplaced, &out->v[i], why[i] == SL_PLACE_AMBIGUOUS ?
+				     SL_UNPLACED_AMBIGUOUS : SL_UNPLACED_UNTRACKED, 0);
+		else
+			out->v[w++] = out->v[i];
+	}
+	out->n = w;
 done:
+	free(why);
 	free(path);
 	free(real_wd);
 	free(real_repo);
@@ -301,12 +353,30 @@ done:
 	return ret;
 }
 
+/* Each finding of f that no target of list holds, into u with its reason. */
+static void classify_unowned(sl_unplaced *u, const sl_target_list *list, const sl_spec *spec,
+			     const sl_findings *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		const sl_finding *x = &f->v[i];
+
+		if (owner_of(list, x) >= 0)
+			continue;
+		if (!*x->file)
+			unplaced_add(u, x, SL_UNPLACED_NO_FILE, 1);
+		else if (!in_paths(spec, x->file))
+			u->outside++;
+		else
+			unplaced_add(u, x, x->line ? SL_UNPLACED_NO_UNIT : SL_UNPLACED_NO_LINE, 1);
+	}
+}
+
 int sl_fix_targets(sl_target_list *list, const sl_campaign *c, struct sl_store *cache,
-		   const sl_findings *f, sl_buf *note, sl_err *err)
+		   const sl_findings *f, sl_unplaced *unplaced, sl_buf *note, sl_err *err)
 {
 	sl_target_list files = SL_TARGET_LIST_INIT;
 	unsigned char *keep = NULL;
-	size_t unplaced, nfiles;
+	size_t nunowned, nfiles, total = f->n + unplaced->f.n;
 	int ret;
 
 	if ((ret = whole_files(&files, list, c, cache, f, err)))
@@ -325,13 +395,18 @@ int sl_fix_targets(sl_target_list *list, const sl_campaign *c, struct sl_store *
 	nfiles = files.n;
 	files.n = 0;
 	qsort(list->v, list->n, sizeof(*list->v), cmp_target);
-	sl_fix_select(list, f, &unplaced);
-	sl_buf_addf(note, "fix: %zu findings on the base, %zu targets", f->n, list->n);
+	classify_unowned(unplaced, list, c->spec, f);
+	sl_fix_select(list, f, &nunowned);
+	sl_buf_addf(note, "fix: %zu findings on the base, %zu targets", total, list->n);
 	if (nfiles)
 		sl_buf_addf(note, " (%zu whole files: findings outside every unit of the query)",
 			    nfiles);
-	if (unplaced)
-		sl_buf_addf(note, "; %zu findings lie outside the campaign's files", unplaced);
+	if (unplaced->f.n)
+		sl_buf_addf(note, "; %zu findings not placed (sluice status lists them)",
+			    unplaced->f.n);
+	if (unplaced->outside)
+		sl_buf_addf(note, "; %zu findings lie outside the campaign's files",
+			    unplaced->outside);
 done:
 	free(keep);
 	sl_target_list_release(&files);

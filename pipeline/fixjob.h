@@ -8,8 +8,10 @@
  *     scope the base with the campaign's query (e.g. every function);
  *     measure the gates' baseline, collect the finding-gone gates' base
  *     findings (validators/validators.h, sl_gating_base_findings);
- *     or read the campaign's findings file: sl_fix_load_findings(&findings, c, &why, err)
- *     sl_fix_targets(&list, c, store, &findings, &note, err)   the targets
+ *     or read the campaign's findings file:
+ *         sl_fix_load_findings(&findings, &unplaced, c, &why, err)
+ *     sl_fix_targets(&list, c, store, &findings, &unplaced, &note, err)   the targets
+ *     record the targets and the unplaced findings (one transaction);
  *     per target: sl_fix_finding_text(&findings, t, &buf) for the prompt.
  * Findings in one unit merge into one target; a finding inside nested units
  * belongs to the innermost.  A file with a finding outside every unit
@@ -21,6 +23,31 @@
 #include "common/buf.h"
 #include "validators/validators.h"
 #include "scoping/scope.h"
+
+/* Why a finding holds no target (sl_unplaced_reason_name gives its text). */
+enum sl_unplaced_reason {
+	SL_UNPLACED_UNTRACKED = 1,  /* the path is no tracked file of the base */
+	SL_UNPLACED_AMBIGUOUS,      /* several tracked files end with it */
+	SL_UNPLACED_NO_FILE,        /* the finding names no file */
+	SL_UNPLACED_NO_LINE,        /* a file of the campaign, no line */
+	SL_UNPLACED_NO_UNIT,        /* a file of the campaign, outside every unit it scopes */
+};
+
+/*
+ * The findings that no target holds, each with its reason, and how many
+ * placed findings lie in files outside the campaign's paths (counted only).
+ * sl_unplaced_init fills a caller-owned struct; _release frees its contents.
+ */
+typedef struct sl_unplaced {
+	sl_findings f;              /* files as reported; owned */
+	unsigned char *why;         /* enum sl_unplaced_reason, one per finding of f */
+	size_t walloc;
+	size_t outside;
+} sl_unplaced;
+
+void sl_unplaced_init(sl_unplaced *u);
+void sl_unplaced_release(sl_unplaced *u);
+const char *sl_unplaced_reason_name(int why);
 
 /*
  * Drop from list every target whose unit encloses no finding of f (the
@@ -56,13 +83,14 @@ int sl_fix_parse_findings(sl_findings *out, int format, const char *name,
  * Read and parse the campaign's `findings` file (spec->findings_report,
  * against spec->dir) into out, and put its paths on the base's files
  * (validators.h, sl_findings_place: the work tree's root stripped, else a
- * unique tail match).  The paths left unplaced are listed in unplaced, one
+ * unique tail match).  The findings whose path cannot be placed move from
+ * out to unplaced with their reason; their paths are listed in report, one
  * line each.  SL_EINPUT "findings: ..." when the file cannot be read or
  * parsed; SL_ERROR when the base's tree cannot be listed.
  */
 struct sl_campaign;
-int sl_fix_load_findings(sl_findings *out, const struct sl_campaign *c, sl_buf *unplaced,
-			 sl_err *err);
+int sl_fix_load_findings(sl_findings *out, sl_unplaced *unplaced, const struct sl_campaign *c,
+			 sl_buf *report, sl_err *err);
 
 /*
  * kind fix: the campaign's targets from its scoped units (list) and the
@@ -70,13 +98,15 @@ int sl_fix_load_findings(sl_findings *out, const struct sl_campaign *c, sl_buf *
  * when units nest).  A file of the campaign (its paths and language) with a
  * finding outside every unit is scoped whole (unit "file", cache as for
  * sl_scope) and that one target replaces the file's units: it holds all of
- * the file's findings.  A one-line summary for the progress notice is
- * appended to note ("fix: N findings on the base, M targets ...").
- * Errors are the scoper's.
+ * the file's findings.  Each finding of f that no target holds is copied
+ * to unplaced with its reason, or counted in unplaced->outside when its file
+ * lies outside the campaign's paths.  A one-line summary for the progress
+ * notice is appended to note ("fix: N findings on the base, M targets ...",
+ * N counting unplaced's findings too).  Errors are the scoper's.
  */
 struct sl_store;
 int sl_fix_targets(sl_target_list *list, const struct sl_campaign *c, struct sl_store *cache,
-		   const sl_findings *f, sl_buf *note, sl_err *err);
+		   const sl_findings *f, sl_unplaced *unplaced, sl_buf *note, sl_err *err);
 
 struct sl_coverage;
 void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent);

@@ -211,6 +211,17 @@ static const char *const migrations[] = {
 	/* 9: the baseline lease is fenced the same way: its epoch grows on every
 	   claim by a new holder, and each baseline row written checks it */
 	"ALTER TABLE campaigns ADD COLUMN baseline_epoch INTEGER NOT NULL DEFAULT 0;",
+	/* 10: a fix campaign's findings that no target holds, and why (a path
+	   in no tracked file, a tail several files end with, no unit) */
+	"CREATE TABLE unplaced("
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  file TEXT NOT NULL,"
+	"  line INTEGER NOT NULL,"
+	"  rule TEXT NOT NULL,"
+	"  message TEXT NOT NULL,"
+	"  reason TEXT NOT NULL,"
+	"  UNIQUE (campaign_id, file, line, rule, message)"
+	") STRICT;",
 };
 
 size_t sl_migrations_count(void)

@@ -67,9 +67,6 @@
 #include "validators/diff_lines.h"
 #include "validators/validators.h"
 
-/* Append a copy of *src to f (the strings are copied). */
-void sl_findings_add_copy(sl_findings *f, const sl_finding *src);
-
 /* Keep only findings at min_level or above (in place). */
 void sl_findings_filter_level(sl_findings *f, enum sl_finding_level min_level);
 

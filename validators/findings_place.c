@@ -88,8 +88,6 @@ static size_t suffix_matches(const placer *p, const char *suffix, const char **h
 	return count;
 }
 
-enum { NOT_FOUND = 1, AMBIGUOUS };
-
 /*
  * The repository path of a normalised report path (the caller frees), or
  * NULL with *why set.
@@ -101,7 +99,7 @@ static char *place(const placer *p, const char *path, int *why)
 {
 	const char *rel = path, *hit = NULL;
 
-	*why = NOT_FOUND;
+	*why = SL_PLACE_UNTRACKED;
 	if (!*path)
 		return NULL;
 	if (is_tracked(p, path))
@@ -131,7 +129,7 @@ static char *place(const placer *p, const char *path, int *why)
 		if (c == 1)
 			return reversed(hit, strlen(hit));
 		if (c > 1) {
-			*why = AMBIGUOUS;
+			*why = SL_PLACE_AMBIGUOUS;
 			return NULL;
 		}
 	}
@@ -167,7 +165,7 @@ static char *place_notes(const placer *p, const char *notes)
 }
 
 size_t sl_findings_place(sl_findings *f, const char *const *roots, size_t nroots,
-			 const sl_strvec *tracked, sl_buf *report)
+			 const sl_strvec *tracked, sl_buf *report, unsigned char *why_out)
 {
 	placer p = { roots, nroots, tracked, NULL, 0 };
 	sl_strvec seen = SL_STRVEC_INIT;
@@ -183,6 +181,8 @@ size_t sl_findings_place(sl_findings *f, const char *const *roots, size_t nroots
 		int why, again = 0;
 		char *to = place(&p, x->file, &why);
 
+		if (why_out)
+			why_out[i] = to || !*x->file ? SL_PLACED : (unsigned char)why;
 		if (to) {
 			free(x->file);
 			x->file = to;
@@ -207,7 +207,7 @@ size_t sl_findings_place(sl_findings *f, const char *const *roots, size_t nroots
 		}
 		sl_strvec_push(&seen, x->file);
 		sl_buf_addf(report, "%s: %s\n", x->file,
-			    why == AMBIGUOUS ? "ambiguous, several tracked files end with it" :
+			    why == SL_PLACE_AMBIGUOUS ? "ambiguous, several tracked files end with it" :
 			    "not a tracked file of the repository");
 	}
 	if (more)

@@ -96,6 +96,8 @@ typedef struct sl_findings {
 
 void sl_findings_init(sl_findings *f);
 void sl_findings_release(sl_findings *f);
+/* Append a copy of *src to f (the strings are copied). */
+void sl_findings_add_copy(sl_findings *f, const sl_finding *src);
 
 /* Parse compiler output; never fails (what does not parse is skipped). */
 void sl_findings_parse_gcc(sl_findings *out, const char *text, size_t len);
@@ -123,12 +125,14 @@ int sl_findings_parse_sarif(sl_findings *out, const char *text, size_t len, sl_e
  * "/ci/proj/src/a.c" name src/a.c).  Paths under /usr/ outside the roots are
  * never guessed.  A finding left unplaced keeps its file; one line per
  * distinct such path ("PATH: ambiguous, ..." or "PATH: not a tracked
- * file ...", at most 8) is appended to report.  Returns how many findings
- * (with a non-empty file) are left unplaced.
+ * file ...", at most 8) is appended to report.  why, when not NULL, has
+ * f->n entries: each finding's enum sl_place_result.  Returns how many
+ * findings (with a non-empty file) are left unplaced.
  */
+enum sl_place_result { SL_PLACED = 0, SL_PLACE_UNTRACKED, SL_PLACE_AMBIGUOUS };
 struct sl_strvec;
 size_t sl_findings_place(sl_findings *f, const char *const *roots, size_t nroots,
-			 const struct sl_strvec *tracked, sl_buf *report);
+			 const struct sl_strvec *tracked, sl_buf *report, unsigned char *why);
 
 /*
  * Append "FILE:LINE:COL: LEVEL: MESSAGE [RULE]" lines (notes indented under

@@ -1,7 +1,8 @@
 /*
- * cmd_status.c - `sluice status`: a campaign's funnel, its outcomes, the
- * budget used, the runs holding leases and the proposed candidates (run
- * prints the same at its end: sl_cmd_print_status).  Reads the store.
+ * cmd_status.c - `sluice status`: a campaign's funnel (with a fix
+ * campaign's findings not placed), its outcomes, the budget used, the runs
+ * holding leases and the proposed candidates (run prints the same at its
+ * end: sl_cmd_print_status).  Reads the store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +165,8 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 		sl_buf_addch(&out, '\n');
 	} else {
 		sl_review_funnel_text(&out, camp, &f);
-		if ((ret = status_metrics(&out, st, camp, err)) ||
+		if ((ret = sl_report_unplaced(&out, st, camp->id, SL_UNPLACED_TEXT, err)) ||
+		    (ret = status_metrics(&out, st, camp, err)) ||
 		    (ret = print_usage_and_leases(&out, 0, st, camp, err)))
 			goto done;
 		if (nc)
@@ -210,8 +212,8 @@ static int status_main(const sl_command *self, void *opts, const sl_opt_args *ar
 
 static const sl_option status_options[] = {
 	CMD_OPT_STORE(struct status_opts),
-	CMD_OPT_JSON(struct status_opts, "print it as JSON, with every target (target_list) and "
-		     "candidate (candidate_list)"),
+	CMD_OPT_JSON(struct status_opts, "print it as JSON, with every target (target_list), "
+		     "candidate (candidate_list) and finding not placed (unplaced)"),
 	SL_OPT_END(),
 };
 
@@ -224,7 +226,8 @@ const sl_command cmd_status = {
 		"provider, model and edit format), the budget used and its overshoot, the\n"
 		"runs holding leases (and the leases that expired with no run taking them\n"
 		"over) and the proposed candidates.  --json adds every target\n"
-		"(target_list) and candidate (candidate_list).\n"
+		"(target_list) and candidate (candidate_list), and a fix campaign's\n"
+		"findings not placed with their reasons (unplaced).\n"
 		"NAME may be left out when the store holds one campaign.\n",
 	.options = status_options,
 	.opts_size = sizeof(struct status_opts),

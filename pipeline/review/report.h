@@ -38,7 +38,8 @@ void sl_report_metrics_text(sl_buf *out, const sl_metrics *m);
 
 /*
  * `status --json`: the funnel object of sl_review_funnel_json() with the
- * metrics, every target and every candidate added; one line.
+ * metrics, every target and every candidate, and the findings not placed
+ * (unplaced: file, line, rule, message, reason) added; one line.
  */
 int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *c,
 			  const sl_funnel *f, sl_err *err);
@@ -47,7 +48,8 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *c,
  * OUTDIR/report.html: self-contained (no external asset, no script): the
  * funnel as an inline SVG chart, each proposed change with its diff
  * coloured, gate verdicts with log excerpts, attempts, model and cost, and
- * the rejected candidates and failed targets with their reasons.
+ * the rejected candidates, failed targets and findings not placed with
+ * their reasons.
  */
 int sl_report_html(sl_store *st, const sl_campaign_rec *c, const char *outdir, sl_err *err);
 
@@ -57,6 +59,16 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *c, const char *outdir, s
  * dashboards.
  */
 int sl_report_junit(sl_store *st, const sl_campaign_rec *c, const char *outdir, sl_err *err);
+
+/*
+ * A fix campaign's findings that no target holds, with their reasons: the
+ * count line of `sluice status` (nothing when there are none), a JSON array
+ * (always), or the section "Findings not placed" of report.md or
+ * report.html (nothing when there are none).
+ */
+enum sl_unplaced_form { SL_UNPLACED_TEXT, SL_UNPLACED_JSON, SL_UNPLACED_MD, SL_UNPLACED_HTML };
+int sl_report_unplaced(sl_buf *out, sl_store *st, int64_t campaign_id,
+		       enum sl_unplaced_form form, sl_err *err);
 
 /* Append s escaped for HTML or XML text and attributes. */
 void sl_report_add_xml(sl_buf *out, const char *s);

@@ -506,6 +506,8 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 		goto done;
 	add_rejected(&out, c, nc, nrej);
 	add_failed(&out, t, nt);
+	if ((ret = sl_report_unplaced(&out, st, camp->id, SL_UNPLACED_HTML, err)))
+		goto done;
 	sl_buf_adds(&out, "</body></html>\n");
 	path = sl_path_join(outdir, "report.html");
 	ret = sl_write_file(path, out.buf, out.len, err);

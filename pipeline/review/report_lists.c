@@ -1,6 +1,7 @@
 /*
  * report_lists.c - targets and candidates as lists: `sluice targets`,
- * `sluice show PATH:LINE` and the lists in `status --json`.
+ * `sluice show PATH:LINE` and the lists in `status --json` (the findings
+ * not placed come from report_unplaced.c).
  *
  * Reads targets, candidates and attempts from the store; renders text or
  * JSON into the caller's buffer.
@@ -276,6 +277,10 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	for (size_t i = 0; i < nc; i++)
 		json_array_append_new(ca, sl_review_candidate_json(&c[i]));
 	json_object_set_new(o, "candidate_list", ca);
+	sl_buf_reset(&funnel);
+	if ((ret = sl_report_unplaced(&funnel, st, camp->id, SL_UNPLACED_JSON, err)))
+		goto done;
+	json_object_set_new(o, "unplaced", json_loads(funnel.buf, 0, NULL));
 	add_json_line(out, o);
 done:
 	sl_metrics_release(&m);

@@ -505,7 +505,8 @@ int sl_review_export(sl_store *st, const sl_campaign_rec *camp, git_repository *
 		goto done;
 	md_rejected(&md, cands, nc, count);
 	md_failed(&md, failed, nf);
-	if ((ret = write_in(outdir, "series.mbox", &mbox, err)) ||
+	if ((ret = sl_report_unplaced(&md, st, camp->id, SL_UNPLACED_MD, err)) ||
+	    (ret = write_in(outdir, "series.mbox", &mbox, err)) ||
 	    (ret = write_in(outdir, "report.md", &md, err)))
 		goto done;
 	*count_out = count;

@@ -1,6 +1,7 @@
 /*
  * record.c - what the run writes to the store: the campaign (or the one
- * recorded first, whose base a rerun resumes on), the scoped targets, a
+ * recorded first, whose base a rerun resumes on), the scoped targets (and
+ * a fix campaign's unplaced findings, in the same transaction), a
  * target moved to a new state, and an attempt with its candidate and gate
  * runs.  Every write for a target the worker holds is a fenced transaction
  * (lease.c): a run that lost the target writes nothing.
@@ -9,6 +10,7 @@
 
 #include "pipeline/run/run_internal.h"
 #include "storage/lease.h"
+#include "storage/unplaced_store.h"
 #include "common/caps.h"
 
 int run_record_campaign(run_ctx *x, sl_err *err)
@@ -88,6 +90,14 @@ int run_record_targets(run_ctx *x, const sl_target_list *list, sl_err *err)
 		r.end_col = t->end_col;
 		r.nsites = (int64_t)t->nsites;
 		if (sl_store_target_add(x->st, &r, &id, NULL, err))
+			goto done;
+	}
+	for (size_t i = 0; i < x->unplaced.f.n; i++) {
+		const sl_finding *f = &x->unplaced.f.v[i];
+		sl_unplaced_rec u = { f->file, f->line, f->rule, f->message,
+				      (char *)sl_unplaced_reason_name(x->unplaced.why[i]) };
+
+		if (sl_store_unplaced_add(x->st, x->campaign_id, &u, err))
 			goto done;
 	}
 	ret = sl_store_commit(x->st, err);

@@ -359,6 +359,7 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	out->campaign_id = x->campaign_id;
 	out->campaign = sl_xstrdup(x->c->spec->name);
 	sl_findings_init(&x->findings);
+	sl_unplaced_init(&x->unplaced);
 	/* from here on a stop kills the gates in flight, the baseline's too */
 	sl_jail_set_stop(opts->stop);
 	return SL_OK;
@@ -484,6 +485,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 	sl_warm_free(x->warm);
 	sl_gating_free(x->gating);
 	sl_findings_release(&x->findings);
+	sl_unplaced_release(&x->unplaced);
 	sl_store_free(x->st);
 	sl_campaign_free(x->c);
 	free(x->scratch);

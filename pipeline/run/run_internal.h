@@ -112,6 +112,7 @@ typedef struct run_ctx {
 	sl_gating *gating;          /* the gates and their baseline */
 	sl_warm *warm;              /* the warm base; NULL: a worktree per candidate */
 	sl_findings findings;       /* kind fix: the base findings the targets come from */
+	sl_unplaced unplaced;       /* and those no target holds (recorded with the targets) */
 	int stop;                   /* a budget ran out: start nothing new */
 	char stop_reason[160];
 	int failed;                 /* machinery broke: every worker stops */

@@ -186,7 +186,7 @@ int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 		return ret;
 	/* a findings file says where to look; the gate still proves each fix */
 	if (x->c->spec->findings_report)
-		ret = sl_fix_load_findings(&x->findings, x->c, &note, err);
+		ret = sl_fix_load_findings(&x->findings, &x->unplaced, x->c, &note, err);
 	else
 		sl_gating_base_findings(x->gating, &x->findings);
 	for (const char *l = note.buf, *e; !ret && *l; l = *e ? e + 1 : e) {
@@ -194,7 +194,8 @@ int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 		run_notice(x, "findings: %.*s", (int)(e - l), l);
 	}
 	sl_buf_reset(&note);
-	if (!ret && !(ret = sl_fix_targets(list, x->c, x->st, &x->findings, &note, err)))
+	if (!ret && !(ret = sl_fix_targets(list, x->c, x->st, &x->findings, &x->unplaced, &note,
+					  err)))
 		run_notice(x, "%s", note.buf);
 	sl_buf_release(&note);
 	return ret;

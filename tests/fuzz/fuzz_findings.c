@@ -39,8 +39,8 @@ int sl_fuzz_findings(const uint8_t *data, size_t size)
 		static char *files[] = { "a.c", "lib/a.c", "src/a.c", "src/b c.c", NULL };
 		sl_strvec tracked = { files, 4, 5 };
 
-		sl_findings_place(&sarif, roots, 1, &tracked, &text);
-		sl_findings_place(&gcc, roots, 1, &tracked, &text);
+		sl_findings_place(&sarif, roots, 1, &tracked, &text, NULL);
+		sl_findings_place(&gcc, roots, 1, &tracked, &text, NULL);
 	}
 	sl_findings_filter_level(&gcc, 2);
 	sl_buf_release(&text);

@@ -260,13 +260,14 @@ static void test_place_gcc(void)
 	sl_findings f;
 	sl_strvec tracked = SL_STRVEC_INIT;
 	sl_buf b = SL_BUF_INIT, report = SL_BUF_INIT, t = SL_BUF_INIT;
+	unsigned char why[3];
 
 	tracked_vec(&tracked);
 	CHECK_INT(sl_read_file(&b, GATES_FIXTURES "/findings/host-paths.gcc", 0, NULL), 0);
 	sl_findings_init(&f);
 	sl_findings_parse_gcc(&f, b.buf, b.len);
 	CHECK_INT(f.n, 8);
-	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report), 3);
+	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report, NULL), 3);
 	sl_findings_text(&f, &t, 0);
 	CHECK_STR(t.buf,
 		  "src/calc.c:10:5: warning: unused variable 'x' [-Wunused-variable]\n"
@@ -287,7 +288,7 @@ static void test_place_gcc(void)
 		  "other.c: not a tracked file of the repository\n");
 	/* placing again changes nothing: every placed path is tracked */
 	sl_buf_reset(&report);
-	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report), 3);
+	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report, NULL), 3);
 	sl_buf_reset(&b);
 	sl_findings_text(&f, &b, 0);
 	CHECK_STR(b.buf, t.buf);
@@ -301,8 +302,12 @@ static void test_place_gcc(void)
 		    "/home/u/proj/util.c:3:1: warning: w\n");
 	sl_findings_parse_gcc(&f, b.buf, b.len);
 	sl_buf_reset(&report);
-	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report), 1);
+	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report, why), 1);
 	check_files(&f, (const char *[]){ "Makefile", "lib/util.c", "/home/u/proj/util.c" }, 3);
+	/* each finding's result, for the caller to keep the unplaced ones */
+	CHECK_INT(why[0], SL_PLACED);
+	CHECK_INT(why[1], SL_PLACED);
+	CHECK_INT(why[2], SL_PLACE_AMBIGUOUS);
 	sl_findings_release(&f);
 	sl_strvec_release(&tracked);
 	sl_buf_release(&b);
@@ -325,7 +330,7 @@ static void test_place_sarif(void)
 	/* a base that names itself stops after 8 levels */
 	check_files(&f, (const char *[]){ "/home/u/my proj/src/calc.c", "src/a b.c",
 		    "/home/u/my proj/lib/util.c", "x/x/x/x/x/x/x/x/x/calc.c" }, 4);
-	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report), 0);
+	CHECK_INT(sl_findings_place(&f, roots, 1, &tracked, &report, NULL), 0);
 	check_files(&f, (const char *[]){ "src/calc.c", "src/a b.c", "lib/util.c", "src/calc.c" },
 		    4);
 	CHECK_STR(report.buf, "");
@@ -353,7 +358,7 @@ static void test_place_many(void)
 			    i % 100, i, i);
 	sl_findings_init(&f);
 	sl_findings_parse_gcc(&f, b.buf, b.len);
-	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report), 5000);
+	CHECK_INT(sl_findings_place(&f, NULL, 0, &tracked, &report, NULL), 5000);
 	CHECK_STR(f.v[2].file, "d1/f1.c");
 	CHECK(strstr(report.buf, "nope7.c: not a tracked file") != NULL);
 	CHECK(strstr(report.buf, "nope8.c") == NULL);

@@ -10,6 +10,7 @@
 #include "unit.h"
 #include "store_fixture.h"
 #include "storage/store.h"
+#include "storage/unplaced_store.h"
 #include "common/util.h"
 
 static char dir[] = "/tmp/sluice-test-store-XXXXXX";
@@ -190,6 +191,38 @@ static void test_rollback_discards(void)
 	free(p);
 }
 
+/* Unplaced findings: kept per campaign in order, a second write of one adds no row. */
+static void test_unplaced_kept_once(void)
+{
+	char *p = db_path("u.db");
+	sl_store *st = NULL;
+	sl_unplaced_rec a = { "gone.c", 4, "ghost", "nowhere", "not a tracked file" };
+	sl_unplaced_rec b = { "calc.c", 58, "", "uninit", "ambiguous" };
+	sl_unplaced_rec *v = NULL;
+	size_t n = 0;
+	int64_t camp, other;
+
+	CHECK_INT(sl_store_open(&st, p, 1, NULL), 0);
+	camp = add_campaign(st, "u");
+	other = add_campaign(st, "v");
+	CHECK_INT(sl_store_unplaced_add(st, camp, &a, NULL), 0);
+	CHECK_INT(sl_store_unplaced_add(st, camp, &b, NULL), 0);
+	CHECK_INT(sl_store_unplaced_add(st, camp, &a, NULL), 0);
+	CHECK_INT(sl_store_unplaced_add(st, other, &b, NULL), 0);
+	CHECK_INT(sl_store_unplaced(st, camp, &v, &n, NULL), 0);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		CHECK_STR(v[0].file, "gone.c");
+		CHECK_INT(v[0].line, 4);
+		CHECK_STR(v[0].reason, "not a tracked file");
+		CHECK_STR(v[1].file, "calc.c");
+		CHECK_STR(v[1].rule, "");
+	}
+	sl_unplaced_list_free(v, n);
+	sl_store_free(st);
+	free(p);
+}
+
 static void test_attempts_candidates_gates_funnel(void)
 {
 	char *p = db_path("e.db");
@@ -328,6 +361,7 @@ int main(void)
 	RUN(test_targets_idempotent_and_states);
 	RUN(test_rollback_discards);
 	RUN(test_attempts_candidates_gates_funnel);
+	RUN(test_unplaced_kept_once);
 	sl_rm_rf(dir, NULL);
 	return unit_done();
 }
