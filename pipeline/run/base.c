@@ -180,7 +180,7 @@ int run_baseline_first(run_ctx *x, sl_err *err)
  */
 static int baseline_claim(run_ctx *x, int64_t *epoch, int *stopped, sl_err *err)
 {
-	int claimed = 0, ret;
+	int claimed = 0, said = 0, ret;
 
 	*stopped = 0;
 	for (;;) {
@@ -193,20 +193,38 @@ static int baseline_claim(run_ctx *x, int64_t *epoch, int *stopped, sl_err *err)
 			*stopped = 1;
 			return SL_OK;
 		}
+		if (!said++)
+			run_notice(x, "baseline: another run is measuring the base; waiting for "
+				   "its baseline");
 		usleep(200 * 1000);
 	}
 }
 
+/*
+ * What the baseline lease is taken for: a run's baseline, or the
+ * description `sluice baseline` prints (describe, json, out).
+ */
+typedef struct base_ask {
+	int describe, json;
+	sl_buf *out;
+} base_ask;
+
 /* The gates on the base, their rows fenced by the baseline lease's epoch. */
-static int baseline_measure(run_ctx *x, int64_t epoch, sl_err *err)
+static int baseline_measure(run_ctx *x, int64_t epoch, const base_ask *ask, sl_err *err)
 {
 	base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
 			    NULL, NULL, x, NULL };
 	int ret;
 
 	sl_gating_fence_baseline(x->gating, x->owner, epoch);
-	ret = sl_gating_baseline(x->gating, run_base_checkout_dir, &b, x->opts->progress,
-				 x->opts->progress_ctx, err);
+	if (ask->describe) {
+		sl_buf_reset(ask->out);
+		ret = sl_gating_describe(x->gating, run_base_checkout_dir, &b, x->opts->progress,
+					 x->opts->progress_ctx, ask->json, ask->out, err);
+	} else {
+		ret = sl_gating_baseline(x->gating, run_base_checkout_dir, &b, x->opts->progress,
+					 x->opts->progress_ctx, err);
+	}
 	return run_base_checkout_release(&b, ret, err);
 }
 
@@ -216,7 +234,7 @@ static int baseline_measure(run_ctx *x, int64_t epoch, sl_err *err)
  * another took the baseline over writes none of them (SL_ELEASE), waits
  * for the claim again and loads what the other run measured.
  */
-int run_baseline(run_ctx *x, sl_err *err)
+static int baseline_leased(run_ctx *x, const base_ask *ask, sl_err *err)
 {
 	int64_t epoch = 0;
 	int stopped = 0, ret;
@@ -226,7 +244,7 @@ int run_baseline(run_ctx *x, sl_err *err)
 			return ret;
 		if (stopped)
 			goto stopped;
-		if ((ret = baseline_measure(x, epoch, err)) == SL_ELEASE) {
+		if ((ret = baseline_measure(x, epoch, ask, err)) == SL_ELEASE) {
 			run_notice(x, "baseline: taken over by another run while this one was "
 				   "paused; reading its baseline (%s)", err->msg);
 			sl_err_clear(err);
@@ -240,4 +258,18 @@ stopped:
 	/* the baseline's gates were killed, or never started: nothing was kept */
 	x->base_stopped = 1;
 	return sl_err_set(err, SL_ERROR, "the run was stopped during the baseline");
+}
+
+int run_baseline(run_ctx *x, sl_err *err)
+{
+	const base_ask ask = { 0, 0, NULL };
+
+	return baseline_leased(x, &ask, err);
+}
+
+int run_baseline_describe(run_ctx *x, int json, sl_buf *out, sl_err *err)
+{
+	const base_ask ask = { 1, json, out };
+
+	return baseline_leased(x, &ask, err);
 }
