@@ -56,13 +56,30 @@ int run_base_checkout_release(base_checkout *b, int ret, sl_err *err)
 	return ret;
 }
 
-/* sl_warm_prepare_fn: the preparing gates on the exported base. */
+/* A stop while the base is made: not a failure; the next run starts over. */
+static int base_stop(run_ctx *x, const char *when, sl_err *err)
+{
+	x->base_stopped = 1;
+	return sl_err_set(err, SL_ERROR, "the run was stopped %s", when);
+}
+
+/*
+ * sl_warm_prepare_fn: the preparing gates on the exported base.  Gates
+ * killed by a stop prepared nothing: an error, so the tree is never marked
+ * ready.
+ */
 static int prepare_warm(void *ctx, const char *dir, sl_err *err)
 {
 	run_ctx *x = ctx;
+	int ret;
 
-	return sl_gating_prepare(x->gating, dir, x->opts->progress, x->opts->progress_ctx, NULL,
-				 err);
+	ret = sl_gating_prepare(x->gating, dir, x->opts->progress, x->opts->progress_ctx, NULL,
+				err);
+	if (run_interrupted(x)) {
+		sl_err_clear(err);
+		return base_stop(x, "while the warm base was prepared", err);
+	}
+	return ret;
 }
 
 /* Can the jail mount the overlay over the warm base with a layer of ours?  why: if not. */
@@ -128,6 +145,11 @@ static int open_tree(run_ctx *x, sl_err *err)
 					prepare_warm, x, &built, err)) ||
 		    (ret = warm_works(x, &why, err)))
 			goto done;
+	}
+	/* a probe killed by a stop says nothing about the overlay */
+	if (run_interrupted(x)) {
+		ret = base_stop(x, "while the warm base was prepared", err);
+		goto done;
 	}
 	if (why.len) {
 		sl_warm_free(x->warm);
@@ -256,8 +278,7 @@ static int baseline_leased(run_ctx *x, const base_ask *ask, sl_err *err)
 		return ret;
 stopped:
 	/* the baseline's gates were killed, or never started: nothing was kept */
-	x->base_stopped = 1;
-	return sl_err_set(err, SL_ERROR, "the run was stopped during the baseline");
+	return base_stop(x, "during the baseline", err);
 }
 
 int run_baseline(run_ctx *x, sl_err *err)
