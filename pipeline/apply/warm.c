@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/sha256.h"
 #include "common/util.h"
 #include "pipeline/apply/warm.h"
 
@@ -245,13 +246,125 @@ static int newest_one(const char *path, const struct stat *st, int flag, struct 
 	return 0;
 }
 
-int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const git_oid *base,
-		 const char *digest, sl_warm_prepare_fn prepare, void *ctx, int *built_out,
-		 sl_err *err)
+/* "warm-" and 16 hex digits: a warm base's directory (a campaign may be named warm-x). */
+static int is_warm_name(const char *name)
+{
+	if (strncmp(name, "warm-", 5) || strlen(name) != 21)
+		return 0;
+	for (name += 5; *name; name++)
+		if (!strchr("0123456789abcdef", *name))
+			return 0;
+	return 1;
+}
+
+/*
+ * The key of the warm base under root, other than self, prepared last
+ * (its "ready" newest), into key; 0 if there is none.
+ */
+static int previous_key(const char *root, const char *self, sl_buf *key)
+{
+	DIR *d = opendir(root);
+	struct dirent *de;
+	struct timespec best = { 0, 0 };
+	int found = 0;
+
+	while (d && (de = readdir(d))) {
+		sl_buf path = SL_BUF_INIT;
+		struct stat st;
+
+		if (!is_warm_name(de->d_name) || !strcmp(de->d_name, self))
+			continue;
+		sl_buf_addf(&path, "%s/%s/ready", root, de->d_name);
+		if (!lstat(path.buf, &st) && (st.st_mtim.tv_sec > best.tv_sec ||
+					      (st.st_mtim.tv_sec == best.tv_sec &&
+					       st.st_mtim.tv_nsec > best.tv_nsec))) {
+			sl_buf k = SL_BUF_INIT;
+
+			sl_buf_reset(&path);
+			sl_buf_addf(&path, "%s/%s/key", root, de->d_name);
+			if (!sl_read_file(&k, path.buf, 1 << 20, NULL)) {
+				sl_buf_reset(key);
+				sl_buf_add(key, k.buf, k.len);
+				best = st.st_mtim;
+				found = 1;
+			}
+			sl_buf_release(&k);
+		}
+		sl_buf_release(&path);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * Note the store in dir/stores, one path a line, unless it is there (the
+ * caller holds dir/lock shared: appends of other runs are whole lines).
+ */
+static int note_store(const char *dir, const char *store, sl_err *err)
+{
+	char *path = sl_path_join(dir, "stores"), *real = NULL;
+	sl_buf have = SL_BUF_INIT, line = SL_BUF_INIT;
+	int fd = -1, ret = SL_ERROR;
+
+	if (!store) {
+		ret = SL_OK;
+		goto done;
+	}
+	if (!(real = realpath(store, NULL)))
+		real = sl_xstrdup(store);
+	/* "\nPATH\n", found in "\n" and what the file holds */
+	sl_buf_addf(&line, "\n%s\n", real);
+	sl_buf_addch(&have, '\n');
+	sl_read_file(&have, path, 1 << 20, NULL);
+	if (strstr(have.buf, line.buf)) {
+		ret = SL_OK;
+		goto done;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || sl_write_all(fd, line.buf + 1, line.len - 1)) {
+		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", path, strerror(errno));
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	if (fd >= 0)
+		close(fd);
+	sl_buf_release(&have);
+	sl_buf_release(&line);
+	free(real);
+	free(path);
+	return ret;
+}
+
+/* Export the base to w->tree and prepare it; the key is written first, "ready" last. */
+static int build(sl_warm *w, const sl_warm_opts *o, const char *name, sl_err *err)
+{
+	char *ready = sl_path_join(w->dir, "ready"), *key = sl_path_join(w->dir, "key");
+	sl_buf prev = SL_BUF_INIT;
+	struct stat st;
+	int unfinished = !lstat(w->tree, &st), ret = SL_ERROR;
+
+	/* a run that died or was stopped while preparing left half a tree: start over */
+	if (sl_rm_rf(w->tree, err) || sl_write_file(key, o->key, strlen(o->key), err) ||
+	    export_tree(o->repo, o->base, w->tree, err))
+		goto done;
+	if ((ret = o->prepare(o->ctx, w->tree, previous_key(o->root, name, &prev) ? prev.buf : NULL,
+			      unfinished, err)))
+		goto done;
+	ret = sl_write_file(ready, name, strlen(name), err) ? SL_ERROR : SL_OK;
+done:
+	sl_buf_release(&prev);
+	free(ready);
+	free(key);
+	return ret;
+}
+
+int sl_warm_open(sl_warm **out, const sl_warm_opts *o, int *built_out, sl_err *err)
 {
 	sl_warm *w = sl_xcalloc(1, sizeof(*w));
 	sl_buf b = SL_BUF_INIT;
-	char *ready = NULL, *lock = NULL;
+	char *ready = NULL, *lock = NULL, digest[65];
 	struct stat st;
 	int build_fd = -1, ret = SL_ERROR;
 
@@ -260,10 +373,11 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 		*built_out = 0;
 	w->lock_fd = -1;
 	pthread_mutex_init(&w->mu, NULL);
-	w->root = sl_xstrdup(root);
-	git_oid_cpy(&w->base, base);
+	w->root = sl_xstrdup(o->root);
+	git_oid_cpy(&w->base, o->base);
+	sl_sha256_hex(digest, o->key, strlen(o->key));
 	sl_buf_addf(&b, "warm-%.16s", digest);
-	w->dir = sl_path_join(root, b.buf);
+	w->dir = sl_path_join(o->root, b.buf);
 	w->tree = sl_path_join(w->dir, "tree");
 	ready = sl_path_join(w->dir, "ready");
 	lock = sl_path_join(w->dir, "lock");
@@ -279,6 +393,8 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 		sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
 		goto done;
 	}
+	if (note_store(w->dir, o->store, err))
+		goto done;
 	if (lstat(ready, &st)) {
 		free(lock);
 		lock = sl_path_join(w->dir, "build.lock");
@@ -289,15 +405,9 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 		}
 	}
 	if (build_fd >= 0 && lstat(ready, &st)) {
-		/* a run that died while preparing left half a tree: start over */
-		if (sl_rm_rf(w->tree, err) || export_tree(repo, base, w->tree, err) ||
-		    (ret = prepare(ctx, w->tree, err)))
+		if ((ret = build(w, o, b.buf, err)))
 			goto done;
 		ret = SL_ERROR;
-		sl_buf_reset(&b);
-		sl_buf_addf(&b, "%s\n", digest);
-		if (sl_write_file(ready, b.buf, b.len, err))
-			goto done;
 		if (built_out)
 			*built_out = 1;
 	}
@@ -486,16 +596,6 @@ int sl_warm_layer_remove(const char *layer, sl_err *err)
 	return sl_rm_rf(layer, err);
 }
 
-/* "warm-" and 16 hex digits: a warm base's directory (a campaign may be named warm-x). */
-static int is_warm_name(const char *name)
-{
-	if (strncmp(name, "warm-", 5) || strlen(name) != 21)
-		return 0;
-	for (name += 5; *name; name++)
-		if (!strchr("0123456789abcdef", *name))
-			return 0;
-	return 1;
-}
 
 /* "layer-PID-N": a candidate's layer; *pid_out its process. */
 static int is_layer_name(const char *name, long *pid_out)

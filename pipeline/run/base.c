@@ -68,11 +68,24 @@ static int base_stop(run_ctx *x, const char *when, sl_err *err)
  * killed by a stop prepared nothing: an error, so the tree is never marked
  * ready.
  */
-static int prepare_warm(void *ctx, const char *dir, sl_err *err)
+static int prepare_warm(void *ctx, const char *dir, const char *prev_key, int unfinished,
+			sl_err *err)
 {
 	run_ctx *x = ctx;
+	sl_buf key = SL_BUF_INIT, why = SL_BUF_INIT;
 	int ret;
 
+	/* a re-preparation says why */
+	if (unfinished)
+		sl_buf_adds(&why, "the last preparation of this warm base did not finish");
+	else if (prev_key) {
+		sl_gating_warm_key(x->gating, &key);
+		sl_gating_warm_why(prev_key, key.buf, &why);
+	}
+	if (why.len)
+		run_notice(x, "warm base: prepared again: %s", why.buf);
+	sl_buf_release(&key);
+	sl_buf_release(&why);
 	ret = sl_gating_prepare(x->gating, dir, x->opts->progress, x->opts->progress_ctx, NULL,
 				err);
 	if (run_interrupted(x)) {
@@ -118,7 +131,7 @@ static int open_tree(run_ctx *x, sl_err *err)
 	const sl_spec *spec = x->c->spec;
 	int mode = spec->jail.warm_base, built = 0, jailed = 0, ret = SL_OK;
 	sl_buf why = SL_BUF_INIT;
-	char digest[65];
+	sl_buf key = SL_BUF_INIT;
 	int64_t start = sl_now_ms();
 
 	for (size_t i = 0; i < spec->ngates; i++)
@@ -140,9 +153,12 @@ static int open_tree(run_ctx *x, sl_err *err)
 				    l.overlay_error[0] ? l.overlay_error : "no mount namespace");
 	}
 	if (!why.len) {
-		sl_gating_warm_digest(x->gating, digest);
-		if ((ret = sl_warm_open(&x->warm, x->c->repo, x->scratch, &x->c->base, digest,
-					prepare_warm, x, &built, err)) ||
+		sl_warm_opts wo = { x->c->repo, x->scratch, &x->c->base, NULL, x->opts->store,
+				    prepare_warm, x };
+
+		sl_gating_warm_key(x->gating, &key);
+		wo.key = key.buf;
+		if ((ret = sl_warm_open(&x->warm, &wo, &built, err)) ||
 		    (ret = warm_works(x, &why, err)))
 			goto done;
 	}
@@ -170,6 +186,7 @@ static int open_tree(run_ctx *x, sl_err *err)
 		run_notice(x, "tree: warm base (overlay), reused");
 done:
 	sl_buf_release(&why);
+	sl_buf_release(&key);
 	return ret;
 }
 
