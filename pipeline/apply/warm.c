@@ -606,8 +606,82 @@ static int is_layer_name(const char *name, long *pid_out)
 	return sscanf(name, "layer-%ld-%zu%c", pid_out, &seq, &tail) == 2 && *pid_out > 0;
 }
 
+/*
+ * dir/stores without store's line and those of stores that are gone, into
+ * keep; 1 if store was listed, or the file is missing (a warm base from
+ * before sluice noted its stores: no run of this version uses it).
+ */
+static int stores_left(const char *dir, const char *store, sl_buf *keep)
+{
+	char *path = sl_path_join(dir, "stores");
+	sl_buf have = SL_BUF_INIT;
+	int listed = 0;
+
+	if (sl_read_file(&have, path, 1 << 20, NULL)) {
+		listed = 1;
+		goto done;
+	}
+	for (char *l = have.buf; *l; ) {
+		size_t n = strcspn(l, "\n");
+		char end = l[n];
+
+		l[n] = '\0';
+		if (!strcmp(l, store))
+			listed = 1;
+		else if (*l && !access(l, F_OK))
+			sl_buf_addf(keep, "%s\n", l);
+		l += n + (end == '\n');
+	}
+done:
+	sl_buf_release(&have);
+	free(path);
+	return listed;
+}
+
+/*
+ * Remove the warm base at path if no process holds it and it is gc's to
+ * remove (which, store: sl_warm_gc); with a store, its line goes and the
+ * warm base only once no store that exists is listed.  *removed 1 if gone.
+ */
+static int gc_warm(const char *path, enum sl_warm_gc_which which, const char *store,
+		   int *removed, sl_err *err)
+{
+	char *lock = sl_path_join(path, "lock"), *stores = sl_path_join(path, "stores");
+	sl_buf keep = SL_BUF_INIT, tmp = SL_BUF_INIT;
+	int fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC), ret = SL_OK;
+
+	*removed = 0;
+	/* in use by a run: keep; no lock file: not ours to judge */
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) ||
+	    (which == SL_WARM_GC_STORE && !stores_left(path, store, &keep)))
+		goto done;
+	if (keep.len) {
+		/* other stores use it: only this store's line goes, whole files only */
+		sl_buf_addf(&tmp, "%s.%ld", stores, (long)getpid());
+		if (sl_write_file(tmp.buf, keep.buf, keep.len, err))
+			ret = SL_ERROR;
+		else if (rename(tmp.buf, stores))
+			ret = sl_err_set(err, SL_ERROR, "cannot write '%s': %s", stores,
+					 strerror(errno));
+		if (ret)
+			unlink(tmp.buf);
+		goto done;
+	}
+	ret = sl_rm_rf(path, err);
+	*removed = !ret;
+done:
+	if (fd >= 0)
+		close(fd);
+	sl_buf_release(&keep);
+	sl_buf_release(&tmp);
+	free(lock);
+	free(stores);
+	return ret;
+}
+
 /* Remove the entries of one campaign's scratch root that nobody uses. */
-static int gc_dir(const char *dir, int keep_warm, size_t *warm, size_t *layers, sl_err *err)
+static int gc_dir(const char *dir, enum sl_warm_gc_which which, const char *store,
+		  size_t *warm, size_t *layers, sl_err *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -618,22 +692,12 @@ static int gc_dir(const char *dir, int keep_warm, size_t *warm, size_t *layers, 
 	while (!ret && (de = readdir(d))) {
 		char *path;
 		long pid;
+		int removed;
 
-		if (is_warm_name(de->d_name) && !keep_warm) {
-			char *lock;
-			int fd;
-
+		if (is_warm_name(de->d_name) && which != SL_WARM_GC_NONE) {
 			path = sl_path_join(dir, de->d_name);
-			lock = sl_path_join(path, "lock");
-			fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-			/* in use by a run: keep; no lock file: not ours to judge */
-			if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB)) {
-				ret = sl_rm_rf(path, err);
-				*warm += !ret;
-			}
-			if (fd >= 0)
-				close(fd);
-			free(lock);
+			ret = gc_warm(path, which, store, &removed, err);
+			*warm += (size_t)removed;
 			free(path);
 		} else if (is_layer_name(de->d_name, &pid) && pid != (long)getpid() &&
 			   kill((pid_t)pid, 0) && errno == ESRCH) {
@@ -651,10 +715,11 @@ int sl_warm_sweep_layers(const char *root, sl_err *err)
 {
 	size_t warm = 0, layers = 0;
 
-	return gc_dir(root, 1, &warm, &layers, err);
+	return gc_dir(root, SL_WARM_GC_NONE, NULL, &warm, &layers, err);
 }
 
-int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err)
+int sl_warm_gc(const char *root, enum sl_warm_gc_which which, const char *store,
+	       size_t *warm_out, size_t *layers_out, sl_err *err)
 {
 	DIR *d;
 	struct dirent *de;
@@ -662,7 +727,7 @@ int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *e
 	int ret;
 
 	/* root itself may be one campaign's, or hold one directory per campaign */
-	ret = gc_dir(root, 0, &warm, &layers, err);
+	ret = gc_dir(root, which, store, &warm, &layers, err);
 	if (!ret && (d = opendir(root))) {
 		while (!ret && (de = readdir(d))) {
 			struct stat st;
@@ -674,7 +739,7 @@ int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *e
 				continue;
 			path = sl_path_join(root, de->d_name);
 			if (!lstat(path, &st) && S_ISDIR(st.st_mode))
-				ret = gc_dir(path, 0, &warm, &layers, err);
+				ret = gc_dir(path, which, store, &warm, &layers, err);
 			free(path);
 		}
 		closedir(d);

@@ -10,7 +10,7 @@
  * (ROOT/warm-DIGEST/ready) and reuses it.  Every process using a warm base
  * holds a shared flock on ROOT/warm-DIGEST/lock; preparing holds it
  * exclusively, and `sluice gc` removes only warm bases it can lock
- * exclusively.
+ * exclusively, of the stores ROOT/warm-DIGEST/stores lists.
  *
  * A candidate's layer is a directory ROOT/layer-PID-N holding u/ (the
  * overlay's upper layer) and w/ (overlayfs' work directory): as root a tmpfs
@@ -83,12 +83,24 @@ int sl_warm_layer_add(char **layer_out, int *capped_out, sl_warm *w, git_reposit
 /* Remove a layer (unmount its tmpfs), never following links.  NULL is a no-op. */
 int sl_warm_layer_remove(const char *layer, sl_err *err);
 
+/* Which warm bases sl_warm_gc removes (none of them while a process holds it). */
+enum sl_warm_gc_which {
+	SL_WARM_GC_ALL,             /* every one */
+	SL_WARM_GC_STORE,           /* those the store used (ROOT/warm-DIGEST/stores): its
+				       line goes, the warm base once no store that exists is
+				       listed; and those without a stores file (made before
+				       sluice kept one: no run uses them) */
+	SL_WARM_GC_NONE,            /* none: layers only */
+};
+
 /*
  * Remove, under root (a campaign's scratch root or the root above those),
- * the warm bases no process holds and the layers of processes that are
- * gone.  *warm_out and *layers_out (may be NULL) get the numbers removed.
+ * the warm bases `which` says that no process holds, and the layers of
+ * processes that are gone.  store: the store's real path (SL_WARM_GC_STORE).
+ * *warm_out and *layers_out (may be NULL) get the numbers removed.
  */
-int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err);
+int sl_warm_gc(const char *root, enum sl_warm_gc_which which, const char *store,
+	       size_t *warm_out, size_t *layers_out, sl_err *err);
 /* Remove the layers of processes that are gone from one campaign's root (a run's start). */
 int sl_warm_sweep_layers(const char *root, sl_err *err);
 
