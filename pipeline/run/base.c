@@ -153,8 +153,8 @@ static int open_tree(run_ctx *x, sl_err *err)
 				    l.overlay_error[0] ? l.overlay_error : "no mount namespace");
 	}
 	if (!why.len) {
-		sl_warm_opts wo = { x->c->repo, x->scratch, &x->c->base, NULL, x->opts->store,
-				    prepare_warm, x };
+		sl_warm_opts wo = { .repo = x->c->repo, .root = x->scratch, .base = &x->c->base,
+				    .store = x->opts->store, .prepare = prepare_warm, .ctx = x };
 
 		sl_gating_warm_key(x->gating, &key);
 		wo.key = key.buf;
