@@ -194,22 +194,31 @@ static int clean_repos(struct gc *g, sl_err *err)
 	return SL_OK;
 }
 
-/* Orphan checkouts, warm bases and layers under each root. */
+/*
+ * Orphan checkouts, warm bases and layers under each root.  Warm bases:
+ * with the store read, those it used (others' are left alone); else,
+ * under a root named with --scratch, every one no run holds.
+ */
 static int sweep_roots(struct gc *g, sl_err *err)
 {
-	int ret;
+	enum sl_warm_gc_which which = g->st ? SL_WARM_GC_STORE :
+		g->opts->scratch ? SL_WARM_GC_ALL : SL_WARM_GC_NONE;
+	char *store = g->st ? realpath(g->opts->store, NULL) : NULL;
+	int ret = SL_OK;
 
-	for (size_t i = 0; i < g->roots.n; i++) {
+	for (size_t i = 0; i < g->roots.n && !ret; i++) {
 		size_t n = 0, w = 0, l = 0;
 
 		if ((ret = sl_worktree_sweep(g->roots.v[i], &n, err)) ||
-		    (ret = sl_warm_gc(g->roots.v[i], &w, &l, err)))
-			return ret;
+		    (ret = sl_warm_gc(g->roots.v[i], which, store ? store : g->opts->store, &w,
+				      &l, err)))
+			break;
 		g->out->worktrees += n;
 		g->out->warm += w;
 		g->out->layers += l;
 	}
-	return SL_OK;
+	free(store);
+	return ret;
 }
 
 /* 1 if branch (short name) is one a proposed or accepted candidate keeps. */

@@ -50,8 +50,12 @@ typedef struct sl_gc_result {
  * add`) is SL_EINPUT before anything is removed.  A repository that does not
  * open is skipped with a notice, or is SL_EINPUT when it is opts->repo.
  *
- * Under each root also the warm bases no running sluice holds and the
- * candidate layers of processes that are gone (sl_warm_gc).
+ * Under each root also the candidate layers of processes that are gone,
+ * and the warm bases no running sluice holds (sl_warm_gc): with the store
+ * read, only those it used (its line leaves a warm base's list of stores,
+ * and the warm base goes once no store that exists is listed; those from
+ * before sluice kept the list go too); without it (opts->repo), every one
+ * under opts->scratch, and none when no root was named.
  *
  * Then, without opts->repo, for each campaign of the store that no run is
  * working on (no live lease): branches under its prefix that are not the

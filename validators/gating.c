@@ -31,6 +31,7 @@
 #include "validators/policy.h"
 #include "common/sha256.h"
 #include "validators/testreport.h"
+#include "validators/tools.h"
 #include "common/util.h"
 #include "common/caps.h"
 
@@ -40,6 +41,7 @@
 typedef struct gate_state {
 	const sl_gate_conf *def;
 	char def_digest[65];
+	char env_digest[65];        /* the environment its verdicts depend on (env_text) */
 	int base_failed;            /* run 1 on the base did not pass */
 	int cannot_judge;           /* allow_skip and the base failed: candidates get skip */
 	int measured;               /* the base fields below are set */
@@ -59,7 +61,7 @@ struct sl_gating {
 	int64_t campaign_id;
 	git_oid base;
 	char base_hex[GIT_OID_HEXSZ + 1];
-	char env_digest[65];
+	char env_digest[65];        /* every gate's environment (env_text) */
 	gate_state *gs;
 	size_t n;
 	int unsafe;                 /* --unsafe: gates may run without the minimum jail */
@@ -159,28 +161,35 @@ static void digest_def(const sl_gate_conf *d, char out[65])
 	sl_buf_release(&b);
 }
 
-/* Version, kernel, toolchain and the jail's limits: what else a verdict depends on. */
-static void digest_env(const sl_jail_limits *jail, char out[65])
+/*
+ * What a verdict depends on besides the tree and the gate's definition
+ * (README, "Warm base"), one fact a line: sluice's gating version, the
+ * jail's settings, the kernel, and the programs the gates run as the jail
+ * finds them (validators/tools.h): the jail's shell, the build tools make
+ * and cc run, and the programs the commands of the gates chosen name:
+ * gate `only` (0 and up), else every preparing gate (prepare_only), else
+ * every gate.
+ */
+static void env_text(const sl_gating *g, int prepare_only, long only, sl_buf *out)
 {
-	sl_buf b = SL_BUF_INIT;
+	const sl_jail_limits *jail = &g->jail;
+	sl_strvec words = SL_STRVEC_INIT;
 	struct utsname u;
-	const char *dirs[] = { "/usr", "/usr/bin", "/usr/lib", "/usr/include", "/etc/alternatives" };
 
-	sl_buf_adds(&b, SLUICE_GATING_VERSION "\n");
-	sl_buf_addf(&b, "jail %u %u %u %u %u %u %u %d\n", jail->mem_mb, jail->pids,
-		    jail->tmp_mb, jail->disk_mb, jail->cpus, jail->as_mb, jail->accept,
-		    jail->writable);
+	sl_buf_adds(out, "sluice " SLUICE_GATING_VERSION "\n");
+	sl_buf_addf(out, "jail mem_mb %u pids %u tmp_mb %u disk_mb %u cpus %u as_mb %u "
+		    "accept %u writable %d\n", jail->mem_mb, jail->pids, jail->tmp_mb,
+		    jail->disk_mb, jail->cpus, jail->as_mb, jail->accept, jail->writable);
 	if (!uname(&u))
-		sl_buf_addf(&b, "%s %s %s\n", u.sysname, u.release, u.machine);
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		struct stat st;
-
-		if (!stat(dirs[i], &st))
-			sl_buf_addf(&b, "%s %llu %lld.%09ld\n", dirs[i], (unsigned long long)st.st_ino,
-				    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	}
-	sl_sha256_hex(out, b.buf, b.len);
-	sl_buf_release(&b);
+		sl_buf_addf(out, "kernel %s %s %s\n", u.sysname, u.release, u.machine);
+	sl_tools_of_command(&words, sl_gate_pipefail() ? "/bin/bash" : "/bin/sh");
+	sl_tools_of_command(&words, "make; cc; c++; as; ld");
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gates[i].command && (only < 0 || (size_t)only == i) &&
+		    (!prepare_only || g->gates[i].prepare))
+			sl_tools_of_command(&words, g->gates[i].command);
+	sl_tools_describe(out, &words);
+	sl_strvec_release(&words);
 }
 
 int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
@@ -188,6 +197,7 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 		   const git_oid *base, int unsafe, sl_err *err)
 {
 	sl_gating *g = sl_xcalloc(1, sizeof(*g));
+	sl_buf env = SL_BUF_INIT;
 
 	g->unsafe = unsafe;
 	g->gates = gates;
@@ -196,19 +206,24 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 	g->campaign_id = campaign_id;
 	git_oid_cpy(&g->base, base);
 	git_oid_tostr(g->base_hex, sizeof(g->base_hex), base);
-	digest_env(&g->jail, g->env_digest);
 	g->n = ngates;
+	env_text(g, 0, -1, &env);
+	sl_sha256_hex(g->env_digest, env.buf, env.len);
 	g->gs = sl_xcalloc(g->n ? g->n : 1, sizeof(*g->gs));
 	for (size_t i = 0; i < g->n; i++) {
 		gate_state *s = &g->gs[i];
 
 		s->def = &gates[i];
 		digest_def(s->def, s->def_digest);
+		sl_buf_reset(&env);
+		env_text(g, 0, (long)i, &env);
+		sl_sha256_hex(s->env_digest, env.buf, env.len);
 		sl_findings_init(&s->base_findings);
 		sl_tests_init(&s->base_tests);
 		sl_tests_init(&s->flaky);
 		sl_coverage_init(&s->base_cov);
 	}
+	sl_buf_release(&env);
 	*out = g;
 	return SL_OK;
 }
@@ -1462,7 +1477,7 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 	sl_buf b = SL_BUF_INIT;
 
 	sl_buf_addf(&b, "tree %s\nbase %s\ngate %s\nenv %s\nunsafe %d\n", tree_hex,
-		    g->base_hex, s->def_digest, g->env_digest, g->unsafe);
+		    g->base_hex, s->def_digest, s->env_digest, g->unsafe);
 	/* these verdicts are about one target */
 	if ((s->def->kind == SL_GATE_FINDING_GONE || s->def->kind == SL_GATE_MUTANTS ||
 	     s->def->kind == SL_GATE_COVERAGE) && t)
@@ -1597,17 +1612,105 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 	return ret;
 }
 
-void sl_gating_warm_digest(const sl_gating *g, char out[65])
+void sl_gating_warm_key(const sl_gating *g, sl_buf *out)
 {
-	sl_buf b = SL_BUF_INIT;
-
-	sl_buf_addf(&b, "warm 1\nbase %s\nenv %s\nunsafe %d\n", g->base_hex, g->env_digest,
-		    g->unsafe);
+	sl_buf_addf(out, "base %s\nunsafe %d\n", g->base_hex, g->unsafe);
+	env_text(g, 1, -1, out);
 	for (size_t i = 0; i < g->n; i++)
 		if (g->gs[i].def->prepare)
-			sl_buf_addf(&b, "prepare %s\n", g->gs[i].def_digest);
-	sl_sha256_hex(out, b.buf, b.len);
+			sl_buf_addf(out, "gate %s %s\n", g->gs[i].def->name, g->gs[i].def_digest);
+}
+
+/* A key line's subject: "tool WORD" and "gate NAME" by their second word, others by their first. */
+static size_t key_subject(const char *line)
+{
+	size_t n = strcspn(line, " \n");
+
+	if ((n == 4 && (!strncmp(line, "tool", 4) || !strncmp(line, "gate", 4))) && line[n] == ' ')
+		n += 1 + strcspn(line + n + 1, " \n");
+	return n;
+}
+
+/* The line of key whose subject is the n bytes at subj, or NULL. */
+static const char *key_find(const char *key, const char *subj, size_t n)
+{
+	for (const char *l = key; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n'))
+		if (key_subject(l) == n && !strncmp(l, subj, n))
+			return l;
+	return NULL;
+}
+
+/* The n-th (from 0) space-separated field of line, into f. */
+static void key_field(const char *line, int n, sl_buf *f)
+{
+	sl_buf_reset(f);
+	while (n-- > 0 && *line && *line != '\n')
+		line += strcspn(line, " \n") + (line[strcspn(line, " \n")] == ' ');
+	sl_buf_add(f, line, strcspn(line, " \n"));
+}
+
+/* Why line old (NULL: none) became line cur (NULL: none), in words. */
+static void key_change(sl_buf *why, const char *old, const char *cur)
+{
+	const char *l = cur ? cur : old;
+	sl_buf a = SL_BUF_INIT, b = SL_BUF_INIT, name = SL_BUF_INIT;
+
+	key_field(l, 1, &name);
+	if (!strncmp(l, "tool ", 5)) {
+		key_field(cur ? cur : old, 2, &b);
+		if (old)
+			key_field(old, 2, &a);
+		if (!old || !cur)
+			sl_buf_addf(why, cur ? "the gates run %s now" : "the gates no longer run %s",
+				    strcmp(b.buf, "-") ? b.buf : name.buf);
+		else if (!strcmp(b.buf, "-"))
+			sl_buf_addf(why, "%s is gone", a.buf);
+		else if (!strcmp(a.buf, "-"))
+			sl_buf_addf(why, "%s appeared", b.buf);
+		else
+			sl_buf_addf(why, "%s changed", b.buf);
+	} else if (!strncmp(l, "gate ", 5)) {
+		sl_buf_addf(why, !old ? "the gate '%s' prepares now" : !cur ?
+			    "the gate '%s' no longer prepares" : "the gate '%s' changed", name.buf);
+	} else if (!strncmp(l, "base ", 5)) {
+		sl_buf_adds(why, "the base commit changed");
+	} else if (!strncmp(l, "kernel ", 7)) {
+		sl_buf_adds(why, "the kernel changed");
+	} else if (!strncmp(l, "jail ", 5)) {
+		sl_buf_adds(why, "the jail's settings changed");
+	} else if (!strncmp(l, "unsafe ", 7)) {
+		sl_buf_adds(why, "--unsafe changed");
+	} else {
+		sl_buf_adds(why, "sluice's gating changed");
+	}
+	sl_buf_release(&a);
 	sl_buf_release(&b);
+	sl_buf_release(&name);
+}
+
+void sl_gating_warm_why(const char *old_key, const char *key, sl_buf *why)
+{
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0: each line of key not in old_key; pass 1: each subject gone */
+		const char *from = pass ? old_key : key, *to = pass ? key : old_key;
+
+		for (const char *l = from; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n')) {
+			size_t len = strcspn(l, "\n"), subj = key_subject(l);
+			const char *o = key_find(to, l, subj);
+
+			if (!len || (o && (pass || (strcspn(o, "\n") == len && !strncmp(o, l, len)))))
+				continue;
+			if (n++ < 3) {
+				if (n > 1)
+					sl_buf_adds(why, ", ");
+				key_change(why, pass ? l : o, pass ? NULL : l);
+			}
+		}
+	}
+	if (n > 3)
+		sl_buf_addf(why, " and %zu more", n - 3);
 }
 
 int sl_gating_has_prepare(const sl_gating *g)

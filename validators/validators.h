@@ -646,11 +646,19 @@ int sl_gating_describe(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 		       sl_err *err);
 
 /*
- * The warm base (README, "Warm base"): the digest naming it (base commit,
- * the preparing gates' definitions in order, the environment digest,
- * --unsafe), as 64 hex digits.
+ * The warm base (README, "Warm base"): its key, one fact a line (base
+ * commit, --unsafe, sluice's gating version, the jail's settings, the
+ * kernel, the programs the preparing gates run with their size and mtime,
+ * each preparing gate's definition digest, in order), appended to out;
+ * its SHA-256 names the warm base (pipeline/apply/warm.h).
  */
-void sl_gating_warm_digest(const sl_gating *g, char out[65]);
+void sl_gating_warm_key(const sl_gating *g, sl_buf *out);
+/*
+ * Why a warm base of key differs from one of old_key, in words appended to
+ * why ("/usr/bin/cc changed, the gate 'build' changed"; at most three
+ * reasons and how many more); nothing when they are the same.
+ */
+void sl_gating_warm_why(const char *old_key, const char *key, sl_buf *why);
 /*
  * Share the baseline with other stores of the same campaign definition:
  * a file in dir named by a digest of the base commit, every gate's

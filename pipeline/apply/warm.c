@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/sha256.h"
 #include "common/util.h"
 #include "pipeline/apply/warm.h"
 
@@ -245,13 +246,125 @@ static int newest_one(const char *path, const struct stat *st, int flag, struct 
 	return 0;
 }
 
-int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const git_oid *base,
-		 const char *digest, sl_warm_prepare_fn prepare, void *ctx, int *built_out,
-		 sl_err *err)
+/* "warm-" and 16 hex digits: a warm base's directory (a campaign may be named warm-x). */
+static int is_warm_name(const char *name)
+{
+	if (strncmp(name, "warm-", 5) || strlen(name) != 21)
+		return 0;
+	for (name += 5; *name; name++)
+		if (!strchr("0123456789abcdef", *name))
+			return 0;
+	return 1;
+}
+
+/*
+ * The key of the warm base under root, other than self, prepared last
+ * (its "ready" newest), into key; 0 if there is none.
+ */
+static int previous_key(const char *root, const char *self, sl_buf *key)
+{
+	DIR *d = opendir(root);
+	struct dirent *de;
+	struct timespec best = { 0, 0 };
+	int found = 0;
+
+	while (d && (de = readdir(d))) {
+		sl_buf path = SL_BUF_INIT;
+		struct stat st;
+
+		if (!is_warm_name(de->d_name) || !strcmp(de->d_name, self))
+			continue;
+		sl_buf_addf(&path, "%s/%s/ready", root, de->d_name);
+		if (!lstat(path.buf, &st) && (st.st_mtim.tv_sec > best.tv_sec ||
+					      (st.st_mtim.tv_sec == best.tv_sec &&
+					       st.st_mtim.tv_nsec > best.tv_nsec))) {
+			sl_buf k = SL_BUF_INIT;
+
+			sl_buf_reset(&path);
+			sl_buf_addf(&path, "%s/%s/key", root, de->d_name);
+			if (!sl_read_file(&k, path.buf, 1 << 20, NULL)) {
+				sl_buf_reset(key);
+				sl_buf_add(key, k.buf, k.len);
+				best = st.st_mtim;
+				found = 1;
+			}
+			sl_buf_release(&k);
+		}
+		sl_buf_release(&path);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * Note the store in dir/stores, one path a line, unless it is there (the
+ * caller holds dir/lock shared: appends of other runs are whole lines).
+ */
+static int note_store(const char *dir, const char *store, sl_err *err)
+{
+	char *path = sl_path_join(dir, "stores"), *real = NULL;
+	sl_buf have = SL_BUF_INIT, line = SL_BUF_INIT;
+	int fd = -1, ret = SL_ERROR;
+
+	if (!store) {
+		ret = SL_OK;
+		goto done;
+	}
+	if (!(real = realpath(store, NULL)))
+		real = sl_xstrdup(store);
+	/* "\nPATH\n", found in "\n" and what the file holds */
+	sl_buf_addf(&line, "\n%s\n", real);
+	sl_buf_addch(&have, '\n');
+	sl_read_file(&have, path, 1 << 20, NULL);
+	if (strstr(have.buf, line.buf)) {
+		ret = SL_OK;
+		goto done;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || sl_write_all(fd, line.buf + 1, line.len - 1)) {
+		sl_err_set(err, SL_ERROR, "cannot write '%s': %s", path, strerror(errno));
+		goto done;
+	}
+	ret = SL_OK;
+done:
+	if (fd >= 0)
+		close(fd);
+	sl_buf_release(&have);
+	sl_buf_release(&line);
+	free(real);
+	free(path);
+	return ret;
+}
+
+/* Export the base to w->tree and prepare it; the key is written first, "ready" last. */
+static int build(sl_warm *w, const sl_warm_opts *o, const char *name, sl_err *err)
+{
+	char *ready = sl_path_join(w->dir, "ready"), *key = sl_path_join(w->dir, "key");
+	sl_buf prev = SL_BUF_INIT;
+	struct stat st;
+	int unfinished = !lstat(w->tree, &st), ret = SL_ERROR;
+
+	/* a run that died or was stopped while preparing left half a tree: start over */
+	if (sl_rm_rf(w->tree, err) || sl_write_file(key, o->key, strlen(o->key), err) ||
+	    export_tree(o->repo, o->base, w->tree, err))
+		goto done;
+	if ((ret = o->prepare(o->ctx, w->tree, previous_key(o->root, name, &prev) ? prev.buf : NULL,
+			      unfinished, err)))
+		goto done;
+	ret = sl_write_file(ready, name, strlen(name), err) ? SL_ERROR : SL_OK;
+done:
+	sl_buf_release(&prev);
+	free(ready);
+	free(key);
+	return ret;
+}
+
+int sl_warm_open(sl_warm **out, const sl_warm_opts *o, int *built_out, sl_err *err)
 {
 	sl_warm *w = sl_xcalloc(1, sizeof(*w));
 	sl_buf b = SL_BUF_INIT;
-	char *ready = NULL, *lock = NULL;
+	char *ready = NULL, *lock = NULL, digest[65];
 	struct stat st;
 	int build_fd = -1, ret = SL_ERROR;
 
@@ -260,10 +373,11 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 		*built_out = 0;
 	w->lock_fd = -1;
 	pthread_mutex_init(&w->mu, NULL);
-	w->root = sl_xstrdup(root);
-	git_oid_cpy(&w->base, base);
+	w->root = sl_xstrdup(o->root);
+	git_oid_cpy(&w->base, o->base);
+	sl_sha256_hex(digest, o->key, strlen(o->key));
 	sl_buf_addf(&b, "warm-%.16s", digest);
-	w->dir = sl_path_join(root, b.buf);
+	w->dir = sl_path_join(o->root, b.buf);
 	w->tree = sl_path_join(w->dir, "tree");
 	ready = sl_path_join(w->dir, "ready");
 	lock = sl_path_join(w->dir, "lock");
@@ -279,6 +393,8 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 		sl_err_set(err, SL_ERROR, "cannot lock '%s': %s", lock, strerror(errno));
 		goto done;
 	}
+	if (note_store(w->dir, o->store, err))
+		goto done;
 	if (lstat(ready, &st)) {
 		free(lock);
 		lock = sl_path_join(w->dir, "build.lock");
@@ -289,15 +405,9 @@ int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const gi
 		}
 	}
 	if (build_fd >= 0 && lstat(ready, &st)) {
-		/* a run that died while preparing left half a tree: start over */
-		if (sl_rm_rf(w->tree, err) || export_tree(repo, base, w->tree, err) ||
-		    (ret = prepare(ctx, w->tree, err)))
+		if ((ret = build(w, o, b.buf, err)))
 			goto done;
 		ret = SL_ERROR;
-		sl_buf_reset(&b);
-		sl_buf_addf(&b, "%s\n", digest);
-		if (sl_write_file(ready, b.buf, b.len, err))
-			goto done;
 		if (built_out)
 			*built_out = 1;
 	}
@@ -486,16 +596,6 @@ int sl_warm_layer_remove(const char *layer, sl_err *err)
 	return sl_rm_rf(layer, err);
 }
 
-/* "warm-" and 16 hex digits: a warm base's directory (a campaign may be named warm-x). */
-static int is_warm_name(const char *name)
-{
-	if (strncmp(name, "warm-", 5) || strlen(name) != 21)
-		return 0;
-	for (name += 5; *name; name++)
-		if (!strchr("0123456789abcdef", *name))
-			return 0;
-	return 1;
-}
 
 /* "layer-PID-N": a candidate's layer; *pid_out its process. */
 static int is_layer_name(const char *name, long *pid_out)
@@ -506,8 +606,82 @@ static int is_layer_name(const char *name, long *pid_out)
 	return sscanf(name, "layer-%ld-%zu%c", pid_out, &seq, &tail) == 2 && *pid_out > 0;
 }
 
+/*
+ * dir/stores without store's line and those of stores that are gone, into
+ * keep; 1 if store was listed, or the file is missing (a warm base from
+ * before sluice noted its stores: no run of this version uses it).
+ */
+static int stores_left(const char *dir, const char *store, sl_buf *keep)
+{
+	char *path = sl_path_join(dir, "stores");
+	sl_buf have = SL_BUF_INIT;
+	int listed = 0;
+
+	if (sl_read_file(&have, path, 1 << 20, NULL)) {
+		listed = 1;
+		goto done;
+	}
+	for (char *l = have.buf; *l; ) {
+		size_t n = strcspn(l, "\n");
+		char end = l[n];
+
+		l[n] = '\0';
+		if (!strcmp(l, store))
+			listed = 1;
+		else if (*l && !access(l, F_OK))
+			sl_buf_addf(keep, "%s\n", l);
+		l += n + (end == '\n');
+	}
+done:
+	sl_buf_release(&have);
+	free(path);
+	return listed;
+}
+
+/*
+ * Remove the warm base at path if no process holds it and it is gc's to
+ * remove (which, store: sl_warm_gc); with a store, its line goes and the
+ * warm base only once no store that exists is listed.  *removed 1 if gone.
+ */
+static int gc_warm(const char *path, enum sl_warm_gc_which which, const char *store,
+		   int *removed, sl_err *err)
+{
+	char *lock = sl_path_join(path, "lock"), *stores = sl_path_join(path, "stores");
+	sl_buf keep = SL_BUF_INIT, tmp = SL_BUF_INIT;
+	int fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC), ret = SL_OK;
+
+	*removed = 0;
+	/* in use by a run: keep; no lock file: not ours to judge */
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) ||
+	    (which == SL_WARM_GC_STORE && !stores_left(path, store, &keep)))
+		goto done;
+	if (keep.len) {
+		/* other stores use it: only this store's line goes, whole files only */
+		sl_buf_addf(&tmp, "%s.%ld", stores, (long)getpid());
+		if (sl_write_file(tmp.buf, keep.buf, keep.len, err))
+			ret = SL_ERROR;
+		else if (rename(tmp.buf, stores))
+			ret = sl_err_set(err, SL_ERROR, "cannot write '%s': %s", stores,
+					 strerror(errno));
+		if (ret)
+			unlink(tmp.buf);
+		goto done;
+	}
+	ret = sl_rm_rf(path, err);
+	*removed = !ret;
+done:
+	if (fd >= 0)
+		close(fd);
+	sl_buf_release(&keep);
+	sl_buf_release(&tmp);
+	free(lock);
+	free(stores);
+	return ret;
+}
+
 /* Remove the entries of one campaign's scratch root that nobody uses. */
-static int gc_dir(const char *dir, int keep_warm, size_t *warm, size_t *layers, sl_err *err)
+static int gc_dir(const char *dir, enum sl_warm_gc_which which, const char *store,
+		  size_t *warm, size_t *layers, sl_err *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -518,22 +692,12 @@ static int gc_dir(const char *dir, int keep_warm, size_t *warm, size_t *layers, 
 	while (!ret && (de = readdir(d))) {
 		char *path;
 		long pid;
+		int removed;
 
-		if (is_warm_name(de->d_name) && !keep_warm) {
-			char *lock;
-			int fd;
-
+		if (is_warm_name(de->d_name) && which != SL_WARM_GC_NONE) {
 			path = sl_path_join(dir, de->d_name);
-			lock = sl_path_join(path, "lock");
-			fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-			/* in use by a run: keep; no lock file: not ours to judge */
-			if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB)) {
-				ret = sl_rm_rf(path, err);
-				*warm += !ret;
-			}
-			if (fd >= 0)
-				close(fd);
-			free(lock);
+			ret = gc_warm(path, which, store, &removed, err);
+			*warm += (size_t)removed;
 			free(path);
 		} else if (is_layer_name(de->d_name, &pid) && pid != (long)getpid() &&
 			   kill((pid_t)pid, 0) && errno == ESRCH) {
@@ -551,10 +715,11 @@ int sl_warm_sweep_layers(const char *root, sl_err *err)
 {
 	size_t warm = 0, layers = 0;
 
-	return gc_dir(root, 1, &warm, &layers, err);
+	return gc_dir(root, SL_WARM_GC_NONE, NULL, &warm, &layers, err);
 }
 
-int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err)
+int sl_warm_gc(const char *root, enum sl_warm_gc_which which, const char *store,
+	       size_t *warm_out, size_t *layers_out, sl_err *err)
 {
 	DIR *d;
 	struct dirent *de;
@@ -562,7 +727,7 @@ int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *e
 	int ret;
 
 	/* root itself may be one campaign's, or hold one directory per campaign */
-	ret = gc_dir(root, 0, &warm, &layers, err);
+	ret = gc_dir(root, which, store, &warm, &layers, err);
 	if (!ret && (d = opendir(root))) {
 		while (!ret && (de = readdir(d))) {
 			struct stat st;
@@ -574,7 +739,7 @@ int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *e
 				continue;
 			path = sl_path_join(root, de->d_name);
 			if (!lstat(path, &st) && S_ISDIR(st.st_mode))
-				ret = gc_dir(path, 0, &warm, &layers, err);
+				ret = gc_dir(path, which, store, &warm, &layers, err);
 			free(path);
 		}
 		closedir(d);

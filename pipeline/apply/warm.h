@@ -5,12 +5,12 @@
  * The warm base is the base commit's tree exported (no .git) to
  * ROOT/warm-DIGEST/tree, where the campaign's preparing gates (configure,
  * build) run once, writing it; from then on nobody writes it.  DIGEST
- * (sl_gating_warm_digest) names everything the prepared tree depends on, so
+ * (sl_gating_warm_key, validators.h) names everything the prepared tree depends on, so
  * a run or a store with the same campaign definition finds it ready
  * (ROOT/warm-DIGEST/ready) and reuses it.  Every process using a warm base
  * holds a shared flock on ROOT/warm-DIGEST/lock; preparing holds it
  * exclusively, and `sluice gc` removes only warm bases it can lock
- * exclusively.
+ * exclusively, of the stores ROOT/warm-DIGEST/stores lists.
  *
  * A candidate's layer is a directory ROOT/layer-PID-N holding u/ (the
  * overlay's upper layer) and w/ (overlayfs' work directory): as root a tmpfs
@@ -36,18 +36,35 @@
 
 typedef struct sl_warm sl_warm;
 
-/* Prepare the exported tree at dir (the preparing gates, in the jail). */
-typedef int (*sl_warm_prepare_fn)(void *ctx, const char *dir, sl_err *err);
+/*
+ * Prepare the exported tree at dir (the preparing gates, in the jail).
+ * prev_key: the key of the warm base under the same root prepared last
+ * before (NULL: none), to say why this one is prepared; unfinished: an
+ * earlier preparation of this same warm base did not finish.
+ */
+typedef int (*sl_warm_prepare_fn)(void *ctx, const char *dir, const char *prev_key,
+				  int unfinished, sl_err *err);
+
+typedef struct sl_warm_opts {
+	git_repository *repo;
+	const char *root;           /* the campaign's scratch root */
+	const git_oid *base;
+	const char *key;            /* what the prepared tree depends on, one fact a line
+				       (sl_gating_warm_key); its SHA-256 names the warm base */
+	const char *store;          /* the store using it, noted for gc; NULL: none */
+	sl_warm_prepare_fn prepare;
+	void *ctx;                  /* prepare's */
+} sl_warm_opts;
 
 /*
- * Find the warm base ROOT/warm-DIGEST (digest: 64 hex digits), or make it:
- * export base's tree and call prepare on it.  *built_out (may be NULL) is
- * 1 when it was made now.  SL_ERROR on I/O or libgit2 failures, or what
- * prepare returned.
+ * Find the warm base ROOT/warm-DIGEST (the first 16 hex digits of the
+ * key's SHA-256), or make it: write the key to ROOT/warm-DIGEST/key, export
+ * base's tree and call prepare on it; ROOT/warm-DIGEST/ready once prepare
+ * returned SL_OK.  The store's real path is added to ROOT/warm-DIGEST/stores
+ * (one a line) if it is not there.  *built_out (may be NULL) is 1 when it was
+ * made now.  SL_ERROR on I/O or libgit2 failures, or what prepare returned.
  */
-int sl_warm_open(sl_warm **out, git_repository *repo, const char *root, const git_oid *base,
-		 const char *digest, sl_warm_prepare_fn prepare, void *ctx, int *built_out,
-		 sl_err *err);
+int sl_warm_open(sl_warm **out, const sl_warm_opts *opts, int *built_out, sl_err *err);
 /* The prepared tree (borrowed until sl_warm_free). */
 const char *sl_warm_tree(const sl_warm *w);
 /* ROOT/warm-DIGEST, where what belongs with this warm base may be kept (borrowed). */
@@ -66,12 +83,24 @@ int sl_warm_layer_add(char **layer_out, int *capped_out, sl_warm *w, git_reposit
 /* Remove a layer (unmount its tmpfs), never following links.  NULL is a no-op. */
 int sl_warm_layer_remove(const char *layer, sl_err *err);
 
+/* Which warm bases sl_warm_gc removes (none of them while a process holds it). */
+enum sl_warm_gc_which {
+	SL_WARM_GC_ALL,             /* every one */
+	SL_WARM_GC_STORE,           /* those the store used (ROOT/warm-DIGEST/stores): its
+				       line goes, the warm base once no store that exists is
+				       listed; and those without a stores file (made before
+				       sluice kept one: no run uses them) */
+	SL_WARM_GC_NONE,            /* none: layers only */
+};
+
 /*
  * Remove, under root (a campaign's scratch root or the root above those),
- * the warm bases no process holds and the layers of processes that are
- * gone.  *warm_out and *layers_out (may be NULL) get the numbers removed.
+ * the warm bases `which` says that no process holds, and the layers of
+ * processes that are gone.  store: the store's real path (SL_WARM_GC_STORE).
+ * *warm_out and *layers_out (may be NULL) get the numbers removed.
  */
-int sl_warm_gc(const char *root, size_t *warm_out, size_t *layers_out, sl_err *err);
+int sl_warm_gc(const char *root, enum sl_warm_gc_which which, const char *store,
+	       size_t *warm_out, size_t *layers_out, sl_err *err);
 /* Remove the layers of processes that are gone from one campaign's root (a run's start). */
 int sl_warm_sweep_layers(const char *root, sl_err *err);
 

@@ -56,13 +56,43 @@ int run_base_checkout_release(base_checkout *b, int ret, sl_err *err)
 	return ret;
 }
 
-/* sl_warm_prepare_fn: the preparing gates on the exported base. */
-static int prepare_warm(void *ctx, const char *dir, sl_err *err)
+/* A stop while the base is made: not a failure; the next run starts over. */
+static int base_stop(run_ctx *x, const char *when, sl_err *err)
+{
+	x->base_stopped = 1;
+	return sl_err_set(err, SL_ERROR, "the run was stopped %s", when);
+}
+
+/*
+ * sl_warm_prepare_fn: the preparing gates on the exported base.  Gates
+ * killed by a stop prepared nothing: an error, so the tree is never marked
+ * ready.
+ */
+static int prepare_warm(void *ctx, const char *dir, const char *prev_key, int unfinished,
+			sl_err *err)
 {
 	run_ctx *x = ctx;
+	sl_buf key = SL_BUF_INIT, why = SL_BUF_INIT;
+	int ret;
 
-	return sl_gating_prepare(x->gating, dir, x->opts->progress, x->opts->progress_ctx, NULL,
-				 err);
+	/* a re-preparation says why */
+	if (unfinished)
+		sl_buf_adds(&why, "the last preparation of this warm base did not finish");
+	else if (prev_key) {
+		sl_gating_warm_key(x->gating, &key);
+		sl_gating_warm_why(prev_key, key.buf, &why);
+	}
+	if (why.len)
+		run_notice(x, "warm base: prepared again: %s", why.buf);
+	sl_buf_release(&key);
+	sl_buf_release(&why);
+	ret = sl_gating_prepare(x->gating, dir, x->opts->progress, x->opts->progress_ctx, NULL,
+				err);
+	if (run_interrupted(x)) {
+		sl_err_clear(err);
+		return base_stop(x, "while the warm base was prepared", err);
+	}
+	return ret;
 }
 
 /* Can the jail mount the overlay over the warm base with a layer of ours?  why: if not. */
@@ -101,7 +131,7 @@ static int open_tree(run_ctx *x, sl_err *err)
 	const sl_spec *spec = x->c->spec;
 	int mode = spec->jail.warm_base, built = 0, jailed = 0, ret = SL_OK;
 	sl_buf why = SL_BUF_INIT;
-	char digest[65];
+	sl_buf key = SL_BUF_INIT;
 	int64_t start = sl_now_ms();
 
 	for (size_t i = 0; i < spec->ngates; i++)
@@ -123,11 +153,19 @@ static int open_tree(run_ctx *x, sl_err *err)
 				    l.overlay_error[0] ? l.overlay_error : "no mount namespace");
 	}
 	if (!why.len) {
-		sl_gating_warm_digest(x->gating, digest);
-		if ((ret = sl_warm_open(&x->warm, x->c->repo, x->scratch, &x->c->base, digest,
-					prepare_warm, x, &built, err)) ||
+		sl_warm_opts wo = { .repo = x->c->repo, .root = x->scratch, .base = &x->c->base,
+				    .store = x->opts->store, .prepare = prepare_warm, .ctx = x };
+
+		sl_gating_warm_key(x->gating, &key);
+		wo.key = key.buf;
+		if ((ret = sl_warm_open(&x->warm, &wo, &built, err)) ||
 		    (ret = warm_works(x, &why, err)))
 			goto done;
+	}
+	/* a probe killed by a stop says nothing about the overlay */
+	if (run_interrupted(x)) {
+		ret = base_stop(x, "while the warm base was prepared", err);
+		goto done;
 	}
 	if (why.len) {
 		sl_warm_free(x->warm);
@@ -148,6 +186,7 @@ static int open_tree(run_ctx *x, sl_err *err)
 		run_notice(x, "tree: warm base (overlay), reused");
 done:
 	sl_buf_release(&why);
+	sl_buf_release(&key);
 	return ret;
 }
 
@@ -180,7 +219,7 @@ int run_baseline_first(run_ctx *x, sl_err *err)
  */
 static int baseline_claim(run_ctx *x, int64_t *epoch, int *stopped, sl_err *err)
 {
-	int claimed = 0, ret;
+	int claimed = 0, said = 0, ret;
 
 	*stopped = 0;
 	for (;;) {
@@ -193,20 +232,38 @@ static int baseline_claim(run_ctx *x, int64_t *epoch, int *stopped, sl_err *err)
 			*stopped = 1;
 			return SL_OK;
 		}
+		if (!said++)
+			run_notice(x, "baseline: another run is measuring the base; waiting for "
+				   "its baseline");
 		usleep(200 * 1000);
 	}
 }
 
+/*
+ * What the baseline lease is taken for: a run's baseline, or the
+ * description `sluice baseline` prints (describe, json, out).
+ */
+typedef struct base_ask {
+	int describe, json;
+	sl_buf *out;
+} base_ask;
+
 /* The gates on the base, their rows fenced by the baseline lease's epoch. */
-static int baseline_measure(run_ctx *x, int64_t epoch, sl_err *err)
+static int baseline_measure(run_ctx *x, int64_t epoch, const base_ask *ask, sl_err *err)
 {
 	base_checkout b = { x->c->repo, x->scratch, x->c->spec->branch_prefix, &x->c->base,
 			    NULL, NULL, x, NULL };
 	int ret;
 
 	sl_gating_fence_baseline(x->gating, x->owner, epoch);
-	ret = sl_gating_baseline(x->gating, run_base_checkout_dir, &b, x->opts->progress,
-				 x->opts->progress_ctx, err);
+	if (ask->describe) {
+		sl_buf_reset(ask->out);
+		ret = sl_gating_describe(x->gating, run_base_checkout_dir, &b, x->opts->progress,
+					 x->opts->progress_ctx, ask->json, ask->out, err);
+	} else {
+		ret = sl_gating_baseline(x->gating, run_base_checkout_dir, &b, x->opts->progress,
+					 x->opts->progress_ctx, err);
+	}
 	return run_base_checkout_release(&b, ret, err);
 }
 
@@ -216,7 +273,7 @@ static int baseline_measure(run_ctx *x, int64_t epoch, sl_err *err)
  * another took the baseline over writes none of them (SL_ELEASE), waits
  * for the claim again and loads what the other run measured.
  */
-int run_baseline(run_ctx *x, sl_err *err)
+static int baseline_leased(run_ctx *x, const base_ask *ask, sl_err *err)
 {
 	int64_t epoch = 0;
 	int stopped = 0, ret;
@@ -226,7 +283,7 @@ int run_baseline(run_ctx *x, sl_err *err)
 			return ret;
 		if (stopped)
 			goto stopped;
-		if ((ret = baseline_measure(x, epoch, err)) == SL_ELEASE) {
+		if ((ret = baseline_measure(x, epoch, ask, err)) == SL_ELEASE) {
 			run_notice(x, "baseline: taken over by another run while this one was "
 				   "paused; reading its baseline (%s)", err->msg);
 			sl_err_clear(err);
@@ -238,6 +295,19 @@ int run_baseline(run_ctx *x, sl_err *err)
 		return ret;
 stopped:
 	/* the baseline's gates were killed, or never started: nothing was kept */
-	x->base_stopped = 1;
-	return sl_err_set(err, SL_ERROR, "the run was stopped during the baseline");
+	return base_stop(x, "during the baseline", err);
+}
+
+int run_baseline(run_ctx *x, sl_err *err)
+{
+	const base_ask ask = { 0, 0, NULL };
+
+	return baseline_leased(x, &ask, err);
+}
+
+int run_baseline_describe(run_ctx *x, int json, sl_buf *out, sl_err *err)
+{
+	const base_ask ask = { 1, json, out };
+
+	return baseline_leased(x, &ask, err);
 }

@@ -71,6 +71,34 @@ void *run_lease_keeper(void *arg)
 	return NULL;
 }
 
+/* How long the run's claims last unless renewed: --lease-ttl, the campaign's, else 60 s. */
+void run_lease_ttl_set(run_ctx *x)
+{
+	unsigned s = x->opts->lease_ttl_s ? x->opts->lease_ttl_s : x->c->spec->lease_ttl_s;
+
+	x->lease_ttl_ms = (int64_t)(s ? s : 60) * 1000;
+}
+
+int run_keeper_start(run_ctx *x, sl_err *err)
+{
+	if (pthread_create(&x->keeper, NULL, run_lease_keeper, x))
+		return sl_err_set(err, SL_ERROR, "cannot start a thread");
+	x->kept = 1;
+	return SL_OK;
+}
+
+void run_keeper_stop(run_ctx *x)
+{
+	if (!x->kept)
+		return;
+	pthread_mutex_lock(&x->lock);
+	x->ending = 1;
+	pthread_cond_broadcast(&x->end_cond);
+	pthread_mutex_unlock(&x->lock);
+	pthread_join(x->keeper, NULL);
+	x->kept = 0;
+}
+
 void run_make_owner(run_ctx *x)
 {
 	char host[64] = "localhost";

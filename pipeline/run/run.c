@@ -270,36 +270,6 @@ static void spec_warnings(const run_ctx *x)
 		run_notice(x, "%s", x->c->spec->warnings.v[i]);
 }
 
-int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
-{
-	run_ctx x;
-	int ret;
-
-	memset(&x, 0, sizeof(x));
-	pthread_mutex_init(&x.git_lock, NULL);
-	x.git_lock_fd = -1;
-	x.opts = opts;
-	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
-		base_checkout b = { x.c->repo, NULL, x.c->spec->branch_prefix, &x.c->base, NULL,
-				    NULL, &x, NULL };
-
-		spec_warnings(&x);
-		x.scratch = sl_scratch_root(x.c->spec);
-		b.scratch = x.scratch;
-		if (!(ret = open_store(&x, err)) && !(ret = run_open_gating(&x, err))) {
-			ret = sl_gating_describe(x.gating, run_base_checkout_dir, &b, opts->progress,
-						 opts->progress_ctx, json, out, err);
-			ret = run_base_checkout_release(&b, ret, err);
-		}
-	}
-	sl_warm_free(x.warm);
-	sl_gating_free(x.gating);
-	sl_store_free(x.st);
-	sl_campaign_free(x.c);
-	free(x.scratch);
-	return ret;
-}
-
 /* Zero the run's state and make what the workers share. */
 static void run_ctx_init(run_ctx *x, const sl_run_opts *opts)
 {
@@ -313,6 +283,37 @@ static void run_ctx_init(run_ctx *x, const sl_run_opts *opts)
 	x->opts = opts;
 	x->start_ms = sl_now_ms();
 	run_make_owner(x);
+}
+
+/*
+ * `sluice baseline`: the gates measured (or loaded) under the campaign's
+ * baseline lease, as a run measures them, with the lease kept renewed.
+ */
+int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
+{
+	run_ctx x;
+	int ret;
+
+	run_ctx_init(&x, opts);
+	if (!(ret = sl_campaign_load(&x.c, opts->spec_path, opts->repo, err))) {
+		spec_warnings(&x);
+		run_lease_ttl_set(&x);
+		x.scratch = sl_scratch_root(x.c->spec);
+		if (!(ret = open_store(&x, err)) && !(ret = run_open_gating(&x, err)) &&
+		    !(ret = run_keeper_start(&x, err)))
+			ret = run_baseline_describe(&x, json, out, err);
+	}
+	run_keeper_stop(&x);
+	sl_warm_free(x.warm);
+	sl_gating_free(x.gating);
+	sl_store_free(x.st);
+	sl_campaign_free(x.c);
+	free(x.scratch);
+	pthread_mutex_destroy(&x.lock);
+	pthread_mutex_destroy(&x.git_lock);
+	pthread_cond_destroy(&x.settled);
+	pthread_cond_destroy(&x.end_cond);
+	return ret;
 }
 
 /*
@@ -333,8 +334,7 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	if (x->c->spec->ngates && !getenv("SLUICE_NO_JAIL_SPAWNER") &&
 	    (ret = sl_jail_spawner_start(err)))
 		return ret;
-	x->lease_ttl_ms = (int64_t)(opts->lease_ttl_s ? opts->lease_ttl_s :
-				    x->c->spec->lease_ttl_s ? x->c->spec->lease_ttl_s : 60) * 1000;
+	run_lease_ttl_set(x);
 	campaign_digest(x->digest, x->c->spec);
 	/* the lock is the repository's git directory itself: nothing is written there */
 	x->git_lock_fd = open(git_repository_commondir(x->c->repo), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -353,9 +353,8 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	    (ret = sl_lease_run_begin(x->st, &rr, sl_wall_ms(), err)))
 		return ret;
 	x->registered = 1;
-	if (pthread_create(&x->keeper, NULL, run_lease_keeper, x))
-		return sl_err_set(err, SL_ERROR, "cannot start a thread");
-	x->kept = 1;
+	if ((ret = run_keeper_start(x, err)))
+		return ret;
 	out->campaign_id = x->campaign_id;
 	out->campaign = sl_xstrdup(x->c->spec->name);
 	sl_findings_init(&x->findings);
@@ -464,13 +463,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 		out->interrupted = 1;
 		ret = SL_OK;
 	}
-	if (x->kept) {
-		pthread_mutex_lock(&x->lock);
-		x->ending = 1;
-		pthread_cond_broadcast(&x->end_cond);
-		pthread_mutex_unlock(&x->lock);
-		pthread_join(x->keeper, NULL);
-	}
+	run_keeper_stop(x);
 	if (x->registered)
 		sl_lease_run_end(x->st, x->owner, ret ? "failed" : run_interrupted(x) ? "stopped" :
 				 x->stop ? "budget" : "done", NULL);

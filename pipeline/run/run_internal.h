@@ -280,6 +280,10 @@ int run_restore_journals(run_ctx *x, sl_err *err);
 extern _Thread_local int64_t run_cur_epoch;
 int run_begin_fenced(run_ctx *x, int64_t target_id, sl_err *err);
 void *run_lease_keeper(void *arg);
+void run_lease_ttl_set(run_ctx *x);
+int run_keeper_start(run_ctx *x, sl_err *err);
+/* Stop the keeper (none running: nothing happens). */
+void run_keeper_stop(run_ctx *x);
 void run_make_owner(run_ctx *x);
 void run_lease_lost(run_ctx *x, const sl_target_rec *rec, const sl_err *err);
 
@@ -287,6 +291,8 @@ void run_lease_lost(run_ctx *x, const sl_target_rec *rec, const sl_err *err);
 int run_open_gating(run_ctx *x, sl_err *err);
 int run_baseline_first(run_ctx *x, sl_err *err);
 int run_baseline(run_ctx *x, sl_err *err);
+/* `sluice baseline`: every gate measured (or loaded) under the baseline lease, described into out. */
+int run_baseline_describe(run_ctx *x, int json, sl_buf *out, sl_err *err);
 int run_base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err);
 int run_base_checkout_release(base_checkout *b, int ret, sl_err *err);
 
