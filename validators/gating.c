@@ -50,6 +50,7 @@ typedef struct gate_state {
 	sl_tests base_tests, flaky;
 	int base_tests_ok;          /* the base produced a parseable report */
 	sl_coverage base_cov;
+	sl_judging judging;         /* the files of the tests it must see fixed */
 } gate_state;
 
 struct sl_gating {
@@ -152,6 +153,8 @@ static void digest_def(const sl_gate_conf *d, char out[65])
 		    d->radius, d->fail_on ? sl_fail_on_name(d->fail_on) : "", d->reruns, d->expect, d->allow_skip, d->loopback);
 	for (size_t i = 0; i < d->must_fix.n; i++)
 		sl_buf_addf(&b, "must_fix %s\n", d->must_fix.v[i]);
+	for (size_t i = 0; i < d->allow_test_changes.n; i++)
+		sl_buf_addf(&b, "allow_test_changes %s\n", d->allow_test_changes.v[i]);
 	/* `make | tail` is another command with pipefail: measured on the base again */
 	if (sl_gate_pipefail())
 		sl_buf_adds(&b, "pipefail\n");
@@ -208,6 +211,7 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 		sl_tests_init(&s->base_tests);
 		sl_tests_init(&s->flaky);
 		sl_coverage_init(&s->base_cov);
+		sl_judging_init(&s->judging);
 	}
 	*out = g;
 	return SL_OK;
@@ -222,6 +226,7 @@ void sl_gating_free(sl_gating *g)
 		sl_tests_release(&g->gs[i].base_tests);
 		sl_tests_release(&g->gs[i].flaky);
 		sl_coverage_release(&g->gs[i].base_cov);
+		sl_judging_release(&g->gs[i].judging);
 		free(g->gs[i].base_error);
 	}
 	free(g->gs);
@@ -281,6 +286,22 @@ static int must_fix(const sl_gate_conf *d, const char *id)
 		if (!strcmp(d->must_fix.v[i], id))
 			return 1;
 	return 0;
+}
+
+/* The must-fix tests of a test gate: their files are not the candidate's to change. */
+static void judging_of_tests(gate_state *s)
+{
+	const sl_gate_conf *d = s->def;
+
+	for (size_t i = 0; i < s->base_tests.n; i++) {
+		const sl_test *t = &s->base_tests.v[i];
+
+		if (must_fix(d, t->id) || (d->expect == SL_EXPECT_FIX && sl_test_failed(t->result) &&
+					   !sl_tests_find(&s->flaky, t->id)))
+			sl_judging_add(&s->judging, t->id, t->message);
+	}
+	for (size_t i = 0; i < d->must_fix.n; i++)
+		sl_judging_add(&s->judging, d->must_fix.v[i], NULL);
 }
 
 /* 126 and 127: the shell could not find or execute the command. */
@@ -523,6 +544,10 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 			sl_tests_init(&t);
 			if (!parse_tests(d, source_text(d, runs[0].output, runs[0].report), &t))
 				sl_findings_from_tests(&t, &s->base_findings);
+			/* every failing test is a finding to fix */
+			for (size_t k = 0; k < t.n; k++)
+				if (sl_test_failed(t.v[k].result))
+					sl_judging_add(&s->judging, t.v[k].id, t.v[k].message);
 			sl_tests_release(&t);
 			break;
 		}
@@ -543,6 +568,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 				sl_tests_flaky(&s->base_tests, &second, &s->flaky);
 			sl_tests_release(&second);
 		}
+		judging_of_tests(s);
 		break;
 	case SL_GATE_COVERAGE:
 		parse_coverage(d, runs[0].report, NULL, &s->base_cov);
@@ -1476,6 +1502,32 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 }
 
 /*
+ * A fix may not change the tests that judge it (finding_gone.h, sl_judging):
+ * 1 with gate s failed in rec, before it runs, when the diff does.
+ */
+static int protects_tests(const gate_state *s, const sl_changed *diff, sl_gate_run_rec *rec,
+			  sl_buf *fb)
+{
+	const sl_gate_conf *d = s->def;
+	sl_buf note = SL_BUF_INIT;
+	int hit;
+
+	if (!s->judging.where.n)
+		return 0;
+	hit = sl_judging_changed(&s->judging, d->allow_test_changes.n ?
+				 (const char *const *)d->allow_test_changes.v : NULL, diff, &note);
+	if (hit) {
+		set_rec(rec, SL_VERDICT_FAIL, "", note.buf);
+		rec->exit_status = 1;
+		sl_buf_addf(fb, "The gate '%s' failed: the change %s.  Fix the code under test; "
+			    "the test's expectation is what the fix must meet.\n", d->name,
+			    note.buf);
+	}
+	sl_buf_release(&note);
+	return hit;
+}
+
+/*
  * Gates first..upto-1 whose verdicts came from the cache (cached[i]) did not
  * run on this tree: run them now, results unused, so that gate upto sees
  * what they leave behind.
@@ -1538,6 +1590,10 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 			free(cached_fb);
 			continue;
 		}
+		if (protects_tests(s, diff, rec, &fb)) {
+			runs = 0;
+			goto judged;
+		}
 		if ((ret = replay_cached(g, tree, cached, i, err))) {
 			sl_buf_release(&fb);
 			break;
@@ -1577,6 +1633,7 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 			if (!verdict_ok(d, rec->verdict))
 				break;
 		}
+judged:
 		if (!ret) {
 			if (!verdict_ok(d, rec->verdict)) {
 				*passed = 0;

@@ -540,6 +540,9 @@ typedef struct sl_gate_conf {
 				       (default 10; 0 = the default) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test with a format: ids that must pass now */
+	sl_strvec allow_test_changes; /* test and finding-gone gates with a test format:
+				       globs of the files of their must-fix tests a
+				       candidate may change (finding_gone.h, sl_judging) */
 	enum sl_gate_expect expect; /* `expect:`, else the campaign's goal */
 	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
 				       recorded skip instead of stopping the campaign, and a
