@@ -377,8 +377,14 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 			s->cannot_judge = 1;
 			goto done;
 		}
-		ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base commit "
-				 "(%s): %s", d->name, why.buf, tail.buf);
+		if (d->report && !run->report)
+			/* a mistyped path: say which file was looked for */
+			ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base "
+					 "commit: its report '%s' was not found (%s): %s", d->name,
+					 d->report, why.buf, tail.buf);
+		else
+			ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base "
+					 "commit (%s): %s", d->name, why.buf, tail.buf);
 	} else if (per_test && d->expect == SL_EXPECT_FIX && !failing) {
 		ret = sl_err_set(err, SL_EBASE, "gate '%s' expects a fix, but no test fails on "
 				 "the base commit", d->name);
@@ -900,6 +906,55 @@ int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o
 }
 
 /*
+ * The tests failing on the base that per-test gate s blames on no
+ * candidate, because it names no must_fix and does not expect a fix (flaky
+ * ones aside): how many, their ids appended to out (may be NULL; capped,
+ * printable only).
+ */
+static size_t unblamed_ids(const gate_state *s, sl_buf *out)
+{
+	const sl_gate_conf *d = s->def;
+	size_t n = 0, start = out ? out->len : 0;
+	int capped = 0;
+
+	if (d->kind != SL_GATE_TEST || !d->format || d->must_fix.n || d->expect == SL_EXPECT_FIX ||
+	    s->cannot_judge)
+		return 0;
+	for (size_t i = 0; i < s->base_tests.n; i++) {
+		const sl_test *t = &s->base_tests.v[i];
+
+		if (!sl_test_failed(t->result) || sl_tests_find(&s->flaky, t->id))
+			continue;
+		if (out && !capped && out->len - start + strlen(t->id) > SL_CAP_GATE_NOTE / 2) {
+			sl_buf_adds(out, ", ...");
+			capped = 1;
+		} else if (out && !capped) {
+			sl_buf_adds(out, n ? ", " : "");
+			add_printable(out, t->id, t->id + strlen(t->id));
+		}
+		n++;
+	}
+	return n;
+}
+
+void sl_gating_unblamed(const sl_gating *g, sl_buf *out)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *s = &g->gs[i];
+		size_t n = unblamed_ids(s, NULL);
+
+		if (!n)
+			continue;
+		sl_buf_addf(out, "gate '%s': %zu test%s failing on the base %s not blamed, a "
+			    "candidate passes without fixing %s: ", s->def->name, n,
+			    n == 1 ? "" : "s", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
+		unblamed_ids(s, out);
+		sl_buf_addf(out, " (name %s in the gate's must_fix, or set goal: fix)\n",
+			    n == 1 ? "it" : "them");
+	}
+}
+
+/*
  * Append "LABEL: a, b, c" to a note (capped; ids came from the candidate's
  * report, so printable only) and the tests to the feedback.
  */
@@ -943,7 +998,10 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 		goto done;
 	}
 	if (parse_tests(d, source_text(d, r->output.buf, report), &cand)) {
-		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no test report");
+		sl_buf_adds(&note, "no test report");
+		if (d->report && !report)
+			sl_buf_addf(&note, ": '%s' was not found", d->report);
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, note.buf);
 		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
 		goto done;
 	}
@@ -998,6 +1056,11 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 		for (size_t i = 0; i < s->flaky.n; i++)
 			sl_buf_addf(&note, "%s%s", i ? ", " : "flaky on the base, excluded: ",
 				    s->flaky.v[i].id);
+		if (unblamed_ids(s, NULL)) {
+			sl_buf_addf(&note, "%snot blamed (failing on the base; must_fix or goal: fix "
+				    "would blame them): ", note.len ? "; " : "");
+			unblamed_ids(s, &note);
+		}
 		set_rec(rec, SL_VERDICT_PASS, r->output.buf, note.len ? note.buf : NULL);
 	}
 done:

@@ -601,6 +601,15 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 void sl_gating_free(sl_gating *g);
 
 /*
+ * After the baseline: one line per per-test gate (a test gate with a format,
+ * no must_fix, not expecting a fix) whose base has failing tests it will
+ * blame on no candidate, naming them and the keys that would blame them
+ * ("gate 'test': 1 test failing on the base is not blamed, ...: clamp_above
+ * (name it in the gate's must_fix, or set goal: fix)"); nothing when none.
+ */
+void sl_gating_unblamed(const sl_gating *g, sl_buf *out);
+
+/*
  * The tree a candidate's (or the base's) gates run on, in order, each
  * seeing what the ones before it left:
  *   layer NULL: dir is a plain checkout the gates write (the jail's writable
