@@ -905,13 +905,29 @@ int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o
 	return SL_OK;
 }
 
+/* 1 when a finding-gone gate of g reading tests makes test id a target to fix. */
+static int fixed_elsewhere(const sl_gating *g, const char *id)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *f = &g->gs[i];
+
+		if (f->def->kind != SL_GATE_FINDING_GONE || !sl_report_format_is_tests(f->def->format))
+			continue;
+		for (size_t k = 0; k < f->base_findings.n; k++)
+			if (!strncmp(f->base_findings.v[k].rule, "test:", 5) &&
+			    !strcmp(f->base_findings.v[k].rule + 5, id))
+				return 1;
+	}
+	return 0;
+}
+
 /*
  * The tests failing on the base that per-test gate s blames on no
- * candidate, because it names no must_fix and does not expect a fix (flaky
- * ones aside): how many, their ids appended to out (may be NULL; capped,
- * printable only).
+ * candidate, because it names no must_fix and does not expect a fix, and
+ * no finding-gone gate of g targets them (flaky ones aside): how many,
+ * their ids appended to out (may be NULL; capped, printable only).
  */
-static size_t unblamed_ids(const gate_state *s, sl_buf *out)
+static size_t unblamed_ids(const sl_gating *g, const gate_state *s, sl_buf *out)
 {
 	const sl_gate_conf *d = s->def;
 	size_t n = 0, start = out ? out->len : 0;
@@ -923,7 +939,8 @@ static size_t unblamed_ids(const gate_state *s, sl_buf *out)
 	for (size_t i = 0; i < s->base_tests.n; i++) {
 		const sl_test *t = &s->base_tests.v[i];
 
-		if (!sl_test_failed(t->result) || sl_tests_find(&s->flaky, t->id))
+		if (!sl_test_failed(t->result) || sl_tests_find(&s->flaky, t->id) ||
+		    fixed_elsewhere(g, t->id))
 			continue;
 		if (out && !capped && out->len - start + strlen(t->id) > SL_CAP_GATE_NOTE / 2) {
 			sl_buf_adds(out, ", ...");
@@ -941,14 +958,14 @@ void sl_gating_unblamed(const sl_gating *g, sl_buf *out)
 {
 	for (size_t i = 0; i < g->n; i++) {
 		const gate_state *s = &g->gs[i];
-		size_t n = unblamed_ids(s, NULL);
+		size_t n = unblamed_ids(g, s, NULL);
 
 		if (!n)
 			continue;
 		sl_buf_addf(out, "gate '%s': %zu test%s failing on the base %s not blamed, a "
 			    "candidate passes without fixing %s: ", s->def->name, n,
 			    n == 1 ? "" : "s", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
-		unblamed_ids(s, out);
+		unblamed_ids(g, s, out);
 		sl_buf_addf(out, " (name %s in the gate's must_fix, or set goal: fix)\n",
 			    n == 1 ? "it" : "them");
 	}
@@ -981,8 +998,9 @@ static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_la
  * pass, no base test may vanish, a new test must not fail, must-fix tests
  * (and with expect: fix every non-flaky base failure) must pass.
  */
-static void judge_tests(gate_state *s, const sl_gate_result *r, const char *report,
-			const sl_changed *changed, sl_gate_run_rec *rec, sl_buf *fb)
+static void judge_tests(const sl_gating *g, gate_state *s, const sl_gate_result *r,
+			const char *report, const sl_changed *changed, sl_gate_run_rec *rec,
+			sl_buf *fb)
 {
 	const sl_gate_conf *d = s->def;
 	sl_tests cand, reg, broken, gone, unfixed;
@@ -1056,10 +1074,10 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 		for (size_t i = 0; i < s->flaky.n; i++)
 			sl_buf_addf(&note, "%s%s", i ? ", " : "flaky on the base, excluded: ",
 				    s->flaky.v[i].id);
-		if (unblamed_ids(s, NULL)) {
+		if (unblamed_ids(g, s, NULL)) {
 			sl_buf_addf(&note, "%snot blamed (failing on the base; must_fix or goal: fix "
 				    "would blame them): ", note.len ? "; " : "");
-			unblamed_ids(s, &note);
+			unblamed_ids(g, s, &note);
 		}
 		set_rec(rec, SL_VERDICT_PASS, r->output.buf, note.len ? note.buf : NULL);
 	}
@@ -1119,8 +1137,9 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 }
 
 /* Judge one run of gate s on a candidate; fills verdict, note and feedback. */
-static void judge(gate_state *s, const sl_gate_result *r, const char *report,
-		  const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
+static void judge(const sl_gating *g, gate_state *s, const sl_gate_result *r,
+		  const char *report, const sl_changed *changed, const sl_target *t,
+		  sl_gate_run_rec *rec, sl_buf *fb)
 {
 	const sl_gate_conf *d = s->def;
 	const char *verdict = sl_verdict_name(r->verdict);
@@ -1170,7 +1189,7 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		break;
 	case SL_GATE_TEST:
 		if (d->format) {
-			judge_tests(s, r, report, changed, rec, fb);
+			judge_tests(g, s, r, report, changed, rec, fb);
 			break;
 		}
 		/* a test gate without a format judges by exit status */
@@ -1677,7 +1696,7 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 				break;
 			}
 			sl_buf_reset(&fb);
-			judge(s, &r, report, diff, t, rec, &fb);
+			judge(g, s, &r, report, diff, t, rec, &fb);
 			free(rec->jail);
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;

@@ -42,6 +42,7 @@ test_expect_success 'setup: the project, a test naming its own line, a test-weak
 	gates:
 	  - {name: build, command: make}
 	  - {name: failing, kind: finding-gone, format: tap, command: "make -s check"}
+	  - {name: test, kind: test, format: tap, command: "make -s check"}
 	EOF
 '
 
@@ -60,6 +61,11 @@ test_expect_success 'the campaign that names the file lets the change through' '
 	sluice run --store a.db allowed.yaml >out 2>err &&
 	test "$(store_query a.db "select verdict || \": \" || note from gate_runs where gate = \"failing\"")" = "pass: the target'"'"'s findings are gone" &&
 	grep -q "proposed  *1" out
+'
+
+test_expect_success 'a base failure the finding-gone gate targets is not said to be unblamed' '
+	! grep -q "not blamed" err &&
+	test "$(store_query a.db "select verdict || \":\" || coalesce(note, \"\") from gate_runs where gate = \"test\"")" = "pass:"
 '
 
 test_expect_success 'allow_test_changes belongs to gates that judge tests' '
