@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "validators/diff_lines.h"
 #include "validators/finding_gone.h"
@@ -386,10 +387,14 @@ done:
 	return ok;
 }
 
-/* The first "FILE:LINE" of text: FILE has a '.' and no blank; 0 if none. */
-static unsigned first_location(const char *text, char **file)
+/*
+ * The next "FILE:LINE" of text from *at on: FILE has a '.' and no blank;
+ * *at moves past it.  0 (and *file NULL) when there is none.
+ */
+static unsigned next_location(const char **at, char **file)
 {
-	for (const char *p = text; p && *p; p++) {
+	*file = NULL;
+	for (const char *p = *at; p && *p; p++) {
 		const char *s = p, *dot = NULL;
 		unsigned line = 0;
 
@@ -398,8 +403,11 @@ static unsigned first_location(const char *text, char **file)
 				dot = p;
 			p++;
 		}
-		if (*p != ':' || !dot || p == s || !isdigit((unsigned char)p[1]))
+		if (*p != ':' || !dot || p == s || !isdigit((unsigned char)p[1])) {
+			if (!*p)
+				break;
 			continue;
+		}
 		for (const char *q = p + 1; isdigit((unsigned char)*q) && line < 100000000u; q++)
 			line = line * 10 + (unsigned)(*q - '0');
 		{
@@ -408,9 +416,17 @@ static unsigned first_location(const char *text, char **file)
 			*file = sl_report_path(raw);
 			free(raw);
 		}
+		*at = p + 1;
 		return line;
 	}
+	*at = NULL;
 	return 0;
+}
+
+/* The first "FILE:LINE" of text: FILE has a '.' and no blank; 0 if none. */
+static unsigned first_location(const char *text, char **file)
+{
+	return next_location(&text, file);
 }
 
 void sl_findings_from_tests(const sl_tests *t, sl_findings *out)
@@ -462,6 +478,147 @@ int sl_tests_fixed_judge(const sl_findings *base, const sl_tests *cand, const sl
 	}
 	sl_findings_release(&mine);
 	return ok;
+}
+
+void sl_judging_init(sl_judging *j)
+{
+	memset(j, 0, sizeof(*j));
+}
+
+void sl_judging_release(sl_judging *j)
+{
+	sl_strvec_release(&j->where);
+	sl_strvec_release(&j->test);
+	sl_judging_init(j);
+}
+
+/* Directories whose files are tests, their fixtures and expected output. */
+static const char *const test_dirs[] = {
+	"test", "tests", "t", "testing", "testsuite", "testsuites", "spec", "specs",
+	"__tests__", "unittest", "unittests", "unit-tests", "unit_tests", "testdata",
+	"test-data", "test_data", "fixtures", NULL
+};
+
+/* Base names of test files outside those directories. */
+static const char *const test_names[] = {
+	"test_*", "test-*", "*_test.*", "*-test.*", "*.test.*", "*.test", "*_tests.*",
+	"*Test.*", "*Tests.*", "*_spec.*", "*.spec.*", "*_unittest.*", NULL
+};
+
+static void judging_push(sl_judging *j, const char *where, size_t len, const char *id)
+{
+	char *w = sl_xstrndup(where, len);
+
+	for (size_t i = 0; i < j->where.n; i++)
+		if (!strcmp(j->where.v[i], w)) {
+			free(w);
+			return;
+		}
+	sl_strvec_push_nodup(&j->where, w);
+	sl_strvec_push(&j->test, id);
+}
+
+/* What path (repository-relative) protects, if it is a test's file (sl_judging). */
+static void judging_path(sl_judging *j, const char *path, const char *id)
+{
+	const char *s = path;
+
+	if (!*path || *path == '/' || strstr(path, ".."))
+		return;
+	while (*s) {
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		if (!e)
+			break;
+		for (size_t i = 0; test_dirs[i]; i++)
+			if (strlen(test_dirs[i]) == n && !strncasecmp(s, test_dirs[i], n)) {
+				judging_push(j, path, (size_t)(e + 1 - path), id);
+				return;
+			}
+		s = e + 1;
+	}
+	if (match_any(test_names, path))
+		judging_push(j, path, strlen(path), id);
+}
+
+void sl_judging_add(sl_judging *j, const char *id, const char *message)
+{
+	const char *at = message;
+	char *file = NULL;
+
+	if (strchr(id, '/')) {
+		char *norm = sl_report_path(id);
+
+		judging_path(j, norm, id);
+		free(norm);
+	}
+	while (at && *at) {
+		next_location(&at, &file);
+		if (file)
+			judging_path(j, file, id);
+		free(file);
+		file = NULL;
+	}
+}
+
+/* The stem of a path: without its last extension (the whole base name has none). */
+static size_t stem_len(const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+
+	base = base ? base + 1 : path;
+	dot = strchr(base, '.');
+	return dot && dot != base ? (size_t)(dot - path) : strlen(path);
+}
+
+/* The entry of j that protects path, or -1. */
+static long judging_find(const sl_judging *j, const char *path)
+{
+	for (size_t i = 0; i < j->where.n; i++) {
+		const char *w = j->where.v[i];
+		size_t n = strlen(w), k;
+
+		if (n && w[n - 1] == '/') {
+			if (!strncmp(path, w, n))
+				return (long)i;
+			continue;
+		}
+		/* the file, and the files beside it with its stem */
+		k = stem_len(w);
+		if (!strcmp(path, w) ||
+		    (!strncmp(path, w, k) && (path[k] == '.' || path[k] == '\0') &&
+		     !strchr(path + k, '/')))
+			return (long)i;
+		/* a location without a directory (BarTest.java:12) names a file anywhere */
+		if (!strchr(w, '/') && (k = strlen(path)) > n && path[k - n - 1] == '/' &&
+		    !strcmp(path + k - n, w))
+			return (long)i;
+	}
+	return -1;
+}
+
+int sl_judging_changed(const sl_judging *j, const char *const *allow, const sl_changed *ch,
+		       sl_buf *note)
+{
+	for (size_t i = 0; i < ch->nfiles; i++) {
+		const sl_changed_file *f = &ch->files[i];
+		const char *paths[2] = { f->path, f->old_path };
+
+		for (size_t k = 0; k < 2; k++) {
+			long at;
+
+			if (!paths[k] || (at = judging_find(j, paths[k])) < 0 ||
+			    (allow && match_any(allow, paths[k])))
+				continue;
+			sl_buf_addf(note, "changes the test that judges it: %s (test ", paths[k]);
+			for (const char *c = j->test.v[at]; *c; c++)
+				sl_buf_addch(note, *c >= 0x20 && *c < 0x7f ? *c : '?');
+			sl_buf_adds(note, ")");
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* Append lines [from, to) (1-based) of text to out; *at is the offset of line `from`. */

@@ -61,6 +61,38 @@ int sl_tests_fixed_judge(const sl_findings *base, const sl_tests *cand, const sl
 			 sl_buf *note, sl_buf *fb);
 
 /*
+ * The tests that judge a fix (README, "The fix job"): a candidate may not
+ * change them, their fixtures or their expected output.  A test failing on
+ * the base that a gate must see fixed names its files in its id (automake
+ * "tests/foo", a path) and in the FILE:LINE locations of its failure text;
+ * of those, a file under a test directory (a component named test, tests,
+ * t, testing, testsuite, spec, __tests__, unittests, testdata, fixtures...)
+ * protects that directory, every file beneath it; a file named like a
+ * test elsewhere (test_x.c, x_test.go, x.test.js, XTest.java) protects
+ * itself and the files beside it with its stem (x_test.golden, x.exp);
+ * any other file (the code under test) protects nothing.
+ */
+typedef struct sl_judging {
+	sl_strvec where;            /* "dir/" (everything beneath), or a file path */
+	sl_strvec test;             /* the test each entry of where came from */
+} sl_judging;
+
+void sl_judging_init(sl_judging *j);
+void sl_judging_release(sl_judging *j);
+
+/* Add the files of test (id, failure text message, may be NULL) to j. */
+void sl_judging_add(sl_judging *j, const char *id, const char *message);
+
+/*
+ * 1 when the diff ch changes (adds, edits, deletes or renames) a file of j
+ * that no glob of allow (NULL-terminated, may be NULL; policy.h's glob
+ * rules) names, with "changes the test that judges it: FILE (test ID)" in
+ * note; else 0.
+ */
+int sl_judging_changed(const sl_judging *j, const char *const *allow, const sl_changed *ch,
+		       sl_buf *note);
+
+/*
  * Where base line `line` of `path` is in the candidate, per the diff (the
  * line itself when the diff leaves the file alone).  *removed is set to 1
  * when that line was removed (the result is then where its replacement

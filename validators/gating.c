@@ -52,6 +52,7 @@ typedef struct gate_state {
 	sl_tests base_tests, flaky;
 	int base_tests_ok;          /* the base produced a parseable report */
 	sl_coverage base_cov;
+	sl_judging judging;         /* the files of the tests it must see fixed */
 } gate_state;
 
 struct sl_gating {
@@ -154,6 +155,8 @@ static void digest_def(const sl_gate_conf *d, char out[65])
 		    d->radius, d->fail_on ? sl_fail_on_name(d->fail_on) : "", d->reruns, d->expect, d->allow_skip, d->loopback);
 	for (size_t i = 0; i < d->must_fix.n; i++)
 		sl_buf_addf(&b, "must_fix %s\n", d->must_fix.v[i]);
+	for (size_t i = 0; i < d->allow_test_changes.n; i++)
+		sl_buf_addf(&b, "allow_test_changes %s\n", d->allow_test_changes.v[i]);
 	/* `make | tail` is another command with pipefail: measured on the base again */
 	if (sl_gate_pipefail())
 		sl_buf_adds(&b, "pipefail\n");
@@ -222,6 +225,7 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 		sl_tests_init(&s->base_tests);
 		sl_tests_init(&s->flaky);
 		sl_coverage_init(&s->base_cov);
+		sl_judging_init(&s->judging);
 	}
 	sl_buf_release(&env);
 	*out = g;
@@ -237,6 +241,7 @@ void sl_gating_free(sl_gating *g)
 		sl_tests_release(&g->gs[i].base_tests);
 		sl_tests_release(&g->gs[i].flaky);
 		sl_coverage_release(&g->gs[i].base_cov);
+		sl_judging_release(&g->gs[i].judging);
 		free(g->gs[i].base_error);
 	}
 	free(g->gs);
@@ -296,6 +301,22 @@ static int must_fix(const sl_gate_conf *d, const char *id)
 		if (!strcmp(d->must_fix.v[i], id))
 			return 1;
 	return 0;
+}
+
+/* The must-fix tests of a test gate: their files are not the candidate's to change. */
+static void judging_of_tests(gate_state *s)
+{
+	const sl_gate_conf *d = s->def;
+
+	for (size_t i = 0; i < s->base_tests.n; i++) {
+		const sl_test *t = &s->base_tests.v[i];
+
+		if (must_fix(d, t->id) || (d->expect == SL_EXPECT_FIX && sl_test_failed(t->result) &&
+					   !sl_tests_find(&s->flaky, t->id)))
+			sl_judging_add(&s->judging, t->id, t->message);
+	}
+	for (size_t i = 0; i < d->must_fix.n; i++)
+		sl_judging_add(&s->judging, d->must_fix.v[i], NULL);
 }
 
 /* 126 and 127: the shell could not find or execute the command. */
@@ -371,8 +392,14 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 			s->cannot_judge = 1;
 			goto done;
 		}
-		ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base commit "
-				 "(%s): %s", d->name, why.buf, tail.buf);
+		if (d->report && !run->report)
+			/* a mistyped path: say which file was looked for */
+			ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base "
+					 "commit: its report '%s' was not found (%s): %s", d->name,
+					 d->report, why.buf, tail.buf);
+		else
+			ret = sl_err_set(err, SL_EBASE, "gate '%s' reports no tests on the base "
+					 "commit (%s): %s", d->name, why.buf, tail.buf);
 	} else if (per_test && d->expect == SL_EXPECT_FIX && !failing) {
 		ret = sl_err_set(err, SL_EBASE, "gate '%s' expects a fix, but no test fails on "
 				 "the base commit", d->name);
@@ -538,6 +565,10 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 			sl_tests_init(&t);
 			if (!parse_tests(d, source_text(d, runs[0].output, runs[0].report), &t))
 				sl_findings_from_tests(&t, &s->base_findings);
+			/* every failing test is a finding to fix */
+			for (size_t k = 0; k < t.n; k++)
+				if (sl_test_failed(t.v[k].result))
+					sl_judging_add(&s->judging, t.v[k].id, t.v[k].message);
 			sl_tests_release(&t);
 			break;
 		}
@@ -558,6 +589,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 				sl_tests_flaky(&s->base_tests, &second, &s->flaky);
 			sl_tests_release(&second);
 		}
+		judging_of_tests(s);
 		break;
 	case SL_GATE_COVERAGE:
 		parse_coverage(d, runs[0].report, NULL, &s->base_cov);
@@ -888,6 +920,72 @@ int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o
 	return SL_OK;
 }
 
+/* 1 when a finding-gone gate of g reading tests makes test id a target to fix. */
+static int fixed_elsewhere(const sl_gating *g, const char *id)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *f = &g->gs[i];
+
+		if (f->def->kind != SL_GATE_FINDING_GONE || !sl_report_format_is_tests(f->def->format))
+			continue;
+		for (size_t k = 0; k < f->base_findings.n; k++)
+			if (!strncmp(f->base_findings.v[k].rule, "test:", 5) &&
+			    !strcmp(f->base_findings.v[k].rule + 5, id))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * The tests failing on the base that per-test gate s blames on no
+ * candidate, because it names no must_fix and does not expect a fix, and
+ * no finding-gone gate of g targets them (flaky ones aside): how many,
+ * their ids appended to out (may be NULL; capped, printable only).
+ */
+static size_t unblamed_ids(const sl_gating *g, const gate_state *s, sl_buf *out)
+{
+	const sl_gate_conf *d = s->def;
+	size_t n = 0, start = out ? out->len : 0;
+	int capped = 0;
+
+	if (d->kind != SL_GATE_TEST || !d->format || d->must_fix.n || d->expect == SL_EXPECT_FIX ||
+	    s->cannot_judge)
+		return 0;
+	for (size_t i = 0; i < s->base_tests.n; i++) {
+		const sl_test *t = &s->base_tests.v[i];
+
+		if (!sl_test_failed(t->result) || sl_tests_find(&s->flaky, t->id) ||
+		    fixed_elsewhere(g, t->id))
+			continue;
+		if (out && !capped && out->len - start + strlen(t->id) > SL_CAP_GATE_NOTE / 2) {
+			sl_buf_adds(out, ", ...");
+			capped = 1;
+		} else if (out && !capped) {
+			sl_buf_adds(out, n ? ", " : "");
+			add_printable(out, t->id, t->id + strlen(t->id));
+		}
+		n++;
+	}
+	return n;
+}
+
+void sl_gating_unblamed(const sl_gating *g, sl_buf *out)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *s = &g->gs[i];
+		size_t n = unblamed_ids(g, s, NULL);
+
+		if (!n)
+			continue;
+		sl_buf_addf(out, "gate '%s': %zu test%s failing on the base %s not blamed, a "
+			    "candidate passes without fixing %s: ", s->def->name, n,
+			    n == 1 ? "" : "s", n == 1 ? "is" : "are", n == 1 ? "it" : "them");
+		unblamed_ids(g, s, out);
+		sl_buf_addf(out, " (name %s in the gate's must_fix, or set goal: fix)\n",
+			    n == 1 ? "it" : "them");
+	}
+}
+
 /*
  * Append "LABEL: a, b, c" to a note (capped; ids came from the candidate's
  * report, so printable only) and the tests to the feedback.
@@ -915,8 +1013,9 @@ static void blame(sl_buf *note, sl_buf *fb, const char *label, const char *fb_la
  * pass, no base test may vanish, a new test must not fail, must-fix tests
  * (and with expect: fix every non-flaky base failure) must pass.
  */
-static void judge_tests(gate_state *s, const sl_gate_result *r, const char *report,
-			const sl_changed *changed, sl_gate_run_rec *rec, sl_buf *fb)
+static void judge_tests(const sl_gating *g, gate_state *s, const sl_gate_result *r,
+			const char *report, const sl_changed *changed, sl_gate_run_rec *rec,
+			sl_buf *fb)
 {
 	const sl_gate_conf *d = s->def;
 	sl_tests cand, reg, broken, gone, unfixed;
@@ -932,7 +1031,10 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 		goto done;
 	}
 	if (parse_tests(d, source_text(d, r->output.buf, report), &cand)) {
-		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, "no test report");
+		sl_buf_adds(&note, "no test report");
+		if (d->report && !report)
+			sl_buf_addf(&note, ": '%s' was not found", d->report);
+		set_rec(rec, SL_VERDICT_FAIL, r->output.buf, note.buf);
 		sl_feedback_build(fb, d->name, "fail", r->output.buf, changed, NULL);
 		goto done;
 	}
@@ -987,6 +1089,11 @@ static void judge_tests(gate_state *s, const sl_gate_result *r, const char *repo
 		for (size_t i = 0; i < s->flaky.n; i++)
 			sl_buf_addf(&note, "%s%s", i ? ", " : "flaky on the base, excluded: ",
 				    s->flaky.v[i].id);
+		if (unblamed_ids(g, s, NULL)) {
+			sl_buf_addf(&note, "%snot blamed (failing on the base; must_fix or goal: fix "
+				    "would blame them): ", note.len ? "; " : "");
+			unblamed_ids(g, s, &note);
+		}
 		set_rec(rec, SL_VERDICT_PASS, r->output.buf, note.len ? note.buf : NULL);
 	}
 done:
@@ -1045,8 +1152,9 @@ static void judge_gone(gate_state *s, const sl_gate_result *r, const char *repor
 }
 
 /* Judge one run of gate s on a candidate; fills verdict, note and feedback. */
-static void judge(gate_state *s, const sl_gate_result *r, const char *report,
-		  const sl_changed *changed, const sl_target *t, sl_gate_run_rec *rec, sl_buf *fb)
+static void judge(const sl_gating *g, gate_state *s, const sl_gate_result *r,
+		  const char *report, const sl_changed *changed, const sl_target *t,
+		  sl_gate_run_rec *rec, sl_buf *fb)
 {
 	const sl_gate_conf *d = s->def;
 	const char *verdict = sl_verdict_name(r->verdict);
@@ -1096,7 +1204,7 @@ static void judge(gate_state *s, const sl_gate_result *r, const char *report,
 		break;
 	case SL_GATE_TEST:
 		if (d->format) {
-			judge_tests(s, r, report, changed, rec, fb);
+			judge_tests(g, s, r, report, changed, rec, fb);
 			break;
 		}
 		/* a test gate without a format judges by exit status */
@@ -1491,6 +1599,32 @@ static void cache_key(const sl_gating *g, const gate_state *s, const char *tree_
 }
 
 /*
+ * A fix may not change the tests that judge it (finding_gone.h, sl_judging):
+ * 1 with gate s failed in rec, before it runs, when the diff does.
+ */
+static int protects_tests(const gate_state *s, const sl_changed *diff, sl_gate_run_rec *rec,
+			  sl_buf *fb)
+{
+	const sl_gate_conf *d = s->def;
+	sl_buf note = SL_BUF_INIT;
+	int hit;
+
+	if (!s->judging.where.n)
+		return 0;
+	hit = sl_judging_changed(&s->judging, d->allow_test_changes.n ?
+				 (const char *const *)d->allow_test_changes.v : NULL, diff, &note);
+	if (hit) {
+		/* nothing ran: the exit status stays -1 */
+		set_rec(rec, SL_VERDICT_FAIL, "", note.buf);
+		sl_buf_addf(fb, "The gate '%s' failed: the change %s.  Fix the code under test; "
+			    "the test's expectation is what the fix must meet.\n", d->name,
+			    note.buf);
+	}
+	sl_buf_release(&note);
+	return hit;
+}
+
+/*
  * Gates first..upto-1 whose verdicts came from the cache (cached[i]) did not
  * run on this tree: run them now, results unused, so that gate upto sees
  * what they leave behind.
@@ -1553,6 +1687,10 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 			free(cached_fb);
 			continue;
 		}
+		if (protects_tests(s, diff, rec, &fb)) {
+			runs = 0;
+			goto judged;
+		}
 		if ((ret = replay_cached(g, tree, cached, i, err))) {
 			sl_buf_release(&fb);
 			break;
@@ -1573,7 +1711,7 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 				break;
 			}
 			sl_buf_reset(&fb);
-			judge(s, &r, report, diff, t, rec, &fb);
+			judge(g, s, &r, report, diff, t, rec, &fb);
 			free(rec->jail);
 			rec->jail = jail_text(g, r.layers);
 			rec->exit_status = r.exit_status;
@@ -1592,6 +1730,7 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 			if (!verdict_ok(d, rec->verdict))
 				break;
 		}
+judged:
 		if (!ret) {
 			if (!verdict_ok(d, rec->verdict)) {
 				*passed = 0;

@@ -544,6 +544,9 @@ typedef struct sl_gate_conf {
 				       (default 10; 0 = the default) */
 	int loopback;               /* may use 127.0.0.1 inside the jail (default false) */
 	sl_strvec must_fix;         /* test with a format: ids that must pass now */
+	sl_strvec allow_test_changes; /* test and finding-gone gates with a test format:
+				       globs of the files of their must-fix tests a
+				       candidate may change (finding_gone.h, sl_judging) */
 	enum sl_gate_expect expect; /* `expect:`, else the campaign's goal */
 	int allow_skip;             /* `allow_skip: true`: a gate failing on the base is
 				       recorded skip instead of stopping the campaign, and a
@@ -600,6 +603,15 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 		   const sl_jail_limits *jail, sl_store *st, int64_t campaign_id,
 		   const git_oid *base, int unsafe, sl_err *err);
 void sl_gating_free(sl_gating *g);
+
+/*
+ * After the baseline: one line per per-test gate (a test gate with a format,
+ * no must_fix, not expecting a fix) whose base has failing tests it will
+ * blame on no candidate, naming them and the keys that would blame them
+ * ("gate 'test': 1 test failing on the base is not blamed, ...: clamp_above
+ * (name it in the gate's must_fix, or set goal: fix)"); nothing when none.
+ */
+void sl_gating_unblamed(const sl_gating *g, sl_buf *out);
 
 /*
  * The tree a candidate's (or the base's) gates run on, in order, each

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "pipeline/run/run_internal.h"
@@ -267,6 +268,20 @@ static int baseline_measure(run_ctx *x, int64_t epoch, const base_ask *ask, sl_e
 	return run_base_checkout_release(&b, ret, err);
 }
 
+/* Base failures that no candidate will be blamed for are said once (README, "Gate expectations"). */
+static void notice_unblamed(run_ctx *x)
+{
+	sl_buf text = SL_BUF_INIT;
+
+	sl_gating_unblamed(x->gating, &text);
+	for (char *line = text.buf, *nl; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		*nl = '\0';
+		run_notice(x, "baseline: %s", line);
+	}
+	sl_buf_release(&text);
+}
+
 /*
  * Measure (or load) the baseline, one run of the campaign at a time.  Its
  * rows are fenced by the lease's epoch: a run paused past its lease while
@@ -291,6 +306,8 @@ static int baseline_leased(run_ctx *x, const base_ask *ask, sl_err *err)
 	} while (ret == SL_ELEASE);
 	if (sl_lease_baseline_release(x->st, x->owner, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
+	if (!ret)
+		notice_unblamed(x);
 	if (!ret || !run_interrupted(x))
 		return ret;
 stopped:

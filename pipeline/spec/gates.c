@@ -55,11 +55,11 @@ static int gate_format(struct loader *ld, const struct node *v, const char *word
 static const char *const gates_keys[] = { "name", "command", "timeout", "kind", "format",
 	"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
 	"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
-	"allow_skip", "prepare", "mutant_timeout_factor", NULL };
+	"allow_skip", "prepare", "mutant_timeout_factor", "allow_test_changes", NULL };
 enum { G_NAME, G_COMMAND, G_TIMEOUT, G_KIND, G_FORMAT, G_REPORT, G_RADIUS, G_FAIL_ON,
 	G_RERUNS, G_MUST_FIX, G_ALLOW_PATHS, G_FORBID, G_BUILD_FILES, G_MAX_FILES,
 	G_MAX_LINES, G_ALLOW_BUILD, G_LOOPBACK, G_EXPECT, G_ALLOW_SKIP, G_PREPARE,
-	G_MUTANT_TIMEOUT_FACTOR };
+	G_MUTANT_TIMEOUT_FACTOR, G_ALLOW_TEST_CHANGES };
 static const char *const gate_kinds[] = { "custom", "build", "policy", "static", "test",
 	"coverage", "finding-gone", "mutants", NULL };
 
@@ -96,6 +96,8 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 	    spec_get_word(ld, v[G_FAIL_ON], "fail_on", "gates", 1, &it->fail_on) ||
 	    spec_get_strings(ld, v[G_MUST_FIX], "must_fix", "gates", &g->must_fix) ||
 	    spec_get_strings(ld, v[G_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
+	    spec_get_strings(ld, v[G_ALLOW_TEST_CHANGES], "allow_test_changes", "gates",
+			     &g->allow_test_changes) ||
 	    spec_get_strings(ld, v[G_FORBID], "forbid", "gates", &g->forbid) ||
 	    spec_get_strings(ld, v[G_BUILD_FILES], "build_files", "gates", &g->build_files) ||
 	    spec_get_bool(ld, v[G_ALLOW_BUILD], "allow_build_files", "gates",
@@ -237,6 +239,13 @@ static int check_gate_report(struct loader *ld, const struct gate_item *it, sl_g
 	if (v[G_MUST_FIX] && (g->kind != SL_GATE_TEST || !g->format))
 		return spec_fail(ld, v[G_MUST_FIX]->start, "'must_fix' needs a test gate with a "
 				 "'format' (junit, tap, automake or ctest)");
+	/* only tests a gate must see fixed are protected */
+	if (v[G_ALLOW_TEST_CHANGES] && ((g->kind != SL_GATE_TEST &&
+					 g->kind != SL_GATE_FINDING_GONE) ||
+					!sl_report_format_is_tests(g->format)))
+		return spec_fail(ld, v[G_ALLOW_TEST_CHANGES]->start, "'allow_test_changes' "
+				 "needs a test or finding-gone gate with a test 'format' (junit, "
+				 "tap, automake or ctest)");
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 # refs_outside PREFIX REPO        every ref except those under refs/heads/PREFIX/
 # start_forge KIND PROJECT BARE   the stub GitHub/GitLab API (see below)
 # python_campaign F NAME REPO     a rules campaign on REPO's Python calls, gate "true"
+# calc_campaign NAME TMPL ARG GATES...  a rules campaign on the calc fixture (below)
 
 greet_repo() {
 	cp -R "$EXAMPLES/greet/project" "$1"
@@ -114,4 +115,32 @@ gates:
   - name: ok
     command: "true"
 EOF2
+}
+
+# calc_campaign NAME TEMPLATE ARG GATES...: on ./repo holding tests/fixtures/calc,
+# rules rewrite legacy_scale(ARG) by TEMPLATE; each GATE is a line of the gates list
+calc_campaign() {
+	name=$1 tmpl=$2 arg=$3
+	shift 3
+	cat <<EOF2
+name: $name
+repository: repo
+scratch: $TRASH/scratch
+targets:
+  language: c
+  paths: ["src/*.c"]
+  query: |
+    ((call_expression function: (identifier) @fn
+       arguments: (argument_list (identifier) @x)) @call
+     (#eq? @fn "legacy_scale") (#match? @x "^$arg\$"))
+  capture: call
+rules:
+  - capture: call
+    template: "$tmpl"
+attempts: 1
+# the flaky fixtures keep state in the worktree between runs
+jail: {writable_worktree: true}
+gates:
+EOF2
+	for g in "$@"; do printf '%s\n' "$g"; done
 }

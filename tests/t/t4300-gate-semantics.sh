@@ -3,32 +3,7 @@ test_description='gate semantics: baseline, regressions, flaky tests, static fin
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
-# campaign NAME TEMPLATE ARG GATES...: rules rewrite legacy_scale(ARG) by TEMPLATE
-campaign() {
-	name=$1 tmpl=$2 arg=$3
-	shift 3
-	cat <<EOF2
-name: $name
-repository: repo
-scratch: $TRASH/scratch
-targets:
-  language: c
-  paths: ["src/*.c"]
-  query: |
-    ((call_expression function: (identifier) @fn
-       arguments: (argument_list (identifier) @x)) @call
-     (#eq? @fn "legacy_scale") (#match? @x "^$arg\$"))
-  capture: call
-rules:
-  - capture: call
-    template: "$tmpl"
-attempts: 1
-# the flaky fixtures keep state in the worktree between runs
-jail: {writable_worktree: true}
-gates:
-EOF2
-	for g in "$@"; do printf '%s\n' "$g"; done
-}
+campaign() { calc_campaign "$@"; }
 
 TEST_GATE='  - {name: test, kind: test, format: tap, command: "sh tests.sh"}'
 STATIC_GATE='  - {name: warnings, kind: static, format: gcc, command: "cc -Wall -Wextra -c src/calc.c -o /tmp/calc.o"}'
@@ -47,7 +22,7 @@ test_expect_success 'a failure already on the base is not blamed; a flaky base t
 	grep -q "proposed  *2" out &&
 	test "$(store_query ok.db "select count(*) from baselines where gate = '"'"'test'"'"'")" = 2 &&
 	test "$(verdicts ok.db)" = "syntax:pass test:pass syntax:pass test:pass" &&
-	test "$(store_query ok.db "select distinct note from gate_runs where gate = '"'"'test'"'"'")" = "flaky on the base, excluded: flaky"
+	test "$(store_query ok.db "select distinct note from gate_runs where gate = '"'"'test'"'"'")" = "flaky on the base, excluded: flaky; not blamed (failing on the base; must_fix or goal: fix would blame them): broken_at_base"
 '
 
 test_expect_success 'baseline names the flaky test excluded and the base failure not blamed, from the store' '
@@ -149,7 +124,7 @@ test_expect_success 'an identical candidate hits the verdict cache' '
 test_expect_success 'a test gate whose report never appears on the base stops the campaign before any candidate' '
 	campaign norep "\${x}" "a" "  - {name: test, kind: test, format: junit, report: none.xml, command: \"echo ran\"}" >norep.yaml &&
 	test_expect_code 1 sluice run --store norep.db norep.yaml >out 2>err &&
-	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit (exit 0): ran" &&
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit: its report '"'"'none.xml'"'"' was not found (exit 0): ran" &&
 	test "$(store_query norep.db "select count(*) from attempts")" = 0 &&
 	test "$(store_query norep.db "select count(*) from gate_runs")" = 0
 '

@@ -104,9 +104,9 @@ while IFS='|' read -r style cand verdict note title
 do
 	test_expect_success "$style, $cand: $title" "judge $style $cand $verdict '$note'"
 done <<\EOF
-tap|right|pass||the right fix passes
-tap|noop|pass||a no-op passes (the base failure is not blamed)
-tap|wrong|pass||a wrong fix passes (the base failure is not blamed)
+tap|right|pass|not blamed (failing on the base; must_fix or goal: fix would blame them): clamp_above|the right fix passes
+tap|noop|pass|not blamed (failing on the base; must_fix or goal: fix would blame them): clamp_above|a no-op passes (the base failure is not blamed)
+tap|wrong|pass|not blamed (failing on the base; must_fix or goal: fix would blame them): clamp_above|a wrong fix passes (the base failure is not blamed)
 tap|regression|fail|broken: span|the fix with a regression elsewhere fails, naming it
 tap|compile-error|fail|no tests parsed|a compile error fails (no test parsed is no pass)
 tap|vanish|fail|vanished: span|a deleted test fails as vanished
@@ -168,11 +168,11 @@ test_expect_success 'a resumed run checks the stored baseline again and stops th
 	test_cmp line line2
 '
 
-test_expect_success 'an empty test report on the base stops the campaign' '
+test_expect_success 'a test report missing on the base stops the campaign, naming the file' '
 	campaign empty right "gates:" \
 		"  - {name: test, kind: test, format: junit, report: results.xml, command: \"make -s check >/dev/null 2>&1; true\"}" >empty.yaml &&
 	test_expect_code 1 sluice run --store empty.db empty.yaml 2>err &&
-	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit (exit 0): (no output)"
+	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'test'"'"' reports no tests on the base commit: its report '"'"'results.xml'"'"' was not found (exit 0): (no output)"
 '
 
 test_expect_success 'a fix gate that passes on the base has nothing to fix' '

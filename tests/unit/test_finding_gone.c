@@ -192,8 +192,63 @@ static void test_old_text(void)
 	sl_buf_release(&old);
 }
 
+/* 1 when a one-line edit of path changes a file of j (allow: NULL or one glob). */
+static int touches(const sl_judging *j, const char *path, const char *allow, sl_buf *note)
+{
+	const char *globs[] = { allow, NULL };
+	sl_buf diff = SL_BUF_INIT;
+	sl_changed ch;
+	int hit;
+
+	sl_buf_addf(&diff, "--- a/%s\n+++ b/%s\n@@ -1 +1 @@\n-x\n+y\n", path, path);
+	sl_changed_init(&ch);
+	sl_changed_parse(&ch, diff.buf, diff.len, NULL, NULL, NULL);
+	sl_buf_reset(note);
+	hit = sl_judging_changed(j, allow ? globs : NULL, &ch, note);
+	sl_changed_release(&ch);
+	sl_buf_release(&diff);
+	return hit;
+}
+
+static void test_judging(void)
+{
+	sl_judging j;
+	sl_buf note = SL_BUF_INIT;
+
+	sl_judging_init(&j);
+	/* a location in the code under test protects nothing */
+	sl_judging_add(&j, "clamp_above", "# src/calc.c:65: clamp(15, 0, 10) != 10");
+	CHECK_INT((int)j.where.n, 0);
+	/* a test file under a test directory protects the directory */
+	sl_judging_add(&j, "clamp_above", "not ok 6\n# ./tests/check.c:40: clamp(15, 0, 10) != 10");
+	/* a test-named file elsewhere protects itself and its stem's siblings */
+	sl_judging_add(&j, "TestSpan", "lib/span_test.go:12: got 0");
+	/* an automake id that is a path */
+	sl_judging_add(&j, "t/basic.sh", NULL);
+	/* a location without a directory names the file anywhere */
+	sl_judging_add(&j, "com.x.BarTest.testY", "at com.x.BarTest.testY(BarTest.java:42)");
+	CHECK_INT((int)j.where.n, 4);
+	CHECK_INT(touches(&j, "tests/check.c", NULL, &note), 1);
+	CHECK_STR(note.buf, "changes the test that judges it: tests/check.c (test clamp_above)");
+	CHECK_INT(touches(&j, "tests/data/expected.out", NULL, &note), 1);
+	CHECK_INT(touches(&j, "src/calc.c", NULL, &note), 0);
+	CHECK_INT(touches(&j, "lib/span_test.go", NULL, &note), 1);
+	CHECK_INT(touches(&j, "lib/span_test.golden", NULL, &note), 1);
+	CHECK_INT(touches(&j, "lib/span.go", NULL, &note), 0);
+	CHECK_INT(touches(&j, "t/basic.exp", NULL, &note), 1);
+	CHECK_INT(touches(&j, "src/test/java/com/x/BarTest.java", NULL, &note), 1);
+	CHECK_INT(touches(&j, "src/main/java/com/x/Bar.java", NULL, &note), 0);
+	/* what the campaign allows by name */
+	CHECK_INT(touches(&j, "tests/check.c", "tests/check.c", &note), 0);
+	CHECK_INT(touches(&j, "tests/check.c", "*.c", &note), 0);
+	CHECK_INT(touches(&j, "tests/other.c", "tests/check.c", &note), 1);
+	sl_judging_release(&j);
+	sl_buf_release(&note);
+}
+
 int main(void)
 {
+	RUN(test_judging);
 	RUN(test_old_text);
 	RUN(test_track_line);
 	RUN(test_judge);
