@@ -211,6 +211,13 @@ static const char *const migrations[] = {
 	/* 9: the baseline lease is fenced the same way: its epoch grows on every
 	   claim by a new holder, and each baseline row written checks it */
 	"ALTER TABLE campaigns ADD COLUMN baseline_epoch INTEGER NOT NULL DEFAULT 0;",
+	/* 10: the store's identity, made once at random: a candidate's commit
+	   names it, so a run tells its own branches from another store's */
+	"CREATE TABLE store_meta("
+	"  key TEXT PRIMARY KEY,"
+	"  value TEXT NOT NULL"
+	") STRICT;"
+	"INSERT INTO store_meta VALUES ('store_id', lower(hex(randomblob(8))));",
 };
 
 size_t sl_migrations_count(void)
