@@ -21,6 +21,11 @@
  * this host is known for one and removed; any other lock is left to its
  * owner (git may be writing it).
  *
+ * Who made a branch is read from its commit: a candidate's message ends
+ * with the trailer "Sluice-Store: STORE_ID/CAMPAIGN_ID" (sl_branch_holder()),
+ * which survives push, fetch and clone; runs of one store move or delete
+ * only branches whose commit names it.
+ *
  * Calling sequence: write the commits (they must be in the object database
  * first), then sl_branches_write_packed(); sl_branches_delete_packed().
  */

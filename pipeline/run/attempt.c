@@ -285,35 +285,41 @@ done:
 	return ret;
 }
 
+int run_store_branch(run_ctx *x, const sl_target_rec *rec, char **branch)
+{
+	sl_buf prefix = SL_BUF_INIT;
+	char *own;
+
+	sl_buf_addf(&prefix, "%s-%.8s", x->c->spec->branch_prefix, x->store_tag);
+	own = run_branch_name(prefix.buf, rec, &x->index);
+	sl_buf_release(&prefix);
+	if (!strcmp(own, *branch)) {
+		free(own);
+		return 0;
+	}
+	run_notice(x, "branch '%s' is held by another store (its commit does not name this "
+		   "one): left alone; this store's candidate for %s:%lld goes on branch '%s'",
+		   *branch, rec->path, (long long)rec->start_line, own);
+	free(*branch);
+	*branch = own;
+	return 1;
+}
+
 /*
  * The branch name's leftover from this store (a run killed during the gates
- * of one of the target's candidates) goes; a branch another store made is
- * left alone and *branch becomes this store's own name for the target:
- * the campaign's prefix with the store's id, "PREFIX-ID8/...".  The caller
- * holds git_lock and the target's lease.
+ * of one of the target's candidates) goes; where another store made the
+ * branch, *branch becomes this store's own name (run_store_branch()).  The
+ * caller holds git_lock and the target's lease.
  */
 static int own_branch(run_ctx *x, git_repository *repo, sl_target_rec *rec, char **branch,
 		      sl_err *err)
 {
-	sl_buf prefix = SL_BUF_INIT;
 	git_oid at;
 	enum sl_holder h = sl_branch_holder(repo, *branch, x->store_tag, &at);
-	int ret = SL_OK;
 
-	if (h == SL_HOLDER_OTHER) {
-		sl_buf_addf(&prefix, "%s-%.8s", x->c->spec->branch_prefix, x->store_tag);
-		run_notice(x, "branch '%s' is held by another store (its commit does not name "
-			   "this one): left alone; this store's candidate for %s:%lld goes on "
-			   "branch '%s/...'", *branch, rec->path, (long long)rec->start_line,
-			   prefix.buf);
-		free(*branch);
-		*branch = run_branch_name(prefix.buf, rec, &x->index);
+	if (h == SL_HOLDER_OTHER && run_store_branch(x, rec, branch))
 		h = sl_branch_holder(repo, *branch, x->store_tag, &at);
-	}
-	if (h == SL_HOLDER_MINE)
-		ret = sl_branch_delete_matching(repo, *branch, &at, err);
-	sl_buf_release(&prefix);
-	return ret;
+	return h == SL_HOLDER_MINE ? sl_branch_delete_matching(repo, *branch, &at, err) : SL_OK;
 }
 
 /*

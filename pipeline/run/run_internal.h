@@ -240,6 +240,13 @@ int run_load_pending(run_ctx *x, sl_err *err);
 /* attempt.c */
 int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 		       const sl_target *t, sl_err *err);
+/*
+ * Where another store holds *branch: this store's own name for the target's
+ * branch, under PREFIX-ID8/ (the campaign's prefix and the store's id),
+ * replaces it, with a notice; 1 when it changed, 0 when *branch already is
+ * that name.
+ */
+int run_store_branch(run_ctx *x, const sl_target_rec *rec, char **branch);
 void run_candidate_message(sl_buf *msg, const run_ctx *x, const char *path,
 			   long long start, long long end, long long n, const char *source);
 
