@@ -222,6 +222,13 @@ static const char *const migrations[] = {
 	"  reason TEXT NOT NULL,"
 	"  UNIQUE (campaign_id, file, line, rule, message)"
 	") STRICT;",
+	/* 11: the store's identity, made once at random: a candidate's commit
+	   names it, so a run tells its own branches from another store's */
+	"CREATE TABLE store_meta("
+	"  key TEXT PRIMARY KEY,"
+	"  value TEXT NOT NULL"
+	") STRICT;"
+	"INSERT INTO store_meta VALUES ('store_id', lower(hex(randomblob(8))));",
 };
 
 size_t sl_migrations_count(void)

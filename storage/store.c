@@ -388,6 +388,27 @@ int sl_store_schema_version(sl_store *st)
 	return v;
 }
 
+int sl_store_id(char out[SL_STORE_ID_LEN + 1], sl_store *st, sl_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	const unsigned char *v;
+	int ret = SL_ERROR;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(conn_db(st), "SELECT value FROM store_meta WHERE key = 'store_id'",
+			       -1, &s, NULL) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW ||
+	    !(v = sqlite3_column_text(s, 0)) || strlen((const char *)v) != SL_STORE_ID_LEN) {
+		sl_err_set(err, SL_ERROR, "cannot read the store's id: %s",
+			   sqlite3_errmsg(conn_db(st)));
+		goto done;
+	}
+	memcpy(out, v, SL_STORE_ID_LEN + 1);
+	ret = SL_OK;
+done:
+	sqlite3_finalize(s);
+	return ret;
+}
+
 /*
  * BEGIN IMMEDIATE on this thread's connection.  The busy handler waits for
  * another writer; SQLite returns BUSY without waiting in a few cases (a WAL

@@ -34,6 +34,14 @@ void sl_store_free(sl_store *st);
 int sl_store_schema_version(sl_store *st);
 
 /*
+ * The store's identity: 16 hex digits made at random with the store (or
+ * when an older store was migrated), kept in it for ever.  A candidate's
+ * commit names it, so runs of other stores leave its branches alone.
+ */
+#define SL_STORE_ID_LEN 16
+int sl_store_id(char out[SL_STORE_ID_LEN + 1], sl_store *st, sl_err *err);
+
+/*
  * Transactions, per thread.  sl_store_begin() takes the file's write lock
  * (waiting for another thread's or process's writer) for this thread's
  * writes until sl_store_commit() or sl_store_rollback(); other threads read

@@ -182,6 +182,23 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 			      size_t n, size_t *deleted, sl_err *err);
 
 /*
+ * Who made refs/heads/BRANCH: a candidate's commit ends with the trailer
+ * SL_STORE_TRAILER TAG, TAG naming the store and campaign that made it.
+ * SL_HOLDER_NONE when the branch does not exist, SL_HOLDER_MINE when its
+ * commit carries the trailer with tag, SL_HOLDER_OTHER otherwise (another
+ * store, a user's commit, or sluice from before stores had an id: never
+ * proven ours, so never moved or deleted).  *at gets the commit (if not
+ * NULL and the branch exists).
+ */
+#define SL_STORE_TRAILER "Sluice-Store: "
+enum sl_holder { SL_HOLDER_NONE, SL_HOLDER_MINE, SL_HOLDER_OTHER };
+enum sl_holder sl_branch_holder(git_repository *repo, const char *branch, const char *tag,
+				git_oid *at);
+
+/* Whether the commit's message carries the trailer SL_STORE_TRAILER tag. */
+int sl_commit_made_by(git_repository *repo, const git_oid *commit, const char *tag);
+
+/*
  * packed-refs.lock, when it exists: removed when a sluice of this host that
  * is gone left it (*stale_pid its pid), else SL_EREFUSED with what to do
  * (git may hold it: it is never removed then).  SL_OK, *stale_pid 0: no lock.

@@ -21,6 +21,11 @@
  * this host is known for one and removed; any other lock is left to its
  * owner (git may be writing it).
  *
+ * Who made a branch is read from its commit: a candidate's message ends
+ * with the trailer "Sluice-Store: STORE_ID/CAMPAIGN_ID" (sl_branch_holder()),
+ * which survives push, fetch and clone; runs of one store move or delete
+ * only branches whose commit names it.
+ *
  * Calling sequence: write the commits (they must be in the object database
  * first), then sl_branches_write_packed(); sl_branches_delete_packed().
  */
@@ -529,6 +534,51 @@ int sl_branch_delete_matching(git_repository *repo, const char *branch, const gi
 	ret = delete_loose(repo, refname.buf, expected, &gone, err);
 	sl_buf_release(&refname);
 	return ret;
+}
+
+int sl_commit_made_by(git_repository *repo, const git_oid *commit, const char *tag)
+{
+	git_commit *c = NULL;
+	const char *msg, *p;
+	size_t tlen = strlen(SL_STORE_TRAILER), len = strlen(tag);
+	int mine = 0;
+
+	if (git_commit_lookup(&c, repo, commit) || !(msg = git_commit_message(c)))
+		goto done;
+	/* the trailer is a whole line: "Sluice-Store: TAG" */
+	for (p = msg; p && *p && !mine; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		mine = !strncmp(p, SL_STORE_TRAILER, tlen) && !strncmp(p + tlen, tag, len) &&
+			(p[tlen + len] == '\n' || !p[tlen + len]);
+done:
+	git_commit_free(c);
+	return mine;
+}
+
+enum sl_holder sl_branch_holder(git_repository *repo, const char *branch, const char *tag,
+				git_oid *at)
+{
+	git_reference *ref = NULL, *res = NULL;
+	sl_buf refname = SL_BUF_INIT;
+	enum sl_holder h = SL_HOLDER_OTHER;
+	int rc;
+
+	sl_buf_addf(&refname, "refs/heads/%s", branch);
+	rc = git_reference_lookup(&ref, repo, refname.buf);
+	if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC) {
+		h = SL_HOLDER_NONE;
+		goto done;
+	}
+	if (rc || git_reference_resolve(&res, ref))
+		goto done;
+	if (at)
+		git_oid_cpy(at, git_reference_target(res));
+	if (sl_commit_made_by(repo, git_reference_target(res), tag))
+		h = SL_HOLDER_MINE;
+done:
+	git_reference_free(res);
+	git_reference_free(ref);
+	sl_buf_release(&refname);
+	return h;
 }
 
 int sl_packed_lock_check(git_repository *repo, long *stale_pid, sl_err *err)

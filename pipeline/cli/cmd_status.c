@@ -151,6 +151,7 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 	sl_funnel f;
 	sl_buf out = SL_BUF_INIT;
 	sl_candidate_rec *cands = NULL;
+	git_repository *repo = NULL;
 	size_t nc = 0;
 	int ret;
 
@@ -169,17 +170,26 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 		    (ret = status_metrics(&out, st, camp, err)) ||
 		    (ret = print_usage_and_leases(&out, 0, st, camp, err)))
 			goto done;
-		if (nc)
+		if (nc) {
 			sl_buf_adds(&out, "\nproposed candidates:\n");
-		for (size_t i = 0; i < nc; i++)
-			sl_buf_addf(&out, "  %4lld  %s:%lld  %s%s%s\n", (long long)cands[i].id,
+			/* whether each branch still holds its candidate */
+			if (git_repository_open(&repo, camp->repo_path))
+				repo = NULL;
+		}
+		for (size_t i = 0; i < nc; i++) {
+			const char *note = sl_review_branch_note(repo, cands[i].branch,
+								 cands[i].commit_oid);
+
+			sl_buf_addf(&out, "  %4lld  %s:%lld  %s%s%s%s%s\n", (long long)cands[i].id,
 				    cands[i].path, (long long)cands[i].start_line, cands[i].branch,
-				    cands[i].decision ? "  " : "",
+				    *note ? " " : "", note, cands[i].decision ? "  " : "",
 				    cands[i].decision ? sl_decision_name(cands[i].decision) : "");
+		}
 	}
 	sl_cmd_print(stdout, out.buf, json);
 	*proposed = f.proposed;
 done:
+	git_repository_free(repo);
 	sl_candidate_list_free(cands, nc);
 	sl_funnel_release(&f);
 	sl_buf_release(&out);

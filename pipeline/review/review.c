@@ -257,9 +257,46 @@ static void show_json(sl_buf *out, const sl_candidate_rec *c, const sl_gate_run_
 	json_decref(o);
 }
 
-/* The text header: place, state, commit, tree, decision and the gates' counts. */
-static void show_text_header(sl_buf *out, const sl_candidate_rec *c, const sl_funnel_gate *n)
+const char *sl_review_branch_note(git_repository *repo, const char *branch,
+				  const char *commit_oid)
 {
+	git_oid want, now;
+	sl_buf refname = SL_BUF_INIT;
+	int rc;
+
+	if (!repo || !branch || git_oid_fromstr(&want, commit_oid))
+		return "";
+	sl_buf_addf(&refname, "refs/heads/%s", branch);
+	rc = git_reference_name_to_id(&now, repo, refname.buf);
+	sl_buf_release(&refname);
+	if (rc == GIT_ENOTFOUND)
+		return " (the branch is gone)";
+	if (rc)
+		return "";
+	return git_oid_equal(&now, &want) ? "" : " (the branch now holds another commit)";
+}
+
+git_repository *sl_review_repo_of(sl_store *st, int64_t campaign_id)
+{
+	sl_campaign_rec *v = NULL;
+	git_repository *repo = NULL;
+	size_t n = 0;
+
+	if (sl_store_campaign_list(st, &v, &n, NULL))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].id == campaign_id && git_repository_open(&repo, v[i].repo_path))
+			repo = NULL;
+	sl_campaign_list_free(v, n);
+	return repo;
+}
+
+/* The text header: place, state, commit, tree, decision and the gates' counts. */
+static void show_text_header(sl_buf *out, sl_store *st, const sl_candidate_rec *c,
+			     const sl_funnel_gate *n)
+{
+	git_repository *repo = c->branch ? sl_review_repo_of(st, c->campaign_id) : NULL;
+
 	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c->id,
 		    c->path, (long long)c->start_line, (long long)c->end_line,
 		    (long long)c->attempt_n);
@@ -269,9 +306,11 @@ static void show_text_header(sl_buf *out, const sl_candidate_rec *c, const sl_fu
 			    c->branch ? " (was proposed on " : "", c->branch ? c->branch : "",
 			    c->branch ? ")" : "");
 	else
-		sl_buf_addf(out, "state:    %s%s%s%s\n", sl_candidate_state_name(c->state),
+		sl_buf_addf(out, "state:    %s%s%s%s%s\n", sl_candidate_state_name(c->state),
 			    c->decision == SL_D_ACCEPT ? ", accepted" : "",
-			    c->branch ? ", proposed on " : "", c->branch ? c->branch : "");
+			    c->branch ? ", proposed on " : "", c->branch ? c->branch : "",
+			    sl_review_branch_note(repo, c->branch, c->commit_oid));
+	git_repository_free(repo);
 	sl_buf_addf(out, "commit:   %s\n", c->commit_oid);
 	if (c->tree)
 		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c->tree, (long long)c->tree_ms);
@@ -325,7 +364,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 		show_json(out, &c, g, ng, &n, attempts, att, na);
 		goto done;
 	}
-	show_text_header(out, &c, &n);
+	show_text_header(out, st, &c, &n);
 	for (size_t i = 0; i < ng; i++)
 		show_text_gate(out, &g[i]);
 	sl_buf_addch(out, '\n');

@@ -24,6 +24,18 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
  * tokens, cost, latency, HTTP status, retries, the request and the reply).
  */
 #define SL_SHOW_ATTEMPTS 2
+
+/*
+ * What a proposed candidate's branch holds now, as a note for the line
+ * that names it: "" when refs/heads/BRANCH points at commit_oid (or repo
+ * is NULL: there is nothing to tell), else " (the branch now holds another
+ * commit)" or " (the branch is gone)".  A static string.
+ */
+const char *sl_review_branch_note(git_repository *repo, const char *branch,
+				  const char *commit_oid);
+/* The campaign's repository, or NULL when it cannot be opened (free: git_repository_free). */
+git_repository *sl_review_repo_of(sl_store *st, int64_t campaign_id);
+
 int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, sl_err *err);
 /*
  * A candidate record as a new JSON object, the one shape everywhere it is

@@ -138,13 +138,19 @@ done:
 	return ret;
 }
 
-/* The message of a candidate's commit. */
-void run_candidate_message(sl_buf *msg, const sl_spec *spec, const char *path,
+/*
+ * The message of a candidate's commit.  Its Sluice-Store trailer names the
+ * store and campaign that made it: a run deletes or proposes over only
+ * branches whose commit names its own (sl_branch_holder()).
+ */
+void run_candidate_message(sl_buf *msg, const run_ctx *x, const char *path,
 			   long long start, long long end, long long n, const char *source)
 {
+	const char *name = x->c->spec->name;
+
 	sl_buf_addf(msg, "sluice(%s): %s:%lld\n\nCampaign: %s\nTarget: %s:%lld-%lld\n"
-		    "Attempt: %lld (%s)\n", spec->name, path, start, spec->name, path, start, end,
-		    n, source);
+		    "Attempt: %lld (%s)\n" SL_STORE_TRAILER "%s\n", name, path, start, name, path,
+		    start, end, n, source, x->store_tag);
 }
 
 /*
@@ -162,7 +168,7 @@ static int build_candidate(run_attempt *a, sl_err *err)
 	sl_buf msg = SL_BUF_INIT;
 	int r;
 
-	run_candidate_message(&msg, spec, t->path, (long long)t->start_line, (long long)t->end_line,
+	run_candidate_message(&msg, x, t->path, (long long)t->start_line, (long long)t->end_line,
 			      (long long)a->n, s->a.source);
 	ao.allowed_globs = (const char *const *)spec->paths.v;
 	ao.nglobs = spec->paths.n;
@@ -236,7 +242,7 @@ static int attempt(run_attempt *a, sl_err *err)
 	if (s->a.outcome == SL_A_NONE && (ret = build_candidate(a, err)))
 		goto done;
 	if (s->a.outcome == SL_A_CANDIDATE) {
-		a->branch = run_branch_name(spec->branch_prefix, a->rec, &x->index);
+		a->branch = sl_xstrdup(a->target_branch);
 		if ((ret = run_judge_step(a, err)))
 			goto done;
 		if (a->ended) {
@@ -279,6 +285,43 @@ done:
 	return ret;
 }
 
+int run_store_branch(run_ctx *x, const sl_target_rec *rec, char **branch)
+{
+	sl_buf prefix = SL_BUF_INIT;
+	char *own;
+
+	sl_buf_addf(&prefix, "%s-%.8s", x->c->spec->branch_prefix, x->store_tag);
+	own = run_branch_name(prefix.buf, rec, &x->index);
+	sl_buf_release(&prefix);
+	if (!strcmp(own, *branch)) {
+		free(own);
+		return 0;
+	}
+	run_notice(x, "branch '%s' is held by another store (its commit does not name this "
+		   "one): left alone; this store's candidate for %s:%lld goes on branch '%s'",
+		   *branch, rec->path, (long long)rec->start_line, own);
+	free(*branch);
+	*branch = own;
+	return 1;
+}
+
+/*
+ * The branch name's leftover from this store (a run killed during the gates
+ * of one of the target's candidates) goes; where another store made the
+ * branch, *branch becomes this store's own name (run_store_branch()).  The
+ * caller holds git_lock and the target's lease.
+ */
+static int own_branch(run_ctx *x, git_repository *repo, sl_target_rec *rec, char **branch,
+		      sl_err *err)
+{
+	git_oid at;
+	enum sl_holder h = sl_branch_holder(repo, *branch, x->store_tag, &at);
+
+	if (h == SL_HOLDER_OTHER && run_store_branch(x, rec, branch))
+		h = sl_branch_holder(repo, *branch, x->store_tag, &at);
+	return h == SL_HOLDER_MINE ? sl_branch_delete_matching(repo, *branch, &at, err) : SL_OK;
+}
+
 /*
  * Take a target the worker holds through its attempts, after the ones
  * earlier runs made: the conversation so far comes back from the store.
@@ -298,11 +341,11 @@ int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	}
 	hist.alloc = hist.n;
 
-	/* the target has no passed candidate: a branch of its name is what a run
-	   killed during the gates of one of its candidates left behind, and so
-	   is a lock file of that branch (this run holds the target's lease: no
-	   one else may be writing it; checked under git_lock, the way a branch
-	   is written) */
+	/* the target has no passed candidate: a branch of its name that this
+	   store made is what a run killed during the gates of one of its
+	   candidates left behind, and so is a lock file of that branch (this
+	   run holds the target's lease: no one else of this store may be
+	   writing it; checked under git_lock, the way a branch is written) */
 	run_git_lock_take(x);
 	ret = sl_lease_check(x->st, rec->id, x->owner, run_cur_epoch, err);
 	if (!ret) {
@@ -315,12 +358,12 @@ int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 		sl_buf_release(&lock);
 	}
 	if (!ret)
-		ret = sl_branch_delete(repo, branch, err);
+		ret = own_branch(x, repo, rec, &branch, err);
 	run_git_lock_give(x);
-	free(branch);
 	memset(&a, 0, sizeof(a));
 	a.x = x;
 	a.repo = repo;
+	a.target_branch = branch;
 	a.rec = rec;
 	a.t = t;
 	a.hist = &hist;
@@ -336,5 +379,6 @@ int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 				      err);
 	}
 	sl_turn_list_free(hist.v, hist.n);
+	free(branch);
 	return ret;
 }

@@ -329,7 +329,7 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 
 		if (!cr->diff)
 			goto done;
-		run_candidate_message(&msg, x->c->spec, cr->path, (long long)cr->start_line,
+		run_candidate_message(&msg, x, cr->path, (long long)cr->start_line,
 				      (long long)cr->end_line, (long long)cr->attempt_n, src);
 		if ((ret = sl_commit_from_diff(&oid, repo, &x->c->base, cr->diff, msg.buf, err)))
 			goto done;

@@ -46,14 +46,24 @@ static int make_branch(git_repository *repo, const char *branch, const git_oid *
  * worker still holds its target: a run that lost the lease writes no branch
  * (SL_ELEASE).  Under git_lock the check and the write are one step for
  * every sluice process, and the run that took the target over deletes what
- * was there before it works on the target.
+ * was there before it works on the target.  A branch another store wrote
+ * since the target was taken is left alone: the candidate goes on this
+ * store's own name for it (run_store_branch()).
  */
-static int fenced_branch(run_ctx *x, git_repository *repo, int64_t target_id,
-			 const char *branch, const git_oid *commit, sl_err *err)
+static int fenced_branch(run_attempt *a, sl_err *err)
 {
-	int ret = sl_lease_check(x->st, target_id, x->owner, run_cur_epoch, err);
+	run_ctx *x = a->x;
+	int ret = sl_lease_check(x->st, a->s.a.target_id, x->owner, run_cur_epoch, err);
 
-	return ret ? ret : make_branch(repo, branch, commit, err);
+	if (!ret)
+		ret = make_branch(a->repo, a->branch, &a->commit, err);
+	if (ret == SL_ELEASE &&
+	    sl_branch_holder(a->repo, a->branch, x->store_tag, NULL) == SL_HOLDER_OTHER &&
+	    run_store_branch(x, a->rec, &a->branch)) {
+		sl_err_clear(err);
+		ret = make_branch(a->repo, a->branch, &a->commit, err);
+	}
+	return ret;
 }
 
 /* The cap of a candidate's layer, MiB. */
@@ -131,7 +141,7 @@ static int propose(run_attempt *a, sl_err *err)
 				    err);
 	} else {
 		run_git_lock_take(x);
-		r = fenced_branch(x, a->repo, s->a.target_id, a->branch, &a->commit, err);
+		r = fenced_branch(a, err);
 		run_git_lock_give(x);
 	}
 	a->passed = !r;
@@ -152,7 +162,7 @@ static int gate_on_warm(run_attempt *a, sl_err *err)
 	r = tree_of(tree, a->repo, &a->commit, err);
 	run_git_lock_take(x);
 	if (!r)
-		r = fenced_branch(x, a->repo, s->a.target_id, a->branch, &a->commit, err);
+		r = fenced_branch(a, err);
 	run_git_lock_give(x);
 	if (!r)
 		r = sl_warm_layer_add(&layer, &capped, x->warm, a->repo, &a->commit,
@@ -187,7 +197,7 @@ static int gate_in_worktree(run_attempt *a, sl_err *err)
 	r = tree_of(tree, a->repo, &a->commit, err);
 	run_git_lock_take(x);
 	if (!r)
-		r = fenced_branch(x, a->repo, s->a.target_id, a->branch, &a->commit, err);
+		r = fenced_branch(a, err);
 	if (!r)
 		r = sl_worktree_add(&wt, a->repo, x->scratch, wtname, a->branch, &a->commit, err);
 	run_git_lock_give(x);

@@ -344,6 +344,14 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	x->scratch = sl_scratch_root(x->c->spec);
 	if ((ret = open_provider(x, err)) || (ret = open_store(x, err)))
 		return ret;
+	{
+		char id[SL_STORE_ID_LEN + 1];
+
+		if ((ret = sl_store_id(id, x->st, err)))
+			return ret;
+		snprintf(x->store_tag, sizeof(x->store_tag), "%s/%lld", id,
+			 (long long)x->campaign_id);
+	}
 	rr = (sl_run_rec){ x->campaign_id, x->owner, x->digest, x->c->spec->budget_tokens,
 			   x->c->spec->budget_cost };
 	/* a crashed run of this machine holds nothing any more */

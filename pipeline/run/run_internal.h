@@ -82,6 +82,8 @@ typedef struct run_ctx {
 	int64_t start_ms;
 	char owner[160];            /* this run's name in leases: HOST:PID:START */
 	char digest[65];            /* of what judges a target (campaign_digest) */
+	char store_tag[64];         /* who makes this run's branches: STORE_ID/CAMPAIGN_ID,
+				       the Sluice-Store trailer of its commits */
 	int64_t lease_ttl_ms;
 	pthread_t keeper;           /* the lease keeper, when kept */
 	int kept, registered;       /* the keeper runs; the run is in the store's leases */
@@ -161,6 +163,7 @@ typedef struct run_attempt {
 	run_history *hist;          /* earlier attempts; a failed one adds its own */
 	int64_t n;                  /* the attempt's number */
 	attempt_state s;            /* what the attempt produced */
+	const char *target_branch;  /* borrowed: the branch the target's candidates go on */
 	char *branch;               /* the candidate's branch, once there is a candidate */
 	git_oid commit;             /* the candidate's commit */
 	sl_changed *changed;        /* its diff, parsed once for every gate while it is judged */
@@ -238,7 +241,14 @@ int run_load_pending(run_ctx *x, sl_err *err);
 /* attempt.c */
 int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 		       const sl_target *t, sl_err *err);
-void run_candidate_message(sl_buf *msg, const sl_spec *spec, const char *path,
+/*
+ * Where another store holds *branch: this store's own name for the target's
+ * branch, under PREFIX-ID8/ (the campaign's prefix and the store's id),
+ * replaces it, with a notice; 1 when it changed, 0 when *branch already is
+ * that name.
+ */
+int run_store_branch(run_ctx *x, const sl_target_rec *rec, char **branch);
+void run_candidate_message(sl_buf *msg, const run_ctx *x, const char *path,
 			   long long start, long long end, long long n, const char *source);
 
 /* model.c */

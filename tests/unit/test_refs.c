@@ -1,7 +1,8 @@
 /*
  * test_refs.c - candidate branches in packed-refs (refs.c): written and
  * deleted in one rewrite, compare and swap, the lock a crashed sluice left;
- * branch names made from long paths, bounded.
+ * branch names made from long paths, bounded; who made a branch (the
+ * Sluice-Store trailer of its commit).
  * Each test works in a fresh repository made with libgit2 in a temporary
  * directory.
  */
@@ -278,6 +279,56 @@ static void test_name_bound(void)
 	sl_buf_release(&long_b);
 }
 
+/* A commit on c[0] whose message is msg. */
+static void commit_with(git_oid *out, git_repository *repo, const char *msg)
+{
+	git_signature *sig = NULL;
+	git_commit *parent = NULL;
+	git_tree *tree = NULL;
+	git_oid c[2];
+
+	CHECK_INT(git_reference_name_to_id(&c[0], repo, "refs/heads/base"), 0);
+	CHECK_INT(git_commit_lookup(&parent, repo, &c[0]), 0);
+	CHECK_INT(git_commit_tree(&tree, parent), 0);
+	CHECK_INT(git_signature_new(&sig, "t", "t@example.com", 1, 0), 0);
+	CHECK_INT(git_commit_create_v(out, repo, NULL, sig, sig, NULL, msg, tree, 1, parent), 0);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_commit_free(parent);
+}
+
+static void test_holder(void)
+{
+	git_oid c[2], mine, other, prefix_only, got;
+	git_repository *repo = fresh("holder", c);
+	git_reference *ref = NULL;
+	char *names[3] = { "sluice/h/mine", "sluice/h/other", "sluice/h/prefix" };
+	git_oid commits[3];
+
+	CHECK_INT(git_reference_create(&ref, repo, "refs/heads/base", &c[0], 0, NULL), 0);
+	git_reference_free(ref);
+	commit_with(&mine, repo, "s\n\nTarget: a.c:1-2\nSluice-Store: 0123456789abcdef/1\n");
+	commit_with(&other, repo, "s\n\nSluice-Store: fedcba9876543210/1\n");
+	/* the tag must be the whole line: one store's id is not another's prefix */
+	commit_with(&prefix_only, repo, "s\n\nSluice-Store: 0123456789abcdef/12\n");
+	commits[0] = mine;
+	commits[1] = other;
+	commits[2] = prefix_only;
+	CHECK_INT(sl_branches_write_packed(repo, names, commits, 3, NULL), 0);
+	CHECK_INT(sl_branch_holder(repo, "sluice/h/mine", "0123456789abcdef/1", &got),
+		  SL_HOLDER_MINE);
+	CHECK(git_oid_equal(&got, &mine));
+	CHECK_INT(sl_branch_holder(repo, "sluice/h/other", "0123456789abcdef/1", NULL),
+		  SL_HOLDER_OTHER);
+	CHECK_INT(sl_branch_holder(repo, "sluice/h/prefix", "0123456789abcdef/1", NULL),
+		  SL_HOLDER_OTHER);
+	/* no trailer (a user's commit, an older sluice's): never proven ours */
+	CHECK_INT(sl_branch_holder(repo, "base", "0123456789abcdef/1", NULL), SL_HOLDER_OTHER);
+	CHECK_INT(sl_branch_holder(repo, "sluice/h/none", "0123456789abcdef/1", NULL),
+		  SL_HOLDER_NONE);
+	git_repository_free(repo);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -290,6 +341,7 @@ int main(void)
 	RUN(test_delete_matching);
 	RUN(test_stale_lock);
 	RUN(test_name_bound);
+	RUN(test_holder);
 	git_libgit2_shutdown();
 	sl_rm_rf(dir, NULL);
 	return unit_done();

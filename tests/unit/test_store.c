@@ -50,6 +50,30 @@ static void test_create_and_migrate(void)
 	free(p);
 }
 
+/* Each store has an id of its own, kept across reopening. */
+static void test_store_id(void)
+{
+	char *pa = db_path("id-a.db"), *pb = db_path("id-b.db");
+	char a[SL_STORE_ID_LEN + 1], again[SL_STORE_ID_LEN + 1], b[SL_STORE_ID_LEN + 1];
+	sl_store *st = NULL;
+
+	CHECK_INT(sl_store_open(&st, pa, 1, NULL), 0);
+	CHECK_INT(sl_store_id(a, st, NULL), 0);
+	sl_store_free(st);
+	CHECK_INT(sl_store_open(&st, pa, 0, NULL), 0);
+	CHECK_INT(sl_store_id(again, st, NULL), 0);
+	sl_store_free(st);
+	CHECK_INT(sl_store_open(&st, pb, 1, NULL), 0);
+	CHECK_INT(sl_store_id(b, st, NULL), 0);
+	sl_store_free(st);
+	CHECK_INT(strlen(a), SL_STORE_ID_LEN);
+	CHECK(strspn(a, "0123456789abcdef") == SL_STORE_ID_LEN);
+	CHECK(!strcmp(a, again));
+	CHECK(strcmp(a, b) != 0);
+	free(pa);
+	free(pb);
+}
+
 static void test_open_missing_without_create(void)
 {
 	char *p = db_path("missing.db");
@@ -353,6 +377,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_create_and_migrate);
+	RUN(test_store_id);
 	RUN(test_target_state_names);
 	RUN(test_open_missing_without_create);
 	RUN(test_not_a_database);
