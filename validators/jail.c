@@ -631,7 +631,7 @@ static int plan_build(struct plan *p, const sl_jail_opts *opts, const char *work
 	p->collect_cap = opts->collect_cap ? opts->collect_cap : SL_CAP_JAIL_COLLECT;
 	p->allow_inet = opts->allow_inet;
 
-	env_set(&p->env, "PATH=/usr/local/bin:/usr/bin:/bin");
+	env_set(&p->env, "PATH=" SL_JAIL_PATH);
 	env_set(&p->env, "HOME=/tmp");
 	env_set(&p->env, "LANG=C.UTF-8");
 	env_set(&p->env, "TERM=dumb");

@@ -80,6 +80,9 @@
 #include "common/err.h"
 #include "validators/validators.h"
 
+/* The PATH of every jail: programs a gate runs are looked up here. */
+#define SL_JAIL_PATH "/usr/local/bin:/usr/bin:/bin"
+
 /*
  * Append the names of the bits in layers to out, comma-separated
  * ("userns,mntns,pidns,..."): the form to record with a verdict.

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "validators/jail.h"
 #include "validators/tools.h"
 
 /* Words that start no program: the shell's own, and those before the program. */

@@ -24,9 +24,6 @@
 #include "common/buf.h"
 #include "common/util.h"
 
-/* The jail's PATH (validators/jail.c sets it in every jail). */
-#define SL_JAIL_PATH "/usr/local/bin:/usr/bin:/bin"
-
 /* Add the program words of command to words (each once). */
 void sl_tools_of_command(sl_strvec *words, const char *command);
 /* Append the line of each word of words (sorted in place) to out. */
