@@ -117,6 +117,28 @@ gates:
 EOF2
 }
 
+# share_campaign FILE TEMPLATE GATE: the campaign "share" on ./repo, rewriting
+# every call in src/*.py by TEMPLATE, with the one gate GATE (stores that run
+# campaigns of one name share its branch names: t5820, t5830)
+share_campaign() {
+	cat >"$1" <<EOF2
+name: share
+repository: repo
+scratch: $TRASH/scratch
+targets:
+  language: python
+  paths: ["src/*.py"]
+  query: "(call) @call"
+rules:
+  - capture: call
+    template: "$2"
+attempts: 1
+gates:
+  - name: ok
+    command: "$3"
+EOF2
+}
+
 # calc_campaign NAME TEMPLATE ARG GATES...: on ./repo holding tests/fixtures/calc,
 # rules rewrite legacy_scale(ARG) by TEMPLATE; each GATE is a line of the gates list
 calc_campaign() {
