@@ -139,6 +139,15 @@ gates:
 EOF2
 }
 
+# leftover_commit REPO STORE: a commit on REPO's main whose Sluice-Store
+# trailer names the first campaign of STORE, as a candidate's does (gc deletes
+# only branches its store made)
+leftover_commit() {
+	printf "leftover\n\nSluice-Store: %s/1\n" \
+		"$(sqlite3 "$2" "select value from store_meta where key = 'store_id'")" |
+		git -C "$1" commit-tree -p main "main^{tree}"
+}
+
 # calc_campaign NAME TEMPLATE ARG GATES...: on ./repo holding tests/fixtures/calc,
 # rules rewrite legacy_scale(ARG) by TEMPLATE; each GATE is a line of the gates list
 calc_campaign() {

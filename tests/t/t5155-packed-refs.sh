@@ -19,9 +19,7 @@ nogates_campaign() {
 # stale_branches K PREFIX: K branches under PREFIX, packed, at a commit whose
 # trailer names the campaign of p.db (gc deletes only its store's branches)
 stale_branches() {
-	c=$(printf "leftover\n\nSluice-Store: %s/1\n" \
-		"$(sqlite3 p.db "select value from store_meta where key = 'store_id'")" |
-		git -C repo commit-tree -p main "main^{tree}") &&
+	c=$(leftover_commit repo p.db) &&
 	i=1 &&
 	while [ $i -le $1 ]; do
 		echo "create refs/heads/$2/stale-$i $c" || return 1

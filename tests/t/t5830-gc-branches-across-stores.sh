@@ -14,11 +14,9 @@ tag_of() {
 	echo "$(store_query "$1" "select value from store_meta where key = 'store_id'")/1"
 }
 
-# plant BRANCH TAG: a leftover candidate of the store and campaign TAG names
+# plant BRANCH STORE: a leftover candidate of the store
 plant() {
-	c=$(printf "leftover\n\nSluice-Store: %s\n" "$2" |
-		git -C repo commit-tree -p main "main^{tree}") &&
-	git -C repo update-ref "refs/heads/$1" "$c"
+	git -C repo update-ref "refs/heads/$1" "$(leftover_commit repo "$2")"
 }
 
 test_expect_success 'setup: a first store proposes three branches, a second none' '
@@ -47,7 +45,7 @@ test_expect_success 'gc of the second store leaves the first store'"'"'s branche
 '
 
 test_expect_success 'gc of the store that made a leftover deletes it, and only it' '
-	plant sluice/share/stale-1 "$(tag_of a.db)" &&
+	plant sluice/share/stale-1 a.db &&
 	sluice gc --store a.db >out 2>err &&
 	grep "^removed 1 branch$" out &&
 	! git -C repo rev-parse --verify -q refs/heads/sluice/share/stale-1 &&
@@ -62,7 +60,7 @@ test_expect_success 'the store'"'"'s leftovers under PREFIX-ID8/ go too' '
 	id8=$(tag_of c.db | cut -c1-8) &&
 	git -C repo for-each-ref --format="%(refname) %(objectname)" "refs/heads/sluice/share-$id8/" >c.refs &&
 	test $(wc -l <c.refs) = 3 &&
-	plant "sluice/share-$id8/stale-2" "$(tag_of c.db)" &&
+	plant "sluice/share-$id8/stale-2" c.db &&
 	sluice gc --store c.db >out 2>err &&
 	grep "^removed 1 branch$" out &&
 	! git -C repo rev-parse --verify -q "refs/heads/sluice/share-$id8/stale-2" &&
@@ -77,7 +75,7 @@ test_expect_success 'a crashed run of this host holds nothing: its leftover goes
 	host=$(uname -n | tr : -) &&
 	dead=$(sh -c "echo \$\$") && ! kill -0 $dead 2>/dev/null &&
 	store_query b.db "update targets set state = '"'"'pending'"'"', lease_owner = '"'"'$host:$dead:1'"'"', lease_expires = 9000000000000000 where id = 1" &&
-	plant sluice/share/crash-1 "$(tag_of b.db)" &&
+	plant sluice/share/crash-1 b.db &&
 	sluice gc --store b.db >out 2>err &&
 	grep "campaign '"'"'share'"'"': run $host:$dead:1 of this host is gone; the 1 target it leased is free" err &&
 	grep "^removed 1 branch$" out &&
@@ -87,7 +85,7 @@ test_expect_success 'a crashed run of this host holds nothing: its leftover goes
 test_expect_success 'a live run'"'"'s lease still keeps gc off the campaign'"'"'s branches' '
 	host=$(uname -n | tr : -) &&
 	store_query b.db "update targets set lease_owner = '"'"'$host:$$:1'"'"' where id = 1" &&
-	plant sluice/share/crash-2 "$(tag_of b.db)" &&
+	plant sluice/share/crash-2 b.db &&
 	sluice gc --store b.db >out 2>err &&
 	grep "a run is working on it ($host:$$:1); its branches are left alone" err &&
 	grep "^removed 0 branches$" out &&
