@@ -4,8 +4,9 @@
  * Reads the store's campaigns and leases, their campaign files (for the
  * scratch roots) and their repositories; writes only by removing: linked
  * worktrees and orphan checkouts under the scratch roots, warm bases and
- * layers, stale candidate branches (one packed-refs rewrite), ref locks of
- * killed processes, replay files.  The steps, in order: gather the roots and
+ * layers, the store's stale candidate branches (one packed-refs rewrite;
+ * only those whose commit names the store), ref locks of killed processes,
+ * replay files.  The steps, in order: gather the roots and
  * repositories, check every repository for foreign worktrees, clean each
  * repository, sweep each root, then each idle campaign's branches.
  */
