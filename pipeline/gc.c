@@ -4,8 +4,9 @@
  * Reads the store's campaigns and leases, their campaign files (for the
  * scratch roots) and their repositories; writes only by removing: linked
  * worktrees and orphan checkouts under the scratch roots, warm bases and
- * layers, stale candidate branches (one packed-refs rewrite), ref locks of
- * killed processes, replay files.  The steps, in order: gather the roots and
+ * layers, the store's stale candidate branches (one packed-refs rewrite;
+ * only those whose commit names the store), ref locks of killed processes,
+ * replay files.  The steps, in order: gather the roots and
  * repositories, check every repository for foreign worktrees, clean each
  * repository, sweep each root, then each idle campaign's branches.
  */
@@ -263,18 +264,27 @@ static void drop_branches(struct gc *g, git_repository *repo, const sl_strvec *d
 	g->out->branches += n;
 }
 
-/* The direct branches under camp's prefix that no kept candidate owns, with their commits. */
-static int stale_branches(git_repository *repo, const sl_campaign_rec *camp,
-			  const sl_candidate_rec *keep, size_t nkeep, sl_strvec *drop,
-			  git_oid **at, sl_err *err)
+/* What stale_branches() gathers: the branches to delete, at their commits, and the others'. */
+struct stale {
+	const char *tag;            /* STORE_ID/CAMPAIGN_ID: this store's trailer */
+	const sl_candidate_rec *keep;
+	size_t nkeep;
+	sl_strvec drop;
+	git_oid *at;
+	size_t alloc_at;
+	size_t others;              /* not made by this store: left alone */
+	char *other;                /* the first of them */
+};
+
+/* The direct branches under prefix that no kept candidate owns and this store made. */
+static int stale_under(git_repository *repo, const char *prefix, struct stale *s, sl_err *err)
 {
 	git_reference_iterator *it = NULL;
 	git_reference *ref = NULL;
 	sl_buf glob = SL_BUF_INIT;
-	size_t aat = 0;
 	int ret = SL_OK;
 
-	sl_buf_addf(&glob, "refs/heads/%s/*", camp->branch_prefix);
+	sl_buf_addf(&glob, "refs/heads/%s/*", prefix);
 	if (git_reference_iterator_glob_new(&it, repo, glob.buf)) {
 		ret = sl_err_set(err, SL_ERROR, "cannot list branches: %s", sl_git_error());
 		goto done;
@@ -282,11 +292,16 @@ static int stale_branches(git_repository *repo, const sl_campaign_rec *camp,
 	while (!git_reference_next(&ref, it)) {
 		const char *name = git_reference_name(ref) + strlen("refs/heads/");
 
-		if (!kept_branch(keep, nkeep, name) &&
-		    git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
-			SL_ALLOC_GROW(*at, drop->n + 1, aat);
-			git_oid_cpy(&(*at)[drop->n], git_reference_target(ref));
-			sl_strvec_push(drop, name);
+		if (kept_branch(s->keep, s->nkeep, name) ||
+		    git_reference_type(ref) != GIT_REFERENCE_DIRECT) {
+			;
+		} else if (!sl_commit_made_by(repo, git_reference_target(ref), s->tag)) {
+			if (!s->others++)
+				s->other = sl_xstrdup(name);
+		} else {
+			SL_ALLOC_GROW(s->at, s->drop.n + 1, s->alloc_at);
+			git_oid_cpy(&s->at[s->drop.n], git_reference_target(ref));
+			sl_strvec_push(&s->drop, name);
 		}
 		git_reference_free(ref);
 	}
@@ -296,14 +311,35 @@ done:
 	return ret;
 }
 
-/* Ref locks of killed processes under camp's prefix: no run holds this campaign. */
-static void remove_ref_locks(git_repository *repo, const sl_campaign_rec *camp)
+/*
+ * The stale branches of camp under each of prefixes: a branch whose commit
+ * does not carry this store's trailer (another store's, the user's, or
+ * sluice's from before stores had an id) is never one, and a notice says
+ * how many were left alone.
+ */
+static int stale_branches(struct gc *g, git_repository *repo, const sl_campaign_rec *camp,
+			  const sl_strvec *prefixes, struct stale *s, sl_err *err)
+{
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < prefixes->n && !ret; i++)
+		ret = stale_under(repo, prefixes->v[i], s, err);
+	if (!ret && s->others)
+		notify(g->opts, "campaign '%s': %zu branch%s ('%s'%s) not made by this store "
+		       "(another store's, or without its Sluice-Store trailer): left alone",
+		       camp->name, s->others, s->others == 1 ? "" : "es", s->other,
+		       s->others == 1 ? "" : ", ...");
+	return ret;
+}
+
+/* Ref locks of killed processes under prefix: no run holds this campaign. */
+static void remove_ref_locks(git_repository *repo, const char *prefix)
 {
 	sl_buf path = SL_BUF_INIT;
 	DIR *d;
 	struct dirent *de;
 
-	sl_buf_addf(&path, "%srefs/heads/%s", git_repository_commondir(repo), camp->branch_prefix);
+	sl_buf_addf(&path, "%srefs/heads/%s", git_repository_commondir(repo), prefix);
 	d = opendir(path.buf);
 	while (d && (de = readdir(d))) {
 		size_t len = strlen(de->d_name);
@@ -332,22 +368,57 @@ static void remove_replay(const char *scratch_root)
 	sl_buf_release(&path);
 }
 
-/* *busy = 1 (with a notice) when a live lease says a run is working on camp. */
+/*
+ * *busy = 1 (with a notice) when a live lease says a run is working on camp.
+ * A holder that is a run of this host whose process is gone (crashed) holds
+ * nothing, as for the next run (sl_lease_reap_local): a notice says so.
+ */
 static int campaign_busy(struct gc *g, const sl_campaign_rec *camp, int *busy, sl_err *err)
 {
 	sl_lease_holder *h = NULL;
 	size_t nh = 0;
+	char host[64] = "";
 	int ret;
 
 	*busy = 0;
 	if ((ret = sl_lease_holders(g->st, camp->id, sl_wall_ms(), &h, &nh, err)))
 		return ret;
-	if (nh) {
+	sl_lease_host(host, sizeof(host));
+	for (size_t i = 0; i < nh && !*busy; i++) {
+		if (sl_lease_owner_gone(h[i].owner, host)) {
+			notify(g->opts, "campaign '%s': run %s of this host is gone; the %lld "
+			       "target%s it leased %s free", camp->name, h[i].owner,
+			       (long long)h[i].targets, h[i].targets == 1 ? "" : "s",
+			       h[i].targets == 1 ? "is" : "are");
+			continue;
+		}
 		notify(g->opts, "campaign '%s': a run is working on it (%s); its branches are "
-		       "left alone", camp->name, h[0].owner);
+		       "left alone", camp->name, h[i].owner);
 		*busy = 1;
 	}
 	sl_lease_holders_free(h, nh);
+	return SL_OK;
+}
+
+/*
+ * The branch prefixes of camp in this store: the campaign's, and
+ * PREFIX-ID8 where the store's runs propose when another store holds a
+ * name; *tag becomes the store's trailer tag.
+ */
+static int store_prefixes(struct gc *g, const sl_campaign_rec *camp, sl_strvec *prefixes,
+			  sl_buf *tag, sl_err *err)
+{
+	char id[SL_STORE_ID_LEN + 1];
+	sl_buf own = SL_BUF_INIT;
+	int ret;
+
+	if ((ret = sl_store_id(id, g->st, err)))
+		return ret;
+	sl_buf_addf(tag, "%s/%lld", id, (long long)camp->id);
+	sl_buf_addf(&own, "%s-%.8s", camp->branch_prefix, id);
+	sl_strvec_push(prefixes, camp->branch_prefix);
+	sl_strvec_push(prefixes, own.buf);
+	sl_buf_release(&own);
 	return SL_OK;
 }
 
@@ -357,8 +428,9 @@ static int gc_campaign(struct gc *g, const sl_campaign_rec *camp, const char *sc
 {
 	git_repository *repo = NULL;
 	sl_candidate_rec *keep = NULL;
-	sl_strvec drop = SL_STRVEC_INIT;
-	git_oid *at = NULL;
+	sl_strvec prefixes = SL_STRVEC_INIT;
+	sl_buf tag = SL_BUF_INIT;
+	struct stale s = { .drop = SL_STRVEC_INIT };
 	size_t nkeep = 0;
 	int busy = 0, ret;
 
@@ -368,17 +440,26 @@ static int gc_campaign(struct gc *g, const sl_campaign_rec *camp, const char *sc
 		goto done;          /* clean_repo has warned */
 	if (packed_lock_blocks(g->opts, repo, camp->name))
 		goto done;
-	if ((ret = sl_store_candidates(g->st, camp->id, SL_C_PASSED, &keep, &nkeep, err)) ||
-	    (ret = stale_branches(repo, camp, keep, nkeep, &drop, &at, err)))
+	if ((ret = store_prefixes(g, camp, &prefixes, &tag, err)) ||
+	    (ret = sl_store_candidates(g->st, camp->id, SL_C_PASSED, &keep, &nkeep, err)))
 		goto done;
-	drop_branches(g, repo, &drop, at);
-	remove_ref_locks(repo, camp);
+	s.tag = tag.buf;
+	s.keep = keep;
+	s.nkeep = nkeep;
+	if ((ret = stale_branches(g, repo, camp, &prefixes, &s, err)))
+		goto done;
+	drop_branches(g, repo, &s.drop, s.at);
+	for (size_t i = 0; i < prefixes.n; i++)
+		remove_ref_locks(repo, prefixes.v[i]);
 	remove_replay(scratch_root);
 done:
 	git_repository_free(repo);
 	sl_candidate_list_free(keep, nkeep);
-	sl_strvec_release(&drop);
-	free(at);
+	sl_strvec_release(&prefixes);
+	sl_buf_release(&tag);
+	sl_strvec_release(&s.drop);
+	free(s.at);
+	free(s.other);
 	return ret;
 }
 

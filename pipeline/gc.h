@@ -58,10 +58,14 @@ typedef struct sl_gc_result {
  * under opts->scratch, and none when no root was named.
  *
  * Then, without opts->repo, for each campaign of the store that no run is
- * working on (no live lease): branches under its prefix that are not the
- * branch of a proposed or accepted candidate, lock files a killed process
- * left under that prefix, and the replay file a run wrote under the
- * campaign's scratch root.  The branches go in one rewrite of packed-refs
+ * working on (no live lease but those of runs of this host whose process is
+ * gone, each said in a notice): branches under its prefix and under
+ * PREFIX-ID8 (the store's id) whose commit carries the store's trailer
+ * (sl_branch_holder, apply.h) and that are not the branch of a proposed or
+ * accepted candidate, lock files a killed process left under those
+ * prefixes, and the replay file a run wrote under the campaign's scratch
+ * root.  Another store's branches and those without the trailer stay; a
+ * notice counts them.  The branches go in one rewrite of packed-refs
  * under one lock (sl_branches_delete_packed), each only if it still points
  * where it did when listed.  A packed-refs.lock that a sluice of this host
  * left when it crashed is removed, with a notice; any other lock is left, a

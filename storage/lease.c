@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sqlite3.h>
 
 #include "storage/lease.h"
@@ -103,8 +104,17 @@ int sl_lease_run_end(sl_store *st, const char *owner, const char *outcome, sl_er
 			"WHERE lease_owner = ?", fill_owner, owner, NULL, "release leases", err);
 }
 
-/* "HOST:PID:START" of this host whose process is gone. */
-static int dead_here(const char *owner, const char *host)
+void sl_lease_host(char *buf, size_t size)
+{
+	if (gethostname(buf, size - 1) || !*buf)
+		snprintf(buf, size, "localhost");
+	buf[size - 1] = '\0';
+	for (char *p = buf; *p; p++)
+		if (*p == ':')
+			*p = '-';
+}
+
+int sl_lease_owner_gone(const char *owner, const char *host)
 {
 	size_t hl = strlen(host);
 	long pid;
@@ -133,7 +143,7 @@ int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_er
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *o = (const char *)sqlite3_column_text(s, 0);
 
-		if (o && dead_here(o, host))
+		if (o && sl_lease_owner_gone(o, host))
 			sl_strvec_push(&dead, o);
 	}
 	sqlite3_finalize(s);

@@ -48,6 +48,10 @@ int sl_lease_run_end(sl_store *st, const char *owner, const char *outcome, sl_er
  * to expire.  *ended_out counts them (may be NULL).
  */
 int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_err *err);
+/* This host's name as owners carry it (':' becomes '-'), in buf of size > 1. */
+void sl_lease_host(char *buf, size_t size);
+/* 1 when owner ("HOST:PID:START") is a run of host whose process is gone. */
+int sl_lease_owner_gone(const char *owner, const char *host);
 /*
  * Claim a target until now + ttl; *claimed 1 if this owner holds it now,
  * and then *epoch (may be NULL) is the lease's fencing token: one more than

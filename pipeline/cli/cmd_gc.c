@@ -6,7 +6,9 @@
  * Hands its options to sl_gc() (pipeline/gc.h) and prints what it removed:
  * "removed N worktrees", "removed N warm bases, M layers" when there were
  * any, and "removed N branches" when the store's campaigns were looked at.
- * Its notices go to stderr as "sluice gc: ...".  A linked worktree under a
+ * Its notices go to stderr as "sluice gc: ...": among them the branches
+ * another store made (left alone) and the runs of this host that are gone
+ * (their leases hold nothing).  A linked worktree under a
  * root that sluice did not make makes gc refuse, exit 2, before anything is
  * removed.
  */

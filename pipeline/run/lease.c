@@ -101,14 +101,9 @@ void run_keeper_stop(run_ctx *x)
 
 void run_make_owner(run_ctx *x)
 {
-	char host[64] = "localhost";
+	char host[64] = "";
 
-	if (gethostname(host, sizeof(host) - 1) || !*host)
-		snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
-	for (char *p = host; *p; p++)
-		if (*p == ':')
-			*p = '-';
+	sl_lease_host(host, sizeof(host));
 	snprintf(x->owner, sizeof(x->owner), "%s:%ld:%lld", host, (long)getpid(),
 		 (long long)sl_wall_ms());
 }

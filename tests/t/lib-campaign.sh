@@ -117,6 +117,37 @@ gates:
 EOF2
 }
 
+# share_campaign FILE TEMPLATE GATE: the campaign "share" on ./repo, rewriting
+# every call in src/*.py by TEMPLATE, with the one gate GATE (stores that run
+# campaigns of one name share its branch names: t5820, t5830)
+share_campaign() {
+	cat >"$1" <<EOF2
+name: share
+repository: repo
+scratch: $TRASH/scratch
+targets:
+  language: python
+  paths: ["src/*.py"]
+  query: "(call) @call"
+rules:
+  - capture: call
+    template: "$2"
+attempts: 1
+gates:
+  - name: ok
+    command: "$3"
+EOF2
+}
+
+# leftover_commit REPO STORE: a commit on REPO's main whose Sluice-Store
+# trailer names the first campaign of STORE, as a candidate's does (gc deletes
+# only branches its store made)
+leftover_commit() {
+	printf "leftover\n\nSluice-Store: %s/1\n" \
+		"$(sqlite3 "$2" "select value from store_meta where key = 'store_id'")" |
+		git -C "$1" commit-tree -p main "main^{tree}"
+}
+
 # calc_campaign NAME TEMPLATE ARG GATES...: on ./repo holding tests/fixtures/calc,
 # rules rewrite legacy_scale(ARG) by TEMPLATE; each GATE is a line of the gates list
 calc_campaign() {

@@ -179,7 +179,7 @@ test_expect_success 'retry --state stale sends back what the last definition did
 '
 
 test_expect_success 'gc removes stale branches and ref locks, keeps proposed ones, nothing else' '
-	git -C repo branch sluice/rel/stale-one main &&
+	git -C repo branch sluice/rel/stale-one "$(leftover_commit repo p3.db)" &&
 	: >repo/.git/refs/heads/sluice/rel/src-m0.c-L1.lock &&
 	git -C repo branch keep-me main &&
 	id=$(sqlite3 p3.db "select max(id) from candidates where state = '"'"'passed'"'"'") &&

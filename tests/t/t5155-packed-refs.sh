@@ -16,11 +16,13 @@ nogates_campaign() {
 	! grep -q "^gates:" "$1"
 }
 
-# stale_branches K PREFIX: K branches under PREFIX at main, packed
+# stale_branches K PREFIX: K branches under PREFIX, packed, at a commit whose
+# trailer names the campaign of p.db (gc deletes only its store's branches)
 stale_branches() {
+	c=$(leftover_commit repo p.db) &&
 	i=1 &&
 	while [ $i -le $1 ]; do
-		echo "create refs/heads/$2/stale-$i main" || return 1
+		echo "create refs/heads/$2/stale-$i $c" || return 1
 		i=$((i + 1))
 	done >updates &&
 	git -C repo update-ref --stdin <"$TRASH/updates" &&

@@ -8,26 +8,6 @@ tells whether each proposed branch still holds its candidate.'
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
-# campaign FILE TEMPLATE GATE: the campaign "share" with that rewrite and gate
-campaign() {
-	cat >"$1" <<-EOF
-	name: share
-	repository: repo
-	scratch: $TRASH/scratch
-	targets:
-	  language: python
-	  paths: ["src/*.py"]
-	  query: "(call) @call"
-	rules:
-	  - capture: call
-	    template: "$2"
-	attempts: 1
-	gates:
-	  - name: ok
-	    command: "$3"
-	EOF
-}
-
 # branches_hold STORE: each passed candidate's branch points at its commit
 branches_hold() {
 	store_query "$1" "select branch || ' ' || commit_oid from candidates where state = 'passed'" >want &&
@@ -41,9 +21,9 @@ test_expect_success 'setup: three calls, one a line' '
 	mkdir -p repo/src &&
 	printf "a()\nb()\nc()\n" >repo/src/m.py &&
 	make_repo repo &&
-	campaign pass.yaml "z()" true &&
+	share_campaign pass.yaml "z()" true &&
 	# passes on the base, fails on its own candidates
-	campaign fail.yaml "q()" "! grep -q q src/m.py"
+	share_campaign fail.yaml "q()" "! grep -q q src/m.py"
 '
 
 test_expect_success 'a first store proposes three branches' '
@@ -66,8 +46,8 @@ test_expect_success 'a second store whose gate fails leaves them alone, and says
 '
 
 test_expect_success 'two more stores: each proposes on its own branches, none moved' '
-	campaign y.yaml "y()" true &&
-	campaign w.yaml "w()" true &&
+	share_campaign y.yaml "y()" true &&
+	share_campaign w.yaml "w()" true &&
 	sluice run --store c.db y.yaml >out 2>err &&
 	grep "is held by another store" err &&
 	sluice run --store d.db w.yaml >out 2>err &&
