@@ -72,6 +72,17 @@ int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_r
 	return sl_store_exec(st, s, "add baseline", err);
 }
 
+int sl_store_baseline_clear(sl_store *st, int64_t campaign_id, sl_err *err)
+{
+	sqlite3_stmt *s = sl_store_prepare(st, "DELETE FROM baselines WHERE campaign_id = ?",
+					   err);
+
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	return sl_store_exec(st, s, "clear baseline", err);
+}
+
 /* A cache row: the verdict's fields and the feedback kept beside them. */
 typedef struct cache_row {
 	sl_gate_run_rec *rec;

@@ -32,6 +32,8 @@ int sl_store_baseline_get(sl_store *st, int64_t campaign_id, const char *gate,
 			  const char *digest, sl_baseline_rec **out, size_t *n, sl_err *err);
 int sl_store_baseline_add(sl_store *st, int64_t campaign_id, const sl_baseline_rec *in,
 			  sl_err *err);
+/* Forget every baseline run of the campaign: its gates are measured again, in order. */
+int sl_store_baseline_clear(sl_store *st, int64_t campaign_id, sl_err *err);
 
 /* A cached verdict; SL_ENOTFOUND on a miss.  *feedback_out may be NULL after a hit. */
 int sl_store_cache_get(sl_store *st, const char *key, sl_gate_run_rec *out,

@@ -195,6 +195,27 @@ static void env_text(const sl_gating *g, int prepare_only, long only, sl_buf *ou
 	sl_strvec_release(&words);
 }
 
+/* The lists of what the base said for gate s, empty. */
+static void state_init(gate_state *s)
+{
+	sl_findings_init(&s->base_findings);
+	sl_tests_init(&s->base_tests);
+	sl_tests_init(&s->flaky);
+	sl_coverage_init(&s->base_cov);
+	sl_judging_init(&s->judging);
+}
+
+static void state_release(gate_state *s)
+{
+	sl_findings_release(&s->base_findings);
+	sl_tests_release(&s->base_tests);
+	sl_tests_release(&s->flaky);
+	sl_coverage_release(&s->base_cov);
+	sl_judging_release(&s->judging);
+	free(s->base_error);
+	s->base_error = NULL;
+}
+
 int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 		   const sl_jail_limits *jail, sl_store *st, int64_t campaign_id,
 		   const git_oid *base, int unsafe, sl_err *err)
@@ -221,11 +242,7 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 		sl_buf_reset(&env);
 		env_text(g, 0, (long)i, &env);
 		sl_sha256_hex(s->env_digest, env.buf, env.len);
-		sl_findings_init(&s->base_findings);
-		sl_tests_init(&s->base_tests);
-		sl_tests_init(&s->flaky);
-		sl_coverage_init(&s->base_cov);
-		sl_judging_init(&s->judging);
+		state_init(s);
 	}
 	sl_buf_release(&env);
 	*out = g;
@@ -236,14 +253,8 @@ void sl_gating_free(sl_gating *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->n; i++) {
-		sl_findings_release(&g->gs[i].base_findings);
-		sl_tests_release(&g->gs[i].base_tests);
-		sl_tests_release(&g->gs[i].flaky);
-		sl_coverage_release(&g->gs[i].base_cov);
-		sl_judging_release(&g->gs[i].judging);
-		free(g->gs[i].base_error);
-	}
+	for (size_t i = 0; i < g->n; i++)
+		state_release(&g->gs[i]);
 	free(g->gs);
 	free(g->shared);
 	free(g->fence_owner);
@@ -477,52 +488,70 @@ void sl_gating_fence_baseline(sl_gating *g, const char *owner, int64_t epoch)
 	g->fence_epoch = epoch;
 }
 
-/* Write one baseline row, fenced: SL_ELEASE (nothing written) once the baseline lease is lost. */
+/* Store one baseline row (rec), or forget every one (rec NULL). */
+static int store_baseline(sl_gating *g, const sl_baseline_rec *rec, sl_err *err)
+{
+	if (!rec)
+		return sl_store_baseline_clear(g->st, g->campaign_id, err);
+	return sl_store_baseline_add(g->st, g->campaign_id, rec, err);
+}
+
+/*
+ * Write one baseline row, or forget them all (rec NULL), fenced: SL_ELEASE
+ * (nothing written) once the baseline lease is lost.
+ */
 static int add_baseline(sl_gating *g, const sl_baseline_rec *rec, sl_err *err)
 {
 	int ret;
 
 	if (!g->fence_owner)
-		return sl_store_baseline_add(g->st, g->campaign_id, rec, err);
+		return store_baseline(g, rec, err);
 	if (sl_store_begin(g->st, err))
 		return SL_ERROR;
 	if ((ret = sl_lease_baseline_check(g->st, g->campaign_id, g->fence_owner,
 					   g->fence_epoch, err)) ||
-	    (ret = sl_store_baseline_add(g->st, g->campaign_id, rec, err))) {
+	    (ret = store_baseline(g, rec, err))) {
 		sl_store_rollback(g->st);
 		return ret;
 	}
 	return sl_store_commit(g->st, err);
 }
 
-static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout, void *ctx,
-		       sl_gate_tree *tree, sl_notice_fn progress, void *progress_ctx, int all,
-		       sl_err *err)
+/* Runs on the base a gate's baseline takes: test gates with a format run twice (flaky tests). */
+static size_t base_runs(const sl_gate_conf *d)
+{
+	return d->kind == SL_GATE_TEST && d->format ? 2 : 1;
+}
+
+/* What the base said for gate s is forgotten: it is loaded or measured again. */
+static void state_reset(gate_state *s)
+{
+	state_release(s);
+	s->base_failed = s->cannot_judge = s->measured = s->base_tests_ok = 0;
+	s->base_verdict = SL_VERDICT_PASS;
+	s->base_exit = 0;
+	state_init(s);
+}
+
+/* Gate s's runs 1 to base_runs() on tree, one after another, each stored. */
+static int run_on_base(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout, void *ctx,
+		       sl_gate_tree *tree, sl_notice_fn progress, void *progress_ctx, sl_err *err)
 {
 	const sl_gate_conf *d = s->def;
-	sl_baseline_rec *runs = NULL;
-	size_t nruns = 0, want = d->kind == SL_GATE_TEST && d->format ? 2 : 1;
-	int ret;
+	int ret = SL_OK;
 
-	if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, s->def_digest, &runs,
-					 &nruns, err)))
-		goto done;
-	while (nruns < want) {
+	for (int64_t run = 1; run <= (int64_t)base_runs(d) && !ret; run++) {
 		sl_gate_result r;
 		sl_baseline_rec rec = { 0 };
 		char *report = NULL;
-		int64_t next = 1;
 
-		/* the first run missing (those of another definition are gone) */
-		for (size_t i = 0; i < nruns && runs[i].run == next; i++)
-			next++;
 		if (!tree->dir && (ret = checkout(ctx, tree, err)))
-			goto done;
+			break;
 		if (progress) {
 			sl_buf line = SL_BUF_INIT;
 
 			sl_buf_addf(&line, "baseline: gate '%s' on the base (run %lld)", d->name,
-				    (long long)next);
+				    (long long)run);
 			progress(progress_ctx, line.buf);
 			sl_buf_release(&line);
 		}
@@ -535,7 +564,7 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 					 d->name);
 		if (!ret) {
 			rec.gate = (char *)d->name;
-			rec.run = next;
+			rec.run = run;
 			rec.verdict = r.verdict;
 			rec.exit_status = r.exit_status;
 			rec.output = r.output.buf;
@@ -545,13 +574,27 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 		}
 		sl_gate_result_release(&r);
 		free(report);
-		if (ret)
-			goto done;
-		sl_baseline_list_free(runs, nruns);
-		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, s->def_digest,
-						 &runs, &nruns, err)))
-			goto done;
 	}
+	return ret;
+}
+
+/*
+ * Gate s's stored baseline read into its state and checked (check_base:
+ * SL_EBASE when it cannot judge); *whole 0 (SL_OK) when the store lacks
+ * some of its runs under its definition.
+ */
+static int load_gate(sl_gating *g, gate_state *s, int *whole, sl_err *err)
+{
+	const sl_gate_conf *d = s->def;
+	sl_baseline_rec *runs = NULL;
+	size_t nruns = 0;
+	int ret;
+
+	*whole = 0;
+	if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name, s->def_digest, &runs,
+					 &nruns, err)) || nruns < base_runs(d))
+		goto done;
+	*whole = 1;
 	s->base_failed = runs[0].verdict != SL_VERDICT_PASS;
 	s->measured = 1;
 	s->base_exit = (int)runs[0].exit_status;
@@ -600,53 +643,123 @@ static int baseline_of(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 	case SL_GATE_MUTANTS:
 		break;          /* the verdict and exit status are the whole baseline */
 	}
-	if ((ret = check_base(s, &runs[0], s->base_tests_ok, err)) && all) {
-		/* describing every gate: keep the reason, go on */
-		s->base_error = sl_xstrdup(err->msg);
-		sl_err_clear(err);
-		ret = SL_OK;
-	}
+	ret = check_base(s, &runs[0], s->base_tests_ok, err);
 done:
 	sl_baseline_list_free(runs, nruns);
 	return ret;
 }
 
 /*
- * The shared baseline file: {"gates": {NAME: [{run, verdict, exit_status,
- * output, report}, ...]}}.  Import the runs of every gate the store lacks
- * (all or nothing: a store never mixes two measurements of one gate).
+ * The stored baseline, if it can be used as it is: *whole 1 when every
+ * gate on the base has all its runs stored and can judge.  Otherwise, when
+ * the store held some of it, *why names the first gate that keeps it from
+ * being used.
  */
-static int import_shared(sl_gating *g, sl_err *err)
+static int load_all(sl_gating *g, int *whole, sl_buf *why, sl_err *err)
 {
-	json_t *root = NULL, *gates;
-	sl_baseline_rec *runs = NULL;
-	size_t nruns = 0;
+	const char *first = NULL, *what = NULL;
+	int any = 0, ret = SL_OK;
+
+	sl_buf_reset(why);
+	for (size_t i = 0; i < g->n; i++)
+		state_reset(&g->gs[i]);
+	for (size_t i = 0; i < g->n && !ret; i++) {
+		gate_state *s = &g->gs[i];
+		int stored;
+
+		if (s->def->kind == SL_GATE_POLICY)
+			continue;
+		if ((ret = load_gate(g, s, &stored, err)) == SL_EBASE) {
+			sl_err_clear(err);
+			ret = SL_OK;
+			what = first ? what : "could not judge it last time";
+			first = first ? first : s->def->name;
+		} else if (!ret && !stored && !first) {
+			first = s->def->name;
+			what = "has no stored run as defined now";
+		}
+		any |= stored;
+	}
+	*whole = !first;
+	if (first && any)
+		sl_buf_addf(why, "gate '%s' %s", first, what);
+	return ret;
+}
+
+/*
+ * Every gate on the base again, in order on one tree (a gate's run depends
+ * on the outputs of those before it: a configure's Makefile, a build's
+ * objects), the store's earlier runs forgotten first, so that the store
+ * never holds runs measured out of order.  Stops at the first gate that
+ * cannot judge, unless all (describing every gate: its reason is kept).
+ */
+static int measure_again(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
+			 sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
+{
+	sl_gate_tree tree = { NULL, NULL, 0 };
+	int whole, ret;
+
+	for (size_t i = 0; i < g->n; i++)
+		state_reset(&g->gs[i]);
+	if ((ret = add_baseline(g, NULL, err)))
+		return ret;
+	for (size_t i = 0; i < g->n && !ret; i++) {
+		gate_state *s = &g->gs[i];
+
+		if (s->def->kind == SL_GATE_POLICY)
+			continue;
+		if ((ret = run_on_base(g, s, checkout, ctx, &tree, progress, progress_ctx, err)))
+			break;
+		if ((ret = load_gate(g, s, &whole, err)) == SL_EBASE && all) {
+			s->base_error = sl_xstrdup(err->msg);
+			sl_err_clear(err);
+			ret = SL_OK;
+		} else if (!ret && !whole) {
+			ret = sl_err_set(err, SL_ERROR, "gate '%s': its base runs were not stored",
+					 s->def->name);
+		}
+	}
+	return ret;
+}
+
+/*
+ * The shared baseline file: {"gates": {NAME: [{run, verdict, exit_status,
+ * output, report}, ...]}}, one whole measurement that judges.  Imported
+ * (*imported 1) only when it holds every gate on the base, in place of all
+ * the store held: a store never mixes two measurements.
+ */
+static int import_shared(sl_gating *g, int *imported, sl_err *err)
+{
+	json_t *root = NULL, *gates, *list, *e;
+	size_t i, k;
 	int ret = SL_OK;
 
+	*imported = 0;
 	if (!(root = json_load_file(g->shared, 0, NULL)) ||
 	    !json_is_object(gates = json_object_get(root, "gates")))
 		goto done;
-	for (size_t i = 0; i < g->n && !ret; i++) {
+	for (i = 0; i < g->n; i++) {
 		const sl_gate_conf *d = g->gs[i].def;
-		json_t *list = json_object_get(gates, d->name), *e;
-		size_t k;
 
-		if (d->kind == SL_GATE_POLICY || !json_is_array(list) || !json_array_size(list))
+		list = json_object_get(gates, d->name);
+		if (d->kind == SL_GATE_POLICY)
 			continue;
-		if ((ret = sl_store_baseline_get(g->st, g->campaign_id, d->name,
-						 g->gs[i].def_digest, &runs, &nruns, err)))
-			break;
-		sl_baseline_list_free(runs, nruns);
-		runs = NULL;
-		if (nruns)
-			continue;
+		if (!json_is_array(list) || json_array_size(list) < base_runs(d))
+			goto done;      /* not ours, or damaged: measure it */
 		json_array_foreach(list, k, e)
 			if (!json_is_string(json_object_get(e, "verdict")) ||
 			    sl_verdict_parse(json_string_value(json_object_get(e, "verdict"))) < 0 ||
 			    !json_is_string(json_object_get(e, "output")))
-				break;
-		if (k < json_array_size(list))
-			continue;       /* not ours, or damaged: measure it */
+				goto done;
+	}
+	if ((ret = add_baseline(g, NULL, err)))
+		goto done;
+	for (i = 0; i < g->n && !ret; i++) {
+		const sl_gate_conf *d = g->gs[i].def;
+
+		if (d->kind == SL_GATE_POLICY)
+			continue;
+		list = json_object_get(gates, d->name);
 		json_array_foreach(list, k, e) {
 			sl_baseline_rec rec = { 0 };
 			int v = sl_verdict_parse(json_string_value(json_object_get(e, "verdict")));
@@ -662,6 +775,7 @@ static int import_shared(sl_gating *g, sl_err *err)
 				break;
 		}
 	}
+	*imported = !ret;
 done:
 	json_decref(root);
 	return ret;
@@ -679,10 +793,11 @@ static void export_shared(sl_gating *g)
 		size_t nruns = 0;
 		json_t *list;
 
-		if (g->gs[i].def->kind == SL_GATE_POLICY ||
-		    sl_store_baseline_get(g->st, g->campaign_id, g->gs[i].def->name,
-					  g->gs[i].def_digest, &runs, &nruns, &err))
+		if (g->gs[i].def->kind == SL_GATE_POLICY)
 			continue;
+		if (sl_store_baseline_get(g->st, g->campaign_id, g->gs[i].def->name,
+					  g->gs[i].def_digest, &runs, &nruns, &err))
+			goto done;
 		list = json_array();
 		for (size_t k = 0; k < nruns; k++)
 			json_array_append_new(list, json_pack("{s:s,s:I,s:s,s:s?}",
@@ -698,25 +813,51 @@ static void export_shared(sl_gating *g)
 	sl_buf_addf(&tmp, "%s.%ld", g->shared, (long)getpid());
 	if (!json_dump_file(root, tmp.buf, JSON_COMPACT) && rename(tmp.buf, g->shared))
 		unlink(tmp.buf);
+done:
 	sl_buf_release(&tmp);
 	json_decref(root);
 }
 
+/* Every gate on the base judges (none stopped the measurement, none cannot judge). */
+static int base_judges(const sl_gating *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gs[i].def->kind != SL_GATE_POLICY &&
+		    (!g->gs[i].measured || g->gs[i].base_error))
+			return 0;
+	return 1;
+}
+
+/*
+ * The baseline (README, "Gate expectations"): the store's when whole and
+ * judging, else the shared file's, else every gate measured again in order
+ * (measure_again); a measurement that judges is shared.  Run again after
+ * a lost lease, it starts over from what the store holds then.
+ */
 static int measure_all(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 		       sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
 {
-	sl_gate_tree tree = { NULL, NULL, 0 };
-	int ret = SL_OK;
+	sl_buf why = SL_BUF_INIT;
+	int whole = 0, imported = 0, ret;
 
-	if (g->shared && (ret = import_shared(g, err)))
-		return ret;
-	for (size_t i = 0; i < g->n && !ret; i++)
-		/* measured already: an earlier call loaded it before it lost the lease */
-		if (g->gs[i].def->kind != SL_GATE_POLICY && !g->gs[i].measured)
-			ret = baseline_of(g, &g->gs[i], checkout, ctx, &tree, progress,
-					  progress_ctx, all, err);
-	if (g->shared && !ret)
+	if ((ret = load_all(g, &whole, &why, err)) || whole)
+		goto done;
+	if (g->shared && ((ret = import_shared(g, &imported, err)) ||
+			  (imported && (ret = load_all(g, &whole, &why, err))) || whole))
+		goto done;
+	if (progress && why.len) {
+		sl_buf line = SL_BUF_INIT;
+
+		sl_buf_addf(&line, "baseline: every gate runs on the base again, in order: %s",
+			    why.buf);
+		progress(progress_ctx, line.buf);
+		sl_buf_release(&line);
+	}
+	ret = measure_again(g, checkout, ctx, progress, progress_ctx, all, err);
+	if (g->shared && !ret && base_judges(g))
 		export_shared(g);
+done:
+	sl_buf_release(&why);
 	return ret;
 }
 
@@ -726,7 +867,7 @@ void sl_gating_share_baselines(sl_gating *g, const char *dir)
 	char digest[65];
 
 	/* a base run depends on every gate before it too: all of them, in order */
-	sl_buf_addf(&b, "baseline 1\nbase %s\nenv %s\nunsafe %d\n", g->base_hex, g->env_digest,
+	sl_buf_addf(&b, "baseline 2\nbase %s\nenv %s\nunsafe %d\n", g->base_hex, g->env_digest,
 		    g->unsafe);
 	for (size_t i = 0; i < g->n; i++)
 		sl_buf_addf(&b, "gate %s\n", g->gs[i].def_digest);

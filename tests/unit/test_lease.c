@@ -184,6 +184,11 @@ static void test_baseline_fencing(void)
 	CHECK(again > eb);
 	CHECK_INT(sl_lease_baseline_check(st, camp, "a:1:1", ea, NULL), SL_ELEASE);
 	CHECK_INT(sl_lease_baseline_check(st, camp, "a:1:1", again, NULL), 0);
+	/* measured again from the first gate: the store's runs are forgotten first */
+	CHECK_INT(sl_store_baseline_clear(st, camp, NULL), 0);
+	CHECK_INT(sl_store_baseline_get(st, camp, "check", "d1", &runs, &nruns, NULL), 0);
+	CHECK_INT(nruns, 0);
+	sl_baseline_list_free(runs, nruns);
 	sl_store_free(st);
 }
 
