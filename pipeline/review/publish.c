@@ -297,9 +297,9 @@ static int push_checked(git_repository *repo, sl_forge *f, const char *url, cons
 }
 
 /*
- * Update the request recorded in prev (NULL: none), or the open one a run
- * that died before recording it left (found, not duplicated), or open one;
- * *pr is the request.
+ * Update the request recorded in prev (NULL: none), or the open one found
+ * on the forge (pr->number set: a run that died before recording it left
+ * it), or open one; *pr is the request.
  */
 static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *spec,
 			  const char *base, const sl_change *ch, const sl_published_rec *prev,
@@ -312,19 +312,14 @@ static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *s
 		pr->number = prev->number;
 		pr->url = sl_xstrdup_or_null(prev->url);
 		pr->state = SL_PR_OPEN;
-	} else {
-		if ((ret = sl_forge_find(f, ch->branch, pr, err)))
+	} else if (!pr->number) {
+		if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
+					 &spec->review.labels, spec->review.draft, pr, err)))
 			return ret;
-		if (!pr->number || pr->state != SL_PR_OPEN) {
-			sl_forge_pr_release(pr);
-			if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
-						 &spec->review.labels, spec->review.draft, pr, err)))
-				return ret;
-			progress(o, "%s: opened #%lld %s", ch->branch, (long long)pr->number,
-				 pr->url ? pr->url : "");
-			sum->opened++;
-			return SL_OK;
-		}
+		progress(o, "%s: opened #%lld %s", ch->branch, (long long)pr->number,
+			 pr->url ? pr->url : "");
+		sum->opened++;
+		return SL_OK;
 	}
 	if ((ret = sl_forge_update(f, pr->number, ch->title, ch->body, err)))
 		return ret;
@@ -337,6 +332,38 @@ static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *s
 		progress(o, "%s: #%lld title and body updated", ch->branch, (long long)pr->number);
 	sum->updated++;
 	return SL_OK;
+}
+
+/*
+ * A request the forge already decided for the change's head (another store
+ * published it, or this one lost its ledger): recorded with its state and
+ * the decision it means, never opened again.
+ */
+static int record_decided(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
+			  const sl_spec *spec, const sl_change *ch, const sl_forge_pr *pr,
+			  const char *head, const char *text_sha, const sl_publish_opts *o,
+			  sl_err *err)
+{
+	sl_buf reason = SL_BUF_INIT;
+	int merged = pr->state == SL_PR_MERGED, ret;
+
+	if (merged)
+		sl_buf_addf(&reason, "merged as #%lld", (long long)pr->number);
+	else
+		sl_buf_addf(&reason, "closed without merge (#%lld)", (long long)pr->number);
+	progress(o, "%s: %s #%lld already %s, not opened again", ch->branch,
+		 forge_name(spec->review.forge), (long long)pr->number,
+		 sl_pr_state_name(pr->state));
+	if ((ret = record_change(st, camp, spec, ch, pr, head, text_sha, err)))
+		goto done;
+	for (size_t k = 0; k < ch->ncands; k++)
+		if ((ret = sl_store_decide(st, ch->cands[k], merged ? SL_D_ACCEPT : SL_D_REJECT,
+					   reason.buf, err)))
+			goto done;
+	sum->closed++;
+done:
+	sl_buf_release(&reason);
+	return ret;
 }
 
 static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
@@ -368,6 +395,14 @@ static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_
 		goto done;
 	}
 	if (!have) {
+		if ((ret = sl_forge_find(fs->f, ch->branch, &pr, err)))
+			goto done;
+		if (pr.number && pr.state != SL_PR_OPEN) {
+			ret = record_decided(sum, st, camp, spec, ch, &pr, head, text_sha, o, err);
+			goto done;
+		}
+	}
+	if (!have && !pr.number) {
 		if ((ret = sl_store_published_pace(st, camp->id, &open_now, &last_hour, err)))
 			goto done;
 		if (open_now >= spec->review.max_open || last_hour >= spec->review.max_per_hour) {

@@ -25,11 +25,13 @@
  * the quota is spent until the next whole second plus one (reset), and a
  * request before then gets 403 "API rate limit exceeded" with remaining 0.
  *
- * GitHub: /repos/P/pulls (GET ?head=OWNER:B&state=all, POST), /pulls/N (GET,
+ * GitHub: /repos/P/pulls (GET ?head=OWNER:B&state=S, POST), /pulls/N (GET,
  * PATCH), /pulls/N/comments, /issues/N/comments, /issues/N/labels (POST),
  * /branches/B.  GitLab: /api/v4/projects/ENC(P)/merge_requests (GET
- * ?source_branch=B, POST), /merge_requests/IID (GET, PUT), /notes,
- * /repository/branches/B.
+ * ?source_branch=B&state=S, POST), /merge_requests/IID (GET, PUT), /notes,
+ * /repository/branches/B.  A list's state filter is the documented one:
+ * GitHub open (the default), closed (merged ones too) or all; GitLab
+ * opened, closed, merged or all (the default).
  *
  * Test controls (no auth): POST /_stub/merge/N (body: the merge commit),
  * POST /_stub/close/N (body: a closing comment, may be empty), POST
@@ -332,6 +334,8 @@ static void route(resp *r, const char *method, const char *target, const char *r
 			char *head = query_param(query, gitlab ? "source_branch" : "head");
 			const char *want = head && !gitlab && strchr(head, ':') ?
 				strchr(head, ':') + 1 : head;
+			char *state = query_param(query, "state");
+			const char *st = state ? state : gitlab ? "all" : "open";
 			json_t *list = json_array(), *e;
 			size_t i;
 
@@ -339,10 +343,12 @@ static void route(resp *r, const char *method, const char *target, const char *r
 				const char *h = json_string_value(json_object_get(e, gitlab ?
 							"source_branch" : "head_ref"));
 
-				if (!want || (h && !strcmp(h, want)))
+				if ((!want || (h && !strcmp(h, want))) &&
+				    (!strcmp(st, "all") || !strcmp(st, pr_state(e))))
 					json_array_append_new(list, view(e));
 			}
 			free(head);
+			free(state);
 			paginate(r, list, target, query);
 			return;
 		}
