@@ -186,12 +186,16 @@ typedef struct session {
 	sl_forge *f;
 	char *url;
 	char *base;
+	git_repository *repo;           /* borrowed */
+	const sl_campaign_rec *camp;    /* borrowed */
 } session;
 
 static int session_open(session *s, const sl_campaign_rec *camp, const sl_spec *spec,
 			git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
 	memset(s, 0, sizeof(*s));
+	s->repo = repo;
+	s->camp = camp;
 	if (!spec->review.forge)
 		return sl_err_set(err, SL_EINPUT, "%s: 'review' has no 'forge' (github or gitlab)",
 				  spec->path);
@@ -432,6 +436,99 @@ done:
 	return ret;
 }
 
+/*
+ * Close request number (rows[first] and the rows after it with that number)
+ * when every candidate in it was rejected in the store (and its target not
+ * sent back by retry: the new candidate's publish updates the request) and
+ * the forge still has it open, with the reason as its comment; the rows are
+ * recorded closed.
+ */
+static int withdraw_one(sl_publish_summary *sum, sl_store *st, const session *fs,
+			sl_published_rec *rows, size_t nrows, size_t first,
+			const sl_publish_opts *o, sl_err *err)
+{
+	sl_candidate_rec c = { 0 };
+	sl_forge_pr pr = { 0 };
+	sl_buf comment = SL_BUF_INIT;
+	char *reason = NULL;
+	int64_t number = rows[first].number;
+	int ret = SL_OK, rejected = 1;
+
+	for (size_t i = first; i < nrows && rejected; i++) {
+		if (rows[i].number != number)
+			continue;
+		sl_candidate_rec_release(&c);
+		memset(&c, 0, sizeof(c));
+		if ((ret = sl_store_candidate_get(st, rows[i].candidate_id, &c, err)))
+			goto done;
+		rejected = c.decision == SL_D_REJECT;
+		if (rejected) {     /* a target sent back by retry awaits its new candidate */
+			sl_target_rec t = { 0 };
+
+			if ((ret = sl_store_target_get(st, c.target_id, &t, err)))
+				goto done;
+			rejected = t.state == SL_T_REJECTED;
+			sl_target_rec_release(&t);
+		}
+		if (rejected && !reason && c.decision_reason && *c.decision_reason)
+			reason = sl_xstrdup(c.decision_reason);
+	}
+	if (!rejected || (ret = sl_forge_get(fs->f, number, &pr, err)) ||
+	    pr.state != SL_PR_OPEN)
+		goto done;     /* decided on the forge already: sync reads it */
+	sl_buf_addf(&comment, "Rejected in sluice%s%s", reason ? ": " : "", reason ? reason : "");
+	if ((ret = sl_forge_close(fs->f, number, comment.buf, err)))
+		goto done;
+	progress(o, "#%lld: closed, its change was rejected%s%s", (long long)number,
+		 reason ? ": " : "", reason ? reason : "");
+	sum->withdrawn++;
+	for (size_t i = first; i < nrows; i++) {
+		if (rows[i].number != number)
+			continue;
+		rows[i].state = SL_PR_CLOSED;
+		free(rows[i].close_reason);
+		rows[i].close_reason = sl_xstrdup(comment.buf);
+		if ((ret = sl_store_published_put(st, &rows[i], err)))
+			goto done;
+	}
+done:
+	sl_forge_pr_release(&pr);
+	sl_candidate_rec_release(&c);
+	sl_buf_release(&comment);
+	free(reason);
+	return ret;
+}
+
+/* The requests recorded open, one call of fn per request (its first row). */
+typedef int (*request_fn)(sl_publish_summary *sum, sl_store *st, const session *fs,
+			  sl_published_rec *rows, size_t nrows, size_t first,
+			  const sl_publish_opts *o, sl_err *err);
+
+static int each_open_request(sl_publish_summary *sum, sl_store *st, const session *fs,
+			     int count, request_fn fn, const sl_publish_opts *o, sl_err *err)
+{
+	sl_published_rec *rows = NULL;
+	size_t n = 0;
+	int ret;
+
+	if ((ret = sl_store_published_list(st, fs->camp->id, SL_PR_OPEN, &rows, &n, err)))
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = rows[k].number == rows[i].number;
+		if (seen || !rows[i].number)
+			continue;
+		sum->changes += count;
+		if ((ret = fn(sum, st, fs, rows, n, i, o, err)))
+			goto done;
+	}
+done:
+	sl_published_list_free(rows, n);
+	return ret;
+}
+
 int sl_publish(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 	       const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
@@ -442,6 +539,7 @@ int sl_publish(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *cam
 
 	memset(out, 0, sizeof(*out));
 	if ((ret = session_open(&fs, camp, spec, repo, o, err)) ||
+	    (ret = each_open_request(out, st, &fs, 0, withdraw_one, o, err)) ||
 	    (ret = sl_changes_build(&ch, &nch, st, camp, spec, repo, err)))
 		goto done;
 	out->changes = nch;
@@ -538,10 +636,12 @@ static char *reason_of(const char *comment, int64_t number)
 	return sl_buf_detach(&b, NULL);
 }
 
-static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
-		    git_repository *repo, const session *fs, sl_published_rec *rows, size_t nrows,
-		    size_t first, const sl_publish_opts *o, sl_err *err)
+static int sync_one(sl_publish_summary *sum, sl_store *st, const session *fs,
+		    sl_published_rec *rows, size_t nrows, size_t first, const sl_publish_opts *o,
+		    sl_err *err)
 {
+	git_repository *repo = fs->repo;
+	const sl_campaign_rec *camp = fs->camp;
 	sl_forge_pr pr = { 0 };
 	int64_t number = rows[first].number;
 	char *reason = NULL;
@@ -600,27 +700,12 @@ int sl_sync(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 	    const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
 	session fs;
-	sl_published_rec *rows = NULL;
-	size_t n = 0;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if ((ret = session_open(&fs, camp, spec, repo, o, err)) ||
-	    (ret = sl_store_published_list(st, camp->id, SL_PR_OPEN, &rows, &n, err)))
-		goto done;
-	for (size_t i = 0; i < n; i++) {
-		int seen = 0;
-
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = rows[k].number == rows[i].number;
-		if (seen || !rows[i].number)
-			continue;
-		out->changes++;
-		if ((ret = sync_one(out, st, camp, repo, &fs, rows, n, i, o, err)))
-			goto done;
-	}
-done:
-	sl_published_list_free(rows, n);
+	if (!(ret = session_open(&fs, camp, spec, repo, o, err)) &&
+	    !(ret = each_open_request(out, st, &fs, 0, withdraw_one, o, err)))
+		ret = each_open_request(out, st, &fs, 1, sync_one, o, err);
 	session_close(&fs);
 	return ret;
 }

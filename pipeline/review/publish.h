@@ -10,7 +10,13 @@
  * the title and body of one whose change moved.  New requests are paced:
  * at most review.max_open open at once and review.max_per_hour opened in
  * the last hour (counted from the store); the rest wait for a later run.
- * Each change is recorded in its own transaction.
+ * Each change is recorded in its own transaction.  A head whose request the
+ * forge already merged or closed is recorded with that decision, never
+ * opened again.
+ *
+ * Both first close every request recorded as open whose candidates were
+ * all rejected in the store (`sluice reject`), with a comment giving the
+ * reason, and stop tracking it.
  *
  * sync: for each request recorded as open, read its state: merged records
  * an accept for its candidates, with whether it landed unchanged (the
@@ -43,6 +49,7 @@ typedef struct sl_publish_opts {
 
 typedef struct sl_publish_summary {
 	size_t changes, opened, updated, unchanged, paced, closed;
+	size_t withdrawn;           /* open requests closed: their changes were rejected here */
 	/* sync: */
 	size_t open, merged, rejected, landed_unchanged;
 } sl_publish_summary;

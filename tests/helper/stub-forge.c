@@ -26,9 +26,11 @@
  * request before then gets 403 "API rate limit exceeded" with remaining 0.
  *
  * GitHub: /repos/P/pulls (GET ?head=OWNER:B&state=S, POST), /pulls/N (GET,
- * PATCH), /pulls/N/comments, /issues/N/comments, /issues/N/labels (POST),
+ * PATCH: title, body, state open|closed), /pulls/N/comments, /issues/N/comments
+ * (GET, POST), /issues/N/labels (POST),
  * /branches/B.  GitLab: /api/v4/projects/ENC(P)/merge_requests (GET
- * ?source_branch=B&state=S, POST), /merge_requests/IID (GET, PUT), /notes,
+ * ?source_branch=B&state=S, POST), /merge_requests/IID (GET, PUT: title, description, state_event
+ * close|reopen), /notes (GET, POST),
  * /repository/branches/B.  A list's state filter is the documented one:
  * GitHub open (the default), closed (merged ones too) or all; GitLab
  * opened, closed, merged or all (the default).
@@ -299,10 +301,19 @@ static void update(resp *r, json_t *p, json_t *req)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(req, k, v)
-		if (!strcmp(k, "title") || !strcmp(k, "body") || !strcmp(k, "description") ||
-		    !strcmp(k, "state"))
+	json_object_foreach(req, k, v) {
+		const char *s = json_string_value(v);
+
+		if (!strcmp(k, "title") || !strcmp(k, "body") || !strcmp(k, "description"))
 			json_object_set(p, k, v);
+		else if (!gitlab && !strcmp(k, "state") && s &&
+			 (!strcmp(s, "open") || !strcmp(s, "closed")))
+			json_object_set(p, k, v);
+		else if (gitlab && !strcmp(k, "state_event") && s &&
+			 (!strcmp(s, "close") || !strcmp(s, "reopen")))
+			json_object_set_new(p, "state", json_string(!strcmp(s, "close") ?
+								   "closed" : "opened"));
+	}
 	answer(r, 200, view(p));
 }
 
@@ -363,6 +374,15 @@ static void route(resp *r, const char *method, const char *target, const char *r
 			answer(r, 200, view(p));
 		} else if (!tail[0] && !strcmp(method, gitlab ? "PUT" : "PATCH")) {
 			update(r, p, req);
+		} else if (!strcmp(method, "POST") && json_string_value(json_object_get(req, "body")) &&
+			   !strcmp(tail, gitlab ? "/notes" : "/comments") &&
+			   (gitlab || !strncmp(rest, "issues", 6))) {
+			json_t *c = gitlab ? json_pack("{s:O,s:b}", "body", json_object_get(req, "body"),
+						       "system", 0) :
+				json_pack("{s:O}", "body", json_object_get(req, "body"));
+
+			json_array_append(json_object_get(p, gitlab ? "notes" : "comments"), c);
+			answer(r, 201, c);
 		} else if (!strcmp(tail, "/comments") && !strncmp(rest, "issues", 6)) {
 			paginate(r, json_deep_copy(json_object_get(p, "comments")), target, query);
 		} else if (!strcmp(tail, "/comments")) {

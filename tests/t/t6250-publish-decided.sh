@@ -51,6 +51,27 @@ test_expect_success 'a fresh store publishing the same changes opens nothing twi
 	test "$(sqlite3 fresh.db "select count(distinct number) from published")" = 3
 '
 
+test_expect_success 'a change rejected in sluice has its request closed, with the reason, by the next publish' '
+	n=3 &&
+	c=$(sqlite3 s.db "select candidate_id from published where number = $n") &&
+	sluice reject --store s.db $c --reason "keep greet_old here" &&
+	sluice publish --store s.db c.yaml >out &&
+	cat out &&
+	grep -q "1 request closed: its change was rejected" out &&
+	grep -q "#$n: closed, its change was rejected: keep greet_old here" out &&
+	grep -q "POST /repos/acme/greet/issues/$n/comments 201" forge.log &&
+	grep -q "PATCH /repos/acme/greet/pulls/$n 200" forge.log &&
+	curl -sf "$(forge)/_stub/state" >state.json &&
+	grep -q "\"body\":\"Rejected in sluice: keep greet_old here\"" state.json &&
+	test "$(sqlite3 s.db "select state from published where number = $n")" = closed &&
+	sluice sync --store s.db c.yaml >out &&
+	cat out &&
+	grep -q "^2 requests: 0 open, 1 merged" out &&
+	! grep -q "#$n" out &&
+	sluice publish --store s.db c.yaml >out &&
+	! grep -q "#$n\|closed:" out
+'
+
 test_expect_success 'stop the stub' '
 	kill $(cat forge.pid)
 '
