@@ -123,7 +123,7 @@ const sl_command cmd_sync = {
 	.summary = "read the outcomes of published requests into the store",
 	.usage = "usage: sluice sync CAMPAIGN.yaml [--store PATH] [--repo PATH]\n",
 	.about = "For each request recorded as open: merged records an accept (and whether\n"
-		"it landed unchanged at the paths it touched), closed without merge a\n"
+		"the lines it wrote landed unchanged), closed without merge a\n"
 		"reject with the last comment as the reason; review comments are counted.\n"
 		"A request whose change was rejected in sluice is first closed, with the\n"
 		"reason as a comment, and no longer tracked.\n",

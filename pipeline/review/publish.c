@@ -580,7 +580,74 @@ static int fetch_target(git_repository *repo, const char *url, const char *branc
 	return ret;
 }
 
-/* 1 when merge has head's blob at every path head changed from base, 0 if not, -1 unknown. */
+/* The hunks of one diff without context: line ranges in the old and new side. */
+typedef struct hunks {
+	git_diff_hunk *v;
+	size_t n, alloc;
+} hunks;
+
+static int on_hunk(const git_diff_delta *d, const git_diff_hunk *h, void *payload)
+{
+	hunks *hs = payload;
+
+	(void)d;
+	SL_ALLOC_GROW(hs->v, hs->n + 1, hs->alloc);
+	hs->v[hs->n++] = *h;
+	return 0;
+}
+
+/* The hunks from blob a to blob b (a NULL blob is empty); -1 on error. */
+static int blob_hunks(git_repository *repo, const git_oid *a, const git_oid *b, hunks *out)
+{
+	git_diff_options o;
+	git_blob *ab = NULL, *bb = NULL;
+	int ret = -1;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 0;
+	o.interhunk_lines = 0;
+	if ((!a || !git_blob_lookup(&ab, repo, a)) && (!b || !git_blob_lookup(&bb, repo, b)) &&
+	    !git_diff_blobs(ab, NULL, bb, NULL, &o, NULL, NULL, on_hunk, NULL, out))
+		ret = 0;
+	git_blob_free(ab);
+	git_blob_free(bb);
+	return ret;
+}
+
+/*
+ * Whether the merge's edit (hunks head->merge) touches the change's lines
+ * (hunks base->head, as head numbers them): it removes or rewrites a line
+ * the change wrote, inserts inside a run of them, or puts lines back where
+ * the change deleted some.
+ */
+static int touches(const hunks *change, const hunks *merge)
+{
+	for (size_t i = 0; i < merge->n; i++) {
+		const git_diff_hunk *m = &merge->v[i];
+
+		for (size_t k = 0; k < change->n; k++) {
+			const git_diff_hunk *c = &change->v[k];
+			int c_end = c->new_start + c->new_lines;     /* one past the last */
+
+			if (m->old_lines && c->new_lines && m->old_start < c_end &&
+			    c->new_start < m->old_start + m->old_lines)
+				return 1;
+			if (!m->old_lines && c->new_lines && m->old_start >= c->new_start &&
+			    m->old_start + 1 < c_end)
+				return 1;
+			if (!m->old_lines && !c->new_lines && m->old_start == c->new_start)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * 1 when merge holds the change (base to head) untouched: at every path the
+ * change edited, the lines it wrote are in the merge as it wrote them,
+ * whatever else landed in the same file (another change, say); 0 if not,
+ * -1 unknown.
+ */
 static int landed_unchanged(git_repository *repo, const char *base_hex, const char *head_hex,
 			    const char *merge_hex)
 {
@@ -602,9 +669,17 @@ static int landed_unchanged(git_repository *repo, const char *base_hex, const ch
 		git_tree_entry *he = NULL, *me = NULL;
 		int hok = !git_tree_entry_bypath(&he, ht, d->new_file.path);
 		int mok = !git_tree_entry_bypath(&me, mt, d->new_file.path);
+		hunks ch = { 0 }, mh = { 0 };
 
-		if (hok != mok || (hok && git_oid_cmp(git_tree_entry_id(he), git_tree_entry_id(me))))
+		if (hok != mok)
 			res = 0;
+		else if (hok && git_oid_cmp(git_tree_entry_id(he), git_tree_entry_id(me)))
+			res = blob_hunks(repo, d->old_file.mode ? &d->old_file.id : NULL,
+					 git_tree_entry_id(he), &ch) ||
+				blob_hunks(repo, git_tree_entry_id(he), git_tree_entry_id(me), &mh) ?
+				-1 : !touches(&ch, &mh);
+		free(ch.v);
+		free(mh.v);
 		git_tree_entry_free(he);
 		git_tree_entry_free(me);
 	}

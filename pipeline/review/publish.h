@@ -20,8 +20,9 @@
  *
  * sync: for each request recorded as open, read its state: merged records
  * an accept for its candidates, with whether it landed unchanged (the
- * merged commit, fetched from the remote, has the proposed blobs at every
- * path the change touched); closed without merge records a reject with the
+ * merged commit, fetched from the remote, holds the lines the change wrote
+ * as it wrote them at every path it touched, whatever else landed in the
+ * same files); closed without merge records a reject with the
  * last comment as the reason; review comments are counted.
  *
  * The token is borrowed from the caller, sent only to the forge (in its
