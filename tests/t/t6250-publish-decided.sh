@@ -51,6 +51,20 @@ test_expect_success 'a fresh store publishing the same changes opens nothing twi
 	test "$(sqlite3 fresh.db "select count(distinct number) from published")" = 3
 '
 
+test_expect_success 'a retried change keeps its request open; its new candidate updates it' '
+	at=$(sqlite3 fresh.db "select t.path || '"'"':'"'"' || t.start_line from published p join candidates c on c.id = p.candidate_id join targets t on t.id = c.target_id where p.number = 3") &&
+	sluice retry --store fresh.db "$at" >out &&
+	grep -q "sent back 1 target" out &&
+	sluice publish --store fresh.db c.yaml >out &&
+	! grep -q "closed" out &&
+	sluice run --store fresh.db c.yaml >out &&
+	sluice publish --store fresh.db c.yaml >out &&
+	cat out &&
+	grep -q "#3 found open, updated" out &&
+	test "$(grep -c "POST /repos/acme/greet/pulls 201" forge.log)" = 3 &&
+	test "$(sqlite3 fresh.db "select count(distinct candidate_id) from published where number = 3")" = 2
+'
+
 test_expect_success 'a change rejected in sluice has its request closed, with the reason, by the next publish' '
 	n=3 &&
 	c=$(sqlite3 s.db "select candidate_id from published where number = $n") &&
