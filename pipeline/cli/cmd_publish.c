@@ -66,6 +66,10 @@ static int forge_command(const sl_command *self, const struct forge_opts *o,
 		printf("%zu change%s: %zu opened, %zu updated, %zu up to date, %zu paced, "
 		       "%zu already decided\n", sum.changes, sum.changes == 1 ? "" : "s",
 		       sum.opened, sum.updated, sum.unchanged, sum.paced, sum.closed);
+	if (sum.withdrawn)
+		printf("%zu request%s closed: %s change%s rejected\n", sum.withdrawn,
+		       sum.withdrawn == 1 ? "" : "s", sum.withdrawn == 1 ? "its" : "their",
+		       sum.withdrawn == 1 ? " was" : "s were");
 	ret = SL_EXIT_OK;
 	goto done;
 fail:
@@ -102,7 +106,10 @@ const sl_command cmd_publish = {
 		"PREFIX/review/KEY to review.remote (default: origin), and open its pull\n"
 		"request (GitHub) or merge request (GitLab) with the templated title and\n"
 		"body, labels and draft flag.  A change already open is updated (branch\n"
-		"and body) only when it moved; nothing is opened twice.  At most\n"
+		"and body) only when it moved; nothing is opened twice, and a request\n"
+		"the forge already merged or closed is recorded, not reopened.  A\n"
+		"request whose change was rejected (sluice reject) is closed with the\n"
+		"reason as a comment.  At most\n"
 		"review.max_open are open and review.max_per_hour opened per hour; the\n"
 		"rest wait for a later publish.  The token is read from the variable\n"
 		"review.token_env names and never stored or printed.\n",
@@ -116,8 +123,10 @@ const sl_command cmd_sync = {
 	.summary = "read the outcomes of published requests into the store",
 	.usage = "usage: sluice sync CAMPAIGN.yaml [--store PATH] [--repo PATH]\n",
 	.about = "For each request recorded as open: merged records an accept (and whether\n"
-		"it landed unchanged at the paths it touched), closed without merge a\n"
-		"reject with the last comment as the reason; review comments are counted.\n",
+		"the lines it wrote landed unchanged), closed without merge a\n"
+		"reject with the last comment as the reason; review comments are counted.\n"
+		"A request whose change was rejected in sluice is first closed, with the\n"
+		"reason as a comment, and no longer tracked.\n",
 	.options = forge_options,
 	.opts_size = sizeof(struct forge_opts),
 	.fn = sync_main,

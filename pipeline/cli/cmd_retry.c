@@ -157,7 +157,8 @@ const sl_command cmd_retry = {
 		"states of LIST (comma-separated: failed, budget, rejected, skipped, and\n"
 		"stale: judged under another definition of the campaign than the last\n"
 		"run's) and those whose lines hold PATH:LINE (any state but accepted; a\n"
-		"proposed one is marked rejected first).  Their earlier attempts stay\n"
+		"proposed one is marked rejected first).  The rules (as the campaign\n"
+		"now says) run again on the first attempt.  Earlier attempts stay\n"
 		"recorded and go to the model as the conversation so far; a reviewer's\n"
 		"rejection reason goes as feedback.  The next `sluice run` works on them.\n"
 		"Prints \"sent back N targets\".\n",

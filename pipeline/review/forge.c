@@ -549,21 +549,56 @@ done:
 	return ret;
 }
 
-int sl_forge_update(sl_forge *f, int64_t number, const char *title, const char *body,
-		    sl_err *err)
+/* PATCH/PUT req to request number; the reply is checked and dropped. */
+static int update_request(sl_forge *f, int64_t number, json_t *req, sl_err *err)
 {
-	reply r;
+	sl_forge_reply r;
 	sl_buf path = SL_BUF_INIT;
-	json_t *req = json_object(), *j = NULL;
+	json_t *j = NULL;
 	int ret;
 
 	sl_forge_reply_init(&r);
-	json_object_set_new(req, "title", json_string(title));
-	json_object_set_new(req, f->kind->body_key, json_string(body));
 	f->kind->pr_path(&path, f, number);
 	ret = sl_forge_call_json(f, f->kind->update_method, path.buf, req, &j, &r, err);
 	json_decref(j);
+	sl_forge_reply_release(&r);
+	sl_buf_release(&path);
+	return ret;
+}
+
+int sl_forge_update(sl_forge *f, int64_t number, const char *title, const char *body,
+		    sl_err *err)
+{
+	json_t *req = json_object();
+	int ret;
+
+	json_object_set_new(req, "title", json_string(title));
+	json_object_set_new(req, f->kind->body_key, json_string(body));
+	ret = update_request(f, number, req, err);
 	json_decref(req);
+	return ret;
+}
+
+int sl_forge_close(sl_forge *f, int64_t number, const char *comment, sl_err *err)
+{
+	sl_forge_reply r;
+	sl_buf path = SL_BUF_INIT;
+	json_t *req = NULL, *j = NULL;
+	int ret = SL_OK;
+
+	sl_forge_reply_init(&r);
+	if (comment) {
+		f->kind->comment_path(&path, f, number);
+		req = json_pack("{s:s}", "body", comment);
+		ret = sl_forge_call_json(f, "POST", path.buf, req, &j, &r, err);
+		json_decref(req);
+	}
+	if (!ret) {
+		req = json_pack("{s:s}", f->kind->close_key, f->kind->close_value);
+		ret = update_request(f, number, req, err);
+		json_decref(req);
+	}
+	json_decref(j);
 	sl_forge_reply_release(&r);
 	sl_buf_release(&path);
 	return ret;

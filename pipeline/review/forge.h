@@ -89,6 +89,12 @@ int sl_forge_open(sl_forge *f, const char *branch, const char *base, const char 
 int sl_forge_update(sl_forge *f, int64_t number, const char *title, const char *body,
 		    sl_err *err);
 
+/*
+ * Close an open request without merging it, after posting comment (saying
+ * why; NULL: none) on it.
+ */
+int sl_forge_close(sl_forge *f, int64_t number, const char *comment, sl_err *err);
+
 /* Read a request's state and merge commit. */
 int sl_forge_get(sl_forge *f, int64_t number, sl_forge_pr *out, sl_err *err);
 

@@ -75,6 +75,11 @@ static int after_open(sl_forge *f, const sl_strvec *labels, const sl_forge_pr *p
 	return ret;
 }
 
+static void comment_path(sl_buf *path, const sl_forge *f, int64_t number)
+{
+	sl_buf_addf(path, "repos/%s/issues/%lld/comments", f->o.project, (long long)number);
+}
+
 static int pr_state(json_t *j)
 {
 	const char *state = json_string_value(json_object_get(j, "state"));
@@ -135,6 +140,9 @@ const sl_forge_ops sl_forge_github = {
 	.open_duplicate = 422,
 	.after_open = after_open,
 	.update_method = "PATCH",
+	.close_key = "state",
+	.close_value = "closed",
+	.comment_path = comment_path,
 	.body_key = "body",
 	.pr_state = pr_state,
 	.fill_pr = fill_pr,

@@ -50,6 +50,12 @@ static void open_request(sl_buf *path, json_t *req, const sl_forge *f, const cha
 	sl_buf_release(&t);
 }
 
+static void comment_path(sl_buf *path, const sl_forge *f, int64_t number)
+{
+	sl_buf_addf(path, "projects/%s/merge_requests/%lld/notes", f->project_enc,
+		    (long long)number);
+}
+
 static int pr_state(json_t *j)
 {
 	const char *state = json_string_value(json_object_get(j, "state"));
@@ -105,6 +111,9 @@ const sl_forge_ops sl_forge_gitlab = {
 	.open_request = open_request,
 	.open_duplicate = 409,
 	.update_method = "PUT",
+	.close_key = "state_event",
+	.close_value = "close",
+	.comment_path = comment_path,
 	.body_key = "description",
 	.pr_state = pr_state,
 	.fill_pr = fill_pr,

@@ -60,6 +60,10 @@ struct sl_forge_ops {
 	int (*after_open)(sl_forge *f, const sl_strvec *labels, const sl_forge_pr *pr,
 			  sl_err *err);
 	const char *update_method;
+	/* the field and value of an update that closes a request without merging */
+	const char *close_key, *close_value;
+	/* the request's discussion, where a comment is posted (POST to path) */
+	void (*comment_path)(sl_buf *path, const sl_forge *f, int64_t number);
 	const char *body_key;       /* the field of a request's text */
 	/* the state (enum sl_pr_state) of a request in the forge's JSON */
 	int (*pr_state)(json_t *j);

@@ -186,12 +186,16 @@ typedef struct session {
 	sl_forge *f;
 	char *url;
 	char *base;
+	git_repository *repo;           /* borrowed */
+	const sl_campaign_rec *camp;    /* borrowed */
 } session;
 
 static int session_open(session *s, const sl_campaign_rec *camp, const sl_spec *spec,
 			git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
 	memset(s, 0, sizeof(*s));
+	s->repo = repo;
+	s->camp = camp;
 	if (!spec->review.forge)
 		return sl_err_set(err, SL_EINPUT, "%s: 'review' has no 'forge' (github or gitlab)",
 				  spec->path);
@@ -297,9 +301,9 @@ static int push_checked(git_repository *repo, sl_forge *f, const char *url, cons
 }
 
 /*
- * Update the request recorded in prev (NULL: none), or the open one a run
- * that died before recording it left (found, not duplicated), or open one;
- * *pr is the request.
+ * Update the request recorded in prev (NULL: none), or the open one found
+ * on the forge (pr->number set: a run that died before recording it left
+ * it), or open one; *pr is the request.
  */
 static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *spec,
 			  const char *base, const sl_change *ch, const sl_published_rec *prev,
@@ -312,19 +316,14 @@ static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *s
 		pr->number = prev->number;
 		pr->url = sl_xstrdup_or_null(prev->url);
 		pr->state = SL_PR_OPEN;
-	} else {
-		if ((ret = sl_forge_find(f, ch->branch, pr, err)))
+	} else if (!pr->number) {
+		if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
+					 &spec->review.labels, spec->review.draft, pr, err)))
 			return ret;
-		if (!pr->number || pr->state != SL_PR_OPEN) {
-			sl_forge_pr_release(pr);
-			if ((ret = sl_forge_open(f, ch->branch, base, ch->title, ch->body,
-						 &spec->review.labels, spec->review.draft, pr, err)))
-				return ret;
-			progress(o, "%s: opened #%lld %s", ch->branch, (long long)pr->number,
-				 pr->url ? pr->url : "");
-			sum->opened++;
-			return SL_OK;
-		}
+		progress(o, "%s: opened #%lld %s", ch->branch, (long long)pr->number,
+			 pr->url ? pr->url : "");
+		sum->opened++;
+		return SL_OK;
 	}
 	if ((ret = sl_forge_update(f, pr->number, ch->title, ch->body, err)))
 		return ret;
@@ -337,6 +336,38 @@ static int open_or_update(sl_publish_summary *sum, sl_forge *f, const sl_spec *s
 		progress(o, "%s: #%lld title and body updated", ch->branch, (long long)pr->number);
 	sum->updated++;
 	return SL_OK;
+}
+
+/*
+ * A request the forge already decided for the change's head (another store
+ * published it, or this one lost its ledger): recorded with its state and
+ * the decision it means, never opened again.
+ */
+static int record_decided(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
+			  const sl_spec *spec, const sl_change *ch, const sl_forge_pr *pr,
+			  const char *head, const char *text_sha, const sl_publish_opts *o,
+			  sl_err *err)
+{
+	sl_buf reason = SL_BUF_INIT;
+	int merged = pr->state == SL_PR_MERGED, ret;
+
+	if (merged)
+		sl_buf_addf(&reason, "merged as #%lld", (long long)pr->number);
+	else
+		sl_buf_addf(&reason, "closed without merge (#%lld)", (long long)pr->number);
+	progress(o, "%s: %s #%lld already %s, not opened again", ch->branch,
+		 forge_name(spec->review.forge), (long long)pr->number,
+		 sl_pr_state_name(pr->state));
+	if ((ret = record_change(st, camp, spec, ch, pr, head, text_sha, err)))
+		goto done;
+	for (size_t k = 0; k < ch->ncands; k++)
+		if ((ret = sl_store_decide(st, ch->cands[k], merged ? SL_D_ACCEPT : SL_D_REJECT,
+					   reason.buf, err)))
+			goto done;
+	sum->closed++;
+done:
+	sl_buf_release(&reason);
+	return ret;
 }
 
 static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
@@ -368,6 +399,14 @@ static int publish_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_
 		goto done;
 	}
 	if (!have) {
+		if ((ret = sl_forge_find(fs->f, ch->branch, &pr, err)))
+			goto done;
+		if (pr.number && pr.state != SL_PR_OPEN) {
+			ret = record_decided(sum, st, camp, spec, ch, &pr, head, text_sha, o, err);
+			goto done;
+		}
+	}
+	if (!have && !pr.number) {
 		if ((ret = sl_store_published_pace(st, camp->id, &open_now, &last_hour, err)))
 			goto done;
 		if (open_now >= spec->review.max_open || last_hour >= spec->review.max_per_hour) {
@@ -397,6 +436,99 @@ done:
 	return ret;
 }
 
+/*
+ * Close request number (rows[first] and the rows after it with that number)
+ * when every candidate in it was rejected in the store (and its target not
+ * sent back by retry: the new candidate's publish updates the request) and
+ * the forge still has it open, with the reason as its comment; the rows are
+ * recorded closed.
+ */
+static int withdraw_one(sl_publish_summary *sum, sl_store *st, const session *fs,
+			sl_published_rec *rows, size_t nrows, size_t first,
+			const sl_publish_opts *o, sl_err *err)
+{
+	sl_candidate_rec c = { 0 };
+	sl_forge_pr pr = { 0 };
+	sl_buf comment = SL_BUF_INIT;
+	char *reason = NULL;
+	int64_t number = rows[first].number;
+	int ret = SL_OK, rejected = 1;
+
+	for (size_t i = first; i < nrows && rejected; i++) {
+		if (rows[i].number != number)
+			continue;
+		sl_candidate_rec_release(&c);
+		memset(&c, 0, sizeof(c));
+		if ((ret = sl_store_candidate_get(st, rows[i].candidate_id, &c, err)))
+			goto done;
+		rejected = c.decision == SL_D_REJECT;
+		if (rejected) {     /* a target sent back by retry awaits its new candidate */
+			sl_target_rec t = { 0 };
+
+			if ((ret = sl_store_target_get(st, c.target_id, &t, err)))
+				goto done;
+			rejected = t.state == SL_T_REJECTED;
+			sl_target_rec_release(&t);
+		}
+		if (rejected && !reason && c.decision_reason && *c.decision_reason)
+			reason = sl_xstrdup(c.decision_reason);
+	}
+	if (!rejected || (ret = sl_forge_get(fs->f, number, &pr, err)) ||
+	    pr.state != SL_PR_OPEN)
+		goto done;     /* decided on the forge already: sync reads it */
+	sl_buf_addf(&comment, "Rejected in sluice%s%s", reason ? ": " : "", reason ? reason : "");
+	if ((ret = sl_forge_close(fs->f, number, comment.buf, err)))
+		goto done;
+	progress(o, "#%lld: closed, its change was rejected%s%s", (long long)number,
+		 reason ? ": " : "", reason ? reason : "");
+	sum->withdrawn++;
+	for (size_t i = first; i < nrows; i++) {
+		if (rows[i].number != number)
+			continue;
+		rows[i].state = SL_PR_CLOSED;
+		free(rows[i].close_reason);
+		rows[i].close_reason = sl_xstrdup(comment.buf);
+		if ((ret = sl_store_published_put(st, &rows[i], err)))
+			goto done;
+	}
+done:
+	sl_forge_pr_release(&pr);
+	sl_candidate_rec_release(&c);
+	sl_buf_release(&comment);
+	free(reason);
+	return ret;
+}
+
+/* The requests recorded open, one call of fn per request (its first row). */
+typedef int (*request_fn)(sl_publish_summary *sum, sl_store *st, const session *fs,
+			  sl_published_rec *rows, size_t nrows, size_t first,
+			  const sl_publish_opts *o, sl_err *err);
+
+static int each_open_request(sl_publish_summary *sum, sl_store *st, const session *fs,
+			     int count, request_fn fn, const sl_publish_opts *o, sl_err *err)
+{
+	sl_published_rec *rows = NULL;
+	size_t n = 0;
+	int ret;
+
+	if ((ret = sl_store_published_list(st, fs->camp->id, SL_PR_OPEN, &rows, &n, err)))
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = rows[k].number == rows[i].number;
+		if (seen || !rows[i].number)
+			continue;
+		sum->changes += count;
+		if ((ret = fn(sum, st, fs, rows, n, i, o, err)))
+			goto done;
+	}
+done:
+	sl_published_list_free(rows, n);
+	return ret;
+}
+
 int sl_publish(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 	       const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
@@ -407,6 +539,7 @@ int sl_publish(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *cam
 
 	memset(out, 0, sizeof(*out));
 	if ((ret = session_open(&fs, camp, spec, repo, o, err)) ||
+	    (ret = each_open_request(out, st, &fs, 0, withdraw_one, o, err)) ||
 	    (ret = sl_changes_build(&ch, &nch, st, camp, spec, repo, err)))
 		goto done;
 	out->changes = nch;
@@ -447,7 +580,74 @@ static int fetch_target(git_repository *repo, const char *url, const char *branc
 	return ret;
 }
 
-/* 1 when merge has head's blob at every path head changed from base, 0 if not, -1 unknown. */
+/* The hunks of one diff without context: line ranges in the old and new side. */
+typedef struct hunks {
+	git_diff_hunk *v;
+	size_t n, alloc;
+} hunks;
+
+static int on_hunk(const git_diff_delta *d, const git_diff_hunk *h, void *payload)
+{
+	hunks *hs = payload;
+
+	(void)d;
+	SL_ALLOC_GROW(hs->v, hs->n + 1, hs->alloc);
+	hs->v[hs->n++] = *h;
+	return 0;
+}
+
+/* The hunks from blob a to blob b (a NULL blob is empty); -1 on error. */
+static int blob_hunks(git_repository *repo, const git_oid *a, const git_oid *b, hunks *out)
+{
+	git_diff_options o;
+	git_blob *ab = NULL, *bb = NULL;
+	int ret = -1;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 0;
+	o.interhunk_lines = 0;
+	if ((!a || !git_blob_lookup(&ab, repo, a)) && (!b || !git_blob_lookup(&bb, repo, b)) &&
+	    !git_diff_blobs(ab, NULL, bb, NULL, &o, NULL, NULL, on_hunk, NULL, out))
+		ret = 0;
+	git_blob_free(ab);
+	git_blob_free(bb);
+	return ret;
+}
+
+/*
+ * Whether the merge's edit (hunks head->merge) touches the change's lines
+ * (hunks base->head, as head numbers them): it removes or rewrites a line
+ * the change wrote, inserts inside a run of them, or puts lines back where
+ * the change deleted some.
+ */
+static int touches(const hunks *change, const hunks *merge)
+{
+	for (size_t i = 0; i < merge->n; i++) {
+		const git_diff_hunk *m = &merge->v[i];
+
+		for (size_t k = 0; k < change->n; k++) {
+			const git_diff_hunk *c = &change->v[k];
+			int c_end = c->new_start + c->new_lines;     /* one past the last */
+
+			if (m->old_lines && c->new_lines && m->old_start < c_end &&
+			    c->new_start < m->old_start + m->old_lines)
+				return 1;
+			if (!m->old_lines && c->new_lines && m->old_start >= c->new_start &&
+			    m->old_start + 1 < c_end)
+				return 1;
+			if (!m->old_lines && !c->new_lines && m->old_start == c->new_start)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * 1 when merge holds the change (base to head) untouched: at every path the
+ * change edited, the lines it wrote are in the merge as it wrote them,
+ * whatever else landed in the same file (another change, say); 0 if not,
+ * -1 unknown.
+ */
 static int landed_unchanged(git_repository *repo, const char *base_hex, const char *head_hex,
 			    const char *merge_hex)
 {
@@ -469,9 +669,17 @@ static int landed_unchanged(git_repository *repo, const char *base_hex, const ch
 		git_tree_entry *he = NULL, *me = NULL;
 		int hok = !git_tree_entry_bypath(&he, ht, d->new_file.path);
 		int mok = !git_tree_entry_bypath(&me, mt, d->new_file.path);
+		hunks ch = { 0 }, mh = { 0 };
 
-		if (hok != mok || (hok && git_oid_cmp(git_tree_entry_id(he), git_tree_entry_id(me))))
+		if (hok != mok)
 			res = 0;
+		else if (hok && git_oid_cmp(git_tree_entry_id(he), git_tree_entry_id(me)))
+			res = blob_hunks(repo, d->old_file.mode ? &d->old_file.id : NULL,
+					 git_tree_entry_id(he), &ch) ||
+				blob_hunks(repo, git_tree_entry_id(he), git_tree_entry_id(me), &mh) ?
+				-1 : !touches(&ch, &mh);
+		free(ch.v);
+		free(mh.v);
 		git_tree_entry_free(he);
 		git_tree_entry_free(me);
 	}
@@ -503,10 +711,12 @@ static char *reason_of(const char *comment, int64_t number)
 	return sl_buf_detach(&b, NULL);
 }
 
-static int sync_one(sl_publish_summary *sum, sl_store *st, const sl_campaign_rec *camp,
-		    git_repository *repo, const session *fs, sl_published_rec *rows, size_t nrows,
-		    size_t first, const sl_publish_opts *o, sl_err *err)
+static int sync_one(sl_publish_summary *sum, sl_store *st, const session *fs,
+		    sl_published_rec *rows, size_t nrows, size_t first, const sl_publish_opts *o,
+		    sl_err *err)
 {
+	git_repository *repo = fs->repo;
+	const sl_campaign_rec *camp = fs->camp;
 	sl_forge_pr pr = { 0 };
 	int64_t number = rows[first].number;
 	char *reason = NULL;
@@ -565,27 +775,12 @@ int sl_sync(sl_publish_summary *out, sl_store *st, const sl_campaign_rec *camp,
 	    const sl_spec *spec, git_repository *repo, const sl_publish_opts *o, sl_err *err)
 {
 	session fs;
-	sl_published_rec *rows = NULL;
-	size_t n = 0;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if ((ret = session_open(&fs, camp, spec, repo, o, err)) ||
-	    (ret = sl_store_published_list(st, camp->id, SL_PR_OPEN, &rows, &n, err)))
-		goto done;
-	for (size_t i = 0; i < n; i++) {
-		int seen = 0;
-
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = rows[k].number == rows[i].number;
-		if (seen || !rows[i].number)
-			continue;
-		out->changes++;
-		if ((ret = sync_one(out, st, camp, repo, &fs, rows, n, i, o, err)))
-			goto done;
-	}
-done:
-	sl_published_list_free(rows, n);
+	if (!(ret = session_open(&fs, camp, spec, repo, o, err)) &&
+	    !(ret = each_open_request(out, st, &fs, 0, withdraw_one, o, err)))
+		ret = each_open_request(out, st, &fs, 1, sync_one, o, err);
 	session_close(&fs);
 	return ret;
 }

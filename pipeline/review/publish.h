@@ -10,12 +10,19 @@
  * the title and body of one whose change moved.  New requests are paced:
  * at most review.max_open open at once and review.max_per_hour opened in
  * the last hour (counted from the store); the rest wait for a later run.
- * Each change is recorded in its own transaction.
+ * Each change is recorded in its own transaction.  A head whose request the
+ * forge already merged or closed is recorded with that decision, never
+ * opened again.
+ *
+ * Both first close every request recorded as open whose candidates were
+ * all rejected in the store (`sluice reject`), with a comment giving the
+ * reason, and stop tracking it.
  *
  * sync: for each request recorded as open, read its state: merged records
  * an accept for its candidates, with whether it landed unchanged (the
- * merged commit, fetched from the remote, has the proposed blobs at every
- * path the change touched); closed without merge records a reject with the
+ * merged commit, fetched from the remote, holds the lines the change wrote
+ * as it wrote them at every path it touched, whatever else landed in the
+ * same files); closed without merge records a reject with the
  * last comment as the reason; review comments are counted.
  *
  * The token is borrowed from the caller, sent only to the forge (in its
@@ -43,6 +50,7 @@ typedef struct sl_publish_opts {
 
 typedef struct sl_publish_summary {
 	size_t changes, opened, updated, unchanged, paced, closed;
+	size_t withdrawn;           /* open requests closed: their changes were rejected here */
 	/* sync: */
 	size_t open, merged, rejected, landed_unchanged;
 } sl_publish_summary;

@@ -1,8 +1,9 @@
 /*
- * attempt.c - the attempts at one target: rules on the first attempt, else
- * the model step (model.c); the edits placed on the base and committed; the
- * candidate judged (judge.c); the attempt, candidate and gate runs recorded
- * in one transaction (record.c).  A failed attempt's reply and feedback go
+ * attempt.c - the attempts at one target: rules on the first attempt of a
+ * round (attempt 1, or the first after `sluice retry`), else the model step
+ * (model.c); the edits placed on the base and committed; the candidate
+ * judged (judge.c); the attempt, candidate and gate runs recorded in one
+ * transaction (record.c).  A failed attempt's reply and feedback go
  * into the next attempt's prompt.
  *
  * A new step of an attempt is a function taking the attempt's context
@@ -51,7 +52,16 @@ static void attempt_state_release(attempt_state *s)
 	free(s->correction_reply);
 }
 
-/* Rules on the first attempt: sets a->s.use_rules when some rule rewrote a site. */
+/*
+ * The first attempt of the target's current round: attempt 1, or the first
+ * after a `sluice retry` (which may follow a change of the rules).
+ */
+static int first_of_round(const run_attempt *a)
+{
+	return a->n == a->rec->attempt_base + 1;
+}
+
+/* Rules on a round's first attempt: sets a->s.use_rules when some rule rewrote a site. */
 static int try_rules(run_attempt *a, sl_err *err)
 {
 	const sl_spec *spec = a->x->c->spec;
@@ -75,21 +85,22 @@ static int try_rules(run_attempt *a, sl_err *err)
 
 /*
  * Rules only, and none applies (or their candidate failed): nothing to try.
- * Records the target skipped (attempt 1) or failed.
+ * Records the target skipped (a round's first attempt) or failed.
  */
 static int record_nothing_to_try(run_attempt *a, sl_err *err)
 {
 	attempt_state *s = &a->s;
 	int64_t n = a->n;
-	const char *why = n == 1 ? "no rule applies to this target" :
+	int first = first_of_round(a);
+	const char *why = first ? "no rule applies to this target" :
 		"the rules' candidate failed and there is no model to retry";
 
-	if (n == 1) {
+	if (first) {
 		s->a.source = "rules";
 		s->a.outcome = SL_A_NO_EDIT;
 		s->a.error = (char *)why;
 	}
-	return run_record_plain(a, n == 1 ? SL_T_SKIPPED : SL_T_FAILED, n == 1 ? 1 : n - 1, why,
+	return run_record_plain(a, first ? SL_T_SKIPPED : SL_T_FAILED, first ? n : n - 1, why,
 				err);
 }
 
@@ -225,7 +236,7 @@ static int attempt(run_attempt *a, sl_err *err)
 	memset(&a->gates, 0, sizeof(a->gates));
 	a->branch = NULL;
 	a->passed = a->ended = a->done = 0;
-	if (a->n == 1 && spec->nrules && try_rules(a, err))
+	if (first_of_round(a) && spec->nrules && try_rules(a, err))
 		goto done;
 	if (!s->use_rules && !x->provider) {
 		if ((ret = record_nothing_to_try(a, err)))

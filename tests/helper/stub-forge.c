@@ -25,11 +25,15 @@
  * the quota is spent until the next whole second plus one (reset), and a
  * request before then gets 403 "API rate limit exceeded" with remaining 0.
  *
- * GitHub: /repos/P/pulls (GET ?head=OWNER:B&state=all, POST), /pulls/N (GET,
- * PATCH), /pulls/N/comments, /issues/N/comments, /issues/N/labels (POST),
+ * GitHub: /repos/P/pulls (GET ?head=OWNER:B&state=S, POST), /pulls/N (GET,
+ * PATCH: title, body, state open|closed), /pulls/N/comments, /issues/N/comments
+ * (GET, POST), /issues/N/labels (POST),
  * /branches/B.  GitLab: /api/v4/projects/ENC(P)/merge_requests (GET
- * ?source_branch=B, POST), /merge_requests/IID (GET, PUT), /notes,
- * /repository/branches/B.
+ * ?source_branch=B&state=S, POST), /merge_requests/IID (GET, PUT: title, description, state_event
+ * close|reopen), /notes (GET, POST),
+ * /repository/branches/B.  A list's state filter is the documented one:
+ * GitHub open (the default), closed (merged ones too) or all; GitLab
+ * opened, closed, merged or all (the default).
  *
  * Test controls (no auth): POST /_stub/merge/N (body: the merge commit),
  * POST /_stub/close/N (body: a closing comment, may be empty), POST
@@ -297,10 +301,19 @@ static void update(resp *r, json_t *p, json_t *req)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(req, k, v)
-		if (!strcmp(k, "title") || !strcmp(k, "body") || !strcmp(k, "description") ||
-		    !strcmp(k, "state"))
+	json_object_foreach(req, k, v) {
+		const char *s = json_string_value(v);
+
+		if (!strcmp(k, "title") || !strcmp(k, "body") || !strcmp(k, "description"))
 			json_object_set(p, k, v);
+		else if (!gitlab && !strcmp(k, "state") && s &&
+			 (!strcmp(s, "open") || !strcmp(s, "closed")))
+			json_object_set(p, k, v);
+		else if (gitlab && !strcmp(k, "state_event") && s &&
+			 (!strcmp(s, "close") || !strcmp(s, "reopen")))
+			json_object_set_new(p, "state", json_string(!strcmp(s, "close") ?
+								   "closed" : "opened"));
+	}
 	answer(r, 200, view(p));
 }
 
@@ -332,6 +345,8 @@ static void route(resp *r, const char *method, const char *target, const char *r
 			char *head = query_param(query, gitlab ? "source_branch" : "head");
 			const char *want = head && !gitlab && strchr(head, ':') ?
 				strchr(head, ':') + 1 : head;
+			char *state = query_param(query, "state");
+			const char *st = state ? state : gitlab ? "all" : "open";
 			json_t *list = json_array(), *e;
 			size_t i;
 
@@ -339,10 +354,12 @@ static void route(resp *r, const char *method, const char *target, const char *r
 				const char *h = json_string_value(json_object_get(e, gitlab ?
 							"source_branch" : "head_ref"));
 
-				if (!want || (h && !strcmp(h, want)))
+				if ((!want || (h && !strcmp(h, want))) &&
+				    (!strcmp(st, "all") || !strcmp(st, pr_state(e))))
 					json_array_append_new(list, view(e));
 			}
 			free(head);
+			free(state);
 			paginate(r, list, target, query);
 			return;
 		}
@@ -357,6 +374,15 @@ static void route(resp *r, const char *method, const char *target, const char *r
 			answer(r, 200, view(p));
 		} else if (!tail[0] && !strcmp(method, gitlab ? "PUT" : "PATCH")) {
 			update(r, p, req);
+		} else if (!strcmp(method, "POST") && json_string_value(json_object_get(req, "body")) &&
+			   !strcmp(tail, gitlab ? "/notes" : "/comments") &&
+			   (gitlab || !strncmp(rest, "issues", 6))) {
+			json_t *c = gitlab ? json_pack("{s:O,s:b}", "body", json_object_get(req, "body"),
+						       "system", 0) :
+				json_pack("{s:O}", "body", json_object_get(req, "body"));
+
+			json_array_append(json_object_get(p, gitlab ? "notes" : "comments"), c);
+			answer(r, 201, c);
 		} else if (!strcmp(tail, "/comments") && !strncmp(rest, "issues", 6)) {
 			paginate(r, json_deep_copy(json_object_get(p, "comments")), target, query);
 		} else if (!strcmp(tail, "/comments")) {

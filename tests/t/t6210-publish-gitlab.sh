@@ -147,6 +147,17 @@ test_expect_success 'max_per_hour paces new merge requests by those opened in th
 	grep -q "3 changes: 1 opened, 0 updated, 0 up to date, 1 paced, 1 already decided" out
 '
 
+test_expect_success 'a change rejected in sluice has its merge request closed (state_event) with a note' '
+	n=$(sqlite3 s-hour.db "select max(number) from published where state = '"'"'open'"'"'") &&
+	c=$(sqlite3 s-hour.db "select candidate_id from published where number = $n") &&
+	sluice reject --store s-hour.db $c --reason "not here" &&
+	sluice sync --store s-hour.db h.yaml >out &&
+	grep -q "^1 request closed: its change was rejected" out &&
+	grep -q "POST /api/v4/projects/acme%2Ftools%2Fgreet/merge_requests/$n/notes 201" forge.log &&
+	test "$(mr $n state)" = closed &&
+	test "$(sqlite3 s-hour.db "select state from published where number = $n")" = closed
+'
+
 test_expect_success 'a template with an unknown variable is bad input naming file and line (exit 2)' '
 	write_campaign t.yaml &&
 	review_section file "  body: \"{{nosuch}}\"" >>t.yaml &&
