@@ -5,11 +5,14 @@
  *
  * Reads the funnel, candidates, gate runs, attempts and targets from the
  * store.  Sections: the funnel as an inline SVG bar chart; each proposed
- * change with its gates (log excerpts of those that did not pass),
- * attempts, model and cost, and its diff coloured by line kind and by
- * token (keywords, strings, comments); rejected candidates and failed or
- * skipped targets with their reasons.  Everything from the store is
- * escaped: gate output and model text are hostile.
+ * change with its gates (notes, log excerpts of those that did not pass),
+ * model and cost, and its diff coloured by line kind and by token
+ * (keywords, strings, comments); rejected candidates; failed or skipped
+ * targets with their reasons.  Every attempt at a change's or a failed
+ * target's target is folded in a <details>: source, outcome, why it
+ * failed, its candidate's gates and logs and its coloured diff.
+ * Everything from the store is escaped: gate output and model text are
+ * hostile.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -348,30 +351,94 @@ static void add_change_gates(sl_buf *out, const sl_gate_run_rec *g, size_t ng)
 	}
 }
 
-/* The attempts at the target, folded, when there was more than one. */
-static void add_change_attempts(sl_buf *out, const sl_attempt_rec *a, size_t na)
+/* What the report reads beside the page: the store and every candidate of the campaign. */
+struct html_ctx {
+	sl_buf *out;
+	sl_store *st;
+	const sl_candidate_rec *all;  /* every candidate, whatever its state */
+	size_t nall;
+};
+
+/* The candidate an attempt made, or NULL when it made none. */
+static const sl_candidate_rec *candidate_of(const struct html_ctx *h, int64_t attempt_id)
 {
-	if (na <= 1)
-		return;
-	sl_buf_adds(out, "<details><summary>attempts</summary><table><tr><th>#</th>"
-		    "<th>source</th><th>outcome</th><th>tokens</th><th>cost</th>"
-		    "<th>error</th></tr>\n");
-	for (size_t i = 0; i < na; i++) {
-		sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)a[i].n);
-		sl_report_add_xml(out, a[i].source);
-		sl_buf_adds(out, "</td><td>");
-		sl_report_add_xml(out, sl_attempt_outcome_name(a[i].outcome));
-		sl_buf_addf(out, "</td><td>%lld</td><td>%.4f</td><td>",
-			    (long long)attempt_tokens(&a[i]), a[i].cost);
-		sl_report_add_xml(out, a[i].error);
-		sl_buf_adds(out, "</td></tr>\n");
+	for (size_t i = 0; i < h->nall; i++)
+		if (h->all[i].attempt_id == attempt_id)
+			return &h->all[i];
+	return NULL;
+}
+
+/* The run of the first gate that did not pass or skip, or NULL. */
+static const sl_gate_run_rec *first_failure(const sl_gate_run_rec *g, size_t ng)
+{
+	for (size_t i = 0; i < ng; i++)
+		if (g[i].verdict != SL_VERDICT_PASS && g[i].verdict != SL_VERDICT_SKIP)
+			return &g[i];
+	return NULL;
+}
+
+/*
+ * One attempt, folded: its number, source and outcome, and why it failed
+ * in the summary; its error, the gates of its candidate with their notes
+ * and logs, and the candidate's diff inside.  The attempt that made the
+ * change shown around it (shown_id) has no diff of its own here.
+ */
+static int add_attempt(struct html_ctx *h, const sl_attempt_rec *a, int64_t shown_id,
+		       sl_err *err)
+{
+	const sl_candidate_rec *c = candidate_of(h, a->id);
+	const sl_gate_run_rec *bad;
+	sl_gate_run_rec *g = NULL;
+	sl_buf *out = h->out;
+	size_t ng = 0;
+	int ret = SL_OK;
+
+	if (c && (ret = sl_store_gate_runs(h->st, c->id, &g, &ng, err)))
+		goto done;
+	sl_buf_addf(out, "<details><summary>attempt %lld: ", (long long)a->n);
+	sl_report_add_xml(out, a->source);
+	sl_buf_adds(out, ", ");
+	sl_report_add_xml(out, sl_attempt_outcome_name(a->outcome));
+	if ((bad = first_failure(g, ng))) {
+		sl_buf_adds(out, ", gate ");
+		sl_report_add_xml(out, bad->gate);
+		sl_buf_addf(out, ": <span class=\"%s\">%s</span>", sl_verdict_name(bad->verdict),
+			    sl_verdict_name(bad->verdict));
+	} else if (c) {
+		sl_buf_adds(out, ", <span class=\"pass\">passed</span>");
 	}
-	sl_buf_adds(out, "</table></details>\n");
+	if (c && c->id == shown_id)
+		sl_buf_adds(out, " (this change)");
+	sl_buf_addf(out, "</summary>\n<p>%lld tokens, cost %.4f.</p>\n",
+		    (long long)attempt_tokens(a), a->cost);
+	if (a->error) {
+		sl_buf_adds(out, "<pre class=\"reason\">");
+		sl_report_add_xml(out, a->error);
+		sl_buf_adds(out, "</pre>\n");
+	}
+	if (c && c->id != shown_id) {
+		add_change_gates(out, g, ng);
+		add_diff(out, c->diff);
+	}
+	sl_buf_adds(out, "</details>\n");
+done:
+	sl_gate_run_list_free(g, ng);
+	return ret;
+}
+
+/* Every attempt at a target, each folded. */
+static int add_attempts(struct html_ctx *h, const sl_attempt_rec *a, size_t na,
+			int64_t shown_id, sl_err *err)
+{
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < na && !ret; i++)
+		ret = add_attempt(h, &a[i], shown_id, err);
+	return ret;
 }
 
 /* One proposed change: heading, gates and their logs, attempts, coloured diff. */
-static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size_t idx,
-		      sl_err *err)
+static int add_change(struct html_ctx *h, const sl_candidate_rec *c, size_t idx, sl_err *err)
 {
 	sl_gate_run_rec *g = NULL;
 	sl_attempt_rec *a = NULL;
@@ -381,8 +448,8 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 	int64_t tokens = 0;
 	int ret;
 
-	if ((ret = sl_store_gate_runs(st, c->id, &g, &ng, err)) ||
-	    (ret = sl_store_attempts(st, c->target_id, &a, &na, err)))
+	if ((ret = sl_store_gate_runs(h->st, c->id, &g, &ng, err)) ||
+	    (ret = sl_store_attempts(h->st, c->target_id, &a, &na, err)))
 		goto done;
 	for (size_t i = 0; i < na; i++) {
 		cost += a[i].cost;
@@ -390,11 +457,12 @@ static int add_change(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size
 		if (a[i].id == c->attempt_id)
 			model = model_of(&a[i]);
 	}
-	add_change_head(out, c, idx, na, model, tokens, cost);
-	add_change_gates(out, g, ng);
-	add_change_attempts(out, a, na);
-	add_diff(out, c->diff);
-	sl_buf_adds(out, "</div>\n");
+	add_change_head(h->out, c, idx, na, model, tokens, cost);
+	add_change_gates(h->out, g, ng);
+	if ((ret = add_attempts(h, a, na, c->id, err)))
+		goto done;
+	add_diff(h->out, c->diff);
+	sl_buf_adds(h->out, "</div>\n");
 done:
 	free(model);
 	sl_gate_run_list_free(g, ng);
@@ -423,15 +491,15 @@ static void add_page_head(sl_buf *out, const sl_campaign_rec *camp, const sl_fun
 }
 
 /* Every proposed candidate reviewers did not reject, numbered from 1. */
-static int add_changes(sl_buf *out, sl_store *st, const sl_candidate_rec *c, size_t nc,
-		       size_t nrej, sl_err *err)
+static int add_changes(struct html_ctx *h, const sl_candidate_rec *c, size_t nc, size_t nrej,
+		       sl_err *err)
 {
 	size_t idx = 0;
 	int ret;
 
-	sl_buf_addf(out, "<h2>Proposed changes (%zu)</h2>\n", nc - nrej);
+	sl_buf_addf(h->out, "<h2>Proposed changes (%zu)</h2>\n", nc - nrej);
 	for (size_t i = 0; i < nc; i++)
-		if (c[i].decision != SL_D_REJECT && (ret = add_change(out, st, &c[i], ++idx, err)))
+		if (c[i].decision != SL_D_REJECT && (ret = add_change(h, &c[i], ++idx, err)))
 			return ret;
 	return SL_OK;
 }
@@ -455,20 +523,18 @@ static void add_rejected(sl_buf *out, const sl_candidate_rec *c, size_t nc, size
 	sl_buf_adds(out, "</table>\n");
 }
 
-/* The targets that failed or were skipped, with state, attempts and reason. */
-static void add_failed(sl_buf *out, const sl_target_rec *t, size_t nt)
+static int is_failed(const sl_target_rec *t)
 {
-	size_t nfail = 0;
+	return t->state == SL_T_FAILED || t->state == SL_T_SKIPPED;
+}
 
-	for (size_t i = 0; i < nt; i++)
-		nfail += t[i].state == SL_T_FAILED || t[i].state == SL_T_SKIPPED;
-	sl_buf_addf(out, "<h2>Targets that failed or were skipped (%zu)</h2>\n", nfail);
-	if (!nfail)
-		return;
+/* The failed or skipped targets' table: state, attempts and reason. */
+static void add_failed_table(sl_buf *out, const sl_target_rec *t, size_t nt)
+{
 	sl_buf_adds(out, "<table><tr><th>target</th><th>state</th><th>attempts</th>"
 		    "<th>reason</th></tr>\n");
 	for (size_t i = 0; i < nt; i++) {
-		if (t[i].state != SL_T_FAILED && t[i].state != SL_T_SKIPPED)
+		if (!is_failed(&t[i]))
 			continue;
 		sl_buf_adds(out, "<tr><td>");
 		sl_report_add_xml(out, t[i].path);
@@ -481,32 +547,70 @@ static void add_failed(sl_buf *out, const sl_target_rec *t, size_t nt)
 	sl_buf_adds(out, "</table>\n");
 }
 
+/* The targets that failed or were skipped: the table, then each one's attempts. */
+static int add_failed(struct html_ctx *h, const sl_target_rec *t, size_t nt, sl_err *err)
+{
+	sl_attempt_rec *a = NULL;
+	size_t nfail = 0, na = 0;
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < nt; i++)
+		nfail += is_failed(&t[i]);
+	sl_buf_addf(h->out, "<h2>Targets that failed or were skipped (%zu)</h2>\n", nfail);
+	if (!nfail)
+		goto done;
+	add_failed_table(h->out, t, nt);
+	for (size_t i = 0; i < nt && !ret; i++) {
+		if (!is_failed(&t[i]))
+			continue;
+		if ((ret = sl_store_attempts(h->st, t[i].id, &a, &na, err)))
+			goto done;
+		sl_buf_addf(h->out, "<div class=\"change\" id=\"t%lld\"><h3>", (long long)t[i].id);
+		sl_report_add_xml(h->out, t[i].path);
+		sl_buf_addf(h->out, ":%lld <small>(%s, %zu attempt%s)</small></h3>\n",
+			    (long long)t[i].start_line, sl_target_state_name(t[i].state), na,
+			    na == 1 ? "" : "s");
+		ret = add_attempts(h, a, na, 0, err);
+		sl_buf_adds(h->out, "</div>\n");
+		sl_attempt_list_free(a, na);
+		a = NULL;
+		na = 0;
+	}
+done:
+	sl_attempt_list_free(a, na);
+	return ret;
+}
+
 int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir, sl_err *err)
 {
-	sl_candidate_rec *c = NULL;
+	sl_candidate_rec *c = NULL, *all = NULL;
 	sl_target_rec *t = NULL;
 	sl_funnel f = { 0 };
 	sl_metrics m = { 0 };
 	sl_buf out = SL_BUF_INIT;
-	size_t nc = 0, nt = 0, nrej = 0;
+	size_t nc = 0, nt = 0, nrej = 0, nall = 0;
+	struct html_ctx h = { &out, st, NULL, 0 };
 	char *path = NULL;
 	int ret;
 
 	if ((ret = sl_store_funnel(st, camp->id, &f, err)) ||
 	    (ret = sl_store_metrics(st, camp->id, &m, err)) ||
 	    (ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &c, &nc, err)) ||
+	    (ret = sl_store_candidates(st, camp->id, SL_C_ANY, &all, &nall, err)) ||
 	    (ret = sl_store_targets(st, camp->id, SL_T_ANY, &t, &nt, err)))
 		goto done;
+	h.all = all;
+	h.nall = nall;
 	for (size_t i = 0; i < nc; i++)
 		nrej += c[i].decision == SL_D_REJECT;
 	add_page_head(&out, camp, &f);
 	add_funnel_svg(&out, &f);
 	add_outcomes(&out, &m);
-	if ((ret = add_changes(&out, st, c, nc, nrej, err)))
+	if ((ret = add_changes(&h, c, nc, nrej, err)))
 		goto done;
 	add_rejected(&out, c, nc, nrej);
-	add_failed(&out, t, nt);
-	if ((ret = sl_report_unplaced(&out, st, camp->id, SL_UNPLACED_HTML, err)))
+	if ((ret = add_failed(&h, t, nt, err)) ||
+	    (ret = sl_report_unplaced(&out, st, camp->id, SL_UNPLACED_HTML, err)))
 		goto done;
 	sl_buf_adds(&out, "</body></html>\n");
 	path = sl_path_join(outdir, "report.html");
@@ -517,6 +621,7 @@ done:
 	sl_funnel_release(&f);
 	sl_metrics_release(&m);
 	sl_candidate_list_free(c, nc);
+	sl_candidate_list_free(all, nall);
 	sl_target_list_free(t, nt);
 	return ret;
 }
