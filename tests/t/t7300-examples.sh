@@ -36,6 +36,13 @@ test_expect_success 'testgen: the example proposes the one good test of six' '
 	grep -q "^- mutants: kills 2 of 9 mutants" demo/testgen-export/report.md
 '
 
+test_expect_success 'testgen: the test that only calls clamp covers its lines and kills no mutant' '
+	sluice show 5 --store demo/testgen.db >noassert &&
+	grep -q "^+	clamp(15, 0, 10);$" noassert &&
+	grep -q "^gate coverage  *pass .*4/6 -> 6/6" noassert &&
+	grep -q "^gate mutants  *fail .*(kills 0 of 9 mutants the existing tests miss (5 killed by both, 4 survive))$" noassert
+'
+
 readme_campaign() { # SECTION: the first yaml block under the README heading SECTION
 	awk -v s="$1" '/^## / { sec = $0 } /^```yaml$/ && sec == s && !done { on = 1; next }
 		/^```$/ && on { on = 0; done = 1 } on' "$EXAMPLES/../README.md"
@@ -134,13 +141,15 @@ test_expect_success 'fix, model version: one fix of five is proposed, each reply
 	test "$(store_query fix-model.db "select state from targets where start_line = 18")" = proposed
 '
 
-test_expect_success 'testgen, model version: the third reply, the good test, is proposed' '
+test_expect_success 'testgen, model version: the test asserting nothing fails at mutants, the third reply is proposed' '
 	mkdir mt &&
 	openai_reply mt/reply-1.json <"$EXAMPLES/testgen/replies/1-nobuild.txt" &&
-	openai_reply mt/reply-2.json <"$EXAMPLES/testgen/replies/2-fails.txt" &&
+	openai_reply mt/reply-2.json <"$EXAMPLES/testgen/replies/5-noassert.txt" &&
 	openai_reply mt/reply-3.json <"$EXAMPLES/testgen/replies/6-good.txt" &&
 	model_example testgen mt &&
 	grep -q "proposed  *1" testgen-model.out &&
+	grep -q "mutants  *1 passed, 1 failed" testgen-model.out &&
+	test "$(store_query testgen-model.db "select verdict || \": \" || note from gate_runs where gate = \"mutants\" and candidate_id = 2")" = "fail: kills 0 of 9 mutants the existing tests miss (5 killed by both, 4 survive)" &&
 	test "$(store_query testgen-model.db "select attempts from targets")" = 3 &&
 	! test -e mt/request-4.json
 '
