@@ -29,6 +29,23 @@ test_expect_success 'fix: the analyzer example proposes one fix of five' '
 	grep -q "^- analyzer: the target.s findings are gone" demo/fix-export/report.md
 '
 
+test_expect_success 'fix, failing tests: the test-weakening reply is rejected, the fix of clamp proposed' '
+	{ (cd "$EXAMPLES/.." && sluice run --store "$TRASH/fix-tests.db" --repo "$TRASH/demo/fix" \
+		examples/fix/campaign-tests.yaml) >fix-tests.out 2>&1 ||
+	{ cat fix-tests.out; false; }; } &&
+	grep -q "targets  *1$" fix-tests.out &&
+	grep -q "failing  *1 passed, 1 failed" fix-tests.out &&
+	grep -q "proposed  *1" fix-tests.out &&
+	store_query fix-tests.db "select candidate_id || \" \" || verdict || \": \" || note from gate_runs where gate = \"failing\"" >actual &&
+	cat >expect <<-\EOF &&
+	1 fail: changes the test that judges it: tests/check.c (test clamp_above)
+	2 pass: the target'"'"'s findings are gone
+	EOF
+	test_cmp expect actual &&
+	store_query fix-tests.db "select diff from candidates where id = 1" | grep -q "^+.*clamp(15, 0, 10) == 0," &&
+	test "$(store_query fix-tests.db "select state from candidates where id = 2")" = passed
+'
+
 test_expect_success 'testgen: the example proposes the one good test of six' '
 	run_example testgen &&
 	grep -q "mutants  *1 passed, 1 failed" testgen.out &&
