@@ -266,7 +266,7 @@ test_expect_success 'a failing test becomes a target on the function its failure
 	{ sluice run --store t.db right.yaml >out 2>err ||
 	{ cat out err; false; }; } &&
 	test "$(store_query t.db "select path || \":\" || start_line from targets")" = src/calc.c:61 &&
-	store_query t.db "select prompt from attempts" | grep -q "^src/calc.c:65: error: failing test clamp_above: src/calc.c:65: clamp(15, 0, 10) != 10 \[test:clamp_above\]"
+	store_query t.db "select prompt from attempts" | grep -q "^src/calc.c:65: error: failing test clamp_above: src/calc.c:65: clamp(15, 0, 10) != 10 (tests/check.c:40) \[test:clamp_above\]"
 '
 
 test_expect_success 'the candidate that makes it pass is proposed' '

@@ -29,11 +29,35 @@ test_expect_success 'fix: the analyzer example proposes one fix of five' '
 	grep -q "^- analyzer: the target.s findings are gone" demo/fix-export/report.md
 '
 
+test_expect_success 'fix, failing tests: the test-weakening reply is rejected, the fix of clamp proposed' '
+	{ (cd "$EXAMPLES/.." && sluice run --store "$TRASH/fix-tests.db" --repo "$TRASH/demo/fix" \
+		examples/fix/campaign-tests.yaml) >fix-tests.out 2>&1 ||
+	{ cat fix-tests.out; false; }; } &&
+	grep -q "targets  *1$" fix-tests.out &&
+	grep -q "failing  *1 passed, 1 failed" fix-tests.out &&
+	grep -q "proposed  *1" fix-tests.out &&
+	store_query fix-tests.db "select candidate_id || \" \" || verdict || \": \" || note from gate_runs where gate = \"failing\"" >actual &&
+	cat >expect <<-\EOF &&
+	1 fail: changes the test that judges it: tests/check.c (test clamp_above)
+	2 pass: the target'"'"'s findings are gone
+	EOF
+	test_cmp expect actual &&
+	store_query fix-tests.db "select diff from candidates where id = 1" | grep -q "^+.*clamp(15, 0, 10) == 0," &&
+	test "$(store_query fix-tests.db "select state from candidates where id = 2")" = passed
+'
+
 test_expect_success 'testgen: the example proposes the one good test of six' '
 	run_example testgen &&
 	grep -q "mutants  *1 passed, 1 failed" testgen.out &&
 	grep -q "proposed  *1" testgen.out &&
 	grep -q "^- mutants: kills 2 of 9 mutants" demo/testgen-export/report.md
+'
+
+test_expect_success 'testgen: the test that only calls clamp covers its lines and kills no mutant' '
+	sluice show 5 --store demo/testgen.db >noassert &&
+	grep -q "^+	clamp(15, 0, 10);$" noassert &&
+	grep -q "^gate coverage  *pass .*4/6 -> 6/6" noassert &&
+	grep -q "^gate mutants  *fail .*(kills 0 of 9 mutants the existing tests miss (5 killed by both, 4 survive))$" noassert
 '
 
 readme_campaign() { # SECTION: the first yaml block under the README heading SECTION
@@ -134,13 +158,15 @@ test_expect_success 'fix, model version: one fix of five is proposed, each reply
 	test "$(store_query fix-model.db "select state from targets where start_line = 18")" = proposed
 '
 
-test_expect_success 'testgen, model version: the third reply, the good test, is proposed' '
+test_expect_success 'testgen, model version: the test asserting nothing fails at mutants, the third reply is proposed' '
 	mkdir mt &&
 	openai_reply mt/reply-1.json <"$EXAMPLES/testgen/replies/1-nobuild.txt" &&
-	openai_reply mt/reply-2.json <"$EXAMPLES/testgen/replies/2-fails.txt" &&
+	openai_reply mt/reply-2.json <"$EXAMPLES/testgen/replies/5-noassert.txt" &&
 	openai_reply mt/reply-3.json <"$EXAMPLES/testgen/replies/6-good.txt" &&
 	model_example testgen mt &&
 	grep -q "proposed  *1" testgen-model.out &&
+	grep -q "mutants  *1 passed, 1 failed" testgen-model.out &&
+	test "$(store_query testgen-model.db "select verdict || \": \" || note from gate_runs where gate = \"mutants\" and candidate_id = 2")" = "fail: kills 0 of 9 mutants the existing tests miss (5 killed by both, 4 survive)" &&
 	test "$(store_query testgen-model.db "select attempts from targets")" = 3 &&
 	! test -e mt/request-4.json
 '
