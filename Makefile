@@ -17,6 +17,10 @@
 # here; they are never committed.
 
 CC ?= cc
+# compile on every core unless the command line says otherwise (-jN)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
 PREFIX ?= /usr/local
 BUILD := build
 PKGS := libgit2 tree-sitter libcurl jansson sqlite3 yaml-0.1 libseccomp libxml-2.0

@@ -8,10 +8,8 @@
 # Folders, innermost first; each may include its own headers and those of
 # the folders listed after "<-" in the table below.  Also:
 #   - outside validators/, only validators/validators.h (the front door);
-#   - storage/store_internal.h only inside storage/,
-#     pipeline/generate/provider_internal.h only inside pipeline/generate/,
-#     pipeline/review/forge_internal.h only inside pipeline/review/, and
-#     pipeline/spec/spec_internal.h only inside pipeline/spec/;
+#   - a header named *_internal.h (storage/store_internal.h,
+#     pipeline/run/run_internal.h, ...) only inside its own folder;
 #   - pipeline/apply/ may take the edit type (pipeline/generate/edit.h) and
 #     nothing else of generation;
 #   - pipeline/review/ may take the campaign (pipeline/spec.h) and the
@@ -276,24 +274,9 @@ BEGIN {
 		print where "outside validators/ include validators/validators.h, not " inc
 		bad++
 	}
-	if (inc == "storage/store_internal.h" && from != "storage") {
-		print where "storage/store_internal.h is private to storage/"
-		bad++
-	}
-	if (inc == "pipeline/generate/provider_internal.h" && from != "pipeline/generate") {
-		print where "pipeline/generate/provider_internal.h is private to pipeline/generate/"
-		bad++
-	}
-	if (inc == "pipeline/review/forge_internal.h" && from != "pipeline/review") {
-		print where "pipeline/review/forge_internal.h is private to pipeline/review/"
-		bad++
-	}
-	if (inc == "pipeline/spec/spec_internal.h" && from != "pipeline/spec") {
-		print where "pipeline/spec/spec_internal.h is private to pipeline/spec/"
-		bad++
-	}
-	if (inc == "pipeline/run/run_internal.h" && from != "pipeline/run") {
-		print where "pipeline/run/run_internal.h is private to pipeline/run/"
+	# a header X_internal.h is shared by the files of its own folder only
+	if (inc ~ /_internal\.h$/ && from != to) {
+		print where inc " is private to " to "/"
 		bad++
 	}
 }

@@ -130,6 +130,14 @@ test_expect_success 'an include circle is refused' '
 	cp testreport.h.orig tree/validators/testreport.h
 '
 
+test_expect_success 'a folder internal header is refused outside its folder' '
+	cp tree/pipeline/review/review.c review.c.orig &&
+	echo "#include \"pipeline/apply/apply_internal.h\"" >>tree/pipeline/review/review.c &&
+	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
+	grep "pipeline/apply/apply_internal.h is private to pipeline/apply/" out &&
+	cp review.c.orig tree/pipeline/review/review.c
+'
+
 test_expect_success 'validators do not know the campaign file' '
 	echo "#include \"pipeline/spec.h\"" >>tree/validators/gating.c &&
 	test_must_fail sh "$top/tests/check-layout.sh" tree >out &&
