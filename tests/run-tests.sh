@@ -67,7 +67,7 @@ for t in "$BUILD"/tests/unit/test_*; do
 done
 
 # The jail's threat tests (t4000, t42xx) and the warm base's (t4500: as
-# nobody its layers are plain directories, not tmpfs mounts) run again
+# nobody its layers are tmpfs made in a user namespace, not root's mounts) run again
 # without Landlock (SLUICE_TEST_NO_LANDLOCK=1: every escape must be closed by
 # another layer) and, when we are root, twice more as nobody (setpriv), in a
 # trash directory of their own.

@@ -4,7 +4,11 @@
  * Reads nothing but the gate definition; the jail (jail.c) does the work,
  * with bash's pipefail where the machine has bash.  Keeps the candidate's
  * failures (fail, timeout) apart from the machinery's (error), whose
- * message is copied into the result.
+ * message is copied into the result.  A failure the jail's limits caused
+ * gets a last line of output naming the limit ("sluice: killed: out of
+ * memory (jail.memory_mb 64)"; a full layer names jail.disk_mb; a layer
+ * no tmpfs caps is measured afterwards), which the gate's log, `show` and
+ * the reports carry.
  */
 #include <ftw.h>
 #include <limits.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "common/beneath.h"
@@ -108,6 +113,56 @@ static void check_layer(sl_gate_result *out, const sl_gate_def *gate)
 		    gate->layer_cap_mb);
 }
 
+#define GATE_DEFAULT_MEM_MB 4096u
+#define TMPFS_MAGIC_NR 0x01021994
+
+/* What a program says when an allocation failed (malloc's NULL, the language's error). */
+static int says_no_memory(const char *output)
+{
+	static const char *const words[] = {
+		"cannot allocate", "out of memory", "bad_alloc", "MemoryError",
+		"memory exhausted", "failed to allocate",
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+		if (strcasestr(output, words[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * A failed run that hit one of the jail's limits says so in its last line.
+ * The cgroup's oom_kill count is certain; a per-process limit (RLIMIT_AS,
+ * or RLIMIT_DATA where no memory cgroup holds memory_mb) makes allocations
+ * fail, which only the program's words show.  A tmpfs layer (root's or an
+ * ordinary user's, jail_layer.c) with less than 1/64 free was filled.
+ */
+static void explain_limits(sl_gate_result *out, const sl_gate_def *gate,
+			   const sl_jail_result *jr)
+{
+	unsigned mem = gate->mem_mb ? gate->mem_mb : GATE_DEFAULT_MEM_MB;
+	struct statfs fs;
+
+	if (out->verdict != SL_VERDICT_FAIL && out->verdict != SL_VERDICT_TIMEOUT)
+		return;
+	if (jr->oom)
+		sl_buf_addf(&out->output, "\nsluice: killed: out of memory (jail.memory_mb %u%s; "
+			    "files in tmpfs, /tmp and the candidate's layer, count toward it)\n",
+			    mem, gate->mem_mb ? "" : ", the default");
+	else if (says_no_memory(out->output.buf) && gate->as_mb)
+		sl_buf_addf(&out->output, "\nsluice: out of memory: an allocation failed under "
+			    "jail.address_space_mb %u (per process)\n", gate->as_mb);
+	else if (says_no_memory(out->output.buf) && gate->mem_mb &&
+		 !(jr->layers & SL_JAIL_CG_MEMORY))
+		sl_buf_addf(&out->output, "\nsluice: out of memory: an allocation failed under "
+			    "jail.memory_mb %u (per process: no memory cgroup here)\n", gate->mem_mb);
+	if (gate->layer && !statfs(gate->layer, &fs) && fs.f_type == TMPFS_MAGIC_NR &&
+	    fs.f_blocks && fs.f_bavail < fs.f_blocks / 64)
+		sl_buf_addf(&out->output, "\nsluice: the candidate's layer is full: writes beyond "
+			    "jail.disk_mb %llu fail with 'No space left on device'\n",
+			    ((unsigned long long)fs.f_blocks * (unsigned long long)fs.f_bsize) >> 20);
+}
+
 int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdir)
 {
 	sl_jail_opts opts = SL_JAIL_OPTS_INIT;
@@ -190,6 +245,7 @@ int sl_gate_run(sl_gate_result *out, const sl_gate_def *gate, const char *workdi
 	}
 	out->output = jr.output;     /* take the buffer */
 	sl_buf_init(&jr.output, 0);
+	explain_limits(out, gate, &jr);
 	sl_jail_result_release(&jr);
 	check_layer(out, gate);
 	return 0;

@@ -12,7 +12,9 @@
  *     briefly, removes the mount point and fills the result.
  *
  *   pid 1 of the jail (a copy of the caller, never exec'd): mounts the new
- *     root's tmpfs while it still has the caller's host id, takes the jail's
+ *     root's tmpfs while it still has the caller's host id (and clones a
+ *     candidate's layer into its mount namespace when an ordinary user's
+ *     tmpfs holds it, jail_layer.c), takes the jail's
  *     ids (keeping its capabilities in the namespace), carries out the rest
  *     of the plan (mounts, files, sysctls of its namespaces, pivot_root, the
  *     overlay at /src), forks the payload and reaps every
@@ -39,6 +41,10 @@
  * glibc fork() (its atfork handlers take those locks); children are made with
  * the raw clone system call.  A failure there travels as a fixed-size record
  * (step, errno) on the report pipe; the supervisor writes the message.
+ *
+ * The payload raises its own oom_score_adj to 1000, so a memory cgroup's
+ * out-of-memory killer takes the command, and pid 1 lives to report its
+ * end; result.oom says the cgroup killed something (gate.c names the limit).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -179,6 +185,7 @@ struct plan {
 	int fs;                  /* build the private root (else: the host's, unsafe) */
 	const char *hostdir;     /* the workdir on the host */
 	const char *layerdir;    /* opts.layer on the host, or NULL */
+	int layer_held;          /* it is a detached tmpfs (jail_layer.c): pid 1 clones it */
 	const struct sock_fprog *filter;
 	const sl_cgroup *cg;     /* pid 1 moves itself into its v1 groups */
 	int landlock_abi, allow_inet;
@@ -1040,6 +1047,13 @@ static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int r
 	 * session.
 	 */
 	set_limit(RLIMIT_NPROC, p->nproc);
+	/* the out-of-memory killer takes the command, not pid 1 that reports its end */
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, "1000", 4) < 0) {
+		/* a kernel without it: pid 1's death is reported as well */
+	}
+	if (fd >= 0)
+		close(fd);
 
 	/* Ignored signals would survive exec; blocked ones too. */
 	memset(&sa, 0, sizeof(sa));
@@ -1204,7 +1218,13 @@ static void root_begin(const struct plan *p, int rep, int wfd, int lfd)
 	if (fd < 0 || dup3(fd, wfd, O_CLOEXEC) < 0)
 		fail(rep, "bind /.lower");
 	close(fd);
-	if (lfd >= 0) {
+	if (lfd >= 0 && p->layer_held) {
+		/* a mount of no namespace: cloned into ours, the same tmpfs */
+		fd = open_tree(lfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (fd < 0 || dup3(fd, lfd, O_CLOEXEC) < 0)
+			fail(rep, "clone the layer's tmpfs");
+		close(fd);
+	} else if (lfd >= 0) {
 		fd = open(p->layerdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0 || dup3(fd, lfd, O_CLOEXEC) < 0)
 			fail(rep, "open the layer");
@@ -1906,7 +1926,10 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		goto done;
 	}
 	if (opts.layer) {
-		if (!(layer = sl_realpath(opts.layer, err)))
+		/* a held layer's /proc link reads "/": it is its own name */
+		plan.layer_held = sl_jail_layer_held(opts.layer, NULL, NULL);
+		layer = plan.layer_held ? sl_xstrdup(opts.layer) : sl_realpath(opts.layer, err);
+		if (!layer)
 			goto done;
 		opts.layer = layer;
 		if ((lfd = open_dir_high(layer)) < 0) {
@@ -2035,6 +2058,34 @@ static void copy_msg(char *dst, size_t n, const char *msg)
 	dst[len] = '\0';
 }
 
+/*
+ * How a candidate's layer holds disk_mb here, as pipeline/apply/warm.c
+ * makes it: root mounts a tmpfs; an ordinary user holds one made in a user
+ * namespace (jail_layer.c); else a host directory, measured after each gate.
+ */
+static void probe_disk(sl_jail_layers *out, const char *dir)
+{
+	char *mnt = sl_path_join(dir, "layer"), *held = NULL;
+	sl_err e = SL_ERR_INIT;
+
+	out->disk = SL_JAIL_DISK_MEASURED;
+	if (!geteuid()) {
+		if (mkdir(mnt, 0755) ||
+		    mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"))
+			snprintf(out->disk_error, sizeof(out->disk_error),
+				 "root cannot mount a tmpfs here: %s", strerror(errno));
+		else if (!umount2(mnt, MNT_DETACH))
+			out->disk = SL_JAIL_DISK_TMPFS_ROOT;
+	} else if (sl_jail_layer_new(&held, 1, &e)) {
+		copy_msg(out->disk_error, sizeof(out->disk_error), e.msg);
+	} else {
+		out->disk = SL_JAIL_DISK_TMPFS_USERNS;
+		sl_jail_layer_drop(held);
+	}
+	free(held);
+	free(mnt);
+}
+
 int sl_jail_probe(sl_jail_layers *out, sl_err *err)
 {
 	sl_jail_opts o = SL_JAIL_OPTS_INIT;
@@ -2089,6 +2140,8 @@ int sl_jail_probe(sl_jail_layers *out, sl_err *err)
 		else
 			out->available |= SL_JAIL_OVERLAY;
 	}
+	if (out->available & SL_JAIL_OVERLAY)
+		probe_disk(out, dir);
 	ret = 0;
 done:
 	sl_jail_result_release(&r);

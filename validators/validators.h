@@ -366,9 +366,10 @@ typedef struct sl_jail_opts {
 	 * empty the first time): /src is then an overlay of workdir (read-only
 	 * below) and layer/u, which keeps what the command writes for the next
 	 * run with the same layer (a candidate's gates in turn).  Not with
-	 * writable_workdir; disk_mb is not enforced here (the caller measures
-	 * the layer).  As root, layer is given to the jail's user instead of
-	 * workdir, which must be readable by that user already.
+	 * writable_workdir; disk_mb is not enforced here: the layer's own file
+	 * system caps it (root's tmpfs, or sl_jail_layer_new's), else the
+	 * caller measures the layer.  As root, layer is given to the jail's
+	 * user instead of workdir, which must be readable by that user already.
 	 */
 	const char *layer;
 } sl_jail_opts;
@@ -436,6 +437,13 @@ typedef struct sl_jail_layers {
 	char cgroup_detail[256];    /* where each cgroup layer comes from */
 	char overlay_error[256];    /* why the overlay layer is missing, or "" */
 	char run_error[256];        /* why a full jail run failed, or "" */
+	enum sl_jail_disk {
+		SL_JAIL_DISK_NONE = 0,      /* no overlay: no layer at all */
+		SL_JAIL_DISK_TMPFS_ROOT,    /* a tmpfs mounted by root per candidate */
+		SL_JAIL_DISK_TMPFS_USERNS,  /* a tmpfs in a user namespace (sl_jail_layer_new) */
+		SL_JAIL_DISK_MEASURED,      /* a host directory measured after each gate */
+	} disk;                     /* how a candidate's layer holds jail.disk_mb */
+	char disk_error[256];       /* with SL_JAIL_DISK_MEASURED: why no tmpfs, or "" */
 } sl_jail_layers;
 
 /*
@@ -446,6 +454,23 @@ typedef struct sl_jail_layers {
  * itself broke (no scratch directory).
  */
 int sl_jail_probe(sl_jail_layers *out, sl_err *err);
+
+/*
+ * A candidate's layer for an ordinary user (jail_layer.c): a tmpfs of
+ * cap_mb MiB made in a user namespace of its own, with empty u/ and w/,
+ * held by a descriptor of this process and named by *path_out
+ * ("/proc/PID/fd/N", caller frees) for sl_jail_opts.layer.  Writes beyond
+ * cap_mb fail with ENOSPC.  SL_ERROR (message in err) where the kernel or
+ * its policy refuses: the caller then uses a host directory.
+ */
+int sl_jail_layer_new(char **path_out, unsigned cap_mb, sl_err *err);
+/*
+ * 1 if path names a layer of sl_jail_layer_new (of any process): its
+ * process and descriptor in *pid_out and *fd_out (each may be NULL).
+ */
+int sl_jail_layer_held(const char *path, long *pid_out, int *fd_out);
+/* Close the layer at path if it is one this process holds: 1 then, else 0. */
+int sl_jail_layer_drop(const char *path);
 
 /* ---- the gate runner ------------------------------------------------- */
 

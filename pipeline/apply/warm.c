@@ -27,6 +27,7 @@
 #include "common/sha256.h"
 #include "common/util.h"
 #include "pipeline/apply/warm.h"
+#include "validators/validators.h"
 
 #define GITDIR_NONE "gitdir: /nonexistent\n"
 
@@ -541,6 +542,12 @@ int sl_warm_layer_add(char **layer_out, int *capped_out, sl_warm *w, git_reposit
 
 	*layer_out = NULL;
 	*capped_out = 0;
+	/* an ordinary user's tmpfs, in a user namespace of its own (validators.h) */
+	if (geteuid() && !sl_jail_layer_new(&layer, cap_mb ? cap_mb : 2048, NULL)) {
+		mounted = 1;
+		u = sl_path_join(layer, "u");
+		goto write;
+	}
 	pthread_mutex_lock(&w->mu);
 	sl_buf_addf(&name, "layer-%ld-%zu", (long)getpid(), ++w->seq);
 	pthread_mutex_unlock(&w->mu);
@@ -561,6 +568,7 @@ int sl_warm_layer_add(char **layer_out, int *capped_out, sl_warm *w, git_reposit
 		sl_err_set(err, SL_ERROR, "cannot create '%s': %s", u, strerror(errno));
 		goto done;
 	}
+write:
 	if (write_changes(w, repo, commit, u, err))
 		goto done;
 	*layer_out = layer;
@@ -584,7 +592,7 @@ int sl_warm_layer_remove(const char *layer, sl_err *err)
 	char *parent;
 	int r;
 
-	if (!layer || lstat(layer, &st))
+	if (!layer || sl_jail_layer_drop(layer) || lstat(layer, &st))
 		return SL_OK;
 	parent = sl_path_join(layer, "..");
 	r = lstat(parent, &up);

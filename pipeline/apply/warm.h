@@ -12,10 +12,13 @@
  * exclusively, and `sluice gc` removes only warm bases it can lock
  * exclusively, of the stores ROOT/warm-DIGEST/stores lists.
  *
- * A candidate's layer is a directory ROOT/layer-PID-N holding u/ (the
- * overlay's upper layer) and w/ (overlayfs' work directory): as root a tmpfs
- * of cap_mb MiB mounted there, else a plain directory the caller caps by
- * measuring it (sl_gate_tree.layer_cap_mb).  Before any gate runs, the
+ * A candidate's layer holds u/ (the overlay's upper layer) and w/
+ * (overlayfs' work directory) on a tmpfs of cap_mb MiB: as root mounted on
+ * the directory ROOT/layer-PID-N; as an ordinary user made in a user
+ * namespace of its own and held by a descriptor ("/proc/PID/fd/N",
+ * sl_jail_layer_new in validators.h).  Where neither works, a plain
+ * directory ROOT/layer-PID-N the caller caps by measuring it
+ * (sl_gate_tree.layer_cap_mb).  Before any gate runs, the
  * candidate's added and changed files are written into u/ with a
  * modification time later than anything in the warm base, and its deleted
  * files become overlay whiteouts (0/0 character devices), so a build tool

@@ -6,8 +6,10 @@
  *
  * Probes with sl_jail_probe() (each namespace alone, then real jail runs of
  * `true`, one through the overlay) and prints one row per layer: "yes" or
- * "no" and a detail.  Reads and writes nothing but a scratch directory in
- * $TMPDIR.  Exit status 0 when the minimum for running gates (user, mount,
+ * "no" and a detail, then how a candidate's layer holds jail.disk_mb (a
+ * tmpfs root mounts, one in a user namespace, or a directory measured
+ * afterwards) and how jail.memory_mb holds.  Reads and writes nothing but
+ * a scratch directory in $TMPDIR.  Exit status 0 when the minimum for running gates (user, mount,
  * pid and network namespaces) works, 1 when it does not (gates then need
  * --unsafe), 3 when the probe itself broke.
  */
@@ -55,9 +57,13 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 		snprintf(buf, n, have ? "a private devpts instance at /dev/pts" :
 			 "missing: needs the private root");
 		break;
+	case SL_JAIL_NETNS:
+		if (have)
+			snprintf(buf, n, "only its own loopback; nothing outside is reachable");
+		break;
 	case SL_JAIL_RLIMITS:
-		snprintf(buf, n, "nofile 1024, nproc = pids, CPU seconds per process, nice 10; "
-			 "memory per process only where a campaign accepts it");
+		snprintf(buf, n, "nofile 1024, fsize 1 GiB, nproc = pids, CPU seconds per "
+			 "process, nice 10; address space only where jail.address_space_mb asks");
 		break;
 	case SL_JAIL_ROOTFS:
 		if (*l->run_error)
@@ -88,8 +94,8 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 		break;
 	case SL_JAIL_OVERLAY:
 		snprintf(buf, n, "%s", *l->overlay_error ? l->overlay_error :
-			 "size-capped tmpfs upper layer over the worktree; warm base "
-			 "with a layer per candidate");
+			 "the worktree read-only below, a size-capped tmpfs above; under "
+			 "the warm base a layer per candidate (see below)");
 		break;
 	case SL_JAIL_SECCOMP:
 		snprintf(buf, n, "libseccomp filter, foreign architectures killed");
@@ -98,6 +104,43 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 		break;
 	}
 	return buf;
+}
+
+/* How a candidate's layer holds jail.disk_mb (pipeline/apply/warm.c, validators/jail_layer.c). */
+static const char *const disk_names[] = {
+	[SL_JAIL_DISK_NONE] = "none", [SL_JAIL_DISK_TMPFS_ROOT] = "tmpfs-root",
+	[SL_JAIL_DISK_TMPFS_USERNS] = "tmpfs-userns", [SL_JAIL_DISK_MEASURED] = "measured",
+};
+
+static const char *disk_detail(const sl_jail_layers *l, char *buf, size_t n)
+{
+	switch (l->disk) {
+	case SL_JAIL_DISK_TMPFS_ROOT:
+	case SL_JAIL_DISK_TMPFS_USERNS:
+		snprintf(buf, n, "a tmpfs of disk_mb MiB each, %s: a write beyond it fails "
+			 "while the gate runs (No space left on device)",
+			 l->disk == SL_JAIL_DISK_TMPFS_ROOT ? "mounted by root" :
+			 "in a user namespace of its own");
+		break;
+	case SL_JAIL_DISK_MEASURED:
+		snprintf(buf, n, "a host directory each, measured after every gate: a gate "
+			 "that writes more fails, but only afterwards, so while it runs it may "
+			 "fill the host's disk (%s)", *l->disk_error ? l->disk_error : "no tmpfs");
+		break;
+	default:
+		snprintf(buf, n, "none: no overlay here (a worktree per candidate, no cap)");
+		break;
+	}
+	return buf;
+}
+
+/* How jail.memory_mb holds here (validators/jail.c). */
+static const char *memory_detail(const sl_jail_layers *l)
+{
+	return (l->available & SL_JAIL_CG_MEMORY) ?
+		"a cgroup for the whole jail; a gate it kills says 'killed: out of memory'" :
+		"per process only (RLIMIT_DATA), and only where jail.unenforced names "
+		"memory; no memory cgroup for this user";
 }
 
 /* What `warm_base: auto` makes of this machine (README, "Warm base"). */
@@ -143,6 +186,10 @@ static int doctor_main(const sl_command *self, void *opts, const sl_opt_args *ar
 		json_object_set_new(root, "cgroup_version", json_integer(l.cgroup_version));
 		json_object_set_new(root, "minimum", json_boolean(ok));
 		json_object_set_new(root, "warm_base", json_string(warm_mode(&l)));
+		json_object_set_new(root, "disk", json_string(disk_names[l.disk]));
+		json_object_set_new(root, "disk_detail", json_string(disk_detail(&l, buf,
+										  sizeof(buf))));
+		json_object_set_new(root, "memory_detail", json_string(memory_detail(&l)));
 		s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(s);
 		free(s);
@@ -158,6 +205,8 @@ static int doctor_main(const sl_command *self, void *opts, const sl_opt_args *ar
 		printf("minimum for gates (userns, mntns, pidns, netns): %s\n",
 		       ok ? "yes" : "no: gates refuse to run without --unsafe");
 		printf("candidates' trees (jail.warm_base: auto): %s\n", warm_mode(&l));
+		printf("candidates' layers (jail.disk_mb): %s\n", disk_detail(&l, buf, sizeof(buf)));
+		printf("memory (jail.memory_mb): %s\n", memory_detail(&l));
 	}
 	return ok ? SL_EXIT_OK : SL_EXIT_NOTHING;
 }
