@@ -234,7 +234,8 @@ done:
  * (tmpfs has them since Linux 6.6: without them a directory of the lower
  * layer cannot be replaced by a new one), so one jail writes a file
  * through a layer of 1 MiB, replaces a directory of the lower layer, and
- * the file must show in u/.
+ * the file must show in u/.  SLUICE_TEST_NO_LAYER_TMPFS=1 in the
+ * environment stands for a kernel that refuses (the fallback's tests).
  */
 static pthread_once_t works_once = PTHREAD_ONCE_INIT;
 static char works_error[256];
@@ -249,6 +250,11 @@ static void check_works(void)
 	struct stat st;
 
 	sl_jail_result_init(&r);
+	if (getenv("SLUICE_TEST_NO_LAYER_TMPFS") &&
+	    !strcmp(getenv("SLUICE_TEST_NO_LAYER_TMPFS"), "1")) {
+		sl_err_set(&e, SL_ERROR, "refused (SLUICE_TEST_NO_LAYER_TMPFS=1)");
+		goto done;
+	}
 	if (!mkdtemp(dir)) {
 		snprintf(works_error, sizeof(works_error), "cannot create '%s': %s", dir,
 			 strerror(errno));

@@ -70,6 +70,15 @@ test_expect_success ORDINARY 'doctor as an ordinary user: the layer is a tmpfs i
 	grep "\"disk\": \"tmpfs-userns\"" doc.json
 '
 
+test_expect_success ORDINARY 'where the kernel refuses that tmpfs, doctor says the layer is measured, and the gate fails afterwards' '
+	as_user env SLUICE_TEST_NO_LAYER_TMPFS=1 sluice doctor >doc &&
+	grep "^candidates. layers (jail.disk_mb): a host directory each, measured after every gate: .* may fill the host.s disk (refused (SLUICE_TEST_NO_LAYER_TMPFS=1))" doc &&
+	test_expect_code 1 as_user env SLUICE_TEST_NO_LAYER_TMPFS=1 sluice run --store f.db c.yaml >out &&
+	as_user sqlite3 f.db "select output_tail from gate_runs where gate = '"'"'fill'"'"' and verdict = '"'"'fail'"'"'" >tail &&
+	! grep "No space left on device" tail &&
+	grep "sluice: the gate left 20 MiB in the candidate.s layer, over its cap of 8 MiB (jail.disk_mb)" tail
+'
+
 test_expect_success ROOT 'doctor as root: the layer is a tmpfs root mounts, memory a cgroup' '
 	sluice doctor >doc &&
 	grep "^candidates. layers (jail.disk_mb): a tmpfs of disk_mb MiB each, mounted by root" doc &&
