@@ -161,39 +161,14 @@ static void id_names(const char *id, sl_strvec *out)
 	}
 }
 
-/*
- * The failing test's function with its calls (unit function, a site per
- * call) into *fn (released by the caller): the function of a test file
- * enclosing file:line, else the function of a test file named as the test.
- * *fn->n 0 when none is found.
- */
-static int test_function(fix_tests *ft, const sl_finding *x, sl_target_list *fn)
+/* The function of path enclosing line, with a site per call, into fn (when it calls anything). */
+static int enclosing_function(fix_tests *ft, const char *path, unsigned line, sl_target_list *fn)
 {
-	sl_target_list all = SL_TARGET_LIST_INIT, defs = SL_TARGET_LIST_INIT;
-	sl_strvec names = SL_STRVEC_INIT;
-	char *glob = NULL;
-	const char *path = NULL;
-	unsigned line = 0;
+	sl_target_list all = SL_TARGET_LIST_INIT;
+	char *glob = sl_fix_glob_literal(path);
 	long best = -1;
-	int ret = SL_OK;
+	int ret;
 
-	if (*x->file && x->line && is_tracked(ft, x->file) && !is_code(ft, x->file)) {
-		path = x->file;
-		line = x->line;
-	} else {
-		id_names(x->rule + 5, &names);
-		if (!names.n || (ret = find_defs(ft, &names, ft->globs, ft->globs ?
-						  ft->c->spec->test_paths.n : 0, &defs)))
-			goto done;
-		for (size_t i = 0; i < defs.n && !path; i++)
-			if (sl_test_file(defs.v[i].path, ft->globs)) {
-				path = defs.v[i].path;
-				line = defs.v[i].start_line;
-			}
-		if (!path)
-			goto done;
-	}
-	glob = sl_fix_glob_literal(path);
 	if ((ret = scope(ft, ft->syn->call, "callee", "function", (const char *const *)&glob, 1,
 			 &all)))
 		goto done;
@@ -209,8 +184,34 @@ static int test_function(fix_tests *ft, const sl_finding *x, sl_target_list *fn)
 	}
 done:
 	free(glob);
-	sl_strvec_release(&names);
 	sl_target_list_release(&all);
+	return ret;
+}
+
+/*
+ * The failing test's function with its calls (unit function, a site per
+ * call) into fn (released by the caller): the function of a test file
+ * enclosing the failure's place, else the function of a test file named as
+ * the test.  fn->n 0 when none is found.
+ */
+static int test_function(fix_tests *ft, const sl_finding *x, sl_target_list *fn)
+{
+	sl_target_list defs = SL_TARGET_LIST_INIT;
+	sl_strvec names = SL_STRVEC_INIT;
+	int ret = SL_OK;
+
+	if (*x->file && x->line && is_tracked(ft, x->file) && !is_code(ft, x->file) &&
+	    ((ret = enclosing_function(ft, x->file, x->line, fn)) || fn->n))
+		goto done;
+	id_names(x->rule + 5, &names);
+	if (!names.n || (ret = find_defs(ft, &names, ft->globs, ft->globs ?
+					  ft->c->spec->test_paths.n : 0, &defs)))
+		goto done;
+	for (size_t i = 0; i < defs.n && !fn->n && !ret; i++)
+		if (sl_test_file(defs.v[i].path, ft->globs))
+			ret = enclosing_function(ft, defs.v[i].path, defs.v[i].start_line, fn);
+done:
+	sl_strvec_release(&names);
 	sl_target_list_release(&defs);
 	return ret;
 }

@@ -110,4 +110,18 @@ test_expect_success 'without the backtrace the call on the failing line decides:
 	test "$(store_query n.db "select path || \":\" || start_line || \"-\" || end_line from targets")" = "src/hex.c:15-22"
 '
 
+test_expect_success 'a failure with no place: the test function of that name, its first call' '
+	cp -R "$FIXTURES/unity" repo3 &&
+	echo "make -s check | sed \"s/^# tests.test_hex.c:[0-9]*:/# /\"" >repo3/noplace.sh &&
+	make_repo repo3 &&
+	sed -e "s/^name: unity/name: unity-noplace/" -e "s/^repository: repo/repository: repo3/" \
+		-e "s|command: \"make -s check\"}|command: \"sh noplace.sh\"}|" fix.yaml >noplace.yaml &&
+	grep -q "sh noplace.sh" noplace.yaml &&
+	test_expect_code 1 sluice run --store p.db noplace.yaml >out 2>err &&
+	test "$(store_query p.db "select path || \":\" || start_line || \"-\" || end_line from targets")" = "src/hex.c:15-22" &&
+	store_query p.db "select prompt from attempts" >prompt &&
+	grep -q "failing test test_letters: test_letters:FAIL: Expected 10 Was 0" prompt &&
+	grep -q "note: the failing test, tests/test_hex.c:11-15 (it calls parse_hex2):" prompt
+'
+
 test_done
