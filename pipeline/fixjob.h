@@ -147,13 +147,15 @@ int sl_fix_in_paths(const struct sl_spec *spec, const char *path);
  *      nearest after it when none is before; the first call when the
  *      failure has no line).  Functions are found with tree-sitter in c,
  *      cpp and python.
- * A test none of these places stays where its failure put it.  The gates'
- * findings move with f's (sl_gating_place_tests).  A summary is appended
- * to note when a test moved.  Errors are the scoper's and git's.
+ * A test none of these places stays where its failure put it.  A failing
+ * test of u (a findings file's test whose place is no file of the base) that
+ * they place moves from u to f.  The gates' findings move with f's
+ * (sl_gating_place_tests).  A summary is appended to note when a test
+ * moved.  Errors are the scoper's and git's.
  */
 struct sl_gating;
-int sl_fix_tests(sl_findings *f, const struct sl_campaign *c, struct sl_store *cache,
-		 struct sl_gating *g, sl_buf *note, sl_err *err);
+int sl_fix_tests(sl_findings *f, sl_unplaced *u, const struct sl_campaign *c,
+		 struct sl_store *cache, struct sl_gating *g, sl_buf *note, sl_err *err);
 
 struct sl_coverage;
 void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent);

@@ -465,8 +465,41 @@ done:
 	return ret;
 }
 
-int sl_fix_tests(sl_findings *f, const sl_campaign *c, sl_store *cache, sl_gating *g,
-		 sl_buf *note, sl_err *err)
+/*
+ * The failing tests of u (a findings file's, whose first place is no file
+ * of the base: a sanitizer's frame in libc) that test_to_code places: moved
+ * from u to f.
+ */
+static int unplaced_to_code(fix_tests *ft, sl_unplaced *u, sl_findings *f)
+{
+	unsigned char *moved = sl_xcalloc(u->f.n ? u->f.n : 1, 1);
+	size_t w = 0;
+	int ret = SL_OK;
+
+	for (size_t i = 0; i < u->f.n && !ret; i++) {
+		size_t before = ft->by_trace + ft->by_calls;
+
+		if (strncmp(u->f.v[i].rule, "test:", 5))
+			continue;
+		ret = test_to_code(ft, &u->f.v[i]);
+		moved[i] = ft->by_trace + ft->by_calls > before;
+	}
+	for (size_t i = 0; i < u->f.n; i++) {
+		if (moved[i]) {
+			SL_ALLOC_GROW(f->v, f->n + 1, f->alloc);
+			f->v[f->n++] = u->f.v[i];
+			continue;
+		}
+		u->f.v[w] = u->f.v[i];
+		u->why[w++] = u->why[i];
+	}
+	u->f.n = w;
+	free(moved);
+	return ret;
+}
+
+int sl_fix_tests(sl_findings *f, sl_unplaced *u, const sl_campaign *c, sl_store *cache,
+		 sl_gating *g, sl_buf *note, sl_err *err)
 {
 	const sl_spec *spec = c->spec;
 	fix_tests ft = { .c = c, .cache = cache, .err = err };
@@ -476,11 +509,14 @@ int sl_fix_tests(sl_findings *f, const sl_campaign *c, sl_store *cache, sl_gatin
 	for (size_t i = 0; i < sizeof(syntaxes) / sizeof(*syntaxes); i++)
 		if (!strcmp(syntaxes[i].lang, spec->language))
 			ft.syn = &syntaxes[i];
-	if ((ret = sl_fix_tracked_files(&ft.tracked, c, err)) || (ret = protect_tests(&ft, g)))
+	if ((ret = sl_fix_tracked_files(&ft.tracked, c, err)) || (ret = protect_tests(&ft, g)) ||
+	    spec->fix_target != SL_FIX_TARGET_CODE)
 		goto done;
-	for (size_t i = 0; i < f->n && spec->fix_target == SL_FIX_TARGET_CODE; i++)
+	for (size_t i = 0; i < f->n; i++)
 		if (!strncmp(f->v[i].rule, "test:", 5) && (ret = test_to_code(&ft, &f->v[i])))
 			goto done;
+	if ((ret = unplaced_to_code(&ft, u, f)))
+		goto done;
 	if (ft.by_trace + ft.by_calls) {
 		sl_gating_place_tests(g, f);
 		sl_buf_addf(note, "fix: %zu failing tests put on the code they exercise "

@@ -195,7 +195,8 @@ int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	}
 	sl_buf_reset(&note);
 	/* a failing test's target: the code it exercises (fixtarget.c) */
-	if (!ret && !(ret = sl_fix_tests(&x->findings, x->c, x->st, x->gating, &note, err)) &&
+	if (!ret && !(ret = sl_fix_tests(&x->findings, &x->unplaced, x->c, x->st, x->gating, &note,
+					   err)) &&
 	    note.len)
 		run_notice(x, "%s", note.buf);
 	sl_buf_reset(&note);

@@ -110,6 +110,24 @@ test_expect_success 'without the backtrace the call on the failing line decides:
 	test "$(store_query n.db "select path || \":\" || start_line || \"-\" || end_line from targets")" = "src/hex.c:15-22"
 '
 
+test_expect_success 'a findings file whose first frame is no file of the repository: the frame in the code decides' '
+	cat >asan.tap <<-\EOF &&
+	ok 1 - test_digits
+	not ok 2 - test_letters
+	# ==7==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000011
+	#     #0 0x7f3a in __interceptor_strlen ../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:387
+	#     #1 0x4011 in hex_digit /home/ci/proj/src/hex.c:10:3
+	#     #2 0x4022 in parse_hex2 /home/ci/proj/src/hex.c:17:11
+	1..2
+	EOF
+	sed "s/^name: unity-nostack/name: unity-asan/" nostack.yaml >asan.yaml &&
+	echo "findings: {report: asan.tap, format: tap}" >>asan.yaml &&
+	{ sluice run --store a.db asan.yaml >out 2>err || { cat out err; false; }; } &&
+	test "$(store_query a.db "select path || \":\" || start_line || \"-\" || end_line from targets")" = "src/hex.c:5-12" &&
+	test "$(store_query a.db "select count(*) from unplaced")" = 0 &&
+	grep -q "fix: 1 failing tests put on the code they exercise (1 by a backtrace, 0 by the test.s calls)" err
+'
+
 test_expect_success 'a failure with no place: the test function of that name, its first call' '
 	cp -R "$FIXTURES/unity" repo3 &&
 	echo "make -s check | sed \"s/^# tests.test_hex.c:[0-9]*:/# /\"" >repo3/noplace.sh &&
