@@ -78,6 +78,18 @@ test_expect_success 'fix: {target: test} with the tests in paths targets the tes
 	test "$(store_query u.db "select path || \":\" || start_line || \"-\" || end_line from targets")" = "tests/test_hex.c:11-15"
 '
 
+test_expect_success 'fix.target: a word it does not know, or outside a fix campaign, is refused' '
+	cp fix.yaml bad1.yaml &&
+	echo "fix: {target: tests}" >>bad1.yaml &&
+	test_expect_code 2 sluice run --store bad.db bad1.yaml 2>err &&
+	grep -q "^sluice: bad1.yaml:16:15: .target. must be one of: code, test" err &&
+	sed "/^kind: fix/d" fix.yaml >bad2.yaml &&
+	echo "fix: {target: code}" >>bad2.yaml &&
+	test_expect_code 2 sluice run --store bad.db bad2.yaml 2>err &&
+	grep -q "^sluice: bad2.yaml:15:6: .fix. belongs to fix campaigns" err &&
+	! test -e bad.db
+'
+
 test_expect_success 'a backtrace in the failure text: its innermost frame in the code decides' '
 	cp -R "$FIXTURES/unity" repo2 &&
 	sed "s/TEST_ASSERT_EQUAL_INT(10, hex_digit(.a.));/TEST_ASSERT_EQUAL_INT(10, parse_hex2(\"0a\"));/" \
