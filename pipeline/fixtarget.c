@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "validators/validators.h"
 #include "pipeline/campaign.h"
@@ -136,9 +137,13 @@ static int find_defs(fix_tests *ft, const sl_strvec *names, const char *const *g
 	return ret;
 }
 
-/* The identifiers of a test's id, last first ("Suite.test_x" gives test_x, Suite). */
+/*
+ * The identifiers of a test's id, last first ("Suite.test_x" gives test_x,
+ * Suite), but words every test file holds (TAP's "test 3").
+ */
 static void id_names(const char *id, sl_strvec *out)
 {
+	static const char *const common[] = { "test", "tests", "check", "main", "suite", NULL };
 	const char *end = id + strlen(id);
 
 	while (end > id) {
@@ -150,6 +155,8 @@ static void id_names(const char *id, sl_strvec *out)
 			char *w = sl_xstrndup(s, (size_t)(end - s));
 			int seen = 0;
 
+			for (size_t i = 0; common[i] && !seen; i++)
+				seen = !strcasecmp(common[i], w);
 			for (size_t i = 0; i < out->n && !seen; i++)
 				seen = !strcmp(out->v[i], w);
 			if (seen)
