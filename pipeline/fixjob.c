@@ -204,8 +204,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Every file of the base commit's tree, sorted. */
-static int tracked_files(sl_strvec *out, const sl_campaign *c, sl_err *err)
+int sl_fix_tracked_files(sl_strvec *out, const sl_campaign *c, sl_err *err)
 {
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
@@ -222,20 +221,38 @@ static int tracked_files(sl_strvec *out, const sl_campaign *c, sl_err *err)
 	return ret;
 }
 
+void sl_fix_place(sl_findings *f, const sl_campaign *c, const sl_strvec *tracked,
+		  sl_buf *report, unsigned char *why)
+{
+	const char *roots[4];
+	char *real_wd = NULL, *real_repo = NULL;
+	size_t nroots = 0;
+	sl_err ignore = SL_ERR_INIT;
+
+	/* the file was made on the host: its paths may start with the work tree's */
+	if (git_repository_workdir(c->repo)) {
+		roots[nroots++] = git_repository_workdir(c->repo);
+		if ((real_wd = sl_realpath(git_repository_workdir(c->repo), &ignore)))
+			roots[nroots++] = real_wd;
+	}
+	roots[nroots++] = c->repo_path;
+	if ((real_repo = sl_realpath(c->repo_path, &ignore)))
+		roots[nroots++] = real_repo;
+	sl_findings_place(f, roots, nroots, tracked, report, why);
+	free(real_wd);
+	free(real_repo);
+}
+
 int sl_fix_load_findings(sl_findings *out, sl_unplaced *unplaced, const sl_campaign *c,
 			 sl_buf *report, sl_err *err)
 {
 	const sl_spec *spec = c->spec;
 	char *path = spec->findings_report[0] == '/' ? sl_xstrdup(spec->findings_report) :
 		sl_path_join(spec->dir, spec->findings_report);
-	const char *roots[4];
-	char *real_wd = NULL, *real_repo = NULL;
-	size_t nroots = 0;
 	unsigned char *why = NULL;
 	size_t w = 0;
 	sl_strvec tracked = SL_STRVEC_INIT;
 	sl_buf text = SL_BUF_INIT;
-	sl_err ignore = SL_ERR_INIT;
 	int ret = sl_read_file(&text, path, SL_CAP_FINDINGS_FILE, err);
 
 	if (!ret)
@@ -246,19 +263,10 @@ int sl_fix_load_findings(sl_findings *out, sl_unplaced *unplaced, const sl_campa
 		ret = SL_EINPUT;
 		goto done;
 	}
-	if ((ret = tracked_files(&tracked, c, err)))
+	if ((ret = sl_fix_tracked_files(&tracked, c, err)))
 		goto done;
-	/* the file was made on the host: its paths may start with the work tree's */
-	if (git_repository_workdir(c->repo)) {
-		roots[nroots++] = git_repository_workdir(c->repo);
-		if ((real_wd = sl_realpath(git_repository_workdir(c->repo), &ignore)))
-			roots[nroots++] = real_wd;
-	}
-	roots[nroots++] = c->repo_path;
-	if ((real_repo = sl_realpath(c->repo_path, &ignore)))
-		roots[nroots++] = real_repo;
 	why = sl_xcalloc(out->n ? out->n : 1, 1);
-	sl_findings_place(out, roots, nroots, &tracked, report, why);
+	sl_fix_place(out, c, &tracked, report, why);
 	for (size_t i = 0; i < out->n; i++) {
 		if (why[i] == SL_PLACE_UNTRACKED || why[i] == SL_PLACE_AMBIGUOUS)
 			unplaced_add(unplaced, &out->v[i], why[i] == SL_PLACE_AMBIGUOUS ?
@@ -270,15 +278,12 @@ int sl_fix_load_findings(sl_findings *out, sl_unplaced *unplaced, const sl_campa
 done:
 	free(why);
 	free(path);
-	free(real_wd);
-	free(real_repo);
 	sl_strvec_release(&tracked);
 	sl_buf_release(&text);
 	return ret;
 }
 
-/* A glob that matches exactly this path (its metacharacters escaped). */
-static char *glob_literal(const char *path)
+char *sl_fix_glob_literal(const char *path)
 {
 	sl_buf b = SL_BUF_INIT;
 
@@ -290,7 +295,7 @@ static char *glob_literal(const char *path)
 	return sl_buf_detach(&b, NULL);
 }
 
-static int in_paths(const sl_spec *spec, const char *path)
+int sl_fix_in_paths(const sl_spec *spec, const char *path)
 {
 	for (size_t i = 0; i < spec->paths.n; i++)
 		if (sl_glob_match(spec->paths.v[i], path))
@@ -327,9 +332,9 @@ static int whole_files(sl_target_list *files, const sl_target_list *list, const 
 		char *g;
 		int seen = 0;
 
-		if (!*x->file || !x->line || owner_of(list, x) >= 0 || !in_paths(c->spec, x->file))
+		if (!*x->file || !x->line || owner_of(list, x) >= 0 || !sl_fix_in_paths(c->spec, x->file))
 			continue;
-		g = glob_literal(x->file);
+		g = sl_fix_glob_literal(x->file);
 		for (size_t k = 0; k < globs.n && !seen; k++)
 			seen = !strcmp(globs.v[k], g);
 		if (seen)
@@ -364,7 +369,7 @@ static void classify_unowned(sl_unplaced *u, const sl_target_list *list, const s
 			continue;
 		if (!*x->file)
 			unplaced_add(u, x, SL_UNPLACED_NO_FILE, 1);
-		else if (!in_paths(spec, x->file))
+		else if (!sl_fix_in_paths(spec, x->file))
 			u->outside++;
 		else
 			unplaced_add(u, x, x->line ? SL_UNPLACED_NO_UNIT : SL_UNPLACED_NO_LINE, 1);

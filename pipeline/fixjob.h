@@ -108,6 +108,55 @@ struct sl_store;
 int sl_fix_targets(sl_target_list *list, const struct sl_campaign *c, struct sl_store *cache,
 		   const sl_findings *f, sl_unplaced *unplaced, sl_buf *note, sl_err *err);
 
+/* The files of c's base commit into out, sorted (SL_ERROR when git fails). */
+int sl_fix_tracked_files(sl_strvec *out, const struct sl_campaign *c, sl_err *err);
+
+/*
+ * Put the paths of f (made on the host or in the jail) on tracked, c's
+ * base files (validators.h, sl_findings_place, with the repository's work
+ * tree as root); why and report as there.
+ */
+void sl_fix_place(sl_findings *f, const struct sl_campaign *c, const sl_strvec *tracked,
+		  sl_buf *report, unsigned char *why);
+
+/* 1 when path is among the campaign's paths (every path when it names none). */
+/* A glob that matches exactly path (its metacharacters escaped); the caller frees it. */
+char *sl_fix_glob_literal(const char *path);
+
+struct sl_spec;
+int sl_fix_in_paths(const struct sl_spec *spec, const char *path);
+
+/*
+ * The failing tests of a fix campaign (fixtarget.c; README, "The fix job").
+ * For each test failing on the base that a gate of g must see fixed
+ * (sl_gating_judging_tests): the files of the campaign's test_paths its
+ * failure text names, and the test files that hold its name as a word (of
+ * test_paths, else the files under a test directory or named like a test),
+ * become files those gates protect (sl_gating_protect).  With fix.target
+ * code (the default), each finding of f with rule "test:ID" moves to the
+ * code the test exercises, and the test's function joins its notes (the
+ * prompt shows both):
+ *   1. the innermost frame of a backtrace in the failure text ("#0 0x4005
+ *      in f src/a.c:12", "#1 f (x=1) at src/a.c:12") that lies in a file of
+ *      the campaign's paths that is no test's;
+ *   2. else the failure's place when it lies in such a file already;
+ *   3. else the failing test's function (the function enclosing the
+ *      failure's place in a test file, or the function named as the test
+ *      in the test files) and, of the functions it calls that are defined
+ *      in such a file, the call nearest before the failing line (the
+ *      nearest after it when none is before; the first call when the
+ *      failure has no line).  Functions are found with tree-sitter in c,
+ *      cpp and python.
+ * A test none of these places stays where its failure put it.  A failing
+ * test of u (a findings file's test whose place is no file of the base) that
+ * they place moves from u to f.  The gates' findings move with f's
+ * (sl_gating_place_tests).  A summary is appended to note when a test
+ * moved.  Errors are the scoper's and git's.
+ */
+struct sl_gating;
+int sl_fix_tests(sl_findings *f, sl_unplaced *u, const struct sl_campaign *c,
+		 struct sl_store *cache, struct sl_gating *g, sl_buf *note, sl_err *err);
+
 struct sl_coverage;
 void sl_testgen_select(sl_target_list *list, const struct sl_coverage *cov, unsigned percent);
 

@@ -62,6 +62,12 @@ enum sl_job_kind {
 	SL_JOB_TESTGEN,             /* the candidate adds a test for the unit */
 };
 
+/* fix campaigns' `fix: {target: ...}`: where a failing test's target lies. */
+enum sl_fix_target {
+	SL_FIX_TARGET_CODE = 0,     /* the function of the code under test it exercises */
+	SL_FIX_TARGET_TEST,         /* where its failure text points (the test itself) */
+};
+
 typedef struct sl_spec {
 	char *path;                 /* the file as given */
 	char *dir;                  /* its directory (for relative paths) */
@@ -131,12 +137,14 @@ typedef struct sl_spec {
 	size_t ngates;
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
 	enum sl_job_kind job;       /* `kind:` */
-	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates */
+	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates;
+				       fix: the test files (protected, searched for tests) */
 	char *test_template;        /* testgen: how a test looks and registers (prompt text) */
 	unsigned coverage_below;    /* testgen: only units below this % line coverage; 0 = all */
 	char *findings_report;      /* fix: findings from this file (against dir), not the gate */
 	enum sl_report_format findings_format; /* its format: gcc, gcc-json, sarif,
 				       tap, junit, automake or ctest */
+	enum sl_fix_target fix_target; /* fix: `fix: {target: code|test}` */
 
 	char *branch_prefix;        /* default "sluice/<name>" */
 	sl_spec_review review;      /* how candidates become reviewable changes */

@@ -391,7 +391,7 @@ done:
  * The next "FILE:LINE" of text from *at on: FILE has a '.' and no blank;
  * *at moves past it.  0 (and *file NULL) when there is none.
  */
-static unsigned next_location(const char **at, char **file)
+unsigned sl_text_next_location(const char **at, char **file)
 {
 	*file = NULL;
 	for (const char *p = *at; p && *p; p++) {
@@ -426,7 +426,7 @@ static unsigned next_location(const char **at, char **file)
 /* The first "FILE:LINE" of text: FILE has a '.' and no blank; 0 if none. */
 static unsigned first_location(const char *text, char **file)
 {
-	return next_location(&text, file);
+	return sl_text_next_location(&text, file);
 }
 
 void sl_findings_from_tests(const sl_tests *t, sl_findings *out)
@@ -518,13 +518,16 @@ static void judging_push(sl_judging *j, const char *where, size_t len, const cha
 	sl_strvec_push(&j->test, id);
 }
 
-/* What path (repository-relative) protects, if it is a test's file (sl_judging). */
-static void judging_path(sl_judging *j, const char *path, const char *id)
+/*
+ * How much of path (repository-relative) a test's file protects: its
+ * test directory with the '/', or the whole path; 0 when it is no test's.
+ */
+static size_t test_prefix(const char *path, const char *const *globs)
 {
 	const char *s = path;
 
 	if (!*path || *path == '/' || strstr(path, ".."))
-		return;
+		return 0;
 	while (*s) {
 		const char *e = strchr(s, '/');
 		size_t n = e ? (size_t)(e - s) : strlen(s);
@@ -532,13 +535,32 @@ static void judging_path(sl_judging *j, const char *path, const char *id)
 		if (!e)
 			break;
 		for (size_t i = 0; test_dirs[i]; i++)
-			if (strlen(test_dirs[i]) == n && !strncasecmp(s, test_dirs[i], n)) {
-				judging_push(j, path, (size_t)(e + 1 - path), id);
-				return;
-			}
+			if (strlen(test_dirs[i]) == n && !strncasecmp(s, test_dirs[i], n))
+				return (size_t)(e + 1 - path);
 		s = e + 1;
 	}
-	if (match_any(test_names, path))
+	if (match_any(test_names, path) || (globs && match_any(globs, path)))
+		return strlen(path);
+	return 0;
+}
+
+int sl_test_file(const char *path, const char *const *globs)
+{
+	return test_prefix(path, globs) > 0;
+}
+
+/* What path protects, if it is a test's file (sl_judging). */
+static void judging_path(sl_judging *j, const char *path, const char *id)
+{
+	size_t n = test_prefix(path, NULL);
+
+	if (n)
+		judging_push(j, path, n, id);
+}
+
+void sl_judging_add_file(sl_judging *j, const char *path, const char *id)
+{
+	if (*path && *path != '/' && !strstr(path, ".."))
 		judging_push(j, path, strlen(path), id);
 }
 
@@ -554,7 +576,7 @@ void sl_judging_add(sl_judging *j, const char *id, const char *message)
 		free(norm);
 	}
 	while (at && *at) {
-		next_location(&at, &file);
+		sl_text_next_location(&at, &file);
 		if (file)
 			judging_path(j, file, id);
 		free(file);

@@ -82,6 +82,8 @@ void sl_judging_release(sl_judging *j);
 
 /* Add the files of test (id, failure text message, may be NULL) to j. */
 void sl_judging_add(sl_judging *j, const char *id, const char *message);
+/* Add path, a file that holds test id (found by its name), to j: itself and its stem. */
+void sl_judging_add_file(sl_judging *j, const char *path, const char *id);
 
 /*
  * 1 when the diff ch changes (adds, edits, deletes or renames) a file of j

@@ -330,6 +330,74 @@ static void judging_of_tests(gate_state *s)
 		sl_judging_add(&s->judging, d->must_fix.v[i], NULL);
 }
 
+/* 1 when gate s must see test id, failing on the base, fixed (sl_judging). */
+static int judges(const gate_state *s, const char *id)
+{
+	const sl_gate_conf *d = s->def;
+	const sl_test *t;
+
+	if (!s->measured)
+		return 0;
+	if (d->kind == SL_GATE_FINDING_GONE && sl_report_format_is_tests(d->format)) {
+		for (size_t k = 0; k < s->base_findings.n; k++)
+			if (!strncmp(s->base_findings.v[k].rule, "test:", 5) &&
+			    !strcmp(s->base_findings.v[k].rule + 5, id))
+				return 1;
+		return 0;
+	}
+	if (d->kind != SL_GATE_TEST)
+		return 0;
+	t = sl_tests_find(&s->base_tests, id);
+	return must_fix(d, id) || (d->expect == SL_EXPECT_FIX && t && sl_test_failed(t->result) &&
+				   !sl_tests_find(&s->flaky, id));
+}
+
+void sl_gating_judging_tests(const sl_gating *g, sl_tests *out)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const gate_state *s = &g->gs[i];
+		const sl_findings *f = &s->base_findings;
+
+		for (size_t k = 0; k < f->n; k++)
+			if (!strncmp(f->v[k].rule, "test:", 5) && judges(s, f->v[k].rule + 5) &&
+			    !sl_tests_find(out, f->v[k].rule + 5))
+				sl_tests_add(out, f->v[k].rule + 5, SL_TEST_FAIL, f->v[k].message);
+		for (size_t k = 0; k < s->base_tests.n; k++) {
+			const sl_test *t = &s->base_tests.v[k];
+
+			if (judges(s, t->id) && !sl_tests_find(out, t->id))
+				sl_tests_add(out, t->id, t->result, t->message);
+		}
+	}
+}
+
+void sl_gating_protect(sl_gating *g, const char *id, const char *path)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (judges(&g->gs[i], id))
+			sl_judging_add_file(&g->gs[i].judging, path, id);
+}
+
+void sl_gating_place_tests(sl_gating *g, const sl_findings *f)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		sl_findings *b = &g->gs[i].base_findings;
+
+		if (g->gs[i].def->kind != SL_GATE_FINDING_GONE)
+			continue;
+		for (size_t k = 0; k < b->n; k++)
+			for (size_t j = 0; j < f->n; j++) {
+				if (strncmp(b->v[k].rule, "test:", 5) || strcmp(b->v[k].rule, f->v[j].rule))
+					continue;
+				free(b->v[k].file);
+				b->v[k].file = sl_xstrdup(f->v[j].file);
+				b->v[k].line = f->v[j].line;
+				b->v[k].col = f->v[j].col;
+				break;
+			}
+	}
+}
+
 /* 126 and 127: the shell could not find or execute the command. */
 static int config_exit(int status)
 {

@@ -281,6 +281,44 @@ static void trim(sl_buf *b)
 	}
 }
 
+/*
+ * A testcase's file and line attributes (gtest, pytest, PHPUnit) place its
+ * failure: "FILE:LINE: " leads a message that names no FILE:LINE of its
+ * own, "(test at FILE:LINE)" ends one that does.
+ */
+static void junit_place(sl_buf *msg, xmlNode *tc)
+{
+	sl_buf file = SL_BUF_INIT, line = SL_BUF_INIT, at = SL_BUF_INIT;
+	const char *p = msg->buf;
+	char *loc = NULL;
+
+	attr_text(&file, tc, "file");
+	attr_text(&line, tc, "line");
+	trim(&file);
+	trim(&line);
+	if (!file.len || strpbrk(file.buf, " \t\r\n:") ||
+	    strspn(line.buf, "0123456789") != line.len || line.len > 9)
+		goto done;
+	sl_buf_addf(&at, line.len ? "%s:%s" : "%s", file.buf, line.buf);
+	sl_text_next_location(&p, &loc);
+	if (!loc) {
+		sl_buf_addf(&at, ": %s", msg->buf);
+		sl_buf_reset(msg);
+		sl_buf_add(msg, at.buf, at.len);
+		sl_buf_rtrim(msg);
+	} else {
+		if (msg->len + at.len + 12 > SL_CAP_TEST_MESSAGE)
+			sl_buf_setlen(msg, SL_CAP_TEST_MESSAGE > at.len + 12 ?
+				      SL_CAP_TEST_MESSAGE - at.len - 12 : 0);
+		sl_buf_addf(msg, "\n(test at %s)", at.buf);
+	}
+done:
+	free(loc);
+	sl_buf_release(&file);
+	sl_buf_release(&line);
+	sl_buf_release(&at);
+}
+
 static void junit_case(sl_tests *out, xmlNode *tc, const char *suite)
 {
 	sl_buf cls = SL_BUF_INIT, name = SL_BUF_INIT, id = SL_BUF_INIT, msg = SL_BUF_INIT;
@@ -328,6 +366,8 @@ static void junit_case(sl_tests *out, xmlNode *tc, const char *suite)
 				node_text(&msg, c->children, SL_CAP_TEST_MESSAGE);
 		trim(&msg);
 	}
+	if (sl_test_failed(result))
+		junit_place(&msg, tc);
 	sl_tests_add(out, id.buf, result, msg.len ? msg.buf : NULL);
 	sl_buf_release(&cls);
 	sl_buf_release(&name);

@@ -7,7 +7,10 @@
  * "CLASSNAME.NAME" (only NAME when classname is empty or equal to NAME,
  * "SUITE.NAME" when classname is absent); a <failure> child makes it FAIL,
  * <error> ERROR, <skipped> SKIP, none PASS; the message is the failure's
- * message attribute, then its text, capped.  Parsed with libxml2 without
+ * message attribute, then its text, capped.  A failing testcase's file
+ * and line attributes (gtest, pytest, PHPUnit) place it: "FILE:LINE: "
+ * leads a message that names no FILE:LINE of its own, "(test at
+ * FILE:LINE)" ends one that does.  Parsed with libxml2 without
  * network, without entity substitution, without DTD loading; entity
  * references are never expanded (text is collected from text and CDATA
  * nodes only), so a billion-laughs document costs nothing.  Input over

@@ -221,6 +221,21 @@ size_t sl_findings_in_unit(const sl_findings *f, const sl_unit_ref *u, sl_findin
  */
 void sl_findings_from_tests(const sl_tests *t, sl_findings *out);
 
+/*
+ * The next "FILE:LINE" of text from *at (FILE has a '.' and no blank; the
+ * path as sl_findings_from_tests reads it): its line, with *file set (the
+ * caller frees it) and *at moved past it; 0 with *file NULL and *at NULL
+ * when there is none.
+ */
+unsigned sl_text_next_location(const char **at, char **file);
+
+/*
+ * 1 when path (repository-relative) is a test's file: under a test
+ * directory, named like a test (finding_gone.h, sl_judging), or matching
+ * one of globs (NULL-terminated, may be NULL: a campaign's test_paths).
+ */
+int sl_test_file(const char *path, const char *const *globs);
+
 /* ---- coverage (coverage.h) ------------------------------------------- */
 
 struct sl_coverage;
@@ -766,6 +781,19 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
  * sl_gating_baseline(): a fix campaign's targets are the units enclosing them.
  */
 void sl_gating_base_findings(const sl_gating *g, sl_findings *out);
+
+/*
+ * After the baseline, for a fix campaign (pipeline/fixtarget.c): the tests
+ * failing on the base that a gate must see fixed (finding_gone.h,
+ * sl_judging), appended to out (copies, each id once);
+ * sl_gating_protect adds path, a file holding test id, to what those gates
+ * protect; sl_gating_place_tests moves each finding-gone gate's base
+ * finding of a failing test (rule "test:ID") to where f's finding of the
+ * same rule lies, the code the test exercises.
+ */
+void sl_gating_judging_tests(const sl_gating *g, sl_tests *out);
+void sl_gating_protect(sl_gating *g, const char *id, const char *path);
+void sl_gating_place_tests(sl_gating *g, const sl_findings *f);
 
 /* The base's report of the first coverage gate (borrowed; NULL when none was measured). */
 struct sl_coverage;

@@ -1,7 +1,8 @@
 /*
  * cmd_targets.c - `sluice targets`: every target of a campaign with its
  * state, PATH:LINE, attempts, latest candidate and the reason it failed or
- * was skipped, filtered by state.  Reads the store.
+ * was skipped, filtered by state; with --json and no filter, a fix
+ * campaign's findings not placed follow.  Reads the store.
  */
 #include <stdio.h>
 
@@ -39,7 +40,9 @@ static int targets_main(const sl_command *self, void *opts, const sl_opt_args *a
 	if (ret)
 		goto done;
 	if (sl_cmd_open_campaign(&st, &camp, o->store, args->n ? args->v[0] : NULL, &err) ||
-	    sl_report_targets(&out, st, camp.id, states, o->json, &count, &err)) {
+	    sl_report_targets(&out, st, camp.id, states, o->json, &count, &err) ||
+	    (o->json && !states &&
+	     sl_report_unplaced(&out, st, camp.id, SL_UNPLACED_JSON_LINES, &err))) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
@@ -66,7 +69,9 @@ const sl_command cmd_targets = {
 	.summary = "list a campaign's targets with their states and reasons",
 	.usage = "usage: sluice targets [NAME] [--state S]... [--store PATH] [--json]\n",
 	.about = "One line per target: id, state, PATH:LINE, attempts, its latest candidate\n"
-		"and the reason it failed or was skipped.\n",
+		"and the reason it failed or was skipped.  --json: one object per target,\n"
+		"then, without --state, one {\"unplaced\": {...}} per finding of a fix\n"
+		"campaign that no target holds (file, line, rule, message, reason).\n",
 	.options = targets_options,
 	.opts_size = sizeof(struct targets_opts),
 	.fn = targets_main,

@@ -63,10 +63,12 @@ int sl_report_junit(sl_store *st, const sl_campaign_rec *c, const char *outdir, 
 /*
  * A fix campaign's findings that no target holds, with their reasons: the
  * count line of `sluice status` (nothing when there are none), a JSON array
- * (always), or the section "Findings not placed" of report.md or
- * report.html (nothing when there are none).
+ * (always), one line {"unplaced": {...}} each (`targets --json`), or the
+ * section "Findings not placed" of report.md or report.html (nothing when
+ * there are none).
  */
-enum sl_unplaced_form { SL_UNPLACED_TEXT, SL_UNPLACED_JSON, SL_UNPLACED_MD, SL_UNPLACED_HTML };
+enum sl_unplaced_form { SL_UNPLACED_TEXT, SL_UNPLACED_JSON, SL_UNPLACED_JSON_LINES,
+	SL_UNPLACED_MD, SL_UNPLACED_HTML };
 int sl_report_unplaced(sl_buf *out, sl_store *st, int64_t campaign_id,
 		       enum sl_unplaced_form form, sl_err *err);
 

@@ -31,13 +31,22 @@ int sl_report_unplaced(sl_buf *out, sl_store *st, int64_t campaign_id,
 
 	if ((ret = sl_store_unplaced(st, campaign_id, &u, &n, err)))
 		goto done;
-	if (form == SL_UNPLACED_JSON) {
+	if (form == SL_UNPLACED_JSON || form == SL_UNPLACED_JSON_LINES) {
 		a = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, json_pack("{s:s, s:I, s:s, s:s, s:s}", "file",
 				u[i].file, "line", (json_int_t)u[i].line, "rule", u[i].rule,
 				"message", u[i].message, "reason", u[i].reason));
-		if ((text = json_dumps(a, JSON_COMPACT)))
+		for (size_t i = 0; form == SL_UNPLACED_JSON_LINES && i < n; i++) {
+			json_t *line = json_pack("{s:O}", "unplaced", json_array_get(a, i));
+			char *one = json_dumps(line, JSON_COMPACT);
+
+			if (one)
+				sl_buf_addf(out, "%s\n", one);
+			free(one);
+			json_decref(line);
+		}
+		if (form == SL_UNPLACED_JSON && (text = json_dumps(a, JSON_COMPACT)))
 			sl_buf_adds(out, text);
 		goto done;
 	}

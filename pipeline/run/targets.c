@@ -194,6 +194,12 @@ int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 		run_notice(x, "findings: %.*s", (int)(e - l), l);
 	}
 	sl_buf_reset(&note);
+	/* a failing test's target: the code it exercises (fixtarget.c) */
+	if (!ret && !(ret = sl_fix_tests(&x->findings, &x->unplaced, x->c, x->st, x->gating, &note,
+					   err)) &&
+	    note.len)
+		run_notice(x, "%s", note.buf);
+	sl_buf_reset(&note);
 	if (!ret && !(ret = sl_fix_targets(list, x->c, x->st, &x->findings, &x->unplaced, &note,
 					  err)))
 		run_notice(x, "%s", note.buf);

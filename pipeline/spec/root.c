@@ -37,16 +37,34 @@ static int load_findings(struct loader *ld, const struct node *map, sl_spec *spe
 	return 0;
 }
 
+/* fix: `fix: {target: code|test}`, where a failing test's target lies. */
+static int load_fix(struct loader *ld, const struct node *map, sl_spec *spec)
+{
+	static const char *const fix_keys[] = { "target", NULL };
+	static const char *const targets[] = { "code", "test", NULL };
+	static const int target_ix[] = { SL_FIX_TARGET_CODE, SL_FIX_TARGET_TEST };
+	const struct node *v[SL_CAP_SPEC_KEYS];
+	int target = SL_FIX_TARGET_CODE;
+
+	if (spec_want_type(ld, map, N_MAP, "fix", NULL) ||
+	    spec_map_fields(ld, map, "fix", fix_keys, v) ||
+	    spec_get_enum(ld, v[0], "target", "fix", targets, target_ix, &target))
+		return SL_EINPUT;
+	spec->fix_target = (enum sl_fix_target)target;
+	return 0;
+}
+
 /* The top level's keys, in the order of the enum that indexes them. */
 static const char *const root_keys[] = { "name", "repository", "base", "scratch", "targets",
 	"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 	"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
 	"kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
-	NULL };
+	"fix", NULL };
 enum { R_NAME, R_REPOSITORY, R_BASE, R_SCRATCH, R_TARGETS, R_RULES, R_PROVIDER,
 	R_INSTRUCTIONS, R_PROMPT, R_EDIT_FORMAT, R_ATTEMPTS, R_GATES, R_REVIEW,
 	R_CONCURRENCY, R_JOBS, R_BUDGET, R_CONTEXT_TOKENS, R_JAIL, R_GOAL, R_KIND,
-	R_TEST_PATHS, R_TEST_TEMPLATE, R_COVERAGE_BELOW, R_FINDINGS, R_LEASE_TTL };
+	R_TEST_PATHS, R_TEST_TEMPLATE, R_COVERAGE_BELOW, R_FINDINGS, R_LEASE_TTL,
+	R_FIX };
 
 /* A mapping at the top level, its keys into v; name, repository, base and scratch. */
 static int read_root_identity(struct loader *ld, const struct node *root,
@@ -159,11 +177,17 @@ static int check_root_job(struct loader *ld, const struct node *root,
 		return spec->job != SL_JOB_FIX ?
 			spec_fail(ld, v[R_FINDINGS]->start, "'findings' belongs to fix campaigns") :
 			SL_EINPUT;
+	if (v[R_FIX] && (spec->job != SL_JOB_FIX || load_fix(ld, v[R_FIX], spec)))
+		return spec->job != SL_JOB_FIX ?
+			spec_fail(ld, v[R_FIX]->start, "'fix' belongs to fix campaigns") : SL_EINPUT;
 	if (spec->job == SL_JOB_TESTGEN && !spec->test_paths.n)
 		return spec_need(ld, root, NULL, "test_paths", NULL);
-	if (spec->job != SL_JOB_TESTGEN && (v[R_TEST_PATHS] || v[R_TEST_TEMPLATE]))
-		return spec_fail(ld, (v[R_TEST_PATHS] ? v[R_TEST_PATHS] : v[R_TEST_TEMPLATE])->start,
-				 "'test_paths' and 'test_template' belong to testgen campaigns");
+	if (spec->job == SL_JOB_MIGRATION && v[R_TEST_PATHS])
+		return spec_fail(ld, v[R_TEST_PATHS]->start,
+				 "'test_paths' belongs to testgen and fix campaigns");
+	if (spec->job != SL_JOB_TESTGEN && v[R_TEST_TEMPLATE])
+		return spec_fail(ld, v[R_TEST_TEMPLATE]->start,
+				 "'test_template' belongs to testgen campaigns");
 	if (spec->job == SL_JOB_FIX && !spec_has_gate_kind(spec, SL_GATE_FINDING_GONE))
 		return spec_fail(ld, v[R_KIND]->start, "a fix campaign needs a gate of kind "
 				 "finding-gone: its findings on the base are the targets");

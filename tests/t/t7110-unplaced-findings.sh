@@ -57,6 +57,19 @@ test_expect_success 'status --json lists the unplaced findings with their reason
 	test "$(jq -r ".unplaced[1].message" status.json)" = "Uninitialized variable: c"
 '
 
+test_expect_success 'targets --json lists them after the targets, not with --state' '
+	sluice targets --store s.db --json >targets.json &&
+	test "$(jq -c "select(.unplaced == null) | .path" targets.json)" = "\"src/calc.c\"" &&
+	jq -c "select(.unplaced) | .unplaced | [.file, .line, .rule, .reason]" targets.json >actual &&
+	cat >expect <<-\EOF &&
+	["gone/missing.c",4,"ghost","not a tracked file of the repository"]
+	["calc.c",58,"uninitvar","ambiguous, several tracked files end with it"]
+	EOF
+	test_cmp expect actual &&
+	sluice targets --store s.db --json --state pending,proposed,failed >filtered.json &&
+	! grep -q unplaced filtered.json
+'
+
 test_expect_success 'status and the run summary count them' '
 	sluice status --store s.db >status.txt &&
 	grep -q "^findings not placed: 2 " status.txt &&

@@ -6,6 +6,8 @@ test_description='fix campaigns: the tests that judge a fix are not the candidat
 # The fix project (examples/fix/project) whose clamp_above test prints its
 # own __FILE__:__LINE__ (as Unity and most C frameworks do) when it fails:
 # clamp(15, 0, 10) returns 0.  The candidate "fixes" it by expecting 0.
+# fix.target test keeps the target on the test (t7130: by default it is
+# clamp(), which the candidate's edit does not touch).
 
 test_expect_success 'setup: the project, a test naming its own line, a test-weakening candidate' '
 	cp -R "$EXAMPLES/fix/project" repo &&
@@ -43,6 +45,7 @@ test_expect_success 'setup: the project, a test naming its own line, a test-weak
 	  - {name: build, command: make}
 	  - {name: failing, kind: finding-gone, format: tap, command: "make -s check"}
 	  - {name: test, kind: test, format: tap, command: "make -s check"}
+	fix: {target: test}
 	EOF
 '
 

@@ -246,9 +246,51 @@ static void test_judging(void)
 	sl_buf_release(&note);
 }
 
+/* A file a test's name was found in protects itself; which paths are tests' files. */
+static void test_judging_files(void)
+{
+	static const char *const globs[] = { "checks/*.c", NULL };
+	sl_judging j;
+	sl_buf note = SL_BUF_INIT;
+
+	sl_judging_init(&j);
+	sl_judging_add_file(&j, "checks/calc.c", "clamp_above");
+	sl_judging_add_file(&j, "../etc/passwd", "x");
+	sl_judging_add_file(&j, "/etc/passwd", "x");
+	CHECK_INT((int)j.where.n, 1);
+	CHECK_INT(touches(&j, "checks/calc.c", NULL, &note), 1);
+	CHECK_STR(note.buf, "changes the test that judges it: checks/calc.c (test clamp_above)");
+	CHECK_INT(touches(&j, "checks/other.c", NULL, &note), 0);
+	CHECK_INT(sl_test_file("checks/calc.c", globs), 1);
+	CHECK_INT(sl_test_file("checks/calc.c", NULL), 0);
+	CHECK_INT(sl_test_file("tests/test_hex.c", NULL), 1);
+	CHECK_INT(sl_test_file("lib/hex_test.c", NULL), 1);
+	CHECK_INT(sl_test_file("src/hex.c", globs), 0);
+	sl_judging_release(&j);
+	sl_buf_release(&note);
+}
+
+/* FILE:LINE places in a failure text, in order. */
+static void test_text_locations(void)
+{
+	const char *at = "#1 0x4011 in hex_digit /src/src/hex.c:10:3 then tests/t.c:4";
+	char *file = NULL;
+
+	CHECK_INT((int)sl_text_next_location(&at, &file), 10);
+	CHECK_STR(file, "src/hex.c");
+	free(file);
+	CHECK_INT((int)sl_text_next_location(&at, &file), 4);
+	CHECK_STR(file, "tests/t.c");
+	free(file);
+	CHECK_INT((int)sl_text_next_location(&at, &file), 0);
+	CHECK(!file && !at);
+}
+
 int main(void)
 {
 	RUN(test_judging);
+	RUN(test_judging_files);
+	RUN(test_text_locations);
 	RUN(test_old_text);
 	RUN(test_track_line);
 	RUN(test_judge);

@@ -7,7 +7,8 @@
  * --output-junit), perl-test-more.tap (Test::More), sluice-unit.tap (our
  * own unit.h, one line flipped to "not ok") are real outputs made here;
  * surefire.xml, pytest.xml, go-junit-report.xml and gtest-nested.xml are
- * written in those tools' shapes; hostile-* must be refused or harmless.
+ * written in those tools' shapes; junit-file-line.xml has testcases placed by
+ * their file and line attributes; hostile-* must be refused or harmless.
  * ctest-console.ctest is ctest 3.25's output here (every status it prints),
  * ctest-output-on-failure.ctest its --output-on-failure (a failed test's
  * output joins its message); ctest12-* are ctest 3.25's outputs for the
