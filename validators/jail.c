@@ -1586,9 +1586,12 @@ static int supervise(struct sup *s, sl_jail_result *out, size_t cap, int64_t dea
 		int nfd = 0, i_out = -1, i_rep = -1, i_pid = -1, i_files = -1, wait_ms;
 		int64_t now = sl_now_ms();
 
-		if (s->reaped && ((s->out_fd < 0 && s->rep_fd < 0 && s->files_fd < 0) ||
-				  now >= drain_until))
+		if (s->reaped && s->out_fd < 0 && s->rep_fd < 0 && s->files_fd < 0)
 			return 0;
+		if (s->reaped && now >= drain_until) {
+			out->drain_cut = 1;
+			return 0;
+		}
 		if (!s->reaped && !out->timed_out && (now >= deadline || (stop_flag && *stop_flag))) {
 			kill(s->pid, SIGKILL);
 			out->timed_out = 1;
@@ -1751,6 +1754,7 @@ static int open_dir_high(const char *path)
 static void result_reset(sl_jail_result *out)
 {
 	out->exited = out->exit_status = out->term_signal = out->timed_out = out->oom = 0;
+	out->drain_cut = 0;
 	out->duration_ms = out->cpu_ms = out->setup_ms = 0;
 	out->output_total = 0;
 	out->layers = 0;

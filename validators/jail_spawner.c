@@ -239,6 +239,7 @@ static void encode_reply(sl_buf *b, int ret, const sl_err *err, const sl_jail_re
 	put_u64(b, (uint64_t)res->term_signal);
 	put_u64(b, (uint64_t)res->timed_out);
 	put_u64(b, (uint64_t)res->oom);
+	put_u64(b, (uint64_t)res->drain_cut);
 	put_u64(b, (uint64_t)res->cpu_ms);
 	put_u64(b, (uint64_t)res->duration_ms);
 	put_u64(b, (uint64_t)res->setup_ms);
@@ -276,6 +277,7 @@ static int decode_reply(struct rd *r, int *ret, sl_err *err, sl_jail_result *res
 	res->term_signal = (int)get_u64(r);
 	res->timed_out = (int)get_u64(r);
 	res->oom = (int)get_u64(r);
+	res->drain_cut = (int)get_u64(r);
 	res->cpu_ms = (int64_t)get_u64(r);
 	res->duration_ms = (int64_t)get_u64(r);
 	res->setup_ms = (int64_t)get_u64(r);

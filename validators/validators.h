@@ -406,6 +406,8 @@ typedef struct sl_jail_result {
 	int term_signal;            /* the command died of this signal, else 0 */
 	int timed_out;              /* the timeout fired and everything was killed */
 	int oom;                    /* the cgroup memory limit killed something */
+	int drain_cut;              /* a pipe was still held open DRAIN_MS after pid 1
+				       was reaped (output may be cut) */
 	int64_t cpu_ms;             /* user+system CPU time of every process of the jail */
 	int64_t duration_ms;
 	int64_t setup_ms;           /* of duration_ms: until the jail was set up and the

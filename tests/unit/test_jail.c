@@ -488,8 +488,7 @@ static void test_locked_mount_flags(void)
 }
 
 struct par {
-	int id, bad;
-	int64_t slowest;
+	int id, bad, cut;
 };
 
 static void *par_run(void *arg)
@@ -506,15 +505,19 @@ static void *par_run(void *arg)
 		snprintf(want, sizeof(want), "%d-%d\n", p->id, i);
 		if (run_in(&r, dir, cmd, 20000, &err) || strcmp(r.output.buf, want))
 			p->bad++;
-		if (r.duration_ms > p->slowest)
-			p->slowest = r.duration_ms;
+		if (r.drain_cut)
+			p->cut++;
 	}
 	sl_jail_result_release(&r);
 	unscratch(dir);
 	return NULL;
 }
 
-/* Jails started from several threads at once neither mix output nor wait for each other. */
+/*
+ * Jails started from several threads at once neither mix output nor wait for
+ * each other: no jail's pipes are held open past its pid 1 by another's
+ * processes (the drain would run out), whatever the machine's load.
+ */
 static void test_concurrent(void)
 {
 	pthread_t t[4];
@@ -528,7 +531,7 @@ static void test_concurrent(void)
 	for (int i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
 		CHECK_INT(p[i].bad, 0);
-		CHECK(p[i].slowest < 900);   /* below the 1 s pipe drain */
+		CHECK_INT(p[i].cut, 0);   /* no jail held another's pipes open */
 	}
 }
 
