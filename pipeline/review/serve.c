@@ -25,7 +25,7 @@
 static const char serve_css[] =
 	"nav{font-size:.9em;color:#57606a;margin-bottom:1em}"
 	".campaign{border-top:1px solid #d0d7de;margin-top:1.5em}"
-	".chart{display:inline-block;margin:.5em 1em .5em 0}"
+	".chart{display:inline-block;margin:.5em 2em .5em 0}"
 	".chart figcaption{font-size:.85em;color:#57606a}"
 	"form.filter label{margin-right:.8em}.elided{color:#57606a;font-size:.9em}"
 	".attempt{border-left:3px solid #d0d7de;padding-left:1em;margin:1.5em 0}"

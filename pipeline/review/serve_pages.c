@@ -258,6 +258,11 @@ static double p_landed(const sl_dash_point *p)
 		(double)p->landed_checked : -1;
 }
 
+static double p_attempts(const sl_dash_point *p)
+{
+	return (double)p->attempts;
+}
+
 static double p_tokens(const sl_dash_point *p)
 {
 	return (double)p->tokens;
@@ -272,22 +277,27 @@ static double p_cost(const sl_dash_point *p)
 static void add_chart(sl_buf *out, const char *id, const char *title, const char *fmt,
 		      const sl_dash_point *p, size_t n, point_fn *val)
 {
-	const int w = 600, h = 120, top = 18, left = 4;
+	const int w = 440, h = 110, top = 8, left = 4;
 	double max = 0;
+	size_t have = 0;
 	char v[64];
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		have += val(&p[i]) >= 0;
 		if (val(&p[i]) > max)
 			max = val(&p[i]);
+	}
 	snprintf(v, sizeof(v), fmt, max);
-	sl_buf_addf(out, "<figure class=\"chart\"><figcaption>%s (max %s)</figcaption>\n"
+	sl_buf_addf(out, "<figure class=\"chart\"><figcaption>%s%s%s%s</figcaption>\n"
 		    "<svg id=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		    "height=\"%d\" role=\"img\" aria-label=\"%s\">\n<line x1=\"%d\" y1=\"%d\" "
-		    "x2=\"%d\" y2=\"%d\" stroke=\"#8c959f\"/>\n", title, v, id, w + 2 * left,
-		    h + top + 16, title, left, top + h, left + w, top + h);
+		    "x2=\"%d\" y2=\"%d\" stroke=\"#8c959f\"/>\n", title, have ? " (max " : "",
+		    have ? v : "", have ? ")" : "", id, w + 2 * left, h + top + 16, title, left,
+		    top + h, left + w, top + h);
 	for (size_t i = 0; i < n; i++) {
 		double x = val(&p[i]);
-		int bw = (int)(w / (n > 0 ? n : 1)), bh = max > 0 && x > 0 ?
+		int bw = (int)(w / (n > 0 ? n : 1)) > 40 ? 40 : (int)(w / (n > 0 ? n : 1)),
+		    bh = max > 0 && x > 0 ?
 			(int)(h * x / max + 0.5) : 0;
 
 		if (x < 0)
@@ -299,7 +309,7 @@ static void add_chart(sl_buf *out, const char *id, const char *title, const char
 		add_text(out, p[i].t);
 		sl_buf_addf(out, ": %s</title></rect>\n", v);
 	}
-	if (n) {
+	if (have) {
 		sl_buf_addf(out, "<text x=\"%d\" y=\"%d\" font-size=\"11\">", left, top + h + 13);
 		add_text(out, p[0].t);
 		sl_buf_addf(out, "</text><text x=\"%d\" y=\"%d\" font-size=\"11\" "
@@ -313,7 +323,7 @@ static void add_chart(sl_buf *out, const char *id, const char *title, const char
 	sl_buf_adds(out, "</svg></figure>\n");
 }
 
-/* The four charts over time: acceptance, landed unchanged, tokens, cost. */
+/* The charts over time: attempts, acceptance, landed unchanged, tokens, cost. */
 static int add_charts(sl_buf *out, sl_store *st, int64_t cid, sl_err *err)
 {
 	static const char *const steps[] = { "minute", "hour", "day" };
@@ -329,6 +339,7 @@ static int add_charts(sl_buf *out, sl_store *st, int64_t cid, sl_err *err)
 	add_chart(out, "chart-landed", "landed unchanged, %", "%.0f%%", p, n, p_landed);
 	add_chart(out, "chart-tokens", "tokens", "%.0f", p, n, p_tokens);
 	add_chart(out, "chart-cost", "cost", "%.4f", p, n, p_cost);
+	add_chart(out, "chart-attempts", "attempts", "%.0f", p, n, p_attempts);
 	free(p);
 	return SL_OK;
 }

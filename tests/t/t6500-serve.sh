@@ -291,7 +291,7 @@ while kill -0 "$1" 2>/dev/null && test $i -lt 3000; do
 done
 EOF
 
-test_expect_success 'a page open while a run proceeds shows its data change (no reload), then a screenshot' '
+test_expect_success 'a page open while a run proceeds shows its data change, and a decision taken, with no reload; then a screenshot' '
 	{ timeout -s KILL 600 sluice run --store l.db l.yaml >run.out 2>run.err & run_pid=$!; } &&
 	for i in $(seq 1 1200); do
 		test -n "$(find scratch -name waiting 2>/dev/null)" && break
@@ -307,11 +307,14 @@ test_expect_success 'a page open while a run proceeds shows its data change (no 
 		wait "document.querySelector(\".summary .proposed\").textContent === \"3\"" \
 		eval "+document.body.dataset.updates > 0 && window.performance.getEntriesByType(\"navigation\").length === 1" \
 		eval "document.querySelectorAll(\"svg#funnel rect\").length" \
+		run "sluice accept --store l.db \$(sqlite3 l.db \"select min(id) from candidates\") >/dev/null" \
+		wait "document.querySelector(\".summary\").textContent.includes(\"1 accepted\")" \
+		eval "document.querySelectorAll(\"#chart-acceptance rect\").length" \
 		noerrors shot "$TRASH/dashboard.png" >live.cdp &&
 	wait $run_pid &&
 	stop_serve $serve_pid &&
 	cat live.cdp &&
-	printf "%s\n" "\"0\"" "\"0\"" true 6 >live.want &&
+	printf "%s\n" "\"0\"" "\"0\"" true 6 1 >live.want &&
 	test_cmp live.want live.cdp &&
 	png-probe dashboard.png 1f6feb 1a7f37 >probe &&
 	cat probe &&
