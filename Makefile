@@ -23,7 +23,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
 PREFIX ?= /usr/local
 BUILD := build
-PKGS := libgit2 tree-sitter libcurl jansson sqlite3 yaml-0.1 libseccomp libxml-2.0
+PKGS := libgit2 tree-sitter libcurl jansson sqlite3 yaml-0.1 libseccomp libxml-2.0 libmicrohttpd
 # grammar source dirs under node_modules/tree-sitter-*/ ; those with an external scanner
 GRAMMARS := bash c cpp go java javascript json python rust typescript/typescript typescript/tsx
 SCANNERS := bash cpp javascript python rust typescript/typescript typescript/tsx

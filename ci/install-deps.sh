@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 PKGS="build-essential pkg-config git ca-certificates
 libgit2-dev libtree-sitter-dev libcurl4-openssl-dev libjansson-dev
 libsqlite3-dev libyaml-dev libseccomp-dev libxml2-dev zlib1g-dev libxml2-utils
+libmicrohttpd-dev python3-prometheus-client
 nodejs npm sqlite3 bubblewrap ripgrep iproute2 procps util-linux
 chromium cppcheck"
 

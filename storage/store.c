@@ -499,7 +499,7 @@ static int migrate(sl_store *st, sl_err *err)
 	return SL_OK;
 }
 
-int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
+static int store_open(sl_store **out, const char *path, int create, int readonly, sl_err *err)
 {
 	sl_store *st = sl_xcalloc(1, sizeof(*st));
 	int ret = SL_ERROR;
@@ -528,7 +528,7 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 		}
 		free(dir);
 	}
-	if (!access(path, F_OK) && not_writable(path)) {
+	if (readonly || (!access(path, F_OK) && not_writable(path))) {
 		if (create) {
 			ret = sl_err_set(err, SL_EINPUT, "store '%s' is read-only; this command "
 					 "needs to write it", path);
@@ -585,6 +585,16 @@ int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
 done:
 	sl_store_free(st);
 	return ret;
+}
+
+int sl_store_open(sl_store **out, const char *path, int create, sl_err *err)
+{
+	return store_open(out, path, create, 0, err);
+}
+
+int sl_store_open_readonly(sl_store **out, const char *path, sl_err *err)
+{
+	return store_open(out, path, 0, 1, err);
 }
 
 void sl_store_free(sl_store *st)

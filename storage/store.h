@@ -30,6 +30,8 @@ typedef struct sl_store sl_store;
  * NULL nothing occurs.
  */
 int sl_store_open(sl_store **out, const char *path, int create, sl_err *err);
+/* Open an existing store for reading only, whoever may write it meanwhile. */
+int sl_store_open_readonly(sl_store **out, const char *path, sl_err *err);
 void sl_store_free(sl_store *st);
 int sl_store_schema_version(sl_store *st);
 

@@ -72,6 +72,20 @@ enum sl_unplaced_form { SL_UNPLACED_TEXT, SL_UNPLACED_JSON, SL_UNPLACED_JSON_LIN
 int sl_report_unplaced(sl_buf *out, sl_store *st, int64_t campaign_id,
 		       enum sl_unplaced_form form, sl_err *err);
 
+/*
+ * The pieces of report.html that the dashboard (serve.c) shows too, each
+ * appended to out with every text from the store escaped: the style sheet;
+ * a diff coloured by line kind and token; the funnel as an inline SVG bar
+ * chart (<svg id="funnel">); the outcomes' tables (acceptance, landing,
+ * per group); a candidate's gates with the logs of those that did not pass
+ * (open), and with all_logs those of the others too (folded).
+ */
+extern const char sl_report_html_style[];
+void sl_report_html_diff(sl_buf *out, const char *diff);
+void sl_report_html_funnel(sl_buf *out, const sl_funnel *f);
+void sl_report_html_outcomes(sl_buf *out, const sl_metrics *m);
+void sl_report_html_gates(sl_buf *out, const sl_gate_run_rec *g, size_t ng, int all_logs);
+
 /* Append s escaped for HTML or XML text and attributes. */
 void sl_report_add_xml(sl_buf *out, const char *s);
 /* Append s made safe for a terminal (term.h: controls shown, not sent). */

@@ -23,7 +23,7 @@
 #include "common/util.h"
 #include "common/caps.h"
 
-static const char style[] =
+const char sl_report_html_style[] =
 	"body{font:15px/1.4 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#1b1f24}"
 	"h1{font-size:1.6em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em}"
 	"table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #d0d7de;"
@@ -146,7 +146,7 @@ static void add_code(sl_buf *out, const char *s, size_t n)
 	}
 }
 
-static void add_diff(sl_buf *out, const char *diff)
+void sl_report_html_diff(sl_buf *out, const char *diff)
 {
 	const char *p = diff;
 
@@ -198,7 +198,7 @@ static void add_log_excerpt(sl_buf *out, const char *log)
 	sl_buf_adds(out, "</pre>\n");
 }
 
-static void add_funnel_svg(sl_buf *out, const sl_funnel *f)
+void sl_report_html_funnel(sl_buf *out, const sl_funnel *f)
 {
 	struct { const char *label; int64_t v; } rows[64];
 	size_t n = 0;
@@ -247,7 +247,7 @@ static void add_rate_cell(sl_buf *out, double rate, int64_t part, int64_t whole)
 }
 
 /* Acceptance, landing, time to decision and cost per accepted change, by group. */
-static void add_outcomes(sl_buf *out, const sl_metrics *m)
+void sl_report_html_outcomes(sl_buf *out, const sl_metrics *m)
 {
 	sl_buf_adds(out, "<h2>Outcomes</h2>\n<table><tr><th>acceptance rate</th>");
 	add_rate_cell(out, m->acceptance_rate, m->accepted, m->decided);
@@ -321,8 +321,8 @@ static void add_change_head(sl_buf *out, const sl_candidate_rec *c, size_t idx, 
 	}
 }
 
-/* The gates' table, then the log of each gate that did not pass. */
-static void add_change_gates(sl_buf *out, const sl_gate_run_rec *g, size_t ng)
+/* The gates' table, then the log of each gate that did not pass (all_logs: of each). */
+void sl_report_html_gates(sl_buf *out, const sl_gate_run_rec *g, size_t ng, int all_logs)
 {
 	sl_buf_adds(out, "<table><tr><th>gate</th><th>verdict</th><th>exit</th>"
 		    "<th>time</th><th>jail setup</th><th>note</th></tr>\n");
@@ -341,11 +341,13 @@ static void add_change_gates(sl_buf *out, const sl_gate_run_rec *g, size_t ng)
 	}
 	sl_buf_adds(out, "</table>\n");
 	for (size_t i = 0; i < ng; i++) {
-		if (g[i].verdict == SL_VERDICT_PASS || !g[i].output_tail[0])
+		int pass = g[i].verdict == SL_VERDICT_PASS;
+
+		if ((pass && !all_logs) || !g[i].output_tail[0])
 			continue;
-		sl_buf_adds(out, "<details open><summary>log of gate ");
+		sl_buf_addf(out, "<details%s><summary>log of gate ", pass ? "" : " open");
 		sl_report_add_xml(out, g[i].gate);
-		sl_buf_adds(out, "</summary>\n");
+		sl_buf_adds(out, pass ? " (passed)</summary>\n" : "</summary>\n");
 		add_log_excerpt(out, g[i].output_tail);
 		sl_buf_adds(out, "</details>\n");
 	}
@@ -417,8 +419,8 @@ static int add_attempt(struct html_ctx *h, const sl_attempt_rec *a, int64_t show
 		sl_buf_adds(out, "</pre>\n");
 	}
 	if (c && c->id != shown_id) {
-		add_change_gates(out, g, ng);
-		add_diff(out, c->diff);
+		sl_report_html_gates(out, g, ng, 0);
+		sl_report_html_diff(out, c->diff);
 	}
 	sl_buf_adds(out, "</details>\n");
 done:
@@ -458,10 +460,10 @@ static int add_change(struct html_ctx *h, const sl_candidate_rec *c, size_t idx,
 			model = model_of(&a[i]);
 	}
 	add_change_head(h->out, c, idx, na, model, tokens, cost);
-	add_change_gates(h->out, g, ng);
+	sl_report_html_gates(h->out, g, ng, 0);
 	if ((ret = add_attempts(h, a, na, c->id, err)))
 		goto done;
-	add_diff(h->out, c->diff);
+	sl_report_html_diff(h->out, c->diff);
 	sl_buf_adds(h->out, "</div>\n");
 done:
 	free(model);
@@ -477,7 +479,7 @@ static void add_page_head(sl_buf *out, const sl_campaign_rec *camp, const sl_fun
 		    "<title>sluice campaign ");
 	sl_report_add_xml(out, camp->name);
 	sl_buf_addf(out, "</title>\n<style>%s</style></head>\n<body>\n<h1>sluice campaign "
-		    "<code>", style);
+		    "<code>", sl_report_html_style);
 	sl_report_add_xml(out, camp->name);
 	sl_buf_adds(out, "</code></h1>\n<p>Base <code>");
 	sl_report_add_xml(out, camp->base_oid);
@@ -604,8 +606,8 @@ int sl_report_html(sl_store *st, const sl_campaign_rec *camp, const char *outdir
 	for (size_t i = 0; i < nc; i++)
 		nrej += c[i].decision == SL_D_REJECT;
 	add_page_head(&out, camp, &f);
-	add_funnel_svg(&out, &f);
-	add_outcomes(&out, &m);
+	sl_report_html_funnel(&out, &f);
+	sl_report_html_outcomes(&out, &m);
 	if ((ret = add_changes(&h, c, nc, nrej, err)))
 		goto done;
 	add_rejected(&out, c, nc, nrej);
