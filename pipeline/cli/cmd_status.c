@@ -151,7 +151,7 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 	sl_funnel f;
 	sl_buf out = SL_BUF_INIT;
 	sl_candidate_rec *cands = NULL;
-	git_repository *repo = NULL;
+	sl_branch_view v = { 0 };
 	size_t nc = 0;
 	int ret;
 
@@ -173,12 +173,12 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 		if (nc) {
 			sl_buf_adds(&out, "\nproposed candidates:\n");
 			/* whether each branch still holds its candidate */
-			if (git_repository_open(&repo, camp->repo_path))
-				repo = NULL;
+			if ((ret = sl_branch_view_open(&v, st, camp->id, err)))
+				goto done;
 		}
 		for (size_t i = 0; i < nc; i++) {
-			const char *note = sl_review_branch_note(repo, cands[i].branch,
-								 cands[i].commit_oid);
+			const char *note = sl_review_branch_note(sl_branch_state_of(&v,
+						cands[i].branch, cands[i].commit_oid));
 
 			sl_buf_addf(&out, "  %4lld  %s:%lld  %s%s%s%s%s\n", (long long)cands[i].id,
 				    cands[i].path, (long long)cands[i].start_line, cands[i].branch,
@@ -189,7 +189,7 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 	sl_cmd_print(stdout, out.buf, json);
 	*proposed = f.proposed;
 done:
-	git_repository_free(repo);
+	sl_branch_view_release(&v);
 	sl_candidate_list_free(cands, nc);
 	sl_funnel_release(&f);
 	sl_buf_release(&out);
