@@ -16,6 +16,11 @@ static double pct(int64_t part, int64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static const char *noun(int64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f)
 {
 	sl_buf_addf(out, "campaign %s (base %.12s, %s)\n", c->name, c->base_oid, c->repo_path);
@@ -41,19 +46,26 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 			sl_buf_addf(out, ", %lld errors", (long long)g->errors);
 		sl_buf_addf(out, " (%lld run%s)\n", (long long)g->runs, g->runs == 1 ? "" : "s");
 	}
-	sl_buf_addf(out, "  proposed     %6lld  (%.0f%% of targets)\n", (long long)f->proposed,
-		    pct(f->proposed, f->targets));
+	/* each line says what it counts: targets by state, candidates by decision */
+	sl_buf_addf(out, "  proposed     %6lld  %s (%.0f%% of targets)\n", (long long)f->proposed,
+		    noun(f->proposed, "target", "targets"), pct(f->proposed, f->targets));
 	if (f->proposed_rules && f->proposed_model)
-		sl_buf_addf(out, "    by rules   %6lld\n    by model   %6lld\n",
-			    (long long)f->proposed_rules, (long long)f->proposed_model);
-	sl_buf_addf(out, "  accepted     %6lld\n", (long long)f->accepted);
-	sl_buf_addf(out, "  rejected     %6lld\n", (long long)f->rejected);
-	sl_buf_addf(out, "  failed       %6lld\n", (long long)f->failed);
-	sl_buf_addf(out, "  skipped      %6lld\n", (long long)f->skipped);
-	sl_buf_addf(out, "  pending      %6lld\n", (long long)f->pending);
+		sl_buf_addf(out, "    by rules   %6lld  %s\n    by model   %6lld  %s\n",
+			    (long long)f->proposed_rules, noun(f->proposed_rules, "target", "targets"),
+			    (long long)f->proposed_model, noun(f->proposed_model, "target", "targets"));
+	sl_buf_addf(out, "  accepted     %6lld  %s (latest decision)\n", (long long)f->accepted,
+		    noun(f->accepted, "candidate", "candidates"));
+	sl_buf_addf(out, "  rejected     %6lld  %s (latest decision)\n", (long long)f->rejected,
+		    noun(f->rejected, "candidate", "candidates"));
+	sl_buf_addf(out, "  failed       %6lld  %s\n", (long long)f->failed,
+		    noun(f->failed, "target", "targets"));
+	sl_buf_addf(out, "  skipped      %6lld  %s\n", (long long)f->skipped,
+		    noun(f->skipped, "target", "targets"));
+	sl_buf_addf(out, "  pending      %6lld  %s\n", (long long)f->pending,
+		    noun(f->pending, "target", "targets"));
 	if (f->budget)
-		sl_buf_addf(out, "  budget       %6lld  (stopped by a budget; rerun to continue)\n",
-			    (long long)f->budget);
+		sl_buf_addf(out, "  budget       %6lld  %s (stopped by a budget; rerun to "
+			    "continue)\n", (long long)f->budget, noun(f->budget, "target", "targets"));
 	if (f->tokens_in || f->tokens_out)
 		sl_buf_addf(out, "  tokens       %lld in, %lld out, cost %.4f\n",
 			    (long long)f->tokens_in, (long long)f->tokens_out, f->cost);
