@@ -11,20 +11,8 @@ it counts targets or candidates.'
 
 export FORGE_TOKEN=ghp-secret-token-4711
 
-forge() {
-	echo "http://127.0.0.1:$(cat forge.port)"
-}
-
 test_expect_success 'setup: three requests published; the first change rejected, its target retried' '
-	greet_repo repo &&
-	git init -q --bare remote.git &&
-	git -C repo push -q "$TRASH/remote.git" main &&
-	start_forge github acme/greet "$TRASH/remote.git" &&
-	echo $forge_pid >forge.pid &&
-	write_campaign c.yaml &&
-	printf "%s\n" "review:" "  forge: github" "  api_url: http://127.0.0.1:$forge_port" \
-		"  project: acme/greet" "  token_env: FORGE_TOKEN" "  remote: $TRASH/remote.git" \
-		"  max_open: 5" "  max_per_hour: 10" >>c.yaml &&
+	greet_on_github c.yaml &&
 	sluice run --store s.db c.yaml >out &&
 	grep -q "proposed  *3" out &&
 	sluice publish --store s.db c.yaml >out &&
@@ -44,7 +32,7 @@ test_expect_success 'setup: three requests published; the first change rejected,
 test_expect_success 'the merged request accepts the new candidate only; the rejected one stays rejected' '
 	n=$(cat number) &&
 	new=$(sqlite3 s.db "select max(id) from candidates") &&
-	curl -sf -X POST --data-binary "$(git -C remote.git rev-parse main)" "$(forge)/_stub/merge/$n" >/dev/null &&
+	curl -sf -X POST --data-binary "$(git -C remote.git rev-parse main)" "http://127.0.0.1:$(cat forge.port)/_stub/merge/$n" >/dev/null &&
 	sluice sync --store s.db c.yaml >out &&
 	cat out &&
 	grep -q "#$n: merged" out &&
