@@ -22,6 +22,9 @@
 #                         everyone else out): stop, and if the store is
 #                         locked, continue it briefly and stop again; at most
 #                         200 tries
+# waiting_dir [EXCEPT]    the checkout under ./scratch (other than EXCEPT)
+#                         where a gate waits: it holds a file "waiting" and
+#                         no "go" yet (the test writes "go" to let it end)
 # rel_kill_series K STORE CAMPAIGN DIR   K runs each killed with -9 at an instant
 #                         picked from its number: after 1-5 more requests, or
 #                         while gates run; each wait is bounded (30 s)
@@ -111,6 +114,14 @@ rel_kill_series() {
 		k=$((k + 1))
 	done
 	return 0
+}
+
+waiting_dir() {
+	for w in $(find scratch -maxdepth 3 -name waiting 2>/dev/null); do
+		d=$(dirname "$w")
+		test "$d" != "${1:-}" && test ! -e "$d/go" && echo "$d" && return 0
+	done
+	return 1
 }
 
 poll() {

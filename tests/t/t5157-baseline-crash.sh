@@ -1,0 +1,79 @@
+#!/bin/sh
+test_description='a killed sluice baseline holds nothing: the next command takes its lease over at once (issue 25)
+
+The baseline lease of a `sluice baseline` (or run) killed with -9 is not
+waited out when its process is provably gone on this host: the next
+baseline or run takes it without waiting for it to expire.'
+. ./test-lib.sh
+. "$TEST_DIRECTORY/lib-campaign.sh"
+. "$TEST_DIRECTORY/lib-reliability.sh"
+
+# the gate waits in its checkout for a file "go" the test writes (at most 120 s)
+test_expect_success 'setup: a campaign whose gate waits on the base; leases of an hour' '
+	mkdir -p repo/src &&
+	printf "a()\nb()\n" >repo/src/m.py &&
+	cat >repo/gate.sh <<-\EOS &&
+	: >waiting
+	i=0
+	while test ! -e go && test $i -lt 1200; do sleep 0.1; i=$((i + 1)); done
+	test -e go
+	EOS
+	make_repo repo &&
+	share_campaign c.yaml "z()" "sh gate.sh" &&
+	printf "%s\n" "lease_ttl: 3600" "jail:" "  warm_base: off" >>c.yaml &&
+	sed -i "s/^    command: \"sh gate.sh\"$/&\n    timeout: 200/" c.yaml &&
+	grep -q "timeout: 200" c.yaml
+'
+
+test_expect_success 'baseline killed with -9 while its gate runs keeps the lease' '
+	{ sluice baseline --store s.db c.yaml >out1 2>err1 & pid=$!; } &&
+	poll "waiting_dir >/dev/null || ! kill -0 $pid" &&
+	first=$(waiting_dir) &&
+	echo "$first" >first &&
+	test -n "$(sqlite3 s.db "select baseline_owner from campaigns")" &&
+	kill -9 $pid &&
+	{ wait $pid || :; } &&
+	test "$(sqlite3 s.db "select baseline_owner from campaigns")" != "" &&
+	test "$(sqlite3 s.db "select baseline_expires > $(now_ms) + 3000000 from campaigns")" = 1 &&
+	test "$(sqlite3 s.db "select count(*) from baselines")" = 0
+'
+
+test_expect_success 'the next baseline takes the lease of the dead one at once' '
+	first=$(cat first) &&
+	{ sluice baseline --store s.db c.yaml >out2 2>err2 & pid=$!; } &&
+	poll "waiting_dir $first >/dev/null || grep -q \"waiting for its baseline\" err2 || ! kill -0 $pid" &&
+	if grep -q "waiting for its baseline" err2; then kill $pid; wait $pid; false; fi &&
+	: >"$(waiting_dir "$first")/go" &&
+	{ wait $pid; rc=$?; } &&
+	cat err2 &&
+	test $rc = 0 &&
+	test "$(sqlite3 s.db "select count(*) from baselines")" -gt 0 &&
+	test "$(sqlite3 s.db "select count(*) from campaigns where baseline_owner is not null")" = 0
+'
+
+test_expect_success 'a run after a killed baseline does not wait either' '
+	sqlite3 s.db "delete from baselines" &&
+	rm -rf scratch &&
+	{ sluice baseline --store s.db c.yaml >out3 2>err3 & pid=$!; } &&
+	poll "waiting_dir >/dev/null || ! kill -0 $pid" &&
+	first=$(waiting_dir) &&
+	kill -9 $pid &&
+	{ wait $pid || :; } &&
+	{ sluice run --store s.db c.yaml >out4 2>err4 & pid=$!; } &&
+	poll "waiting_dir $first >/dev/null || grep -q \"waiting for its baseline\" err4 || ! kill -0 $pid" &&
+	if grep -q "waiting for its baseline" err4; then kill $pid; wait $pid; false; fi &&
+	: >"$(waiting_dir "$first")/go" &&
+	# the candidates wait too: let each go as it comes
+	i=0 &&
+	while kill -0 $pid 2>/dev/null && test $i -lt 600; do
+		d=$(waiting_dir "$first") && : >"$d/go"
+		sleep 0.1
+		i=$((i + 1))
+	done &&
+	{ wait $pid; rc=$?; } &&
+	cat err4 &&
+	test $rc = 0 &&
+	grep -q "proposed  *2" out4
+'
+
+test_done
