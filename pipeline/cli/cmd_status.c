@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "pipeline/cli/cmd.h"
+#include "pipeline/gc.h"
 #include "pipeline/review/report.h"
 #include "pipeline/review/review.h"
 #include "storage/journal.h"
@@ -196,6 +197,21 @@ done:
 	return ret;
 }
 
+/*
+ * What a crashed run of this host left mounted: the layers of its
+ * candidates go as the next run or gc would remove them, with a notice.
+ */
+static int status_leftovers(const sl_campaign_rec *camp, sl_err *err)
+{
+	size_t n = 0;
+	int ret = sl_gc_layers(camp, &n, err);
+
+	if (!ret && n)
+		fprintf(stderr, "sluice status: removed %zu layer%s of candidates a run that is gone "
+			"left\n", n, n == 1 ? "" : "s");
+	return ret;
+}
+
 struct status_opts {
 	const char *store;
 	int json;
@@ -213,6 +229,7 @@ static int status_main(const sl_command *self, void *opts, const sl_opt_args *ar
 	if (args->n > 1)
 		return sl_cmd_usage(self, "expected at most one campaign name");
 	if (sl_cmd_open_campaign(&st, &camp, o->store, args->n ? args->v[0] : NULL, &err) ||
+	    status_leftovers(&camp, &err) ||
 	    sl_cmd_print_status(st, &camp, o->json, &proposed, &err))
 		ret = sl_cmd_fail(&err);
 	sl_campaign_rec_release(&camp);

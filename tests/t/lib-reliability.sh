@@ -22,6 +22,9 @@
 #                         everyone else out): stop, and if the store is
 #                         locked, continue it briefly and stop again; at most
 #                         200 tries
+# waiting_gate FILE [COND]  a gate script that, where the shell condition
+#                         COND holds (default: always), writes "waiting" in
+#                         its tree and waits (120 s at most) for a file "go"
 # waiting_dir [EXCEPT]    the checkout under ./scratch (other than EXCEPT)
 #                         where a gate waits: it holds a file "waiting" and
 #                         no "go" yet (the test writes "go" to let it end)
@@ -114,6 +117,17 @@ rel_kill_series() {
 		k=$((k + 1))
 	done
 	return 0
+}
+
+waiting_gate() {
+	cat >"$1" <<EOS
+if ${2:-true}; then
+	: >waiting
+	i=0
+	while test ! -e go && test \$i -lt 1200; do sleep 0.1; i=\$((i + 1)); done
+	test -e go
+fi
+EOS
 }
 
 waiting_dir() {

@@ -12,12 +12,7 @@ baseline or run takes it without waiting for it to expire.'
 test_expect_success 'setup: a campaign whose gate waits on the base; leases of an hour' '
 	mkdir -p repo/src &&
 	printf "a()\nb()\n" >repo/src/m.py &&
-	cat >repo/gate.sh <<-\EOS &&
-	: >waiting
-	i=0
-	while test ! -e go && test $i -lt 1200; do sleep 0.1; i=$((i + 1)); done
-	test -e go
-	EOS
+	waiting_gate repo/gate.sh &&
 	make_repo repo &&
 	share_campaign c.yaml "z()" "sh gate.sh" &&
 	printf "%s\n" "lease_ttl: 3600" "jail:" "  warm_base: off" >>c.yaml &&
