@@ -16,13 +16,7 @@ waiting_count() {
 
 test_expect_success 'setup: two targets, the stub model, a gate that waits on candidates' '
 	mkdir repo &&
-	cat >repo/gate.sh <<-\EOS &&
-	if grep -q "new_api(0)" src/m0.c; then
-		: >waiting
-		i=0
-		while test ! -e go && test $i -lt 1200; do sleep 0.1; i=$((i + 1)); done
-	fi
-	EOS
+	waiting_gate repo/gate.sh "grep -q new_api.0. src/m0.c" &&
 	rel_repo repo 2 &&
 	rel_model m 0 && start_stub m && echo $stub_pid >stub.pid &&
 	set -- "  - name: wait" "    command: sh gate.sh" "    timeout: 200" "jail:" \

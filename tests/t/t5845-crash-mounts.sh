@@ -19,13 +19,7 @@ layer_mounts() {
 test_expect_success ROOT 'setup: a campaign whose gate waits on candidates' '
 	mkdir -p repo/src &&
 	printf "a()\n" >repo/src/m.py &&
-	cat >repo/gate.sh <<-\EOS &&
-	if grep -q "z()" src/m.py; then
-		: >waiting
-		i=0
-		while test ! -e go && test $i -lt 1200; do sleep 0.1; i=$((i + 1)); done
-	fi
-	EOS
+	waiting_gate repo/gate.sh "grep -q z.. src/m.py" &&
 	make_repo repo &&
 	share_campaign c.yaml "z()" "sh gate.sh" &&
 	sed -i "s/^    command: \"sh gate.sh\"$/&\n    timeout: 200/" c.yaml &&
