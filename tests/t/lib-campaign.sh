@@ -3,6 +3,8 @@
 # greet_repo DIR      a git repository holding the demo project (3 call sites)
 # write_campaign F [extra yaml]   the rules campaign of the demo, against ./repo
 # refs_outside PREFIX REPO        every ref except those under refs/heads/PREFIX/
+# branches_hold STORE [REPO]      each passed candidate's branch points at its commit
+#                                 (REPO: ./repo)
 # start_forge KIND PROJECT BARE   the stub GitHub/GitLab API (see below)
 # greet_on_github F  the demo in ./repo, pushed to ./remote.git, the stub GitHub
 #                     started (forge.pid, forge.port) and campaign F publishing there
@@ -50,6 +52,14 @@ EOF2
 
 refs_outside() {
 	git -C "$2" for-each-ref --format='%(refname) %(objectname)' | grep -v "^refs/heads/$1/" || true
+}
+
+branches_hold() {
+	store_query "$1" "select branch || ' ' || commit_oid from candidates where state = 'passed'" >want &&
+	test -s want &&
+	while read branch oid; do
+		test "$(git -C "${2:-repo}" rev-parse "refs/heads/$branch")" = "$oid" || return 1
+	done <want
 }
 
 store_query() {
