@@ -3,8 +3,11 @@
  * in-memory object database and flushes them as one pack per batch, then
  * the batch's branches in one packed-refs update (run_internal.h, objbatch).
  * Each proposed candidate is first appended to the worker's journal in the
- * scratch root; the next run restores what a crash lost
- * (run_restore_journals: the commit is rebuilt from the diff the store holds).
+ * scratch root (named by store, campaign, process and run start:
+ * journal_name); the next run of the same store restores what a crash lost
+ * (run_restore_journals: the commit is rebuilt from the diff the store
+ * holds).  A queued name another store wrote meanwhile is left to it: the
+ * candidate goes on the store's own name (batch_rename, restore_elsewhere).
  */
 #include <dirent.h>
 #include <errno.h>
