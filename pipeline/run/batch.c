@@ -399,11 +399,10 @@ typedef struct restored {
 } restored;
 
 /*
- * The branch of candidate cr exists: written by the crashed run's flush
- * (*branch NULL: nothing to restore), by another run of this store (the
- * same), or by another store, or the user, since the crash: then the
- * candidate goes on this store's own name for it (PREFIX-ID8/..., as
- * run_store_branch() names it), recorded so, unless that one exists too.
+ * The branch of candidate cr holds a commit another store (or the user)
+ * wrote since the crash: the candidate goes on this store's own name for
+ * it (PREFIX-ID8/..., as run_store_branch() names it), recorded so; *branch
+ * NULL when there is none to take (that one exists too).
  */
 static int restore_elsewhere(run_ctx *x, sl_candidate_rec *cr, char **branch, sl_err *err)
 {
@@ -412,8 +411,7 @@ static int restore_elsewhere(run_ctx *x, sl_candidate_rec *cr, char **branch, sl
 	sl_buf own = SL_BUF_INIT;
 	int ret = SL_OK;
 
-	if (sl_branch_holder(x->c->repo, *branch, x->store_tag, NULL) != SL_HOLDER_OTHER ||
-	    strncmp(*branch, prefix, plen) || (*branch)[plen] != '/') {
+	if (strncmp(*branch, prefix, plen) || (*branch)[plen] != '/') {
 		*branch = NULL;
 		return SL_OK;
 	}
@@ -447,7 +445,7 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 	sl_candidate_rec *cr = NULL;
 	git_oid oid;
 	sl_buf name = SL_BUF_INIT, msg = SL_BUF_INIT;
-	int ret = SL_OK;
+	int ret = SL_OK, exists;
 
 	if (!branch)
 		return SL_OK;
@@ -455,19 +453,18 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 	*branch++ = '\0';
 	if (git_oid_fromstr(&oid, line))
 		goto done;
+	/* written by the crashed run's flush, or by another run of this store */
+	sl_buf_addf(&name, "refs/heads/%s", branch);
+	exists = !git_reference_lookup(&ref, repo, name.buf);
+	if (exists && sl_branch_holder(repo, branch, x->store_tag, NULL) != SL_HOLDER_OTHER)
+		goto done;
 	for (size_t i = 0; i < ncands && !cr; i++)
 		if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&
 		    cands[i].branch && !strcmp(cands[i].branch, branch))
 			cr = &cands[i];
 	/* never recorded (the store failed, or the kill came first): its commit
 	   may be in a pack all the same, but nothing was proposed */
-	if (!cr)
-		goto done;
-	sl_buf_addf(&name, "refs/heads/%s", branch);
-	if (!git_reference_lookup(&ref, repo, name.buf) &&
-	    (ret = restore_elsewhere(x, cr, &branch, err)))
-		goto done;
-	if (!branch)
+	if (!cr || (exists && (ret = restore_elsewhere(x, cr, &branch, err))) || !branch)
 		goto done;
 	if (git_commit_lookup(&c, repo, &oid)) {
 		/* its pack was never written: rebuild it from the stored diff */
