@@ -480,6 +480,24 @@ static int gc_campaigns(struct gc *g, sl_err *err)
 	return SL_OK;
 }
 
+int sl_gc_layers(const sl_campaign_rec *camp, size_t *removed, sl_err *err)
+{
+	sl_spec *spec = NULL;
+	sl_spec_opts so = { .repository = camp->repo_path };
+	sl_err serr = SL_ERR_INIT;
+	char *root;
+	int ret;
+
+	*removed = 0;
+	if (sl_spec_load_ext(&spec, camp->spec_path, &so, &serr))
+		return SL_OK;
+	root = sl_scratch_root(spec);
+	ret = sl_warm_gc(root, SL_WARM_GC_NONE, NULL, NULL, removed, err);
+	free(root);
+	sl_spec_free(spec);
+	return ret;
+}
+
 int sl_gc(sl_gc_result *out, const sl_gc_opts *opts, sl_err *err)
 {
 	struct gc g = { .opts = opts, .out = out, .roots = SL_STRVEC_INIT,

@@ -14,6 +14,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
+#include "storage/store.h"
 
 typedef struct sl_gc_opts {
 	const char *scratch;        /* the one scratch root; NULL: the defaults and each
@@ -74,5 +75,15 @@ typedef struct sl_gc_result {
  * out is filled on success (and partly on failure).
  */
 int sl_gc(sl_gc_result *out, const sl_gc_opts *opts, sl_err *err);
+
+/*
+ * The candidate layers (and the tmpfs mounted on each, as root) that
+ * processes of this host which are gone left under the scratch root of
+ * the campaign recorded in camp (its campaign file's `scratch:`, else the
+ * default), as a run removes them at its start and gc does: for `sluice
+ * status`.  A campaign file that no longer loads is skipped.  *removed
+ * counts the layers removed.
+ */
+int sl_gc_layers(const sl_campaign_rec *camp, size_t *removed, sl_err *err);
 
 #endif

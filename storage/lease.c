@@ -114,10 +114,66 @@ void sl_lease_host(char *buf, size_t size)
 			*p = '-';
 }
 
+/* The wall-clock time the system booted, ms (/proc/stat btime, whole seconds); 0 unknown. */
+static int64_t boot_ms(void)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[256];
+	long long btime = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %lld", &btime) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return btime > 0 ? (int64_t)btime * 1000 : 0;
+}
+
+/*
+ * When process pid started, wall-clock ms, at the earliest (btime is
+ * rounded down to the second); 0 when it cannot be read.
+ */
+static int64_t pid_start_ms(long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t boot = boot_ms();
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (!boot || hz <= 0 || !(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command's closing parenthesis: state is field 3, starttime 22 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+		   "%*d %*d %*d %llu", &ticks) != 1)
+		return 0;
+	return boot + (int64_t)(ticks * 1000 / (unsigned long long)hz);
+}
+
+int sl_lease_pid_gone(long pid, int64_t alive_ms)
+{
+	int64_t start;
+
+	if (pid <= 0)
+		return 0;
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return 1;
+	/* the start is read up to a second early; a clock stepped back by more
+	   than another second could make a live process look younger */
+	return alive_ms > 0 && (start = pid_start_ms(pid)) > 0 && start > alive_ms + 1000;
+}
+
 int sl_lease_owner_gone(const char *owner, const char *host)
 {
 	size_t hl = strlen(host);
 	long pid;
+	long long named;
 	char *end;
 
 	if (strncmp(owner, host, hl) || owner[hl] != ':')
@@ -125,7 +181,8 @@ int sl_lease_owner_gone(const char *owner, const char *host)
 	pid = strtol(owner + hl + 1, &end, 10);
 	if (*end != ':' || pid <= 0)
 		return 0;
-	return kill((pid_t)pid, 0) && errno == ESRCH;
+	named = strtoll(end + 1, &end, 10);
+	return sl_lease_pid_gone(pid, *end ? 0 : (int64_t)named);
 }
 
 int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_err *err)
@@ -138,7 +195,8 @@ int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_er
 		*ended_out = 0;
 	if (!(s = sl_store_prepare(st, "SELECT owner FROM runs WHERE ended_at IS "
 			       "NULL UNION SELECT DISTINCT lease_owner FROM targets WHERE "
-			       "lease_owner IS NOT NULL", err)))
+			       "lease_owner IS NOT NULL UNION SELECT baseline_owner FROM "
+			       "campaigns WHERE baseline_owner IS NOT NULL", err)))
 		return SL_ERROR;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *o = (const char *)sqlite3_column_text(s, 0);
@@ -160,6 +218,7 @@ int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_er
 struct claim_arg {
 	int64_t id, now, expires;
 	const char *owner;
+	const char *gone;           /* a holder whose process is gone (?6), or NULL */
 };
 
 static void fill_claim(sqlite3_stmt *s, const void *p)
@@ -171,6 +230,8 @@ static void fill_claim(sqlite3_stmt *s, const void *p)
 	sqlite3_bind_int64(s, 3, a->id);
 	sl_store_bind_text(s, 4, a->owner);
 	sqlite3_bind_int64(s, 5, a->now);
+	if (sqlite3_bind_parameter_count(s) >= 6)
+		sl_store_bind_text(s, 6, a->gone);
 }
 
 /* The lease's epoch as owner holds it (sql: SELECT epoch WHERE id, owner): 0 when it does not. */
@@ -228,7 +289,7 @@ static int claim_tx(sl_store *st, const char *update_sql, const char *held_sql,
 int sl_lease_claim(sl_store *st, int64_t target_id, const char *owner, int64_t now_ms,
 		   int64_t ttl_ms, int *claimed, int64_t *epoch, sl_err *err)
 {
-	struct claim_arg a = { target_id, now_ms, now_ms + ttl_ms, owner };
+	struct claim_arg a = { target_id, now_ms, now_ms + ttl_ms, owner, NULL };
 
 	return claim_tx(st, "UPDATE targets SET lease_epoch = lease_epoch + "
 			"(lease_owner IS NOT ?1), lease_owner = ?1, lease_expires = ?2 "
@@ -275,18 +336,50 @@ int sl_lease_check(sl_store *st, int64_t target_id, const char *owner, int64_t e
 			   "target", target_id, owner, epoch, err);
 }
 
+/*
+ * The baseline's holder when it is a process of this host that is gone (a
+ * killed run or `sluice baseline`): a new string, or NULL.
+ */
+static char *baseline_holder_gone(sl_store *st, int64_t campaign_id)
+{
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT baseline_owner FROM campaigns WHERE "
+					   "id = ?", NULL);
+	char host[64] = "", *holder = NULL;
+
+	if (!s)
+		return NULL;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		holder = sl_store_col_text(s, 0);
+	sqlite3_finalize(s);
+	sl_lease_host(host, sizeof(host));
+	if (holder && !sl_lease_owner_gone(holder, host)) {
+		free(holder);
+		holder = NULL;
+	}
+	return holder;
+}
+
+/*
+ * A holder that is gone holds nothing: its lease is taken over at once,
+ * not when it expires (the UPDATE takes it only if it still holds it).
+ */
 int sl_lease_baseline_claim(sl_store *st, int64_t campaign_id, const char *owner,
 			    int64_t now_ms, int64_t ttl_ms, int *claimed, int64_t *epoch,
 			    sl_err *err)
 {
-	struct claim_arg a = { campaign_id, now_ms, now_ms + ttl_ms, owner };
+	struct claim_arg a = { campaign_id, now_ms, now_ms + ttl_ms, owner,
+			       baseline_holder_gone(st, campaign_id) };
+	int ret;
 
-	return claim_tx(st, "UPDATE campaigns SET baseline_epoch = baseline_epoch + "
-			"(baseline_owner IS NOT ?1), baseline_owner = ?1, baseline_expires = ?2 "
-			"WHERE id = ?3 AND (baseline_owner IS NULL OR baseline_owner = ?4 OR "
-			"baseline_expires < ?5)",
-			"SELECT baseline_epoch FROM campaigns WHERE id = ? AND baseline_owner = ?",
-			&a, claimed, epoch, "claim baseline", err);
+	ret = claim_tx(st, "UPDATE campaigns SET baseline_epoch = baseline_epoch + "
+		       "(baseline_owner IS NOT ?1), baseline_owner = ?1, baseline_expires = ?2 "
+		       "WHERE id = ?3 AND (baseline_owner IS NULL OR baseline_owner = ?4 OR "
+		       "baseline_expires < ?5 OR baseline_owner = ?6)",
+		       "SELECT baseline_epoch FROM campaigns WHERE id = ? AND baseline_owner = ?",
+		       &a, claimed, epoch, "claim baseline", err);
+	free((char *)a.gone);
+	return ret;
 }
 
 int sl_lease_baseline_check(sl_store *st, int64_t campaign_id, const char *owner,

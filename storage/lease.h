@@ -45,13 +45,26 @@ int sl_lease_run_end(sl_store *st, const char *owner, const char *outcome, sl_er
 /*
  * End the runs of this host whose process is gone (owner "HOST:PID:..." with
  * PID not alive) and release their leases at once, without waiting for them
- * to expire.  *ended_out counts them (may be NULL).
+ * to expire; a `sluice baseline` of this host that is gone lets go of the
+ * baseline lease the same way.  *ended_out counts them (may be NULL).
  */
 int sl_lease_reap_local(sl_store *st, const char *host, size_t *ended_out, sl_err *err);
 /* This host's name as owners carry it (':' becomes '-'), in buf of size > 1. */
 void sl_lease_host(char *buf, size_t size);
-/* 1 when owner ("HOST:PID:START") is a run of host whose process is gone. */
+/*
+ * 1 when owner ("HOST:PID:START", START the wall-clock milliseconds when it
+ * was named) is a run of host whose process is gone: no process PID, or one
+ * that started after START (the PID was reused).
+ */
 int sl_lease_owner_gone(const char *owner, const char *host);
+/*
+ * 1 when the process pid of this host is provably gone, knowing it was alive
+ * at the wall-clock time alive_ms (0: unknown): no such process, or the one
+ * with that number started after alive_ms (a reused pid).  Linux's
+ * /proc/PID/stat and /proc/stat give the start; a process whose start cannot
+ * be read is taken as alive.
+ */
+int sl_lease_pid_gone(long pid, int64_t alive_ms);
 /*
  * Claim a target until now + ttl; *claimed 1 if this owner holds it now,
  * and then *epoch (may be NULL) is the lease's fencing token: one more than

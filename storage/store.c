@@ -1181,6 +1181,20 @@ int sl_store_candidate_set_commit(sl_store *st, int64_t id, const char *commit_o
 	return sl_store_exec(st, s, "update candidate", err);
 }
 
+int sl_store_candidate_set_branch(sl_store *st, int64_t target_id, const char *commit_oid,
+				  const char *branch, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "UPDATE candidates SET branch = ? WHERE target_id = ? AND "
+			       "commit_oid = ? AND state = 'passed'", err);
+
+	if (!s)
+		return SL_ERROR;
+	sl_store_bind_text(s, 1, branch);
+	sqlite3_bind_int64(s, 2, target_id);
+	sl_store_bind_text(s, 3, commit_oid);
+	return sl_store_exec(st, s, "update candidate", err);
+}
+
 #define CANDIDATE_SELECT \
 	"SELECT c.id, c.attempt_id, c.target_id, t.campaign_id, c.diff, c.commit_oid, c.branch, " \
 	"c.state, d.decision, d.reason, c.created_at, t.path, t.start_line, t.end_line, a.n, " \

@@ -216,6 +216,12 @@ void sl_candidate_list_free(sl_candidate_rec *v, size_t n);
 int sl_store_candidate_add(sl_store *st, const sl_candidate_rec *in, int64_t *id_out, sl_err *err);
 /* A candidate rebuilt after a crash (its commit was never written) has a new commit id. */
 int sl_store_candidate_set_commit(sl_store *st, int64_t id, const char *commit_oid, sl_err *err);
+/*
+ * The branch target's passed candidate with commit_oid is proposed on, when
+ * its run had to take another name (another store wrote the one it queued).
+ */
+int sl_store_candidate_set_branch(sl_store *st, int64_t target_id, const char *commit_oid,
+				  const char *branch, sl_err *err);
 /* SL_ENOTFOUND when there is no candidate with that id. */
 int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err);
 /* Candidates of a campaign in id order; state SL_C_ANY = all. */

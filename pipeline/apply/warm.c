@@ -27,6 +27,7 @@
 #include "common/sha256.h"
 #include "common/util.h"
 #include "pipeline/apply/warm.h"
+#include "storage/lease.h"
 #include "validators/validators.h"
 
 #define GITDIR_NONE "gitdir: /nonexistent\n"
@@ -615,6 +616,20 @@ static int is_layer_name(const char *name, long *pid_out)
 }
 
 /*
+ * 1 when the process that made the layer at path is gone: no process pid,
+ * or one that started after the layer was last changed (its pid reused).
+ */
+static int layer_owner_gone(const char *path, long pid)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return 0;
+	return sl_lease_pid_gone(pid, (int64_t)st.st_mtim.tv_sec * 1000 +
+				 st.st_mtim.tv_nsec / 1000000);
+}
+
+/*
  * dir/stores without store's line and those of stores that are gone, into
  * keep; 1 if store was listed, or the file is missing (a warm base from
  * before sluice noted its stores: no run of this version uses it).
@@ -707,11 +722,12 @@ static int gc_dir(const char *dir, enum sl_warm_gc_which which, const char *stor
 			ret = gc_warm(path, which, store, &removed, err);
 			*warm += (size_t)removed;
 			free(path);
-		} else if (is_layer_name(de->d_name, &pid) && pid != (long)getpid() &&
-			   kill((pid_t)pid, 0) && errno == ESRCH) {
+		} else if (is_layer_name(de->d_name, &pid) && pid != (long)getpid()) {
 			path = sl_path_join(dir, de->d_name);
-			ret = sl_warm_layer_remove(path, err);
-			*layers += !ret;
+			if (layer_owner_gone(path, pid)) {
+				ret = sl_warm_layer_remove(path, err);
+				*layers += !ret;
+			}
 			free(path);
 		}
 	}

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "pipeline/cli/cmd.h"
+#include "pipeline/gc.h"
 #include "pipeline/review/report.h"
 #include "pipeline/review/review.h"
 #include "storage/journal.h"
@@ -151,7 +152,7 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 	sl_funnel f;
 	sl_buf out = SL_BUF_INIT;
 	sl_candidate_rec *cands = NULL;
-	git_repository *repo = NULL;
+	sl_branch_view v = { 0 };
 	size_t nc = 0;
 	int ret;
 
@@ -173,12 +174,12 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 		if (nc) {
 			sl_buf_adds(&out, "\nproposed candidates:\n");
 			/* whether each branch still holds its candidate */
-			if (git_repository_open(&repo, camp->repo_path))
-				repo = NULL;
+			if ((ret = sl_branch_view_open(&v, st, camp->id, err)))
+				goto done;
 		}
 		for (size_t i = 0; i < nc; i++) {
-			const char *note = sl_review_branch_note(repo, cands[i].branch,
-								 cands[i].commit_oid);
+			const char *note = sl_review_branch_note(sl_branch_state_of(&v,
+						cands[i].branch, cands[i].commit_oid));
 
 			sl_buf_addf(&out, "  %4lld  %s:%lld  %s%s%s%s%s\n", (long long)cands[i].id,
 				    cands[i].path, (long long)cands[i].start_line, cands[i].branch,
@@ -189,10 +190,25 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 	sl_cmd_print(stdout, out.buf, json);
 	*proposed = f.proposed;
 done:
-	git_repository_free(repo);
+	sl_branch_view_release(&v);
 	sl_candidate_list_free(cands, nc);
 	sl_funnel_release(&f);
 	sl_buf_release(&out);
+	return ret;
+}
+
+/*
+ * What a crashed run of this host left mounted: the layers of its
+ * candidates go as the next run or gc would remove them, with a notice.
+ */
+static int status_leftovers(const sl_campaign_rec *camp, sl_err *err)
+{
+	size_t n = 0;
+	int ret = sl_gc_layers(camp, &n, err);
+
+	if (!ret && n)
+		fprintf(stderr, "sluice status: removed %zu layer%s of candidates a run that is gone "
+			"left\n", n, n == 1 ? "" : "s");
 	return ret;
 }
 
@@ -213,6 +229,7 @@ static int status_main(const sl_command *self, void *opts, const sl_opt_args *ar
 	if (args->n > 1)
 		return sl_cmd_usage(self, "expected at most one campaign name");
 	if (sl_cmd_open_campaign(&st, &camp, o->store, args->n ? args->v[0] : NULL, &err) ||
+	    status_leftovers(&camp, &err) ||
 	    sl_cmd_print_status(st, &camp, o->json, &proposed, &err))
 		ret = sl_cmd_fail(&err);
 	sl_campaign_rec_release(&camp);

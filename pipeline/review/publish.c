@@ -711,6 +711,21 @@ static char *reason_of(const char *comment, int64_t number)
 	return sl_buf_detach(&b, NULL);
 }
 
+/*
+ * The head a request holds now: that of its newest candidate's row (a
+ * retried target's new candidate updates the request its rejected one
+ * opened; the rows of the candidates it replaced keep their old head).
+ */
+static const char *request_head(const sl_published_rec *rows, size_t nrows, size_t first)
+{
+	const sl_published_rec *newest = &rows[first];
+
+	for (size_t i = first; i < nrows; i++)
+		if (rows[i].number == newest->number && rows[i].candidate_id > newest->candidate_id)
+			newest = &rows[i];
+	return newest->head_oid ? newest->head_oid : "";
+}
+
 static int sync_one(sl_publish_summary *sum, sl_store *st, const session *fs,
 		    sl_published_rec *rows, size_t nrows, size_t first, const sl_publish_opts *o,
 		    sl_err *err)
@@ -719,6 +734,7 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const session *fs,
 	const sl_campaign_rec *camp = fs->camp;
 	sl_forge_pr pr = { 0 };
 	int64_t number = rows[first].number;
+	const char *head = request_head(rows, nrows, first);
 	char *reason = NULL;
 	int decision = SL_D_NONE, landed = -1, ret;
 
@@ -732,7 +748,7 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const session *fs,
 
 		if (pr.merge_sha && fetch_target(repo, fs->url, fs->base, o->token, err))
 			progress(o, "#%lld: %s; landing not checked", (long long)number, err->msg);
-		landed = landed_unchanged(repo, camp->base_oid, rows[first].head_oid, pr.merge_sha);
+		landed = landed_unchanged(repo, camp->base_oid, head, pr.merge_sha);
 		sl_buf_addf(&b, "merged as #%lld%s", (long long)number, landed == 1 ?
 			    ", landed unchanged" : landed == 0 ? ", changed before landing" : "");
 		reason = sl_buf_detach(&b, NULL);
@@ -751,16 +767,19 @@ static int sync_one(sl_publish_summary *sum, sl_store *st, const session *fs,
 		 "rejected" : landed == 1 ? "landed unchanged" : landed == 0 ?
 		 "changed before landing" : "landing not checked");
 	for (size_t i = first; i < nrows; i++) {
+		/* a replaced candidate's row follows the request, its decision stays */
+		int replaced = rows[i].head_oid && strcmp(rows[i].head_oid, head);
+
 		if (rows[i].number != number)
 			continue;
-		if (decision &&
+		if (decision && !replaced &&
 		    (ret = sl_store_decide(st, rows[i].candidate_id, decision, reason, err)))
 			goto done;
 		rows[i].state = pr.state;
-		rows[i].landed_unchanged = landed;
+		rows[i].landed_unchanged = replaced ? -1 : landed;
 		rows[i].review_comments = pr.review_comments;
 		free(rows[i].close_reason);
-		rows[i].close_reason = decision == SL_D_REJECT ?
+		rows[i].close_reason = decision == SL_D_REJECT && !replaced ?
 			sl_xstrdup(reason) : NULL;
 		if ((ret = sl_store_published_put(st, &rows[i], err)))
 			goto done;

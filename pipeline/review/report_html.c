@@ -211,8 +211,8 @@ void sl_report_html_funnel(sl_buf *out, const sl_funnel *f)
 		rows[n].label = f->gates[i].gate;
 		rows[n++].v = f->gates[i].passed;
 	}
-	rows[n].label = "proposed"; rows[n++].v = f->proposed;
-	rows[n].label = "accepted"; rows[n++].v = f->accepted;
+	rows[n].label = "proposed targets"; rows[n++].v = f->proposed;
+	rows[n].label = "accepted candidates"; rows[n++].v = f->accepted;
 	max = f->targets > f->candidates ? f->targets : f->candidates;
 	if (max < 1)
 		max = 1;
@@ -259,7 +259,7 @@ void sl_report_html_outcomes(sl_buf *out, const sl_metrics *m)
 	if (m->accepted)
 		sl_buf_addf(out, "</tr>\n<tr><th>per accepted change</th><td>%.0f tokens, cost "
 			    "%.4f</td>", m->tokens_per_accepted, m->cost_per_accepted);
-	sl_buf_adds(out, "</tr></table>\n<table><tr><th>by</th><th>name</th><th>proposed</th>"
+	sl_buf_adds(out, "</tr></table>\n<table><tr><th>by</th><th>name</th><th>candidates proposed</th>"
 		    "<th>accepted</th><th>rejected</th><th>tokens</th><th>cost</th></tr>\n");
 	for (size_t i = 0; i < m->ngroups; i++) {
 		sl_buf_addf(out, "<tr><td>%s</td><td>", m->groups[i].kind);
@@ -485,10 +485,11 @@ static void add_page_head(sl_buf *out, const sl_campaign_rec *camp, const sl_fun
 	sl_report_add_xml(out, camp->base_oid);
 	sl_buf_adds(out, "</code> of <code>");
 	sl_report_add_xml(out, camp->repo_path);
-	sl_buf_addf(out, "</code>. %lld targets, %lld proposed, %lld accepted, %lld rejected, "
-		    "%lld failed, %lld skipped; %lld tokens, cost %.4f.</p>\n<h2>Funnel</h2>\n",
-		    (long long)f->targets, (long long)f->proposed, (long long)f->accepted,
-		    (long long)f->rejected, (long long)f->failed, (long long)f->skipped,
+	sl_buf_addf(out, "</code>. %lld targets: %lld proposed, %lld failed, %lld skipped; "
+		    "candidates by their latest decision: %lld accepted, %lld rejected; %lld "
+		    "tokens, cost %.4f.</p>\n<h2>Funnel</h2>\n",
+		    (long long)f->targets, (long long)f->proposed, (long long)f->failed,
+		    (long long)f->skipped, (long long)f->accepted, (long long)f->rejected,
 		    (long long)(f->tokens_in + f->tokens_out), f->cost);
 }
 

@@ -252,13 +252,15 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	sl_target_rec *t = NULL;
 	sl_candidate_rec *c = NULL;
 	sl_metrics m = { 0 };
+	sl_branch_view v = { 0 };
 	size_t nt = 0, nc = 0;
 	json_t *o = NULL, *ta, *ca;
 	int ret;
 
 	if ((ret = sl_store_targets(st, camp->id, SL_T_ANY, &t, &nt, err)) ||
 	    (ret = sl_store_candidates(st, camp->id, SL_C_ANY, &c, &nc, err)) ||
-	    (ret = sl_store_metrics(st, camp->id, &m, err)))
+	    (ret = sl_store_metrics(st, camp->id, &m, err)) ||
+	    (ret = sl_branch_view_open(&v, st, camp->id, err)))
 		goto done;
 	sl_review_funnel_json(&funnel, camp, f);
 	if (!(o = json_loads(funnel.buf, 0, NULL))) {
@@ -274,8 +276,14 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	}
 	json_object_set_new(o, "target_list", ta);
 	ca = json_array();
-	for (size_t i = 0; i < nc; i++)
-		json_array_append_new(ca, sl_review_candidate_json(&c[i]));
+	for (size_t i = 0; i < nc; i++) {
+		json_t *cj = sl_review_candidate_json(&c[i]);
+		const char *bs = sl_branch_state_name(sl_branch_state_of(&v, c[i].branch,
+									 c[i].commit_oid));
+
+		json_object_set_new(cj, "branch_state", bs ? json_string(bs) : json_null());
+		json_array_append_new(ca, cj);
+	}
 	json_object_set_new(o, "candidate_list", ca);
 	sl_buf_reset(&funnel);
 	if ((ret = sl_report_unplaced(&funnel, st, camp->id, SL_UNPLACED_JSON, err)))
@@ -283,6 +291,7 @@ int sl_report_status_json(sl_buf *out, sl_store *st, const sl_campaign_rec *camp
 	json_object_set_new(o, "unplaced", json_loads(funnel.buf, 0, NULL));
 	add_json_line(out, o);
 done:
+	sl_branch_view_release(&v);
 	sl_metrics_release(&m);
 	sl_buf_release(&funnel);
 	sl_target_list_free(t, nt);

@@ -15,7 +15,8 @@ static void add_rate(sl_buf *out, const char *label, double rate, int64_t part, 
 
 void sl_report_metrics_text(sl_buf *out, const sl_metrics *m)
 {
-	sl_buf_adds(out, "\noutcomes:\n");
+	sl_buf_adds(out, "\noutcomes (counted in candidates: a retried target's every "
+		    "candidate counts):\n");
 	add_rate(out, "acceptance rate", m->acceptance_rate, m->accepted, m->decided);
 	add_rate(out, "landed unchanged", m->landed_unchanged_rate, m->landed_unchanged,
 		 m->landed_checked);

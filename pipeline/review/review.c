@@ -16,6 +16,11 @@ static double pct(int64_t part, int64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static const char *noun(int64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f)
 {
 	sl_buf_addf(out, "campaign %s (base %.12s, %s)\n", c->name, c->base_oid, c->repo_path);
@@ -41,19 +46,26 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 			sl_buf_addf(out, ", %lld errors", (long long)g->errors);
 		sl_buf_addf(out, " (%lld run%s)\n", (long long)g->runs, g->runs == 1 ? "" : "s");
 	}
-	sl_buf_addf(out, "  proposed     %6lld  (%.0f%% of targets)\n", (long long)f->proposed,
-		    pct(f->proposed, f->targets));
+	/* each line says what it counts: targets by state, candidates by decision */
+	sl_buf_addf(out, "  proposed     %6lld  %s (%.0f%% of targets)\n", (long long)f->proposed,
+		    noun(f->proposed, "target", "targets"), pct(f->proposed, f->targets));
 	if (f->proposed_rules && f->proposed_model)
-		sl_buf_addf(out, "    by rules   %6lld\n    by model   %6lld\n",
-			    (long long)f->proposed_rules, (long long)f->proposed_model);
-	sl_buf_addf(out, "  accepted     %6lld\n", (long long)f->accepted);
-	sl_buf_addf(out, "  rejected     %6lld\n", (long long)f->rejected);
-	sl_buf_addf(out, "  failed       %6lld\n", (long long)f->failed);
-	sl_buf_addf(out, "  skipped      %6lld\n", (long long)f->skipped);
-	sl_buf_addf(out, "  pending      %6lld\n", (long long)f->pending);
+		sl_buf_addf(out, "    by rules   %6lld  %s\n    by model   %6lld  %s\n",
+			    (long long)f->proposed_rules, noun(f->proposed_rules, "target", "targets"),
+			    (long long)f->proposed_model, noun(f->proposed_model, "target", "targets"));
+	sl_buf_addf(out, "  accepted     %6lld  %s (latest decision)\n", (long long)f->accepted,
+		    noun(f->accepted, "candidate", "candidates"));
+	sl_buf_addf(out, "  rejected     %6lld  %s (latest decision)\n", (long long)f->rejected,
+		    noun(f->rejected, "candidate", "candidates"));
+	sl_buf_addf(out, "  failed       %6lld  %s\n", (long long)f->failed,
+		    noun(f->failed, "target", "targets"));
+	sl_buf_addf(out, "  skipped      %6lld  %s\n", (long long)f->skipped,
+		    noun(f->skipped, "target", "targets"));
+	sl_buf_addf(out, "  pending      %6lld  %s\n", (long long)f->pending,
+		    noun(f->pending, "target", "targets"));
 	if (f->budget)
-		sl_buf_addf(out, "  budget       %6lld  (stopped by a budget; rerun to continue)\n",
-			    (long long)f->budget);
+		sl_buf_addf(out, "  budget       %6lld  %s (stopped by a budget; rerun to "
+			    "continue)\n", (long long)f->budget, noun(f->budget, "target", "targets"));
 	if (f->tokens_in || f->tokens_out)
 		sl_buf_addf(out, "  tokens       %lld in, %lld out, cost %.4f\n",
 			    (long long)f->tokens_in, (long long)f->tokens_out, f->cost);
@@ -231,12 +243,15 @@ json_t *sl_review_candidate_json(const sl_candidate_rec *c)
 }
 
 /* `sluice show --json`: one line; the attempts too when attempts is set. */
-static void show_json(sl_buf *out, const sl_candidate_rec *c, const sl_gate_run_rec *g,
-		      size_t ng, const sl_funnel_gate *n, int attempts,
+static void show_json(sl_buf *out, const sl_candidate_rec *c, enum sl_branch_state bs,
+		      const sl_gate_run_rec *g, size_t ng, const sl_funnel_gate *n, int attempts,
 		      const sl_attempt_rec *att, size_t na)
 {
 	json_t *o = sl_review_candidate_json(c), *ga = json_array();
+	const char *state = sl_branch_state_name(bs);
 	char *s;
+
+	json_object_set_new(o, "branch_state", state ? json_string(state) : json_null());
 
 	for (size_t i = 0; i < ng; i++)
 		json_array_append_new(ga, gate_run_json(&g[i]));
@@ -257,23 +272,91 @@ static void show_json(sl_buf *out, const sl_candidate_rec *c, const sl_gate_run_
 	json_decref(o);
 }
 
-const char *sl_review_branch_note(git_repository *repo, const char *branch,
-				  const char *commit_oid)
+static const char *const branch_state_names[] = {
+	[SL_BRANCH_UNKNOWN] = NULL,
+	[SL_BRANCH_OURS] = "ours",
+	[SL_BRANCH_MOVED] = "moved",
+	[SL_BRANCH_OTHER_STORE] = "other-store",
+	[SL_BRANCH_GONE] = "gone",
+};
+
+const char *sl_branch_state_name(enum sl_branch_state s)
+{
+	return s <= SL_BRANCH_GONE ? branch_state_names[s] : NULL;
+}
+
+int sl_branch_view_open(sl_branch_view *v, sl_store *st, int64_t campaign_id, sl_err *err)
+{
+	char id[SL_STORE_ID_LEN + 1];
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	if ((ret = sl_store_id(id, st, err)))
+		return ret;
+	snprintf(v->tag, sizeof(v->tag), "%s/%lld", id, (long long)campaign_id);
+	v->repo = sl_review_repo_of(st, campaign_id);
+	return SL_OK;
+}
+
+void sl_branch_view_release(sl_branch_view *v)
+{
+	git_repository_free(v->repo);
+	v->repo = NULL;
+}
+
+/* Whether the commit's message carries a Sluice-Store trailer, whatever its tag. */
+static int made_by_a_store(git_repository *repo, const git_oid *oid)
+{
+	git_commit *c = NULL;
+	const char *msg, *p;
+	int found = 0;
+
+	if (git_commit_lookup(&c, repo, oid) || !(msg = git_commit_message(c)))
+		goto done;
+	for (p = msg; p && *p && !found; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		found = !strncmp(p, SL_STORE_TRAILER, strlen(SL_STORE_TRAILER));
+done:
+	git_commit_free(c);
+	return found;
+}
+
+enum sl_branch_state sl_branch_state_of(const sl_branch_view *v, const char *branch,
+					const char *commit_oid)
 {
 	git_oid want, now;
 	sl_buf refname = SL_BUF_INIT;
 	int rc;
 
-	if (!repo || !branch || git_oid_fromstr(&want, commit_oid))
-		return "";
+	if (!v->repo || !branch || !commit_oid || git_oid_fromstr(&want, commit_oid))
+		return SL_BRANCH_UNKNOWN;
 	sl_buf_addf(&refname, "refs/heads/%s", branch);
-	rc = git_reference_name_to_id(&now, repo, refname.buf);
+	rc = git_reference_name_to_id(&now, v->repo, refname.buf);
 	sl_buf_release(&refname);
 	if (rc == GIT_ENOTFOUND)
-		return " (the branch is gone)";
+		return SL_BRANCH_GONE;
 	if (rc)
+		return SL_BRANCH_UNKNOWN;
+	if (git_oid_equal(&now, &want))
+		return SL_BRANCH_OURS;
+	if (!sl_commit_made_by(v->repo, &now, v->tag) && made_by_a_store(v->repo, &now))
+		return SL_BRANCH_OTHER_STORE;
+	return SL_BRANCH_MOVED;
+}
+
+const char *sl_review_branch_note(enum sl_branch_state s)
+{
+	switch (s) {
+	case SL_BRANCH_UNKNOWN:
+	case SL_BRANCH_OURS:
 		return "";
-	return git_oid_equal(&now, &want) ? "" : " (the branch now holds another commit)";
+	case SL_BRANCH_MOVED:
+		return " (the branch now holds another commit)";
+	case SL_BRANCH_OTHER_STORE:
+		return " (the branch now holds another store's commit)";
+	case SL_BRANCH_GONE:
+		return " (the branch is gone)";
+	}
+	return "";
 }
 
 git_repository *sl_review_repo_of(sl_store *st, int64_t campaign_id)
@@ -292,10 +375,9 @@ git_repository *sl_review_repo_of(sl_store *st, int64_t campaign_id)
 }
 
 /* The text header: place, state, commit, tree, decision and the gates' counts. */
-static void show_text_header(sl_buf *out, sl_store *st, const sl_candidate_rec *c,
+static void show_text_header(sl_buf *out, const sl_candidate_rec *c, enum sl_branch_state bs,
 			     const sl_funnel_gate *n)
 {
-	git_repository *repo = c->branch ? sl_review_repo_of(st, c->campaign_id) : NULL;
 
 	sl_buf_addf(out, "candidate %lld: %s:%lld-%lld (attempt %lld)\n", (long long)c->id,
 		    c->path, (long long)c->start_line, (long long)c->end_line,
@@ -309,8 +391,7 @@ static void show_text_header(sl_buf *out, sl_store *st, const sl_candidate_rec *
 		sl_buf_addf(out, "state:    %s%s%s%s%s\n", sl_candidate_state_name(c->state),
 			    c->decision == SL_D_ACCEPT ? ", accepted" : "",
 			    c->branch ? ", proposed on " : "", c->branch ? c->branch : "",
-			    sl_review_branch_note(repo, c->branch, c->commit_oid));
-	git_repository_free(repo);
+			    sl_review_branch_note(bs));
 	sl_buf_addf(out, "commit:   %s\n", c->commit_oid);
 	if (c->tree)
 		sl_buf_addf(out, "tree:     %s, made in %lld ms\n", c->tree, (long long)c->tree_ms);
@@ -351,20 +432,24 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	sl_gate_run_rec *g = NULL;
 	sl_attempt_rec *att = NULL;
 	sl_funnel_gate n;
+	sl_branch_view v = { 0 };
+	enum sl_branch_state bs = SL_BRANCH_UNKNOWN;
 	size_t ng = 0, na = 0;
 	int ret, attempts = !!(flags & SL_SHOW_ATTEMPTS);
 
 	if ((ret = sl_store_candidate_get(st, candidate_id, &c, err)))
 		return ret;
 	if ((ret = sl_store_gate_runs(st, candidate_id, &g, &ng, err)) ||
-	    (attempts && (ret = sl_store_attempts(st, c.target_id, &att, &na, err))))
+	    (attempts && (ret = sl_store_attempts(st, c.target_id, &att, &na, err))) ||
+	    (c.branch && (ret = sl_branch_view_open(&v, st, c.campaign_id, err))))
 		goto done;
+	bs = sl_branch_state_of(&v, c.branch, c.commit_oid);
 	n = gate_counts(g, ng);
 	if (flags & 1) {
-		show_json(out, &c, g, ng, &n, attempts, att, na);
+		show_json(out, &c, bs, g, ng, &n, attempts, att, na);
 		goto done;
 	}
-	show_text_header(out, st, &c, &n);
+	show_text_header(out, &c, bs, &n);
 	for (size_t i = 0; i < ng; i++)
 		show_text_gate(out, &g[i]);
 	sl_buf_addch(out, '\n');
@@ -372,6 +457,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	if (attempts)
 		sl_review_attempts_text(out, att, na);
 done:
+	sl_branch_view_release(&v);
 	sl_attempt_list_free(att, na);
 	sl_gate_run_list_free(g, ng);
 	sl_candidate_rec_release(&c);

@@ -26,13 +26,42 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 #define SL_SHOW_ATTEMPTS 2
 
 /*
- * What a proposed candidate's branch holds now, as a note for the line
- * that names it: "" when refs/heads/BRANCH points at commit_oid (or repo
- * is NULL: there is nothing to tell), else " (the branch now holds another
- * commit)" or " (the branch is gone)".  A static string.
+ * What a candidate's branch holds now (`status`, `show`): the candidate's
+ * commit (ours), another commit (moved: the user's, or a later one of this
+ * store), a commit another store made (other-store: its Sluice-Store
+ * trailer names another store), or nothing (gone).  SL_BRANCH_UNKNOWN when
+ * there is nothing to tell: no branch, or no repository to look in.
  */
-const char *sl_review_branch_note(git_repository *repo, const char *branch,
-				  const char *commit_oid);
+enum sl_branch_state {
+	SL_BRANCH_UNKNOWN,
+	SL_BRANCH_OURS,
+	SL_BRANCH_MOVED,
+	SL_BRANCH_OTHER_STORE,
+	SL_BRANCH_GONE,
+};
+/* "ours", "moved", "other-store", "gone"; NULL for SL_BRANCH_UNKNOWN. */
+const char *sl_branch_state_name(enum sl_branch_state s);
+
+/*
+ * Where a campaign's branches are looked at: its repository (NULL when it
+ * cannot be opened) and the trailer tag of the store (STORE_ID/CAMPAIGN_ID).
+ * _open fills a caller-owned struct; _release frees the repository.
+ */
+typedef struct sl_branch_view {
+	git_repository *repo;
+	char tag[64];
+} sl_branch_view;
+int sl_branch_view_open(sl_branch_view *v, sl_store *st, int64_t campaign_id, sl_err *err);
+void sl_branch_view_release(sl_branch_view *v);
+enum sl_branch_state sl_branch_state_of(const sl_branch_view *v, const char *branch,
+					const char *commit_oid);
+
+/*
+ * The state as a note for the line that names the branch: "" for ours and
+ * unknown, else " (the branch now holds another commit)", " (the branch now
+ * holds another store's commit)" or " (the branch is gone)".  A static string.
+ */
+const char *sl_review_branch_note(enum sl_branch_state s);
 /* The campaign's repository, or NULL when it cannot be opened (free: git_repository_free). */
 git_repository *sl_review_repo_of(sl_store *st, int64_t campaign_id);
 

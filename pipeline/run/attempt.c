@@ -322,8 +322,8 @@ int run_store_branch(run_ctx *x, const sl_target_rec *rec, char **branch)
  * branch, *branch becomes this store's own name (run_store_branch()).  The
  * caller holds git_lock and the target's lease.
  */
-static int own_branch(run_ctx *x, git_repository *repo, sl_target_rec *rec, char **branch,
-		      sl_err *err)
+static int own_branch(run_ctx *x, git_repository *repo, const sl_target_rec *rec,
+		      char **branch, sl_err *err)
 {
 	git_oid at;
 	enum sl_holder h = sl_branch_holder(repo, *branch, x->store_tag, &at);
@@ -331,6 +331,33 @@ static int own_branch(run_ctx *x, git_repository *repo, sl_target_rec *rec, char
 	if (h == SL_HOLDER_OTHER && run_store_branch(x, rec, branch))
 		h = sl_branch_holder(repo, *branch, x->store_tag, &at);
 	return h == SL_HOLDER_MINE ? sl_branch_delete_matching(repo, *branch, &at, err) : SL_OK;
+}
+
+int run_clear_leftover(run_ctx *x, git_repository *repo, const sl_target_rec *rec,
+		       char **branch, sl_err *err)
+{
+	int ret;
+
+	/* the target has no passed candidate: a branch of its name that this
+	   store made is what a run killed during the gates of one of its
+	   candidates left behind, and so is a lock file of that branch (this
+	   run holds the target's lease: no one else of this store may be
+	   writing it; checked under git_lock, the way a branch is written) */
+	run_git_lock_take(x);
+	ret = sl_lease_check(x->st, rec->id, x->owner, run_cur_epoch, err);
+	if (!ret) {
+		sl_buf lock = SL_BUF_INIT;
+
+		sl_buf_addf(&lock, "%srefs/heads/%s.lock", git_repository_path(repo), *branch);
+		if (unlink(lock.buf) && errno != ENOENT)
+			ret = sl_err_set(err, SL_ERROR, "cannot remove stale lock '%s': %s",
+					 lock.buf, strerror(errno));
+		sl_buf_release(&lock);
+	}
+	if (!ret)
+		ret = own_branch(x, repo, rec, branch, err);
+	run_git_lock_give(x);
+	return ret;
 }
 
 /*
@@ -352,25 +379,7 @@ int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 	}
 	hist.alloc = hist.n;
 
-	/* the target has no passed candidate: a branch of its name that this
-	   store made is what a run killed during the gates of one of its
-	   candidates left behind, and so is a lock file of that branch (this
-	   run holds the target's lease: no one else of this store may be
-	   writing it; checked under git_lock, the way a branch is written) */
-	run_git_lock_take(x);
-	ret = sl_lease_check(x->st, rec->id, x->owner, run_cur_epoch, err);
-	if (!ret) {
-		sl_buf lock = SL_BUF_INIT;
-
-		sl_buf_addf(&lock, "%srefs/heads/%s.lock", git_repository_path(repo), branch);
-		if (unlink(lock.buf) && errno != ENOENT)
-			ret = sl_err_set(err, SL_ERROR, "cannot remove stale lock '%s': %s",
-					 lock.buf, strerror(errno));
-		sl_buf_release(&lock);
-	}
-	if (!ret)
-		ret = own_branch(x, repo, rec, &branch, err);
-	run_git_lock_give(x);
+	ret = run_clear_leftover(x, repo, rec, &branch, err);
 	memset(&a, 0, sizeof(a));
 	a.x = x;
 	a.repo = repo;

@@ -3,14 +3,18 @@
  * in-memory object database and flushes them as one pack per batch, then
  * the batch's branches in one packed-refs update (run_internal.h, objbatch).
  * Each proposed candidate is first appended to the worker's journal in the
- * scratch root; the next run restores what a crash lost
- * (run_restore_journals: the commit is rebuilt from the diff the store holds).
+ * scratch root (named by store, campaign, process and run start:
+ * journal_name); the next run of the same store restores what a crash lost
+ * (run_restore_journals: the commit is rebuilt from the diff the store
+ * holds).  A queued name another store wrote meanwhile is left to it: the
+ * candidate goes on the store's own name (batch_rename, restore_elsewhere).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +48,20 @@ static int batch_write(git_odb_backend *be, const git_oid *oid, const void *data
 	return rc;
 }
 
+/*
+ * A batch journal's name: journal-STORE-CAMPAIGN-PID-MS-SEQ, the store's id
+ * and the campaign the run writes for (only a run of that store restores
+ * it), the run's process and the wall-clock time its owner name carries (a
+ * reused pid is told apart, sl_lease_pid_gone), and the worker's number.
+ */
+static void journal_name(sl_buf *out, const run_ctx *x, long pid, size_t seq)
+{
+	const char *ms = strrchr(x->owner, ':');
+
+	sl_buf_addf(out, "%s/journal-%.*s-%lld-%ld-%s-%zu", x->scratch, SL_STORE_ID_LEN,
+		    x->store_tag, (long long)x->campaign_id, pid, ms ? ms + 1 : "0", seq);
+}
+
 int run_batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl_err *err)
 {
 	sl_buf path = SL_BUF_INIT;
@@ -51,7 +69,7 @@ int run_batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl
 	memset(b, 0, sizeof(*b));
 	b->fd = -1;
 	b->repo = repo;
-	sl_buf_addf(&path, "%s/journal-%ld-%zu", x->scratch, (long)getpid(), seq);
+	journal_name(&path, x, (long)getpid(), seq);
 	b->journal = sl_buf_detach(&path, NULL);
 	if ((b->fd = open(b->journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
 			  0600)) < 0)
@@ -125,17 +143,87 @@ static int batch_drop_lost(run_ctx *x, objbatch *b, sl_err *err)
 	return SL_OK;
 }
 
-/* The batch's branches in one packed-refs update, but for those another run wrote. */
+/* Branches taken under this store's own names, and their commits. */
+typedef struct renamed {
+	sl_strvec branch;
+	git_oid *commit;
+	size_t alloc;
+} renamed;
+
+/*
+ * Queued branch i, which another store (or the user) wrote since it was
+ * queued: its candidate goes on this store's own name for it
+ * (run_store_branch, with a notice), noted in the journal (the pack holds
+ * its commit already: the source is not needed to rebuild it) and in the
+ * store before the branch is written, so that a crash in between restores
+ * it under that name.
+ */
+static int batch_rename(run_ctx *x, objbatch *b, size_t i, renamed *out, sl_err *err)
+{
+	sl_target_rec rec = { 0 };
+	sl_buf line = SL_BUF_INIT;
+	char hex[GIT_OID_HEXSZ + 1];
+	char *name = sl_xstrdup(b->branch[i]);
+	int ret;
+
+	git_oid_tostr(hex, sizeof(hex), &b->commit[i]);
+	if ((ret = sl_store_target_get(x->st, b->target[i], &rec, err)) ||
+	    !run_store_branch(x, &rec, &name))
+		goto done;
+	sl_buf_addf(&line, "%s - %s\n", hex, name);
+	if (sl_write_all(b->fd, line.buf, line.len)) {
+		ret = sl_err_set(err, SL_ERROR, "cannot write '%s': %s", b->journal,
+				 strerror(errno));
+		goto done;
+	}
+	if ((ret = sl_store_candidate_set_branch(x->st, b->target[i], hex, name, err)))
+		goto done;
+	SL_ALLOC_GROW(out->commit, out->branch.n + 1, out->alloc);
+	git_oid_cpy(&out->commit[out->branch.n], &b->commit[i]);
+	sl_strvec_push(&out->branch, name);
+done:
+	sl_target_rec_release(&rec);
+	sl_buf_release(&line);
+	free(name);
+	return ret;
+}
+
+/*
+ * The batch's branches in one packed-refs update.  Where a branch now holds
+ * another commit: another store's (or the user's) is left alone and the
+ * candidate goes on this store's own name; another run of this store wrote
+ * it when it took the target over: that run's.
+ */
 static int batch_branches(run_ctx *x, objbatch *b, sl_err *err)
 {
+	renamed moved = { SL_STRVEC_INIT, NULL, 0 };
 	int ret = sl_branches_write_packed(b->repo, b->branch, b->commit, b->n, err);
 
 	if (ret != SL_ELEASE)
 		return ret;
-	/* the others are written: that one is the other run's */
-	run_notice(x, "%s", err->msg);
 	sl_err_clear(err);
-	return SL_OK;
+	ret = SL_OK;
+	for (size_t i = 0; i < b->n && !ret; i++) {
+		git_oid at;
+		enum sl_holder h = sl_branch_holder(b->repo, b->branch[i], x->store_tag, &at);
+
+		if (h == SL_HOLDER_OTHER)
+			ret = batch_rename(x, b, i, &moved, err);
+		else if (h == SL_HOLDER_MINE && !git_oid_equal(&at, &b->commit[i]))
+			run_notice(x, "branch '%s' points at a commit another run wrote; left "
+				   "alone", b->branch[i]);
+	}
+	if (!ret && moved.branch.n &&
+	    (ret = sl_branches_write_packed(b->repo, moved.branch.v, moved.commit,
+					    moved.branch.n, err)) == SL_ELEASE) {
+		/* the store's own name taken too, by a run of this store: left to it */
+		run_notice(x, "%s", err->msg);
+		sl_err_clear(err);
+		ret = SL_OK;
+	}
+	sl_strvec_release(&moved.branch);
+	free(moved.commit);
+	return ret;
 }
 
 /* Write the batch's objects as one pack, then its branches; empty the journal. */
@@ -277,13 +365,28 @@ int run_batch_close(run_ctx *x, objbatch *b, sl_err *err)
 	return ret;
 }
 
-/* 1 if the process named by a journal's PID is gone. */
-static int journal_orphaned(const char *name)
+/*
+ * 1 if the journal called name is this store's and campaign's and the run
+ * that wrote it is gone: its pid free, or reused since the run named itself
+ * (this very process, say, in a container that gives each run the same
+ * pid).  A journal of the form journal-PID-SEQ (a sluice from before
+ * journals named their store) is restored by the first run that finds PID
+ * gone, whatever its store, as then.
+ */
+static int journal_orphaned(const run_ctx *x, const char *name)
 {
-	char *end;
-	long pid = strtol(name + strlen("journal-"), &end, 10);
+	char id[SL_STORE_ID_LEN + 1], tail;
+	long long camp, ms;
+	long pid;
+	size_t seq;
 
-	if (pid <= 0 || *end != '-' || pid == (long)getpid())
+	if (sscanf(name, "journal-%16[0-9a-f]-%lld-%ld-%lld-%zu%c", id, &camp, &pid, &ms, &seq,
+		   &tail) == 5)
+		return strlen(id) == SL_STORE_ID_LEN &&
+			!strncmp(id, x->store_tag, SL_STORE_ID_LEN) && camp == x->campaign_id &&
+			sl_lease_pid_gone(pid, ms);
+	if (sscanf(name, "journal-%ld-%zu%c", &pid, &seq, &tail) != 2 || pid <= 0 ||
+	    pid == (long)getpid())
 		return 0;
 	return kill((pid_t)pid, 0) && errno == ESRCH;
 }
@@ -294,6 +397,42 @@ typedef struct restored {
 	git_oid *commit;
 	size_t alloc;
 } restored;
+
+/*
+ * The branch of candidate cr holds a commit another store (or the user)
+ * wrote since the crash: the candidate goes on this store's own name for
+ * it (PREFIX-ID8/..., as run_store_branch() names it), recorded so; *branch
+ * NULL when there is none to take (that one exists too).
+ */
+static int restore_elsewhere(run_ctx *x, sl_candidate_rec *cr, char **branch, sl_err *err)
+{
+	const char *prefix = x->c->spec->branch_prefix;
+	size_t plen = strlen(prefix);
+	sl_buf own = SL_BUF_INIT;
+	int ret = SL_OK;
+
+	if (strncmp(*branch, prefix, plen) || (*branch)[plen] != '/') {
+		*branch = NULL;
+		return SL_OK;
+	}
+	sl_buf_addf(&own, "%s-%.8s%s", prefix, x->store_tag, *branch + plen);
+	if (sl_branch_holder(x->c->repo, own.buf, x->store_tag, NULL) != SL_HOLDER_NONE) {
+		*branch = NULL;
+		goto done;
+	}
+	run_notice(x, "branch '%s' is held by another store (its commit does not name this "
+		   "one): left alone; this store's candidate %lld goes on branch '%s'", *branch,
+		   (long long)cr->id, own.buf);
+	if ((ret = sl_store_candidate_set_branch(x->st, cr->target_id, cr->commit_oid, own.buf,
+						 err)))
+		goto done;
+	free(cr->branch);
+	cr->branch = sl_buf_detach(&own, NULL);
+	*branch = cr->branch;
+done:
+	sl_buf_release(&own);
+	return ret;
+}
 
 /* Restore one journal line "COMMIT SOURCE BRANCH" of a crashed run (its branch into out). */
 static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t ncands,
@@ -306,14 +445,18 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 	sl_candidate_rec *cr = NULL;
 	git_oid oid;
 	sl_buf name = SL_BUF_INIT, msg = SL_BUF_INIT;
-	int ret = SL_OK;
+	int ret = SL_OK, exists;
 
 	if (!branch)
 		return SL_OK;
 	*src++ = '\0';
 	*branch++ = '\0';
+	if (git_oid_fromstr(&oid, line))
+		goto done;
+	/* written by the crashed run's flush, or by another run of this store */
 	sl_buf_addf(&name, "refs/heads/%s", branch);
-	if (!git_reference_lookup(&ref, repo, name.buf) || git_oid_fromstr(&oid, line))
+	exists = !git_reference_lookup(&ref, repo, name.buf);
+	if (exists && sl_branch_holder(repo, branch, x->store_tag, NULL) != SL_HOLDER_OTHER)
 		goto done;
 	for (size_t i = 0; i < ncands && !cr; i++)
 		if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&
@@ -321,7 +464,7 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 			cr = &cands[i];
 	/* never recorded (the store failed, or the kill came first): its commit
 	   may be in a pack all the same, but nothing was proposed */
-	if (!cr)
+	if (!cr || (exists && (ret = restore_elsewhere(x, cr, &branch, err))) || !branch)
 		goto done;
 	if (git_commit_lookup(&c, repo, &oid)) {
 		/* its pack was never written: rebuild it from the stored diff */
@@ -391,7 +534,7 @@ int run_restore_journals(run_ctx *x, sl_err *err)
 	while (!ret && (de = readdir(d))) {
 		char *path;
 
-		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(de->d_name))
+		if (strncmp(de->d_name, "journal-", 8) || !journal_orphaned(x, de->d_name))
 			continue;
 		path = sl_path_join(x->scratch, de->d_name);
 		if (!loaded)

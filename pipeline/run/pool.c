@@ -56,6 +56,21 @@ static void fail_run(run_ctx *x, const sl_err *err, const sl_target_rec *rec)
 }
 
 /*
+ * A target the worker holds but does not work on now (stopped by the
+ * budget, or no longer matching the query): what a killed run left of it
+ * goes all the same, then it moves to state.
+ */
+static int set_aside(run_ctx *x, git_repository *repo, const sl_target_rec *rec,
+		     enum sl_target_state state, const char *reason, sl_err *err)
+{
+	char *branch = run_branch_name(x->c->spec->branch_prefix, rec, &x->index);
+	int ret = run_clear_leftover(x, repo, rec, &branch, err);
+
+	free(branch);
+	return ret ? ret : run_move_target(x, rec->id, state, rec->attempts, reason, err);
+}
+
+/*
  * Take the next pending target, claim it and take it through its
  * attempts.  0 when the worker stops: nothing is left, the run failed or
  * it was stopped.
@@ -107,11 +122,9 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 	memset(&after, 0, sizeof(after));
 	t = run_find_target(&x->index, rec, tmp);
 	if (!t)
-		ret = run_move_target(x, rec->id, SL_T_SKIPPED, rec->attempts,
-				      "no longer matches the query", err);
+		ret = set_aside(x, repo, rec, SL_T_SKIPPED, "no longer matches the query", err);
 	else if (stop)
-		ret = run_move_target(x, rec->id, SL_T_BUDGET, rec->attempts,
-				      x->stop_reason, err);
+		ret = set_aside(x, repo, rec, SL_T_BUDGET, x->stop_reason, err);
 	else
 		ret = run_process_target(x, repo, rec, t, err);
 	if (ret == SL_ELEASE) {

@@ -242,6 +242,17 @@ int run_load_pending(run_ctx *x, sl_err *err);
 int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
 		       const sl_target *t, sl_err *err);
 /*
+ * What a run killed during the gates of one of the target's candidates
+ * left: a lock file of *branch (the target's branch name) and the branch,
+ * where this store made it (deleted only while it points where it was
+ * read); where another store holds the name, *branch becomes this store's
+ * (run_store_branch()).  The worker holds the target's lease; also for a
+ * target the run will not work on (stopped by the budget, no longer
+ * matching the query).
+ */
+int run_clear_leftover(run_ctx *x, git_repository *repo, const sl_target_rec *rec,
+		       char **branch, sl_err *err);
+/*
  * Where another store holds *branch: this store's own name for the target's
  * branch, under PREFIX-ID8/ (the campaign's prefix and the store's id),
  * replaces it, with a notice; 1 when it changed, 0 when *branch already is

@@ -3,7 +3,11 @@
 # greet_repo DIR      a git repository holding the demo project (3 call sites)
 # write_campaign F [extra yaml]   the rules campaign of the demo, against ./repo
 # refs_outside PREFIX REPO        every ref except those under refs/heads/PREFIX/
+# branches_hold STORE [REPO]      each passed candidate's branch points at its commit
+#                                 (REPO: ./repo)
 # start_forge KIND PROJECT BARE   the stub GitHub/GitLab API (see below)
+# greet_on_github F  the demo in ./repo, pushed to ./remote.git, the stub GitHub
+#                     started (forge.pid, forge.port) and campaign F publishing there
 # python_campaign F NAME REPO     a rules campaign on REPO's Python calls, gate "true"
 # calc_campaign NAME TMPL ARG GATES...  a rules campaign on the calc fixture (below)
 
@@ -50,6 +54,14 @@ refs_outside() {
 	git -C "$2" for-each-ref --format='%(refname) %(objectname)' | grep -v "^refs/heads/$1/" || true
 }
 
+branches_hold() {
+	store_query "$1" "select branch || ' ' || commit_oid from candidates where state = 'passed'" >want &&
+	test -s want &&
+	while read branch oid; do
+		test "$(git -C "${2:-repo}" rev-parse "refs/heads/$branch")" = "$oid" || return 1
+	done <want
+}
+
 store_query() {
 	sqlite3 "$1" "$2"
 }
@@ -93,6 +105,18 @@ start_forge() {
 	forge_port=$(cat forge.port) &&
 	test -n "$forge_port" &&
 	forge_url=http://127.0.0.1:$forge_port
+}
+
+greet_on_github() {
+	greet_repo repo &&
+	git init -q --bare remote.git &&
+	git -C repo push -q "$TRASH/remote.git" main &&
+	start_forge github acme/greet "$TRASH/remote.git" &&
+	echo $forge_pid >forge.pid &&
+	write_campaign "$1" &&
+	printf "%s\n" "review:" "  forge: github" "  api_url: http://127.0.0.1:$forge_port" \
+		"  project: acme/greet" "  token_env: FORGE_TOKEN" "  remote: $TRASH/remote.git" \
+		"  max_open: 5" "  max_per_hour: 10" >>"$1"
 }
 
 # python_campaign FILE NAME REPO: a campaign NAME that rewrites every call in

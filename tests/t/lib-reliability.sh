@@ -22,6 +22,12 @@
 #                         everyone else out): stop, and if the store is
 #                         locked, continue it briefly and stop again; at most
 #                         200 tries
+# waiting_gate FILE [COND]  a gate script that, where the shell condition
+#                         COND holds (default: always), writes "waiting" in
+#                         its tree and waits (120 s at most) for a file "go"
+# waiting_dir [EXCEPT]    the checkout under ./scratch (other than EXCEPT)
+#                         where a gate waits: it holds a file "waiting" and
+#                         no "go" yet (the test writes "go" to let it end)
 # rel_kill_series K STORE CAMPAIGN DIR   K runs each killed with -9 at an instant
 #                         picked from its number: after 1-5 more requests, or
 #                         while gates run; each wait is bounded (30 s)
@@ -111,6 +117,25 @@ rel_kill_series() {
 		k=$((k + 1))
 	done
 	return 0
+}
+
+waiting_gate() {
+	cat >"$1" <<EOS
+if ${2:-true}; then
+	: >waiting
+	i=0
+	while test ! -e go && test \$i -lt 1200; do sleep 0.1; i=\$((i + 1)); done
+	test -e go
+fi
+EOS
+}
+
+waiting_dir() {
+	for w in $(find scratch -maxdepth 3 -name waiting 2>/dev/null); do
+		d=$(dirname "$w")
+		test "$d" != "${1:-}" && test ! -e "$d/go" && echo "$d" && return 0
+	done
+	return 1
 }
 
 poll() {

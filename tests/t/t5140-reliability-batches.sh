@@ -78,7 +78,7 @@ test_expect_success 'kill -9 of one of three runs mid-batch: the next run rebuil
 	{ wait $(cat pid1); echo $? >rc1; } && { wait $(cat pid2); echo $? >rc2; } &&
 	cat err1 err2 &&
 	test "$(cat rck)" = 137 && test "$(cat rc1)" = 0 && test "$(cat rc2)" = 0 &&
-	cat scratch/bk/journal-$(cat pidk)-* >lost &&
+	cat scratch/bk/journal-*-$(cat pidk)-* >lost &&
 	test -s lost &&
 	while read oid source branch; do
 		test_must_fail git -C rk cat-file -e "$oid" &&
@@ -110,7 +110,7 @@ test_expect_success 'kill -9 from outside while ten proposals wait in memory; tw
 		i=$((i + 1))
 	done &&
 	test "$(sqlite3 bx.db "select count(*) from candidates where state = '"'"'passed'"'"'")" = 10 &&
-	test "$(cat scratch/bx/journal-$(cat pidx)-* | wc -l)" = 10 &&
+	test "$(cat scratch/bx/journal-*-$(cat pidx)-* | wc -l)" = 10 &&
 	kill -9 $(cat pidx) &&
 	{ wait $(cat pidx) 2>/dev/null || :; } &&
 	test -z "$(git -C rx for-each-ref refs/heads/sluice/bx/ | grep -v /base-)" &&
@@ -118,7 +118,7 @@ test_expect_success 'kill -9 from outside while ten proposals wait in memory; tw
 	# a line whose candidate the store never recorded (the kill came
 	# between the two), its commit in the repository all the same
 	echo "$(git -C rx rev-parse main) model sluice/bx/never-recorded" \
-		>>$(ls scratch/bx/journal-$(cat pidx)-* | head -n 1) &&
+		>>$(ls scratch/bx/journal-*-$(cat pidx)-* | head -n 1) &&
 	{ sluice run --store bx.db bx.yaml >out1 2>err1 & echo $! >pid1; } &&
 	{ sluice run --store bx.db bx.yaml >out2 2>err2 & echo $! >pid2; } &&
 	{ wait $(cat pid1); echo $? >rc1; } && { wait $(cat pid2); echo $? >rc2; } &&

@@ -6,16 +6,6 @@ test_description='fencing of the baseline: a run paused while it measures the ba
 
 N=3
 
-# waiting_dir [EXCEPT]: the checkout (other than EXCEPT) where the gate
-# waits on the base, once there is one
-waiting_dir() {
-	for w in $(find scratch -maxdepth 3 -name waiting 2>/dev/null); do
-		d=$(dirname "$w")
-		test "$d" != "${1:-}" && test ! -e "$d/go" && echo "$d" && return 0
-	done
-	return 1
-}
-
 # the gate waits on the base (three old_api calls in src/m0.c, candidates
 # have two) for a file "go" the test writes into its checkout, and prints it
 test_expect_success 'setup: a gate that waits on the base for the test' '

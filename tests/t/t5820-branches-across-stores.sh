@@ -8,15 +8,6 @@ tells whether each proposed branch still holds its candidate.'
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
-# branches_hold STORE: each passed candidate's branch points at its commit
-branches_hold() {
-	store_query "$1" "select branch || ' ' || commit_oid from candidates where state = 'passed'" >want &&
-	test -s want &&
-	while read branch oid; do
-		test "$(git -C repo rev-parse "refs/heads/$branch")" = "$oid" || return 1
-	done <want
-}
-
 test_expect_success 'setup: three calls, one a line' '
 	mkdir -p repo/src &&
 	printf "a()\nb()\nc()\n" >repo/src/m.py &&

@@ -83,11 +83,12 @@ test_expect_success 'a crashed run of this host holds nothing: its leftover goes
 '
 
 test_expect_success 'a live run'"'"'s lease still keeps gc off the campaign'"'"'s branches' '
-	host=$(uname -n | tr : -) &&
-	store_query b.db "update targets set lease_owner = '"'"'$host:$$:1'"'"' where id = 1" &&
+	# an owner names its start: this shell was alive then
+	owner=$(uname -n | tr : -):$$:$(date +%s)000 &&
+	store_query b.db "update targets set lease_owner = '"'"'$owner'"'"' where id = 1" &&
 	plant sluice/share/crash-2 b.db &&
 	sluice gc --store b.db >out 2>err &&
-	grep "a run is working on it ($host:$$:1); its branches are left alone" err &&
+	grep "a run is working on it ($owner); its branches are left alone" err &&
 	grep "^removed 0 branches$" out &&
 	git -C repo rev-parse --verify -q refs/heads/sluice/share/crash-2
 '

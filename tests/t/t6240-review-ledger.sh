@@ -40,7 +40,7 @@ test_expect_success 'the funnel counts the rejection; by rules and by model sum 
 	sluice status --store s.db >out &&
 	proposed=$(store_query s.db "select count(*) from targets where state in ('"'"'proposed'"'"', '"'"'accepted'"'"', '"'"'rejected'"'"')") &&
 	grep -q "^  proposed  *$proposed " out &&
-	grep -q "^  rejected  *1$" out &&
+	grep -q "^  rejected  *1  candidate (latest decision)$" out &&
 	sluice status --store s.db --json >out.json &&
 	grep -q "\"proposed_by\":{\"rules\":$proposed,\"model\":0},\"proposed\":$proposed,\"accepted\":0,\"rejected\":1" out.json
 '

@@ -215,7 +215,7 @@ static void test_run_end_releases_and_reap(void)
 	CHECK_INT(sl_lease_claim(st, t1, "b:2:1", 2, 500, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	/* a live process (this one) is not reaped */
-	snprintf(live, sizeof(live), "here:%ld:5", (long)getpid());
+	snprintf(live, sizeof(live), "here:%ld:%lld", (long)getpid(), (long long)sl_wall_ms());
 	CHECK_INT(sl_lease_claim(st, t2, live, 3, 1000000000000LL, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
 	CHECK_INT(sl_lease_reap_local(st, "here", &ended, NULL), 0);
@@ -233,6 +233,19 @@ static void test_run_end_releases_and_reap(void)
 	CHECK_INT(sl_lease_baseline_release(st, "a:1:1", NULL), 0);
 	CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 30, 100, &got, NULL, NULL), 0);
 	CHECK_INT(got, 1);
+	CHECK_INT(sl_lease_baseline_release(st, "b:2:1", NULL), 0);
+	/* a baseline holder of this host whose process is gone holds nothing */
+	{
+		char host[64] = "", dead[128];
+
+		sl_lease_host(host, sizeof(host));
+		snprintf(dead, sizeof(dead), "%s:999999999:1", host);
+		CHECK_INT(sl_lease_baseline_claim(st, camp, dead, 40, 1000000000000LL, &got, NULL,
+						  NULL), 0);
+		CHECK_INT(got, 1);
+		CHECK_INT(sl_lease_baseline_claim(st, camp, "b:2:1", 50, 100, &got, NULL, NULL), 0);
+		CHECK_INT(got, 1);
+	}
 	sl_store_free(st);
 }
 
@@ -337,6 +350,25 @@ static void test_send_back(void)
 	sl_store_free(st);
 }
 
+/* A pid is gone when no process has it, or the one that has it started later. */
+static void test_pid_gone(void)
+{
+	char host[64] = "", owner[160];
+	int64_t now = sl_wall_ms();
+
+	CHECK_INT(sl_lease_pid_gone((long)getpid(), now), 0);
+	CHECK_INT(sl_lease_pid_gone((long)getpid(), 0), 0);
+	CHECK_INT(sl_lease_pid_gone(999999999L, now), 1);
+	/* alive in 2001, long before this process started: that one is gone */
+	CHECK_INT(sl_lease_pid_gone((long)getpid(), 1000000000000LL), 1);
+	sl_lease_host(host, sizeof(host));
+	snprintf(owner, sizeof(owner), "%s:%ld:%lld", host, (long)getpid(), (long long)now);
+	CHECK_INT(sl_lease_owner_gone(owner, host), 0);
+	snprintf(owner, sizeof(owner), "%s:%ld:1000000000000", host, (long)getpid());
+	CHECK_INT(sl_lease_owner_gone(owner, host), 1);
+	CHECK_INT(sl_lease_owner_gone(owner, "elsewhere"), 0);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -349,6 +381,7 @@ int main(void)
 	RUN(test_run_end_releases_and_reap);
 	RUN(test_journal_and_history);
 	RUN(test_send_back);
+	RUN(test_pid_gone);
 	sl_rm_rf(dir, NULL);
 	return unit_done();
 }
