@@ -532,7 +532,8 @@ static void collect_unit_names(struct build *b, const sl_target *t)
 
 /*
  * The names the function holding the unit (or the unit, a function) declares:
- * its parameters and locals.
+ * its parameters and locals.  The type of each the unit names is referenced
+ * too: its names join the unit's (x.names).
  */
 static void collect_inner_names(struct build *b, const sl_target *t, sl_strvec *out)
 {
@@ -556,9 +557,12 @@ static void collect_inner_names(struct build *b, const sl_target *t, sl_strvec *
 		nm = def_name(c);
 		if (!ts_node_is_null(nm)) {
 			uint32_t a = ts_node_start_byte(nm), e = ts_node_end_byte(nm);
+			TSNode ty = ts_node_child_by_field_name(c, "type", 4);
 
 			if (!has_name(out, b->f.text + a, e - a))
 				sl_strvec_push_nodup(out, sl_xstrndup(b->f.text + a, e - a));
+			if (!ts_node_is_null(ty) && has_name(&b->x.names, b->f.text + a, e - a))
+				collect_names(&b->x, ty, b->f.text);
 		}
 	}
 	ts_tree_cursor_delete(&cur);
@@ -569,9 +573,9 @@ static void find_local_defs(struct build *b, const sl_target *t)
 {
 	sl_strvec inner = SL_STRVEC_INIT;
 
+	collect_inner_names(b, t, &inner);
 	index_defs(&b->x, &b->f, &b->x.names, t->start_byte, t->end_byte);
 	b->nlocal = b->x.ndefs;
-	collect_inner_names(b, t, &inner);
 	for (size_t i = 0; i < b->x.names.n; i++) {
 		/* a parameter or a local: not to be looked for in other files */
 		int found = has_name(&inner, b->x.names.v[i], strlen(b->x.names.v[i]));

@@ -170,15 +170,18 @@ void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
 			    sl_attempt_outcome_name(a[i].outcome));
 		if (a[i].tokens_estimated) {
+			/* the provider did not say: counted from bytes */
 			sl_buf_adds(out, ", ~");
 			add_grouped(out, (a[i].tokens_in > 0 ? a[i].tokens_in : 0) +
 				    (a[i].tokens_out > 0 ? a[i].tokens_out : 0));
 			sl_buf_adds(out, " tokens (estimated)");
+		} else if (a[i].tokens_in >= 0) {
+			sl_buf_addf(out, ", %lld+%lld tokens", (long long)a[i].tokens_in,
+				    (long long)a[i].tokens_out);
 		}
 		if (a[i].tokens_in >= 0)
-			sl_buf_addf(out, ", %lld+%lld tokens, cost %.6f, %lld ms, HTTP %lld, "
-				    "%lld retr%s", (long long)a[i].tokens_in,
-				    (long long)a[i].tokens_out, a[i].cost, (long long)a[i].latency_ms,
+			sl_buf_addf(out, ", cost %.6f, %lld ms, HTTP %lld, "
+				    "%lld retr%s", a[i].cost, (long long)a[i].latency_ms,
 				    (long long)a[i].http_status, (long long)a[i].retries,
 				    a[i].retries == 1 ? "y" : "ies");
 		if (a[i].format_errors)
