@@ -214,7 +214,7 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
  * Check, without a request and without spending anything, that the
  * provider can work at all.  command: the shell checks the command's
  * syntax (sh -n) and finds its first program (command -v) without running
- * it; SL_EINPUT "the provider's command is not valid shell: ..." or
+ * it; SL_EINPUT "the command is not valid shell: ..." or
  * "... cannot start: 'X' is not a program ...".  openai, anthropic: a GET
  * of {base_url}/models with the key; SL_EINPUT when the endpoint answers
  * 401 or 403 (it refuses the key); any other answer, or none, passes.

@@ -472,11 +472,11 @@ static int command_probe(sl_provider *p, sl_err *err)
 		sl_buf msg = SL_BUF_INIT;
 
 		last_line(&msg, &errtail);
-		ret = sl_err_set(err, SL_EINPUT, "the provider's command is not valid shell%s%s",
+		ret = sl_err_set(err, SL_EINPUT, "the command is not valid shell%s%s",
 				 msg.len ? ": " : "", msg.buf);
 		sl_buf_release(&msg);
 	} else if (WEXITSTATUS(status) == 127) {
-		ret = sl_err_set(err, SL_EINPUT, "the provider's command cannot start: '%s' is "
+		ret = sl_err_set(err, SL_EINPUT, "the command cannot start: '%s' is "
 				 "not a program, builtin or function the shell finds", prog.buf);
 	}
 done:

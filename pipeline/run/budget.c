@@ -60,7 +60,7 @@ void run_early_stop(run_ctx *x)
 
 int run_provider_error(run_ctx *x, const char *msg)
 {
-	int stop = 0;
+	int stop;
 
 	pthread_mutex_lock(&x->lock);
 	if (!msg) {

@@ -60,7 +60,7 @@ test_expect_success 'the context of a function, ranked' '
 	test_cmp expect ctx
 '
 
-test_expect_success 'a call: its enclosing function, its parameters not looked up elsewhere' '
+test_expect_success 'a call: its enclosing function, the types of its parameters, not their names elsewhere' '
 	printf "int s;\n" >>repo/lib/z.c &&
 	git -C repo add . && git -C repo commit -q -m s &&
 	sluice scope --repo repo --lang c --query "$Q" --capture call --context 1 >call &&
@@ -77,6 +77,8 @@ test_expect_success 'a call: its enclosing function, its parameters not looked u
 	### imports of src/a.c
 	#include <string.h>
 	#include "u.h"
+	### definition of buf (src/a.c:4)
+	struct buf { char d[8]; }
 	EOF
 	test_cmp expect call
 '

@@ -55,7 +55,7 @@ test_expect_success 'a provider command that is not valid shell stops the run th
 	model_campaign syntax.yaml syntax "'"'"'cat reply.txt | ('"'"'" &&
 	test_expect_code 2 sluice run --store syntax.db syntax.yaml >out 2>err &&
 	test $(wc -l <err) = 1 &&
-	grep -q "provider: the provider.s command is not valid shell" err &&
+	grep -q "provider: the command is not valid shell" err &&
 	test "$(store_query syntax.db "SELECT count(*) FROM baselines")" = 0
 '
 
