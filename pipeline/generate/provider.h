@@ -27,7 +27,10 @@
  *              host environment, in its own process group: the chat
  *              flattened to text on its stdin (sl_provider_flatten_chat), the
  *              reply read from its stdout (capped at 1 MiB; the rest is read
- *              and dropped), stderr kept only for its last line.  At the
+ *              and dropped), stderr kept only for its last line: when that
+ *              is "sluice-usage: prompt=N completion=M" the numbers are
+ *              tokens_in and tokens_out (else -1: not said) and the line
+ *              before it is the one an error quotes.  At the
  *              timeout, and after every run, the process group is killed
  *              with SIGKILL, so a command cannot leave background processes
  *              behind; so is it, within 100 ms, when opts.stop is set or
