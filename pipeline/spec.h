@@ -120,6 +120,8 @@ typedef struct sl_spec {
 	unsigned early_stop_after;  /* judge the pass rate after this many targets; 0 = off */
 	double early_stop_rate;     /* stop when the pass rate is below this (0..1) */
 	unsigned context_tokens;    /* budget of {{context}}; default 2000 */
+	int context_file;           /* `context: file`: the default prompt shows the whole
+				       file; 0 (`compact`): the unit and its context only */
 	unsigned lease_ttl_s;       /* a run's leases on targets last this long unless
 				       renewed; 0 = the run's default (60 s); at most
 				       SL_LEASE_TTL_MAX */

@@ -175,9 +175,39 @@ static TSNode def_outer(const sl_lang *lang, TSNode n)
 	return n;
 }
 
+/* "struct s" in a declaration: a struct, union or enum specifier without a body. */
+static int is_reference(TSNode n)
+{
+	return ends_with(ts_node_type(n), "_specifier") &&
+	       ts_node_is_null(ts_node_child_by_field_name(n, "body", 4));
+}
+
+/*
+ * A function's definition as its signature: the text up to its body, with
+ * ";" (a body in braces) or " ..." after it; the whole text when it has no
+ * body field.  Owned.
+ */
+static char *def_text(const sl_lang *lang, const struct file *f, TSNode c, uint32_t a, uint32_t b)
+{
+	TSNode body;
+	uint32_t e;
+	sl_buf t = SL_BUF_INIT;
+
+	if (!sl_lang_is_func_type(lang, ts_node_type(c)))
+		return sl_xstrndup(f->text + a, b - a);
+	body = ts_node_child_by_field_name(c, "body", 4);
+	if (ts_node_is_null(body) || (e = ts_node_start_byte(body)) <= a || e > b)
+		return sl_xstrndup(f->text + a, b - a);
+	sl_buf_add(&t, f->text + a, e - a);
+	sl_buf_rtrim(&t);
+	sl_buf_adds(&t, f->text[e] == '{' ? ";" : " ...");
+	return sl_buf_detach(&t, NULL);
+}
+
 /*
  * Index the definitions of f whose name is wanted and not yet found; skip
- * the region [skip_a, skip_b) (the unit itself).
+ * the region [skip_a, skip_b) (the unit itself).  Functions are indexed by
+ * their signature (def_text).
  */
 static void index_defs(struct ctx *x, const struct file *f, const sl_strvec *want,
 		       uint32_t skip_a, uint32_t skip_b)
@@ -189,7 +219,8 @@ static void index_defs(struct ctx *x, const struct file *f, const sl_strvec *wan
 		TSNode c = ts_tree_cursor_current_node(&cur);
 		int descend = 1;
 
-		if (ts_node_is_named(c) && sl_lang_is_def_type(x->lang, ts_node_type(c))) {
+		if (ts_node_is_named(c) && sl_lang_is_def_type(x->lang, ts_node_type(c)) &&
+		    !is_reference(c)) {
 			TSNode nm = def_name(c), outer = def_outer(x->lang, c);
 			uint32_t a = ts_node_start_byte(outer), b = ts_node_end_byte(outer);
 
@@ -210,7 +241,7 @@ static void index_defs(struct ctx *x, const struct file *f, const sl_strvec *wan
 						d->line = ts_node_start_point(outer).row + 1;
 						d->start = a;
 						d->end = b;
-						d->text = sl_xstrndup(f->text + a, b - a);
+						d->text = def_text(x->lang, f, c, a, b);
 					}
 				}
 			}
@@ -405,7 +436,7 @@ static void emit_unit(struct build *b, const sl_target *t)
 	b->used += sl_context_tokens(sec->len);
 }
 
-/* Section 2: the file's imports. */
+/* Section 3: the file's imports. */
 static void emit_imports(struct build *b, const sl_target *t)
 {
 	sl_buf imports = SL_BUF_INIT;
@@ -420,8 +451,8 @@ static void emit_imports(struct build *b, const sl_target *t)
 	sl_buf_release(&imports);
 }
 
-/* The names the unit references, from the smallest node covering it. */
-static void collect_unit_names(struct build *b, const sl_target *t)
+/* The smallest node covering the unit. */
+static TSNode unit_node(const struct build *b, const sl_target *t)
 {
 	TSNode root = ts_tree_root_node(b->f.tree);
 	TSNode un = ts_node_descendant_for_byte_range(root, t->start_byte,
@@ -430,6 +461,62 @@ static void collect_unit_names(struct build *b, const sl_target *t)
 	while (!ts_node_is_null(ts_node_parent(un)) &&
 	       (ts_node_start_byte(un) > t->start_byte || ts_node_end_byte(un) < t->end_byte))
 		un = ts_node_parent(un);
+	return un;
+}
+
+/*
+ * Section 2: the function around a unit inside one (a call, a statement):
+ * whole, or when it does not fit, its head and the declarations at the top
+ * of its body (the locals a statement is most likely to use).
+ */
+static void emit_enclosing(struct build *b, const sl_target *t)
+{
+	TSNode fn = unit_node(b, t), body;
+	uint32_t a, e;
+	sl_buf *sec = &b->sec;
+
+	while (!ts_node_is_null(fn) && !sl_lang_is_func_type(b->x.lang, ts_node_type(fn)))
+		fn = ts_node_parent(fn);
+	if (ts_node_is_null(fn) || (ts_node_start_byte(fn) == t->start_byte &&
+				    ts_node_end_byte(fn) == t->end_byte))
+		return;
+	a = ts_node_start_byte(fn);
+	sl_buf_reset(sec);
+	sl_buf_addf(sec, "### enclosing function %s:%u-%u\n", t->path,
+		    ts_node_start_point(fn).row + 1, ts_node_end_point(fn).row + 1);
+	sl_buf_add(sec, b->f.text + a, ts_node_end_byte(fn) - a);
+	sl_buf_adds(sec, "\n");
+	if (!b->budget || b->used + sl_context_tokens(sec->len) <= b->budget) {
+		emit(b, sec->buf, sec->len);
+		return;
+	}
+	body = ts_node_child_by_field_name(fn, "body", 4);
+	if (ts_node_is_null(body) || (e = ts_node_start_byte(body)) <= a)
+		return;
+	sl_buf_setlen(sec, sec->len - (ts_node_end_byte(fn) - a) - 1);
+	sl_buf_add(sec, b->f.text + a, e - a);
+	sl_buf_adds(sec, "{\n");
+	for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
+		TSNode st = ts_node_named_child(body, i);
+		uint32_t sa = ts_node_start_byte(st);
+
+		if (strcmp(ts_node_type(st), "declaration"))
+			break;
+		/* from the start of its line: the file's indentation */
+		while (sa > e && (b->f.text[sa - 1] == ' ' || b->f.text[sa - 1] == '\t'))
+			sa--;
+		sl_buf_add(sec, b->f.text + sa, ts_node_end_byte(st) - sa);
+		sl_buf_adds(sec, "\n");
+	}
+	sl_buf_adds(sec, "\t...\n}\n");
+	emit(b, sec->buf, sec->len);
+}
+
+/* The names the unit references, from the smallest node covering it. */
+static void collect_unit_names(struct build *b, const sl_target *t)
+{
+	TSNode un = unit_node(b, t);
+
 	if (ts_node_start_byte(un) == t->start_byte && ts_node_end_byte(un) == t->end_byte) {
 		collect_names(&b->x, un, b->f.text);
 		return;
@@ -443,19 +530,62 @@ static void collect_unit_names(struct build *b, const sl_target *t)
 	}
 }
 
+/*
+ * The names the function holding the unit (or the unit, a function) declares:
+ * its parameters and locals.  The type of each the unit names is referenced
+ * too: its names join the unit's (x.names).
+ */
+static void collect_inner_names(struct build *b, const sl_target *t, sl_strvec *out)
+{
+	TSNode fn = unit_node(b, t);
+	TSTreeCursor cur;
+	unsigned depth = 0;
+
+	while (!ts_node_is_null(fn) && !sl_lang_is_func_type(b->x.lang, ts_node_type(fn)))
+		fn = ts_node_parent(fn);
+	if (ts_node_is_null(fn))
+		return;
+	cur = ts_tree_cursor_new(fn);
+	while (walk_next(&cur, &depth, 1) && depth) {
+		TSNode c = ts_tree_cursor_current_node(&cur), nm;
+		const char *type = ts_node_type(c);
+
+		if (!ts_node_is_named(c) || !(sl_lang_is_def_type(b->x.lang, type) ||
+					      ends_with(type, "parameter_declaration") ||
+					      ends_with(type, "parameter")))
+			continue;
+		nm = def_name(c);
+		if (!ts_node_is_null(nm)) {
+			uint32_t a = ts_node_start_byte(nm), e = ts_node_end_byte(nm);
+			TSNode ty = ts_node_child_by_field_name(c, "type", 4);
+
+			if (!has_name(out, b->f.text + a, e - a))
+				sl_strvec_push_nodup(out, sl_xstrndup(b->f.text + a, e - a));
+			if (!ts_node_is_null(ty) && has_name(&b->x.names, b->f.text + a, e - a))
+				collect_names(&b->x, ty, b->f.text);
+		}
+	}
+	ts_tree_cursor_delete(&cur);
+}
+
 /* Index the definitions of the referenced names in the target's file; list the rest. */
 static void find_local_defs(struct build *b, const sl_target *t)
 {
+	sl_strvec inner = SL_STRVEC_INIT;
+
+	collect_inner_names(b, t, &inner);
 	index_defs(&b->x, &b->f, &b->x.names, t->start_byte, t->end_byte);
 	b->nlocal = b->x.ndefs;
 	for (size_t i = 0; i < b->x.names.n; i++) {
-		int found = 0;
+		/* a parameter or a local: not to be looked for in other files */
+		int found = has_name(&inner, b->x.names.v[i], strlen(b->x.names.v[i]));
 
 		for (size_t j = 0; j < b->x.ndefs && !found; j++)
 			found = !strcmp(b->x.defs[j].name, b->x.names.v[i]);
 		if (!found)
 			sl_strvec_push(&b->missing, b->x.names.v[i]);
 	}
+	sl_strvec_release(&inner);
 }
 
 /* 1 if the blob's bytes contain one of the missing names (before parsing it). */
@@ -510,7 +640,17 @@ static int find_other_defs(struct build *b, git_repository *repo, const sl_targe
 	return SL_OK;
 }
 
-/* Section 3: definitions in order of first reference, this file's before the others'. */
+/* 1 if a definition before defs[j] has the same name and text (a prototype and its body). */
+static int shown_before(const struct build *b, size_t j)
+{
+	for (size_t k = 0; k < j; k++)
+		if (!strcmp(b->x.defs[k].name, b->x.defs[j].name) &&
+		    !strcmp(b->x.defs[k].text, b->x.defs[j].text))
+			return 1;
+	return 0;
+}
+
+/* Section 4: definitions in order of first reference, this file's before the others'. */
 static void emit_defs(struct build *b)
 {
 	for (int pass = 0; pass < 2; pass++)
@@ -518,7 +658,7 @@ static void emit_defs(struct build *b)
 			for (size_t j = pass ? b->nlocal : 0; j < (pass ? b->x.ndefs : b->nlocal); j++) {
 				const struct def *d = &b->x.defs[j];
 
-				if (strcmp(d->name, b->x.names.v[i]))
+				if (strcmp(d->name, b->x.names.v[i]) || shown_before(b, j))
 					continue;
 				sl_buf_reset(&b->sec);
 				sl_buf_addf(&b->sec, "### definition of %s (%s:%u)\n", d->name,
@@ -531,7 +671,7 @@ static void emit_defs(struct build *b)
 }
 
 int sl_context_build(sl_buf *out, git_repository *repo, const git_oid *commit,
-		     const sl_target *t, unsigned budget_tokens, sl_err *err)
+		     const sl_target *t, unsigned budget_tokens, unsigned flags, sl_err *err)
 {
 	struct build b;
 	int ret;
@@ -542,7 +682,9 @@ int sl_context_build(sl_buf *out, git_repository *repo, const git_oid *commit,
 	b.budget = budget_tokens;
 	if ((ret = load_target(&b, repo, commit, t, err)))
 		goto done;
-	emit_unit(&b, t);
+	if (!(flags & SL_CONTEXT_NO_UNIT))
+		emit_unit(&b, t);
+	emit_enclosing(&b, t);
 	emit_imports(&b, t);
 	collect_unit_names(&b, t);
 	find_local_defs(&b, t);

@@ -30,8 +30,9 @@ int sl_journal_reply_put(sl_store *st, const sl_reply_rec *in, sl_err *err)
 
 	if (!(s = sl_store_prepare(st, "INSERT OR REPLACE INTO replies (target_id, "
 			       "n, round, request_key, request, reply, tokens_in, tokens_out, cost, "
-			       "http_status, latency_ms, retries, truncated, usage_note, created_at) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err)))
+			       "http_status, latency_ms, retries, truncated, usage_note, created_at, "
+			       "tokens_estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			       err)))
 		return SL_ERROR;
 	sl_iso8601_now(now);
 	sqlite3_bind_int64(s, 1, in->target_id);
@@ -49,6 +50,7 @@ int sl_journal_reply_put(sl_store *st, const sl_reply_rec *in, sl_err *err)
 	sqlite3_bind_int(s, 13, in->truncated);
 	sl_store_bind_text(s, 14, in->usage_note);
 	sl_store_bind_text(s, 15, now);
+	sqlite3_bind_int(s, 16, in->tokens_estimated);
 	return sl_store_exec(st, s, "journal reply", err);
 }
 
@@ -80,6 +82,7 @@ static void read_reply(sqlite3_stmt *s, void *row)
 	r->retries = sqlite3_column_int64(s, 8);
 	r->truncated = sqlite3_column_int(s, 9);
 	r->usage_note = sl_store_col_text(s, 10);
+	r->tokens_estimated = sqlite3_column_int(s, 11);
 }
 
 int sl_journal_reply_get(sl_store *st, int64_t target_id, int64_t n, int64_t round,
@@ -87,7 +90,8 @@ int sl_journal_reply_get(sl_store *st, int64_t target_id, int64_t n, int64_t rou
 {
 	sqlite3_stmt *s = sl_store_prepare(st, "SELECT request_key, request, reply, "
 					   "tokens_in, tokens_out, cost, http_status, latency_ms, "
-					   "retries, truncated, usage_note FROM replies WHERE "
+					   "retries, truncated, usage_note, tokens_estimated "
+					   "FROM replies WHERE "
 					   "target_id = ? AND n = ? AND round = ?", err);
 	int ret;
 

@@ -30,6 +30,7 @@ typedef struct sl_reply_rec {
 	int64_t http_status, latency_ms, retries;
 	int truncated;
 	char *usage_note;           /* why the endpoint's usage numbers were not taken */
+	int tokens_estimated;       /* the tokens were counted from bytes (none reported) */
 } sl_reply_rec;
 
 void sl_reply_rec_release(sl_reply_rec *r);

@@ -229,6 +229,10 @@ static const char *const migrations[] = {
 	"  value TEXT NOT NULL"
 	") STRICT;"
 	"INSERT INTO store_meta VALUES ('store_id', lower(hex(randomblob(8))));",
+	/* 12: tokens the provider did not report, counted from the bytes sent and
+	   received (about 4 bytes a token) */
+	"ALTER TABLE attempts ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE replies ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;",
 };
 
 size_t sl_migrations_count(void)

@@ -1002,8 +1002,9 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	sqlite3_stmt *s = prep(st, "INSERT INTO attempts (target_id, n, source, prompt, reply, "
 			       "tokens_in, tokens_out, latency_ms, outcome, error, created_at, "
 			       "request, request_key, http_status, retries, cost, apply_report, "
-			       "format_errors, format_key, format_reply) "
-			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+			       "format_errors, format_key, format_reply, tokens_estimated) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			       err);
 
 	if (!s)
 		return SL_ERROR;
@@ -1028,12 +1029,13 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 	sqlite3_bind_int64(s, 18, in->format_errors);
 	sl_store_bind_text(s, 19, in->format_key);
 	sl_store_bind_text(s, 20, in->format_reply);
+	sqlite3_bind_int(s, 21, in->tokens_estimated);
 	return insert_stmt(st, s, "add attempt", id_out, NULL, err);
 }
 
 #define ATTEMPT_COLS "id, target_id, n, source, prompt, reply, tokens_in, tokens_out, " \
 	"latency_ms, outcome, error, created_at, request, request_key, http_status, retries, " \
-	"cost, apply_report, format_errors, format_key, format_reply"
+	"cost, apply_report, format_errors, format_key, format_reply, tokens_estimated"
 
 static void read_attempt(sqlite3_stmt *s, void *row)
 {
@@ -1062,6 +1064,7 @@ static void read_attempt(sqlite3_stmt *s, void *row)
 	a->format_errors = sqlite3_column_int64(s, 18);
 	a->format_key = sl_store_col_text(s, 19);
 	a->format_reply = sl_store_col_text(s, 20);
+	a->tokens_estimated = sqlite3_column_int(s, 21);
 }
 
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
@@ -1404,7 +1407,9 @@ static const char funnel_attempts_sql[] = "SELECT count(*), "
 	"count(*) FILTER (WHERE a.outcome = 'provider_error'), "
 	"min(total(max(a.tokens_in, 0)), 9e18), min(total(max(a.tokens_out, 0)), 9e18), "
 	"count(*) FILTER (WHERE a.outcome = 'syntax_error'), "
-	"coalesce(sum(a.format_errors), 0), coalesce(sum(a.cost), 0) "
+	"coalesce(sum(a.format_errors), 0), "
+	"min(total(max(a.tokens_in, 0) + max(a.tokens_out, 0)) FILTER (WHERE a.tokens_estimated), "
+	"9e18), coalesce(sum(a.cost), 0) "
 	"FROM attempts a JOIN targets t ON t.id = a.target_id WHERE t.campaign_id = ?";
 
 /* Placed hunks by tier, from the attempts' apply reports. */
@@ -1459,7 +1464,7 @@ static int funnel_counts(sl_store *st, int64_t campaign_id, sl_funnel *o, sl_err
 		&o->skipped, &o->accepted, &o->rejected, &o->budget };
 	int64_t *const attempts[] = { &o->attempts, &o->candidates, &o->apply_errors,
 		&o->parse_errors, &o->provider_errors, &o->tokens_in, &o->tokens_out,
-		&o->syntax_errors, &o->format_errors };
+		&o->syntax_errors, &o->format_errors, &o->tokens_estimated };
 	int64_t *const tiers[] = { &o->tier_exact, &o->tier_moved, &o->tier_whitespace,
 		&o->tier_refused };
 	int64_t *const sources[] = { &o->proposed_rules, &o->proposed_model };

@@ -146,6 +146,8 @@ typedef struct sl_attempt_rec {
 	char *format_key, *format_reply; /* the request key and reply a correction round
 					    replaced; NULL when there was none */
 	double cost;                /* in the price table's currency; 0 if unknown */
+	int tokens_estimated;       /* the provider did not report the tokens (of a round):
+				       counted from the bytes sent and received */
 	enum sl_attempt_outcome outcome;
 	char *error;                /* may be NULL */
 	char *apply_report;         /* JSON from apply; may be NULL */
@@ -281,6 +283,8 @@ typedef struct sl_funnel {
 	int64_t attempts, candidates, tokens_in, tokens_out;
 	int64_t apply_errors, parse_errors, provider_errors, syntax_errors;
 	int64_t format_errors;      /* unusable replies, corrected or not */
+	int64_t tokens_estimated;   /* of tokens_in + tokens_out: those of attempts whose
+				       tokens were counted from bytes (none reported) */
 	int64_t tier_exact, tier_moved, tier_whitespace, tier_refused; /* edits, by how apply
 								   placed them */
 	double cost;

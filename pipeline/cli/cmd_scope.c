@@ -321,7 +321,7 @@ static int print_context(struct scope_run *r, const struct scope_args *a, sl_err
 	sl_buf ctx = SL_BUF_INIT;
 	int ret = SL_ERROR;
 
-	if (t && !(ret = sl_context_build(&ctx, r->repo, &r->base, t, a->budget, err)))
+	if (t && !(ret = sl_context_build(&ctx, r->repo, &r->base, t, a->budget, 0, err)))
 		fwrite(ctx.buf, 1, ctx.len, stdout);
 	sl_buf_release(&ctx);
 	return ret;

@@ -76,9 +76,10 @@ int sl_reply_parse(sl_edit_list *out, const char *reply, size_t len, int format,
 /*
  * Parse a node-replacement reply (SL_FORMAT_NODE): the new text of the unit
  * at bytes [start, end) of path, whose current text is old_text.  The text is
- * the one fenced block of the reply (or the longest, if several; or the whole
- * reply when it has no fence), with the unit's first-line indentation and a
- * final newline the unit does not have removed.  Appends one SL_EDIT_SPLICE.
+ * the one fenced block of the reply (or the longest, if several), with the
+ * unit's first-line indentation and a final newline the unit does not have
+ * removed.  Appends one SL_EDIT_SPLICE.  SL_EINPUT when the reply has no
+ * fenced block (prose: a format error) or the block holds no code.
  */
 int sl_reply_parse_node(sl_edit_list *out, const char *reply, size_t len, const char *path,
 			uint32_t start, uint32_t end, const char *old_text, sl_err *err);

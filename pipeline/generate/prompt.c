@@ -2,7 +2,9 @@
  * prompt.c - prompt templates, system messages and gate feedback.
  *
  * Pure text functions: they read their arguments and append to the caller's
- * buffer.  The system messages are the contract between sluice and the
+ * buffer.  Two default templates: the compact one (the unit, then its
+ * context: scoping/context.h) and the one that shows the whole file
+ * (`context: file`).  The system messages are the contract between sluice and the
  * model; reply.c parses what they ask for (and tolerates more), so change
  * them together.
  */
@@ -13,7 +15,33 @@
 #include "pipeline/generate/prompt.h"
 #include "common/util.h"
 
+/* The parts the two default templates share. */
+#define PART_UNIT \
+	"The part to change, lines {{start_line}}-{{end_line}} of {{path}}:\n" \
+	"```\n" \
+	"{{unit}}\n" \
+	"```\n" \
+	"\n"
+#define PART_INSTRUCTIONS \
+	"Instructions:\n" \
+	"{{instructions}}\n" \
+	"\n" \
+	"Reply with the edit in {{edit_format}} format, exactly as the system message " \
+	"describes, against {{path}}"
+
 const char sl_prompt_default_template[] =
+	"Edit the file {{path}} ({{language}}).\n"
+	"\n"
+	PART_UNIT
+	"Around it and what it uses, from this file and others (for reference, do not "
+	"edit):\n"
+	"```\n"
+	"{{context}}\n"
+	"```\n"
+	"\n"
+	PART_INSTRUCTIONS ".  Change only what the instructions ask for.\n";
+
+const char sl_prompt_file_template[] =
 	"Edit the file {{path}} ({{language}}).\n"
 	"\n"
 	"The file as it is now:\n"
@@ -21,22 +49,13 @@ const char sl_prompt_default_template[] =
 	"{{file}}\n"
 	"```\n"
 	"\n"
-	"The part to change, lines {{start_line}}-{{end_line}} of {{path}}:\n"
-	"```\n"
-	"{{unit}}\n"
-	"```\n"
-	"\n"
+	PART_UNIT
 	"What it uses, from this file and others (for reference, do not edit):\n"
 	"```\n"
 	"{{context}}\n"
 	"```\n"
 	"\n"
-	"Instructions:\n"
-	"{{instructions}}\n"
-	"\n"
-	"Reply with the edit in {{edit_format}} format, exactly as the system message "
-	"describes, against {{path}} as shown above.  Change only what the instructions "
-	"ask for.\n";
+	PART_INSTRUCTIONS " as shown above.  Change only what the instructions ask for.\n";
 
 static const char system_udiff[] =
 	"You are a careful software engineer who edits source files.  Answer with a "

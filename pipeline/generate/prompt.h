@@ -35,8 +35,14 @@ typedef struct sl_prompt_vars {
 	enum sl_edit_format edit_format;
 } sl_prompt_vars;
 
-/* The template used when the spec gives none (shows the file and the unit). */
+/*
+ * The template used when the spec gives none: the unit, then {{context}}
+ * (its enclosing function, the includes, the definitions it uses; built
+ * without the unit, SL_CONTEXT_NO_UNIT), no {{file}}.
+ */
 extern const char sl_prompt_default_template[];
+/* The one `context: file` selects: the whole file, the unit, then {{context}}. */
+extern const char sl_prompt_file_template[];
 
 /*
  * Render tmpl, appending to out.  SL_EINPUT "unknown prompt variable

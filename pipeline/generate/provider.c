@@ -232,6 +232,11 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 	return ret;
 }
 
+int sl_provider_probe(sl_provider *p, sl_err *err)
+{
+	return p->ops->probe ? p->ops->probe(p, err) : SL_OK;
+}
+
 void sl_provider_free(sl_provider *p)
 {
 	if (!p)

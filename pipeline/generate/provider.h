@@ -27,7 +27,10 @@
  *              host environment, in its own process group: the chat
  *              flattened to text on its stdin (sl_provider_flatten_chat), the
  *              reply read from its stdout (capped at 1 MiB; the rest is read
- *              and dropped), stderr kept only for its last line.  At the
+ *              and dropped), stderr kept only for its last line: when that
+ *              is "sluice-usage: prompt=N completion=M" the numbers are
+ *              tokens_in and tokens_out (else -1: not said) and the line
+ *              before it is the one an error quotes.  At the
  *              timeout, and after every run, the process group is killed
  *              with SIGKILL, so a command cannot leave background processes
  *              behind; so is it, within 100 ms, when opts.stop is set or
@@ -210,6 +213,17 @@ int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err
  */
 int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 			 sl_completion *out, sl_err *err);
+/*
+ * Check, without a request and without spending anything, that the
+ * provider can work at all.  command: the shell checks the command's
+ * syntax (sh -n) and finds its first program (command -v) without running
+ * it; SL_EINPUT "the command is not valid shell: ..." or
+ * "... cannot start: 'X' is not a program ...".  openai, anthropic: a GET
+ * of {base_url}/models with the key; SL_EINPUT when the endpoint answers
+ * 401 or 403 (it refuses the key); any other answer, or none, passes.
+ * replay: nothing to check.
+ */
+int sl_provider_probe(sl_provider *p, sl_err *err);
 void sl_provider_free(sl_provider *p);
 
 /*

@@ -87,4 +87,5 @@ static const sl_provider_wire wire = {
 
 const sl_provider_ops sl_provider_anthropic = {
 	.open = sl_provider_http_new, .complete = sl_provider_http_complete, .wire = &wire,
+	.probe = sl_provider_http_probe,
 };

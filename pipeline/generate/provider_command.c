@@ -76,6 +76,46 @@ static void last_line(sl_buf *out, sl_buf *text)
 	sl_provider_add_snippet(out, nl, strlen(nl));
 }
 
+/*
+ * The usage trailer: when the last line of stderr is
+ * "sluice-usage: prompt=N completion=M" (either part may be left out),
+ * the numbers go to out and the line is taken off errtail, so an error
+ * quotes the line before it.  Numbers that do not parse are not taken
+ * (the caller then counts from bytes).
+ */
+static void take_usage(sl_buf *errtail, sl_completion *out)
+{
+	static const char tag[] = "sluice-usage:";
+	const char *nl, *p;
+
+	sl_buf_rtrim(errtail);
+	nl = strrchr(errtail->buf, '\n');
+	p = nl ? nl + 1 : errtail->buf;
+	if (strncmp(p, tag, sizeof(tag) - 1))
+		return;
+	for (p += sizeof(tag) - 1; *p; ) {
+		int64_t *dst = NULL;
+		char *end;
+		long long v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncmp(p, "prompt=", 7))
+			dst = &out->tokens_in, p += 7;
+		else if (!strncmp(p, "completion=", 11))
+			dst = &out->tokens_out, p += 11;
+		else
+			break;
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (end == p || errno || v < 0 || (*end && *end != ' ' && *end != '\t'))
+			break;
+		*dst = v;
+		p = end;
+	}
+	sl_buf_setlen(errtail, nl ? (size_t)(nl - errtail->buf) : 0);
+}
+
 /* Check and copy opts->command. */
 static int command_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
 {
@@ -91,6 +131,7 @@ enum { CUT_NONE, CUT_TIMEOUT, CUT_DEADLINE, CUT_STOP, CUT_BROKEN };
 /* One run of the command: the child and the parent's ends of its stdio. */
 typedef struct cmd_run {
 	const sl_provider *p;
+	char *const *argv;          /* NULL: /bin/sh -c COMMAND */
 	pid_t pid;                  /* the child, leader of its group; -1 once reaped */
 	int in, out, errout;        /* its stdin, stdout, stderr; -1 once closed */
 	int64_t timeout_at;         /* sl_now_ms() at which the timeout passes */
@@ -128,7 +169,8 @@ static void cut(cmd_run *c, int why)
 static int spawn(cmd_run *c, sl_err *err)
 {
 	int sv[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
-	char *argv[] = { "/bin/sh", "-c", c->p->command, NULL };
+	char *sh[] = { "/bin/sh", "-c", c->p->command, NULL };
+	char *const *argv = c->argv ? c->argv : sh;
 	int ret = SL_ERROR;
 	pid_t pid, self = getpid();
 
@@ -168,7 +210,7 @@ static int spawn(cmd_run *c, sl_err *err)
 		if (dup2(sv[1], 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
 			_exit(127);
 		close_range(3, ~0U, 0);
-		execve("/bin/sh", argv, environ);
+		execve("/bin/sh", (char **)argv, environ);
 		_exit(127);
 	}
 	setpgid(pid, pid);       /* also here: no window where the group does not exist */
@@ -330,6 +372,22 @@ static int report(const cmd_run *c, int status, sl_buf *errtail, sl_completion *
 	return ret;
 }
 
+/* Kill and reap what is left of a run, close its descriptors. */
+static void run_release(cmd_run *c)
+{
+	int status;
+
+	if (c->pid > 0) {
+		killpg(c->pid, SIGKILL);
+		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		c->pid = -1;
+	}
+	close_fd(&c->in);
+	close_fd(&c->out);
+	close_fd(&c->errout);
+}
+
 static int command_complete(sl_provider *p, const sl_provider_call *call, sl_completion *out,
 			    sl_err *err)
 {
@@ -347,21 +405,89 @@ static int command_complete(sl_provider *p, const sl_provider_call *call, sl_com
 	if (reap(&c, &status, err))
 		goto done;
 	out->http_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	take_usage(&errtail, out);
 	ret = report(&c, status, &errtail, out, err);
 done:
-	if (c.pid > 0) {
-		killpg(c.pid, SIGKILL);
-		while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR)
-			;
+	run_release(&c);
+	sl_buf_release(&input);
+	sl_buf_release(&errtail);
+	return ret;
+}
+
+/*
+ * The program a command line starts with, when it can be told without
+ * running anything: its first word after VAR=value assignments, if that
+ * word has no quotes, expansions or operators.  "" when it cannot be told.
+ */
+static void first_program(sl_buf *out, const char *cmd)
+{
+	const char *p = cmd;
+
+	for (;;) {
+		size_t n;
+
+		p += strspn(p, " \t\n");
+		n = strcspn(p, " \t\n;&|()<>");
+		if (!n || memchr(p, '\'', n) || memchr(p, '"', n) || memchr(p, '$', n) ||
+		    memchr(p, '`', n) || memchr(p, '\\', n) || *p == '-' || *p == '~' ||
+		    *p == '=' || memchr(p, '*', n) || memchr(p, '?', n) || memchr(p, '[', n))
+			return;
+		if (memchr(p, '=', n)) {
+			p += n;
+			continue;
+		}
+		sl_buf_add(out, p, n);
+		return;
 	}
-	close_fd(&c.in);
-	close_fd(&c.out);
-	close_fd(&c.errout);
+}
+
+/*
+ * Can the command start?  The shell checks its syntax (sh -n) and finds
+ * its first program (command -v), without running it: exit 2 is a syntax
+ * error, 127 a program not found.  Nothing is sent and nothing is spent.
+ */
+static int command_probe(sl_provider *p, sl_err *err)
+{
+	static const char script[] = "/bin/sh -n -c \"$1\" || exit 2; "
+		"[ -z \"$2\" ] || command -v \"$2\" >/dev/null 2>&1 || exit 127";
+	sl_buf prog = SL_BUF_INIT, input = SL_BUF_INIT, errtail = SL_BUF_INIT;
+	sl_completion out;
+	char *argv[] = { "/bin/sh", "-c", (char *)script, "sh", p->command, NULL, NULL };
+	cmd_run c = { .p = p, .argv = argv, .pid = -1, .in = -1, .out = -1, .errout = -1,
+		      .timeout_at = sl_now_ms() + 10000 };
+	int ret = SL_ERROR, status = 0;
+
+	sl_completion_init(&out);
+	first_program(&prog, p->command);
+	argv[5] = prog.buf;
+	if (spawn(&c, err))
+		goto done;
+	exchange(&c, &input, &out, &errtail, err);
+	if (reap(&c, &status, err))
+		goto done;
+	ret = SL_OK;
+	if (c.cut == CUT_TIMEOUT || !WIFEXITED(status))
+		;                   /* a slow shell is not the command's fault */
+	else if (WEXITSTATUS(status) == 2) {
+		sl_buf msg = SL_BUF_INIT;
+
+		last_line(&msg, &errtail);
+		ret = sl_err_set(err, SL_EINPUT, "the command is not valid shell%s%s",
+				 msg.len ? ": " : "", msg.buf);
+		sl_buf_release(&msg);
+	} else if (WEXITSTATUS(status) == 127) {
+		ret = sl_err_set(err, SL_EINPUT, "the command cannot start: '%s' is "
+				 "not a program, builtin or function the shell finds", prog.buf);
+	}
+done:
+	run_release(&c);
+	sl_completion_release(&out);
+	sl_buf_release(&prog);
 	sl_buf_release(&input);
 	sl_buf_release(&errtail);
 	return ret;
 }
 
 const sl_provider_ops sl_provider_command = {
-	.open = command_new, .complete = command_complete,
+	.open = command_new, .complete = command_complete, .probe = command_probe,
 };

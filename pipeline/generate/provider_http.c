@@ -313,6 +313,41 @@ int sl_provider_http_complete(sl_provider *p, const sl_provider_call *call, sl_c
 	return ret;
 }
 
+int sl_provider_http_probe(sl_provider *p, sl_err *err)
+{
+	const sl_provider_wire *w = p->ops->wire;
+	size_t ul = strlen(p->url), pl = strlen(w->path);
+	sl_http_request rq = { .stop = p->stop };
+	sl_http_response resp;
+	sl_buf url = SL_BUF_INIT, msg = SL_BUF_INIT;
+	CURL *h = NULL;
+	int ret = SL_OK;
+
+	sl_http_response_init(&resp, 64 * 1024);
+	sl_buf_add(&url, p->url, ul >= pl ? ul - pl : ul);
+	sl_buf_adds(&url, "/models");
+	rq.url = url.buf;
+	rq.timeout_ms = p->timeout_ms < 10000 ? p->timeout_ms : 10000;
+	rq.connect_timeout_ms = rq.timeout_ms;
+	if (!(rq.headers = request_headers(p, w)) || !(h = pool_take(p)))
+		goto done;
+	/* only a refusal of the key stops the run: anything else is for the requests to see */
+	if (sl_http_send(h, &rq, &resp) == SL_HTTP_DONE &&
+	    (resp.status == 401 || resp.status == 403)) {
+		sl_http_redact(&resp.body, p->key);
+		http_error_message(&msg, resp.status, &resp.body);
+		ret = sl_err_set(err, SL_EINPUT, "the model endpoint '%s' refuses the key: %s",
+				 url.buf, msg.buf);
+	}
+done:
+	pool_give(p, h);
+	free_headers(rq.headers);
+	sl_http_response_release(&resp);
+	sl_buf_release(&url);
+	sl_buf_release(&msg);
+	return ret;
+}
+
 int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
 {
 	const char *name = sl_provider_kind_name(opts->kind), *key;

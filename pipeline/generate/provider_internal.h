@@ -103,6 +103,8 @@ int sl_provider_http_new(sl_provider *p, const sl_provider_opts *opts, sl_err *e
 struct sl_provider_call;
 int sl_provider_http_complete(sl_provider *p, const struct sl_provider_call *call,
 			      sl_completion *out, sl_err *err);
+/* The probe (sl_provider_probe): GET {base_url}/models; SL_EINPUT on 401 or 403. */
+int sl_provider_http_probe(sl_provider *p, sl_err *err);
 /* For the reply parsers: finish_reason from fr; the body as a JSON object. */
 void sl_provider_set_finish(sl_completion *out, json_t *fr);
 /*
@@ -144,6 +146,8 @@ struct sl_provider_ops {
 	int (*complete)(sl_provider *p, const sl_provider_call *call, sl_completion *out,
 			sl_err *err);
 	const sl_provider_wire *wire; /* an HTTP kind's wire; NULL for the others */
+	/* can the provider work at all (sl_provider_probe)? NULL: nothing to check */
+	int (*probe)(sl_provider *p, sl_err *err);
 };
 
 /* provider_openai.c, provider_anthropic.c, provider_command.c, provider_replay.c */

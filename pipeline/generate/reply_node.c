@@ -5,7 +5,8 @@
  * This is the format that fails least for unit-scoped targets: there are no
  * line numbers, counts or context lines to get wrong.  What can go wrong is
  * the wrapping (fences, prose, indentation of the first line, a trailing
- * newline), which is what this file normalises.
+ * newline), which is what this file normalises.  A reply without a fenced
+ * block is a format error: prose must not replace the unit.
  */
 #include <string.h>
 
@@ -63,15 +64,10 @@ int sl_reply_parse_node(sl_edit_list *out, const char *reply, size_t len, const 
 	sl_edit *e;
 	size_t lead = 0;
 
-	if (!body) {
-		body = reply;
-		blen = len;
-		/* a bare reply: drop surrounding blank lines only */
-		while (blen && (*body == '\n' || *body == '\r')) {
-			body++;
-			blen--;
-		}
-	}
+	/* prose (a refusal, an explanation) must not replace the unit */
+	if (!body)
+		return sl_err_set(err, SL_EINPUT, "the reply has no fenced code block: answer with "
+				  "the complete new text of the unit in one fenced code block");
 	for (size_t i = 0; i < blen; i++)
 		if (body[i] != '\r' || i + 1 >= blen || body[i + 1] != '\n')
 			sl_buf_addch(&text, body[i]);

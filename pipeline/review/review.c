@@ -21,6 +21,22 @@ static const char *noun(int64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* n with a comma between groups of three digits: 1,234,567. */
+static void add_grouped(sl_buf *out, int64_t n)
+{
+	char d[32];
+	int len = snprintf(d, sizeof(d), "%lld", (long long)n), lead;
+
+	lead = (len - (d[0] == '-')) % 3;
+	for (int i = 0; i < len; i++) {
+		int k = i - (d[0] == '-');
+
+		if (k > 0 && (k - lead) % 3 == 0)
+			sl_buf_addch(out, ',');
+		sl_buf_addch(out, d[i]);
+	}
+}
+
 void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f)
 {
 	sl_buf_addf(out, "campaign %s (base %.12s, %s)\n", c->name, c->base_oid, c->repo_path);
@@ -69,6 +85,11 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	if (f->tokens_in || f->tokens_out)
 		sl_buf_addf(out, "  tokens       %lld in, %lld out, cost %.4f\n",
 			    (long long)f->tokens_in, (long long)f->tokens_out, f->cost);
+	if (f->tokens_estimated) {
+		sl_buf_adds(out, "    of them    ~");
+		add_grouped(out, f->tokens_estimated);
+		sl_buf_adds(out, " tokens (estimated: the provider did not report them)\n");
+	}
 }
 
 void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funnel *f)
@@ -115,6 +136,7 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 	json_object_set_new(o, "cost", json_real(f->cost));
 	json_object_set_new(o, "tokens_in", json_integer(f->tokens_in));
 	json_object_set_new(o, "tokens_out", json_integer(f->tokens_out));
+	json_object_set_new(o, "tokens_estimated", json_integer(f->tokens_estimated));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	sl_buf_adds(out, s);
 	free(s);
@@ -139,6 +161,7 @@ json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n)
 		json_object_set_new(o, "error", json_str_or_null(a[i].error));
 		json_object_set_new(o, "tokens_in", json_integer(a[i].tokens_in));
 		json_object_set_new(o, "tokens_out", json_integer(a[i].tokens_out));
+		json_object_set_new(o, "tokens_estimated", json_boolean(a[i].tokens_estimated));
 		json_object_set_new(o, "cost", json_real(a[i].cost));
 		json_object_set_new(o, "latency_ms", json_integer(a[i].latency_ms));
 		json_object_set_new(o, "http_status", json_integer(a[i].http_status));
@@ -158,10 +181,19 @@ void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
 			    sl_attempt_outcome_name(a[i].outcome));
+		if (a[i].tokens_estimated) {
+			/* the provider did not say: counted from bytes */
+			sl_buf_adds(out, ", ~");
+			add_grouped(out, (a[i].tokens_in > 0 ? a[i].tokens_in : 0) +
+				    (a[i].tokens_out > 0 ? a[i].tokens_out : 0));
+			sl_buf_adds(out, " tokens (estimated)");
+		} else if (a[i].tokens_in >= 0) {
+			sl_buf_addf(out, ", %lld+%lld tokens", (long long)a[i].tokens_in,
+				    (long long)a[i].tokens_out);
+		}
 		if (a[i].tokens_in >= 0)
-			sl_buf_addf(out, ", %lld+%lld tokens, cost %.6f, %lld ms, HTTP %lld, "
-				    "%lld retr%s", (long long)a[i].tokens_in,
-				    (long long)a[i].tokens_out, a[i].cost, (long long)a[i].latency_ms,
+			sl_buf_addf(out, ", cost %.6f, %lld ms, HTTP %lld, "
+				    "%lld retr%s", a[i].cost, (long long)a[i].latency_ms,
 				    (long long)a[i].http_status, (long long)a[i].retries,
 				    a[i].retries == 1 ? "y" : "ies");
 		if (a[i].format_errors)

@@ -1,11 +1,13 @@
 /*
  * budget.c - what stops a run early: the token, cost and wall-time budgets
  * (a request reserves its share before it starts and settles it on its
- * reply), the early-stop rule, and the caller's stop flag (run.h,
+ * reply), the early-stop rule, a provider failing the same way
+ * SL_RUN_SAME_ERRORS times in a row, and the caller's stop flag (run.h,
  * opts.stop).  x->stop and x->stop_reason are set once, under x->lock.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "pipeline/run/run_internal.h"
@@ -54,6 +56,30 @@ void run_early_stop(run_ctx *x)
 			 "early stop: %zu of the first %zu targets passed (below %.0f%%)",
 			 x->passed_now, x->finished, spec->early_stop_rate * 100);
 	}
+}
+
+int run_provider_error(run_ctx *x, const char *msg)
+{
+	int stop;
+
+	pthread_mutex_lock(&x->lock);
+	if (!msg) {
+		x->same_errors = 0;
+	} else if (x->same_errors && !strncmp(x->same_error, msg, sizeof(x->same_error) - 1)) {
+		x->same_errors++;
+	} else {
+		snprintf(x->same_error, sizeof(x->same_error), "%s", msg);
+		x->same_errors = 1;
+	}
+	if (msg && x->same_errors >= SL_RUN_SAME_ERRORS && !x->failed) {
+		x->failed = 1;
+		sl_err_set(&x->err, SL_EINPUT, "the provider failed %u times in a row with the same "
+			   "error (%s); the run stops, the targets not done stay pending",
+			   x->same_errors, msg);
+	}
+	stop = msg && x->same_errors >= SL_RUN_SAME_ERRORS;
+	pthread_mutex_unlock(&x->lock);
+	return stop;
 }
 
 double run_cost_of(const sl_spec *spec, int64_t tin, int64_t tout)

@@ -25,6 +25,7 @@ typedef struct model_round {
 	enum sl_code rc;            /* the provider's result; SL_OK for a journalled reply */
 	int64_t est_in, cap;        /* the reservation: the prompt's estimate, the reply cap */
 	int64_t tin, tout;          /* the tokens billed */
+	int estimated;              /* counted from bytes: the provider did not say */
 	double cost;
 	int over;                   /* the model step ends with what the step returned */
 } model_round;
@@ -84,11 +85,19 @@ static int64_t reply_cap(const sl_spec *spec)
 	return spec->max_tokens > 0 ? spec->max_tokens : 4096;
 }
 
+/* Tokens counted from bytes, about 4 a token (README, "Every token counted"). */
+static int64_t bytes_tokens(size_t len)
+{
+	return (int64_t)((len + 3) / 4);
+}
+
 /*
  * The tokens to bill for a reply.  Numbers the endpoint reports are taken
  * when plausible; negative (other than -1, "not said"), absurd or
  * overflowing ones are rejected, the reservation is billed instead and the
- * reason noted with the attempt.
+ * reason noted with the attempt.  A number not said (a command that does
+ * not report usage, an HTTP reply without "usage") is counted from the
+ * bytes sent and received, and marked estimated.
  */
 static void check_usage(run_attempt *a, model_round *m)
 {
@@ -111,6 +120,18 @@ static void check_usage(run_attempt *a, model_round *m)
 	}
 	m->tin = in > 0 ? in : 0;
 	m->tout = out > 0 ? out : 0;
+	if (in == -1) {
+		size_t sent = s->comp.request.len;
+
+		for (size_t i = 0; !sent && i < m->nmsgs; i++)
+			sent += strlen(m->msgs[i].content);
+		m->tin = bytes_tokens(sent);
+		m->estimated = 1;
+	}
+	if (out == -1) {
+		m->tout = bytes_tokens(s->comp.text.len);
+		m->estimated = 1;
+	}
 }
 
 /* Record the reply that just arrived, before anything is done with it. */
@@ -135,6 +156,7 @@ static int journal_reply(run_attempt *a, const model_round *m, sl_err *err)
 	r.retries = s->comp.retries;
 	r.truncated = s->comp.truncated;
 	r.usage_note = s->usage_note[0] ? s->usage_note : NULL;
+	r.tokens_estimated = m->estimated;
 	if ((ret = run_begin_fenced(x, r.target_id, err)))
 		return ret;
 	if ((ret = sl_journal_reply_put(x->st, &r, err))) {
@@ -195,6 +217,7 @@ static int render_prompt(run_attempt *a, model_round *m, sl_err *err)
 	const run_history *h = a->hist;
 	attempt_state *s = &a->s;
 	sl_prompt_vars vars = { 0 };
+	const char *tmpl;
 
 	s->a.source = (char *)sl_provider_kind_name(spec->provider);
 	if (read_blob_text(&s->file, a->repo, t->blob, err))
@@ -226,16 +249,19 @@ static int render_prompt(run_attempt *a, model_round *m, sl_err *err)
 		vars.instructions = s->fix_instr.buf;
 	}
 	vars.feedback = h->n ? h->v[h->n - 1].feedback : "";
-	if (spec->context_tokens && (!spec->prompt || strstr(spec->prompt, "context"))) {
-		if (sl_context_build(&s->context, a->repo, &x->c->base, t, spec->context_tokens, err))
+	tmpl = spec->prompt ? spec->prompt : spec->context_file ? sl_prompt_file_template :
+	       sl_prompt_default_template;
+	if (spec->context_tokens && strstr(tmpl, "context")) {
+		/* a template that shows the unit apart need not see it twice */
+		if (sl_context_build(&s->context, a->repo, &x->c->base, t, spec->context_tokens,
+				     strstr(tmpl, "{{unit}}") ? SL_CONTEXT_NO_UNIT : 0, err))
 			return SL_ERROR;
 		vars.context = s->context.buf;
 	}
 	vars.start_line = t->start_line;
 	vars.end_line = t->end_line;
 	vars.edit_format = spec->edit_format;
-	if (sl_prompt_render(&s->prompt, spec->prompt ? spec->prompt : sl_prompt_default_template,
-			     &vars, err))
+	if (sl_prompt_render(&s->prompt, tmpl, &vars, err))
 		return SL_EINPUT;
 	build_chat(&s->prompt, &m->msgs, &m->nmsgs, sl_prompt_system(spec->edit_format), h->v,
 		   h->n);
@@ -284,6 +310,7 @@ static int fetch_reply(run_attempt *a, model_round *m, sl_err *err)
 		m->rc = SL_OK;
 		m->tin = jr.tokens_in > 0 ? jr.tokens_in : 0;
 		m->tout = jr.tokens_out > 0 ? jr.tokens_out : 0;
+		m->estimated = jr.tokens_estimated;
 		m->cost = jr.cost;
 		sl_reply_rec_release(&jr);
 		m->over = 0;
@@ -307,6 +334,7 @@ static int fetch_reply(run_attempt *a, model_round *m, sl_err *err)
 	}
 	m->rc = sl_provider_complete(x->provider, m->msgs, m->nmsgs, &s->comp, &s->aerr);
 	m->tin = m->tout = 0;
+	m->estimated = 0;
 	if (!m->rc)
 		check_usage(a, m);
 	m->cost = run_cost_of(spec, m->tin, m->tout);
@@ -348,12 +376,20 @@ static int take_reply(run_attempt *a, model_round *m, sl_err *err)
 	s->a.request = s->comp.request.len ? s->comp.request.buf : NULL;
 	s->a.request_key = s->comp.key[0] ? s->comp.key : NULL;
 	s->a.cost += m->cost;
+	s->a.tokens_estimated |= m->estimated;
 	m->over = 1;
 	if (m->rc && s->aerr.code == SL_EINPUT && spec->provider == SL_PROVIDER_REPLAY)
 		return sl_err_set(err, SL_EINPUT, "replay: %s; the run stops (the target "
 				  "stays pending)", s->aerr.msg);
 	if (m->rc && (s->comp.transient || run_interrupted(a->x))) {
 		/* retries ran out on a failure that may pass: not the target's fault */
+		s->transient = 1;
+		sl_buf_reset(&s->feedback);
+		sl_buf_addf(&s->feedback, "%s", s->aerr.msg);
+		return SL_OK;
+	}
+	if (m->rc && run_provider_error(a->x, s->aerr.msg)) {
+		/* the same error again and again: the run stops, the target waits */
 		s->transient = 1;
 		sl_buf_reset(&s->feedback);
 		sl_buf_addf(&s->feedback, "%s", s->aerr.msg);
@@ -366,6 +402,7 @@ static int take_reply(run_attempt *a, model_round *m, sl_err *err)
 		sl_buf_addf(&s->feedback, "The previous request failed: %s", s->aerr.msg);
 		return SL_OK;
 	}
+	run_provider_error(a->x, NULL);
 	s->a.reply = s->comp.text.buf;
 	s->a.outcome = SL_A_NONE;
 	sl_edit_list_release(&s->edits);

@@ -374,8 +374,8 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 
 /*
  * Restore what crashed runs left, scope the base, choose and record the
- * targets, list the pending ones and the usage so far, and measure the
- * baseline.
+ * targets, list the pending ones and the usage so far, probe the provider
+ * (sl_provider_probe), and measure the baseline.
  */
 static int run_targets(run_ctx *x, sl_target_list *list, sl_run_summary *out, sl_err *err)
 {
@@ -402,6 +402,11 @@ static int run_targets(run_ctx *x, sl_target_list *list, sl_run_summary *out, sl
 	x->list = list;
 	run_target_index_init(&x->index, list);
 	out->targets = list->n;
+	/* a provider that cannot work stops the run before the warm base and the baseline */
+	if (x->provider && x->npending && (ret = sl_provider_probe(x->provider, err))) {
+		sl_err_prefix(err, "provider: ");
+		return ret;
+	}
 	if ((!x->gating && (ret = run_open_gating(x, err))) ||
 	    (x->npending && x->c->spec->job != SL_JOB_FIX && !x->c->spec->coverage_below &&
 	     (ret = run_baseline(x, err))))

@@ -115,6 +115,8 @@ typedef struct run_ctx {
 	sl_warm *warm;              /* the warm base; NULL: a worktree per candidate */
 	sl_findings findings;       /* kind fix: the base findings the targets come from */
 	sl_unplaced unplaced;       /* and those no target holds (recorded with the targets) */
+	char same_error[160];       /* the last provider error, and how many in a row */
+	unsigned same_errors;       /* (run_provider_error) */
 	int stop;                   /* a budget ran out: start nothing new */
 	char stop_reason[160];
 	int failed;                 /* machinery broke: every worker stops */
@@ -282,6 +284,14 @@ int run_record_targets(run_ctx *x, const sl_target_list *list, sl_err *err);
 int run_interrupted(const run_ctx *x);
 int run_budget_reached(run_ctx *x);
 void run_early_stop(run_ctx *x);
+/*
+ * Provider errors in a row: after SL_RUN_SAME_ERRORS identical ones (the
+ * same message) the run fails with SL_EINPUT, and 1 is returned: the
+ * caller leaves its target pending.  A request that got a reply resets the
+ * count (msg NULL).  Takes x->lock.
+ */
+#define SL_RUN_SAME_ERRORS 5
+int run_provider_error(run_ctx *x, const char *msg);
 double run_cost_of(const sl_spec *spec, int64_t tin, int64_t tout);
 int run_reserve(run_ctx *x, int64_t tokens, double cost);
 void run_settle(run_ctx *x, int64_t reserved, double reserved_cost, int64_t tokens,

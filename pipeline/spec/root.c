@@ -57,12 +57,12 @@ static int load_fix(struct loader *ld, const struct node *map, sl_spec *spec)
 /* The top level's keys, in the order of the enum that indexes them. */
 static const char *const root_keys[] = { "name", "repository", "base", "scratch", "targets",
 	"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
-	"gates", "review", "concurrency", "jobs", "budget", "context_tokens", "jail", "goal",
-	"kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
+	"gates", "review", "concurrency", "jobs", "budget", "context", "context_tokens", "jail",
+	"goal", "kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
 	"fix", NULL };
 enum { R_NAME, R_REPOSITORY, R_BASE, R_SCRATCH, R_TARGETS, R_RULES, R_PROVIDER,
 	R_INSTRUCTIONS, R_PROMPT, R_EDIT_FORMAT, R_ATTEMPTS, R_GATES, R_REVIEW,
-	R_CONCURRENCY, R_JOBS, R_BUDGET, R_CONTEXT_TOKENS, R_JAIL, R_GOAL, R_KIND,
+	R_CONCURRENCY, R_JOBS, R_BUDGET, R_CONTEXT, R_CONTEXT_TOKENS, R_JAIL, R_GOAL, R_KIND,
 	R_TEST_PATHS, R_TEST_TEMPLATE, R_COVERAGE_BELOW, R_FINDINGS, R_LEASE_TTL,
 	R_FIX };
 
@@ -108,6 +108,8 @@ static int read_root_stages(struct loader *ld, const struct node *const *v, sl_s
 	static const int format_ix[] = { SL_FORMAT_UDIFF, SL_FORMAT_SEARCH_REPLACE, SL_FORMAT_NODE };
 	static const char *const jobs[] = { "migration", "fix", "testgen", NULL };
 	static const int job_ix[] = { SL_JOB_MIGRATION, SL_JOB_FIX, SL_JOB_TESTGEN };
+	static const char *const contexts[] = { "compact", "file", NULL };
+	static const int context_ix[] = { 0, 1 };
 	int edit_format = 0, job = SL_JOB_MIGRATION;
 
 	if (spec_want_type(ld, v[R_TARGETS], N_MAP, "targets", NULL) ||
@@ -116,6 +118,8 @@ static int read_root_stages(struct loader *ld, const struct node *const *v, sl_s
 	    (v[R_PROVIDER] && spec_load_provider(ld, v[R_PROVIDER], spec)) ||
 	    spec_get_str(ld, v[R_INSTRUCTIONS], "instructions", NULL, 0, &spec->instructions) ||
 	    spec_get_str(ld, v[R_PROMPT], "prompt", NULL, 0, &spec->prompt) ||
+	    spec_get_enum(ld, v[R_CONTEXT], "context", NULL, contexts, context_ix,
+			  &spec->context_file) ||
 	    spec_get_enum(ld, v[R_EDIT_FORMAT], "edit_format", NULL, formats, format_ix,
 			  &edit_format))
 		return SL_EINPUT;

@@ -41,7 +41,10 @@
  * the same suffixes as above.  A model that answers the same request the
  * same way, whatever the order of requests, is made of such rules.
  * With no such K it answers 500.  Request files are written before the
- * answer is sent.
+ * answer is sent.  A GET (sluice's probe of {base_url}/models) is not
+ * numbered: it is answered with the status in DIR/get.status (default 200)
+ * and the body {"data":[]} (an error object for another status), and its
+ * request line and headers are appended to DIR/get.log.
  *
  * It exits on SIGTERM, and by itself after --max-seconds (default 300), so a
  * test that forgets it never leaves it running.
@@ -345,6 +348,36 @@ done:
 	sl_buf_release(&extra);
 }
 
+/* A GET: logged to DIR/get.log, answered from DIR/get.status, not numbered. */
+static void answer_get(int fd, const char *head, size_t hlen)
+{
+	sl_buf path = SL_BUF_INIT, tmp = SL_BUF_INIT, out = SL_BUF_INIT;
+	const char *body = "{\"data\":[]}";
+	int status = 200;
+	FILE *f;
+
+	sl_buf_addf(&path, "%s/get.log", dir);
+	pthread_mutex_lock(&count_lock);
+	if ((f = fopen(path.buf, "a"))) {
+		fwrite(head, 1, hlen, f);
+		fclose(f);
+	}
+	pthread_mutex_unlock(&count_lock);
+	sl_buf_reset(&path);
+	sl_buf_addf(&path, "%s/get.status", dir);
+	if (!sl_read_file(&tmp, path.buf, 64, NULL) && atoi(tmp.buf) >= 100 && atoi(tmp.buf) <= 599)
+		status = atoi(tmp.buf);
+	if (status != 200)
+		body = "{\"error\":{\"message\":\"stub-model: refused\"}}";
+	sl_buf_addf(&out, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+		    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", status, reason(status),
+		    strlen(body), body);
+	send_all(fd, out.buf, out.len);
+	sl_buf_release(&path);
+	sl_buf_release(&tmp);
+	sl_buf_release(&out);
+}
+
 /* Read one request, number it, save it and answer it. */
 static void *serve(void *arg)
 {
@@ -381,6 +414,10 @@ static void *serve(void *arg)
 		if (k <= 0)
 			goto done;
 		sl_buf_add(&in, chunk, (size_t)k);
+	}
+	if (!strncmp(in.buf, "GET ", 4)) {
+		answer_get(fd, in.buf, hlen);
+		goto done;
 	}
 	pthread_mutex_lock(&count_lock);
 	n = ++count;

@@ -199,3 +199,40 @@ gates:
 EOF2
 	for g in "$@"; do printf '%s\n' "$g"; done
 }
+
+# many_repo DIR: a repository whose src/many.c has eight functions f1..f8,
+# each calling old_api (eight function targets of model_campaign)
+many_repo() {
+	mkdir -p "$1/src" &&
+	{
+		echo "int old_api(int x) { return x; }"
+		echo "int new_api(int x) { return x + 0; }"
+		for i in 1 2 3 4 5 6 7 8; do echo "int f$i(void) { return old_api($i); }"; done
+	} >"$1/src/many.c" &&
+	make_repo "$1"
+}
+
+# model_campaign FILE NAME COMMAND [extra yaml...]: on ./repo (many_repo), a
+# command provider asked for the eight functions, one request at a time, and
+# the one gate "true"
+model_campaign() {
+	file=$1 name=$2 cmd=$3
+	shift 3
+	cat >"$file" <<EOF2
+name: $name
+repository: repo
+scratch: $TRASH/scratch-$name
+concurrency: 1
+targets:
+  language: c
+  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"
+  unit: function
+provider:
+  kind: command
+  command: $cmd
+gates:
+  - name: check
+    command: "true"
+EOF2
+	for extra in "$@"; do printf '%s\n' "$extra" >>"$file"; done
+}

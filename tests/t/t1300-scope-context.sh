@@ -1,7 +1,8 @@
 #!/bin/sh
-# t1300-scope-context.sh - `sluice scope --context`: the unit, the file's
-# includes, the definitions of the names the unit uses (same file first, in
-# order of first use, then other files, the unit's directory first), cut to
+# t1300-scope-context.sh - `sluice scope --context`: the unit, the function
+# around a call, the file's includes, the definitions of the names the unit
+# uses (functions by their signature; same file first, in order of first
+# use, then other files, the unit's directory first), cut to
 # a token budget of bytes/4; targets named by index or PATH:LINE, ad hoc and
 # with a campaign file.
 
@@ -52,19 +53,34 @@ test_expect_success 'the context of a function, ranked' '
 	### definition of buf (src/a.c:4)
 	struct buf { char d[8]; }
 	### definition of helper (src/a.c:6)
-	static int helper(int v)
-	{
-		return v * 2;
-	}
+	static int helper(int v);
 	### definition of u_fn (src/u.h:1)
 	int u_fn(int x);
-	### definition of u_fn (lib/u.c:1)
-	int u_fn(int x)
-	{
-	    return x;
-	}
 	EOF
 	test_cmp expect ctx
+'
+
+test_expect_success 'a call: its enclosing function, the types of its parameters, not their names elsewhere' '
+	printf "int s;\n" >>repo/lib/z.c &&
+	git -C repo add . && git -C repo commit -q -m s &&
+	sluice scope --repo repo --lang c --query "$Q" --capture call --context 1 >call &&
+	cat >expect <<-\EOF &&
+	### unit src/a.c:14-14 (capture)
+	strcpy(b->d, s)
+	### enclosing function src/a.c:11-16
+	void f(struct buf *b, char *s)
+	{
+		u_fn(1);
+		strcpy(b->d, s);
+		helper(3);
+	}
+	### imports of src/a.c
+	#include <string.h>
+	#include "u.h"
+	### definition of buf (src/a.c:4)
+	struct buf { char d[8]; }
+	EOF
+	test_cmp expect call
 '
 
 test_expect_success 'PATH:LINE names the same target' '

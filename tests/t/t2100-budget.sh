@@ -4,13 +4,7 @@ test_description='budgets hold campaign-wide; a later run with a raised budget c
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
 test_expect_success 'setup: eight targets, a stub whose every reply costs 150 tokens' '
-	mkdir -p repo/src &&
-	{
-		echo "int old_api(int x) { return x; }"
-		echo "int new_api(int x) { return x + 0; }"
-		for i in 1 2 3 4 5 6 7 8; do echo "int f$i(void) { return old_api($i); }"; done
-	} >repo/src/many.c &&
-	make_repo repo &&
+	many_repo repo &&
 	mkdir m &&
 	openai_reply m/reply-1.json <<-\EOF &&
 	```c

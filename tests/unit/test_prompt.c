@@ -71,10 +71,17 @@ static void test_default_template(void)
 	CHECK(strstr(out.buf, "src/copy.c (c)") != NULL);
 	CHECK(strstr(out.buf, "lines 3-4 of src/copy.c") != NULL);
 	CHECK(strstr(out.buf, "```\nstrcpy(a, b);\n```") != NULL);
-	CHECK(strstr(out.buf, "\tstrcpy(a, b);\n}\n") != NULL);
+	/* compact: the unit and its context, not the file */
+	CHECK(strstr(out.buf, "\tstrcpy(a, b);\n}\n") == NULL);
 	CHECK(strstr(out.buf, "Use strlcpy.") != NULL);
 	CHECK(strstr(out.buf, "unified diff format") != NULL);
 	CHECK(strstr(out.buf, "{{") == NULL);
+	sl_buf_reset(&out);
+	/* `context: file`: the whole file too */
+	CHECK_INT(sl_prompt_check(sl_prompt_file_template, &err), 0);
+	CHECK_INT(sl_prompt_render(&out, sl_prompt_file_template, &vars, &err), 0);
+	CHECK(strstr(out.buf, "\tstrcpy(a, b);\n}\n") != NULL);
+	CHECK(strstr(out.buf, "```\nstrcpy(a, b);\n```") != NULL);
 	sl_buf_release(&out);
 }
 

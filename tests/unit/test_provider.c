@@ -705,6 +705,73 @@ static void test_command_failure(void)
 	sl_completion_release(&c);
 }
 
+static void test_command_usage(void)
+{
+	sl_completion c;
+	sl_err err = SL_ERR_INIT;
+
+	sl_completion_init(&c);
+	CHECK_INT(run("echo ok; echo progress >&2; echo 'sluice-usage: prompt=120 completion=7' >&2",
+		      10, chat, 2, &c, &err), 0);
+	CHECK_STR(c.text.buf, "ok\n");
+	CHECK_INT(c.tokens_in, 120);
+	CHECK_INT(c.tokens_out, 7);
+	/* a part left out, or one that does not parse, is not said */
+	CHECK_INT(run("echo 'sluice-usage: completion=9' >&2", 10, chat, 2, &c, &err), 0);
+	CHECK_INT(c.tokens_in, -1);
+	CHECK_INT(c.tokens_out, 9);
+	CHECK_INT(run("echo 'sluice-usage: prompt=x12 completion=3' >&2", 10, chat, 2, &c, &err),
+		  0);
+	CHECK_INT(c.tokens_in, -1);
+	CHECK_INT(c.tokens_out, -1);
+	/* not the last line: not usage */
+	CHECK_INT(run("echo 'sluice-usage: prompt=5' >&2; echo more >&2", 10, chat, 2, &c, &err),
+		  0);
+	CHECK_INT(c.tokens_in, -1);
+	/* an error quotes the line before the usage line */
+	CHECK_INT(run("echo 'quota exhausted' >&2; echo 'sluice-usage: prompt=5' >&2; exit 2",
+		      10, chat, 2, &c, &err), SL_ERROR);
+	CHECK_STR(err.msg, "the command exited with status 2: quota exhausted");
+	CHECK_INT(c.tokens_in, 5);
+	sl_completion_release(&c);
+}
+
+static void test_command_probe(void)
+{
+	static const struct {
+		const char *cmd;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{ "cat", 0, NULL },
+		{ "A=1 B=2 exec cat", 0, NULL },
+		{ "cd / && ./no-such-thing", 0, NULL },     /* first program: cd */
+		{ "\"$SHELL\" -c true", 0, NULL },           /* cannot be told: passes */
+		{ "nosuch-sluice-model --flag", SL_EINPUT,
+		  "the command cannot start: 'nosuch-sluice-model' is not a program, builtin or "
+		  "function the shell finds" },
+		{ "X=1 /no/such/bin/model", SL_EINPUT,
+		  "the command cannot start: '/no/such/bin/model' is not a program, builtin or "
+		  "function the shell finds" },
+		{ "cat | (", SL_EINPUT, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sl_provider *p = command(cases[i].cmd, 10);
+		sl_err err = SL_ERR_INIT;
+
+		CHECK(p != NULL);
+		if (!p)
+			continue;
+		CHECK_INT(sl_provider_probe(p, &err), cases[i].rc);
+		if (cases[i].msg)
+			CHECK_STR(err.msg, cases[i].msg);
+		else if (cases[i].rc)
+			CHECK(!strncmp(err.msg, "the command is not valid shell", 30));
+		sl_provider_free(p);
+	}
+}
+
 static void test_command_timeout(void)
 {
 	sl_completion c;
@@ -819,6 +886,8 @@ int main(void)
 	RUN(test_command_cat);
 	RUN(test_command_big_stdin_and_cap);
 	RUN(test_command_failure);
+	RUN(test_command_usage);
+	RUN(test_command_probe);
 	RUN(test_command_timeout);
 	RUN(test_command_kills_stragglers);
 	RUN(test_command_env_and_fds);

@@ -244,6 +244,27 @@ static void test_edit_list_and_names(void)
 	sl_edit_list_release(&l);
 }
 
+/* Node replacement: the fenced block replaces the unit; prose alone is a format error. */
+static void test_node_needs_a_block(void)
+{
+	static const char unit[] = "int f(void) { return old(1); }";
+	static const char fenced[] = "Here:\n```c\nint f(void) { return new(1); }\n```\n";
+	static const char prose[] = "Call new() instead of old() and it works.\n";
+	sl_edit_list l = SL_EDIT_LIST_INIT;
+	sl_err err = SL_ERR_INIT;
+
+	CHECK_INT(sl_reply_parse_node(&l, fenced, strlen(fenced), "a.c", 10, 10 + strlen(unit),
+				      unit, &err), 0);
+	CHECK_INT(l.n, 1);
+	if (l.n)
+		CHECK_STR(l.v[0].new_text, "int f(void) { return new(1); }");
+	CHECK_INT(sl_reply_parse_node(&l, prose, strlen(prose), "a.c", 10, 10 + strlen(unit),
+				      unit, &err), SL_EINPUT);
+	CHECK(strstr(err.msg, "no fenced code block") != NULL);
+	CHECK_INT(l.n, 1);
+	sl_edit_list_release(&l);
+}
+
 int main(void)
 {
 	RUN(test_fixtures);
@@ -256,5 +277,6 @@ int main(void)
 	RUN(test_appends);
 	RUN(test_nul_and_bad_format);
 	RUN(test_edit_list_and_names);
+	RUN(test_node_needs_a_block);
 	return unit_done();
 }
