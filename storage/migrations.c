@@ -229,6 +229,16 @@ static const char *const migrations[] = {
 	"  value TEXT NOT NULL"
 	") STRICT;"
 	"INSERT INTO store_meta VALUES ('store_id', lower(hex(randomblob(8))));",
+	/* 12: a merged store (storage/merge.h): which shard store each target
+	   came from, and the signature of what it held then, so merging again
+	   copies only what changed and never twice */
+	"CREATE TABLE merge_origin("
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  key TEXT NOT NULL,"
+	"  store_id TEXT NOT NULL,"
+	"  sig TEXT NOT NULL,"
+	"  PRIMARY KEY (campaign_id, key)"
+	") STRICT, WITHOUT ROWID;",
 };
 
 size_t sl_migrations_count(void)

@@ -237,6 +237,10 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 int run_testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_load_pending(run_ctx *x, sl_err *err);
+/* 1 if the target of this key is in the run's shard (every target when it is none). */
+int run_in_shard(const run_ctx *x, const char *key);
+/* Refuse a base other than opts.base; record the shard in the store (after open_store). */
+int run_shard_check(run_ctx *x, int opened, sl_err *err);
 
 /* attempt.c */
 int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,
