@@ -86,7 +86,9 @@ const sl_command cmd_export = {
 		"gates, logs, attempts, cost and coloured diffs, rejections with reasons)\n"
 		"and DIR/junit.xml (gate verdicts).  Rejected candidates are left out of\n"
 		"the series.  Given the campaign file, also DIR/changes/NNNN-KEY.patch:\n"
-		"each change as the review section groups them, one git am-able patch.\n",
+		"each change as the review section groups them, one git am-able patch.\n"
+		"--bundle FILE writes the proposed candidates' branches as a git bundle\n"
+		"(for `sluice merge --bundle`); --out may then be left out.\n",
 	.options = export_options,
 	.opts_size = sizeof(struct export_opts),
 	.fn = export_main,
