@@ -2,6 +2,7 @@
 test_description='a campaign as 4 shards (own clone, store and bundle each) merged equals the campaign on one machine; merge is idempotent; mismatches are refused'
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
+. "$TEST_DIRECTORY/lib-shard.sh"
 
 CAMPAIGN=examples/migration/campaign.yaml
 
@@ -17,30 +18,6 @@ run_shard() {
 	shift 4
 	sl run --shard "$k/$n" --repo "$TRASH/$clone" --store "$TRASH/$store" "$@" $CAMPAIGN \
 		>"$store.out" 2>&1 || test $? = 1 || { cat "$store.out"; false; }
-}
-
-# status --json without what names a machine: repository, ids, commits, times
-status_flat() {
-	sluice status --store "$1" --json >"$1.json" &&
-	sqlite3 :memory: "select json_remove(cast(readfile('$1.json') as text), '\$.target_list', '\$.candidate_list', '\$.repository', '\$.leases')" | tr ',' '\n'
-}
-
-# every target as "path:line state attempts", sorted
-target_lines() {
-	sqlite3 "$1" "select path || ':' || start_line || ' ' || state || ' ' || attempts from targets order by 1"
-}
-
-# each proposed branch of REPO with its tree
-branch_trees() {
-	git -C "$1" for-each-ref --format='%(refname) %(objectname)' refs/heads/sluice/ |
-	while read -r ref commit; do echo "$ref $(git -C "$1" rev-parse "$commit^{tree}")"; done
-}
-
-# how many rows each table of STORE holds (runs: one per run of a shard, also a rerun)
-row_counts() {
-	for t in campaigns targets attempts candidates gate_runs decisions replies runs baselines gate_cache published; do
-		echo "$t $(sqlite3 "$1" "select count(*) from $t")"
-	done
 }
 
 test_expect_success 'setup: the example project, a clone per machine, the base commit' '
