@@ -402,6 +402,8 @@ static int run_targets(run_ctx *x, sl_target_list *list, sl_run_summary *out, sl
 	x->cost_used += journal_cost;
 	x->list = list;
 	run_target_index_init(&x->index, list);
+	x->index.shard_k = x->opts->shard_k;
+	x->index.shard_n = x->opts->shard_n;
 	out->targets = list->n;
 	if ((!x->gating && (ret = run_open_gating(x, err))) ||
 	    (x->npending && x->c->spec->job != SL_JOB_FIX && !x->c->spec->coverage_below &&

@@ -56,6 +56,7 @@ typedef struct target_index {
 	const sl_target_list *list;
 	size_t *by_key;             /* (path, start_byte, end_byte) */
 	size_t *by_start;           /* (path, start_line, start_col) */
+	unsigned shard_k, shard_n;  /* the run's shard (sl_run_opts); shard_n = 0: none */
 } target_index;
 
 /*

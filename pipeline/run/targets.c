@@ -133,7 +133,11 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 	sl_buf_addf(&ref, "refs/heads/%s", b.buf);
 	if (shares_start(list, t) || git_reference_name_is_valid(&valid, ref.buf) || !valid) {
 		sl_buf_reset(&b);
-		sl_buf_addf(&b, "%s/target-%lld", prefix, (long long)t->id);
+		/* ids are a store's: a shard's name its branches apart from other shards' */
+		if (list->shard_n)
+			sl_buf_addf(&b, "%s/target-%u-%lld", prefix, list->shard_k, (long long)t->id);
+		else
+			sl_buf_addf(&b, "%s/target-%lld", prefix, (long long)t->id);
 	}
 	sl_buf_release(&ref);
 	sl_buf_release(&at);

@@ -189,4 +189,22 @@ test_expect_success 'stores of another definition, base or partition are refused
 	! test -e new.db
 '
 
+test_expect_success 'targets named by their id (shared start) get the shard in their branch name' '
+	mkdir py &&
+	printf "f(1)(2)\ng(3)(4)\nh(5)(6)\n" >py/a.py &&
+	make_repo py &&
+	python_campaign py.yaml nested "$TRASH/py" &&
+	for k in 0 1; do
+		sluice run --shard $k/2 --store "$TRASH/py$k.db" py.yaml >py$k.out 2>&1 ||
+			test $? = 1 || { cat py$k.out; return 1; }
+	done &&
+	git -C py for-each-ref --format="%(refname:short)" refs/heads/sluice/nested/ >py.branches &&
+	test $(wc -l <py.branches) = 6 &&
+	test $(grep -c "^sluice/nested/target-[01]-[0-9]*$" py.branches) = 6 &&
+	test $(sort -u py.branches | wc -l) = 6 &&
+	sluice merge --store py.db py0.db py1.db >py.merge &&
+	grep -q "6 targets copied" py.merge &&
+	grep -q "branches: 0 made, 6 already there" py.merge
+'
+
 test_done
