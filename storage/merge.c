@@ -68,11 +68,17 @@ int sl_store_shard_set(sl_store *st, unsigned k, unsigned n, sl_err *err)
 		return sl_err_set(err, SL_EINPUT, "store '%s' holds targets of a run that was no "
 				  "shard; give each shard its own store", sl_store_path(st));
 	snprintf(v, sizeof(v), "%u/%u", k, n);
-	if (!(s = sl_store_prepare(st, "INSERT INTO store_meta (key, value) VALUES ('shard', ?)",
-				   err)))
+	/* another run of a shard may record it at the same time: the first one stays */
+	if (!(s = sl_store_prepare(st, "INSERT OR IGNORE INTO store_meta (key, value) VALUES "
+				   "('shard', ?)", err)))
 		return SL_ERROR;
 	sl_store_bind_text(s, 1, v);
-	return sl_store_exec(st, s, "record the shard", err);
+	if (sl_store_exec(st, s, "record the shard", err) || sl_store_shard_get(st, &hk, &hn, err))
+		return SL_ERROR;
+	if (hk != k || hn != n)
+		return sl_err_set(err, SL_EINPUT, "store '%s' holds shard %u/%u, not %u/%u; "
+				  "give each shard its own store", sl_store_path(st), hk, hn, k, n);
+	return SL_OK;
 }
 
 /* One campaign of a store as merging compares it. */

@@ -126,6 +126,11 @@ static int merge_main(const sl_command *self, void *opts, const sl_opt_args *arg
 		return sl_cmd_usage(self, "expected the shard stores to merge");
 	if (open_and_check(&m, o, args, &err) || open_repo(&m, o, &err))
 		goto fail;
+	if (o->bundles.n && !m.repo) {
+		sl_err_set(&err, SL_EINPUT, "the stores name no repository for the bundles; pass "
+			   "--repo");
+		goto fail;
+	}
 	for (size_t i = 0; i < o->bundles.n; i++) {
 		if (sl_bundle_read(m.repo, o->bundles.v[i], &nrefs, &err))
 			goto fail;
