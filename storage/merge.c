@@ -159,6 +159,10 @@ static int check_shards(sl_store *out, sl_store *const *in, size_t n, sl_err *er
 	char *rout = out ? realpath(sl_store_path(out), NULL) : NULL;
 	int ret = SL_OK;
 
+	/* a shard's store is run on as that shard: the merge goes elsewhere */
+	if (out && !(ret = sl_store_shard_get(out, &k, &kn, err)) && kn)
+		ret = sl_err_set(err, SL_EINPUT, "cannot merge into '%s': it holds shard %u/%u; "
+				 "merge into a store of its own", sl_store_path(out), k, kn);
 	for (size_t i = 0; i < n && !ret; i++) {
 		char *r = realpath(sl_store_path(in[i]), NULL);
 

@@ -40,7 +40,8 @@ int sl_store_shard_set(sl_store *st, unsigned k, unsigned n, sl_err *err);
  * Refuse (SL_EINPUT, one line naming the store and the campaign) inputs
  * that cannot be merged into out (may be NULL: a new store): a campaign of
  * one name with another definition digest, base commit or branch prefix, or
- * shards of different partitions (another N), or out among the inputs.
+ * shards of different partitions (another N), out among the inputs, or out
+ * a shard's store.
  * Writes nothing.
  */
 int sl_merge_check(sl_store *out, sl_store *const *in, size_t n, sl_err *err);

@@ -183,7 +183,7 @@ const sl_command cmd_merge = {
 	.notes = "Campaigns are matched by name; a STORE whose campaign of that name has\n"
 		"another definition (gates, rules, prompt, model), base commit or branch\n"
 		"prefix, or a shard of another partition, is refused with exit status 2\n"
-		"and nothing is written.\n",
+		"and nothing is written; so is a --store that holds a shard.\n",
 	.opts_size = sizeof(struct merge_opts),
 	.fn = merge_main,
 };

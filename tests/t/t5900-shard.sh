@@ -184,6 +184,8 @@ test_expect_success 'stores of another definition, base or partition are refused
 	! test -e new.db &&
 	test_expect_code 2 sluice merge --store m.db m.db 2>err &&
 	grep -q "into itself" err &&
+	test_expect_code 2 sluice merge --store s0.db s1.db 2>err &&
+	grep -q "cannot merge into .s0.db.: it holds shard 0/4" err &&
 	test_expect_code 2 sluice merge --store new.db --repo user s0.db --bundle s0.db 2>err &&
 	grep -q "is not a git bundle" err &&
 	! test -e new.db

@@ -195,6 +195,12 @@ static void test_merge_refused(void)
 	CHECK_INT(sl_merge_check(NULL, in, 2, &err), SL_EINPUT);
 	CHECK(strstr(err.msg, "holds shard 0/3") != NULL);
 
+	/* a shard's store is no place to merge into */
+	sl_err_clear(&err);
+	in[1] = b;
+	CHECK_INT(sl_merge_check(c, in, 1, &err), SL_EINPUT);
+	CHECK(strstr(err.msg, "cannot merge into") != NULL);
+
 	/* a store holds one shard for good */
 	sl_err_clear(&err);
 	CHECK_INT(sl_store_shard_set(a, 1, 2, &err), SL_EINPUT);
