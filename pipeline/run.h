@@ -59,6 +59,15 @@ typedef struct sl_run_opts {
 	unsigned lease_ttl_s;       /* leases on targets last this long unless renewed
 				       (every third of it); 0 = the campaign's
 				       lease_ttl, else 60 */
+	/*
+	 * A shard (README "Running on many machines"): only the targets
+	 * sl_run_shard_of() puts in shard shard_k of shard_n are recorded and
+	 * worked on, and the store says so (storage/merge.h); shard_n = 0: all.
+	 * base, when set, is the commit every shard must scope: a campaign whose
+	 * base (resolved, or recorded by an earlier run) is another is refused.
+	 */
+	unsigned shard_k, shard_n;
+	const char *base;
 } sl_run_opts;
 #define SL_RUN_OPTS_INIT { .spec_path = NULL }
 
@@ -89,6 +98,15 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err);
  * judge.
  */
 int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err);
+
+/*
+ * The shard (0..n-1) of the target whose key (path:start_byte-end_byte,
+ * sl_target_rec.key) is key: from a hash of the key alone, so every
+ * machine puts a target in the same shard.
+ */
+unsigned sl_run_shard_of(const char *key, unsigned n);
+/* The same for a scoped target (`sluice shard-plan`). */
+unsigned sl_run_target_shard(const sl_target *t, unsigned n);
 
 /* The store path to use: explicit, else $SLUICE_STORE, else the default. Caller frees. */
 char *sl_default_store_path(const char *explicit_path);

@@ -233,6 +233,16 @@ static const char *const migrations[] = {
 	   received (about 4 bytes a token) */
 	"ALTER TABLE attempts ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE replies ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;",
+	/* 13: a merged store (storage/merge.h): which shard store each target
+	   came from, and the signature of what it held then, so merging again
+	   copies only what changed and never twice */
+	"CREATE TABLE merge_origin("
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  key TEXT NOT NULL,"
+	"  store_id TEXT NOT NULL,"
+	"  sig TEXT NOT NULL,"
+	"  PRIMARY KEY (campaign_id, key)"
+	") STRICT, WITHOUT ROWID;",
 };
 
 size_t sl_migrations_count(void)

@@ -32,14 +32,14 @@ trap 'rm -rf "$tmp"' EXIT
 }
 [ -s "$tmp/table" ] || { echo "check-options-docs.sh: no option in the tables"; exit 2; }
 cut -d' ' -f1 "$tmp/table" | sort -u >"$tmp/commands"
-"$sluice" help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p' >"$tmp/all-commands"
+"$sluice" help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' >"$tmp/all-commands"
 
 # "CMD TEXT" lines in, "CMD --NAME ARG" lines out (ARG: an upper-case word).
 options_of() {
 	while read -r cmd text; do
-		printf '%s\n' "$text" | grep -oE -- '--[a-z][a-z-]*( [A-Z][A-Za-z0-9_=:|]*)?' |
+		printf '%s\n' "$text" | grep -oE -- '--[a-z][a-z-]*( [A-Z][A-Za-z0-9_=:|/]*)?' |
 			sed "s/^/$cmd /"
-	done | grep -vE '^[a-z]+ --(help|version)( |$)' | sort -u
+	done | grep -vE '^[a-z-]+ --(help|version)( |$)' | sort -u
 }
 
 # troff to text: fonts, escaped hyphens and zero-width joiners go
@@ -69,7 +69,7 @@ awk '
 	on && /^\| `sluice [a-z]/ {
 		line = $0; gsub(/\\\|/, "\001", line)
 		n = split(line, cell, "|"); c = cell[2]; gsub("\001", "|", c)
-		split(c, w, " "); cmd = w[2]; sub(/[^a-z].*$/, "", cmd)
+		split(c, w, " "); cmd = w[2]; sub(/[^a-z-].*$/, "", cmd)
 		print cmd " " c
 	}
 ' "$readme" | options_of >"$tmp/readme"

@@ -48,8 +48,8 @@ typedef struct sl_command {
 
 /* The commands, each in its cmd_*.c file (a small family shares one). */
 extern const sl_command cmd_scope, cmd_run, cmd_baseline, cmd_status, cmd_targets, cmd_show,
-	cmd_accept, cmd_reject, cmd_export, cmd_serve, cmd_publish, cmd_sync, cmd_doctor, cmd_gc, cmd_retry,
-	cmd_help, cmd_version;
+	cmd_accept, cmd_reject, cmd_export, cmd_serve, cmd_publish, cmd_sync, cmd_doctor, cmd_gc,
+	cmd_retry, cmd_help, cmd_version, cmd_shard_plan, cmd_merge;
 
 /* The table main.c dispatches from, ended by NULL; `sluice help` lists it. */
 extern const sl_command *const sl_commands[];
@@ -107,6 +107,17 @@ void sl_cmd_review_release(cmd_review_ctx *x);
  */
 int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
 			sl_err *err);
+
+/*
+ * A shard's store (cmd_shard.c): which shard it holds and how far it got,
+ * appended to out as a line, or as "shard" to the JSON object in out; nothing
+ * for a store that is no shard.
+ */
+int sl_cmd_shard_status(sl_buf *out, int json, sl_store *st, const sl_campaign_rec *camp,
+			sl_err *err);
+/* Write camp's proposed branches as a git bundle to file (repo_path NULL: the campaign's). */
+int sl_cmd_write_bundle(sl_store *st, const sl_campaign_rec *camp, const char *repo_path,
+			const char *file, sl_err *err);
 
 /*
  * The options several commands take, with one help line each: TYPE is the

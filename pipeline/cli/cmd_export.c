@@ -14,7 +14,7 @@
 #include "common/util.h"
 
 struct export_opts {
-	const char *store, *out;
+	const char *store, *out, *bundle;
 };
 
 static int is_campaign_file(const char *s)
@@ -33,13 +33,21 @@ static int export_main(const sl_command *self, void *opts, const sl_opt_args *ar
 	const char *file, *name = args->n ? args->v[0] : NULL;
 	int ret;
 
-	if (args->n > 1 || !o->out)
-		return sl_cmd_usage(self, "%s", o->out ? "expected at most one campaign name" :
-				    "--out DIR is required");
+	if (args->n > 1 || (!o->out && !o->bundle))
+		return sl_cmd_usage(self, "%s", args->n > 1 ? "expected at most one campaign name" :
+				    "--out DIR or --bundle FILE is required");
 	/* a campaign file (not a name) also gives the changes as its review section groups them */
 	file = name && is_campaign_file(name) ? name : NULL;
 	if (sl_cmd_open_review(&x, o->store, file, name, NULL, &err) ||
-	    sl_review_export(x.st, &x.camp, x.repo, o->out, &count, &err) ||
+	    (o->bundle && sl_cmd_write_bundle(x.st, &x.camp, NULL, o->bundle, &err))) {
+		ret = sl_cmd_fail(&err);
+		goto done;
+	}
+	if (!o->out) {
+		ret = SL_EXIT_OK;
+		goto done;
+	}
+	if (sl_review_export(x.st, &x.camp, x.repo, o->out, &count, &err) ||
 	    sl_report_html(x.st, &x.camp, o->out, &err) ||
 	    sl_report_junit(x.st, &x.camp, o->out, &err) ||
 	    (x.spec && sl_changes_export(x.st, &x.camp, x.spec, x.repo, o->out, &nchanges, &err))) {
@@ -59,21 +67,28 @@ done:
 
 static const sl_option export_options[] = {
 	CMD_OPT_STORE(struct export_opts),
-	SL_OPT_STRING_F("out", 0, "DIR", "the directory to write (required)", NULL,
+	SL_OPT_STRING_F("out", 0, "DIR", "the directory to write", NULL,
 			struct export_opts, out, SL_OPTF_DIR),
+	SL_OPT_STRING_F("bundle", 0, "FILE", "write the proposed candidates' branches to FILE as "
+			"a git bundle (for `sluice merge --bundle`)", NULL, struct export_opts,
+			bundle, SL_OPTF_FILE | SL_OPTF_PARENT),
 	SL_OPT_END(),
 };
 
 const sl_command cmd_export = {
 	.name = "export",
 	.summary = "write the proposed candidates as a patch series and a report",
-	.usage = "usage: sluice export [NAME | CAMPAIGN.yaml] --out DIR [--store PATH]\n",
+	.usage = "usage: sluice export [NAME | CAMPAIGN.yaml] --out DIR [--store PATH] "
+		"[--bundle FILE]\n"
+		"   or: sluice export [NAME | CAMPAIGN.yaml] --bundle FILE [--store PATH]\n",
 	.about = "Writes DIR/series.mbox (apply with `git am DIR/series.mbox` on the base),\n"
 		"DIR/report.md, DIR/report.html (self-contained: funnel chart, changes with\n"
 		"gates, logs, attempts, cost and coloured diffs, rejections with reasons)\n"
 		"and DIR/junit.xml (gate verdicts).  Rejected candidates are left out of\n"
 		"the series.  Given the campaign file, also DIR/changes/NNNN-KEY.patch:\n"
-		"each change as the review section groups them, one git am-able patch.\n",
+		"each change as the review section groups them, one git am-able patch.\n"
+		"--bundle FILE writes the proposed candidates' branches as a git bundle\n"
+		"(for `sluice merge --bundle`); --out may then be left out.\n",
 	.options = export_options,
 	.opts_size = sizeof(struct export_opts),
 	.fn = export_main,

@@ -18,7 +18,7 @@ void sl_cmd_overview(FILE *fp)
 	fprintf(fp, "usage: sluice <command> [options]\n\n"
 		"sluice runs code-change campaigns through validation gates.\n\ncommands:\n");
 	for (const sl_command *const *c = sl_commands; *c; c++)
-		fprintf(fp, "  %-8s %s\n", (*c)->name, (*c)->summary);
+		fprintf(fp, "  %-10s %s\n", (*c)->name, (*c)->summary);
 	fprintf(fp, "\n'sluice help COMMAND' or 'sluice COMMAND --help' for a command's options.\n"
 		"exit status: 0 success, 1 nothing passed the gates (or a gate cannot judge\n"
 		"on the base), 2 bad usage or input, 3 internal error\n");

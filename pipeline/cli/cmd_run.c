@@ -22,6 +22,8 @@ struct run_opts {
 	const char *repo, *store, *record;
 	int json, unsafe;
 	unsigned lease_ttl;         /* 1..SL_LEASE_TTL_MAX; 0 = unset */
+	unsigned shard_k, shard_n;  /* --shard K/N; shard_n = 0: none */
+	const char *base, *bundle;
 };
 
 /* run and baseline take the same words for these */
@@ -39,6 +41,22 @@ static int parse_lease_ttl(void *opts, char *value, sl_err *err)
 		return sl_err_set(err, SL_EINPUT, "--lease-ttl '%s': expected seconds from 1 to %d",
 				  value, SL_LEASE_TTL_MAX);
 	((struct run_opts *)opts)->lease_ttl = (unsigned)v;
+	return SL_OK;
+}
+
+/* --shard K/N: 0 <= K < N, N at most a million */
+static int parse_shard(void *opts, char *value, sl_err *err)
+{
+	struct run_opts *o = opts;
+	unsigned k, n;
+	int used = 0;
+
+	if (sscanf(value, "%u/%u%n", &k, &n, &used) != 2 || value[used] || !n || k >= n ||
+	    n > 1000000 || !strchr("0123456789", value[0]))
+		return sl_err_set(err, SL_EINPUT, "--shard '%s': expected K/N with 0 <= K < N "
+				  "(e.g. 0/4)", value);
+	o->shard_k = k;
+	o->shard_n = n;
 	return SL_OK;
 }
 
@@ -117,6 +135,9 @@ static int run_main(const sl_command *self, void *opts, const sl_opt_args *args)
 	ro.record = o->record;
 	ro.lease_ttl_s = o->lease_ttl;
 	ro.unsafe = o->unsafe;
+	ro.shard_k = o->shard_k;
+	ro.shard_n = o->shard_n;
+	ro.base = o->base;
 	store = sl_default_store_path(o->store);
 	ro.spec_path = args->v[0];
 	ro.repo = o->repo;
@@ -136,7 +157,8 @@ static int run_main(const sl_command *self, void *opts, const sl_opt_args *args)
 		goto done;
 	}
 	if (sl_cmd_open_campaign(&st, &camp, store, sum.campaign, &err) ||
-	    sl_cmd_print_status(st, &camp, o->json, &proposed, &err)) {
+	    sl_cmd_print_status(st, &camp, o->json, &proposed, &err) ||
+	    (o->bundle && sl_cmd_write_bundle(st, &camp, o->repo, o->bundle, &err))) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
@@ -161,6 +183,14 @@ static const sl_option run_options[] = {
 			"unless renewed (every third of it); after a crash, other runs take the "
 			"targets over once it has passed", "the campaign's lease_ttl, else 60",
 			parse_lease_ttl),
+	SL_OPT_CALLBACK("shard", 0, "K/N", "work on shard K of N (0 <= K < N): the targets "
+			"whose key hashes to K, recorded in a store of this shard's own (README "
+			"\"Running on many machines\")", NULL, parse_shard),
+	SL_OPT_STRING("base", 0, "COMMIT", "refuse to run unless the campaign's base is "
+		      "COMMIT (every shard must scope the same base)", NULL, struct run_opts, base),
+	SL_OPT_STRING_F("bundle", 0, "FILE", "after the run, write the proposed candidates' "
+			"branches to FILE as a git bundle, for `sluice merge --bundle`", NULL,
+			struct run_opts, bundle, SL_OPTF_FILE | SL_OPTF_PARENT),
 	SL_OPT_END(),
 };
 
@@ -169,7 +199,8 @@ const sl_command cmd_run = {
 	.summary = "run a campaign: generate, apply, gate, record, propose",
 	.usage = "usage: sluice run CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] "
 		"[--record FILE]\n"
-		"                  [--unsafe] [--lease-ttl SECONDS]\n",
+		"                  [--unsafe] [--lease-ttl SECONDS] [--shard K/N] [--base COMMIT]\n"
+		"                  [--bundle FILE]\n",
 	.about = "Scope, then take every pending target through rules or the model, apply,\n"
 		"and run the gates in the jail; record everything in the store.  A second\n"
 		"run resumes where the first stopped.  Prints the funnel at the end.\n",

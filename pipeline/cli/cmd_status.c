@@ -162,14 +162,16 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 		goto done;
 	if (json) {
 		if ((ret = sl_report_status_json(&out, st, camp, &f, err)) ||
-		    (ret = print_usage_and_leases(&out, 1, st, camp, err)))
+		    (ret = print_usage_and_leases(&out, 1, st, camp, err)) ||
+		    (ret = sl_cmd_shard_status(&out, 1, st, camp, err)))
 			goto done;
 		sl_buf_addch(&out, '\n');
 	} else {
 		sl_review_funnel_text(&out, camp, &f);
 		if ((ret = sl_report_unplaced(&out, st, camp->id, SL_UNPLACED_TEXT, err)) ||
 		    (ret = status_metrics(&out, st, camp, err)) ||
-		    (ret = print_usage_and_leases(&out, 0, st, camp, err)))
+		    (ret = print_usage_and_leases(&out, 0, st, camp, err)) ||
+		    (ret = sl_cmd_shard_status(&out, 0, st, camp, err)))
 			goto done;
 		if (nc) {
 			sl_buf_adds(&out, "\nproposed candidates:\n");

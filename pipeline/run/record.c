@@ -76,6 +76,8 @@ int run_record_targets(run_ctx *x, const sl_target_list *list, sl_err *err)
 		int64_t id;
 
 		run_key_of(&key, t);
+		if (!run_in_shard(x, key.buf))
+			continue;
 		r.campaign_id = x->campaign_id;
 		r.key = key.buf;
 		r.path = t->path;

@@ -342,7 +342,8 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 		return sl_err_set(err, SL_ERROR, "cannot open '%s': %s",
 				  git_repository_commondir(x->c->repo), strerror(errno));
 	x->scratch = sl_scratch_root(x->c->spec);
-	if ((ret = open_provider(x, err)) || (ret = open_store(x, err)))
+	if ((ret = run_shard_check(x, 0, err)) || (ret = open_provider(x, err)) ||
+	    (ret = open_store(x, err)) || (ret = run_shard_check(x, 1, err)))
 		return ret;
 	{
 		char id[SL_STORE_ID_LEN + 1];
@@ -401,6 +402,8 @@ static int run_targets(run_ctx *x, sl_target_list *list, sl_run_summary *out, sl
 	x->cost_used += journal_cost;
 	x->list = list;
 	run_target_index_init(&x->index, list);
+	x->index.shard_k = x->opts->shard_k;
+	x->index.shard_n = x->opts->shard_n;
 	out->targets = list->n;
 	/* a provider that cannot work stops the run before the warm base and the baseline */
 	if (x->provider && x->npending && (ret = sl_provider_probe(x->provider, err))) {

@@ -56,6 +56,7 @@ typedef struct target_index {
 	const sl_target_list *list;
 	size_t *by_key;             /* (path, start_byte, end_byte) */
 	size_t *by_start;           /* (path, start_line, start_col) */
+	unsigned shard_k, shard_n;  /* the run's shard (sl_run_opts); shard_n = 0: none */
 } target_index;
 
 /*
@@ -239,6 +240,10 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 int run_testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_load_pending(run_ctx *x, sl_err *err);
+/* 1 if the target of this key is in the run's shard (every target when it is none). */
+int run_in_shard(const run_ctx *x, const char *key);
+/* Refuse a base other than opts.base; record the shard in the store (after open_store). */
+int run_shard_check(run_ctx *x, int opened, sl_err *err);
 
 /* attempt.c */
 int run_process_target(run_ctx *x, git_repository *repo, sl_target_rec *rec,

@@ -2,13 +2,16 @@
  * targets.c - the targets of a run: the scoped targets' index (by key and
  * by start position, for a lookup per target in O(log n)), the branch
  * name of each, and which targets this run works on: the pending ones, and
- * for fix and testgen campaigns those the baseline chooses.
+ * for fix and testgen campaigns those the baseline chooses; of a shard, only
+ * those its key puts in the shard, on the base every shard is told.
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/run/run_internal.h"
+#include "storage/merge.h"
+#include "common/sha256.h"
 
 void run_key_of(sl_buf *b, const sl_target *t)
 {
@@ -130,7 +133,11 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 	sl_buf_addf(&ref, "refs/heads/%s", b.buf);
 	if (shares_start(list, t) || git_reference_name_is_valid(&valid, ref.buf) || !valid) {
 		sl_buf_reset(&b);
-		sl_buf_addf(&b, "%s/target-%lld", prefix, (long long)t->id);
+		/* ids are a store's: a shard's name its branches apart from other shards' */
+		if (list->shard_n)
+			sl_buf_addf(&b, "%s/target-%u-%lld", prefix, list->shard_k, (long long)t->id);
+		else
+			sl_buf_addf(&b, "%s/target-%lld", prefix, (long long)t->id);
 	}
 	sl_buf_release(&ref);
 	sl_buf_release(&at);
@@ -225,4 +232,75 @@ int run_load_pending(run_ctx *x, sl_err *err)
 	free(b);
 	x->npending = na + nb;
 	return SL_OK;
+}
+
+unsigned sl_run_shard_of(const char *key, unsigned n)
+{
+	unsigned char d[32];
+	sl_sha256 h;
+	uint64_t v = 0;
+
+	if (n <= 1)
+		return 0;
+	sl_sha256_init(&h);
+	sl_sha256_update(&h, key, strlen(key));
+	sl_sha256_final(&h, d);
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | d[i];
+	return (unsigned)(v % n);
+}
+
+int run_in_shard(const run_ctx *x, const char *key)
+{
+	return !x->opts->shard_n || sl_run_shard_of(key, x->opts->shard_n) == x->opts->shard_k;
+}
+
+/*
+ * Every shard scopes the same base: --base names it, and a campaign whose
+ * base is another (resolved here, or recorded by the store's first run:
+ * checked again once the store is open) is refused before anything runs.
+ * Once open, the store records its shard, and a store of a shard is not
+ * run as another or as the whole campaign.
+ */
+int run_shard_check(run_ctx *x, int opened, sl_err *err)
+{
+	unsigned k, n;
+	git_object *obj = NULL, *commit = NULL;
+	char want[GIT_OID_HEXSZ + 1];
+
+	if (x->opts->base) {
+		if (git_revparse_single(&obj, x->c->repo, x->opts->base) ||
+		    git_object_peel(&commit, obj, GIT_OBJECT_COMMIT)) {
+			git_object_free(obj);
+			return sl_err_set(err, SL_EINPUT, "--base '%s': no such commit in '%s'",
+					  x->opts->base, x->c->repo_path);
+		}
+		git_oid_tostr(want, sizeof(want), git_object_id(commit));
+		git_object_free(commit);
+		git_object_free(obj);
+		if (strcmp(want, x->c->base_hex))
+			return sl_err_set(err, SL_EINPUT, "--base '%s' is %.12s, but campaign '%s' "
+					  "scopes %.12s%s; every shard must scope the same base",
+					  x->opts->base, want, x->c->spec->name, x->c->base_hex,
+					  opened ? " (recorded in the store)" : "");
+	}
+	if (!opened)
+		return SL_OK;
+	if (x->opts->shard_n)
+		return sl_store_shard_set(x->st, x->opts->shard_k, x->opts->shard_n, err);
+	if (sl_store_shard_get(x->st, &k, &n, err))
+		return SL_ERROR;
+	return n ? sl_err_set(err, SL_EINPUT, "store '%s' holds shard %u/%u of the campaign; "
+			      "run it with --shard %u/%u", x->opts->store, k, n, k, n) : SL_OK;
+}
+
+unsigned sl_run_target_shard(const sl_target *t, unsigned n)
+{
+	sl_buf key = SL_BUF_INIT;
+	unsigned k;
+
+	run_key_of(&key, t);
+	k = sl_run_shard_of(key.buf, n);
+	sl_buf_release(&key);
+	return k;
 }
