@@ -71,7 +71,7 @@ static void target_release(sl_target *t)
 static void test_rewrite_each_site(void)
 {
 	sl_target t;
-	sl_rule rules[] = { { "call", "strlcpy(${dst}, ${src}, sizeof(${dst}))" } };
+	sl_rule rules[] = { { .capture = "call", .template_text = "strlcpy(${dst}, ${src}, sizeof(${dst}))" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -95,7 +95,7 @@ static void test_rewrite_each_site(void)
 static void test_other_capture_and_dollar(void)
 {
 	sl_target t;
-	sl_rule rules[] = { { "fn", "$${x}_$$${fn}$" } };
+	sl_rule rules[] = { { .capture = "fn", .template_text = "$${x}_$$${fn}$" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -114,9 +114,9 @@ static void test_missing_capture_falls_through(void)
 {
 	sl_target t;
 	sl_rule rules[] = {
-		{ "call", "copy3(${dst}, ${src})" },     /* needs @src */
-		{ "call", "copy1(${dst})" },
-		{ "nothere", "never" },
+		{ .capture = "call", .template_text = "copy3(${dst}, ${src})" },     /* needs @src */
+		{ .capture = "call", .template_text = "copy1(${dst})" },
+		{ .capture = "nothere", .template_text = "never" },
 	};
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
@@ -132,7 +132,7 @@ static void test_missing_capture_falls_through(void)
 static void test_no_rule_applies(void)
 {
 	sl_target t;
-	sl_rule rules[] = { { "call", "f(${nothere})" }, { "other", "x" } };
+	sl_rule rules[] = { { .capture = "call", .template_text = "f(${nothere})" }, { .capture = "other", .template_text = "x" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -147,8 +147,8 @@ static void test_no_rule_applies(void)
 static void test_noop_and_overlap(void)
 {
 	sl_target t;
-	sl_rule same[] = { { "call", "${fn}(${dst}, ${src})" } };
-	sl_rule outer_inner[] = { { "call", "X" }, { "dst", "Y" } };
+	sl_rule same[] = { { .capture = "call", .template_text = "${fn}(${dst}, ${src})" } };
+	sl_rule outer_inner[] = { { .capture = "call", .template_text = "X" }, { .capture = "dst", .template_text = "Y" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -174,7 +174,7 @@ static void test_noop_and_overlap(void)
 static void test_template_check(void)
 {
 	sl_target t;
-	sl_rule bad[] = { { "call", "f(${dst)" } };
+	sl_rule bad[] = { { .capture = "call", .template_text = "f(${dst)" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
