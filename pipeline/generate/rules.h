@@ -21,10 +21,10 @@
  * A rule may carry conditions (`where:`), each on one capture; all must
  * hold for the rule to apply to a site, and a condition on a capture the
  * match lacks does not hold:
- *     match / not-match       a POSIX extended regex on the capture's text
- *     has / has-not           a tree-sitter query that matches (does not
+ *     match / not_match       a POSIX extended regex on the capture's text
+ *     has / has_not           a tree-sitter query that matches (does not
  *                             match) inside the capture's node
- *     declared / not-declared a tree-sitter query that matches (does not
+ *     declared / not_declared a tree-sitter query that matches (does not
  *                             match) the declarator that declares the
  *                             capture's name in the target's unit: in C,
  *                             `buf[64]` of `char buf[64];` or `*p` of a
@@ -52,7 +52,7 @@ enum sl_rule_cond_kind { SL_COND_MATCH = 0, SL_COND_HAS, SL_COND_DECLARED };
 typedef struct sl_rule_cond {
 	const char *capture;
 	enum sl_rule_cond_kind kind;
-	int negate;                 /* not-match, has-not, not-declared */
+	int negate;                 /* not_match, has_not, not_declared */
 	const char *text;           /* the regex or the query */
 } sl_rule_cond;
 

@@ -17,8 +17,8 @@
 static int load_conds(struct loader *ld, const struct node *cap, const struct node *map,
 		      sl_spec_rule *r)
 {
-	static const char *const where_keys[] = { "match", "not-match", "has", "has-not",
-		"declared", "not-declared", NULL };
+	static const char *const where_keys[] = { "match", "not_match", "has", "has_not",
+		"declared", "not_declared", NULL };
 	static const enum sl_rule_cond_kind kinds[] = { SL_COND_MATCH, SL_COND_MATCH,
 		SL_COND_HAS, SL_COND_HAS, SL_COND_DECLARED, SL_COND_DECLARED };
 	const struct node *v[SL_CAP_SPEC_KEYS];

@@ -49,7 +49,7 @@ test_expect_success 'colour on request: removed lines red, added lines green; ne
 '
 
 test_expect_success 'a bad campaign: exit 2 with the file and line, nothing printed on stdout' '
-	sed "s/not-match:/not-a-condition:/" c.yaml >bad.yaml &&
+	sed "s/not_match:/not-a-condition:/" c.yaml >bad.yaml &&
 	test_expect_code 2 sluice preview bad.yaml >out 2>err &&
 	! test -s out &&
 	grep -q "bad.yaml:1[0-9]:[0-9]*: .*not-a-condition" err

@@ -81,7 +81,7 @@ test_expect_success 'rules are tried in order: the first that applies wins, the 
 	  - capture: call
 	    template: "snprintf(${buf}, BUFSIZE, ${...rest})"
 	    where:
-	      buf: {not-declared: "(array_declarator)", match: "^p$"}
+	      buf: {not_declared: "(array_declarator)", match: "^p$"}
 	EOF
 	sluice preview order.yaml >out 2>err &&
 	! test -s err &&
