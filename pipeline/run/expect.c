@@ -1,8 +1,12 @@
 /*
- * expect.c - the change did what was asked: a migration's candidate leaves
- * no match of the campaign's query (or of `expect: {gone: Q}`) inside its
- * target's unit, and, with `expect: {present: Q}`, leaves at least one
- * match of Q there.  Judged on the candidate's commit before any tree is
+ * expect.c - the change did what was asked: a migration's candidate
+ * changes every site of its target (the campaign's query matches nowhere
+ * inside the unit at a text one of the target's sites had: a site left as
+ * it was), or, with `expect: {gone: Q}`, leaves no match of Q there at
+ * all; with `expect: {present: Q}` it leaves at least one match of Q.  A
+ * query that selects whole units (a function by its name) thus passes any
+ * change of the unit, and a rule that writes what the query matches too
+ * (`(call) @call` to `z()`) passes.  Judged on the candidate's commit before any tree is
  * made, recorded as the gate "expect" (pass or fail) beside "syntax", with
  * the sites left named "PATH:LINE:COL: TEXT" in its output and in the
  * feedback.
@@ -133,13 +137,44 @@ static char *exact_glob(const char *path)
 	return sl_buf_detach(&b, NULL);
 }
 
+/* The text of a site's own capture (the one that spans it), or "". */
+static const char *site_text(const sl_site *s)
+{
+	for (size_t c = 0; c < s->ncaps; c++)
+		if (s->caps[c].start_byte == s->start_byte && s->caps[c].end_byte == s->end_byte &&
+		    s->caps[c].text)
+			return s->caps[c].text;
+	return "";
+}
+
+/*
+ * 1 if a site of the candidate with this text counts: any does when
+ * base is NULL; else one whose text a base site of the target had (each
+ * base site counted once: base_used marks them), a site left as it was.
+ */
+static int counts(const sl_target *base, char *base_used, const char *text)
+{
+	if (!base)
+		return 1;
+	for (size_t i = 0; i < base->nsites; i++)
+		if (!base_used[i] && !strcmp(site_text(&base->sites[i]), text)) {
+			base_used[i] = 1;
+			return 1;
+		}
+	return 0;
+}
+
 /*
  * The sites of query q in the candidate's file inside [start, end), one
- * "PATH:LINE:COL: TEXT" line each into out; *count their number.
+ * "PATH:LINE:COL: TEXT" line each into out; *count their number.  With
+ * base (the target at the base), only the sites whose text one of its
+ * sites had.
  */
 static int sites_inside(sl_buf *out, size_t *count, run_attempt *a, const char *q,
-			const char *capture, uint32_t start, uint32_t end, sl_err *err)
+			const char *capture, const sl_target *base, uint32_t start, uint32_t end,
+			sl_err *err)
 {
+	char *used = sl_xcalloc(base && base->nsites ? base->nsites : 1, 1);
 	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
 	sl_target_list list = SL_TARGET_LIST_INIT;
 	sl_lang_override *ov = sl_campaign_scope_opts(&so, a->x->c);
@@ -157,20 +192,18 @@ static int sites_inside(sl_buf *out, size_t *count, run_attempt *a, const char *
 		for (size_t i = 0; i < list.n; i++)
 			for (size_t k = 0; k < list.v[i].nsites; k++) {
 				const sl_site *s = &list.v[i].sites[k];
-				const char *text = "";
+				const char *text = site_text(s);
 
-				if (s->start_byte < start || s->end_byte > end)
+				if (s->start_byte < start || s->end_byte > end ||
+				    !counts(base, used, text))
 					continue;
-				for (size_t c = 0; c < s->ncaps; c++)
-					if (s->caps[c].start_byte == s->start_byte &&
-					    s->caps[c].end_byte == s->end_byte && s->caps[c].text)
-						text = s->caps[c].text;
 				(*count)++;
 				sl_buf_addf(out, "  %s:%u:%u: %.*s\n", a->t->path, s->start_line,
 					    s->start_col, (int)strcspn(text, "\n"), text);
 			}
 	}
 	sl_target_list_release(&list);
+	free(used);
 	free(ov);
 	free(glob);
 	return ret;
@@ -241,18 +274,20 @@ int run_expect_check(run_attempt *a, int *ok, sl_err *err)
 		goto done;
 	if (r && !spec->expect_none &&
 	    sites_inside(&left, &nleft, a, gone, spec->expect_gone ? NULL : spec->capture,
-			 start, end, err))
+			 spec->expect_gone ? NULL : a->t, start, end, err))
 		goto done;
 	if (r && spec->expect_present &&
-	    sites_inside(&out, &npresent, a, spec->expect_present, NULL, start, end, err))
+	    sites_inside(&out, &npresent, a, spec->expect_present, NULL, NULL, start, end,
+			 err))
 		goto done;
 	sl_buf_reset(&out);
 	if (nleft)
 		sl_buf_addf(&out, "The change does not do all that was asked: %s still matches "
-			    "%zu time%s inside the target (%s:%u-%u):\n%s",
+			    "%zu time%s inside the target (%s:%u-%u)%s:\n%s",
 			    spec->expect_gone ? "the query of 'expect: gone'" : "the campaign's query",
 			    nleft, nleft == 1 ? "" : "s", a->t->path, a->t->start_line,
-			    a->t->end_line, left.buf);
+			    a->t->end_line, spec->expect_gone ? "" : " where it matched before",
+			    left.buf);
 	if (spec->expect_present && !npresent)
 		sl_buf_addf(&out, "The change does not do what was asked: the query of 'expect: "
 			    "present' does not match inside the target (%s:%u-%u).\n", a->t->path,

@@ -176,7 +176,7 @@ test_expect_success 'the partial rewrite is rejected by the gate expect, naming 
 	test "$(sqlite3 p.db "select group_concat(gate || '"'"':'"'"' || verdict) from gate_runs")" = "syntax:pass,expect:fail" &&
 	sluice show --store p.db 1 >show &&
 	grep -q "^gate expect  *fail" show &&
-	grep -q "the campaign.s query still matches 1 time inside the target (src/out.c:4-14)" show &&
+	grep -q "the campaign.s query still matches 1 time inside the target (src/out.c:4-14) where it matched before:" show &&
 	grep -qx "  src/out.c:13:1: strcpy(buf, name)" show &&
 	sluice targets --store p.db >targets &&
 	grep -q "failed  *src/out.c:4 .*src/out.c:13:1: strcpy(buf, name)" targets &&

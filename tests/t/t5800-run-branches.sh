@@ -15,7 +15,6 @@ test_expect_success 'setup: two targets that start at the same place' '
 	  language: python
 	  paths: ["src/*.py"]
 	  query: "(call) @call"
-	  expect: {gone: none}
 	rules:
 	  - capture: call
 	    template: "z()"
