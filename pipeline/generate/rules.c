@@ -267,7 +267,7 @@ static int ref_defined(const char *name, size_t len, void *arg)
 
 	if (query_has_capture(rc->query, name, len))
 		return 0;
-	return sl_err_set(rc->err, SL_EINPUT, "rule template uses '%.*s', which is not a capture "
+	return sl_err_set(rc->err, SL_EINPUT, "rule template uses '${%.*s}', which is not a capture "
 			  "of the query", (int)len, name);
 }
 
