@@ -18,7 +18,7 @@ PKGS="build-essential pkg-config git ca-certificates
 libgit2-dev libtree-sitter-dev libcurl4-openssl-dev libjansson-dev
 libsqlite3-dev libyaml-dev libseccomp-dev libxml2-dev zlib1g-dev libxml2-utils
 nodejs npm sqlite3 bubblewrap ripgrep iproute2 procps util-linux
-chromium cppcheck"
+chromium cppcheck coccinelle"
 
 # clang (libFuzzer) only for `make fuzz`, which sets WITH_CLANG=1
 [ "${WITH_CLANG:-}" = 1 ] && PKGS="$PKGS clang"

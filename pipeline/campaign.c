@@ -52,6 +52,7 @@ static int check_expect(const sl_spec *spec, const char *q, sl_pos pos, sl_err *
 static int validate(const sl_spec *spec, sl_err *err)
 {
 	uint32_t off = UINT32_MAX;
+	sl_rule *rules;
 
 	if (!sl_lang_known(spec->language)) {
 		sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)", spec->language,
@@ -69,13 +70,13 @@ static int validate(const sl_spec *spec, sl_err *err)
 			       sl_spec_query_pos(spec, off));
 	if (spec->prompt && sl_prompt_check(spec->prompt, err))
 		return fail_at(err, spec, spec->prompt_pos);
-	for (size_t i = 0; i < spec->nrules; i++) {
-		sl_rule r = { spec->rules[i].capture, spec->rules[i].template_text,
-			      spec->rules[i].where, spec->rules[i].nwhere };
-
-		if (sl_rule_check(&r, spec->language, spec->query, err))
+	rules = sl_spec_rules(spec);
+	for (size_t i = 0; i < spec->nrules; i++)
+		if (sl_rule_check(&rules[i], spec->language, spec->query, err)) {
+			free(rules);
 			return fail_at(err, spec, spec->rules[i].pos);
-	}
+		}
+	free(rules);
 	if (check_expect(spec, spec->expect_gone, spec->expect_gone_pos, err) ||
 	    check_expect(spec, spec->expect_present, spec->expect_present_pos, err))
 		return SL_EINPUT;

@@ -53,6 +53,8 @@ typedef struct sl_spec_review {
 typedef struct sl_spec_rule {
 	char *capture;
 	char *template_text;
+	char *cocci;                /* a semantic patch (resolved against the file's
+				       directory), or NULL */
 	sl_rule_cond *where;        /* `where:`, nwhere entries; their strings are owned */
 	size_t nwhere;
 	sl_pos pos;

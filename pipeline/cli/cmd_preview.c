@@ -97,6 +97,34 @@ done:
 	return ret;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* One JSON object on a line of its own; takes o. */
+static void print_json(json_t *o)
+{
+	char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	sl_cmd_print(stdout, out, 1);
+	putchar('\n');
+	free(out);
+	json_decref(o);
+}
+
+/* p->line, bold on a terminal, then the diff (if any). */
+static void print_head(const struct preview *p, const char *diff)
+{
+	printf("%s", p->color ? BOLD : "");
+	sl_cmd_print(stdout, p->line.buf, 0);
+	printf("%s\n", p->color ? RESET : "");
+	if (diff)
+		print_diff(p, diff);
+}
+
 /* One site: its line (text or JSON) and diff. */
 static void print_site(struct preview *p, const sl_target *t, const sl_site *s,
 		       const sl_rule_site *rs, const char *diff)
@@ -113,19 +141,16 @@ static void print_site(struct preview *p, const sl_target *t, const sl_site *s,
 				      "col", (json_int_t)s->start_col,
 				      "end_line", (json_int_t)s->end_line,
 				      "end_col", (json_int_t)s->end_col, "by", what);
-		char *out;
 
 		json_object_set_new(o, "rule", rs->rule < 0 ? json_null() :
 				    json_integer(rs->rule + 1));
-		json_object_set_new(o, "capture", rs->rule < 0 ? json_null() :
-				    json_string(p->rules[rs->rule].capture));
+		json_object_set_new(o, "capture", rs->rule < 0 || !p->rules[rs->rule].capture ?
+				    json_null() : json_string(p->rules[rs->rule].capture));
+		json_object_set_new(o, "cocci", rs->rule < 0 || !p->rules[rs->rule].cocci ?
+				    json_null() : json_string(p->rules[rs->rule].cocci));
 		json_object_set_new(o, "text", json_string(text));
 		json_object_set_new(o, "diff", diff ? json_string(diff) : json_null());
-		out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		sl_cmd_print(stdout, out, 1);
-		putchar('\n');
-		free(out);
-		json_decref(o);
+		print_json(o);
 		return;
 	}
 	sl_buf_reset(&p->line);
@@ -134,13 +159,25 @@ static void print_site(struct preview *p, const sl_target *t, const sl_site *s,
 		sl_buf_addf(&p->line, "for the model: %.*s", (int)strcspn(text, "\n"), text);
 	else if (!diff)
 		sl_buf_addf(&p->line, "rule %d: no change", rs->rule + 1);
+	else if (p->rules[rs->rule].cocci)
+		sl_buf_addf(&p->line, "rule %d (%s)", rs->rule + 1,
+			    base_name(p->rules[rs->rule].cocci));
 	else
 		sl_buf_addf(&p->line, "rule %d (@%s)", rs->rule + 1, p->rules[rs->rule].capture);
-	printf("%s", p->color ? BOLD : "");
-	sl_cmd_print(stdout, p->line.buf, 0);
-	printf("%s\n", p->color ? RESET : "");
-	if (diff)
-		print_diff(p, diff);
+	print_head(p, diff);
+}
+
+/* A change of a semantic patch that no site's line shows. */
+static void print_outside(struct preview *p, const sl_target *t, const char *diff)
+{
+	if (p->json) {
+		print_json(json_pack("{s:s, s:s, s:s}", "path", t->path, "by", "rules", "diff",
+				     diff));
+		return;
+	}
+	sl_buf_reset(&p->line);
+	sl_buf_addf(&p->line, "%s: a semantic patch's change beside the sites", t->path);
+	print_head(p, diff);
 }
 
 static int read_blob(git_blob **out, git_repository *repo, const char *hex, sl_err *err)
@@ -165,6 +202,20 @@ static int preview_target(struct preview *p, const sl_target *t, sl_err *err)
 		goto done;
 	if (edits.n && read_blob(&blob, p->c->repo, t->blob, err))
 		goto done;
+	for (size_t k = 0; k < edits.n; k++) {
+		/* a semantic patch's change beside the sites: shown too */
+		size_t s;
+
+		for (s = 0; s < t->nsites && rs[s].edit != (long)k; s++)
+			;
+		if (s < t->nsites)
+			continue;
+		sl_buf_reset(&diff);
+		if (rewrite_diff(&diff, t->path, git_blob_rawcontent(blob),
+				 (size_t)git_blob_rawsize(blob), &edits.v[k], err))
+			goto done;
+		print_outside(p, t, diff.buf);
+	}
 	for (size_t s = 0; s < t->nsites; s++) {
 		p->sites++;
 		sl_buf_reset(&diff);
@@ -192,16 +243,11 @@ done:
 static void print_summary(const struct preview *p)
 {
 	if (p->json) {
-		json_t *o = json_pack("{s:{s:I, s:I, s:I, s:I}}", "summary",
-				      "sites", (json_int_t)p->sites,
-				      "rules", (json_int_t)p->rewritten,
-				      "unchanged", (json_int_t)p->unchanged,
-				      "model", (json_int_t)p->model);
-		char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-		puts(out);
-		free(out);
-		json_decref(o);
+		print_json(json_pack("{s:{s:I, s:I, s:I, s:I}}", "summary",
+				     "sites", (json_int_t)p->sites,
+				     "rules", (json_int_t)p->rewritten,
+				     "unchanged", (json_int_t)p->unchanged,
+				     "model", (json_int_t)p->model));
 		return;
 	}
 	printf("%zu site%s: %zu rewritten by rules, %zu unchanged, %zu for the model\n",

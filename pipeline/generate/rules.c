@@ -12,7 +12,9 @@
  * The conditions (`where:`) are rules_where.c's.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline/generate/rules.h"
 #include "common/util.h"
@@ -137,7 +139,7 @@ static int rule_applies(struct sl_where_ctx **wc, sl_buf *text, const sl_rule *r
 			const sl_target *t, const sl_site *site, const sl_capture **cap,
 			sl_err *err)
 {
-	if (!(*cap = find_capture(site, r->capture, strlen(r->capture))))
+	if (r->cocci || !(*cap = find_capture(site, r->capture, strlen(r->capture))))
 		return 0;
 	sl_buf_reset(text);
 	if (!render(text, wc, r->template_text, t, site))
@@ -150,10 +152,40 @@ static int check_templates(const sl_rule *rules, size_t nrules, sl_err *err)
 	int ret;
 
 	for (size_t r = 0; r < nrules; r++) {
+		if (rules[r].cocci)
+			continue;
 		if ((ret = sl_rules_check_template(rules[r].template_text, err))) {
 			sl_err_prefix(err, "rule for capture '%s': ", rules[r].capture);
 			return ret;
 		}
+	}
+	return SL_OK;
+}
+
+/*
+ * The semantic patches, in order, once per target: each site a change
+ * touches is the rule's (sites[].rule and .edit: its first such change).
+ */
+static int apply_cocci(sl_edit_list *out, const sl_rule *rules, size_t nrules,
+		       const sl_target *t, sl_rule_site *sites, sl_err *err)
+{
+	for (size_t s = 0; sites && s < t->nsites; s++)
+		sites[s].rule = -1, sites[s].edit = -1;
+	for (size_t r = 0; r < nrules; r++) {
+		size_t k0 = out->n;
+		int ret;
+
+		if (!rules[r].cocci)
+			continue;
+		if ((ret = sl_rules_cocci(out, &rules[r], t, err)) < 0)
+			return ret;
+		for (size_t s = 0; sites && s < t->nsites; s++)
+			for (size_t k = k0; k < out->n && sites[s].rule < 0; k++)
+				if (out->v[k].start <= t->sites[s].end_byte &&
+				    t->sites[s].start_byte <= out->v[k].end) {
+					sites[s].rule = (int)r;
+					sites[s].edit = (long)k;
+				}
 	}
 	return SL_OK;
 }
@@ -166,13 +198,14 @@ int sl_rules_apply_ext(sl_edit_list *out, const sl_rule *rules, size_t nrules,
 	size_t n0 = out->n;
 	int ret;
 
-	if ((ret = check_templates(rules, nrules, err)))
+	if ((ret = check_templates(rules, nrules, err)) ||
+	    (ret = apply_cocci(out, rules, nrules, t, sites, err)) < 0)
 		goto done;
 	for (size_t s = 0; s < t->nsites; s++) {
 		const sl_site *site = &t->sites[s];
 
-		if (sites)
-			sites[s].rule = -1, sites[s].edit = -1;
+		if (sites && sites[s].rule >= 0)
+			continue;       /* a semantic patch changed it */
 		for (size_t r = 0; r < nrules; r++) {
 			const sl_capture *c;
 			int overlaps = 0;
@@ -276,6 +309,16 @@ int sl_rule_check(const sl_rule *r, const char *language, const char *query, sl_
 	struct ref_check rc = { query, err };
 	int ret;
 
+	if (r->cocci) {
+		if (strcmp(language, "c") && strcmp(language, "cpp"))
+			return sl_err_set(err, SL_EINPUT, "a Coccinelle rule needs language c or "
+					  "cpp, not '%s'", language);
+		if (access(r->cocci, R_OK))
+			return sl_err_set(err, SL_EINPUT, "cannot read '%s': %s", r->cocci,
+					  strerror(errno));
+		return SL_OK;
+	}
+
 	if ((ret = sl_rules_check_template(r->template_text, err)))
 		return ret;
 	if (!query_has_capture(query, r->capture, strlen(r->capture)))
@@ -309,6 +352,8 @@ static int need_ref(const char *name, size_t len, void *arg)
 
 void sl_rule_needs(sl_strvec *names, const sl_rule *r)
 {
+	if (r->cocci)
+		return;
 	push_once(names, r->capture, strlen(r->capture));
 	each_ref(r->template_text, 0, need_ref, names);
 	for (size_t i = 0; i < r->nwhere; i++)

@@ -33,6 +33,12 @@
  *                             neither holds
  * The queries' predicates (#eq?, #match?...) are applied.
  *
+ * A rule may be a Coccinelle semantic patch instead (cocci: the file; no
+ * capture, no template; C and C++): spatch rewrites the target's unit in
+ * the jail (rules_cocci.c), and each stretch it changed is an edit.  These
+ * rules run first, in order, once per target; the sites their changes
+ * touch are theirs, and the template rules are tried on the others.
+ *
  * Order: per site, the rules are tried in the campaign's order and the
  * first that applies (its capture is in the match, every ${name} of its
  * template is bound, its conditions hold) rewrites it; later rules are not
@@ -57,8 +63,9 @@ typedef struct sl_rule_cond {
 } sl_rule_cond;
 
 typedef struct sl_rule {
-	const char *capture;
-	const char *template_text;
+	const char *capture;        /* NULL for a cocci rule */
+	const char *template_text;  /* NULL for a cocci rule */
+	const char *cocci;          /* a Coccinelle semantic patch (a file), or NULL */
 	const sl_rule_cond *where;  /* borrowed; nwhere entries, all must hold */
 	size_t nwhere;
 } sl_rule;
@@ -104,6 +111,26 @@ int sl_rule_check(const sl_rule *r, const char *language, const char *query, sl_
  * warn of rules that can never apply.
  */
 void sl_rule_needs(sl_strvec *names, const sl_rule *r);
+
+/* One stretch of text that differs: old bytes [ob, oe) became new bytes [nb, ne). */
+typedef struct sl_text_change {
+	uint32_t ob, oe, nb, ne;
+} sl_text_change;
+
+/*
+ * rules_cocci.c: the stretches where now differs from old, in order: the
+ * line diff's hunks (no context), each narrowed to the bytes that differ
+ * (their common prefix and suffix dropped).  *out is the caller's to free.
+ */
+int sl_text_changes(sl_text_change **out, size_t *n, const char *old, size_t oldlen,
+		    const char *now, size_t nowlen, sl_err *err);
+/*
+ * rules_cocci.c: run r's semantic patch on t's unit in the jail and append
+ * one splice per stretch it changed.  Returns the number of edits (0: no
+ * change, or no unit text), or a negative SL_E* (SL_EINPUT: spatch failed,
+ * its output in the message).
+ */
+int sl_rules_cocci(sl_edit_list *out, const sl_rule *r, const sl_target *t, sl_err *err);
 
 /* rules_where.c: 1 if every condition of r holds at site s of t, 0 if not; <0 an error. */
 struct sl_where_ctx;

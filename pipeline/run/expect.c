@@ -15,8 +15,8 @@
  * extent in the candidate is its base extent carried through the file's
  * diff: an offset before or after a changed stretch moves by the stretch's
  * growth; one inside it goes to the stretch's edge (the start of a unit to
- * the first changed byte, its end to the last), each stretch narrowed to
- * the bytes that differ (their common prefix and suffix are not changed).
+ * the first changed byte, its end to the last), the stretches those of
+ * sl_text_changes (rules.h): the bytes that differ.
  * Then the query runs on the candidate's file alone (sl_scope with the
  * file's path as the only glob) and its sites inside that extent count.
  */
@@ -24,55 +24,14 @@
 #include <string.h>
 
 #include "pipeline/campaign.h"
+#include "pipeline/generate/rules.h"
 #include "pipeline/run/run_internal.h"
 
-/* One changed stretch: old bytes [ob, oe) became new bytes [nb, ne). */
-struct stretch {
-	uint32_t ob, oe, nb, ne;
-};
-
+/* The changes of the target's file (sl_text_changes). */
 struct file_pair {
-	const char *old, *now;
-	size_t oldlen, nowlen;
-	struct stretch *v;
-	size_t n, alloc;
+	sl_text_change *v;
+	size_t n;
 };
-
-/* Offset of the start of 1-based line `line` in text (len at most). */
-static uint32_t line_offset(const char *text, size_t len, int line)
-{
-	size_t off = 0;
-
-	for (int l = 1; l < line && off < len; l++) {
-		const char *nl = memchr(text + off, '\n', len - off);
-
-		off = nl ? (size_t)(nl - text) + 1 : len;
-	}
-	return (uint32_t)off;
-}
-
-static int add_hunk(const git_diff_delta *d, const git_diff_hunk *h, void *payload)
-{
-	struct file_pair *fp = payload;
-	struct stretch *s;
-
-	(void)d;
-	SL_ALLOC_GROW(fp->v, fp->n + 1, fp->alloc);
-	s = &fp->v[fp->n++];
-	/* a count of 0 lines: the stretch is empty, after line *_start */
-	s->ob = line_offset(fp->old, fp->oldlen, h->old_start + !h->old_lines);
-	s->oe = h->old_lines ? line_offset(fp->old, fp->oldlen, h->old_start + h->old_lines) :
-		s->ob;
-	s->nb = line_offset(fp->now, fp->nowlen, h->new_start + !h->new_lines);
-	s->ne = h->new_lines ? line_offset(fp->now, fp->nowlen, h->new_start + h->new_lines) :
-		s->nb;
-	/* the bytes that differ: drop the common prefix and suffix */
-	while (s->ob < s->oe && s->nb < s->ne && fp->old[s->ob] == fp->now[s->nb])
-		s->ob++, s->nb++;
-	while (s->oe > s->ob && s->ne > s->nb && fp->old[s->oe - 1] == fp->now[s->ne - 1])
-		s->oe--, s->ne--;
-	return 0;
-}
 
 /* Old offset o in the new file; an offset inside a change goes to its start (or end). */
 static uint32_t map_offset(const struct file_pair *fp, uint32_t o, int is_end)
@@ -80,7 +39,7 @@ static uint32_t map_offset(const struct file_pair *fp, uint32_t o, int is_end)
 	int64_t delta = 0;
 
 	for (size_t i = 0; i < fp->n; i++) {
-		const struct stretch *s = &fp->v[i];
+		const sl_text_change *s = &fp->v[i];
 
 		if (o < s->ob)
 			break;
@@ -214,23 +173,15 @@ static int unit_extent(run_attempt *a, uint32_t *start, uint32_t *end, sl_err *e
 {
 	git_blob *old = NULL, *now = NULL;
 	struct file_pair fp = { 0 };
-	git_diff_options opts;
 	int ret;
 
 	if ((ret = blob_at(&old, a->repo, &a->x->c->base, a->t->path, err)) ||
 	    (ret = blob_at(&now, a->repo, &a->commit, a->t->path, err)) || !old || !now)
 		goto done;
-	fp.old = git_blob_rawcontent(old);
-	fp.oldlen = (size_t)git_blob_rawsize(old);
-	fp.now = git_blob_rawcontent(now);
-	fp.nowlen = (size_t)git_blob_rawsize(now);
-	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	opts.context_lines = 0;
-	if (git_diff_blobs(old, a->t->path, now, a->t->path, &opts, NULL, NULL, add_hunk, NULL,
-			   &fp)) {
-		ret = sl_err_set(err, SL_ERROR, "cannot diff '%s': %s", a->t->path, sl_git_error());
+	if ((ret = sl_text_changes(&fp.v, &fp.n, git_blob_rawcontent(old),
+				   (size_t)git_blob_rawsize(old), git_blob_rawcontent(now),
+				   (size_t)git_blob_rawsize(now), err)))
 		goto done;
-	}
 	*start = map_offset(&fp, a->t->start_byte, 0);
 	*end = map_offset(&fp, a->t->end_byte, 1);
 	ret = 1;

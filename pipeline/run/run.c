@@ -201,6 +201,8 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 		digest_add(&h, spec->rules[i].capture);
 		digest_add(&h, spec->rules[i].template_text);
 		/* only when present: older campaigns keep their digest */
+		if (spec->rules[i].cocci)
+			digest_add(&h, spec->rules[i].cocci);
 		for (size_t k = 0; k < spec->rules[i].nwhere; k++) {
 			digest_add(&h, spec->rules[i].where[k].capture);
 			digest_num(&h, (int64_t)spec->rules[i].where[k].kind * 2 +

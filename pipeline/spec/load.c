@@ -99,6 +99,7 @@ void sl_spec_free(sl_spec *spec)
 	for (i = 0; i < spec->nrules; i++) {
 		free(spec->rules[i].capture);
 		free(spec->rules[i].template_text);
+		free(spec->rules[i].cocci);
 		for (size_t k = 0; k < spec->rules[i].nwhere; k++) {
 			free((char *)spec->rules[i].where[k].capture);
 			free((char *)spec->rules[i].where[k].text);

@@ -76,7 +76,7 @@ static int subset(const sl_strvec *a, const sl_strvec *b)
 static void needs_of(sl_strvec *out, const sl_spec *spec, size_t i)
 {
 	sl_rule r = { spec->rules[i].capture, spec->rules[i].template_text,
-		      spec->rules[i].where, spec->rules[i].nwhere };
+		      spec->rules[i].cocci, spec->rules[i].where, spec->rules[i].nwhere };
 	const char *site = spec->capture, *at;
 	size_t len;
 
@@ -112,8 +112,13 @@ static void warn_rules(struct loader *ld, sl_spec *spec, const struct node *seq)
 	for (size_t j = 1; j < spec->nrules; j++) {
 		size_t shadow = j, overlap = j;
 
+		if (spec->rules[j].cocci)
+			continue;
 		for (size_t i = 0; i < j; i++) {
 			const sl_spec_rule *a = &spec->rules[i];
+
+			if (a->cocci)
+				continue;       /* it applies only where it changes something */
 
 			if (shadow == j && !a->nwhere && subset(&needs[i], &needs[j]))
 				shadow = i;
@@ -142,10 +147,28 @@ static void warn_rules(struct loader *ld, sl_spec *spec, const struct node *seq)
 	sl_buf_release(&w);
 }
 
+/* A Coccinelle rule: `cocci: FILE` alone (v: the entry's keys, in rules_keys' order). */
+static int load_cocci(struct loader *ld, const struct node **v, sl_spec_rule *r,
+		      const sl_spec *spec)
+{
+	char *file = NULL;
+
+	for (size_t k = 0; k < 3; k++)
+		if (v[k])
+			return spec_fail(ld, v[k]->start, "a rule with 'cocci' takes no "
+					 "capture, template or where (the semantic patch says all)");
+	if (spec_get_str(ld, v[3], "cocci", "rules", 1, &file))
+		return SL_EINPUT;
+	r->cocci = file[0] == '/' ? file : sl_path_join(spec->dir, file);
+	if (r->cocci != file)
+		free(file);
+	return 0;
+}
+
 int spec_load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
-	static const char *const rules_keys[] = { "capture", "template", "where", NULL };
-	enum { K_CAPTURE, K_TEMPLATE, K_WHERE };
+	static const char *const rules_keys[] = { "capture", "template", "where", "cocci", NULL };
+	enum { K_CAPTURE, K_TEMPLATE, K_WHERE, K_COCCI };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	size_t i;
 
@@ -161,8 +184,13 @@ int spec_load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
 		spec->nrules++;
 		r->pos.line = (uint32_t)(item->start.line + 1);
 		r->pos.col = (uint32_t)(item->start.column + 1);
-		if (spec_map_fields(ld, item, "rules", rules_keys, v) ||
-		    spec_get_str(ld, v[K_CAPTURE], "capture", "rules", 1, &r->capture) ||
+		if (spec_map_fields(ld, item, "rules", rules_keys, v))
+			return SL_EINPUT;
+		if (v[K_COCCI] && load_cocci(ld, v, r, spec))
+			return SL_EINPUT;
+		if (v[K_COCCI])
+			continue;
+		if (spec_get_str(ld, v[K_CAPTURE], "capture", "rules", 1, &r->capture) ||
 		    spec_get_str(ld, v[K_TEMPLATE], "template", "rules", 0, &r->template_text) ||
 		    spec_need(ld, item, v[K_CAPTURE], "capture", "rules") ||
 		    spec_need(ld, item, v[K_TEMPLATE], "template", "rules") ||
@@ -205,6 +233,7 @@ sl_rule *sl_spec_rules(const sl_spec *spec)
 	for (size_t i = 0; i < spec->nrules; i++) {
 		rules[i].capture = spec->rules[i].capture;
 		rules[i].template_text = spec->rules[i].template_text;
+		rules[i].cocci = spec->rules[i].cocci;
 		rules[i].where = spec->rules[i].where;
 		rules[i].nwhere = spec->rules[i].nwhere;
 	}
