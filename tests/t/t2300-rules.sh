@@ -183,6 +183,12 @@ test_expect_success 'the partial rewrite is rejected by the gate expect, naming 
 	test -z "$(git -C proj for-each-ref refs/heads/sluice/partial)"
 '
 
+test_expect_success 'the report names the site left too' '
+	sluice export --store p.db --out export >out &&
+	grep -q "src/out.c:13:1: strcpy(buf, name)" export/report.md &&
+	grep -q "src/out.c:13:1: strcpy(buf, name)" export/report.html
+'
+
 test_expect_success 'the model gets the rules candidate with the site left; its own partial candidate fails the same way' '
 	cat >reply.txt <<-\EOF &&
 	```c
@@ -228,6 +234,20 @@ test_expect_success 'a full rewrite passes; expect: {gone: none} turns the check
 	sluice run --store off.db off2.yaml >out &&
 	grep -q "^  proposed  *1" out &&
 	test "$(sqlite3 off.db "select group_concat(gate) from gate_runs")" = "syntax"
+'
+
+test_expect_success 'expect: gone names a query that must match nowhere in the unit after the change' '
+	sed -e "s/^name: sprintf/name: gone/" -e "s/^  unit: function/  unit: function\n  expect: {gone: \"((call_expression function: (identifier) @f) (#eq? @f \\\\\"strcpy\\\\\"))\"}/" base.yaml >gone.yaml &&
+	cat >>gone.yaml <<-\EOF &&
+	rules:
+	  - capture: call
+	    template: "snprintf(${buf}, sizeof ${buf}, ${...rest})"
+	EOF
+	grep -q "expect: {gone:" gone.yaml &&
+	test_expect_code 1 sluice run --store g.db gone.yaml >out &&
+	sluice show --store g.db 1 >show &&
+	grep -q "the query of .expect: gone. still matches 1 time inside the target (src/out.c:4-14):" show &&
+	grep -qx "  src/out.c:13:1: strcpy" show
 '
 
 test_expect_success 'expect: present names a query that must match after the change' '
