@@ -19,7 +19,7 @@ libgit2-dev libtree-sitter-dev libcurl4-openssl-dev libjansson-dev
 libsqlite3-dev libyaml-dev libseccomp-dev libxml2-dev zlib1g-dev libxml2-utils
 libmicrohttpd-dev python3-prometheus-client
 nodejs npm sqlite3 bubblewrap ripgrep iproute2 procps util-linux
-chromium cppcheck python3-yaml slurm-wlm munge"
+chromium cppcheck coccinelle python3-yaml slurm-wlm munge"
 
 # clang (libFuzzer) only for `make fuzz`, which sets WITH_CLANG=1
 [ "${WITH_CLANG:-}" = 1 ] && PKGS="$PKGS clang"

@@ -4,7 +4,6 @@
  *
  * Reads: the campaign file, the repository.  Writes: nothing.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,52 +40,19 @@ static int fail_at(sl_err *err, const sl_spec *spec, sl_pos pos)
 	return SL_EINPUT;
 }
 
-/* 1 if the query text defines the capture @name (name of len bytes). */
-static int query_has_capture(const char *query, const char *name, size_t len)
+/* The checks of a query that must (or must not) match after the change. */
+static int check_expect(const sl_spec *spec, const char *q, sl_pos pos, sl_err *err)
 {
-	if (!len)
-		return 0;
-	for (const char *p = strchr(query, '@'); p; p = strchr(p + 1, '@')) {
-		unsigned char next;
-
-		/* p[1 + len] is inside the string only once the name matched */
-		if (strncmp(p + 1, name, len))
-			continue;
-		next = (unsigned char)p[1 + len];
-		if (!isalnum(next) && next != '_' && next != '-' && next != '.')
-			return 1;
-	}
-	return 0;
-}
-
-/* Every capture a rule names (its target and its ${...}) must exist in the query. */
-static int check_rule_captures(const sl_spec *spec, const sl_spec_rule *r, sl_err *err)
-{
-	const char *t = r->template_text;
-
-	if (!query_has_capture(spec->query, r->capture, strlen(r->capture)))
-		return sl_err_set(err, SL_EINPUT, "rule replaces capture '%s', which the query "
-				  "does not define", r->capture);
-	for (const char *p = strstr(t, "${"); p; p = strstr(p, "${")) {
-		const char *close = strchr(p, '}');
-
-		if (p > t && p[-1] == '$') {
-			p += 2;
-			continue;
-		}
-		if (!close)
-			break;
-		if (!query_has_capture(spec->query, p + 2, (size_t)(close - p - 2)))
-			return sl_err_set(err, SL_EINPUT, "rule template uses '%.*s', which is not a "
-					  "capture of the query", (int)(close - p + 1), p);
-		p = close;
-	}
-	return SL_OK;
+	if (!q || !sl_scope_check_query(spec->language, q, NULL, NULL, err))
+		return SL_OK;
+	sl_err_prefix(err, "expect: ");
+	return fail_at(err, spec, pos);
 }
 
 static int validate(const sl_spec *spec, sl_err *err)
 {
 	uint32_t off = UINT32_MAX;
+	sl_rule *rules;
 
 	if (!sl_lang_known(spec->language)) {
 		sl_err_set(err, SL_EINPUT, "unknown language '%s' (known: %s)", spec->language,
@@ -104,10 +70,16 @@ static int validate(const sl_spec *spec, sl_err *err)
 			       sl_spec_query_pos(spec, off));
 	if (spec->prompt && sl_prompt_check(spec->prompt, err))
 		return fail_at(err, spec, spec->prompt_pos);
+	rules = sl_spec_rules(spec);
 	for (size_t i = 0; i < spec->nrules; i++)
-		if (sl_rules_check_template(spec->rules[i].template_text, err) ||
-		    check_rule_captures(spec, &spec->rules[i], err))
+		if (sl_rule_check(&rules[i], spec->language, spec->query, err)) {
+			free(rules);
 			return fail_at(err, spec, spec->rules[i].pos);
+		}
+	free(rules);
+	if (check_expect(spec, spec->expect_gone, spec->expect_gone_pos, err) ||
+	    check_expect(spec, spec->expect_present, spec->expect_present_pos, err))
+		return SL_EINPUT;
 	return SL_OK;
 }
 

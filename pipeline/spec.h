@@ -21,6 +21,7 @@
 #include "common/util.h"
 #include "pipeline/generate/edit.h"
 #include "pipeline/generate/provider.h"
+#include "pipeline/generate/rules.h"
 #include "validators/validators.h"
 
 /* review: grouping, templates, identity and where changes are published. */
@@ -52,6 +53,10 @@ typedef struct sl_spec_review {
 typedef struct sl_spec_rule {
 	char *capture;
 	char *template_text;
+	char *cocci;                /* a semantic patch (resolved against the file's
+				       directory), or NULL */
+	sl_rule_cond *where;        /* `where:`, nwhere entries; their strings are owned */
+	size_t nwhere;
 	sl_pos pos;
 } sl_spec_rule;
 
@@ -93,6 +98,15 @@ typedef struct sl_spec {
 	int query_block;            /* the query was a block scalar (| or >) */
 	char *capture;              /* NULL = the query's first capture */
 	char *unit;                 /* "capture" (default) or "function" */
+	/*
+	 * What a migration's candidate must do inside its unit (`expect:` in
+	 * `targets`): gone, a query that must no longer match there (NULL: the
+	 * campaign's query); present, one that must match (NULL: none).
+	 * expect_none: `gone: none`, no check of what is gone.
+	 */
+	char *expect_gone, *expect_present;
+	int expect_none;
+	sl_pos expect_gone_pos, expect_present_pos;
 
 	sl_spec_rule *rules;
 	size_t nrules;
@@ -167,6 +181,12 @@ typedef struct sl_spec_opts {
 	const char *repository;
 } sl_spec_opts;
 #define SL_SPEC_OPTS_INIT { .repository = NULL }
+
+/*
+ * The campaign's rules as generation takes them (rules.h), pointing into
+ * spec (valid while it is); caller frees the array.  NULL when it has none.
+ */
+sl_rule *sl_spec_rules(const sl_spec *spec);
 
 /* Load and validate; *out is NULL on error.  opts may be NULL (the defaults). */
 int sl_spec_load_ext(sl_spec **out, const char *path, const sl_spec_opts *opts, sl_err *err);

@@ -47,9 +47,10 @@ typedef struct sl_command {
 } sl_command;
 
 /* The commands, each in its cmd_*.c file (a small family shares one). */
-extern const sl_command cmd_scope, cmd_run, cmd_baseline, cmd_status, cmd_targets, cmd_show,
-	cmd_accept, cmd_reject, cmd_export, cmd_serve, cmd_publish, cmd_sync, cmd_doctor, cmd_gc,
-	cmd_retry, cmd_help, cmd_version, cmd_shard_plan, cmd_merge;
+extern const sl_command cmd_scope, cmd_preview, cmd_run, cmd_baseline, cmd_status,
+	cmd_targets, cmd_show, cmd_accept, cmd_reject, cmd_export, cmd_serve, cmd_publish,
+	cmd_sync, cmd_doctor, cmd_gc, cmd_retry, cmd_help, cmd_version, cmd_shard_plan,
+	cmd_merge;
 
 /* The table main.c dispatches from, ended by NULL; `sluice help` lists it. */
 extern const sl_command *const sl_commands[];

@@ -17,9 +17,9 @@
 #include "common/util.h"
 
 const sl_command *const sl_commands[] = {
-	&cmd_scope, &cmd_run, &cmd_baseline, &cmd_status, &cmd_targets, &cmd_show, &cmd_accept,
-	&cmd_reject, &cmd_export, &cmd_serve, &cmd_publish, &cmd_sync, &cmd_doctor, &cmd_gc,
-	&cmd_retry, &cmd_shard_plan, &cmd_merge, &cmd_help, &cmd_version, NULL,
+	&cmd_scope, &cmd_preview, &cmd_run, &cmd_baseline, &cmd_status, &cmd_targets, &cmd_show,
+	&cmd_accept, &cmd_reject, &cmd_export, &cmd_serve, &cmd_publish, &cmd_sync, &cmd_doctor,
+	&cmd_gc, &cmd_retry, &cmd_shard_plan, &cmd_merge, &cmd_help, &cmd_version, NULL,
 };
 
 const sl_command *sl_command_find(const char *name)

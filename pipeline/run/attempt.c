@@ -66,13 +66,9 @@ static int try_rules(run_attempt *a, sl_err *err)
 {
 	const sl_spec *spec = a->x->c->spec;
 	attempt_state *s = &a->s;
-	sl_rule *rules = sl_xcalloc(spec->nrules, sizeof(*rules));
+	sl_rule *rules = sl_spec_rules(spec);
 	int r;
 
-	for (size_t i = 0; i < spec->nrules; i++) {
-		rules[i].capture = spec->rules[i].capture;
-		rules[i].template_text = spec->rules[i].template_text;
-	}
 	r = sl_rules_apply(&s->edits, rules, spec->nrules, a->t, &s->aerr);
 	free(rules);
 	if (r < 0)

@@ -1,9 +1,10 @@
 /*
- * judge.c - a candidate judged: the syntax check and the policy gates on
- * its diff, then its tree (the warm base under a layer of its own, or a
- * worktree) and the jailed gates, at most `jobs` candidates at once; a run
- * without gates proposes the branch as it is.  Branches are written only
- * while the worker holds the target's lease, under the git lock.
+ * judge.c - a candidate judged: the syntax check, what was asked
+ * (expect.c) and the policy gates on its diff, then its tree (the warm base
+ * under a layer of its own, or a worktree) and the jailed gates, at most
+ * `jobs` candidates at once; a run without gates proposes the branch as it
+ * is.  Branches are written only while the worker holds the target's
+ * lease, under the git lock.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -86,7 +87,8 @@ static int tree_of(char out[GIT_OID_HEXSZ + 1], git_repository *repo, const git_
 
 /*
  * The checks on the diff, no checkout: the syntax check (recorded as the
- * gate "syntax") and the policy gates.  a->passed when both pass; the
+ * gate "syntax"), that the change did what was asked (expect.c, the gate
+ * "expect") and the policy gates.  a->passed when both pass; the
  * reason in the feedback when not.
  */
 static int check_diff(run_attempt *a, sl_err *err)
@@ -124,6 +126,10 @@ static int check_diff(run_attempt *a, sl_err *err)
 		return SL_OK;
 	}
 	sl_buf_release(&report);
+	if (run_expect_check(a, &ok, err))
+		return SL_ERROR;
+	if (!ok)
+		return SL_OK;
 	if (sl_gating_policy_on(x->gating, a->changed, gates, &a->passed, &s->feedback, err))
 		return SL_ERROR;
 	return SL_OK;

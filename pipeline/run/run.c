@@ -200,6 +200,20 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 	for (size_t i = 0; i < spec->nrules; i++) {
 		digest_add(&h, spec->rules[i].capture);
 		digest_add(&h, spec->rules[i].template_text);
+		/* only when present: older campaigns keep their digest */
+		if (spec->rules[i].cocci)
+			digest_add(&h, spec->rules[i].cocci);
+		for (size_t k = 0; k < spec->rules[i].nwhere; k++) {
+			digest_add(&h, spec->rules[i].where[k].capture);
+			digest_num(&h, (int64_t)spec->rules[i].where[k].kind * 2 +
+				   spec->rules[i].where[k].negate);
+			digest_add(&h, spec->rules[i].where[k].text);
+		}
+	}
+	if (spec->expect_gone || spec->expect_present || spec->expect_none) {
+		digest_add(&h, spec->expect_gone ? spec->expect_gone : "");
+		digest_add(&h, spec->expect_present ? spec->expect_present : "");
+		digest_num(&h, spec->expect_none);
 	}
 	digest_add(&h, spec->prompt);
 	digest_add(&h, spec->instructions);

@@ -15,6 +15,8 @@
  *              journalled before a crash), the reply's format, its usage
  *   judge.c    the candidate judged: syntax and policy on the diff, then
  *              its tree (warm base and layer, or a worktree) and the gates
+ *   expect.c   the change did what was asked (a migration's query is gone
+ *              from the unit), judged with the syntax
  *   record.c   the store's records of the campaign, targets and attempts
  *   budget.c   what stops a run early: budgets, the early-stop rule, a stop
  *   batch.c    a run without gates: each worker's objects in one pack per
@@ -274,6 +276,13 @@ int run_model_step(run_attempt *a, sl_err *err);
 
 /* judge.c */
 int run_judge_step(run_attempt *a, sl_err *err);
+/*
+ * expect.c: a migration's candidate did what was asked (its unit holds no
+ * match of the query that must be gone, one of `expect: present`): *ok,
+ * the gate record "expect" in a->gates and, when not, the sites left in
+ * the feedback.  SL_ERROR when the machinery broke.
+ */
+int run_expect_check(run_attempt *a, int *ok, sl_err *err);
 unsigned run_layer_cap(const run_ctx *x);
 
 /* record.c */

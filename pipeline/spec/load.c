@@ -99,7 +99,15 @@ void sl_spec_free(sl_spec *spec)
 	for (i = 0; i < spec->nrules; i++) {
 		free(spec->rules[i].capture);
 		free(spec->rules[i].template_text);
+		free(spec->rules[i].cocci);
+		for (size_t k = 0; k < spec->rules[i].nwhere; k++) {
+			free((char *)spec->rules[i].where[k].capture);
+			free((char *)spec->rules[i].where[k].text);
+		}
+		free(spec->rules[i].where);
 	}
+	free(spec->expect_gone);
+	free(spec->expect_present);
 	free(spec->rules);
 	for (i = 0; i < spec->ngates; i++) {
 		free(spec->gates[i].name);

@@ -1,8 +1,8 @@
 /*
- * provider.c - the campaign file's 'rules' and 'provider' sections: where
- * edits come from.  Rules are deterministic rewrites (capture, template);
- * the provider is the model endpoint: its kind, strings, headers, prices
- * and numbers, and what each kind requires.
+ * provider.c - the campaign file's 'provider' section: where edits come
+ * from when no rule applies (the rules are rules.c's): the model endpoint,
+ * its kind, strings, headers, prices and numbers, and what each kind
+ * requires.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -14,35 +14,6 @@
 #include "common/caps.h"
 #include "pipeline/generate/provider.h"
 #include "pipeline/spec/spec_internal.h"
-
-int spec_load_rules(struct loader *ld, const struct node *seq, sl_spec *spec)
-{
-	static const char *const rules_keys[] = { "capture", "template", NULL };
-	enum { K_CAPTURE, K_TEMPLATE };
-	const struct node *v[SL_CAP_SPEC_KEYS];
-	size_t i;
-
-	if (spec_want_type(ld, seq, N_SEQ, "rules", NULL))
-		return SL_EINPUT;
-	spec->rules = sl_xcalloc(seq->nkid ? seq->nkid : 1, sizeof(*spec->rules));
-	for (i = 0; i < seq->nkid; i++) {
-		const struct node *item = seq->kid[i];
-		sl_spec_rule *r = &spec->rules[spec->nrules];
-
-		if (item->type != N_MAP)
-			return spec_fail(ld, item->start, "expected a mapping for an entry of 'rules'");
-		spec->nrules++;
-		r->pos.line = (uint32_t)(item->start.line + 1);
-		r->pos.col = (uint32_t)(item->start.column + 1);
-		if (spec_map_fields(ld, item, "rules", rules_keys, v) ||
-		    spec_get_str(ld, v[K_CAPTURE], "capture", "rules", 1, &r->capture) ||
-		    spec_get_str(ld, v[K_TEMPLATE], "template", "rules", 0, &r->template_text) ||
-		    spec_need(ld, item, v[K_CAPTURE], "capture", "rules") ||
-		    spec_need(ld, item, v[K_TEMPLATE], "template", "rules"))
-			return SL_EINPUT;
-	}
-	return 0;
-}
 
 static int load_headers(struct loader *ld, const struct node *seq, sl_spec *spec)
 {

@@ -4,8 +4,8 @@
  *
  * The loader reads the file into a tree of nodes (tree.c), then each section
  * of the campaign file is read by its own file, with its own key table and
- * checks: the top level (root.c), targets (targets.c), rules and provider
- * (provider.c), gates (gates.c), jail (jail.c), review (review.c) and budget
+ * checks: the top level (root.c), targets (targets.c), rules and expect
+ * (rules.c), provider (provider.c), gates (gates.c), jail (jail.c), review (review.c) and budget
  * (budget.c).  load.c is the public entry (pipeline/spec.h).  The reading
  * helpers below (read.c) check one node each and turn every problem into
  * SL_EINPUT with a "FILE:LINE:COLUMN: " message in the loader's error.
@@ -115,6 +115,8 @@ const char *spec_bad_branch_prefix(const char *s);
  */
 int spec_load_targets(struct loader *ld, const struct node *map, sl_spec *spec);
 int spec_load_rules(struct loader *ld, const struct node *seq, sl_spec *spec);
+/* rules.c: `expect` in `targets`, what a migration's candidate leaves in its unit. */
+int spec_load_expect(struct loader *ld, const struct node *map, sl_spec *spec);
 int spec_load_provider(struct loader *ld, const struct node *map, sl_spec *spec);
 int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec);
 int spec_load_jail(struct loader *ld, const struct node *map, sl_spec *spec);

@@ -1,6 +1,6 @@
 /*
  * targets.c - the campaign file's 'targets' section: language, query,
- * capture, unit, language_overrides and paths; and the query a fix campaign
+ * capture, unit, language_overrides, paths and expect (rules.c); and the query a fix campaign
  * defaults to when it names none.
  *
  * The language and the query are only read here; campaign.c checks them
@@ -83,11 +83,11 @@ static int load_paths(struct loader *ld, const struct node *v, sl_spec *spec)
 int spec_load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 {
 	static const char *const targets_keys[] = { "language", "paths", "query", "capture", "unit",
-		"language_overrides", NULL };
+		"language_overrides", "expect", NULL };
 	static const char *const units[] = { "capture", "statement", "function", "class", "file",
 		NULL };
 	static const int unit_ix[] = { 0, 1, 2, 3, 4 };
-	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT, K_OVERRIDES };
+	enum { K_LANGUAGE, K_PATHS, K_QUERY, K_CAPTURE, K_UNIT, K_OVERRIDES, K_EXPECT };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	int unit = 0;
 
@@ -110,6 +110,8 @@ int spec_load_targets(struct loader *ld, const struct node *map, sl_spec *spec)
 	if (v[K_OVERRIDES] && load_overrides(ld, v[K_OVERRIDES], spec))
 		return SL_EINPUT;
 	if (v[K_PATHS] && load_paths(ld, v[K_PATHS], spec))
+		return SL_EINPUT;
+	if (v[K_EXPECT] && spec_load_expect(ld, v[K_EXPECT], spec))
 		return SL_EINPUT;
 	return 0;
 }

@@ -68,7 +68,7 @@ test_expect_success 'the run proposes the second attempt' '
 	grep -q "attempts  *2" out &&
 	grep -q "edits  *2  (placed exactly 2, moved 0, by whitespace 0; refused 0)" out &&
 	test "$(store_query s.db "select group_concat(outcome) from attempts")" = "candidate,candidate" &&
-	test "$(store_query s.db "select group_concat(gate || '"'"':'"'"' || verdict) from gate_runs")" = "syntax:pass,build:fail,syntax:pass,build:pass,test:pass" &&
+	test "$(store_query s.db "select group_concat(gate || '"'"':'"'"' || verdict) from gate_runs")" = "syntax:pass,expect:pass,build:fail,syntax:pass,expect:pass,build:pass,test:pass" &&
 	git -C repo show sluice/model/src-app.c-L6:src/app.c | grep -q "greet(banner, sizeof banner,"
 '
 

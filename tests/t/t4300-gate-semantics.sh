@@ -21,7 +21,7 @@ test_expect_success 'a failure already on the base is not blamed; a flaky base t
 	sluice run --store ok.db ok.yaml >out &&
 	grep -q "proposed  *2" out &&
 	test "$(store_query ok.db "select count(*) from baselines where gate = '"'"'test'"'"'")" = 2 &&
-	test "$(verdicts ok.db)" = "syntax:pass test:pass syntax:pass test:pass" &&
+	test "$(verdicts ok.db)" = "syntax:pass expect:pass test:pass syntax:pass expect:pass test:pass" &&
 	test "$(store_query ok.db "select distinct note from gate_runs where gate = '"'"'test'"'"'")" = "flaky on the base, excluded: flaky; not blamed (failing on the base; must_fix or goal: fix would blame them): broken_at_base"
 '
 
@@ -37,7 +37,7 @@ test_expect_success 'baseline names the flaky test excluded and the base failure
 test_expect_success 'a regression is caught, with the failing test named in the feedback' '
 	campaign reg "(\${x})" "b" "$TEST_GATE" >reg.yaml &&
 	test_expect_code 1 sluice run --store reg.db reg.yaml >out &&
-	test "$(verdicts reg.db)" = "syntax:pass test:fail" &&
+	test "$(verdicts reg.db)" = "syntax:pass expect:pass test:fail" &&
 	store_query reg.db "select reason from targets" >reason &&
 	grep -q "sub" reason &&
 	! grep -q "broken_at_base" reason &&
@@ -72,7 +72,7 @@ test_expect_success 'a generated test that is flaky is rejected by reruns' '
 		echo "edit_format: search-replace"
 	} >gen.yaml &&
 	test_expect_code 1 sluice run --store gen.db gen.yaml >out &&
-	test "$(verdicts gen.db)" = "syntax:pass test:fail" &&
+	test "$(verdicts gen.db)" = "syntax:pass expect:pass test:fail" &&
 	test "$(store_query gen.db "select note from gate_runs where gate = '"'"'test'"'"'")" = "failed on run 2 of 2" &&
 	store_query gen.db "select reason from targets" | grep -q new_flaky
 '
@@ -80,13 +80,13 @@ test_expect_success 'a generated test that is flaky is rejected by reruns' '
 test_expect_success 'with one run the same generated test would have passed (the rerun is what caught it)' '
 	sed -e "s/^name: gen/name: gen1/" -e "s/, reruns: 2}/}/" gen.yaml >gen1.yaml &&
 	sluice run --store gen1.db gen1.yaml >out &&
-	test "$(verdicts gen1.db)" = "syntax:pass test:pass"
+	test "$(verdicts gen1.db)" = "syntax:pass expect:pass test:pass"
 '
 
 test_expect_success 'a new warning on a changed line fails the static gate' '
 	campaign warn "({ int unused_new = 0; \${x}; })" "a" "$STATIC_GATE" >warn.yaml &&
 	test_expect_code 1 sluice run --store warn.db warn.yaml >out &&
-	test "$(verdicts warn.db)" = "syntax:pass warnings:fail" &&
+	test "$(verdicts warn.db)" = "syntax:pass expect:pass warnings:fail" &&
 	store_query warn.db "select reason from targets" >reason &&
 	grep -q "unused_new" reason &&
 	! grep -q "unused_old" reason
@@ -95,7 +95,7 @@ test_expect_success 'a new warning on a changed line fails the static gate' '
 test_expect_success 'an old warning elsewhere does not' '
 	campaign clean "\${x}" "b" "$STATIC_GATE" >clean.yaml &&
 	sluice run --store clean.db clean.yaml >out &&
-	test "$(verdicts clean.db)" = "syntax:pass warnings:pass" &&
+	test "$(verdicts clean.db)" = "syntax:pass expect:pass warnings:pass" &&
 	store_query clean.db "select output from baselines" | grep -q unused_old
 '
 
@@ -117,7 +117,7 @@ test_expect_success 'an identical candidate hits the verdict cache' '
 		echo "edit_format: search-replace"
 	} >same.yaml &&
 	test_expect_code 1 sluice run --store same.db same.yaml >out &&
-	test "$(verdicts same.db)" = "syntax:pass test:fail syntax:pass test:fail" &&
+	test "$(verdicts same.db)" = "syntax:pass expect:pass test:fail syntax:pass expect:pass test:fail" &&
 	test "$(store_query same.db "select group_concat(cached) from gate_runs where gate = '"'"'test'"'"'")" = "0,1"
 '
 
@@ -132,7 +132,7 @@ test_expect_success 'a test gate whose report never appears on the base stops th
 test_expect_success 'with allow_skip it is recorded skip, and the candidate may pass' '
 	campaign norep2 "\${x}" "a" "  - {name: test, kind: test, format: junit, report: none.xml, command: \"true\", allow_skip: true}" >norep2.yaml &&
 	sluice run --store norep2.db norep2.yaml >out &&
-	test "$(verdicts norep2.db)" = "syntax:pass test:skip" &&
+	test "$(verdicts norep2.db)" = "syntax:pass expect:pass test:skip" &&
 	grep -q "test  *0 passed, 0 failed, 1 skipped, 0 cached (1 run)" out &&
 	grep -q "proposed  *1" out
 '
@@ -148,7 +148,7 @@ test_expect_success 'exit 127 on a candidate is a configuration error, recorded 
 		echo "edit_format: search-replace"
 	} >tool.yaml &&
 	test_expect_code 1 sluice run --store tool.db tool.yaml >out &&
-	test "$(verdicts tool.db)" = "syntax:pass test:error" &&
+	test "$(verdicts tool.db)" = "syntax:pass expect:pass test:error" &&
 	test "$(store_query tool.db "select exit_status || '"'"' '"'"' || note from gate_runs where gate = '"'"'test'"'"'")" = "127 configuration error: command not found (exit 127)" &&
 	grep -q "test  *0 passed, 0 failed, 0 skipped, 0 cached, 1 errors (1 run)" out &&
 	grep -q "proposed  *0" out
@@ -158,7 +158,7 @@ test_expect_success 'a policy gate refuses forbidden text before any checkout' '
 	campaign pol "\${x} /* TODO */" "a" \
 		"  - {name: policy, kind: policy, forbid: [\"TODO\"], max_files: 1}" "$TEST_GATE" >pol.yaml &&
 	test_expect_code 1 sluice run --store pol.db pol.yaml >out &&
-	test "$(verdicts pol.db)" = "syntax:pass policy:fail" &&
+	test "$(verdicts pol.db)" = "syntax:pass expect:pass policy:fail" &&
 	store_query pol.db "select reason from targets" | grep -q "TODO"
 '
 

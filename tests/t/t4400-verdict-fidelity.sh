@@ -69,7 +69,7 @@ judge() {
 	else
 		test_expect_code 1 sluice run --store "$j_name.db" "$j_name.yaml" >"$j_name.out"
 	fi &&
-	test "$(verdicts "$j_name.db")" = "syntax:pass test:$j_want" &&
+	test "$(verdicts "$j_name.db")" = "syntax:pass expect:pass test:$j_want" &&
 	test "$(test_note "$j_name.db")" = "$j_note" &&
 	if test "$j_want" = pass
 	then
@@ -184,14 +184,14 @@ test_expect_success 'a fix gate that passes on the base has nothing to fix' '
 test_expect_success 'allow_skip: a gate failing on the base is skipped, and the candidate proposed' '
 	campaign skip right "gates:" "  - {name: lint, command: \"exit 3\", allow_skip: true}" "$TAP_GATE" >skip.yaml &&
 	sluice run --store skip.db skip.yaml >out &&
-	test "$(verdicts skip.db)" = "syntax:pass lint:skip test:pass" &&
+	test "$(verdicts skip.db)" = "syntax:pass expect:pass lint:skip test:pass" &&
 	grep -q "lint  *0 passed, 0 failed, 1 skipped, 0 cached (1 run)" out &&
 	sluice status --store skip.db --json >status.json &&
 	grep -q "\"gate\":\"lint\",\"runs\":1,\"passed\":0,\"failed\":0,\"skipped\":1,\"cached\":0" status.json &&
 	sluice show 1 --store skip.db >show &&
-	grep -q "^gates:    2 passed, 0 failed, 1 skipped, 0 cached$" show &&
+	grep -q "^gates:    3 passed, 0 failed, 1 skipped, 0 cached$" show &&
 	sluice show 1 --store skip.db --json >show.json &&
-	grep -q "\"gate_counts\":{\"passed\":2,\"failed\":0,\"skipped\":1,\"cached\":0,\"errors\":0}" show.json
+	grep -q "\"gate_counts\":{\"passed\":3,\"failed\":0,\"skipped\":1,\"cached\":0,\"errors\":0}" show.json
 '
 
 test_expect_success 'baseline shows the base tests and what each gate blames, before any model call' '
@@ -240,7 +240,7 @@ AM_CMD='make -s check | sed -e \"s/^ok [0-9]* - /PASS: /\" -e \"s/^not ok [0-9]*
 test_expect_success 'automake results: must-fix from the output; the right fix passes, a regression is named' '
 	campaign am-right right "gates:" "  - {name: test, kind: test, format: automake, command: \"$AM_CMD\", must_fix: [clamp_above]}" >am-right.yaml &&
 	sluice run --store am-right.db am-right.yaml >out &&
-	test "$(verdicts am-right.db)" = "syntax:pass test:pass" &&
+	test "$(verdicts am-right.db)" = "syntax:pass expect:pass test:pass" &&
 	campaign am-reg regression "gates:" "  - {name: test, kind: test, format: automake, command: \"$AM_CMD\", must_fix: [clamp_above]}" >am-reg.yaml &&
 	test_expect_code 1 sluice run --store am-reg.db am-reg.yaml >out &&
 	test "$(test_note am-reg.db)" = "broken: span"

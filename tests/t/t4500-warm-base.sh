@@ -107,9 +107,9 @@ test_expect_success 'candidates in parallel: each sees only its own change, buil
 	sluice run --store s1.db c.yaml >out &&
 	grep -q "proposed  *3" out &&
 	cat >expect <<-\EOF &&
-	7 passed syntax:pass,build:pass,test:pass
-	8 passed syntax:pass,build:pass,test:pass
-	9 passed syntax:pass,build:pass,test:pass
+	7 passed syntax:pass,expect:pass,build:pass,test:pass
+	8 passed syntax:pass,expect:pass,build:pass,test:pass
+	9 passed syntax:pass,expect:pass,build:pass,test:pass
 	EOF
 	verdicts s1.db >actual &&
 	test_cmp expect actual &&
@@ -153,7 +153,7 @@ test_expect_success 'gates whose verdicts are cached run again before a later ga
 		join candidates c on c.id = g.candidate_id join targets t on t.id = c.target_id
 		join campaigns k on k.id = t.campaign_id where k.name = \"warm-cache\" and g.gate != \"syntax\"
 		order by g.id" | sort | uniq -c | sed "s/^ *//" >actual-cache &&
-	printf "%s\n" "3 again pass 0" "3 build pass 1" "3 test pass 1" >expect-cache &&
+	printf "%s\n" "3 again pass 0" "3 build pass 1" "3 expect pass 0" "3 test pass 1" >expect-cache &&
 	test_cmp expect-cache actual-cache
 '
 

@@ -63,7 +63,7 @@ test_expect_success 'rate limits are honoured: 429 and the secondary 403 are ret
 test_expect_success 'the pull requests carry the templates, labels, draft flag; the commit the repo identity' '
 	curl -sf "$(forge)/_stub/state" >state.json &&
 	test "$(grep -o "\"title\":\"sluice(greet): src/[a-z]*\.c\"" state.json | wc -l)" = 2 &&
-	grep -q "Produced by sluice campaign .greet.: 1 target found by a tree-sitter query, edited by rule (rules) in 1 attempt, applied to base [0-9a-f]* and checked in a jail by the gates syntax, build, test." state.json &&
+	grep -q "Produced by sluice campaign .greet.: 1 target found by a tree-sitter query, edited by rule (rules) in 1 attempt, applied to base [0-9a-f]* and checked in a jail by the gates syntax, expect, build, test." state.json &&
 	grep -q "### Gates.*- build: pass (1 of 1 passed)" state.json &&
 	grep -q "\"labels\":\[\"sluice\",\"migration\"\]" state.json &&
 	grep -q "\"draft\":true" state.json &&

@@ -116,6 +116,20 @@ test_expect_success 'README: the ten-minute campaign runs as written, on the rep
 	test_cmp guide-scope guide-scope2
 '
 
+test_expect_success 'README: the rules campaign previews as shown and runs, the gate expect passing' '
+	readme_campaign "## Rules" >rules.yaml &&
+	grep -q "^name: buf-copy-n-rules" rules.yaml &&
+	sed -n "/^app\/main.c:14:2: rule 1 (@call)$/,/^3 sites/p" "$EXAMPLES/../README.md" >expect &&
+	sluice preview --repo demo/migration rules.yaml >preview &&
+	awk "/^ui\// { skip = 0 } !skip { print } /^net\/conn.c:7:2: rule 2/ { print \"...\"; skip = 1 }" \
+		preview >actual &&
+	test_cmp expect actual &&
+	sluice run --store rules.db --repo demo/migration rules.yaml >rules.out 2>&1 &&
+	grep -q "proposed  *2" rules.out &&
+	grep -q "expect  *2 passed, 0 failed" rules.out &&
+	grep -q "skipped  *1" rules.out
+'
+
 # The model version of each example (campaign-openai.yaml), unchanged but for
 # its endpoint: a stub OpenAI server on 127.0.0.1 that answers with the same
 # canned replies the command provider gives.

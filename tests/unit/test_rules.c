@@ -71,7 +71,7 @@ static void target_release(sl_target *t)
 static void test_rewrite_each_site(void)
 {
 	sl_target t;
-	sl_rule rules[] = { { "call", "strlcpy(${dst}, ${src}, sizeof(${dst}))" } };
+	sl_rule rules[] = { { .capture = "call", .template_text = "strlcpy(${dst}, ${src}, sizeof(${dst}))" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -95,7 +95,7 @@ static void test_rewrite_each_site(void)
 static void test_other_capture_and_dollar(void)
 {
 	sl_target t;
-	sl_rule rules[] = { { "fn", "$${x}_$$${fn}$" } };
+	sl_rule rules[] = { { .capture = "fn", .template_text = "$${x}_$$${fn}$" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -114,9 +114,9 @@ static void test_missing_capture_falls_through(void)
 {
 	sl_target t;
 	sl_rule rules[] = {
-		{ "call", "copy3(${dst}, ${src})" },     /* needs @src */
-		{ "call", "copy1(${dst})" },
-		{ "nothere", "never" },
+		{ .capture = "call", .template_text = "copy3(${dst}, ${src})" },     /* needs @src */
+		{ .capture = "call", .template_text = "copy1(${dst})" },
+		{ .capture = "nothere", .template_text = "never" },
 	};
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
@@ -132,7 +132,8 @@ static void test_missing_capture_falls_through(void)
 static void test_no_rule_applies(void)
 {
 	sl_target t;
-	sl_rule rules[] = { { "call", "f(${nothere})" }, { "other", "x" } };
+	sl_rule rules[] = { { .capture = "call", .template_text = "f(${nothere})" },
+			    { .capture = "other", .template_text = "x" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -147,8 +148,9 @@ static void test_no_rule_applies(void)
 static void test_noop_and_overlap(void)
 {
 	sl_target t;
-	sl_rule same[] = { { "call", "${fn}(${dst}, ${src})" } };
-	sl_rule outer_inner[] = { { "call", "X" }, { "dst", "Y" } };
+	sl_rule same[] = { { .capture = "call", .template_text = "${fn}(${dst}, ${src})" } };
+	sl_rule outer_inner[] = { { .capture = "call", .template_text = "X" },
+				  { .capture = "dst", .template_text = "Y" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -174,7 +176,7 @@ static void test_noop_and_overlap(void)
 static void test_template_check(void)
 {
 	sl_target t;
-	sl_rule bad[] = { { "call", "f(${dst)" } };
+	sl_rule bad[] = { { .capture = "call", .template_text = "f(${dst)" } };
 	sl_edit_list l = SL_EDIT_LIST_INIT;
 	sl_err err = SL_ERR_INIT;
 
@@ -193,9 +195,69 @@ static void test_template_check(void)
 	target_release(&t);
 }
 
+/* ${...x}: the rest of the list from @dst, from the unit's syntax tree. */
+static void test_sequence_capture(void)
+{
+	sl_target t;
+	sl_rule rules[] = { { .capture = "call", .template_text = "copy(${...dst}) ${...none}." } };
+	sl_rule_site rs[2];
+	sl_edit_list l = SL_EDIT_LIST_INIT;
+	sl_err err = SL_ERR_INIT;
+
+	target_init(&t, 1);
+	t.unit_text = (char *)src;
+	CHECK_INT(sl_rules_apply_ext(&l, rules, 1, &t, rs, &err), 2);
+	CHECK_STR(l.v[0].new_text, "copy(buf, name) .");
+	CHECK_STR(l.v[1].new_text, "copy(dst, src) .");
+	CHECK_INT(rs[0].rule, 0);
+	CHECK_INT(rs[1].edit, 1);
+	sl_edit_list_release(&l);
+	/* without the unit's text: the span of the occurrences */
+	t.unit_text = NULL;
+	CHECK_INT(sl_rules_apply(&l, rules, 1, &t, &err), 2);
+	CHECK_STR(l.v[0].new_text, "copy(buf) .");
+	sl_edit_list_release(&l);
+	CHECK_INT(sl_rules_check_template("${...}", &err), SL_EINPUT);
+	target_release(&t);
+}
+
+/* where: a regex decides per site; the next rule catches the rest. */
+static void test_where_match(void)
+{
+	sl_target t;
+	sl_rule_cond only_buf[] = { { "dst", SL_COND_MATCH, 0, "^buf$" } };
+	sl_rule_cond not_buf[] = { { "dst", SL_COND_MATCH, 1, "^buf$" } };
+	sl_rule rules[] = {
+		{ .capture = "call", .template_text = "A", .where = only_buf, .nwhere = 1 },
+		{ .capture = "call", .template_text = "B", .where = not_buf, .nwhere = 1 },
+	};
+	sl_rule_cond bad[] = { { "dst", SL_COND_MATCH, 0, "(" } };
+	sl_rule broken = { .capture = "call", .template_text = "A", .where = bad, .nwhere = 1 };
+	sl_rule_site rs[2];
+	sl_edit_list l = SL_EDIT_LIST_INIT;
+	sl_strvec needs = SL_STRVEC_INIT;
+	sl_err err = SL_ERR_INIT;
+
+	target_init(&t, 1);
+	CHECK_INT(sl_rules_apply_ext(&l, rules, 2, &t, rs, &err), 2);
+	CHECK_STR(l.v[0].new_text, "A");
+	CHECK_STR(l.v[1].new_text, "B");
+	CHECK_INT(rs[0].rule, 0);
+	CHECK_INT(rs[1].rule, 1);
+	sl_edit_list_release(&l);
+	CHECK_INT(sl_rules_apply(&l, &broken, 1, &t, &err), SL_EINPUT);
+	CHECK(strstr(err.msg, "bad regex '('") != NULL);
+	sl_rule_needs(&needs, &rules[0]);
+	CHECK_INT(needs.n, 2);
+	sl_strvec_release(&needs);
+	target_release(&t);
+}
+
 int main(void)
 {
 	RUN(test_rewrite_each_site);
+	RUN(test_sequence_capture);
+	RUN(test_where_match);
 	RUN(test_other_capture_and_dollar);
 	RUN(test_missing_capture_falls_through);
 	RUN(test_no_rule_applies);
