@@ -314,7 +314,7 @@ test_expect_success 'a page open while a run proceeds shows its data change, and
 	wait $run_pid &&
 	stop_serve $serve_pid &&
 	cat live.cdp &&
-	printf "%s\n" "\"0\"" 1 true 6 1 >live.want &&
+	printf "%s\n" "\"0\"" 1 true 7 1 >live.want &&
 	test_cmp live.want live.cdp &&
 	png-probe dashboard.png 1f6feb 1a7f37 >probe &&
 	cat probe &&
