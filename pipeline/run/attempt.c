@@ -69,6 +69,7 @@ static int try_rules(run_attempt *a, sl_err *err)
 	sl_rule *rules = sl_xcalloc(spec->nrules, sizeof(*rules));
 	int r;
 
+	run_step(a->x, SL_STEP_RULES);
 	for (size_t i = 0; i < spec->nrules; i++) {
 		rules[i].capture = spec->rules[i].capture;
 		rules[i].template_text = spec->rules[i].template_text;
@@ -179,6 +180,7 @@ static int build_candidate(run_attempt *a, sl_err *err)
 	sl_buf msg = SL_BUF_INIT;
 	int r;
 
+	run_step(x, SL_STEP_APPLY);
 	run_candidate_message(&msg, x, t->path, (long long)t->start_line, (long long)t->end_line,
 			      (long long)a->n, s->a.source);
 	ao.allowed_globs = (const char *const *)spec->paths.v;
@@ -252,6 +254,7 @@ static int attempt(run_attempt *a, sl_err *err)
 	}
 	if (s->a.outcome == SL_A_NONE && (ret = build_candidate(a, err)))
 		goto done;
+	run_ev_applied(a);
 	if (s->a.outcome == SL_A_CANDIDATE) {
 		a->branch = sl_xstrdup(a->target_branch);
 		if ((ret = run_judge_step(a, err)))
@@ -267,8 +270,10 @@ static int attempt(run_attempt *a, sl_err *err)
 			    "Its diff:\n```diff\n%s```\n%s", s->diff.buf, s->feedback.buf);
 	else
 		sl_buf_adds(&fb, s->feedback.buf);
+	run_step(x, SL_STEP_RECORD);
 	if ((ret = run_record_attempt(a, fb.buf, err)))
 		goto done;
+	run_ev_candidate(a);
 	if (!a->passed) {
 		run_history *h = a->hist;
 		sl_turn *turn;
