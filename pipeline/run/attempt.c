@@ -69,7 +69,7 @@ static int try_rules(run_attempt *a, sl_err *err)
 	sl_rule *rules = sl_xcalloc(spec->nrules, sizeof(*rules));
 	int r;
 
-	run_step(a->x, SL_STEP_RULES);
+	run_attempt_step(a, SL_STEP_RULES);
 	for (size_t i = 0; i < spec->nrules; i++) {
 		rules[i].capture = spec->rules[i].capture;
 		rules[i].template_text = spec->rules[i].template_text;
@@ -180,7 +180,7 @@ static int build_candidate(run_attempt *a, sl_err *err)
 	sl_buf msg = SL_BUF_INIT;
 	int r;
 
-	run_step(x, SL_STEP_APPLY);
+	run_attempt_step(a, SL_STEP_APPLY);
 	run_candidate_message(&msg, x, t->path, (long long)t->start_line, (long long)t->end_line,
 			      (long long)a->n, s->a.source);
 	ao.allowed_globs = (const char *const *)spec->paths.v;
@@ -270,7 +270,7 @@ static int attempt(run_attempt *a, sl_err *err)
 			    "Its diff:\n```diff\n%s```\n%s", s->diff.buf, s->feedback.buf);
 	else
 		sl_buf_adds(&fb, s->feedback.buf);
-	run_step(x, SL_STEP_RECORD);
+	run_attempt_step(a, SL_STEP_RECORD);
 	if ((ret = run_record_attempt(a, fb.buf, err)))
 		goto done;
 	run_ev_candidate(a);

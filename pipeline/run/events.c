@@ -250,6 +250,20 @@ void run_step(run_ctx *x, enum sl_step step)
 	set_step(x->watch, step, NULL);
 }
 
+/* This thread's attempt number in its slot. */
+static void set_attempt(sl_run_watch *w, int64_t n)
+{
+	pthread_mutex_lock(&w->lock);
+	w->slot[cur_slot < w->nslots ? cur_slot : 0].attempt = n;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void run_attempt_step(run_attempt *a, enum sl_step step)
+{
+	set_attempt(a->x->watch, a->n);
+	set_step(a->x->watch, step, NULL);
+}
+
 /* ---- the event stream ------------------------------------------------- */
 
 /* A JSON string of s; bytes that are not UTF-8 become '?'. */
@@ -410,20 +424,11 @@ void run_ev_done(run_ctx *x, const sl_target_rec *after, int64_t started_ms)
 	cur_target = NULL;
 }
 
-/* This thread's attempt number in its slot. */
-static void set_attempt(sl_run_watch *w, int64_t n)
-{
-	pthread_mutex_lock(&w->lock);
-	w->slot[cur_slot < w->nslots ? cur_slot : 0].attempt = n;
-	pthread_mutex_unlock(&w->lock);
-}
-
 void run_ev_request(run_attempt *a, int round)
 {
 	run_ctx *x = a->x;
 
-	set_attempt(x->watch, a->n);
-	set_step(x->watch, SL_STEP_MODEL, NULL);
+	run_attempt_step(a, SL_STEP_MODEL);
 	emit(x, SL_EV_REQUEST_SENT, json_pack("{s:I,s:i}", "attempt", (json_int_t)a->n, "round",
 					      round),
 	     "attempt %lld: model request%s", (long long)a->n, round ? " (format correction)" : "");

@@ -227,12 +227,12 @@ static int judge_candidate(run_attempt *a, sl_err *err)
 	int r, gated = 0;
 
 	a->passed = 0;
-	run_step(x, SL_STEP_CHECK);
+	run_attempt_step(a, SL_STEP_CHECK);
 	a->changed = sl_cand_diff_parse(a->s.diff.buf);
 	if (!(r = check_diff(a, err)) && a->passed) {
-		run_step(x, SL_STEP_WAIT);
+		run_attempt_step(a, SL_STEP_WAIT);
 		sem_wait(&x->gate_slots);
-		run_step(x, SL_STEP_TREE);
+		run_attempt_step(a, SL_STEP_TREE);
 		if (!x->c->spec->ngates)
 			r = propose(a, err);
 		else if (x->warm)

@@ -311,6 +311,7 @@ void run_watch_workers(run_ctx *x, size_t n, unsigned jobs);
 void run_watch_counts(run_ctx *x);          /* x->lock held */
 void run_slot_take(run_ctx *x);
 void run_step(run_ctx *x, enum sl_step step);
+void run_attempt_step(run_attempt *a, enum sl_step step);   /* and the attempt's number */
 void run_ev_start(run_ctx *x);
 void run_ev_end(run_ctx *x, const char *outcome);
 void run_ev_claimed(run_ctx *x, const sl_target_rec *rec);
