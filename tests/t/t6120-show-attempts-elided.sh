@@ -22,17 +22,13 @@ test_expect_success 'setup: a long prompt and a long reply' '
 	name: long
 	repository: repo
 	scratch: $TRASH/scratch
-	targets:
-	  language: c
-	  paths: ["src/*.c"]
-	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"
-	  capture: call
-	provider: {kind: command, command: "sh $TRASH/model.sh"}
-	edit_format: search-replace
 	attempts: 1
+	edit_format: search-replace
+	provider: {kind: command, command: "sh $TRASH/model.sh"}
+	targets: {language: c, paths: ["src/*.c"], capture: call,
+	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"}
 	gates:
-	  - name: ok
-	    command: "! grep -q bad_api src/a.c"
+	  - {name: ok, command: "! grep -q bad_api src/a.c"}
 	EOF
 	sluice run --store s.db c.yaml >out &&
 	grep -q "proposed  *1" out &&
