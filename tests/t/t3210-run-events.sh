@@ -161,8 +161,46 @@ test_expect_success 'a stream that cannot be written: the run says so, status 3'
 	grep -q "cannot write the events to ./dev/full.: No space left on device" err
 '
 
+test_expect_success 'a token budget stops a run: a budget event, run_end budget; the raised budget resumes it' '
+	mkdir -p brepo/src &&
+	{
+		echo "int old_api(int x) { return x; }" &&
+		for i in 1 2 3; do echo "int f$i(void) { return old_api($i); }"; done
+	} >brepo/src/b.c &&
+	make_repo brepo &&
+	mkdir b &&
+	openai_reply b/reply-1.json <<-\EOF &&
+	```c
+	int f(void) { return old_api(0) + 0; }
+	```
+	EOF
+	start_stub b && echo $stub_pid >bstub.pid &&
+	cat >b.yaml <<-EOF &&
+	name: budgeted
+	repository: brepo
+	scratch: $TRASH/scratch
+	concurrency: 1
+	targets: {language: c, unit: function,
+	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"}
+	provider: {kind: openai, base_url: "http://127.0.0.1:$stub_port/v1", model: stub-1}
+	budget: {max_tokens: 150}
+	attempts: 1
+	gates:
+	  - {name: check, command: "true"}
+	EOF
+	sluice run --store b.db --events bev.jsonl b.yaml >bout 2>berr &&
+	grep -q "\"event\":\"budget\".*\"reason\":\"token budget reached (150 of 150)\"" bev.jsonl &&
+	tail -n 1 bev.jsonl | grep -q "\"event\":\"run_end\".*\"outcome\":\"budget\"" &&
+	grep -q "\"event\":\"target_done\".*\"state\":\"budget\"" bev.jsonl &&
+	sed -i "s/max_tokens: 150/max_tokens: 1000/" b.yaml &&
+	sluice run --store b.db --events bev.jsonl b.yaml >bout2 2>berr2 &&
+	tail -n 1 bev.jsonl | grep -q "\"event\":\"run_end\".*\"outcome\":\"done\"" &&
+	test "$(grep -c "\"event\":\"run_start\"" bev.jsonl)" = 2 &&
+	python3 check-events.py "$SCHEMA" bev.jsonl
+'
+
 test_expect_success 'cleanup' '
-	{ kill $(cat stub.pid) 2>/dev/null || :; }
+	{ kill $(cat stub.pid) $(cat bstub.pid) 2>/dev/null || :; }
 '
 
 test_done
