@@ -92,6 +92,25 @@ void sl_run_watch_free(sl_run_watch *w);
 /* Fill out (release it with sl_run_view_release); out->started 0 before the run begins. */
 void sl_run_watch_view(sl_run_watch *w, sl_run_view *out);
 void sl_run_view_release(sl_run_view *v);
+/*
+ * The ETA's arithmetic (the watch's; tests/unit/test_eta.c): the targets
+ * left times what one costs, from the measured model requests (per target,
+ * over the `concurrency` slots) and gate times (per candidate, over the
+ * `jobs` slots), whichever is the bottleneck.  A target counts for what its
+ * steps measured: those done wholly, those in flight by half.  Before any
+ * request or gate is measured, the targets done so far over the workers;
+ * else -1 (not known).  The time spent setting the run up (scoping, the
+ * warm base, the baseline) is never in it.
+ */
+typedef struct sl_eta_in {
+	size_t left, done, busy;    /* targets not finished, done by this run, in flight */
+	int64_t model_n, model_ms;  /* model requests measured, their time */
+	int64_t cand_n, gate_ms;    /* candidates judged, their gates' time (not cached) */
+	int64_t done_ms;            /* the targets done: their time from claim to done */
+	unsigned concurrency, jobs, workers;
+} sl_eta_in;
+int64_t sl_run_eta(const sl_eta_in *in);
+
 /* ms as "42s", "1m05s" or "2h03m", appended to out. */
 void sl_run_duration_text(sl_buf *out, int64_t ms);
 

@@ -96,42 +96,46 @@ void sl_run_watch_free(sl_run_watch *w)
 	free(w);
 }
 
-/*
- * The time left: the targets not finished times what one costs, from the
- * measured model requests (per target, over the `concurrency` slots) and
- * gate times (per candidate, over the `jobs` slots), whichever is the
- * bottleneck; the time setting the run up (scoping, the warm base, the
- * baseline) is never counted.  Before any request or gate is measured, the
- * targets done so far; else -1.  Call with the lock held.
- */
-static int64_t eta_ms(const sl_run_watch *w)
+int64_t sl_run_eta(const sl_eta_in *in)
 {
-	size_t left = w->total > w->finished ? w->total - w->finished : 0, busy = 0;
-	double per_target, seen, model = 0, gates = 0;
-
-	if (!left)
-		return 0;
-	for (size_t i = 1; i < w->nslots; i++)
-		busy += w->slot[i].target[0] != '\0';
 	/* targets whose steps are counted: those done, half of those in flight */
-	seen = (double)w->done_n + (double)busy / 2;
+	double seen = (double)in->done + (double)in->busy / 2, per_target, model = 0, gates = 0;
+
+	if (!in->left)
+		return 0;
 	if (seen < 1)
 		seen = 1;
-	if (w->model_n)
-		model = (double)w->model_ms / (double)w->model_n *
-			((double)w->model_n / seen > 1 ? (double)w->model_n / seen : 1) /
-			(w->concurrency ? w->concurrency : 1);
-	if (w->cand_n)
-		gates = (double)w->gate_ms / (double)w->cand_n *
-			((double)w->cand_n / seen > 1 ? (double)w->cand_n / seen : 1) /
-			(w->jobs ? w->jobs : 1);
+	if (in->model_n)
+		model = (double)in->model_ms / seen / (in->concurrency ? in->concurrency : 1);
+	if (in->cand_n)
+		gates = (double)in->gate_ms / seen / (in->jobs ? in->jobs : 1);
 	per_target = model > gates ? model : gates;
-	if (per_target <= 0 && w->done_n)
-		per_target = (double)w->done_ms / (double)w->done_n /
-			(double)(w->nslots > 1 ? w->nslots - 1 : 1);
+	if (per_target <= 0 && in->done)
+		per_target = (double)in->done_ms / (double)in->done /
+			(in->workers ? in->workers : 1);
 	if (per_target <= 0)
 		return -1;
-	return (int64_t)(per_target * (double)left);
+	return (int64_t)(per_target * (double)in->left);
+}
+
+/* The watch's ETA; call with the lock held. */
+static int64_t eta_ms(const sl_run_watch *w)
+{
+	sl_eta_in in = { 0 };
+
+	in.left = w->total > w->finished ? w->total - w->finished : 0;
+	for (size_t i = 1; i < w->nslots; i++)
+		in.busy += w->slot[i].target[0] != '\0';
+	in.done = (size_t)w->done_n;
+	in.model_n = w->model_n;
+	in.model_ms = w->model_ms;
+	in.cand_n = w->cand_n;
+	in.gate_ms = w->gate_ms;
+	in.done_ms = w->done_ms;
+	in.concurrency = w->concurrency;
+	in.jobs = w->jobs;
+	in.workers = w->nslots > 1 ? (unsigned)(w->nslots - 1) : 1;
+	return sl_run_eta(&in);
 }
 
 void sl_run_watch_view(sl_run_watch *w, sl_run_view *out)
