@@ -11,8 +11,9 @@
  * run_watch_workers() before the workers start, run_slot_take() as a
  * worker's first act, then the steps' hooks (run_step, run_ev_*) from
  * attempt.c, model.c, judge.c, base.c, pool.c and run.c, and
- * run_watch_close() at the end.  Lock order: x->lock before the watch's
- * lock; the emit lock is taken with neither wanted afterwards.
+ * run_watch_close() at the end.  Lock order: x->lock, then the emit lock
+ * (the caller's callback takes its own lock under it), then the watch's
+ * lock, which is held for no call out.
  */
 #include <jansson.h>
 #include <pthread.h>
@@ -40,7 +41,7 @@ struct sl_run_watch {
 	unsigned concurrency, jobs; /* model and gate slots */
 	/* measured: model requests, candidates' gate times, targets done */
 	int64_t model_n, model_ms, cand_n, gate_ms, done_n, done_ms;
-	char run_id[160], campaign[128];
+	char run_id[160];
 };
 
 /* This thread's slot in the watch (0: the run itself). */
@@ -334,6 +335,8 @@ static void emit(run_ctx *x, enum sl_event_kind kind, json_t *extra, const char 
 		json_decref(extra);
 		return;
 	}
+	/* stamped and written in one turn: the stream's times never go back */
+	pthread_mutex_lock(&w->emit);
 	timestamp(ts);
 	o = json_object();
 	json_object_set_new(o, "v", json_integer(SL_EVENTS_VERSION));
@@ -358,7 +361,6 @@ static void emit(run_ctx *x, enum sl_event_kind kind, json_t *extra, const char 
 	sl_buf_vaddf(&text, fmt, ap);
 	va_end(ap);
 	ev = (sl_run_event){ kind, (unsigned)cur_slot, line, text.buf };
-	pthread_mutex_lock(&w->emit);
 	x->opts->event(x->opts->event_ctx, &ev);
 	pthread_mutex_unlock(&w->emit);
 	free(line);
@@ -367,9 +369,6 @@ static void emit(run_ctx *x, enum sl_event_kind kind, json_t *extra, const char 
 
 void run_ev_start(run_ctx *x)
 {
-	pthread_mutex_lock(&x->watch->lock);
-	snprintf(x->watch->campaign, sizeof(x->watch->campaign), "%s", x->c->spec->name);
-	pthread_mutex_unlock(&x->watch->lock);
 	emit(x, SL_EV_RUN_START, json_pack("{s:o,s:I}", "store", jstr(x->opts->store), "pid",
 					   (json_int_t)getpid()),
 	     "run %s of campaign %s started", x->owner, x->c->spec->name);
@@ -406,10 +405,27 @@ void run_ev_claimed(run_ctx *x, const sl_target_rec *rec)
 	     "claimed (%lld earlier attempts)", (long long)rec->attempts);
 }
 
+/* This thread's slot free again: no target, idle. */
+static void slot_clear(sl_run_watch *w)
+{
+	sl_step_view *v;
+
+	pthread_mutex_lock(&w->lock);
+	v = &w->slot[cur_slot < w->nslots ? cur_slot : 0];
+	memset(v, 0, sizeof(*v));
+	v->since_ms = sl_now_ms();
+	pthread_mutex_unlock(&w->lock);
+	cur_target = NULL;
+}
+
+void run_ev_left(run_ctx *x)
+{
+	slot_clear(x->watch);
+}
+
 void run_ev_done(run_ctx *x, const sl_target_rec *after, int64_t started_ms)
 {
 	sl_run_watch *w = x->watch;
-	sl_step_view *v;
 
 	emit(x, SL_EV_TARGET_DONE, json_pack("{s:s,s:I,s:o}", "state",
 					     sl_target_state_name(after->state), "attempts",
@@ -419,13 +435,10 @@ void run_ev_done(run_ctx *x, const sl_target_rec *after, int64_t started_ms)
 	     (long long)after->attempts, after->attempts == 1 ? "" : "s",
 	     after->reason ? ": " : "", after->reason ? after->reason : "");
 	pthread_mutex_lock(&w->lock);
-	v = &w->slot[cur_slot < w->nslots ? cur_slot : 0];
-	memset(v, 0, sizeof(*v));
-	v->since_ms = sl_now_ms();
 	w->done_n++;
-	w->done_ms += v->since_ms - started_ms;
+	w->done_ms += sl_now_ms() - started_ms;
 	pthread_mutex_unlock(&w->lock);
-	cur_target = NULL;
+	slot_clear(w);
 }
 
 void run_ev_request(run_attempt *a, int round)

@@ -117,6 +117,7 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 		ret = run_process_target(x, repo, rec, t, err);
 	if (ret == SL_ELEASE) {
 		/* paused past its lease: the target is another run's now */
+		run_ev_left(x);
 		run_lease_lost(x, rec, err);
 		return 1;
 	}

@@ -316,6 +316,7 @@ void run_ev_start(run_ctx *x);
 void run_ev_end(run_ctx *x, const char *outcome);
 void run_ev_claimed(run_ctx *x, const sl_target_rec *rec);
 void run_ev_done(run_ctx *x, const sl_target_rec *after, int64_t started_ms);
+void run_ev_left(run_ctx *x);               /* the target was dropped: no event */
 void run_ev_request(run_attempt *a, int round);
 void run_ev_answered(run_attempt *a, int rc, int64_t tin, int64_t tout, double cost);
 void run_ev_applied(run_attempt *a);
