@@ -69,7 +69,36 @@ struct sl_gating {
 	char *shared;               /* the baseline file shared across stores, or NULL */
 	char *fence_owner;          /* the baseline lease's holder and epoch, or NULL */
 	int64_t fence_epoch;
+	sl_gate_watch_fn watch;     /* who watches the gates run, or NULL */
+	void *watch_ctx;
 };
+
+void sl_gating_watch(sl_gating *g, sl_gate_watch_fn fn, void *ctx)
+{
+	g->watch = fn;
+	g->watch_ctx = ctx;
+}
+
+/* Tell the watcher: a gate starts (rec NULL) or ended. */
+static void watch(const sl_gating *g, const char *gate, const char *where,
+		  const sl_gate_run_rec *rec)
+{
+	if (g->watch)
+		g->watch(g->watch_ctx, gate, where, rec);
+}
+
+/* Tell the watcher a gate on the base ended: its verdict and time only. */
+static void watch_base_end(const sl_gating *g, const char *gate, const char *where,
+			   const sl_gate_result *r)
+{
+	sl_gate_run_rec rec = { 0 };
+
+	rec.gate = (char *)gate;
+	rec.verdict = r->verdict;
+	rec.exit_status = r->exit_status;
+	rec.duration_ms = r->duration_ms;
+	watch(g, gate, where, &rec);
+}
 
 void sl_gate_outcome_release(sl_gate_outcome *o)
 {
@@ -624,7 +653,10 @@ static int run_on_base(sl_gating *g, gate_state *s, sl_base_checkout_fn checkout
 			sl_buf_release(&line);
 		}
 		sl_gate_result_init(&r);
+		watch(g, d->name, "baseline", NULL);
 		ret = run_once(g, d, tree, &r, &report, err);
+		if (!ret)
+			watch_base_end(g, d->name, "baseline", &r);
 		/* a gate killed because the run is stopping says nothing about the
 		   base: keep no baseline, the next run measures it again */
 		if (!ret && sl_jail_stopping())
@@ -1894,8 +1926,10 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 			}
 			free(hit.output_tail);
 			free(cached_fb);
+			watch(g, d->name, "candidate", rec);
 			continue;
 		}
+		watch(g, d->name, "candidate", NULL);
 		if (protects_tests(s, diff, rec, &fb)) {
 			runs = 0;
 			goto judged;
@@ -1941,6 +1975,7 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 		}
 judged:
 		if (!ret) {
+			watch(g, d->name, "candidate", rec);
 			if (!verdict_ok(d, rec->verdict)) {
 				*passed = 0;
 				sl_buf_add(feedback, fb.buf, fb.len);
@@ -2102,7 +2137,11 @@ int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void
 			sl_buf_release(&line);
 		}
 		sl_gate_result_init(&r);
+		if (d != &give)
+			watch(g, d->name, "prepare", NULL);
 		ret = run_once(g, d, &tree, &r, &report, err);
+		if (!ret && d != &give)
+			watch_base_end(g, d->name, "prepare", &r);
 		sl_gate_result_release(&r);
 		free(report);
 	}

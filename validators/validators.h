@@ -748,6 +748,19 @@ int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void
 		      int64_t *ms_out, sl_err *err);
 
 /*
+ * Who watches the gates run (the run's live view and event stream): told
+ * when a gate starts and when it ends, on the calling thread.  where is
+ * "candidate", "baseline" or "prepare"; rec is NULL when the gate starts,
+ * and at its end the candidate's gate run (a baseline's and a
+ * preparation's carry the gate, verdict and duration only).  Borrowed for
+ * the call.
+ */
+typedef void (*sl_gate_watch_fn)(void *ctx, const char *gate, const char *where,
+				 const sl_gate_run_rec *rec);
+/* Set (fn NULL: unset) who watches g's gates; ctx is borrowed until g is freed. */
+void sl_gating_watch(sl_gating *g, sl_gate_watch_fn fn, void *ctx);
+
+/*
  * A candidate's diff parsed once (validators/diff_lines.h), where the gate
  * runner starts judging the candidate, and handed to every gate that reads
  * it: policy, static, test, finding-gone, mutants.  diff is borrowed until

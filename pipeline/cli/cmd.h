@@ -103,11 +103,12 @@ int sl_cmd_open_review(cmd_review_ctx *x, const char *store_path, const char *sp
 void sl_cmd_review_release(cmd_review_ctx *x);
 
 /*
- * Print a campaign's funnel (and, as text, its proposed candidates) on
- * stdout, as status and run show it; *proposed is how many passed.
+ * Print a campaign's funnel (and, as text, its proposed candidates) on to
+ * (stdout; stderr when run writes its events to stdout), as status and run
+ * show it; *proposed is how many passed.
  */
-int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
-			sl_err *err);
+int sl_cmd_print_status(FILE *to, sl_store *st, const sl_campaign_rec *camp, int json,
+			int64_t *proposed, sl_err *err);
 
 /*
  * A shard's store (cmd_shard.c): which shard it holds and how far it got,

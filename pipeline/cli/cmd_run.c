@@ -4,8 +4,11 @@
  * base commit: what a campaign will blame).
  *
  * Both hand the campaign file to the library (pipeline/run.h), print its
- * progress and notices on stderr and its result on stdout.  run catches
- * SIGINT and SIGTERM: the first stops the run cleanly, a second exits.
+ * progress and notices on stderr and its result on stdout.  run shows the
+ * run going (progress.c: a live block on a terminal, timestamped events
+ * and heartbeats off one) and writes the event stream with --events (to
+ * stdout for "-": the funnel then goes to stderr).  run catches SIGINT and
+ * SIGTERM: the first stops the run cleanly, a second exits.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -14,12 +17,13 @@
 #include <unistd.h>
 
 #include "pipeline/cli/cmd.h"
+#include "pipeline/cli/progress.h"
 #include "pipeline/run.h"
 #include "storage/lease.h"
 #include "common/util.h"
 
 struct run_opts {
-	const char *repo, *store, *record;
+	const char *repo, *store, *record, *events;
 	int json, unsafe;
 	unsigned lease_ttl;         /* 1..SL_LEASE_TTL_MAX; 0 = unset */
 	unsigned shard_k, shard_n;  /* --shard K/N; shard_n = 0: none */
@@ -123,6 +127,7 @@ static int run_main(const sl_command *self, void *opts, const sl_opt_args *args)
 	struct run_opts *o = opts;
 	sl_run_opts ro = SL_RUN_OPTS_INIT;
 	sl_run_summary sum;
+	sl_progress *prog;
 	sl_store *st = NULL;
 	sl_campaign_rec camp = { 0 };
 	sl_err err = SL_ERR_INIT;
@@ -142,10 +147,13 @@ static int run_main(const sl_command *self, void *opts, const sl_opt_args *args)
 	ro.spec_path = args->v[0];
 	ro.repo = o->repo;
 	ro.store = store;
-	ro.progress = print_notice;
 	ro.stop = &stop_flag;
 	catch_stop_signals();
-	if (sl_run(&sum, &ro, &err)) {
+	prog = sl_progress_start(&ro, o->events);
+	ret = sl_run(&sum, &ro, &err);
+	if (sl_progress_stop(prog, ret ? NULL : &err) && !ret)
+		ret = SL_ERROR;
+	if (ret) {
 		ret = sl_cmd_fail(&err);
 		goto done;
 	}
@@ -157,7 +165,8 @@ static int run_main(const sl_command *self, void *opts, const sl_opt_args *args)
 		goto done;
 	}
 	if (sl_cmd_open_campaign(&st, &camp, store, sum.campaign, &err) ||
-	    sl_cmd_print_status(st, &camp, o->json, &proposed, &err) ||
+	    sl_cmd_print_status(o->events && !strcmp(o->events, "-") ? stderr : stdout, st, &camp,
+				o->json, &proposed, &err) ||
 	    (o->bundle && sl_cmd_write_bundle(st, &camp, o->repo, o->bundle, &err))) {
 		ret = sl_cmd_fail(&err);
 		goto done;
@@ -179,6 +188,9 @@ static const sl_option run_options[] = {
 	SL_OPT_STRING_F("record", 0, "FILE", "append every model reply to FILE (JSON lines) for "
 			"a later `provider: {kind: replay, replay: FILE}`", NULL,
 			struct run_opts, record, SL_OPTF_FILE | SL_OPTF_PARENT),
+	SL_OPT_STRING_F("events", 0, "FILE", "append the run's events to FILE as JSON lines "
+			"(docs/EVENTS.md); - writes them to stdout and the funnel to stderr", NULL,
+			struct run_opts, events, SL_OPTF_FILE | SL_OPTF_PARENT),
 	SL_OPT_CALLBACK("lease-ttl", 0, "SECONDS", "how long this run's claims on targets last "
 			"unless renewed (every third of it); after a crash, other runs take the "
 			"targets over once it has passed", "the campaign's lease_ttl, else 60",
@@ -199,8 +211,8 @@ const sl_command cmd_run = {
 	.summary = "run a campaign: generate, apply, gate, record, propose",
 	.usage = "usage: sluice run CAMPAIGN.yaml [--repo PATH] [--store PATH] [--json] "
 		"[--record FILE]\n"
-		"                  [--unsafe] [--lease-ttl SECONDS] [--shard K/N] [--base COMMIT]\n"
-		"                  [--bundle FILE]\n",
+		"                  [--events FILE] [--unsafe] [--lease-ttl SECONDS] [--shard K/N]\n"
+		"                  [--base COMMIT] [--bundle FILE]\n",
 	.about = "Scope, then take every pending target through rules or the model, apply,\n"
 		"and run the gates in the jail; record everything in the store.  A second\n"
 		"run resumes where the first stopped.  Prints the funnel at the end.\n",

@@ -2,7 +2,8 @@
  * cmd_show.c - `sluice show`: one candidate (its gates and diff) by id, or
  * the target whose lines hold PATH:LINE (its latest candidate, else its
  * state, attempts and reason); --attempts adds every attempt with its
- * request and reply.  Reads the store.
+ * request and reply, the middle of a long chat message or reply cut
+ * unless --full (which implies --attempts).  Reads the store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,15 @@
 
 struct show_opts {
 	const char *store;
-	int json, attempts;
+	int json, attempts, full;
 };
+
+/* The review's flags for the options: JSON, the attempts, whole. */
+static int show_flags(const struct show_opts *o)
+{
+	return o->json | (o->attempts || o->full ? SL_SHOW_ATTEMPTS : 0) |
+		(o->full ? SL_SHOW_FULL : 0);
+}
 
 /* `show [NAME] PATH:LINE` */
 static int show_target(const sl_command *self, const struct show_opts *o,
@@ -37,8 +45,7 @@ static int show_target(const sl_command *self, const struct show_opts *o,
 		goto done;
 	}
 	if (sl_cmd_open_campaign(&st, &camp, o->store, args->n == 2 ? args->v[0] : NULL, &err) ||
-	    sl_report_show_target(&out, st, camp.id, path, line,
-				  o->json | (o->attempts ? SL_SHOW_ATTEMPTS : 0), &err))
+	    sl_report_show_target(&out, st, camp.id, path, line, show_flags(o), &err))
 		ret = sl_cmd_fail(&err);
 	else
 		sl_cmd_print(stdout, out.buf, o->json);
@@ -66,7 +73,7 @@ static int show_main(const sl_command *self, void *opts, const sl_opt_args *args
 		return sl_cmd_usage(self, "expected one candidate id or PATH:LINE");
 	path = sl_default_store_path(o->store);
 	if (sl_store_open(&st, path, 0, &err) ||
-	    sl_review_show(&out, st, id, o->json | (o->attempts ? SL_SHOW_ATTEMPTS : 0), &err))
+	    sl_review_show(&out, st, id, show_flags(o), &err))
 		ret = sl_cmd_fail(&err);
 	else
 		sl_cmd_print(stdout, out.buf, o->json);
@@ -81,15 +88,19 @@ static const sl_option show_options[] = {
 	CMD_OPT_JSON(struct show_opts, "print it as JSON"),
 	SL_OPT_BOOL("attempts", 0, "also every attempt at the candidate's target: source, "
 		    "outcome, tokens, cost, latency, HTTP status, retries, the request and the "
-		    "reply", struct show_opts, attempts),
+		    "reply (of a chat message over 8 lines its first and last 4, of a reply over 40 "
+		    "its first and last 20, saying how many lines were cut)", struct show_opts,
+		    attempts),
+	SL_OPT_BOOL("full", 0, "with --attempts (implied): the requests and replies whole",
+		    struct show_opts, full),
 	SL_OPT_END(),
 };
 
 const sl_command cmd_show = {
 	.name = "show",
 	.summary = "show a candidate: gates and diff",
-	.usage = "usage: sluice show ID [--store PATH] [--json] [--attempts]\n"
-		"   or: sluice show [NAME] PATH:LINE [--store PATH] [--json] [--attempts]\n",
+	.usage = "usage: sluice show ID [--store PATH] [--json] [--attempts] [--full]\n"
+		"   or: sluice show [NAME] PATH:LINE [--store PATH] [--json] [--attempts] [--full]\n",
 	.about = "PATH:LINE shows the target whose lines hold LINE: its latest candidate,\n"
 		"or, when it has none, its state, attempts and reason.\n",
 	.options = show_options,

@@ -146,8 +146,8 @@ done:
 	return ret;
 }
 
-int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int64_t *proposed,
-			sl_err *err)
+int sl_cmd_print_status(FILE *to, sl_store *st, const sl_campaign_rec *camp, int json,
+			int64_t *proposed, sl_err *err)
 {
 	sl_funnel f;
 	sl_buf out = SL_BUF_INIT;
@@ -189,7 +189,7 @@ int sl_cmd_print_status(sl_store *st, const sl_campaign_rec *camp, int json, int
 				    cands[i].decision ? sl_decision_name(cands[i].decision) : "");
 		}
 	}
-	sl_cmd_print(stdout, out.buf, json);
+	sl_cmd_print(to, out.buf, json);
 	*proposed = f.proposed;
 done:
 	sl_branch_view_release(&v);
@@ -232,7 +232,7 @@ static int status_main(const sl_command *self, void *opts, const sl_opt_args *ar
 		return sl_cmd_usage(self, "expected at most one campaign name");
 	if (sl_cmd_open_campaign(&st, &camp, o->store, args->n ? args->v[0] : NULL, &err) ||
 	    status_leftovers(&camp, &err) ||
-	    sl_cmd_print_status(st, &camp, o->json, &proposed, &err))
+	    sl_cmd_print_status(stdout, st, &camp, o->json, &proposed, &err))
 		ret = sl_cmd_fail(&err);
 	sl_campaign_rec_release(&camp);
 	sl_store_free(st);

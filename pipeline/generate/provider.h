@@ -249,10 +249,10 @@ int sl_replay_record(const char *path, const char *key, const sl_completion *c, 
 
 /*
  * Append the chat as the command provider's stdin gets it: for each message
- * a line "### ROLE" (the role in upper case: SYSTEM, USER, ASSISTANT), its
- * content, a newline if the content does not end with one, and a blank line
- * between messages:
- *     ### SYSTEM\n<system>\n\n### USER\n<user>\n
+ * a line "### ROLE" (system, user, assistant: as the attempt's recorded
+ * prompt and `sluice show --attempts` write them), its content, a newline
+ * if the content does not end with one, and a blank line between messages:
+ *     ### system\n<system>\n\n### user\n<user>\n
  */
 void sl_provider_flatten_chat(sl_buf *out, const sl_chat_msg *msgs, size_t n);
 

@@ -39,10 +39,8 @@ void sl_provider_flatten_chat(sl_buf *out, const sl_chat_msg *msgs, size_t n)
 
 		if (i)
 			sl_buf_addch(out, '\n');
-		sl_buf_adds(out, "### ");
-		for (const char *r = msgs[i].role ? msgs[i].role : "user"; *r; r++)
-			sl_buf_addch(out, *r >= 'a' && *r <= 'z' ? *r - 'a' + 'A' : *r);
-		sl_buf_addch(out, '\n');
+		/* the roles as the attempt's recorded prompt writes them (run/model.c) */
+		sl_buf_addf(out, "### %s\n", msgs[i].role ? msgs[i].role : "user");
 		sl_buf_add(out, c, len);
 		if (!len || c[len - 1] != '\n')
 			sl_buf_addch(out, '\n');

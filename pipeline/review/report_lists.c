@@ -195,7 +195,7 @@ int sl_report_show_target(sl_buf *out, sl_store *st, int64_t campaign_id, const 
 		sl_buf_addch(out, '\n');
 	}
 	if (flags & SL_SHOW_ATTEMPTS)
-		sl_review_attempts_text(out, a, na);
+		sl_review_attempts_text(out, a, na, !!(flags & SL_SHOW_FULL));
 done:
 	sl_attempt_list_free(a, na);
 	sl_target_list_free(t, nt);

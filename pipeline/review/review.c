@@ -176,7 +176,86 @@ json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n)
 	return arr;
 }
 
-void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
+/* The number of lines of text[0..len) (a last line without its newline counts). */
+static size_t count_lines(const char *text, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = text, *end = text + len, *nl; p < end; p = nl ? nl + 1 : end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		n++;
+	}
+	return n;
+}
+
+/* Where line k (from 0) of text[0..len) starts. */
+static const char *line_at(const char *text, size_t len, size_t k)
+{
+	const char *p = text, *end = text + len, *nl;
+
+	while (k-- && p < end)
+		p = (nl = memchr(p, '\n', (size_t)(end - p))) ? nl + 1 : end;
+	return p;
+}
+
+/*
+ * Append text[0..len), or, when it has more than keep lines (keep 0:
+ * never), its first and last keep/2 lines around a line saying how many
+ * were cut.
+ */
+static void add_cut(sl_buf *out, const char *text, size_t len, size_t keep)
+{
+	size_t n = count_lines(text, len), cut;
+	const char *mid, *tail;
+
+	if (!keep || n <= keep) {
+		sl_buf_add(out, text, len);
+		return;
+	}
+	cut = n - keep;
+	mid = line_at(text, len, keep / 2);
+	tail = line_at(text, len, keep / 2 + cut);
+	sl_buf_add(out, text, (size_t)(mid - text));
+	sl_buf_addf(out, "[... %zu line%s cut; --full shows %s]\n", cut, cut == 1 ? "" : "s",
+		    cut == 1 ? "it" : "them");
+	sl_buf_add(out, tail, (size_t)(text + len - tail));
+}
+
+/* Is the line at p a chat message's head ("### system", "### user", "### assistant")? */
+static size_t role_head(const char *p)
+{
+	static const char *const heads[] = { "### system\n", "### user\n", "### assistant\n" };
+
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
+		if (!strncmp(p, heads[i], strlen(heads[i])))
+			return strlen(heads[i]);
+	return 0;
+}
+
+/* The request as it was sent, each message's body cut after max lines (0: whole). */
+static void add_chat(sl_buf *out, const char *chat, size_t max)
+{
+	const char *p = chat, *end = chat + strlen(chat);
+
+	while (p < end) {
+		size_t head = role_head(p);
+		const char *body = p + head, *q = body;
+
+		/* the body runs to the next message's head at the start of a line */
+		while (q < end) {
+			const char *nl = memchr(q, '\n', (size_t)(end - q));
+
+			q = nl ? nl + 1 : end;
+			if (q < end && role_head(q))
+				break;
+		}
+		sl_buf_add(out, p, head);
+		add_cut(out, body, (size_t)(q - body), max);
+		p = q;
+	}
+}
+
+void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n, int full)
 {
 	for (size_t i = 0; i < n; i++) {
 		sl_buf_addf(out, "\nattempt %lld: %s, %s", (long long)a[i].n, a[i].source,
@@ -204,10 +283,15 @@ void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n)
 			sl_buf_addf(out, "error: %s\n", a[i].error);
 		if (a[i].apply_report)
 			sl_buf_addf(out, "apply: %s\n", a[i].apply_report);
-		if (a[i].prompt)
-			sl_buf_addf(out, "--- request\n%s", a[i].prompt);
-		if (a[i].reply)
-			sl_buf_addf(out, "--- reply\n%s\n", a[i].reply);
+		if (a[i].prompt) {
+			sl_buf_adds(out, "--- request\n");
+			add_chat(out, a[i].prompt, full ? 0 : SL_SHOW_MSG_LINES);
+		}
+		if (a[i].reply) {
+			sl_buf_adds(out, "--- reply\n");
+			add_cut(out, a[i].reply, strlen(a[i].reply), full ? 0 : SL_SHOW_REPLY_LINES);
+			sl_buf_addch(out, '\n');
+		}
 	}
 }
 
@@ -487,7 +571,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 	sl_buf_addch(out, '\n');
 	sl_buf_adds(out, c.diff);
 	if (attempts)
-		sl_review_attempts_text(out, att, na);
+		sl_review_attempts_text(out, att, na, !!(flags & SL_SHOW_FULL));
 done:
 	sl_branch_view_release(&v);
 	sl_attempt_list_free(att, na);

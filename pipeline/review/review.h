@@ -21,9 +21,16 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 /*
  * A candidate with its gate runs and diff, as text or JSON (flags: 1 = JSON,
  * SL_SHOW_ATTEMPTS = also every attempt at its target: source, outcome,
- * tokens, cost, latency, HTTP status, retries, the request and the reply).
+ * tokens, cost, latency, HTTP status, retries, the request and the reply;
+ * as text, each chat message of the request longer than SL_SHOW_MSG_LINES
+ * lines and a reply longer than SL_SHOW_REPLY_LINES shown as their first
+ * and last halves of that around a line saying how many lines were cut,
+ * unless SL_SHOW_FULL is set too; JSON is always whole).
  */
 #define SL_SHOW_ATTEMPTS 2
+#define SL_SHOW_FULL 4
+#define SL_SHOW_MSG_LINES 8
+#define SL_SHOW_REPLY_LINES 40
 
 /*
  * What a candidate's branch holds now (`status`, `show`): the candidate's
@@ -75,7 +82,7 @@ int sl_review_show(sl_buf *out, sl_store *st, int64_t candidate_id, int flags, s
 json_t *sl_review_candidate_json(const sl_candidate_rec *c);
 /* The attempts part of sl_review_show(): a new JSON array, or text appended to out. */
 json_t *sl_review_attempts_json(const sl_attempt_rec *a, size_t n);
-void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n);
+void sl_review_attempts_text(sl_buf *out, const sl_attempt_rec *a, size_t n, int full);
 
 /*
  * Write OUTDIR/series.mbox (every proposed, not rejected candidate of the

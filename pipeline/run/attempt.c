@@ -69,6 +69,7 @@ static int try_rules(run_attempt *a, sl_err *err)
 	sl_rule *rules = sl_spec_rules(spec);
 	int r;
 
+	run_attempt_step(a, SL_STEP_RULES);
 	r = sl_rules_apply(&s->edits, rules, spec->nrules, a->t, &s->aerr);
 	free(rules);
 	if (r < 0)
@@ -175,6 +176,7 @@ static int build_candidate(run_attempt *a, sl_err *err)
 	sl_buf msg = SL_BUF_INIT;
 	int r;
 
+	run_attempt_step(a, SL_STEP_APPLY);
 	run_candidate_message(&msg, x, t->path, (long long)t->start_line, (long long)t->end_line,
 			      (long long)a->n, s->a.source);
 	ao.allowed_globs = (const char *const *)spec->paths.v;
@@ -248,6 +250,7 @@ static int attempt(run_attempt *a, sl_err *err)
 	}
 	if (s->a.outcome == SL_A_NONE && (ret = build_candidate(a, err)))
 		goto done;
+	run_ev_applied(a);
 	if (s->a.outcome == SL_A_CANDIDATE) {
 		a->branch = sl_xstrdup(a->target_branch);
 		if ((ret = run_judge_step(a, err)))
@@ -263,8 +266,10 @@ static int attempt(run_attempt *a, sl_err *err)
 			    "Its diff:\n```diff\n%s```\n%s", s->diff.buf, s->feedback.buf);
 	else
 		sl_buf_adds(&fb, s->feedback.buf);
+	run_attempt_step(a, SL_STEP_RECORD);
 	if ((ret = run_record_attempt(a, fb.buf, err)))
 		goto done;
+	run_ev_candidate(a);
 	if (!a->passed) {
 		run_history *h = a->hist;
 		sl_turn *turn;

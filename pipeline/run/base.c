@@ -159,6 +159,7 @@ static int open_tree(run_ctx *x, sl_err *err)
 
 		sl_gating_warm_key(x->gating, &key);
 		wo.key = key.buf;
+		run_step(x, SL_STEP_PREPARE);
 		if ((ret = sl_warm_open(&x->warm, &wo, &built, err)) ||
 		    (ret = warm_works(x, &why, err)))
 			goto done;
@@ -199,6 +200,7 @@ int run_open_gating(run_ctx *x, sl_err *err)
 	if ((ret = sl_gating_open(&x->gating, spec->gates, spec->ngates, &spec->jail, x->st,
 				  x->campaign_id, &x->c->base, x->opts->unsafe, err)))
 		return ret;
+	sl_gating_watch(x->gating, run_ev_gate, x);
 	return open_tree(x, err);
 }
 
@@ -293,6 +295,7 @@ static int baseline_leased(run_ctx *x, const base_ask *ask, sl_err *err)
 	int64_t epoch = 0;
 	int stopped = 0, ret;
 
+	run_step(x, SL_STEP_BASELINE);
 	do {
 		if ((ret = baseline_claim(x, &epoch, &stopped, err)))
 			return ret;

@@ -38,6 +38,7 @@ int run_budget_reached(run_ctx *x)
 	else
 		return 0;
 	x->stop = 1;
+	run_ev_budget(x);
 	return 1;
 }
 
@@ -55,6 +56,7 @@ void run_early_stop(run_ctx *x)
 		snprintf(x->stop_reason, sizeof(x->stop_reason),
 			 "early stop: %zu of the first %zu targets passed (below %.0f%%)",
 			 x->passed_now, x->finished, spec->early_stop_rate * 100);
+		run_ev_budget(x);
 	}
 }
 

@@ -233,9 +233,12 @@ static int judge_candidate(run_attempt *a, sl_err *err)
 	int r, gated = 0;
 
 	a->passed = 0;
+	run_attempt_step(a, SL_STEP_CHECK);
 	a->changed = sl_cand_diff_parse(a->s.diff.buf);
 	if (!(r = check_diff(a, err)) && a->passed) {
+		run_attempt_step(a, SL_STEP_WAIT);
 		sem_wait(&x->gate_slots);
+		run_attempt_step(a, SL_STEP_TREE);
 		if (!x->c->spec->ngates)
 			r = propose(a, err);
 		else if (x->warm)
@@ -243,6 +246,7 @@ static int judge_candidate(run_attempt *a, sl_err *err)
 		else
 			r = gate_in_worktree(a, err);
 		sem_post(&x->gate_slots);
+		run_ev_judged(x);
 		gated = 1;
 	}
 	sl_cand_diff_free(a->changed);

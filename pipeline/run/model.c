@@ -332,12 +332,14 @@ static int fetch_reply(run_attempt *a, model_round *m, sl_err *err)
 		/* another worker broke the run: the target stays pending */
 		return r == 2 ? sl_err_set(err, SL_ERROR, "the run was stopped") : SL_EBUDGET;
 	}
+	run_ev_request(a, m->round);
 	m->rc = sl_provider_complete(x->provider, m->msgs, m->nmsgs, &s->comp, &s->aerr);
 	m->tin = m->tout = 0;
 	m->estimated = 0;
 	if (!m->rc)
 		check_usage(a, m);
 	m->cost = run_cost_of(spec, m->tin, m->tout);
+	run_ev_answered(a, m->rc, m->tin, m->tout, m->cost);
 	run_settle(x, m->est_in + m->cap, est_cost, m->tin + m->tout, m->cost);
 	/*
 	 * The slot is held until the reply is journalled: a kill loses at most

@@ -23,21 +23,20 @@ static void finished_one(run_ctx *x, const sl_target_rec *after)
 		x->finished++;
 	if (after->state == SL_T_PROPOSED)
 		x->passed_now++;
+	run_watch_counts(x);
 	if (x->opts->progress) {
-		int64_t el = sl_now_ms() - x->start_ms;
-		double per_min = el > 0 ? 60000.0 * (double)x->finished / (double)el : 0.0;
-		size_t left = x->npending > x->finished ? x->npending - x->finished : 0;
-		sl_buf path = SL_BUF_INIT;
+		sl_buf path = SL_BUF_INIT, rate = SL_BUF_INIT;
 
 		/* a repository's path names may hold escape sequences too */
 		sl_term_safe(&path, after->path, strlen(after->path), 0);
+		run_rate_text(x, &rate);
 		run_notice(x, "[%zu/%zu] %s:%lld %s after %lld attempt%s | %zu proposed, "
-			   "%.1f/min, ETA %.0fs, %lld tokens, cost %.4f", x->finished, x->npending,
+			   "%s, %lld tokens, cost %.4f", x->finished, x->npending,
 			   path.buf, (long long)after->start_line, sl_target_state_name(after->state),
 			   (long long)after->attempts, after->attempts == 1 ? "" : "s", x->passed_now,
-			   per_min, per_min > 0 ? 60.0 * (double)left / per_min : 0.0,
-			   (long long)x->tokens_used, x->cost_used);
+			   rate.buf, (long long)x->tokens_used, x->cost_used);
 		sl_buf_release(&path);
+		sl_buf_release(&rate);
 	}
 	run_early_stop(x);
 	pthread_mutex_unlock(&x->lock);
@@ -80,6 +79,7 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 	sl_target_rec *rec, after = { 0 };
 	const sl_target *t;
 	int stop, ret, claimed = 0;
+	int64_t t0 = sl_now_ms();
 
 	pthread_mutex_lock(&x->lock);
 	if (x->failed || run_interrupted(x) || x->next >= x->npending) {
@@ -120,6 +120,7 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 	rec->attempt_base = after.attempt_base;
 	sl_target_rec_release(&after);
 	memset(&after, 0, sizeof(after));
+	run_ev_claimed(x, rec);
 	t = run_find_target(&x->index, rec, tmp);
 	if (!t)
 		ret = set_aside(x, repo, rec, SL_T_SKIPPED, "no longer matches the query", err);
@@ -129,6 +130,7 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 		ret = run_process_target(x, repo, rec, t, err);
 	if (ret == SL_ELEASE) {
 		/* paused past its lease: the target is another run's now */
+		run_ev_left(x);
 		run_lease_lost(x, rec, err);
 		return 1;
 	}
@@ -139,6 +141,7 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 		sl_target_rec_release(&after);
 		return 0;
 	}
+	run_ev_done(x, &after, t0);
 	if (after.state == SL_T_PENDING && run_interrupted(x)) {
 		sl_target_rec_release(&after);
 		return 0;
@@ -160,6 +163,7 @@ void *run_worker(void *arg)
 	sl_err err = SL_ERR_INIT;
 	objbatch batch;
 
+	run_slot_take(x);
 	if (git_repository_open_ext(&repo, x->c->repo_path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) ||
 	    sl_repo_no_reflog(repo, x->gitconfig, &err)) {
 		if (!err.code)

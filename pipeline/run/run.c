@@ -297,6 +297,7 @@ static void run_ctx_init(run_ctx *x, const sl_run_opts *opts)
 	x->opts = opts;
 	x->start_ms = sl_now_ms();
 	run_make_owner(x);
+	run_watch_open(x);
 }
 
 /*
@@ -323,6 +324,7 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 	sl_store_free(x.st);
 	sl_campaign_free(x.c);
 	free(x.scratch);
+	run_watch_close(&x);
 	pthread_mutex_destroy(&x.lock);
 	pthread_mutex_destroy(&x.git_lock);
 	pthread_cond_destroy(&x.settled);
@@ -398,6 +400,7 @@ static int run_targets(run_ctx *x, sl_target_list *list, sl_run_summary *out, sl
 	double journal_cost = 0;
 	int ret;
 
+	run_step(x, SL_STEP_SCOPE);
 	if ((ret = sl_no_reflog_config(&x->gitconfig_fd, &x->gitconfig, err)) ||
 	    (ret = sl_repo_no_reflog(x->c->repo, x->gitconfig, err)) ||
 	    (ret = sl_worktree_root_check(x->c->repo, x->scratch, err)) ||
@@ -447,6 +450,7 @@ static int run_workers(run_ctx *x, sl_run_summary *out, sl_err *err)
 		want = x->npending;
 	threads = sl_xcalloc(want ? want : 1, sizeof(*threads));
 	x->nworkers = want;
+	run_watch_workers(x, want, jobs);
 	for (size_t i = 0; i < want; i++) {
 		if (pthread_create(&threads[nthreads], NULL, run_worker, x)) {
 			if (!nthreads) {
@@ -485,6 +489,8 @@ static int run_workers(run_ctx *x, sl_run_summary *out, sl_err *err)
 /* End the run (ret: how it went, returned but for a stop during the baseline) and free it. */
 static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int ret, sl_err *err)
 {
+	const char *outcome;
+
 	sl_jail_spawner_stop();
 	sl_jail_set_stop(NULL);
 	if (ret && x->base_stopped) {
@@ -494,9 +500,13 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 		ret = SL_OK;
 	}
 	run_keeper_stop(x);
+	outcome = ret ? "failed" : run_interrupted(x) ? "stopped" : x->stop ? "budget" : "done";
+	if (x->registered && run_interrupted(x))
+		run_ev_stop(x, "the run was told to stop (a signal); `sluice run` resumes");
 	if (x->registered)
-		sl_lease_run_end(x->st, x->owner, ret ? "failed" : run_interrupted(x) ? "stopped" :
-				 x->stop ? "budget" : "done", NULL);
+		run_ev_end(x, outcome);
+	if (x->registered)
+		sl_lease_run_end(x->st, x->owner, outcome, NULL);
 	if (x->sems) {
 		sem_destroy(&x->model_slots);
 		sem_destroy(&x->gate_slots);
@@ -522,6 +532,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 		close(x->git_lock_fd);
 	pthread_cond_destroy(&x->settled);
 	pthread_cond_destroy(&x->end_cond);
+	run_watch_close(x);
 	return ret;
 }
 
@@ -533,7 +544,9 @@ int sl_run(sl_run_summary *out, const sl_run_opts *opts, sl_err *err)
 
 	memset(out, 0, sizeof(*out));
 	run_ctx_init(&x, opts);
-	if (!(ret = run_open(&x, out, err)) && !(ret = run_targets(&x, &list, out, err)))
+	if (!(ret = run_open(&x, out, err)))
+		run_ev_start(&x);
+	if (!ret && !(ret = run_targets(&x, &list, out, err)))
 		ret = run_workers(&x, out, err);
 	return run_end(&x, &list, out, ret, err);
 }

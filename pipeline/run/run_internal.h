@@ -23,6 +23,7 @@
  *              batch, its journal, and restoring what a crash left
  *   lease.c    leases: the worker's epoch, fenced transactions, the keeper
  *   base.c     the base: how candidates' trees are made, the baseline
+ *   events.c   the watch (each thread's step, the ETA) and the event stream
  *
  * Names: functions one file calls in another start with run_; the step
  * functions of an attempt take its context, run_attempt.
@@ -125,6 +126,8 @@ typedef struct run_ctx {
 	int failed;                 /* machinery broke: every worker stops */
 	sl_err err;                 /* the first such error */
 	int base_stopped;           /* a signal came before the baseline was complete */
+	sl_run_watch *watch;        /* opts.watch, or the run's own (own_watch) */
+	int own_watch;
 } run_ctx;
 
 /* The attempts at a target so far: earlier replies and what went wrong with them. */
@@ -331,6 +334,33 @@ int run_keeper_start(run_ctx *x, sl_err *err);
 void run_keeper_stop(run_ctx *x);
 void run_make_owner(run_ctx *x);
 void run_lease_lost(run_ctx *x, const sl_target_rec *rec, const sl_err *err);
+
+/*
+ * events.c: the steps said in the watch and the event stream; each hook is
+ * one call where its step starts or ends (the calling thread's slot and
+ * target are thread-locals).
+ */
+void run_watch_open(run_ctx *x);
+void run_watch_close(run_ctx *x);
+void run_watch_workers(run_ctx *x, size_t n, unsigned jobs);
+void run_watch_counts(run_ctx *x);          /* x->lock held */
+void run_slot_take(run_ctx *x);
+void run_step(run_ctx *x, enum sl_step step);
+void run_attempt_step(run_attempt *a, enum sl_step step);   /* and the attempt's number */
+void run_ev_start(run_ctx *x);
+void run_ev_end(run_ctx *x, const char *outcome);
+void run_ev_claimed(run_ctx *x, const sl_target_rec *rec);
+void run_ev_done(run_ctx *x, const sl_target_rec *after, int64_t started_ms);
+void run_ev_left(run_ctx *x);               /* the target was dropped: no event */
+void run_ev_request(run_attempt *a, int round);
+void run_ev_answered(run_attempt *a, int rc, int64_t tin, int64_t tout, double cost);
+void run_ev_applied(run_attempt *a);
+void run_ev_candidate(run_attempt *a);
+void run_ev_gate(void *ctx, const char *gate, const char *where, const sl_gate_run_rec *rec);
+void run_ev_judged(run_ctx *x);
+void run_ev_budget(run_ctx *x);
+void run_ev_stop(run_ctx *x, const char *why);
+void run_rate_text(run_ctx *x, sl_buf *out);
 
 /* base.c */
 int run_open_gating(run_ctx *x, sl_err *err);

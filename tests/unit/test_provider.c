@@ -640,7 +640,7 @@ static void test_flatten(void)
 	};
 
 	sl_provider_flatten_chat(&b, m, 4);
-	CHECK_STR(b.buf, "### SYSTEM\nS\n\n### USER\nU1\n\n### ASSISTANT\nA\n\n### USER\n\n");
+	CHECK_STR(b.buf, "### system\nS\n\n### user\nU1\n\n### assistant\nA\n\n### user\n\n");
 	sl_buf_release(&b);
 }
 
@@ -651,7 +651,7 @@ static void test_command_cat(void)
 
 	sl_completion_init(&c);
 	CHECK_INT(run("cat", 10, chat, 2, &c, &err), 0);
-	CHECK_STR(c.text.buf, "### SYSTEM\nYou edit code.\n\n### USER\nFix x.c \xff please\n");
+	CHECK_STR(c.text.buf, "### system\nYou edit code.\n\n### user\nFix x.c \xff please\n");
 	CHECK_INT(c.http_status, 0);
 	CHECK_INT(c.tokens_in, -1);
 	sl_completion_release(&c);
@@ -857,7 +857,7 @@ static void test_command_argv(void)
 	CHECK_INT(run("tr '\\0' '|' </proc/$$/cmdline", 10, chat, 2, &c, &err), 0);
 	CHECK_STR(c.text.buf, "/bin/sh|-c|tr '\\0' '|' </proc/$$/cmdline|");
 	CHECK(strstr(c.text.buf, KEY) == NULL);
-	CHECK_STR(c.request.buf, "### SYSTEM\nYou edit code.\n\n### USER\nFix x.c \xff please\n");
+	CHECK_STR(c.request.buf, "### system\nYou edit code.\n\n### user\nFix x.c \xff please\n");
 	CHECK(c.key[0] && strlen(c.key) == 64);
 	sl_completion_release(&c);
 }
