@@ -3,7 +3,8 @@
 # checks: prose in the node format is a format error (a correction round, no
 # attempt spent, no gate run on it); a provider that cannot work (a command
 # that cannot start, an endpoint that refuses the key) stops the run with one
-# line and exit status 2 before the warm base and the baseline; five
+# line (beside the timestamped lines of the run's start and end) and exit
+# status 2 before the warm base and the baseline; five
 # identical provider errors in a row stop the run with the targets not done
 # left pending, and the next run continues them.  Gate runs and baselines
 # are counted in the store.
@@ -43,7 +44,7 @@ test_expect_success 'a provider command that cannot start stops the run before t
 	model_campaign broken.yaml broken "FOO=1 nosuch-model-xyz --reply" &&
 	test_expect_code 2 sluice run --store broken.db broken.yaml >out 2>err &&
 	cat err &&
-	test $(wc -l <err) = 1 &&
+	test $(grep -vc "^\[20[0-9-]*T[0-9:]*Z\] run " err) = 1 &&
 	grep -q "provider: .*cannot start: .nosuch-model-xyz. is not a program" err &&
 	test "$(store_query broken.db "SELECT count(*) FROM baselines")" = 0 &&
 	test "$(store_query broken.db "SELECT count(*) FROM gate_runs")" = 0 &&
@@ -54,7 +55,7 @@ test_expect_success 'a provider command that cannot start stops the run before t
 test_expect_success 'a provider command that is not valid shell stops the run the same way' '
 	model_campaign syntax.yaml syntax "'"'"'cat reply.txt | ('"'"'" &&
 	test_expect_code 2 sluice run --store syntax.db syntax.yaml >out 2>err &&
-	test $(wc -l <err) = 1 &&
+	test $(grep -vc "^\[20[0-9-]*T[0-9:]*Z\] run " err) = 1 &&
 	grep -q "provider: the command is not valid shell" err &&
 	test "$(store_query syntax.db "SELECT count(*) FROM baselines")" = 0
 '
@@ -67,7 +68,7 @@ test_expect_success 'an endpoint that refuses the key stops the run before the b
 	sed -i -e "s|^  kind: command|  kind: openai|" -e "s|^  command: unused|  base_url: http://127.0.0.1:$stub_port/v1\n  model: m\n  api_key_env: T2320_KEY|" http.yaml &&
 	T2320_KEY=sk-wrong test_expect_code 2 sluice run --store http.db http.yaml >out 2>err &&
 	kill $(cat stub.pid) &&
-	test $(wc -l <err) = 1 &&
+	test $(grep -vc "^\[20[0-9-]*T[0-9:]*Z\] run " err) = 1 &&
 	grep -q "refuses the key: HTTP 401" err &&
 	grep -q "^GET /v1/models " m/get.log &&
 	grep -q "Authorization: Bearer sk-wrong" m/get.log &&

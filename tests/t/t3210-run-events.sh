@@ -171,7 +171,7 @@ test_expect_success 'a token budget stops a run: a budget event, run_end budget;
 	mkdir b &&
 	openai_reply b/reply-1.json <<-\EOF &&
 	```c
-	int f(void) { return old_api(0) + 0; }
+	int f(void) { return new_api(0) + 0; }
 	```
 	EOF
 	start_stub b && echo $stub_pid >bstub.pid &&

@@ -3,7 +3,7 @@ test_description='show --attempts cuts the middle of each long chat message and 
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
 
-# A 60-line file (the prompt carries it whole) and a model whose reply is
+# A 60-line file (the prompt carries it whole: context: file) and a model whose reply is
 # 50 lines of talk before its edit; the model keeps the chat it was sent.
 test_expect_success 'setup: a long prompt and a long reply' '
 	mkdir -p repo/src &&
@@ -24,6 +24,7 @@ test_expect_success 'setup: a long prompt and a long reply' '
 	scratch: $TRASH/scratch
 	attempts: 1
 	edit_format: search-replace
+	context: file
 	provider: {kind: command, command: "sh $TRASH/model.sh"}
 	targets: {language: c, paths: ["src/*.c"], capture: call,
 	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"}
