@@ -224,6 +224,11 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 	digest_add(&h, spec->command);
 	digest_num(&h, spec->temperature);
 	digest_num(&h, spec->max_tokens);
+	if (spec->judge) {
+		digest_add(&h, spec->judge->name);
+		digest_add(&h, spec->judge->instructions);
+		digest_num(&h, spec->judge->include_trajectory);
+	}
 	for (size_t i = 0; i < spec->ngates; i++) {
 		const sl_gate_conf *g = &spec->gates[i];
 
