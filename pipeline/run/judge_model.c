@@ -75,7 +75,7 @@ static int parse_verdict(const char *text, int *accept, sl_buf *reason, sl_err *
 	const char *p = text, *end, *fence = strstr(text, "```");
 	json_t *o = NULL, *v, *r;
 	json_error_t je;
-	int ret = SL_EINPUT;
+	int d, ret = SL_EINPUT;
 
 	if (fence) {
 		p = strchr(fence, '\n');
@@ -93,12 +93,12 @@ static int parse_verdict(const char *text, int *accept, sl_buf *reason, sl_err *
 	}
 	v = json_object_get(o, "verdict");
 	r = json_object_get(o, "reason");
-	if (!json_is_string(v) || (strcmp(json_string_value(v), "accept") &&
-				   strcmp(json_string_value(v), "reject"))) {
+	/* a reviewer's words: the decision names */
+	if (!json_is_string(v) || !(d = sl_decision_parse(json_string_value(v)))) {
 		sl_err_set(err, SL_EINPUT, "\"verdict\" must be \"accept\" or \"reject\"");
 		goto done;
 	}
-	*accept = !strcmp(json_string_value(v), "accept");
+	*accept = d == SL_D_ACCEPT;
 	if (!json_is_string(r) || (!*accept && !json_string_length(r))) {
 		sl_err_set(err, SL_EINPUT, "\"reason\" must be a string%s",
 			   *accept ? "" : ", not empty for a reject");
