@@ -289,7 +289,7 @@ static int is_judge(const struct node *item)
 /* The model judge's entry: name, kind, instructions, include_trajectory; one a campaign. */
 static int read_judge(struct loader *ld, const struct node *item, sl_spec *spec)
 {
-	static const char *const keys[] = { "name", "kind", "instructions",
+	static const char *const judge_keys[] = { "name", "kind", "instructions",
 		"include_trajectory", NULL };
 	const struct node *v[SL_CAP_SPEC_KEYS] = { NULL };
 	sl_spec_judge *j;
@@ -301,7 +301,7 @@ static int read_judge(struct loader *ld, const struct node *item, sl_spec *spec)
 	j = spec->judge = sl_xcalloc(1, sizeof(*j));
 	j->pos.line = (uint32_t)(item->start.line + 1);
 	j->pos.col = (uint32_t)(item->start.column + 1);
-	if (spec_map_fields(ld, item, "gates (kind judge)", keys, v) ||
+	if (spec_map_fields(ld, item, "gates (kind judge)", judge_keys, v) ||
 	    spec_get_str(ld, v[0], "name", "gates", 1, &j->name) ||
 	    spec_get_str(ld, v[2], "instructions", "gates", 1, &j->instructions) ||
 	    spec_get_bool(ld, v[3], "include_trajectory", "gates", &j->include_trajectory) ||
