@@ -128,12 +128,31 @@ test_expect_success 'an earlier store replays the judge too' '
 	     "$(store_query q.db "select output_tail from gate_runs where gate = '"'"'review'"'"'")"
 '
 
+test_expect_success 'a run that died after the judge answered pays for nothing again' '
+	mkdir k && cp a/match-* k/ &&
+	start_stub k && echo $stub_pid >k.pid &&
+	judge_campaign k.yaml resumed $stub_port &&
+	sluice run --store k.db k.yaml >out &&
+	grep -q "proposed  *1" out &&
+	stop_stub $(cat k.pid) &&
+	test "$(store_query k.db "select round from replies order by round")" = "$(printf "0\n2")" &&
+	sqlite3 k.db "delete from gate_runs; delete from candidates; delete from attempts; update targets set state = \"pending\", attempts = 0" &&
+	git -C repo branch -D sluice/resumed/src-app.c-L6 &&
+	sluice run --store k.db k.yaml >out &&
+	grep -q "proposed  *1" out &&
+	! test -f k/request-3.json &&
+	test "$(store_query k.db "select tokens_in || '"'"'+'"'"' || tokens_out from attempts")" = "240+60" &&
+	store_query k.db "select output_tail from gate_runs where gate = '"'"'review'"'"'" | grep -q "^accept: greet gets"
+'
+
 test_expect_success 'the judge rejects: the candidate fails, the reason in show and in the next prompt' '
 	judge_stub j "\`\`\`json
 {\"verdict\": \"reject\", \"reason\": \"sizeof of a pointer, not of the buffer\"}
 \`\`\`" &&
 	start_stub j && echo $stub_pid >j.pid &&
 	judge_campaign j.yaml rejected $stub_port 2 &&
+	sed -i "s/^    instructions: .*/&\n    include_trajectory: true/" j.yaml &&
+	grep -q "^    include_trajectory: true" j.yaml &&
 	test_expect_code 1 sluice run --store j.db j.yaml >out &&
 	grep -q "proposed  *0" out &&
 	test "$(store_query j.db "select state from targets")" = failed &&
@@ -143,6 +162,10 @@ test_expect_success 'the judge rejects: the candidate fails, the reason in show 
 	grep -q "sizeof of a pointer, not of the buffer" show &&
 	grep -q "rejected the change (gate .review.): sizeof of a pointer" j/request-3.json &&
 	! grep -q "You review" j/request-3.json &&
+	grep -q "The reply the change was made from" j/request-2.json &&
+	! grep -q "Attempt 1 failed" j/request-2.json &&
+	grep -q "Attempt 1 failed.*rejected the change" j/request-4.json &&
+	! grep -q "The reply the change was made from" a/request-2.json &&
 	sluice status --store j.db >st &&
 	grep -q "model judge: vetoed 2; of those it accepted, reviewers accepted 0 and rejected 0" st &&
 	stop_stub $(cat j.pid)
@@ -179,7 +202,7 @@ test_expect_success 'a judge the budget cannot pay for: the run stops, nothing p
 '
 
 test_expect_success 'cleanup' '
-	for p in a j g b; do if test -f $p.pid; then stop_stub $(cat $p.pid); fi; done
+	for p in a k j g b; do if test -f $p.pid; then stop_stub $(cat $p.pid); fi; done
 '
 
 test_done
