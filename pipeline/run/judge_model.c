@@ -192,7 +192,8 @@ static int judge_ask(run_attempt *a, judge_call *c, sl_err *err)
 		return r == 1 ? SL_EBUDGET : r == 3 ? 3 :
 			sl_err_set(err, SL_ERROR, "the run was stopped");
 	}
-	c->rc = sl_provider_complete(x->provider, c->msgs, 2, &c->comp, &c->cerr);
+	c->rc = sl_provider_complete(x->judge_provider ? x->judge_provider : x->provider, c->msgs,
+				     2, &c->comp, &c->cerr);
 	if (!c->rc)
 		judge_usage(c);
 	c->cost = run_cost_of(spec, c->tin, c->tout);

@@ -73,6 +73,9 @@ typedef struct run_ctx {
 	sl_campaign *c;
 	sl_store *st;
 	sl_provider *provider;      /* NULL for the rules kind */
+	sl_provider *judge_provider; /* the model judge's when the campaign asks edits in a
+				       response_format (the judge answers without it);
+				       NULL: provider */
 	char *scratch;              /* this campaign's worktree root */
 	char *gitconfig;            /* config layered on each repo handle: no reflog */
 	int gitconfig_fd;

@@ -81,6 +81,11 @@ test_expect_success 'the judge accepts: proposed, its gate run and tokens record
 	judge_stub a "{\"verdict\": \"accept\", \"reason\": \"greet gets the size of banner\"}" &&
 	start_stub a && echo $stub_pid >a.pid &&
 	judge_campaign a.yaml accepted $stub_port &&
+	cat >rf.txt <<-\EOF &&
+	  response_format: "{\"type\": \"json_object\"}"
+	EOF
+	sed -i "/^  model: stub-model-1/r rf.txt" a.yaml &&
+	grep -q "^  response_format: " a.yaml &&
 	sluice run --store a.db --record a.jsonl a.yaml >out &&
 	grep -q "proposed  *1" out &&
 	test "$(store_query a.db "select gate || '"'"':'"'"' || verdict from gate_runs order by id")" = "$(printf "syntax:pass\nexpect:pass\nbuild:pass\nreview:pass")" &&
@@ -90,6 +95,8 @@ test_expect_success 'the judge accepts: proposed, its gate run and tokens record
 	grep -q "You review a proposed code change" a/request-2.json &&
 	grep -q "The size passed must be the buffer" a/request-2.json &&
 	grep -q "greet(banner, sizeof banner" a/request-2.json &&
+	grep -q "\"response_format\":{\"type\":\"json_object\"}" a/request-1.json &&
+	! grep -q "response_format" a/request-2.json &&
 	test $(wc -l <a.jsonl) = 2 &&
 	stop_stub $(cat a.pid)
 '
