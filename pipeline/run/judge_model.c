@@ -31,6 +31,9 @@ static const char judge_system[] =
 	"asked, correctly, and nothing else.  Answer with one JSON object and nothing else:\n"
 	"{\"verdict\": \"accept\" or \"reject\", \"reason\": \"one or two sentences\"}\n";
 
+/* judge_ask: the run is stopping (before the request, or it was cut): no verdict */
+#define JUDGE_STOPPING 1
+
 /* One judge request: its chat, what it reserved and what it billed. */
 typedef struct judge_call {
 	sl_buf user;                /* the user message */
@@ -171,8 +174,8 @@ static int from_journal(run_attempt *a, judge_call *c, sl_err *err)
 
 /*
  * The judge's reply: journalled, else asked, reserved before and settled
- * after.  SL_EBUDGET (a budget), 3 (the run is stopping: no verdict),
- * SL_ERROR; SL_OK with c->rc the provider's result.
+ * after.  SL_EBUDGET (a budget), JUDGE_STOPPING, SL_ERROR; SL_OK with
+ * c->rc the provider's result.
  */
 static int judge_ask(run_attempt *a, judge_call *c, sl_err *err)
 {
@@ -189,7 +192,7 @@ static int judge_ask(run_attempt *a, judge_call *c, sl_err *err)
 	sem_wait(&x->model_slots);
 	if ((r = run_reserve(x, c->est_in + c->cap, est_cost))) {
 		sem_post(&x->model_slots);
-		return r == 1 ? SL_EBUDGET : r == 3 ? 3 :
+		return r == 1 ? SL_EBUDGET : r == 3 ? JUDGE_STOPPING :
 			sl_err_set(err, SL_ERROR, "the run was stopped");
 	}
 	c->rc = sl_provider_complete(x->judge_provider ? x->judge_provider : x->provider, c->msgs,
@@ -200,6 +203,8 @@ static int judge_ask(run_attempt *a, judge_call *c, sl_err *err)
 	run_settle(x, c->est_in + c->cap, est_cost, c->tin + c->tout, c->cost);
 	r = c->rc ? SL_OK : judge_journal(a, c, err);
 	sem_post(&x->model_slots);
+	if (c->rc && run_interrupted(x))
+		return JUDGE_STOPPING;
 	if (!r && !c->rc && x->opts->record &&
 	    sl_replay_record(x->opts->record, c->comp.key, &c->comp, err))
 		r = SL_ERROR;
@@ -263,7 +268,7 @@ int run_model_judge(run_attempt *a, sl_err *err)
 	c.msgs[0] = (sl_chat_msg){ "system", judge_system };
 	c.msgs[1] = (sl_chat_msg){ "user", c.user.buf };
 	r = judge_ask(a, &c, err);
-	if (r == 3) {
+	if (r == JUDGE_STOPPING) {
 		/* the run is stopping: no verdict (run_judge_step drops the candidate) */
 		r = SL_OK;
 		goto done;
