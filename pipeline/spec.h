@@ -73,6 +73,21 @@ enum sl_fix_target {
 	SL_FIX_TARGET_TEST,         /* where its failure text points (the test itself) */
 };
 
+/*
+ * The model judge (a `kind: judge` entry of `gates`): after every other gate
+ * passed, the campaign's provider and model read the instructions, the
+ * target's unit and the candidate's diff and answer accept or reject
+ * (pipeline/run/judge_model.c).  Not in spec->gates: it runs no command.
+ */
+typedef struct sl_spec_judge {
+	char *name;                 /* the gate's name in its gate runs */
+	char *instructions;         /* what the judge checks beyond the campaign's
+				       instructions; NULL = nothing more */
+	int include_trajectory;     /* also show the model's reply and the earlier
+				       attempts' feedback */
+	sl_pos pos;
+} sl_spec_judge;
+
 typedef struct sl_spec {
 	char *path;                 /* the file as given */
 	char *dir;                  /* its directory (for relative paths) */
@@ -151,6 +166,7 @@ typedef struct sl_spec {
 
 	sl_gate_conf *gates;
 	size_t ngates;
+	sl_spec_judge *judge;       /* the `kind: judge` entry of `gates`; NULL = none */
 	int goal_fix;               /* `goal: fix`: test gates without `expect` expect fix */
 	enum sl_job_kind job;       /* `kind:` */
 	sl_strvec test_paths;       /* testgen: globs of the test files a candidate creates;

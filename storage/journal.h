@@ -4,7 +4,8 @@
  * attempts rebuilt from the store.
  *
  * A reply is journalled under (target, attempt n, round: 0 for the request,
- * 1 for the format-correction round) in a transaction of its own, so a kill
+ * 1 for the format-correction round, 2 for the model judge's) in a
+ * transaction of its own, so a kill
  * after it arrived never pays for it again: the resumed attempt takes the
  * journalled reply instead of asking the model.  Tokens and cost count once:
  * sl_journal_usage() adds the journalled replies whose attempt is not

@@ -1076,7 +1076,13 @@ int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
 			       "SELECT json_object('key', request_key, 'reply', reply, "
 			       "'tokens_in', tokens_in, 'tokens_out', tokens_out, "
 			       "'http_status', http_status) FROM attempts "
-			       "WHERE request_key IS NOT NULL AND reply IS NOT NULL", err);
+			       "WHERE request_key IS NOT NULL AND reply IS NOT NULL "
+			       /* the model judge's replies live in the journal only */
+			       "UNION ALL "
+			       "SELECT json_object('key', request_key, 'reply', reply, "
+			       "'tokens_in', tokens_in, 'tokens_out', tokens_out, "
+			       "'http_status', http_status) FROM replies "
+			       "WHERE round = 2 AND request_key IS NOT NULL", err);
 	sl_buf out = SL_BUF_INIT;
 	int rc, ret;
 
@@ -1493,9 +1499,15 @@ static int funnel_gates(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_er
 		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict IN ('fail', 'timeout')), "
 		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'skip'), "
 		 "count(*) FILTER (WHERE g.cached), "
-		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'error') "
+		 "count(*) FILTER (WHERE NOT g.cached AND g.verdict = 'error'), "
+		 /* a model judge's (its note says so): reviewers on what it let through */
+		 "max(g.note LIKE 'judged by %'), "
+		 "count(*) FILTER (WHERE g.verdict = 'pass' AND d.decision = 'accept'), "
+		 "count(*) FILTER (WHERE g.verdict = 'pass' AND d.decision = 'reject') "
 		 "FROM gate_runs g JOIN candidates c ON c.id = g.candidate_id "
-		 "JOIN targets t ON t.id = c.target_id WHERE t.campaign_id = ? "
+		 "JOIN targets t ON t.id = c.target_id "
+		 "LEFT JOIN decisions d ON d.id = (SELECT max(id) FROM decisions "
+		 "WHERE candidate_id = c.id) WHERE t.campaign_id = ? "
 		 "GROUP BY g.gate ORDER BY min(g.id)", err);
 	if (!s)
 		return SL_ERROR;
@@ -1512,6 +1524,9 @@ static int funnel_gates(sl_store *st, int64_t campaign_id, sl_funnel *out, sl_er
 		g->skipped = sqlite3_column_int64(s, 4);
 		g->cached = sqlite3_column_int64(s, 5);
 		g->errors = sqlite3_column_int64(s, 6);
+		g->judge = sqlite3_column_int(s, 7);
+		g->reviewed_accept = sqlite3_column_int64(s, 8);
+		g->reviewed_reject = sqlite3_column_int64(s, 9);
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {

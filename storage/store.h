@@ -273,6 +273,9 @@ int sl_store_decide(sl_store *st, int64_t candidate_id, int decision,
 typedef struct sl_funnel_gate {
 	char *gate;
 	int64_t runs, passed, failed, skipped, cached, errors;  /* failed: fail or timeout */
+	int judge;                  /* a model judge's (its runs' note: "judged by ...") */
+	int64_t reviewed_accept, reviewed_reject; /* of the candidates it passed, those
+				       whose latest decision accepts / rejects */
 } sl_funnel_gate;
 
 typedef struct sl_funnel {

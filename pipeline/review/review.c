@@ -61,6 +61,11 @@ void sl_review_funnel_text(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 		if (g->errors)
 			sl_buf_addf(out, ", %lld errors", (long long)g->errors);
 		sl_buf_addf(out, " (%lld run%s)\n", (long long)g->runs, g->runs == 1 ? "" : "s");
+		if (g->judge)
+			sl_buf_addf(out, "      model judge: vetoed %lld; of those it accepted, "
+				    "reviewers accepted %lld and rejected %lld\n",
+				    (long long)g->failed, (long long)g->reviewed_accept,
+				    (long long)g->reviewed_reject);
 	}
 	/* each line says what it counts: targets by state, candidates by decision */
 	sl_buf_addf(out, "  proposed     %6lld  %s (%.0f%% of targets)\n", (long long)f->proposed,
@@ -121,6 +126,12 @@ void sl_review_funnel_json(sl_buf *out, const sl_campaign_rec *c, const sl_funne
 		json_object_set_new(g, "skipped", json_integer(f->gates[i].skipped));
 		json_object_set_new(g, "cached", json_integer(f->gates[i].cached));
 		json_object_set_new(g, "errors", json_integer(f->gates[i].errors));
+		if (f->gates[i].judge)
+			json_object_set_new(g, "judge", json_pack("{s:I,s:I,s:I}", "vetoed",
+					    (json_int_t)f->gates[i].failed, "reviewers_accepted",
+					    (json_int_t)f->gates[i].reviewed_accept,
+					    "reviewers_rejected",
+					    (json_int_t)f->gates[i].reviewed_reject));
 		json_array_append_new(gates, g);
 	}
 	json_object_set_new(o, "gates", gates);

@@ -3,7 +3,8 @@
  * (expect.c) and the policy gates on its diff, then its tree (the warm base
  * under a layer of its own, or a worktree) and the jailed gates, at most
  * `jobs` candidates at once; a run without gates proposes the branch as it
- * is.  Branches are written only while the worker holds the target's
+ * is.  The model judge (judge_model.c), when the campaign has one, comes
+ * last.  Branches are written only while the worker holds the target's
  * lease, under the git lock.
  */
 #include <pthread.h>
@@ -230,16 +231,21 @@ static int gate_in_worktree(run_attempt *a, sl_err *err)
 static int judge_candidate(run_attempt *a, sl_err *err)
 {
 	run_ctx *x = a->x;
-	int r, gated = 0;
+	const sl_spec *spec = x->c->spec;
+	int r, r2, gated = 0;
 
 	a->passed = 0;
 	run_attempt_step(a, SL_STEP_CHECK);
 	a->changed = sl_cand_diff_parse(a->s.diff.buf);
-	if (!(r = check_diff(a, err)) && a->passed) {
+	r = check_diff(a, err);
+	/* without gates to run, the model judge comes before the proposal */
+	if (!r && a->passed && spec->judge && !spec->ngates)
+		r = run_model_judge(a, err);
+	if (!r && a->passed) {
 		run_attempt_step(a, SL_STEP_WAIT);
 		sem_wait(&x->gate_slots);
 		run_attempt_step(a, SL_STEP_TREE);
-		if (!x->c->spec->ngates)
+		if (!spec->ngates)
 			r = propose(a, err);
 		else if (x->warm)
 			r = gate_on_warm(a, err);
@@ -248,15 +254,18 @@ static int judge_candidate(run_attempt *a, sl_err *err)
 		sem_post(&x->gate_slots);
 		run_ev_judged(x);
 		gated = 1;
+		/* and after them when there are: it is the last gate */
+		if (!r && a->passed && spec->judge && spec->ngates)
+			r = run_model_judge(a, err);
 	}
 	sl_cand_diff_free(a->changed);
 	a->changed = NULL;
-	if (r || !gated)
+	if ((r && r != SL_EBUDGET) || !gated)
 		return r;
 	run_git_lock_take(x);
-	r = a->passed ? SL_OK : sl_branch_delete_matching(a->repo, a->branch, &a->commit, err);
+	r2 = a->passed ? SL_OK : sl_branch_delete_matching(a->repo, a->branch, &a->commit, err);
 	run_git_lock_give(x);
-	return r;
+	return r2 ? r2 : r;
 }
 
 /*
@@ -269,7 +278,15 @@ int run_judge_step(run_attempt *a, sl_err *err)
 	run_ctx *x = a->x;
 	int r;
 
-	if ((r = judge_candidate(a, err)))
+	if ((r = judge_candidate(a, err)) == SL_EBUDGET) {
+		/* the model judge found the budget spent: the target waits, like the model step's */
+		pthread_mutex_lock(&x->lock);
+		r = run_record_plain(a, SL_T_BUDGET, a->n - 1, x->stop_reason, err);
+		pthread_mutex_unlock(&x->lock);
+		a->ended = !r;
+		return r;
+	}
+	if (r)
 		return r;
 	if (a->passed || !run_interrupted(x))
 		return SL_OK;

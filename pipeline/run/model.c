@@ -70,7 +70,7 @@ static int read_blob_text(sl_buf *out, git_repository *repo, const char *hex, sl
 }
 
 /* Tokens a chat's prompt may count: a byte is at most about a third of a token. */
-static int64_t estimate_tokens(const sl_chat_msg *msgs, size_t n)
+int64_t run_estimate_tokens(const sl_chat_msg *msgs, size_t n)
 {
 	int64_t t = 0;
 
@@ -80,13 +80,13 @@ static int64_t estimate_tokens(const sl_chat_msg *msgs, size_t n)
 }
 
 /* The reply cap a reservation assumes: max_tokens, else a typical endpoint's default. */
-static int64_t reply_cap(const sl_spec *spec)
+int64_t run_reply_cap(const sl_spec *spec)
 {
 	return spec->max_tokens > 0 ? spec->max_tokens : 4096;
 }
 
 /* Tokens counted from bytes, about 4 a token (README, "Every token counted"). */
-static int64_t bytes_tokens(size_t len)
+int64_t run_bytes_tokens(size_t len)
 {
 	return (int64_t)((len + 3) / 4);
 }
@@ -125,11 +125,11 @@ static void check_usage(run_attempt *a, model_round *m)
 
 		for (size_t i = 0; !sent && i < m->nmsgs; i++)
 			sent += strlen(m->msgs[i].content);
-		m->tin = bytes_tokens(sent);
+		m->tin = run_bytes_tokens(sent);
 		m->estimated = 1;
 	}
 	if (out == -1) {
-		m->tout = bytes_tokens(s->comp.text.len);
+		m->tout = run_bytes_tokens(s->comp.text.len);
 		m->estimated = 1;
 	}
 }
@@ -137,29 +137,36 @@ static void check_usage(run_attempt *a, model_round *m)
 /* Record the reply that just arrived, before anything is done with it. */
 static int journal_reply(run_attempt *a, const model_round *m, sl_err *err)
 {
-	run_ctx *x = a->x;
 	attempt_state *s = &a->s;
 	sl_reply_rec r = { 0 };
-	int ret;
 
-	r.target_id = s->a.target_id;
-	r.n = s->a.n;
-	r.round = m->round;
-	r.request_key = s->comp.key[0] ? s->comp.key : NULL;
-	r.request = s->comp.request.len ? s->comp.request.buf : NULL;
-	r.reply = s->comp.text.buf;
 	r.tokens_in = m->tin;
 	r.tokens_out = m->tout;
 	r.cost = m->cost;
-	r.http_status = s->comp.http_status;
-	r.latency_ms = s->comp.latency_ms;
-	r.retries = s->comp.retries;
-	r.truncated = s->comp.truncated;
 	r.usage_note = s->usage_note[0] ? s->usage_note : NULL;
 	r.tokens_estimated = m->estimated;
-	if ((ret = run_begin_fenced(x, r.target_id, err)))
+	return run_journal_put(a, m->round, &s->comp, &r, err);
+}
+
+int run_journal_put(run_attempt *a, int round, const sl_completion *c, sl_reply_rec *r,
+		    sl_err *err)
+{
+	run_ctx *x = a->x;
+	int ret;
+
+	r->target_id = a->s.a.target_id;
+	r->n = a->s.a.n;
+	r->round = round;
+	r->request_key = c->key[0] ? (char *)c->key : NULL;
+	r->request = c->request.len ? c->request.buf : NULL;
+	r->reply = c->text.buf;
+	r->http_status = c->http_status;
+	r->latency_ms = c->latency_ms;
+	r->retries = c->retries;
+	r->truncated = c->truncated;
+	if ((ret = run_begin_fenced(x, r->target_id, err)))
 		return ret;
-	if ((ret = sl_journal_reply_put(x->st, &r, err))) {
+	if ((ret = sl_journal_reply_put(x->st, r, err))) {
 		sl_store_rollback(x->st);
 		return ret;
 	}
@@ -167,7 +174,7 @@ static int journal_reply(run_attempt *a, const model_round *m, sl_err *err)
 }
 
 /* 1 if the journalled reply answered this very request (same key). */
-static int journal_matches(const sl_spec *spec, const sl_reply_rec *jr, const sl_chat_msg *msgs,
+int run_journal_matches(const sl_spec *spec, const sl_reply_rec *jr, const sl_chat_msg *msgs,
 			   size_t n)
 {
 	static const enum sl_provider_kind kinds[] = { SL_PROVIDER_OPENAI, SL_PROVIDER_ANTHROPIC,
@@ -284,8 +291,8 @@ static int fetch_reply(run_attempt *a, model_round *m, sl_err *err)
 	sl_reply_rec jr;
 	int rc, r;
 
-	m->est_in = estimate_tokens(m->msgs, m->nmsgs);
-	m->cap = reply_cap(spec);
+	m->est_in = run_estimate_tokens(m->msgs, m->nmsgs);
+	m->cap = run_reply_cap(spec);
 	est_cost = run_cost_of(spec, m->est_in, m->cap);
 	sl_completion_release(&s->comp);
 	sl_completion_init(&s->comp);
@@ -299,7 +306,7 @@ static int fetch_reply(run_attempt *a, model_round *m, sl_err *err)
 	rc = sl_journal_reply_get(x->st, s->a.target_id, s->a.n, m->round, &jr, err);
 	if (rc != SL_OK && rc != SL_ENOTFOUND)
 		return SL_ERROR;
-	if (rc == SL_OK && !journal_matches(spec, &jr, m->msgs, m->nmsgs)) {
+	if (rc == SL_OK && !run_journal_matches(spec, &jr, m->msgs, m->nmsgs)) {
 		/* recorded for another request (the campaign changed): ask again */
 		sl_reply_rec_release(&jr);
 		rc = SL_ENOTFOUND;

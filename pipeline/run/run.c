@@ -139,6 +139,7 @@ static int open_provider(run_ctx *x, sl_err *err)
 {
 	const sl_spec *spec = x->c->spec;
 	sl_provider_opts po = SL_PROVIDER_OPTS_INIT;
+	int r;
 
 	if (spec->provider == SL_PROVIDER_RULES)
 		return SL_OK;
@@ -163,7 +164,13 @@ static int open_provider(run_ctx *x, sl_err *err)
 			return SL_EINPUT;
 		po.replay_path = x->replay_file;
 	}
-	return sl_provider_new(&x->provider, &po, err);
+	if ((r = sl_provider_new(&x->provider, &po, err)))
+		return r;
+	/* the format asked of edits is not the judge's: it gets a provider without it */
+	po.response_format = NULL;
+	if (spec->judge && spec->response_format)
+		return sl_provider_new(&x->judge_provider, &po, err);
+	return SL_OK;
 }
 
 /* Hash one field of the campaign definition, length-prefixed. */
@@ -224,6 +231,11 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 	digest_add(&h, spec->command);
 	digest_num(&h, spec->temperature);
 	digest_num(&h, spec->max_tokens);
+	if (spec->judge) {
+		digest_add(&h, spec->judge->name);
+		digest_add(&h, spec->judge->instructions);
+		digest_num(&h, spec->judge->include_trajectory);
+	}
 	for (size_t i = 0; i < spec->ngates; i++) {
 		const sl_gate_conf *g = &spec->gates[i];
 
@@ -515,6 +527,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 	run_target_index_release(&x->index);
 	sl_target_list_release(list);
 	sl_provider_free(x->provider);
+	sl_provider_free(x->judge_provider);
 	sl_warm_free(x->warm);
 	sl_gating_free(x->gating);
 	sl_findings_release(&x->findings);

@@ -15,6 +15,7 @@
  *              journalled before a crash), the reply's format, its usage
  *   judge.c    the candidate judged: syntax and policy on the diff, then
  *              its tree (warm base and layer, or a worktree) and the gates
+ *   judge_model.c  the model judge gate: one request, accept or reject
  *   expect.c   the change did what was asked (a migration's query is gone
  *              from the unit), judged with the syntax
  *   record.c   the store's records of the campaign, targets and attempts
@@ -73,6 +74,9 @@ typedef struct run_ctx {
 	sl_campaign *c;
 	sl_store *st;
 	sl_provider *provider;      /* NULL for the rules kind */
+	sl_provider *judge_provider; /* the model judge's when the campaign asks edits in a
+				       response_format (the judge answers without it);
+				       NULL: provider */
 	char *scratch;              /* this campaign's worktree root */
 	char *gitconfig;            /* config layered on each repo handle: no reflog */
 	int gitconfig_fd;
@@ -276,6 +280,34 @@ void run_candidate_message(sl_buf *msg, const run_ctx *x, const char *path,
 
 /* model.c */
 int run_model_step(run_attempt *a, sl_err *err);
+/* Tokens a chat's prompt may count (a byte is at most about a third of a token). */
+int64_t run_estimate_tokens(const sl_chat_msg *msgs, size_t n);
+/* The reply cap a reservation assumes: max_tokens, else 4096. */
+int64_t run_reply_cap(const sl_spec *spec);
+/* Tokens counted from bytes, about 4 a token. */
+int64_t run_bytes_tokens(size_t len);
+/* 1 if the journalled reply jr answered this very chat (same request key). */
+int run_journal_matches(const sl_spec *spec, const sl_reply_rec *jr, const sl_chat_msg *msgs,
+			size_t n);
+/*
+ * Journal the attempt's reply c of round in a transaction of its own,
+ * fenced by the worker's lease: r (its tokens, cost and notes filled by the
+ * caller) gets the attempt, the round and c's request, reply and numbers
+ * (borrowed from c for the call).
+ */
+int run_journal_put(run_attempt *a, int round, const sl_completion *c, sl_reply_rec *r,
+		    sl_err *err);
+
+/*
+ * judge_model.c: the model judge (spec->judge), after the candidate's
+ * other gates passed.  Its gate run goes to a->gates; a reject, an answer
+ * that cannot be read or a failed request clear a->passed with the reason
+ * in the feedback.  SL_EBUDGET when a budget ran out before the request
+ * (nothing spent, a->passed cleared); SL_ERROR when the machinery broke.
+ */
+#define RUN_JUDGE_ROUND 2           /* the judge's reply in the journal (and in
+				       sl_store_export_replies) */
+int run_model_judge(run_attempt *a, sl_err *err);
 
 /* judge.c */
 int run_judge_step(run_attempt *a, sl_err *err);

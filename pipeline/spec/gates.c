@@ -3,7 +3,9 @@
  * then checked against its kind (what runs a command, what reads a report,
  * what belongs to policy gates) and against the gates before it (names,
  * preparing gates first).  A command whose pipeline would hide a failure
- * (no bash here for pipefail) is a warning in spec->warnings.
+ * (no bash here for pipefail) is a warning in spec->warnings.  The one
+ * `kind: judge` entry, the model judge, goes to spec->judge instead: it
+ * runs no command and comes after every other gate.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -185,6 +187,8 @@ static int check_gate_name(struct loader *ld, const struct gate_item *it, const 
 	for (size_t j = 0; j < i; j++)
 		if (!strcmp(spec->gates[j].name, g->name))
 			return spec_fail(ld, it->v[G_NAME]->start, "duplicate gate name '%s'", g->name);
+	if (spec->judge && !strcmp(spec->judge->name, g->name))
+		return spec_fail(ld, it->v[G_NAME]->start, "duplicate gate name '%s'", g->name);
 	return 0;
 }
 
@@ -272,6 +276,47 @@ static int check_gate_policy(struct loader *ld, const struct gate_item *it,
 	return 0;
 }
 
+/* 1 if the entry says `kind: judge`. */
+static int is_judge(const struct node *item)
+{
+	for (size_t k = 0; k + 1 < item->nkid; k += 2)
+		if (item->kid[k]->type == N_SCALAR && !strcmp(item->kid[k]->text, "kind") &&
+		    item->kid[k + 1]->type == N_SCALAR && !strcmp(item->kid[k + 1]->text, "judge"))
+			return 1;
+	return 0;
+}
+
+/* The model judge's entry: name, kind, instructions, include_trajectory; one a campaign. */
+static int read_judge(struct loader *ld, const struct node *item, sl_spec *spec)
+{
+	static const char *const judge_keys[] = { "name", "kind", "instructions",
+		"include_trajectory", NULL };
+	const struct node *v[SL_CAP_SPEC_KEYS] = { NULL };
+	sl_spec_judge *j;
+	char sbuf[80];
+
+	if (spec->judge)
+		return spec_fail(ld, item->start, "a second gate of kind judge: a campaign has "
+				 "at most one");
+	j = spec->judge = sl_xcalloc(1, sizeof(*j));
+	j->pos.line = (uint32_t)(item->start.line + 1);
+	j->pos.col = (uint32_t)(item->start.column + 1);
+	if (spec_map_fields(ld, item, "gates (kind judge)", judge_keys, v) ||
+	    spec_get_str(ld, v[0], "name", "gates", 1, &j->name) ||
+	    spec_get_str(ld, v[2], "instructions", "gates", 1, &j->instructions) ||
+	    spec_get_bool(ld, v[3], "include_trajectory", "gates", &j->include_trajectory) ||
+	    spec_need(ld, item, v[0], "name", "gates"))
+		return SL_EINPUT;
+	if (!spec_valid_name(j->name))
+		return spec_fail(ld, v[0]->start,
+				 "invalid gate name '%s': use only A-Z, a-z, 0-9, '.', '_' and '-'",
+				 spec_show(sbuf, sizeof(sbuf), j->name, strlen(j->name)));
+	for (size_t i = 0; i < spec->ngates; i++)
+		if (!strcmp(spec->gates[i].name, j->name))
+			return spec_fail(ld, v[0]->start, "duplicate gate name '%s'", j->name);
+	return 0;
+}
+
 /* 'gates': each entry read, then checked against its kind and the gates before it. */
 int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 {
@@ -285,9 +330,14 @@ int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec)
 		if (it.item->type != N_MAP)
 			return spec_fail(ld, it.item->start,
 					 "expected a mapping for an entry of 'gates'");
+		if (is_judge(it.item)) {
+			if (read_judge(ld, it.item, spec))
+				return SL_EINPUT;
+			continue;
+		}
 		spec->ngates++;
-		if (read_gate(ld, &it, g) || check_gate_running(ld, &it, spec, i) ||
-		    check_gate_name(ld, &it, spec, i) || read_gate_numbers(ld, &it, g, spec) ||
+		if (read_gate(ld, &it, g) || check_gate_running(ld, &it, spec, spec->ngates - 1) ||
+		    check_gate_name(ld, &it, spec, spec->ngates - 1) || read_gate_numbers(ld, &it, g, spec) ||
 		    check_gate_report(ld, &it, g) || check_gate_policy(ld, &it, g))
 			return SL_EINPUT;
 		warn_gate_pipe(ld, &it, spec, g);

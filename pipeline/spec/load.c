@@ -120,6 +120,11 @@ void sl_spec_free(sl_spec *spec)
 		sl_strvec_release(&spec->gates[i].build_files);
 	}
 	free(spec->gates);
+	if (spec->judge) {
+		free(spec->judge->name);
+		free(spec->judge->instructions);
+		free(spec->judge);
+	}
 	sl_strvec_release(&spec->warnings);
 	sl_strvec_release(&spec->paths);
 	sl_strvec_release(&spec->override_globs);
