@@ -89,18 +89,10 @@ test_expect_success 'publish: the same pull requests on the stub GitHub' '
 # metrics_of STORE OUT: /metrics of `sluice serve --store STORE` into OUT,
 # without the store's label and the gates' times
 metrics_of() {
-	sluice serve --store "$1" --listen 127.0.0.1:0 >"$2.serve" 2>"$2.err" &
-	pid=$!
-	for i in $(seq 1 600); do
-		grep -q "^serving " "$2.serve" && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.1
-	done
-	url=$(sed -n "s/^serving //p" "$2.serve")
-	test -n "$url" && curl -sf "${url}metrics" >"$2.raw"
+	start_serve "$2.serve" --store "$1" --listen 127.0.0.1:0 &&
+	curl -sf "${serve_url}metrics" >"$2.raw"
 	rc=$?
-	kill $pid 2>/dev/null
-	wait $pid 2>/dev/null
+	stop_serve $serve_pid
 	test $rc = 0 && grep -v "duration_seconds" "$2.raw" | sed "s/store=\"[^\"]*\",//" >"$2"
 }
 
