@@ -541,7 +541,7 @@ static int trailer_names(const char *p, const char *tags)
 {
 	size_t tlen = strlen(SL_STORE_TRAILER);
 
-	if (strncmp(p, SL_STORE_TRAILER, tlen))
+	if (!tags || strncmp(p, SL_STORE_TRAILER, tlen))
 		return 0;
 	p += tlen;
 	for (const char *t = tags, *e; *t; t = *e ? e + 1 : e) {

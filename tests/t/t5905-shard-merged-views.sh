@@ -149,4 +149,15 @@ test_expect_success 'merging the merged store carries its shard stores along' '
 	test "$(sluice show --store mm.db --json $a | jq -r .branch_state)" = ours
 '
 
+test_expect_success 'a run on the merged store takes over the branch a shard made for a target it retries' '
+	cp m.db r.db &&
+	sluice retry --store r.db net/conn.c:7 >retry.out &&
+	grep -q "sent back 1 target" retry.out &&
+	sl run --repo "$TRASH/user" --store "$TRASH/r.db" $CAMPAIGN >r.out 2>&1 &&
+	c=$(sqlite3 r.db "select c.commit_oid from candidates c join targets t on t.id = c.target_id where t.path = '"'"'net/conn.c'"'"' and c.state = '"'"'passed'"'"' order by c.id desc limit 1") &&
+	test -n "$c" &&
+	test "$(git -C user rev-parse refs/heads/sluice/buf-copy-n/net-conn.c-L7C2)" = "$c" &&
+	test -z "$(git -C user for-each-ref "refs/heads/sluice/buf-copy-n-*")"
+'
+
 test_done
