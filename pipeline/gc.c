@@ -23,6 +23,7 @@
 #include "pipeline/scratch.h"
 #include "pipeline/spec.h"
 #include "storage/lease.h"
+#include "storage/merge.h"
 #include "common/buf.h"
 
 /* What one gc works on: roots, repositories and the store's campaigns. */
@@ -266,7 +267,7 @@ static void drop_branches(struct gc *g, git_repository *repo, const sl_strvec *d
 
 /* What stale_branches() gathers: the branches to delete, at their commits, and the others'. */
 struct stale {
-	const char *tag;            /* STORE_ID/CAMPAIGN_ID: this store's trailer */
+	const char *tag;            /* this store's trailer tags, one a line (sl_store_tags) */
 	const sl_candidate_rec *keep;
 	size_t nkeep;
 	sl_strvec drop;
@@ -403,21 +404,25 @@ static int campaign_busy(struct gc *g, const sl_campaign_rec *camp, int *busy, s
 /*
  * The branch prefixes of camp in this store: the campaign's, and
  * PREFIX-ID8 where the store's runs propose when another store holds a
- * name; *tag becomes the store's trailer tag.
+ * name, for this store and each store merged into it; *tag becomes the
+ * store's trailer tags (sl_store_tags).
  */
 static int store_prefixes(struct gc *g, const sl_campaign_rec *camp, sl_strvec *prefixes,
 			  sl_buf *tag, sl_err *err)
 {
-	char id[SL_STORE_ID_LEN + 1];
 	sl_buf own = SL_BUF_INIT;
 	int ret;
 
-	if ((ret = sl_store_id(id, g->st, err)))
+	if ((ret = sl_store_tags(tag, g->st, camp->id, err)))
 		return ret;
-	sl_buf_addf(tag, "%s/%lld", id, (long long)camp->id);
-	sl_buf_addf(&own, "%s-%.8s", camp->branch_prefix, id);
 	sl_strvec_push(prefixes, camp->branch_prefix);
-	sl_strvec_push(prefixes, own.buf);
+	for (const char *t = tag->buf, *e; *t; t = *e ? e + 1 : e) {
+		e = strchrnul(t, '\n');
+		sl_buf_reset(&own);
+		sl_buf_addf(&own, "%s-%.8s", camp->branch_prefix, t);
+		if (strcmp(prefixes->v[prefixes->n - 1], own.buf))
+			sl_strvec_push(prefixes, own.buf);
+	}
 	sl_buf_release(&own);
 	return SL_OK;
 }

@@ -469,7 +469,10 @@ static int merge_campaign(merge_ctx *x, sl_merge_counts *counts, sl_err *err)
 	};
 
 	if (merge_campaign_row(x, err) || pick_targets(x, counts, err) || drop_old(x, err) ||
-	    copy_targets(x, err))
+	    copy_targets(x, err) ||
+	    run(x, "INSERT OR IGNORE INTO main.merged_stores (campaign_id, store_id, "
+		"src_campaign_id) SELECT :cid, :store, :scid UNION SELECT :cid, store_id, "
+		"src_campaign_id FROM src.merged_stores WHERE campaign_id = :scid", err))
 		return SL_ERROR;
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
 		if (copy_rows(x, &specs[i], err))
@@ -530,6 +533,26 @@ static int merge_all(merge_ctx *x, sl_merge_counts *counts, sl_err *err)
 done:
 	free(ids);
 	return ret;
+}
+
+int sl_store_tags(sl_buf *out, sl_store *st, int64_t campaign_id, sl_err *err)
+{
+	char id[SL_STORE_ID_LEN + 1];
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sl_store_id(id, st, err))
+		return SL_ERROR;
+	sl_buf_addf(out, "%s/%lld", id, (long long)campaign_id);
+	if (!(s = sl_store_prepare(st, "SELECT store_id, src_campaign_id FROM merged_stores "
+				   "WHERE campaign_id = ? ORDER BY store_id, src_campaign_id", err)))
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		sl_buf_addf(out, "\n%s/%lld", (const char *)sqlite3_column_text(s, 0),
+			    (long long)sqlite3_column_int64(s, 1));
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "read the merged stores");
 }
 
 int sl_store_merge(sl_store *out, sl_store *in, const sl_merge_opts *opts,

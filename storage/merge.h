@@ -11,7 +11,7 @@
  * everything recorded under it (attempts, replies, candidates, gate runs,
  * decisions, published changes) under new ids, and the campaign's runs,
  * baselines and findings not placed, and the store's verdict and scope
- * caches.  Table merge_origin (migration 12) records which store each target
+ * caches.  Table merge_origin (migration 13) records which store each target
  * came from and a signature of what it held: merging the same store again
  * copies nothing, a store that ran on since replaces what came from it, and
  * a target finished in one store replaces the same target left unfinished by
@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 
+#include "common/buf.h"
 #include "storage/store.h"
 
 /*
@@ -59,8 +60,20 @@ typedef struct sl_merge_counts {
 	size_t kept;                /* targets out already held as the input has them */
 } sl_merge_counts;
 
-/* Fold in into out, in one transaction of out; counts added to *counts. */
+/*
+ * Fold in into out, in one transaction of out; counts added to *counts.
+ * Each of in's campaigns is recorded in out's table merged_stores (with
+ * the stores merged into in before): as in's store id and campaign id,
+ * the tag its candidates' commits carry.
+ */
 int sl_store_merge(sl_store *out, sl_store *in, const sl_merge_opts *opts,
 		   sl_merge_counts *counts, sl_err *err);
+
+/*
+ * The Sluice-Store tags that count as campaign_id's of st, one a line:
+ * its own "STORE_ID/CAMPAIGN_ID" first, then one for each store campaign
+ * merged into it ("SHARD_STORE_ID/ITS_CAMPAIGN_ID").  Appended to out.
+ */
+int sl_store_tags(sl_buf *out, sl_store *st, int64_t campaign_id, sl_err *err);
 
 #endif

@@ -243,6 +243,15 @@ static const char *const migrations[] = {
 	"  sig TEXT NOT NULL,"
 	"  PRIMARY KEY (campaign_id, key)"
 	") STRICT, WITHOUT ROWID;",
+	/* 14: the stores (and their campaigns) merged into a campaign of this
+	   one: their candidates' commits name them in the Sluice-Store trailer,
+	   and gc and the branch states count those commits as this store's */
+	"CREATE TABLE merged_stores("
+	"  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+	"  store_id TEXT NOT NULL,"
+	"  src_campaign_id INTEGER NOT NULL,"
+	"  PRIMARY KEY (campaign_id, store_id, src_campaign_id)"
+	") STRICT, WITHOUT ROWID;",
 };
 
 size_t sl_migrations_count(void)

@@ -934,8 +934,11 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err)
 {
+	/* scope order (tree order, then position; an enclosing unit first), which
+	   is id order in a store that scoped them and not in a merged one */
 	sqlite3_stmt *s = prep(st, "SELECT " TARGET_COLS " FROM targets WHERE campaign_id = ? "
-			       "AND (?2 IS NULL OR state = ?2) ORDER BY id", err);
+			       "AND (?2 IS NULL OR state = ?2) ORDER BY path, start_byte, "
+			       "end_byte DESC, id", err);
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);
@@ -1245,8 +1248,11 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
 int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err)
 {
+	/* by target in scope order (sl_store_targets), then attempt: not the order
+	   in which concurrent workers, or the shards of a merged store, made them */
 	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE t.campaign_id = ?1 "
-			       "AND (?2 IS NULL OR c.state = ?2) ORDER BY c.id", err);
+			       "AND (?2 IS NULL OR c.state = ?2) ORDER BY t.path, t.start_byte, "
+			       "t.end_byte DESC, a.n, c.id", err);
 
 	if (s) {
 		sqlite3_bind_int64(s, 1, campaign_id);

@@ -110,7 +110,11 @@ void sl_target_list_free(sl_target_rec *v, size_t n);
 /* Insert unless (campaign, key) exists; *id_out is the row either way. */
 int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 			int *inserted_out, sl_err *err);
-/* Targets of a campaign in id order; state SL_T_ANY = all. */
+/*
+ * Targets of a campaign in scope order (path, then position, an enclosing
+ * unit before what it holds): the same order in a merged store as in one
+ * that scoped them; state SL_T_ANY = all.
+ */
 int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err);
 int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err);
@@ -226,7 +230,10 @@ int sl_store_candidate_set_branch(sl_store *st, int64_t target_id, const char *c
 				  const char *branch, sl_err *err);
 /* SL_ENOTFOUND when there is no candidate with that id. */
 int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_err *err);
-/* Candidates of a campaign in id order; state SL_C_ANY = all. */
+/*
+ * Candidates of a campaign by target in scope order (sl_store_targets),
+ * then attempt; state SL_C_ANY = all.
+ */
 int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err);
 

@@ -249,9 +249,14 @@ int sl_gating_open(sl_gating **out, const sl_gate_conf *gates, size_t ngates,
 		   const sl_jail_limits *jail, sl_store *st, int64_t campaign_id,
 		   const git_oid *base, int unsafe, sl_err *err)
 {
-	sl_gating *g = sl_xcalloc(1, sizeof(*g));
+	sl_gating *g;
 	sl_buf env = SL_BUF_INIT;
 
+	*out = NULL;
+	/* every gate runs in a jail: without its minimum none runs, unless --unsafe */
+	if (ngates && !unsafe && sl_jail_minimum(err))
+		return SL_EBASE;
+	g = sl_xcalloc(1, sizeof(*g));
 	g->unsafe = unsafe;
 	g->gates = gates;
 	g->jail = *jail;

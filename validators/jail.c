@@ -691,6 +691,10 @@ static _Noreturn void fail(int fd, const char *what)
 
 static pid_t raw_fork(unsigned long flags)
 {
+	if ((flags & CLONE_NEWUSER) && sl_jail_test_no_userns()) {
+		errno = EPERM;
+		return -1;
+	}
 	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
@@ -712,7 +716,7 @@ static pid_t raw_fork_into(unsigned long flags, int cgfd, int *into)
 
 	*into = 0;
 #ifdef SYS_clone3
-	if (cgfd >= 0) {
+	if (cgfd >= 0 && !((flags & CLONE_NEWUSER) && sl_jail_test_no_userns())) {
 		struct clone3_args a;
 
 		memset(&a, 0, sizeof(a));
@@ -1685,7 +1689,7 @@ static void parse_files(sl_jail_result *out, const sl_jail_opts *opts, const sl_
 	}
 }
 
-/* Whether a child can be made in the namespaces of flags. */
+/* Whether a child can be made in the namespaces of flags (else errno says why). */
 static int ns_works(unsigned long flags)
 {
 	pid_t pid = raw_fork(flags);
@@ -1707,11 +1711,15 @@ static const unsigned long ns_flags[] = {
 
 static pthread_once_t ns_once = PTHREAD_ONCE_INIT;
 static unsigned long ns_usable;
+static int ns_user_errno;      /* why CLONE_NEWUSER failed */
 
 static void probe_ns(void)
 {
 	int user = ns_works(CLONE_NEWUSER);
 	unsigned long u = user ? CLONE_NEWUSER : 0;
+
+	if (!user)
+		ns_user_errno = errno;
 
 	for (size_t i = 1; i < sizeof(ns_flags) / sizeof(*ns_flags); i++)
 		if (ns_works((user ? CLONE_NEWUSER : 0) | ns_flags[i]))
@@ -1724,6 +1732,29 @@ static unsigned long usable_ns(void)
 {
 	pthread_once(&ns_once, probe_ns);
 	return ns_usable;
+}
+
+#define MINIMUM_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET)
+
+int sl_jail_minimum(sl_err *err)
+{
+	unsigned long have = usable_ns();
+	sl_buf why = SL_BUF_INIT;
+	int ret = 0;
+
+	if ((have & MINIMUM_NS) == MINIMUM_NS)
+		return 0;
+	if (!(have & CLONE_NEWUSER))
+		sl_jail_userns_why(&why, ns_user_errno);
+	else
+		sl_buf_addf(&why, "no %s namespace inside a user namespace",
+			    !(have & CLONE_NEWNS) ? "mount" : !(have & CLONE_NEWPID) ? "pid" :
+			    "network");
+	ret = sl_err_set(err, SL_EBASE, "gates refuse to run without the jail's user, mount, "
+			 "pid and network namespaces: %s; 'sluice doctor' says more; --unsafe "
+			 "runs them without (recorded with every verdict)", why.buf);
+	sl_buf_release(&why);
+	return ret;
 }
 
 static unsigned ns_layers(unsigned long ns)
@@ -1772,6 +1803,8 @@ static int plan_isolation(struct plan *p, const sl_jail_opts *opts, sl_err *err)
 	p->ns = ALL_NS;
 	if (opts->unsafe)
 		p->ns &= usable_ns();
+	else if (sl_jail_minimum(err))
+		return SL_EBASE;
 	p->fs = (p->ns & CLONE_NEWNS) && ((p->ns & CLONE_NEWUSER) || !geteuid());
 	p->as_root = geteuid() == 0;
 	p->root_opts = (p->ns & CLONE_NEWUSER) ? "mode=0755,size=1m,uid=1000,gid=1000" :
@@ -2108,6 +2141,8 @@ int sl_jail_probe(sl_jail_layers *out, sl_err *err)
 		goto done;
 	}
 	out->available = ns_layers(usable_ns()) | SL_JAIL_RLIMITS | SL_JAIL_NNP;
+	if (!(out->available & SL_JAIL_USERNS))
+		out->userns_errno = ns_user_errno;
 	if (!sl_seccomp_filter(&prog, 0, NULL))
 		out->available |= SL_JAIL_SECCOMP;
 	out->landlock_abi = sl_landlock_abi();

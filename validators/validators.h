@@ -461,6 +461,7 @@ typedef struct sl_jail_layers {
 		SL_JAIL_DISK_MEASURED,      /* a host directory measured after each gate */
 	} disk;                     /* how a candidate's layer holds jail.disk_mb */
 	char disk_error[256];       /* with SL_JAIL_DISK_MEASURED: why no tmpfs, or "" */
+	int userns_errno;           /* without SL_JAIL_USERNS: the clone's errno */
 } sl_jail_layers;
 
 /*
@@ -471,6 +472,38 @@ typedef struct sl_jail_layers {
  * itself broke (no scratch directory).
  */
 int sl_jail_probe(sl_jail_layers *out, sl_err *err);
+
+/*
+ * 0 when user, mount, pid and network namespaces work here (probed once
+ * per process), else SL_EBASE with a line in err naming what is missing
+ * and the setting that enables it: what a gate refuses to run without
+ * unless --unsafe.
+ */
+int sl_jail_minimum(sl_err *err);
+
+/*
+ * What keeps user namespaces off here (jail_host.c): each setting of
+ * /proc/sys that exists (kernel.unprivileged_userns_clone,
+ * kernel.apparmor_restrict_unprivileged_userns, user.max_user_namespaces)
+ * and a seccomp filter on this process, with its value, whether that
+ * value refuses them to this user, and what enables them.  Fills up to n
+ * entries of out (name and fix are static strings) and returns how many.
+ */
+typedef struct sl_jail_hint {
+	const char *name;
+	char value[32];
+	int blocks;
+	const char *fix;
+} sl_jail_hint;
+size_t sl_jail_userns_hints(sl_jail_hint *out, size_t n);
+/* "kubernetes", "slurm" or "": where this process runs, from its environment. */
+const char *sl_jail_where(void);
+/* What such a place needs for the jail ("" for none): static. */
+const char *sl_jail_where_fix(const char *where);
+/* Append "no user namespace (clone: ...)" and the settings that refuse it. */
+void sl_jail_userns_why(sl_buf *out, int clone_errno);
+/* 1 when SLUICE_TEST_NO_USERNS=1: the jail's clones of a user namespace fail (EPERM). */
+int sl_jail_test_no_userns(void);
 
 /*
  * A candidate's layer for an ordinary user (jail_layer.c): a tmpfs of

@@ -195,7 +195,12 @@ enum sl_holder { SL_HOLDER_NONE, SL_HOLDER_MINE, SL_HOLDER_OTHER };
 enum sl_holder sl_branch_holder(git_repository *repo, const char *branch, const char *tag,
 				git_oid *at);
 
-/* Whether the commit's message carries the trailer SL_STORE_TRAILER tag. */
+/*
+ * Whether the commit's message carries the trailer SL_STORE_TRAILER tag;
+ * tag may hold several, one a line (sl_store_tags, storage/merge.h: a
+ * merged store's own and those of the shard stores merged into it), and
+ * any of them counts.
+ */
 int sl_commit_made_by(git_repository *repo, const git_oid *commit, const char *tag);
 
 /*

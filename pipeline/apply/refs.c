@@ -536,19 +536,34 @@ int sl_branch_delete_matching(git_repository *repo, const char *branch, const gi
 	return ret;
 }
 
+/* Whether the line at p is "Sluice-Store: T" for one of the lines T of tags. */
+static int trailer_names(const char *p, const char *tags)
+{
+	size_t tlen = strlen(SL_STORE_TRAILER);
+
+	if (!tags || strncmp(p, SL_STORE_TRAILER, tlen))
+		return 0;
+	p += tlen;
+	for (const char *t = tags, *e; *t; t = *e ? e + 1 : e) {
+		size_t len = (size_t)((e = strchrnul(t, '\n')) - t);
+
+		if (len && !strncmp(p, t, len) && (p[len] == '\n' || !p[len]))
+			return 1;
+	}
+	return 0;
+}
+
 int sl_commit_made_by(git_repository *repo, const git_oid *commit, const char *tag)
 {
 	git_commit *c = NULL;
 	const char *msg, *p;
-	size_t tlen = strlen(SL_STORE_TRAILER), len = strlen(tag);
 	int mine = 0;
 
 	if (git_commit_lookup(&c, repo, commit) || !(msg = git_commit_message(c)))
 		goto done;
 	/* the trailer is a whole line: "Sluice-Store: TAG" */
 	for (p = msg; p && *p && !mine; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		mine = !strncmp(p, SL_STORE_TRAILER, tlen) && !strncmp(p + tlen, tag, len) &&
-			(p[tlen + len] == '\n' || !p[tlen + len]);
+		mine = trailer_names(p, tag);
 done:
 	git_commit_free(c);
 	return mine;

@@ -8,7 +8,9 @@
  * `true`, one through the overlay) and prints one row per layer: "yes" or
  * "no" and a detail, then how a candidate's layer holds jail.disk_mb (a
  * tmpfs root mounts, one in a user namespace, or a directory measured
- * afterwards) and how jail.memory_mb holds.  Reads and writes nothing but
+ * afterwards) and how jail.memory_mb holds, then the settings of /proc/sys
+ * that decide user namespaces and what enables them here, in a Kubernetes
+ * pod or on a Slurm node (validators/jail_host.c).  Reads and writes nothing but
  * a scratch directory in $TMPDIR.  Exit status 0 when the minimum for running gates (user, mount,
  * pid and network namespaces) works, 1 when it does not (gates then need
  * --unsafe), 3 when the probe itself broke.
@@ -35,10 +37,13 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 	buf[0] = '\0';
 	switch (bit) {
 	case SL_JAIL_USERNS:
-		if (!have)
-			snprintf(buf, n, "missing: enable unprivileged user namespaces "
-				 "(sysctl kernel.unprivileged_userns_clone=1, "
-				 "user.max_user_namespaces > 0)");
+		if (!have) {
+			sl_buf why = SL_BUF_INIT;
+
+			sl_jail_userns_why(&why, l->userns_errno);
+			snprintf(buf, n, "missing: %s (the settings below)", why.buf);
+			sl_buf_release(&why);
+		}
 		break;
 	case SL_JAIL_IDMAP:
 		snprintf(buf, n, have ? "uid/gid 1000 inside is host %u, never root" :
@@ -66,7 +71,11 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 			 "process, nice 10; address space only where jail.address_space_mb asks");
 		break;
 	case SL_JAIL_ROOTFS:
-		if (*l->run_error)
+		if (*l->run_error && strstr(l->run_error, "proc"))
+			snprintf(buf, n, "%s (a /proc with masked or read-only paths refuses "
+				 "a new one: in Kubernetes, securityContext.procMount: Unmasked)",
+				 l->run_error);
+		else if (*l->run_error)
 			snprintf(buf, n, "%s", l->run_error);
 		else
 			snprintf(buf, n, "tmpfs root, pivot_root, read-only /usr and /etc");
@@ -150,6 +159,55 @@ static const char *warm_mode(const sl_jail_layers *l)
 		"a worktree per candidate (no overlay)";
 }
 
+/*
+ * The settings that decide user namespaces here, one line each, and what
+ * a Kubernetes pod or a Slurm node needs: what to change when the minimum
+ * is missing (jail_host.c).
+ */
+static void print_userns(const sl_jail_layers *l)
+{
+	sl_jail_hint h[8];
+	size_t n = sl_jail_userns_hints(h, sizeof(h) / sizeof(*h));
+	const char *where = sl_jail_where();
+
+	printf("user namespaces: %s\n", (l->available & SL_JAIL_USERNS) ? "yes" : "no");
+	for (size_t i = 0; i < n; i++)
+		printf("  %s = %s%s%s\n", h[i].name, h[i].value,
+		       h[i].blocks ? ": refuses them; enable: " : "", h[i].blocks ? h[i].fix : "");
+	if (!n)
+		printf("  no setting of user namespaces in /proc/sys here\n");
+	if (*where)
+		printf("  %s: %s\n", where, sl_jail_where_fix(where));
+}
+
+static json_t *userns_json(const sl_jail_layers *l)
+{
+	json_t *o = json_object(), *a = json_array();
+	sl_jail_hint h[8];
+	size_t n = sl_jail_userns_hints(h, sizeof(h) / sizeof(*h));
+	sl_buf why = SL_BUF_INIT;
+
+	json_object_set_new(o, "available", json_boolean(l->available & SL_JAIL_USERNS));
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "name", json_string(h[i].name));
+		json_object_set_new(e, "value", json_string(h[i].value));
+		json_object_set_new(e, "blocks", json_boolean(h[i].blocks));
+		json_object_set_new(e, "enable", json_string(h[i].fix));
+		json_array_append_new(a, e);
+	}
+	json_object_set_new(o, "settings", a);
+	if (!(l->available & SL_JAIL_USERNS)) {
+		sl_jail_userns_why(&why, l->userns_errno);
+		json_object_set_new(o, "why", json_string(why.buf));
+	}
+	json_object_set_new(o, "where", json_string(sl_jail_where()));
+	json_object_set_new(o, "where_needs", json_string(sl_jail_where_fix(sl_jail_where())));
+	sl_buf_release(&why);
+	return o;
+}
+
 struct doctor_opts {
 	int json;
 };
@@ -159,7 +217,7 @@ static int doctor_main(const sl_command *self, void *opts, const sl_opt_args *ar
 	const struct doctor_opts *o = opts;
 	sl_jail_layers l;
 	sl_err err = SL_ERR_INIT;
-	char buf[512];
+	char buf[1024];
 	int ok;
 
 	if (args->n)
@@ -185,6 +243,7 @@ static int doctor_main(const sl_command *self, void *opts, const sl_opt_args *ar
 		json_object_set_new(root, "landlock_abi", json_integer(l.landlock_abi));
 		json_object_set_new(root, "cgroup_version", json_integer(l.cgroup_version));
 		json_object_set_new(root, "minimum", json_boolean(ok));
+		json_object_set_new(root, "userns", userns_json(&l));
 		json_object_set_new(root, "warm_base", json_string(warm_mode(&l)));
 		json_object_set_new(root, "disk", json_string(disk_names[l.disk]));
 		json_object_set_new(root, "disk_detail", json_string(disk_detail(&l, buf,
@@ -204,6 +263,7 @@ static int doctor_main(const sl_command *self, void *opts, const sl_opt_args *ar
 		}
 		printf("minimum for gates (userns, mntns, pidns, netns): %s\n",
 		       ok ? "yes" : "no: gates refuse to run without --unsafe");
+		print_userns(&l);
 		printf("candidates' trees (jail.warm_base: auto): %s\n", warm_mode(&l));
 		printf("candidates' layers (jail.disk_mb): %s\n", disk_detail(&l, buf, sizeof(buf)));
 		printf("memory (jail.memory_mb): %s\n", memory_detail(&l));
@@ -224,7 +284,8 @@ const sl_command cmd_doctor = {
 		"Landlock, cgroups, rlimits) as the current user and print what works.\n",
 	.options = doctor_options,
 	.notes = "Exit status: 0 if user, mount, pid and network namespaces work (the\n"
-		"minimum for gates), 1 if not.\n",
+		"minimum for gates), 1 if not: run and baseline then refuse to run gates\n"
+		"unless --unsafe.\n",
 	.opts_size = sizeof(struct doctor_opts),
 	.fn = doctor_main,
 };

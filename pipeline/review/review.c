@@ -9,6 +9,7 @@
 #include "pipeline/apply/apply.h"
 #include "pipeline/review/report.h"
 #include "pipeline/review/review.h"
+#include "storage/merge.h"
 #include "common/util.h"
 
 static double pct(int64_t part, int64_t whole)
@@ -414,13 +415,15 @@ const char *sl_branch_state_name(enum sl_branch_state s)
 
 int sl_branch_view_open(sl_branch_view *v, sl_store *st, int64_t campaign_id, sl_err *err)
 {
-	char id[SL_STORE_ID_LEN + 1];
+	sl_buf tags = SL_BUF_INIT;
 	int ret;
 
 	memset(v, 0, sizeof(*v));
-	if ((ret = sl_store_id(id, st, err)))
+	if ((ret = sl_store_tags(&tags, st, campaign_id, err))) {
+		sl_buf_release(&tags);
 		return ret;
-	snprintf(v->tag, sizeof(v->tag), "%s/%lld", id, (long long)campaign_id);
+	}
+	v->tag = sl_buf_detach(&tags, NULL);
 	v->repo = sl_review_repo_of(st, campaign_id);
 	return SL_OK;
 }
@@ -429,6 +432,8 @@ void sl_branch_view_release(sl_branch_view *v)
 {
 	git_repository_free(v->repo);
 	v->repo = NULL;
+	free(v->tag);
+	v->tag = NULL;
 }
 
 /* Whether the commit's message carries a Sluice-Store trailer, whatever its tag. */

@@ -56,7 +56,7 @@ const char *sl_branch_state_name(enum sl_branch_state s);
  */
 typedef struct sl_branch_view {
 	git_repository *repo;
-	char tag[64];
+	char *tag;                  /* this store's tags (sl_store_tags), one a line */
 } sl_branch_view;
 int sl_branch_view_open(sl_branch_view *v, sl_store *st, int64_t campaign_id, sl_err *err);
 void sl_branch_view_release(sl_branch_view *v);

@@ -327,10 +327,10 @@ static int own_branch(run_ctx *x, git_repository *repo, const sl_target_rec *rec
 		      char **branch, sl_err *err)
 {
 	git_oid at;
-	enum sl_holder h = sl_branch_holder(repo, *branch, x->store_tag, &at);
+	enum sl_holder h = sl_branch_holder(repo, *branch, x->store_tags, &at);
 
 	if (h == SL_HOLDER_OTHER && run_store_branch(x, rec, branch))
-		h = sl_branch_holder(repo, *branch, x->store_tag, &at);
+		h = sl_branch_holder(repo, *branch, x->store_tags, &at);
 	return h == SL_HOLDER_MINE ? sl_branch_delete_matching(repo, *branch, &at, err) : SL_OK;
 }
 

@@ -205,7 +205,7 @@ static int batch_branches(run_ctx *x, objbatch *b, sl_err *err)
 	ret = SL_OK;
 	for (size_t i = 0; i < b->n && !ret; i++) {
 		git_oid at;
-		enum sl_holder h = sl_branch_holder(b->repo, b->branch[i], x->store_tag, &at);
+		enum sl_holder h = sl_branch_holder(b->repo, b->branch[i], x->store_tags, &at);
 
 		if (h == SL_HOLDER_OTHER)
 			ret = batch_rename(x, b, i, &moved, err);
@@ -456,7 +456,7 @@ static int restore_line(run_ctx *x, char *line, sl_candidate_rec *cands, size_t 
 	/* written by the crashed run's flush, or by another run of this store */
 	sl_buf_addf(&name, "refs/heads/%s", branch);
 	exists = !git_reference_lookup(&ref, repo, name.buf);
-	if (exists && sl_branch_holder(repo, branch, x->store_tag, NULL) != SL_HOLDER_OTHER)
+	if (exists && sl_branch_holder(repo, branch, x->store_tags, NULL) != SL_HOLDER_OTHER)
 		goto done;
 	for (size_t i = 0; i < ncands && !cr; i++)
 		if (cands[i].commit_oid && !strcmp(cands[i].commit_oid, line) &&

@@ -60,7 +60,7 @@ static int fenced_branch(run_attempt *a, sl_err *err)
 	if (!ret)
 		ret = make_branch(a->repo, a->branch, &a->commit, err);
 	if (ret == SL_ELEASE &&
-	    sl_branch_holder(a->repo, a->branch, x->store_tag, NULL) == SL_HOLDER_OTHER &&
+	    sl_branch_holder(a->repo, a->branch, x->store_tags, NULL) == SL_HOLDER_OTHER &&
 	    run_store_branch(x, a->rec, &a->branch)) {
 		sl_err_clear(err);
 		ret = make_branch(a->repo, a->branch, &a->commit, err);

@@ -25,6 +25,7 @@
 #include "pipeline/run/run_internal.h"
 #include "pipeline/scratch.h"
 #include "storage/lease.h"
+#include "storage/merge.h"
 #include "common/sha256.h"
 
 char *sl_default_store_path(const char *explicit_path)
@@ -374,12 +375,15 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	    (ret = open_store(x, err)) || (ret = run_shard_check(x, 1, err)))
 		return ret;
 	{
-		char id[SL_STORE_ID_LEN + 1];
+		sl_buf tags = SL_BUF_INIT;
 
-		if ((ret = sl_store_id(id, x->st, err)))
+		ret = sl_store_tags(&tags, x->st, x->campaign_id, err);
+		x->store_tags = sl_buf_detach(&tags, NULL);
+		if (ret)
 			return ret;
-		snprintf(x->store_tag, sizeof(x->store_tag), "%s/%lld", id,
-			 (long long)x->campaign_id);
+		/* the first is this store's own */
+		snprintf(x->store_tag, sizeof(x->store_tag), "%.*s",
+			 (int)strcspn(x->store_tags, "\n"), x->store_tags);
 	}
 	rr = (sl_run_rec){ x->campaign_id, x->owner, x->digest, x->c->spec->budget_tokens,
 			   x->c->spec->budget_cost };
@@ -535,6 +539,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 	sl_store_free(x->st);
 	sl_campaign_free(x->c);
 	free(x->scratch);
+	free(x->store_tags);
 	free(x->gitconfig);
 	if (x->gitconfig_fd >= 0)
 		close(x->gitconfig_fd);

@@ -92,6 +92,8 @@ typedef struct run_ctx {
 	char digest[65];            /* of what judges a target (campaign_digest) */
 	char store_tag[64];         /* who makes this run's branches: STORE_ID/CAMPAIGN_ID,
 				       the Sluice-Store trailer of its commits */
+	char *store_tags;           /* whose branches it may move: store_tag and those
+				       of the shard stores merged into it (sl_store_tags) */
 	int64_t lease_ttl_ms;
 	pthread_t keeper;           /* the lease keeper, when kept */
 	int kept, registered;       /* the keeper runs; the run is in the store's leases */

@@ -10,6 +10,30 @@
 #                     started (forge.pid, forge.port) and campaign F publishing there
 # python_campaign F NAME REPO     a rules campaign on REPO's Python calls, gate "true"
 # calc_campaign NAME TMPL ARG GATES...  a rules campaign on the calc fixture (below)
+# start_serve OUT ARGS... / stop_serve PID   `sluice serve ARGS` in the background
+
+# start_serve OUT ARGS...: start `sluice serve ARGS` with its stdout in OUT;
+# sets $serve_url and $serve_pid once it prints its address (fails if it dies first).
+start_serve() {
+	out=$1
+	shift
+	sluice serve "$@" >"$out" 2>"$out.err" &
+	serve_pid=$!
+	echo $serve_pid >>serve.pids
+	for i in $(seq 1 600); do
+		grep -q "^serving " "$out" && break
+		kill -0 $serve_pid 2>/dev/null || break
+		sleep 0.1
+	done
+	serve_url=$(sed -n "s/^serving //p" "$out")
+	test -n "$serve_url" || { cat "$out.err" >&2; false; }
+}
+
+stop_serve() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	true
+}
 
 greet_repo() {
 	cp -R "$EXAMPLES/greet/project" "$1"

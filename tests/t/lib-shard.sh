@@ -7,6 +7,23 @@
 # target_lines STORE   every target as "path:line state attempts", sorted
 # branch_trees REPO    each branch under sluice/ with the tree of its commit
 # row_counts STORE     how many rows each table holds
+# sl ARGS...           sluice from the top of the source tree (the example
+#                      campaign's command provider reads a file there)
+# run_shard K N CLONE STORE [options]   one shard of $CAMPAIGN (the example)
+
+CAMPAIGN=examples/migration/campaign.yaml
+
+sl() {
+	(cd "$EXAMPLES/.." && sluice "$@")
+}
+
+# run_shard K N CLONE STORE [more options]: one shard; exit 1 (nothing proposed) is fine
+run_shard() {
+	k=$1 n=$2 clone=$3 store=$4
+	shift 4
+	sl run --shard "$k/$n" --repo "$TRASH/$clone" --store "$TRASH/$store" "$@" $CAMPAIGN \
+		>"$store.out" 2>&1 || test $? = 1 || { cat "$store.out"; false; }
+}
 
 # status --json without what names a machine: repository, ids, commits, times
 status_flat() {

@@ -4,21 +4,6 @@ test_description='a campaign as 4 shards (own clone, store and bundle each) merg
 . "$TEST_DIRECTORY/lib-campaign.sh"
 . "$TEST_DIRECTORY/lib-shard.sh"
 
-CAMPAIGN=examples/migration/campaign.yaml
-
-# sluice from the top of the source tree: the example's command provider reads
-# examples/migration/replies/ui.txt from there
-sl() {
-	(cd "$EXAMPLES/.." && sluice "$@")
-}
-
-# run_shard K N CLONE STORE [more options]: one shard; exit 1 (nothing proposed) is fine
-run_shard() {
-	k=$1 n=$2 clone=$3 store=$4
-	shift 4
-	sl run --shard "$k/$n" --repo "$TRASH/$clone" --store "$TRASH/$store" "$@" $CAMPAIGN \
-		>"$store.out" 2>&1 || test $? = 1 || { cat "$store.out"; false; }
-}
 
 test_expect_success 'setup: the example project, a clone per machine, the base commit' '
 	cp -R "$EXAMPLES/migration/project" user &&

@@ -7,29 +7,6 @@ test_description='serve: a read-only dashboard over two stores (funnels, targets
 # HTML that would run and terminal escapes (a window title, a clipboard write).
 hostile_file=$(printf 'src/<script>alert(1)<!--\033]0;owned\007.c')
 
-# start_serve OUT ARGS...: start `sluice serve ARGS` with its stdout in OUT;
-# sets $serve_url and $serve_pid once it prints its address (fails if it dies first).
-start_serve() {
-	out=$1
-	shift
-	sluice serve "$@" >"$out" 2>"$out.err" &
-	serve_pid=$!
-	echo $serve_pid >>serve.pids
-	for i in $(seq 1 600); do
-		grep -q "^serving " "$out" && break
-		kill -0 $serve_pid 2>/dev/null || break
-		sleep 0.1
-	done
-	serve_url=$(sed -n "s/^serving //p" "$out")
-	test -n "$serve_url" || { cat "$out.err" >&2; false; }
-}
-
-stop_serve() {
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	true
-}
-
 cdp() {
 	CDP_LOG="$TRASH/chromium.log" /usr/bin/python3 "$TEST_DIRECTORY/lib-cdp.py" "$@"
 }
