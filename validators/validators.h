@@ -597,6 +597,11 @@ typedef struct sl_gate_conf {
 				       (configure, build): run once on the base tree, whose
 				       result every candidate's tree starts from; such gates
 				       come before the other gates that run a command */
+	sl_strvec inputs;           /* `inputs:` of a preparing gate: globs of the files
+				       whose change makes a candidate run it again (a glob
+				       without '/' matches a file name at any depth) */
+	int has_inputs;             /* `inputs:` given (else sl_gating's defaults for
+				       autotools, CMake and Meson) */
 	/* policy: */
 	sl_strvec allow_paths, forbid, build_files;
 	unsigned max_files, max_lines;
@@ -669,6 +674,9 @@ typedef struct sl_gate_tree {
 	const char *dir;
 	const char *layer;
 	unsigned layer_cap_mb;      /* fail a gate that leaves layer/u larger; 0 = no check */
+	int prepared;               /* dir is the warm base the preparing gates prepared
+				       (sl_gating_prepare): one whose inputs the candidate
+				       leaves alone is not run again (sl_gating_run_on) */
 } sl_gate_tree;
 
 /*
@@ -773,6 +781,15 @@ int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o
  * the cached ones before it run first (their results unused), so it sees
  * the tree as they leave it.  SL_ERROR when the jail itself could not run
  * a gate.  diff: the candidate's, parsed by sl_cand_diff_parse().
+ *
+ * On a prepared tree (tree->prepared) a preparing gate that passed on the
+ * base is not run again, and is recorded pass with the note "prepare:
+ * reused (no input changed)", when the candidate changes none of its
+ * inputs (`inputs:`; without them autotools', CMake's and Meson's files,
+ * and the last preparing gate, the build, always runs), no preparing gate
+ * before it ran again, and a gate that does not prepare comes after it; a
+ * preparing gate that runs says why in its note ("re-run: configure.ac
+ * changed").
  */
 int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex,
 		     const sl_changed *diff, const sl_target *t, sl_gate_outcome *o, int *passed,
