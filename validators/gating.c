@@ -429,6 +429,47 @@ static void tail_line(sl_buf *out, const char *text)
 }
 
 /*
+ * Why a gate failed, from untrusted output, for a one-line message: the
+ * first line that names an error (error, Error, ERROR, fatal, failed) and,
+ * when that is not the last line, the last ("... (last line: ...)"); else
+ * the last line (tail_line).
+ */
+static void cause_line(sl_buf *out, const char *text)
+{
+	static const char *const words[] = { "error", "Error", "ERROR", "fatal", "failed", NULL };
+	const char *p = text, *hit = NULL, *end = NULL;
+	sl_buf last = SL_BUF_INIT;
+
+	while (*p && !hit) {
+		const char *nl = strchr(p, '\n');
+		const char *e = nl ? nl : p + strlen(p);
+
+		for (size_t i = 0; words[i] && !hit; i++) {
+			const char *w = memmem(p, (size_t)(e - p), words[i], strlen(words[i]));
+
+			if (w) {
+				hit = p;
+				end = e;
+			}
+		}
+		p = nl ? nl + 1 : e;
+	}
+	tail_line(&last, text);
+	/* the last line itself: nothing but blanks after it */
+	if (hit && end[strspn(end, "\r\n ")] == '\0')
+		hit = NULL;
+	while (hit && end > hit && (end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	if (hit) {
+		add_printable(out, hit, end - hit > 200 ? hit + 200 : end);
+		sl_buf_addf(out, " (last line: %s)", last.buf);
+	} else {
+		sl_buf_add(out, last.buf, last.len);
+	}
+	sl_buf_release(&last);
+}
+
+/*
  * Whether gate s can judge, from its first run on the base (README, "Gate
  * expectations"); SL_EBASE with one line naming the gate when it cannot.
  */
@@ -440,7 +481,7 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 	size_t failing = 0;
 	int ret = SL_OK;
 
-	tail_line(&tail, run->output ? run->output : "");
+	cause_line(&tail, run->output ? run->output : "");
 	if (run->exit_status >= 0)
 		sl_buf_addf(&why, "exit %d", (int)run->exit_status);
 	else
