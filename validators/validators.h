@@ -353,9 +353,13 @@ typedef struct sl_jail_opts {
 	int unsafe;
 	/*
 	 * CPU quota in thousandths of a CPU (cgroup cpu.max/cfs_quota_us).  0 =
-	 * all online CPUs but one (at least one), best effort; nonzero is a
-	 * requirement: without a CPU cgroup the run fails unless accept has
-	 * SL_JAIL_CG_CPU (then only RLIMIT_CPU per process and nice 10 hold).
+	 * every online CPU, best effort: a jail alone runs at the host's speed
+	 * (make -jN on every core), jails at once share the cores, and the
+	 * group's weight is half the default (cpu.weight 50, cpu.shares 512),
+	 * so the host's own work comes first; nonzero is a requirement: without
+	 * a CPU cgroup the run fails unless accept has SL_JAIL_CG_CPU.  Where a
+	 * CPU cgroup holds the jail its command runs at nice 0; without one at
+	 * nice 10 (and RLIMIT_CPU per process).
 	 */
 	unsigned cpu_milli;
 	unsigned as_mb;             /* RLIMIT_AS per process; 0 = none (sanitizers
@@ -415,6 +419,8 @@ typedef struct sl_jail_result {
 	sl_buf output;              /* the tail of stdout+stderr */
 	size_t output_total;        /* bytes the command wrote in all */
 	unsigned layers;            /* SL_JAIL_* bits this run had */
+	unsigned cpu_milli;         /* the CPU quota its cgroup enforced (0: none) */
+	int nice;                   /* the command's nice value */
 	sl_jail_file *files;        /* opts.collect, one entry each, owned */
 	size_t nfiles;
 } sl_jail_result;
