@@ -1925,8 +1925,8 @@ static const char *changed_input(const sl_gate_conf *d, const sl_changed *diff)
 
 /*
  * Whether preparing gate i keeps what the warm base's preparation left
- * (sl_gating_run_on): 1, or 0 with why it runs in *why; *rerun says a
- * preparing gate before it ran again (whose outputs it reads).
+ * (sl_gating_run_on): 1, or 0 with why it runs in *why; rerun names the
+ * preparing gate before it that ran again (whose outputs it reads), or NULL.
  */
 static int prepare_reused(const sl_gating *g, size_t i, const sl_gate_tree *tree,
 			  const sl_changed *diff, const char *rerun, sl_buf *why)
@@ -1983,8 +1983,10 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 			continue;
 		rec = outcome_add(o, d->name);
 		if (prepare_reused(g, i, tree, diff, rerun, &why)) {
+			/* the base's verdict: counted as cached, never as passed */
 			set_rec(rec, SL_VERDICT_PASS, "", "prepare: reused (no input changed)");
 			rec->exit_status = s->base_exit;
+			rec->cached = 1;
 			continue;
 		}
 		if (d->prepare && !rerun)

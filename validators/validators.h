@@ -789,8 +789,8 @@ int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o
  * a gate.  diff: the candidate's, parsed by sl_cand_diff_parse().
  *
  * On a prepared tree (tree->prepared) a preparing gate that passed on the
- * base is not run again, and is recorded pass with the note "prepare:
- * reused (no input changed)", when the candidate changes none of its
+ * base is not run again, and is recorded pass, cached, with the note
+ * "prepare: reused (no input changed)", when the candidate changes none of its
  * inputs (`inputs:`; without them autotools', CMake's and Meson's files,
  * and the last preparing gate, the build, always runs), no preparing gate
  * before it ran again, and a gate that does not prepare comes after it; a

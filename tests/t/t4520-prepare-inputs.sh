@@ -101,6 +101,7 @@ test_expect_success 'configure is reused unless a candidate changes configure.ac
 	gates_of s.db >actual &&
 	test_cmp expect actual &&
 	test_output s.db 3 | grep -q "^configure runs: 1$" &&
+	test "$(store_query s.db "select count(*) from gate_runs where cached = 1")" = 2 &&
 	test_output s.db 4 | grep -q "^configure runs: 2$"
 '
 
