@@ -413,8 +413,10 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_mil
 		if (quota < 1000)
 			quota = 1000;     /* the kernel's minimum: 1 ms */
 		snprintf(num, sizeof(num), "%llu %u", quota, CPU_PERIOD_US);
+		/* half the default weight: the host's own work first (best effort) */
 		if (cg->v2_cpu && *cg->dir[H_V2] && !write_str(cg->dir[H_V2], "cpu.max", num)) {
 			*layers |= SL_CG_CPU;
+			write_str(cg->dir[H_V2], "cpu.weight", "50");
 		} else if (*cg->dir[H_CPU]) {
 			char period[16];
 
@@ -423,6 +425,7 @@ sl_cgroup *sl_cgroup_new(uint64_t mem_bytes, unsigned pids_max, unsigned cpu_mil
 			if (!write_str(cg->dir[H_CPU], "cpu.cfs_period_us", period) &&
 			    !write_str(cg->dir[H_CPU], "cpu.cfs_quota_us", num))
 				*layers |= SL_CG_CPU;
+			write_str(cg->dir[H_CPU], "cpu.shares", "512");
 		}
 	}
 	if (!(*layers & SL_CG_GROUP)) {

@@ -7,7 +7,8 @@
  * only where the caller may create a child directory.  sl_cgroup_new()
  * makes a child in each usable hierarchy ("sluice-PID-N"), sets the limits
  * it can (memory.max / memory.limit_in_bytes, pids.max, cpu.max /
- * cpu.cfs_quota_us) and reports in
+ * cpu.cfs_quota_us with half the default weight: cpu.weight 50 /
+ * cpu.shares 512, so the host's own work comes first) and reports in
  * *layers what took; nothing here is fatal: a machine without writable
  * cgroups gives a jail without this layer.  sl_cgroup_add() moves a
  * process in (do it before the process forks).  sl_cgroup_free() keeps an

@@ -463,6 +463,47 @@ static void tail_line(sl_buf *out, const char *text)
 }
 
 /*
+ * Why a gate failed, from untrusted output, for a one-line message: the
+ * first line that names an error (error, Error, ERROR, fatal, failed) and,
+ * when that is not the last line, the last ("... (last line: ...)"); else
+ * the last line (tail_line).
+ */
+static void cause_line(sl_buf *out, const char *text)
+{
+	static const char *const words[] = { "error", "Error", "ERROR", "fatal", "failed", NULL };
+	const char *p = text, *hit = NULL, *end = NULL;
+	sl_buf last = SL_BUF_INIT;
+
+	while (*p && !hit) {
+		const char *nl = strchr(p, '\n');
+		const char *e = nl ? nl : p + strlen(p);
+
+		for (size_t i = 0; words[i] && !hit; i++) {
+			const char *w = memmem(p, (size_t)(e - p), words[i], strlen(words[i]));
+
+			if (w) {
+				hit = p;
+				end = e;
+			}
+		}
+		p = nl ? nl + 1 : e;
+	}
+	tail_line(&last, text);
+	/* the last line itself: nothing but blanks after it */
+	if (hit && end[strspn(end, "\r\n ")] == '\0')
+		hit = NULL;
+	while (hit && end > hit && (end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	if (hit) {
+		add_printable(out, hit, end - hit > 200 ? hit + 200 : end);
+		sl_buf_addf(out, " (last line: %s)", last.buf);
+	} else {
+		sl_buf_add(out, last.buf, last.len);
+	}
+	sl_buf_release(&last);
+}
+
+/*
  * Whether gate s can judge, from its first run on the base (README, "Gate
  * expectations"); SL_EBASE with one line naming the gate when it cannot.
  */
@@ -474,7 +515,7 @@ static int check_base(gate_state *s, const sl_baseline_rec *run, int tests_ok, s
 	size_t failing = 0;
 	int ret = SL_OK;
 
-	tail_line(&tail, run->output ? run->output : "");
+	cause_line(&tail, run->output ? run->output : "");
 	if (run->exit_status >= 0)
 		sl_buf_addf(&why, "exit %d", (int)run->exit_status);
 	else
@@ -801,7 +842,7 @@ static int load_all(sl_gating *g, int *whole, sl_buf *why, sl_err *err)
 static int measure_again(sl_gating *g, sl_base_checkout_fn checkout, void *ctx,
 			 sl_notice_fn progress, void *progress_ctx, int all, sl_err *err)
 {
-	sl_gate_tree tree = { NULL, NULL, 0 };
+	sl_gate_tree tree = { .dir = NULL };
 	int whole, ret;
 
 	for (size_t i = 0; i < g->n; i++)
@@ -1636,7 +1677,7 @@ static unsigned mutant_bound(const sl_gate_conf *d, int64_t unmutated_ms)
 static int run_mutant(const mutant_runs *mr, sl_verdict *verdict, sl_err *err)
 {
 	sl_gate_conf bounded = *mr->d;      /* borrows d's strings */
-	sl_gate_tree tree = { mr->workdir, NULL, 0 };
+	sl_gate_tree tree = { .dir = mr->workdir };
 	sl_gate_result r;
 	char *report = NULL;
 	int ret;
@@ -1895,12 +1936,75 @@ static int replay_cached(const sl_gating *g, const sl_gate_tree *tree, unsigned 
 	return ret;
 }
 
+/*
+ * What a preparing gate reads when it has no `inputs:` (README, "Warm
+ * base"): autotools', CMake's and Meson's own files.
+ */
+static const char *const default_inputs[] = { "configure.ac", "configure.in", "configure",
+	"Makefile.am", "*.m4", "CMakeLists.txt", "*.cmake", "meson.build", "meson_options.txt",
+	"meson.options", NULL };
+
+/* The first file of diff that is one of d's inputs (borrowed), or NULL. */
+static const char *changed_input(const sl_gate_conf *d, const sl_changed *diff)
+{
+	const char *const *inputs = d->has_inputs ? (const char *const *)d->inputs.v :
+		default_inputs;
+
+	for (size_t i = 0; i < diff->nfiles; i++) {
+		const sl_changed_file *f = &diff->files[i];
+
+		if (sl_policy_glob_any(inputs, f->path) ||
+		    (f->old_path && sl_policy_glob_any(inputs, f->old_path)))
+			return f->path;
+	}
+	return NULL;
+}
+
+/*
+ * Whether preparing gate i keeps what the warm base's preparation left
+ * (sl_gating_run_on): 1, or 0 with why it runs in *why; rerun names the
+ * preparing gate before it that ran again (whose outputs it reads), or NULL.
+ */
+static int prepare_reused(const sl_gating *g, size_t i, const sl_gate_tree *tree,
+			  const sl_changed *diff, const char *rerun, sl_buf *why)
+{
+	const gate_state *s = &g->gs[i];
+	const sl_gate_conf *d = s->def;
+	const char *input;
+	size_t j;
+
+	sl_buf_reset(why);
+	if (!d->prepare || !tree->prepared)
+		return 0;
+	/* without `inputs:` the last preparing gate is the build: it always runs */
+	for (j = i + 1; !d->has_inputs && j < g->n && !g->gs[j].def->prepare; j++)
+		;
+	if (!d->has_inputs && j == g->n)
+		return 0;
+	/* and some gate that does not prepare judges what the reused outputs build */
+	for (j = i + 1; j < g->n; j++)
+		if (g->gs[j].def->kind != SL_GATE_POLICY && !g->gs[j].def->prepare)
+			break;
+	if (j == g->n || !s->measured || s->base_failed || d->expect != SL_EXPECT_PASS ||
+	    (d->kind != SL_GATE_BUILD && d->kind != SL_GATE_CUSTOM))
+		return 0;
+	if (rerun)
+		sl_buf_addf(why, "re-run: gate '%s' ran again", rerun);
+	else if (!diff || diff->error)
+		sl_buf_adds(why, "re-run: the diff did not parse");
+	else if ((input = changed_input(d, diff)))
+		sl_buf_addf(why, "re-run: %s changed", input);
+	return !why->len;
+}
+
 int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex,
 		     const sl_changed *diff, const sl_target *t, sl_gate_outcome *o, int *passed,
 		     sl_buf *feedback, sl_err *err)
 {
 	const char *workdir = tree->dir;
 	unsigned char *cached = sl_xcalloc(g->n ? g->n : 1, 1);
+	const char *rerun = NULL;           /* the preparing gate that ran again */
+	sl_buf why = SL_BUF_INIT;
 	int ret = SL_OK;
 
 	*passed = 1;
@@ -1915,6 +2019,15 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 		if (d->kind == SL_GATE_POLICY)
 			continue;
 		rec = outcome_add(o, d->name);
+		if (prepare_reused(g, i, tree, diff, rerun, &why)) {
+			/* the base's verdict: counted as cached, never as passed */
+			set_rec(rec, SL_VERDICT_PASS, "", "prepare: reused (no input changed)");
+			rec->exit_status = s->base_exit;
+			rec->cached = 1;
+			continue;
+		}
+		if (d->prepare && !rerun)
+			rerun = d->name;
 		cache_key(g, s, tree_hex, t, key);
 		if (!sl_store_cache_get(g->st, key, &hit, &cached_fb, NULL)) {
 			set_rec(rec, hit.verdict, hit.output_tail, "cached verdict");
@@ -1979,6 +2092,8 @@ int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_he
 				break;
 		}
 judged:
+		if (!ret && why.len && !rec->note)
+			rec->note = sl_xstrdup(why.buf);
 		if (!ret) {
 			watch(g, d->name, "candidate", rec);
 			if (!verdict_ok(d, rec->verdict)) {
@@ -1996,6 +2111,7 @@ judged:
 		}
 		sl_buf_release(&fb);
 	}
+	sl_buf_release(&why);
 	free(cached);
 	return ret;
 }
@@ -2122,7 +2238,7 @@ int sl_gating_prepare(sl_gating *g, const char *dir, sl_notice_fn progress, void
 {
 	/* without preparing gates the jail still takes the tree over once */
 	static const sl_gate_conf give = { .name = "prepare", .command = "true", .timeout_s = 60 };
-	sl_gate_tree tree = { dir, NULL, 0 };
+	sl_gate_tree tree = { .dir = dir };
 	int64_t start = sl_now_ms();
 	int ret = SL_OK, any = 0;
 

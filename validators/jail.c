@@ -178,6 +178,7 @@ struct plan {
 	const char *userns_max;  /* without a private root: /proc/sys/user/max_user_namespaces */
 	unsigned tmp_mb;
 	rlim_t cpu_s, nproc, as_bytes, data_bytes;
+	int nice;                /* the payload's: 0 where a CPU cgroup holds it */
 	int as_root;             /* the caller is root: drop its groups, map to nobody */
 	const char *root_opts;   /* the options of the root's tmpfs */
 	int post;                /* plan_add() makes post-pivot_root steps */
@@ -1040,7 +1041,7 @@ static _Noreturn void payload(const struct plan *p, pid_t init, int out_w, int r
 	set_limit(RLIMIT_DATA, p->data_bytes);
 	set_limit(RLIMIT_CPU, p->cpu_s);
 	/* below the host's own work, where no CPU cgroup holds the jail */
-	if (setpriority(PRIO_PROCESS, 0, DEFAULT_NICE))
+	if (p->nice && setpriority(PRIO_PROCESS, 0, p->nice))
 		fail(rep, "nice");
 	/*
 	 * Since Linux 5.14 RLIMIT_NPROC counts per user namespace, so this is
@@ -1464,12 +1465,16 @@ static int give_to_jail(const char *workdir, sl_err *err)
 	return 0;
 }
 
-/* Online CPUs but one, in thousandths of a CPU, at least one CPU. */
+/*
+ * Every online CPU, in thousandths of a CPU: a jail alone runs make -jN at
+ * the host's speed; jails at once share the cores (the group's low weight,
+ * cgroup.c, keeps the host's own work first).
+ */
 static unsigned default_cpu_milli(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	return n > 1 ? (unsigned)(n - 1) * 1000 : 1000;
+	return n > 1 ? (unsigned)n * 1000 : 1000;
 }
 
 /* A limit asked for that nothing here enforces: an error, unless accepted. */
@@ -1998,6 +2003,10 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	/* asked for and accepted without a cgroup: what a process may hold */
 	if (opts.mem_mb && !(cg_layers & SL_CG_MEMORY))
 		plan.data_bytes = (rlim_t)opts.mem_mb << 20;
+	plan.nice = (cg_layers & SL_CG_CPU) ? 0 : DEFAULT_NICE;
+	out->nice = plan.nice;
+	out->cpu_milli = (cg_layers & SL_CG_CPU) ?
+		(opts.cpu_milli ? opts.cpu_milli : default_cpu_milli()) : 0;
 
 	plan.cg = cg;
 	cgfd = sl_cgroup_v2_fd(cg);

@@ -29,7 +29,8 @@
  * Limits: rlimits (core 0, nofile 1024, fsize 1 GiB, cpu timeout+5 s per
  * process, nproc = pids_max: counted per user namespace, so the jail's own
  * total; address space as_mb when given; without a cgroup memory limit,
- * RLIMIT_DATA = mem_mb per process), nice 10, the user namespace's own
+ * RLIMIT_DATA = mem_mb per process), nice 10 where no CPU cgroup holds the
+ * jail (nice 0 where one does), the user namespace's own
  * inotify limits (an eighth of the host user's instances and watches, so a
  * gate cannot exhaust the budget the host user shares with it), and a
  * cgroup where this user may create one (memory, pids, CPU quota; killed

@@ -167,7 +167,7 @@ static void strv_free(char **v)
  * decode_reply know it.
  */
 _Static_assert(sizeof(sl_jail_opts) == 120, "sl_jail_opts changed: update the spawner's encoding");
-_Static_assert(sizeof(sl_jail_result) == 120, "sl_jail_result changed: update the spawner's encoding");
+_Static_assert(sizeof(sl_jail_result) == 128, "sl_jail_result changed: update the spawner's encoding");
 _Static_assert(sizeof(sl_jail_file) == 56, "sl_jail_file changed: update the spawner's encoding");
 
 static void encode_opts(sl_buf *b, const sl_jail_opts *o)
@@ -247,6 +247,8 @@ static void encode_reply(sl_buf *b, int ret, const sl_err *err, const sl_jail_re
 	put_u64(b, (uint64_t)res->output.truncated);
 	put_u64(b, res->output_total);
 	put_u64(b, res->layers);
+	put_u64(b, res->cpu_milli);
+	put_u64(b, (uint64_t)(int64_t)res->nice);
 	put_u64(b, res->nfiles);
 	for (size_t i = 0; i < res->nfiles; i++) {
 		const sl_jail_file *f = &res->files[i];
@@ -288,6 +290,8 @@ static int decode_reply(struct rd *r, int *ret, sl_err *err, sl_jail_result *res
 	res->output.truncated = (int)get_u64(r);
 	res->output_total = (size_t)get_u64(r);
 	res->layers = (unsigned)get_u64(r);
+	res->cpu_milli = (unsigned)get_u64(r);
+	res->nice = (int)(int64_t)get_u64(r);
 	n = (size_t)get_u64(r);
 	if (r->bad || n > r->left / 8)
 		return -1;

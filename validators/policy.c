@@ -101,7 +101,7 @@ static int glob_path(const char *pattern, const char *path)
 	return sl_glob_match(pattern, base ? base + 1 : path);
 }
 
-static int glob_any(const char *const *patterns, const char *path)
+int sl_policy_glob_any(const char *const *patterns, const char *path)
 {
 	for (size_t i = 0; patterns && patterns[i]; i++)
 		if (glob_path(patterns[i], path))
@@ -143,9 +143,9 @@ static void check_path(sl_policy_result *r, const sl_policy_opts *opts, const ch
 		add_violation(r, path, 0, "path", "%s", why);
 		return;
 	}
-	if (opts->allow_paths && !glob_any(opts->allow_paths, path))
+	if (opts->allow_paths && !sl_policy_glob_any(opts->allow_paths, path))
 		add_violation(r, path, 0, "path", "file is outside the allowed paths");
-	if (!opts->allow_build_files && glob_any(build, path))
+	if (!opts->allow_build_files && sl_policy_glob_any(build, path))
 		add_violation(r, path, 0, "build-file",
 			      "build and CI files may not be changed by this campaign");
 }

@@ -50,6 +50,12 @@
 /* The default build/CI file list, NULL-terminated (static storage). */
 extern const char *const sl_policy_default_build_files[];
 
+/*
+ * 1 when path matches one of patterns (NULL-terminated; NULL: none), as
+ * the policy's globs match: without '/' the base name at any depth.
+ */
+int sl_policy_glob_any(const char *const *patterns, const char *path);
+
 typedef struct sl_violation {
 	char *file;                 /* owned; NULL for whole-diff rules (max-files, ...) */
 	unsigned line;              /* new-file line, 0 if none */

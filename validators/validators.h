@@ -353,9 +353,13 @@ typedef struct sl_jail_opts {
 	int unsafe;
 	/*
 	 * CPU quota in thousandths of a CPU (cgroup cpu.max/cfs_quota_us).  0 =
-	 * all online CPUs but one (at least one), best effort; nonzero is a
-	 * requirement: without a CPU cgroup the run fails unless accept has
-	 * SL_JAIL_CG_CPU (then only RLIMIT_CPU per process and nice 10 hold).
+	 * every online CPU, best effort: a jail alone runs at the host's speed
+	 * (make -jN on every core), jails at once share the cores, and the
+	 * group's weight is half the default (cpu.weight 50, cpu.shares 512),
+	 * so the host's own work comes first; nonzero is a requirement: without
+	 * a CPU cgroup the run fails unless accept has SL_JAIL_CG_CPU.  Where a
+	 * CPU cgroup holds the jail its command runs at nice 0; without one at
+	 * nice 10 (and RLIMIT_CPU per process).
 	 */
 	unsigned cpu_milli;
 	unsigned as_mb;             /* RLIMIT_AS per process; 0 = none (sanitizers
@@ -415,6 +419,8 @@ typedef struct sl_jail_result {
 	sl_buf output;              /* the tail of stdout+stderr */
 	size_t output_total;        /* bytes the command wrote in all */
 	unsigned layers;            /* SL_JAIL_* bits this run had */
+	unsigned cpu_milli;         /* the CPU quota its cgroup enforced (0: none) */
+	int nice;                   /* the command's nice value */
 	sl_jail_file *files;        /* opts.collect, one entry each, owned */
 	size_t nfiles;
 } sl_jail_result;
@@ -630,6 +636,11 @@ typedef struct sl_gate_conf {
 				       (configure, build): run once on the base tree, whose
 				       result every candidate's tree starts from; such gates
 				       come before the other gates that run a command */
+	sl_strvec inputs;           /* `inputs:` of a preparing gate: globs of the files
+				       whose change makes a candidate run it again (a glob
+				       without '/' matches a file name at any depth) */
+	int has_inputs;             /* `inputs:` given (else sl_gating's defaults for
+				       autotools, CMake and Meson) */
 	/* policy: */
 	sl_strvec allow_paths, forbid, build_files;
 	unsigned max_files, max_lines;
@@ -702,6 +713,9 @@ typedef struct sl_gate_tree {
 	const char *dir;
 	const char *layer;
 	unsigned layer_cap_mb;      /* fail a gate that leaves layer/u larger; 0 = no check */
+	int prepared;               /* dir is the warm base the preparing gates prepared
+				       (sl_gating_prepare): one whose inputs the candidate
+				       leaves alone is not run again (sl_gating_run_on) */
 } sl_gate_tree;
 
 /*
@@ -819,6 +833,15 @@ int sl_gating_policy_on(sl_gating *g, const sl_changed *diff, sl_gate_outcome *o
  * the cached ones before it run first (their results unused), so it sees
  * the tree as they leave it.  SL_ERROR when the jail itself could not run
  * a gate.  diff: the candidate's, parsed by sl_cand_diff_parse().
+ *
+ * On a prepared tree (tree->prepared) a preparing gate that passed on the
+ * base is not run again, and is recorded pass, cached, with the note
+ * "prepare: reused (no input changed)", when the candidate changes none of its
+ * inputs (`inputs:`; without them autotools', CMake's and Meson's files,
+ * and the last preparing gate, the build, always runs), no preparing gate
+ * before it ran again, and a gate that does not prepare comes after it; a
+ * preparing gate that runs says why in its note ("re-run: configure.ac
+ * changed").
  */
 int sl_gating_run_on(sl_gating *g, const sl_gate_tree *tree, const char *tree_hex,
 		     const sl_changed *diff, const sl_target *t, sl_gate_outcome *o, int *passed,

@@ -163,6 +163,24 @@ static int put_whiteout(int rootfd, const char *path, sl_err *err)
 	return ret;
 }
 
+/* An empty directory at path below rootfd (made if missing), never through a link. */
+static int put_dir(int rootfd, const char *path, sl_err *err)
+{
+	const char *name;
+	int dfd = parent_of(rootfd, path, &name), fd = -1;
+
+	if (dfd >= 0)
+		fd = dir_at(dfd, name, 1);
+	if (fd < 0)
+		sl_err_set(err, SL_ERROR, "cannot make the directory '%s': %s", path,
+			   strerror(errno));
+	if (dfd >= 0)
+		close(dfd);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+
 struct export_ctx {
 	git_repository *repo;
 	int rootfd;
@@ -179,10 +197,13 @@ static int export_one(const char *dir, const git_tree_entry *e, void *payload)
 	sl_buf path = SL_BUF_INIT;
 	int ret = 0;
 
-	if (mode == GIT_FILEMODE_TREE || mode == GIT_FILEMODE_COMMIT)
-		return 0;       /* directories come with their files; submodules stay empty */
+	if (mode == GIT_FILEMODE_TREE)
+		return 0;       /* directories come with their files */
 	sl_buf_addf(&path, "%s%s", dir, git_tree_entry_name(e));
-	if (git_blob_lookup(&blob, c->repo, git_tree_entry_id(e))) {
+	if (mode == GIT_FILEMODE_COMMIT) {
+		/* a submodule: an empty directory, as git checkout leaves it */
+		ret = put_dir(c->rootfd, path.buf, c->err);
+	} else if (git_blob_lookup(&blob, c->repo, git_tree_entry_id(e))) {
 		sl_err_set(c->err, SL_ERROR, "cannot read '%s': %s", path.buf, sl_git_error());
 		ret = -1;
 	} else if (put_blob(c->rootfd, c->rootpath, path.buf, blob, mode, NULL, c->err)) {

@@ -68,7 +68,8 @@ static const char *detail(const sl_jail_layers *l, unsigned bit, char *buf, size
 		break;
 	case SL_JAIL_RLIMITS:
 		snprintf(buf, n, "nofile 1024, fsize 1 GiB, nproc = pids, CPU seconds per "
-			 "process, nice 10; address space only where jail.address_space_mb asks");
+			 "process, nice 10 where no CPU cgroup holds the jail; address space only "
+			 "where jail.address_space_mb asks");
 		break;
 	case SL_JAIL_ROOTFS:
 		if (*l->run_error && strstr(l->run_error, "proc"))

@@ -160,7 +160,7 @@ static int gate_on_warm(run_attempt *a, sl_err *err)
 {
 	run_ctx *x = a->x;
 	attempt_state *s = &a->s;
-	sl_gate_tree gt = { sl_warm_tree(x->warm), NULL, 0 };
+	sl_gate_tree gt = { .dir = sl_warm_tree(x->warm), .prepared = 1 };
 	char tree[GIT_OID_HEXSZ + 1];
 	char *layer = NULL;
 	int capped = 0, r;
@@ -192,7 +192,7 @@ static int gate_in_worktree(run_attempt *a, sl_err *err)
 {
 	run_ctx *x = a->x;
 	attempt_state *s = &a->s;
-	sl_gate_tree gt = { NULL, NULL, 0 };
+	sl_gate_tree gt = { .dir = NULL };
 	sl_worktree *wt = NULL;
 	char wtname[64], tree[GIT_OID_HEXSZ + 1];
 	int r;

@@ -57,11 +57,11 @@ static int gate_format(struct loader *ld, const struct node *v, const char *word
 static const char *const gates_keys[] = { "name", "command", "timeout", "kind", "format",
 	"report", "radius", "fail_on", "reruns", "must_fix", "allow_paths", "forbid",
 	"build_files", "max_files", "max_lines", "allow_build_files", "loopback", "expect",
-	"allow_skip", "prepare", "mutant_timeout_factor", "allow_test_changes", NULL };
+	"allow_skip", "prepare", "mutant_timeout_factor", "allow_test_changes", "inputs", NULL };
 enum { G_NAME, G_COMMAND, G_TIMEOUT, G_KIND, G_FORMAT, G_REPORT, G_RADIUS, G_FAIL_ON,
 	G_RERUNS, G_MUST_FIX, G_ALLOW_PATHS, G_FORBID, G_BUILD_FILES, G_MAX_FILES,
 	G_MAX_LINES, G_ALLOW_BUILD, G_LOOPBACK, G_EXPECT, G_ALLOW_SKIP, G_PREPARE,
-	G_MUTANT_TIMEOUT_FACTOR, G_ALLOW_TEST_CHANGES };
+	G_MUTANT_TIMEOUT_FACTOR, G_ALLOW_TEST_CHANGES, G_INPUTS };
 static const char *const gate_kinds[] = { "custom", "build", "policy", "static", "test",
 	"coverage", "finding-gone", "mutants", NULL };
 
@@ -100,6 +100,7 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 	    spec_get_strings(ld, v[G_ALLOW_PATHS], "allow_paths", "gates", &g->allow_paths) ||
 	    spec_get_strings(ld, v[G_ALLOW_TEST_CHANGES], "allow_test_changes", "gates",
 			     &g->allow_test_changes) ||
+	    spec_get_strings(ld, v[G_INPUTS], "inputs", "gates", &g->inputs) ||
 	    spec_get_strings(ld, v[G_FORBID], "forbid", "gates", &g->forbid) ||
 	    spec_get_strings(ld, v[G_BUILD_FILES], "build_files", "gates", &g->build_files) ||
 	    spec_get_bool(ld, v[G_ALLOW_BUILD], "allow_build_files", "gates",
@@ -112,6 +113,7 @@ static int read_gate(struct loader *ld, struct gate_item *it, sl_gate_conf *g)
 		return SL_EINPUT;
 	g->kind = (enum sl_gate_kind)kind;
 	g->expect = (enum sl_gate_expect)expect;
+	g->has_inputs = v[G_INPUTS] != NULL;
 	return 0;
 }
 
@@ -137,6 +139,9 @@ static int check_gate_running(struct loader *ld, const struct gate_item *it, sl_
 	if (v[G_PREPARE] && g->kind == SL_GATE_POLICY)
 		return spec_fail(ld, v[G_PREPARE]->start,
 				 "'prepare' belongs to gates that run a command");
+	if (v[G_INPUTS] && !g->prepare)
+		return spec_fail(ld, v[G_INPUTS]->start,
+				 "'inputs' belongs to preparing gates (prepare: true)");
 	/* the warm base is what the leading gates leave behind */
 	for (size_t j = 0; g->prepare && j < i; j++)
 		if (spec->gates[j].kind != SL_GATE_POLICY && !spec->gates[j].prepare)

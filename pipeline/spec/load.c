@@ -115,6 +115,7 @@ void sl_spec_free(sl_spec *spec)
 		free(spec->gates[i].report);
 		sl_strvec_release(&spec->gates[i].must_fix);
 		sl_strvec_release(&spec->gates[i].allow_test_changes);
+		sl_strvec_release(&spec->gates[i].inputs);
 		sl_strvec_release(&spec->gates[i].allow_paths);
 		sl_strvec_release(&spec->gates[i].forbid);
 		sl_strvec_release(&spec->gates[i].build_files);

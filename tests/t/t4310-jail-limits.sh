@@ -51,6 +51,18 @@ test_expect_success 'a gate that fills the disk hits the cap; nothing reaches th
 	test -z "$(find "$TRASH" -name big -size +1M)"
 '
 
+test_expect_success 'gates run at nice 0 where a CPU cgroup holds the jail, else at nice 10' '
+	sed -e "s/^name: capped/name: nice/" c.yaml >n.yaml &&
+	cat >>n.yaml <<-\EOF &&
+	  - name: nice
+	    command: "echo nice $(nice)"
+	EOF
+	sluice run --store n.db n.yaml >out &&
+	grep -q "proposed  *1" out &&
+	if sluice doctor | grep -q "^  cgroup-cpu  *yes"; then want=0; else want=10; fi &&
+	test "$(store_query n.db "select output from baselines where gate = '"'"'nice'"'"'")" = "nice $want"
+'
+
 test_expect_success 'a bad jail key is an input error with its line' '
 	sed -e "s/memory_mb: 512/memory: 512/" c.yaml >b.yaml &&
 	test_expect_code 2 sluice scope b.yaml 2>err &&

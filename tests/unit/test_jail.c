@@ -845,6 +845,45 @@ static void test_cgroup_limits(void)
 	unscratch(dir);
 }
 
+/*
+ * The CPU settings a command sees: where a CPU cgroup holds the jail, nice 0
+ * and a quota of every online CPU by default (or the one asked for); else
+ * nice 10 and no quota.
+ */
+static void cpu_settings(unsigned ask)
+{
+	sl_jail_opts o = SL_JAIL_OPTS_INIT;
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	char *dir = scratch();
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	o.workdir = dir;
+	o.cpu_milli = ask;
+	o.accept = SL_JAIL_CG_CPU;
+	o.timeout_ms = 60000;
+	o.command = "nice";
+	sl_jail_result_init(&r);
+	CHECK_INT(sl_jail_run(&r, &o, &err), 0);
+	if (r.layers & SL_JAIL_CG_CPU) {
+		CHECK_STR(r.output.buf, "0\n");
+		CHECK_INT(r.nice, 0);
+		CHECK_INT(r.cpu_milli, ask ? ask : (unsigned)(ncpu > 1 ? ncpu : 1) * 1000);
+	} else {
+		CHECK_STR(r.output.buf, "10\n");
+		CHECK_INT(r.nice, 10);
+		CHECK_INT(r.cpu_milli, 0);
+	}
+	sl_jail_result_release(&r);
+	unscratch(dir);
+}
+
+static void test_cpu_settings(void)
+{
+	cpu_settings(0);
+	cpu_settings(1500);
+}
+
 static void test_probe(void)
 {
 	sl_jail_layers l;
@@ -1048,6 +1087,7 @@ int main(void)
 	RUN(test_landlock);
 	RUN(test_overlay_collect);
 	RUN(test_cgroup_limits);
+	RUN(test_cpu_settings);
 	RUN(test_probe);
 
 	/* again, the jails run by the spawner: the same behaviour */
@@ -1073,6 +1113,7 @@ int main(void)
 	RUN_AS(test_landlock, "spawner: test_landlock");
 	RUN_AS(test_overlay_collect, "spawner: test_overlay_collect");
 	RUN_AS(test_cgroup_limits, "spawner: test_cgroup_limits");
+	RUN_AS(test_cpu_settings, "spawner: test_cpu_settings");
 	RUN(test_spawner_stop);
 	RUN(test_spawner_gone);
 	sl_jail_spawner_stop();
