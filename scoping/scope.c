@@ -46,6 +46,7 @@
 #include "scoping/lang.h"
 #include "scoping/predicate.h"
 #include "scoping/prefilter.h"
+#include "scoping/worktree.h"
 #include "scoping/scope.h"
 #include "storage/scope_cache.h"
 #include "common/util.h"
@@ -97,6 +98,7 @@ struct entry {
 	uint32_t dups_left;    /* opts->emit: duplicates of this one not passed on yet */
 	char *enc;             /* the encoded result for the cache, when wanted */
 	size_t enc_len;
+	const git_index_entry *ie; /* the file may be read from the work tree (worktree.h) */
 };
 
 struct walk {
@@ -967,6 +969,7 @@ struct shared {
 	size_t ntodo;
 	int want_enc;
 	const char *gitdir;        /* the caller's repository, for the helpers' handles */
+	const sl_worktree *wt;     /* NULL: every file is read from its blob */
 	atomic_size_t next;        /* the next position in todo to take */
 	atomic_size_t fail_at;     /* the first position in todo that failed; SIZE_MAX: none */
 	pthread_mutex_t lock;      /* guards deferred */
@@ -1362,14 +1365,35 @@ static int emit_ready(struct shared *sh)
 	return sh->emit_err;
 }
 
-/* Scope the file of one blob; the blob is freed. */
-static int scope_blob(struct worker *wk, struct parse_state *ps, size_t k, git_odb_object *obj)
+/*
+ * Scope the file at position k: from the work tree when the file there
+ * holds its blob (worktree.h), else from the blob.  Returns 1 when a
+ * helper could not read the blob on its own handle (the caller defers
+ * it), -1 when the file failed (the worker holds the error).
+ */
+static int scope_one(struct worker *wk, struct parse_state *ps, size_t k)
 {
 	struct entry *e = &wk->sh->v[wk->sh->todo[k]];
-	int ret = scope_text(wk, ps, e, git_odb_object_data(obj), git_odb_object_size(obj));
+	git_odb_object *obj = NULL;
+	char *text = NULL;
+	size_t len;
+	int ret;
 
+	if (e->ie && !sl_worktree_read(wk->sh->wt, wk->repo, e->path, e->ie, &text, &len)) {
+		wk->st.read_worktree++;
+		ret = scope_text(wk, ps, e, text, len);
+		free(text);
+		return ret ? (worker_fail(wk, k), -1) : 0;
+	}
+	if (read_blob(wk->repo, e, &obj, &wk->err)) {
+		if (!wk->helper)
+			return worker_fail(wk, k), -1;
+		sl_err_clear(&wk->err);
+		return 1;
+	}
+	ret = scope_text(wk, ps, e, git_odb_object_data(obj), git_odb_object_size(obj));
 	git_odb_object_free(obj);
-	return ret ? worker_fail(wk, k) : 0;
+	return ret ? (worker_fail(wk, k), -1) : 0;
 }
 
 /* The next position in todo into *k: 0 when none is left or a file before it failed. */
@@ -1401,24 +1425,19 @@ static void work(struct worker *wk)
 {
 	struct shared *sh = wk->sh;
 	struct parse_state ps;
-	git_odb_object *obj;
 	size_t k;
+	int rc;
 
 	if (parse_state_init(&ps, sh->c, &wk->err)) {
 		worker_fail(wk, 0);
 		goto done;
 	}
 	while (take(sh, &k)) {
-		if (read_blob(wk->repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
-			if (!wk->helper) {
-				worker_fail(wk, k);
-				break;
-			}
-			sl_err_clear(&wk->err);
+		if ((rc = scope_one(wk, &ps, k)) == 1) {
 			defer(sh, k);
 			continue;
 		}
-		if (scope_blob(wk, &ps, k, obj))
+		if (rc)
 			break;
 		if (!wk->helper && sh->opts->emit && emit_ready(sh))
 			break;
@@ -1462,7 +1481,6 @@ static void scope_deferred(struct worker *wk)
 {
 	struct shared *sh = wk->sh;
 	struct parse_state ps;
-	git_odb_object *obj;
 	sl_err later;
 
 	if (!sh->ndeferred)
@@ -1479,11 +1497,7 @@ static void scope_deferred(struct worker *wk)
 
 		if (k > atomic_load(&sh->fail_at))
 			break;
-		if (read_blob(wk->repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
-			worker_fail(wk, k);
-			break;
-		}
-		if (scope_blob(wk, &ps, k, obj))
+		if (scope_one(wk, &ps, k))
 			break;
 	}
 done:
@@ -1621,6 +1635,7 @@ struct scope_run {
 	struct shared sh;          /* sh.todo: the files left to parse */
 	struct worker *wks;
 	unsigned nthreads;
+	sl_worktree *wt;           /* NULL: no work tree to read clean files from */
 };
 
 /* Refuse an unknown unit and overrides naming an unknown language (SL_EINPUT). */
@@ -1767,6 +1782,15 @@ static int run_workers(struct scope_run *r, sl_err *err)
 		r->w.v[r->dups[i].first].dups_left++;
 	}
 	sh->gitdir = git_repository_path(r->repo);
+	if (sh->ntodo && !r->opts->no_worktree) {
+		sl_worktree_open(&r->wt, r->repo);
+		for (size_t i = 0; r->wt && i < sh->ntodo; i++) {
+			struct entry *e = &r->w.v[sh->todo[i]];
+
+			e->ie = sl_worktree_entry(r->wt, e->path, &e->oid);
+		}
+		sh->wt = r->wt;
+	}
 	atomic_init(&sh->next, 0);
 	atomic_init(&sh->fail_at, SIZE_MAX);
 	pthread_mutex_init(&sh->lock, NULL);
@@ -1815,6 +1839,7 @@ static int collect_workers(struct scope_run *r, sl_err *err)
 		r->st->skipped_prefilter += wk->st.skipped_prefilter;
 		r->st->parsed_in_part += wk->st.parsed_in_part;
 		r->st->parsed_again += wk->st.parsed_again;
+		r->st->read_worktree += wk->st.read_worktree;
 		for (size_t j = 0; j < wk->out.n; j++) {
 			SL_ALLOC_GROW(r->out->v, r->out->n + 1, r->out->alloc);
 			r->out->v[r->out->n++] = wk->out.v[j];
@@ -1910,6 +1935,7 @@ static void scope_run_release(struct scope_run *r, int failed)
 	}
 	free(r->w.v);
 	sl_scope_cache_free(r->cache);
+	sl_worktree_free(r->wt);
 	compiled_release(&r->c);
 }
 
