@@ -172,6 +172,13 @@ typedef struct sl_scope_opts {
  */
 int sl_scope_check_query(const char *language, const char *query, const char *capture,
 			 uint32_t *offset_out, sl_err *err);
+/*
+ * The same, but the check in a child process is skipped when the store
+ * `known` (borrowed; NULL: none) records that sl_scope with it as cache
+ * compiled this query in-process before.
+ */
+int sl_scope_check_query_in(struct sl_store *known, const char *language, const char *query,
+			    const char *capture, uint32_t *offset_out, sl_err *err);
 
 /*
  * Scope the tree of `commit`.  Appends this commit's targets to *out (an

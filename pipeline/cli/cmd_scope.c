@@ -286,7 +286,7 @@ static int load_query(struct scope_run *r, const struct scope_args *a, sl_err *e
 	} else {
 		sl_buf_adds(&r->query, a->query);
 	}
-	if (sl_scope_check_query(a->lang, r->query.buf, a->capture, &off, err)) {
+	if (sl_scope_check_query_in(r->cache, a->lang, r->query.buf, a->capture, &off, err)) {
 		if (off != UINT32_MAX) {
 			char where[32];
 
