@@ -26,6 +26,7 @@ struct sl_worktree {
 	git_index *index;
 	int dirfd;                 /* the work tree's top directory */
 	struct stat index_st;      /* the index file when it was read */
+	int sizes;                 /* compare each file's size with its blob's */
 };
 
 static int same_stat(const struct stat *a, const struct stat *b)
@@ -34,31 +35,125 @@ static int same_stat(const struct stat *a, const struct stat *b)
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* Whether the text of an attributes file names working-tree-encoding. */
-static int names_encoding(const char *text, size_t len)
+/*
+ * What an attributes file's text asks of a checkout: 2 working-tree-encoding
+ * (the size may stay while the bytes change), 1 a word of end-of-line
+ * conversion or ident (the size changes: sl_worktree_read compares it),
+ * 0 neither.  Substrings, so any doubt counts.
+ */
+static int attr_words(const char *text, size_t len)
 {
-	static const char word[] = "working-tree-encoding";
+	static const char *const words[] = { "text", "eol", "crlf", "ident", NULL };
 
-	return memmem(text, len, word, sizeof(word) - 1) != NULL;
+	if (memmem(text, len, "working-tree-encoding", 21))
+		return 2;
+	for (size_t i = 0; words[i]; i++)
+		if (memmem(text, len, words[i], strlen(words[i])))
+			return 1;
+	return 0;
+}
+
+/* attr_words of the file at path; an absent or unreadable one asks nothing, as for git. */
+static int file_words(const char *path)
+{
+	sl_buf text = SL_BUF_INIT;
+	sl_err err = SL_ERR_INIT;
+	int w = 0;
+
+	if (!sl_read_file(&text, path, 1 << 20, &err))
+		w = attr_words(text.buf, text.len);
+	sl_buf_release(&text);
+	return w;
 }
 
 /*
- * Whether a checkout may have converted a blob without changing its size:
- * a filter driver in the configuration (its attribute is then honoured),
- * a working-tree-encoding attribute in a .gitattributes of the index or in
- * $GIT_DIR/info/attributes.  End-of-line conversion and ident always change
- * the size of what they convert (sl_worktree_read compares it); with
- * core.autocrlf on, a file is too often converted to be worth a try.
+ * The most any attribute source asks (attr_words): the index's
+ * .gitattributes blobs, the work tree's .gitattributes in every directory
+ * holding tracked files and their parents, $GIT_DIR/info/attributes,
+ * core.attributesFile (or ~/.config/git/attributes) and /etc/gitattributes.
  */
-static int may_convert(const sl_worktree *wt, git_repository *repo)
+static int attrs_ask(const sl_worktree *wt, git_repository *repo, git_config *cfg)
+{
+	size_t n = git_index_entrycount(wt->index), prev = 0;
+	const char *prevpath = "";
+	git_buf info = { 0 }, global = { 0 };
+	sl_buf path = SL_BUF_INIT;
+	int most = 0;
+
+	for (size_t i = 0; i < n && most < 2; i++) {
+		const git_index_entry *ie = git_index_get_byindex(wt->index, i);
+		const char *slash = strrchr(ie->path, '/');
+		size_t dl = slash ? (size_t)(slash - ie->path) + 1 : 0, common = 0;
+		git_blob *blob = NULL;
+
+		if (!strcmp(slash ? slash + 1 : ie->path, ".gitattributes") &&
+		    !git_blob_lookup(&blob, repo, &ie->id)) {
+			int w = attr_words(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+
+			most = w > most ? w : most;
+			git_blob_free(blob);
+		}
+		/* the directories not seen yet: those past the one shared with the last path */
+		while (common < dl && common < prev && ie->path[common] == prevpath[common])
+			common++;
+		while (common && ie->path[common - 1] != '/')
+			common--;
+		for (size_t j = i ? common + 1 : 0; j <= dl && most < 2; j++) {
+			int w;
+
+			if (j && ie->path[j - 1] != '/')
+				continue;
+			sl_buf_reset(&path);
+			sl_buf_adds(&path, git_repository_workdir(repo));
+			sl_buf_add(&path, ie->path, j);
+			sl_buf_adds(&path, ".gitattributes");
+			w = file_words(path.buf);
+			most = w > most ? w : most;
+		}
+		prevpath = ie->path;
+		prev = dl;
+	}
+	if (most < 2 && !git_repository_item_path(&info, repo, GIT_REPOSITORY_ITEM_INFO)) {
+		sl_buf_reset(&path);
+		sl_buf_adds(&path, info.ptr);
+		sl_buf_adds(&path, "/attributes");
+		most = most > file_words(path.buf) ? most : file_words(path.buf);
+	}
+	if (most < 2 && !git_config_get_path(&global, cfg, "core.attributesFile"))
+		most = most > file_words(global.ptr) ? most : file_words(global.ptr);
+	else if (most < 2) {
+		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+		sl_buf_reset(&path);
+		if (xdg && *xdg)
+			sl_buf_addf(&path, "%s/git/attributes", xdg);
+		else if (home)
+			sl_buf_addf(&path, "%s/.config/git/attributes", home);
+		if (path.len)
+			most = most > file_words(path.buf) ? most : file_words(path.buf);
+	}
+	if (most < 2)
+		most = most > file_words("/etc/gitattributes") ? most : file_words("/etc/gitattributes");
+	sl_buf_release(&path);
+	git_buf_dispose(&info);
+	git_buf_dispose(&global);
+	return most;
+}
+
+/*
+ * Whether a checkout may have converted a blob without changing its size
+ * (then the work tree is not used): a filter driver in the configuration
+ * (its attribute is then honoured), a working-tree-encoding attribute, or
+ * core.autocrlf on (a file is then too often converted to be worth a try).
+ * Sets wt->sizes when an attribute may ask for end-of-line conversion or
+ * ident, which change the size of what they convert.
+ */
+static int may_convert(sl_worktree *wt, git_repository *repo)
 {
 	git_config *cfg = NULL;
 	git_config_iterator *it = NULL;
 	git_config_entry *ce;
-	git_buf info = { 0 };
-	int autocrlf = 0, ret = 1;
-	size_t n = git_index_entrycount(wt->index);
-	sl_buf text = SL_BUF_INIT;
+	int autocrlf = 0, ret = 1, asked;
 
 	if (git_repository_config_snapshot(&cfg, repo))
 		goto done;
@@ -69,39 +164,11 @@ static int may_convert(const sl_worktree *wt, git_repository *repo)
 	if (autocrlf || git_config_iterator_glob_new(&it, cfg, "^filter\\..*\\.(smudge|process)$") ||
 	    git_config_next(&ce, it) != GIT_ITEROVER)
 		goto done;
-	for (size_t i = 0; i < n; i++) {
-		const git_index_entry *ie = git_index_get_byindex(wt->index, i);
-		size_t pl = strlen(ie->path);
-		git_blob *blob = NULL;
-		int named;
-
-		if (pl < 14 || strcmp(ie->path + pl - 14, ".gitattributes") ||
-		    (pl > 14 && ie->path[pl - 15] != '/'))
-			continue;
-		if (git_blob_lookup(&blob, repo, &ie->id))
-			goto done;
-		named = names_encoding(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-		git_blob_free(blob);
-		if (named)
-			goto done;
-	}
-	if (!git_repository_item_path(&info, repo, GIT_REPOSITORY_ITEM_INFO)) {
-		sl_buf path = SL_BUF_INIT;
-		sl_err err = SL_ERR_INIT;
-		int named;
-
-		sl_buf_adds(&path, info.ptr);
-		sl_buf_adds(&path, "/attributes");
-		/* absent or unreadable: git reads nothing from it either */
-		named = !sl_read_file(&text, path.buf, 1 << 20, &err) && names_encoding(text.buf, text.len);
-		sl_buf_release(&path);
-		if (named)
-			goto done;
-	}
+	if ((asked = attrs_ask(wt, repo, cfg)) == 2)
+		goto done;
+	wt->sizes = asked == 1;
 	ret = 0;
 done:
-	sl_buf_release(&text);
-	git_buf_dispose(&info);
 	git_config_iterator_free(it);
 	git_config_free(cfg);
 	return ret;
@@ -180,8 +247,8 @@ int sl_worktree_read(const sl_worktree *wt, git_repository *repo, const char *pa
 	    !same_time(&ie->mtime, &st.st_mtim) || !same_time(&ie->ctime, &st.st_ctim))
 		goto done;
 	/* a conversion on checkout (end of lines, ident) would have changed the size */
-	if (git_repository_odb(&odb, repo) || git_odb_read_header(&blob_size, &type, odb, &ie->id) ||
-	    type != GIT_OBJECT_BLOB || blob_size != (size_t)st.st_size)
+	if (wt->sizes && (git_repository_odb(&odb, repo) || git_odb_read_header(&blob_size, &type, odb, &ie->id) ||
+	    type != GIT_OBJECT_BLOB || blob_size != (size_t)st.st_size))
 		goto done;
 	b = sl_xmalloc((size_t)st.st_size + 1);
 	while (got < (size_t)st.st_size) {

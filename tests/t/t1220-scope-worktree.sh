@@ -81,6 +81,20 @@ test_expect_success 'a checkout that converts end of lines: read from the blob' 
 	test_cmp blobs out
 '
 
+test_expect_success 'an untracked .gitattributes converted the checkout: read from the blob' '
+	mkdir -p repo2/sub &&
+	printf "void f(char *a, char *b)\n{\n\tstrcpy(a, b);\n}\n" >repo2/sub/a.c &&
+	printf "void g(char *a, char *b)\n{\n\tstrcpy(b, a);\n}\n" >repo2/b.c &&
+	touch -d @1000000000 repo2/sub/a.c repo2/b.c &&
+	make_repo repo2 &&
+	(cd repo2 && printf "a.c text eol=crlf\n" >sub/.gitattributes && rm sub/a.c &&
+	 git checkout -- sub/a.c && touch -d @1000000000 sub/a.c && git update-index -q --refresh) &&
+	grep -q "$(printf "\r")" repo2/sub/a.c &&
+	scope repo2 &&
+	grep -x "read from the work tree: 1" stats &&
+	test_cmp blobs out
+'
+
 test_expect_success 'core.autocrlf or a filter driver: every file from its blob' '
 	git -C repo config core.autocrlf input &&
 	scope repo &&
