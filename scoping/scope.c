@@ -1870,7 +1870,7 @@ static int run_workers(struct scope_run *r, sl_err *err)
 	}
 	sh->gitdir = git_repository_path(r->repo);
 	if (sh->ntodo && !r->opts->no_worktree) {
-		sl_worktree_open(&r->wt, r->repo);
+		sl_worktree_open(&r->wt, r->repo, sh->ntodo);
 		for (size_t i = 0; r->wt && i < sh->ntodo; i++) {
 			struct entry *e = &r->w.v[sh->todo[i]];
 

@@ -174,7 +174,10 @@ done:
 	return ret;
 }
 
-int sl_worktree_open(sl_worktree **out, git_repository *repo)
+/* An index entry takes about this many bytes of the index file (path included). */
+#define INDEX_BYTES_PER_FILE 100
+
+int sl_worktree_open(sl_worktree **out, git_repository *repo, size_t nfiles)
 {
 	sl_worktree *wt = NULL;
 	git_buf path = { 0 };
@@ -188,7 +191,9 @@ int sl_worktree_open(sl_worktree **out, git_repository *repo)
 	wt->repo = repo;
 	wt->dirfd = -1;
 	/* the index must not change while it is read: stat it before and after */
-	if (stat(path.ptr, &wt->index_st) || git_index_open(&wt->index, path.ptr) ||
+	if (stat(path.ptr, &wt->index_st) ||
+	    (uint64_t)nfiles * 8 * INDEX_BYTES_PER_FILE < (uint64_t)wt->index_st.st_size ||
+	    git_index_open(&wt->index, path.ptr) ||
 	    stat(path.ptr, &after) || !same_stat(&wt->index_st, &after))
 		goto done;
 	if (may_convert(wt, repo) ||

@@ -33,11 +33,14 @@
 typedef struct sl_worktree sl_worktree;
 
 /*
- * Into *out, what sl_worktree_entry needs of repo's work tree and index;
- * *out is NULL (and 0 returned: nothing to use, never an error) when repo
- * is bare, has no index, or the index changed while it was read.
+ * Into *out, what sl_worktree_entry needs of repo's work tree and index,
+ * for reading nfiles files; *out is NULL (and 0 returned: nothing to use,
+ * never an error) when repo is bare, has no index, the index changed while
+ * it was read, or nfiles are too few to be worth reading the index for
+ * (about one file in eight of those it lists: a re-scope that reads one
+ * blob reads it from the object database).
  */
-int sl_worktree_open(sl_worktree **out, git_repository *repo);
+int sl_worktree_open(sl_worktree **out, git_repository *repo, size_t nfiles);
 
 /*
  * The index entry to check path's file against if the index records oid
