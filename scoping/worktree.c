@@ -19,6 +19,7 @@
 
 #include "scoping/worktree.h"
 #include "common/buf.h"
+#include "common/caps.h"
 #include "common/util.h"
 
 struct sl_worktree {
@@ -53,8 +54,11 @@ static int attr_words(const char *text, size_t len)
 	return 0;
 }
 
-/* attr_words of the file at path; an absent or unreadable one asks nothing, as for git. */
-static int file_words(const char *path)
+/*
+ * The greater of most and attr_words of the file at path; an absent or
+ * unreadable file asks nothing, as for git.
+ */
+static int file_words(int most, const char *path)
 {
 	sl_buf text = SL_BUF_INIT;
 	sl_err err = SL_ERR_INIT;
@@ -63,7 +67,7 @@ static int file_words(const char *path)
 	if (!sl_read_file(&text, path, 1 << 20, &err))
 		w = attr_words(text.buf, text.len);
 	sl_buf_release(&text);
-	return w;
+	return w > most ? w : most;
 }
 
 /*
@@ -99,16 +103,13 @@ static int attrs_ask(const sl_worktree *wt, git_repository *repo, git_config *cf
 		while (common && ie->path[common - 1] != '/')
 			common--;
 		for (size_t j = i ? common + 1 : 0; j <= dl && most < 2; j++) {
-			int w;
-
 			if (j && ie->path[j - 1] != '/')
 				continue;
 			sl_buf_reset(&path);
 			sl_buf_adds(&path, git_repository_workdir(repo));
 			sl_buf_add(&path, ie->path, j);
 			sl_buf_adds(&path, ".gitattributes");
-			w = file_words(path.buf);
-			most = w > most ? w : most;
+			most = file_words(most, path.buf);
 		}
 		prevpath = ie->path;
 		prev = dl;
@@ -117,10 +118,10 @@ static int attrs_ask(const sl_worktree *wt, git_repository *repo, git_config *cf
 		sl_buf_reset(&path);
 		sl_buf_adds(&path, info.ptr);
 		sl_buf_adds(&path, "/attributes");
-		most = most > file_words(path.buf) ? most : file_words(path.buf);
+		most = file_words(most, path.buf);
 	}
 	if (most < 2 && !git_config_get_path(&global, cfg, "core.attributesFile"))
-		most = most > file_words(global.ptr) ? most : file_words(global.ptr);
+		most = file_words(most, global.ptr);
 	else if (most < 2) {
 		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 
@@ -130,10 +131,10 @@ static int attrs_ask(const sl_worktree *wt, git_repository *repo, git_config *cf
 		else if (home)
 			sl_buf_addf(&path, "%s/.config/git/attributes", home);
 		if (path.len)
-			most = most > file_words(path.buf) ? most : file_words(path.buf);
+			most = file_words(most, path.buf);
 	}
 	if (most < 2)
-		most = most > file_words("/etc/gitattributes") ? most : file_words("/etc/gitattributes");
+		most = file_words(most, "/etc/gitattributes");
 	sl_buf_release(&path);
 	git_buf_dispose(&info);
 	git_buf_dispose(&global);
@@ -248,7 +249,9 @@ int sl_worktree_read(const sl_worktree *wt, git_repository *repo, const char *pa
 	if (!wt || !ie || (fd = openat(wt->dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    fstat(fd, &st) || !S_ISREG(st.st_mode))
 		goto done;
-	if ((uint32_t)st.st_size != ie->file_size || (uint32_t)st.st_ino != ie->ino ||
+	/* too large to scope: the blob path skips it as before */
+	if (st.st_size > SL_CAP_SOURCE_BYTES ||
+	    (uint32_t)st.st_size != ie->file_size || (uint32_t)st.st_ino != ie->ino ||
 	    !same_time(&ie->mtime, &st.st_mtim) || !same_time(&ie->ctime, &st.st_ctim))
 		goto done;
 	/* a conversion on checkout (end of lines, ident) would have changed the size */
