@@ -46,6 +46,7 @@
 #include "scoping/lang.h"
 #include "scoping/predicate.h"
 #include "scoping/prefilter.h"
+#include "scoping/worktree.h"
 #include "scoping/scope.h"
 #include "storage/scope_cache.h"
 #include "common/util.h"
@@ -97,6 +98,7 @@ struct entry {
 	uint32_t dups_left;    /* opts->emit: duplicates of this one not passed on yet */
 	char *enc;             /* the encoded result for the cache, when wanted */
 	size_t enc_len;
+	const git_index_entry *ie; /* the file may be read from the work tree (worktree.h) */
 };
 
 struct walk {
@@ -194,6 +196,48 @@ static void compiled_release(struct compiled *c)
 	c->q = NULL;
 }
 
+/*
+ * The last query sl_scope_check_query compiled, kept for the sl_scope that
+ * usually follows with the same text: compiling a C query costs about as
+ * much as re-scoping a cached tree of 2,000 files does otherwise.  One
+ * slot, taken (not copied) by the next compile_query of the same language
+ * and text.
+ */
+static struct {
+	pthread_mutex_t lock;
+	const sl_lang *lang;
+	char *query;
+	TSQuery *q;
+} checked = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL };
+
+static void checked_put(const sl_lang *lang, const char *query, TSQuery *q)
+{
+	pthread_mutex_lock(&checked.lock);
+	if (checked.q)
+		ts_query_delete(checked.q);
+	free(checked.query);
+	checked.lang = lang;
+	checked.query = sl_xstrdup(query);
+	checked.q = q;
+	pthread_mutex_unlock(&checked.lock);
+}
+
+/* The checked query if it is lang's and query's, else NULL; the caller owns it. */
+static TSQuery *checked_take(const sl_lang *lang, const char *query)
+{
+	TSQuery *q = NULL;
+
+	pthread_mutex_lock(&checked.lock);
+	if (checked.q && checked.lang == lang && !strcmp(checked.query, query)) {
+		q = checked.q;
+		checked.q = NULL;
+		free(checked.query);
+		checked.query = NULL;
+	}
+	pthread_mutex_unlock(&checked.lock);
+	return q;
+}
+
 static int compile_query(struct compiled *c, const char *language, const char *query,
 			 const char *capture, uint32_t *offset_out, sl_err *err)
 {
@@ -213,7 +257,8 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 	if (len > UINT32_MAX / 2)
 		return sl_err_set(err, SL_EINPUT, "query too long");
 
-	c->q = ts_query_new(c->lang->grammar(), query, (uint32_t)len, &off, &type);
+	if (!(c->q = checked_take(c->lang, query)))
+		c->q = ts_query_new(c->lang->grammar(), query, (uint32_t)len, &off, &type);
 	if (c->q) {
 		c->pf = sl_prefilter_new(c->q);
 		c->skip = sl_prefilter_new_ex(c->q, query, len, sl_lang_keyword_nodes(c->lang),
@@ -485,8 +530,48 @@ static int screen_groups(const char *q, size_t len, uint32_t *offset_out, sl_err
 	return 0;
 }
 
+/*
+ * The hash under which the store marks a query as compiled here before
+ * (sl_scope_cache_query_ok): the language, the text and what could change
+ * the verdict (this format, the grammar's ABI).
+ */
+static void compiled_key(char out[GIT_OID_HEXSZ + 1], const sl_lang *lang, const char *query)
+{
+	sl_buf b = SL_BUF_INIT;
+	git_oid oid;
+
+	sl_buf_addf(&b, "sluice-query-compiled-1%c%s%c%u%c%s", 0, lang->name, 0,
+		    ts_language_version(lang->grammar()), 0, query);
+	if (git_odb_hash(&oid, b.buf, b.len, GIT_OBJECT_BLOB))
+		memset(&oid, 0, sizeof(oid));
+	git_oid_tostr(out, GIT_OID_HEXSZ + 1, &oid);
+	sl_buf_release(&b);
+}
+
+static int compiled_before(sl_store *store, const sl_lang *lang, const char *query)
+{
+	char key[GIT_OID_HEXSZ + 1];
+
+	compiled_key(key, lang, query);
+	return sl_scope_cache_query_ok(store, key);
+}
+
+static int mark_compiled(sl_store *store, const sl_lang *lang, const char *query, sl_err *err)
+{
+	char key[GIT_OID_HEXSZ + 1];
+
+	compiled_key(key, lang, query);
+	return sl_scope_cache_mark_query_ok(store, key, err);
+}
+
 int sl_scope_check_query(const char *language, const char *query, const char *capture,
 			 uint32_t *offset_out, sl_err *err)
+{
+	return sl_scope_check_query_in(NULL, language, query, capture, offset_out, err);
+}
+
+int sl_scope_check_query_in(sl_store *known, const char *language, const char *query,
+			    const char *capture, uint32_t *offset_out, sl_err *err)
 {
 	struct compiled c;
 	const sl_lang *lang = language ? sl_lang_find(language) : NULL;
@@ -497,10 +582,14 @@ int sl_scope_check_query(const char *language, const char *query, const char *ca
 	if (lang && query && *query && strlen(query) <= UINT32_MAX / 2 &&
 	    ((ret = screen_quantifiers(query, strlen(query), offset_out, err)) ||
 	     (ret = screen_groups(query, strlen(query), offset_out, err)) ||
-	     (ret = compile_in_child(lang, query, err))))
+	     ((!known || !compiled_before(known, lang, query)) &&
+	      (ret = compile_in_child(lang, query, err)))))
 		return ret;
 	ret = compile_query(&c, language, query, capture, offset_out, err);
-
+	if (!ret) {
+		checked_put(c.lang, query, c.q);
+		c.q = NULL;
+	}
 	compiled_release(&c);
 	return ret;
 }
@@ -967,6 +1056,7 @@ struct shared {
 	size_t ntodo;
 	int want_enc;
 	const char *gitdir;        /* the caller's repository, for the helpers' handles */
+	const sl_worktree *wt;     /* NULL: every file is read from its blob */
 	atomic_size_t next;        /* the next position in todo to take */
 	atomic_size_t fail_at;     /* the first position in todo that failed; SIZE_MAX: none */
 	pthread_mutex_t lock;      /* guards deferred */
@@ -1362,14 +1452,35 @@ static int emit_ready(struct shared *sh)
 	return sh->emit_err;
 }
 
-/* Scope the file of one blob; the blob is freed. */
-static int scope_blob(struct worker *wk, struct parse_state *ps, size_t k, git_odb_object *obj)
+/*
+ * Scope the file at position k: from the work tree when the file there
+ * holds its blob (worktree.h), else from the blob.  Returns 1 when a
+ * helper could not read the blob on its own handle (the caller defers
+ * it), -1 when the file failed (the worker holds the error).
+ */
+static int scope_one(struct worker *wk, struct parse_state *ps, size_t k)
 {
 	struct entry *e = &wk->sh->v[wk->sh->todo[k]];
-	int ret = scope_text(wk, ps, e, git_odb_object_data(obj), git_odb_object_size(obj));
+	git_odb_object *obj = NULL;
+	char *text = NULL;
+	size_t len;
+	int ret;
 
+	if (e->ie && !sl_worktree_read(wk->sh->wt, wk->repo, e->path, e->ie, &text, &len)) {
+		wk->st.read_worktree++;
+		ret = scope_text(wk, ps, e, text, len);
+		free(text);
+		return ret ? (worker_fail(wk, k), -1) : 0;
+	}
+	if (read_blob(wk->repo, e, &obj, &wk->err)) {
+		if (!wk->helper)
+			return worker_fail(wk, k), -1;
+		sl_err_clear(&wk->err);
+		return 1;
+	}
+	ret = scope_text(wk, ps, e, git_odb_object_data(obj), git_odb_object_size(obj));
 	git_odb_object_free(obj);
-	return ret ? worker_fail(wk, k) : 0;
+	return ret ? (worker_fail(wk, k), -1) : 0;
 }
 
 /* The next position in todo into *k: 0 when none is left or a file before it failed. */
@@ -1401,24 +1512,19 @@ static void work(struct worker *wk)
 {
 	struct shared *sh = wk->sh;
 	struct parse_state ps;
-	git_odb_object *obj;
 	size_t k;
+	int rc;
 
 	if (parse_state_init(&ps, sh->c, &wk->err)) {
 		worker_fail(wk, 0);
 		goto done;
 	}
 	while (take(sh, &k)) {
-		if (read_blob(wk->repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
-			if (!wk->helper) {
-				worker_fail(wk, k);
-				break;
-			}
-			sl_err_clear(&wk->err);
+		if ((rc = scope_one(wk, &ps, k)) == 1) {
 			defer(sh, k);
 			continue;
 		}
-		if (scope_blob(wk, &ps, k, obj))
+		if (rc)
 			break;
 		if (!wk->helper && sh->opts->emit && emit_ready(sh))
 			break;
@@ -1462,7 +1568,6 @@ static void scope_deferred(struct worker *wk)
 {
 	struct shared *sh = wk->sh;
 	struct parse_state ps;
-	git_odb_object *obj;
 	sl_err later;
 
 	if (!sh->ndeferred)
@@ -1479,11 +1584,7 @@ static void scope_deferred(struct worker *wk)
 
 		if (k > atomic_load(&sh->fail_at))
 			break;
-		if (read_blob(wk->repo, &sh->v[sh->todo[k]], &obj, &wk->err)) {
-			worker_fail(wk, k);
-			break;
-		}
-		if (scope_blob(wk, &ps, k, obj))
+		if (scope_one(wk, &ps, k))
 			break;
 	}
 done:
@@ -1621,6 +1722,7 @@ struct scope_run {
 	struct shared sh;          /* sh.todo: the files left to parse */
 	struct worker *wks;
 	unsigned nthreads;
+	sl_worktree *wt;           /* NULL: no work tree to read clean files from */
 };
 
 /* Refuse an unknown unit and overrides naming an unknown language (SL_EINPUT). */
@@ -1767,6 +1869,15 @@ static int run_workers(struct scope_run *r, sl_err *err)
 		r->w.v[r->dups[i].first].dups_left++;
 	}
 	sh->gitdir = git_repository_path(r->repo);
+	if (sh->ntodo && !r->opts->no_worktree) {
+		sl_worktree_open(&r->wt, r->repo, sh->ntodo);
+		for (size_t i = 0; r->wt && i < sh->ntodo; i++) {
+			struct entry *e = &r->w.v[sh->todo[i]];
+
+			e->ie = sl_worktree_entry(r->wt, e->path, &e->oid);
+		}
+		sh->wt = r->wt;
+	}
 	atomic_init(&sh->next, 0);
 	atomic_init(&sh->fail_at, SIZE_MAX);
 	pthread_mutex_init(&sh->lock, NULL);
@@ -1815,6 +1926,7 @@ static int collect_workers(struct scope_run *r, sl_err *err)
 		r->st->skipped_prefilter += wk->st.skipped_prefilter;
 		r->st->parsed_in_part += wk->st.parsed_in_part;
 		r->st->parsed_again += wk->st.parsed_again;
+		r->st->read_worktree += wk->st.read_worktree;
 		for (size_t j = 0; j < wk->out.n; j++) {
 			SL_ALLOC_GROW(r->out->v, r->out->n + 1, r->out->alloc);
 			r->out->v[r->out->n++] = wk->out.v[j];
@@ -1910,6 +2022,7 @@ static void scope_run_release(struct scope_run *r, int failed)
 	}
 	free(r->w.v);
 	sl_scope_cache_free(r->cache);
+	sl_worktree_free(r->wt);
 	compiled_release(&r->c);
 }
 
@@ -1957,7 +2070,8 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 		BUG("%zu of %zu files passed on", r.sh.emit_next, r.w.n);
 	copy_dups(&r);
 	count_files(&r);
-	if ((ret = store_cache(&r, err)))
+	if ((ret = store_cache(&r, err)) ||
+	    (opts->cache && (ret = mark_compiled(opts->cache, r.c.lang, opts->query, err))))
 		goto done;
 	if (out->n > r.base)
 		qsort(out->v + r.base, out->n - r.base, sizeof(*out->v), target_cmp);

@@ -1,8 +1,10 @@
 /*
  * scope.h - find the places a campaign will change.
  *
- * Reads the files of one commit straight from the object database (never the
- * working tree, so bare repositories and any revision work), keeps those whose
+ * Reads the files of one commit from the object database (never the working
+ * tree's edits, so bare repositories and any revision work; a file the index
+ * shows clean, holding the commit's very blob, is read from the work tree,
+ * as git does: scoping/worktree.h), keeps those whose
  * path matches the globs and whose language (by extension, or a glob
  * override) is the query's, parses them with tree-sitter on several threads,
  * runs the query, filters matches with the predicates the C library leaves to
@@ -109,6 +111,8 @@ typedef struct sl_scope_stats {
 	size_t parsed_again;        /* parsed in part, then again with more of the file: a
 				       syntax error outside one statement (items.h) */
 	size_t parse_errors;        /* parsed with ERROR or MISSING nodes (in the part parsed) */
+	size_t read_worktree;       /* read from the work tree, which held their blobs
+				       (worktree.h), not inflated from the object database */
 	size_t cache_hits;
 	size_t literal_no_match;    /* a literal of the query occurs, no match came out
 				       (C: e.g. a call inside a macro body) */
@@ -144,6 +148,8 @@ typedef struct sl_scope_opts {
 				       blobs for them); 0 = one per online core;
 				       1 = the calling thread does it all */
 	int no_prefilter;           /* 1: parse every file (results are identical) */
+	int no_worktree;            /* 1: read every file from its blob, never from the
+				       work tree (worktree.h; results are identical) */
 	struct sl_store *cache;     /* borrowed; NULL = no cache (see scope_cache.h) */
 	sl_scope_stats *stats;      /* borrowed; NULL = not wanted */
 	/*
@@ -166,6 +172,13 @@ typedef struct sl_scope_opts {
  */
 int sl_scope_check_query(const char *language, const char *query, const char *capture,
 			 uint32_t *offset_out, sl_err *err);
+/*
+ * The same, but the check in a child process is skipped when the store
+ * `known` (borrowed; NULL: none) records that sl_scope with it as cache
+ * compiled this query in-process before.
+ */
+int sl_scope_check_query_in(struct sl_store *known, const char *language, const char *query,
+			    const char *capture, uint32_t *offset_out, sl_err *err);
 
 /*
  * Scope the tree of `commit`.  Appends this commit's targets to *out (an

@@ -6,6 +6,7 @@
  * transaction (sl_store_begin/commit, so they serialise with the other
  * writers of the store).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -173,6 +174,57 @@ int sl_scope_cache_prune(sl_store *st, const char *keep_qkey, sl_err *err)
 		goto done;
 	}
 	ret = SL_OK;
+done:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+/* The store_meta key of a compiled query's mark: "scope-query-ok:" and its hash. */
+static void query_ok_key(char *out, size_t outsz, const char *qhash)
+{
+	snprintf(out, outsz, "scope-query-ok:%s", qhash);
+}
+
+int sl_scope_cache_query_ok(sl_store *st, const char *qhash)
+{
+	sqlite3 *db = sl_store_sqlite(st);
+	sqlite3_stmt *s = NULL;
+	char key[128];
+	int ok = 0;
+
+	query_ok_key(key, sizeof(key), qhash);
+	if (db && !sqlite3_prepare_v2(db, "SELECT 1 FROM store_meta WHERE key = ?1", -1, &s, NULL)) {
+		sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+		ok = sqlite3_step(s) == SQLITE_ROW;
+	}
+	sqlite3_finalize(s);
+	return ok;
+}
+
+int sl_scope_cache_mark_query_ok(sl_store *st, const char *qhash, sl_err *err)
+{
+	sqlite3 *db = sl_store_sqlite(st);
+	sqlite3_stmt *s = NULL;
+	char key[128];
+	int ret = SL_ERROR;
+
+	if (sl_scope_cache_query_ok(st, qhash))
+		return SL_OK;
+	query_ok_key(key, sizeof(key), qhash);
+	if (!db || sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO store_meta(key, value) VALUES (?1, '1')",
+				      -1, &s, NULL)) {
+		fail(st, err, "prepare");
+		goto done;
+	}
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if (sl_store_begin(st, err))
+		goto done;
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		fail(st, err, "write");
+		sl_store_rollback(st);
+		goto done;
+	}
+	ret = sl_store_commit(st, err);
 done:
 	sqlite3_finalize(s);
 	return ret;

@@ -51,6 +51,16 @@ int sl_scope_cache_commit(sl_scope_cache *c, sl_err *err);
 void sl_scope_cache_abort(sl_scope_cache *c);
 void sl_scope_cache_free(sl_scope_cache *c);
 
+/*
+ * Whether the store marks the query of hash qhash (the caller's hash of
+ * its language and text) as compiled without harm in-process before
+ * (store_meta "scope-query-ok:QHASH"): sl_scope_check_query_in then skips
+ * its check in a child.  Any error reads as no.
+ */
+int sl_scope_cache_query_ok(sl_store *st, const char *qhash);
+/* Mark it so (its own transaction; nothing written when marked already). */
+int sl_scope_cache_mark_query_ok(sl_store *st, const char *qhash, sl_err *err);
+
 /* Number of rows (all queries); for tests and --stats. */
 int sl_scope_cache_rows(sl_store *st, long long *out, sl_err *err);
 /* Drop every row of other query keys than keep_qkey (NULL: all rows). */

@@ -11,7 +11,9 @@
  * (the options and their help: the table at the end).
  * Reads the repository (and the campaign file); writes only the cache
  * store named by --cache (created if missing).  SLUICE_NO_PREFILTER=1 in the
- * environment has the effect of --no-prefilter.  A bad query exits 2 with
+ * environment has the effect of --no-prefilter; SLUICE_SCOPE_NO_WORKTREE=1
+ * reads every file from its blob, never a clean file from the work tree
+ * (for benchmarks: the results are the same).  A bad query exits 2 with
  * "QUERYFILE:LINE:COL" (or "--query:LINE:COL") in the message.
  */
 #include <stdio.h>
@@ -115,6 +117,7 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 		json_object_set_new(st, "parsed_in_part", json_integer((json_int_t)s->parsed_in_part));
 		json_object_set_new(st, "parsed_again", json_integer((json_int_t)s->parsed_again));
 		json_object_set_new(st, "parse_errors", json_integer((json_int_t)s->parse_errors));
+		json_object_set_new(st, "read_worktree", json_integer((json_int_t)s->read_worktree));
 		json_object_set_new(st, "literal_no_match", json_integer((json_int_t)s->literal_no_match));
 		json_object_set_new(st, "literal_no_match_paths", paths);
 		json_object_set_new(st, "literals", json_integer((json_int_t)s->literals));
@@ -138,6 +141,7 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 	printf("parsed in part: %zu\n", s->parsed_in_part);
 	printf("parsed again: %zu\n", s->parsed_again);
 	printf("parse errors: %zu\n", s->parse_errors);
+	printf("read from the work tree: %zu\n", s->read_worktree);
 	printf("literal without match: %zu\n", s->literal_no_match);
 	for (size_t i = 0; i < s->literal_no_match_paths.n; i++)
 		printf("  %s\n", s->literal_no_match_paths.v[i]);
@@ -251,6 +255,7 @@ static int set_common_opts(struct scope_run *r, const struct scope_args *a, sl_e
 	r->so.threads = a->threads;
 	r->so.no_prefilter = a->no_prefilter ||
 		!strcmp(sl_getenv_or("SLUICE_NO_PREFILTER", ""), "1");
+	r->so.no_worktree = !strcmp(sl_getenv_or("SLUICE_SCOPE_NO_WORKTREE", ""), "1");
 	r->so.stats = &r->stats;
 	if (a->cache && sl_store_open(&r->cache, a->cache, 1, err))
 		return SL_ERROR;
@@ -281,7 +286,7 @@ static int load_query(struct scope_run *r, const struct scope_args *a, sl_err *e
 	} else {
 		sl_buf_adds(&r->query, a->query);
 	}
-	if (sl_scope_check_query(a->lang, r->query.buf, a->capture, &off, err)) {
+	if (sl_scope_check_query_in(r->cache, a->lang, r->query.buf, a->capture, &off, err)) {
 		if (off != UINT32_MAX) {
 			char where[32];
 
