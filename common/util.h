@@ -145,6 +145,13 @@ uint32_t sl_line_of(const char *text, size_t len, size_t offset);
 /* Environment variable or default. */
 const char *sl_getenv_or(const char *name, const char *dflt);
 
+/*
+ * Send one byte and, with it, the descriptor fd (SCM_RIGHTS) on the Unix
+ * socket sock: 0 when sent, -1 (errno set) when not.  Async-signal-safe, so
+ * a child between fork and exec may use it.
+ */
+int sl_send_fd(int sock, char byte, int fd);
+
 #include "common/banned.h"
 
 #endif

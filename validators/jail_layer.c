@@ -101,10 +101,6 @@ static void child_write(int sock, const char *path, const char *body)
 
 static _Noreturn void layer_child(const struct layer_child *c)
 {
-	char byte = 'L', cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg;
-	struct cmsghdr *cm;
 	int fs, mnt;
 
 	child_write(c->sock, "/proc/self/setgroups", "deny");
@@ -119,18 +115,7 @@ static _Noreturn void layer_child(const struct layer_child *c)
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (mnt < 0)
 		child_fail(c->sock, "fsmount");
-	memset(&msg, 0, sizeof(msg));
-	memset(cbuf, 0, sizeof(cbuf));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &mnt, sizeof(int));
-	if (sendmsg(c->sock, &msg, MSG_NOSIGNAL) != 1)
+	if (sl_send_fd(c->sock, 'L', mnt))
 		child_fail(c->sock, "send the tmpfs");
 	_exit(0);
 }

@@ -597,27 +597,12 @@ pid_t sl_jail_spawner_pid(void)
 static int open_request(void)
 {
 	int sv[2], sent = -1;
-	char c = 'R', cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &c, 1 };
-	struct msghdr m;
-	struct cmsghdr *cm;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -1;
-	memset(&m, 0, sizeof(m));
-	memset(cbuf, 0, sizeof(cbuf));
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cbuf;
-	m.msg_controllen = sizeof(cbuf);
-	cm = CMSG_FIRSTHDR(&m);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &sv[1], sizeof(int));
 	pthread_mutex_lock(&ctl_lock);
 	if (ctl_fd >= 0)
-		sent = (int)sendmsg(ctl_fd, &m, MSG_NOSIGNAL);
+		sent = sl_send_fd(ctl_fd, 'R', sv[1]) ? -1 : 1;
 	pthread_mutex_unlock(&ctl_lock);
 	close(sv[1]);
 	if (sent != 1) {
