@@ -2,7 +2,8 @@
  * cmd_show.c - `sluice show`: one candidate (its gates and diff) by id, or
  * the target whose lines hold PATH:LINE (its latest candidate, else its
  * state, attempts and reason); --attempts adds every attempt with its
- * request and reply.  Reads the store.
+ * request and reply; --steps the model's session (generate: act).  Reads
+ * the store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 
 struct show_opts {
 	const char *store;
-	int json, attempts;
+	int json, attempts, steps;
 };
 
 /* `show [NAME] PATH:LINE` */
@@ -66,7 +67,8 @@ static int show_main(const sl_command *self, void *opts, const sl_opt_args *args
 		return sl_cmd_usage(self, "expected one candidate id or PATH:LINE");
 	path = sl_default_store_path(o->store);
 	if (sl_store_open(&st, path, 0, &err) ||
-	    sl_review_show(&out, st, id, o->json | (o->attempts ? SL_SHOW_ATTEMPTS : 0), &err))
+	    (o->steps ? sl_report_steps(&out, st, id, o->json, &err) :
+	     sl_review_show(&out, st, id, o->json | (o->attempts ? SL_SHOW_ATTEMPTS : 0), &err)))
 		ret = sl_cmd_fail(&err);
 	else
 		sl_cmd_print(stdout, out.buf, o->json);
@@ -82,13 +84,16 @@ static const sl_option show_options[] = {
 	SL_OPT_BOOL("attempts", 0, "also every attempt at the candidate's target: source, "
 		    "outcome, tokens, cost, latency, HTTP status, retries, the request and the "
 		    "reply", struct show_opts, attempts),
+	SL_OPT_BOOL("steps", 0, "the model's session instead (generate: act): each step's "
+		    "message, command, exit status, output, durations and tokens",
+		    struct show_opts, steps),
 	SL_OPT_END(),
 };
 
 const sl_command cmd_show = {
 	.name = "show",
 	.summary = "show a candidate: gates and diff",
-	.usage = "usage: sluice show ID [--store PATH] [--json] [--attempts]\n"
+	.usage = "usage: sluice show ID [--store PATH] [--json] [--attempts | --steps]\n"
 		"   or: sluice show [NAME] PATH:LINE [--store PATH] [--json] [--attempts]\n",
 	.about = "PATH:LINE shows the target whose lines hold LINE: its latest candidate,\n"
 		"or, when it has none, its state, attempts and reason.\n",

@@ -13,6 +13,8 @@
  *              the candidate, judging it, recording it
  *   model.c    the model step: the prompt, the request (or the reply
  *              journalled before a crash), the reply's format, its usage
+ *   session.c  the model step of `generate: act`: a session of shell
+ *              commands in the jail, recorded step by step
  *   judge.c    the candidate judged: syntax and policy on the diff, then
  *              its tree (warm base and layer, or a worktree) and the gates
  *   expect.c   the change did what was asked (a migration's query is gone
@@ -273,6 +275,15 @@ void run_candidate_message(sl_buf *msg, const run_ctx *x, const char *path,
 
 /* model.c */
 int run_model_step(run_attempt *a, sl_err *err);
+/* The attempt's prompt rendered into a->s.prompt (no chat). */
+int run_prompt_text(run_attempt *a, sl_err *err);
+
+/*
+ * session.c: the model step of `generate: act`: a session of jailed shell
+ * commands over the warm base whose change becomes a->s.edits; a->ended
+ * as in run_model_step().
+ */
+int run_session_step(run_attempt *a, sl_err *err);
 
 /* judge.c */
 int run_judge_step(run_attempt *a, sl_err *err);

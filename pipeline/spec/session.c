@@ -1,0 +1,56 @@
+/*
+ * session.c - the campaign file's `generate` key and `session` section:
+ * whether the model answers once with edits (`reply`) or works in a
+ * session of shell commands in the jail (`act`), and that session's
+ * budgets (README, "Letting the model work").
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "common/caps.h"
+#include "pipeline/spec/spec_internal.h"
+
+int spec_load_session(struct loader *ld, const struct node *generate, const struct node *map,
+		      sl_spec *spec)
+{
+	static const char *const modes[] = { "reply", "act", NULL };
+	static const int mode_ix[] = { SL_GENERATE_REPLY, SL_GENERATE_ACT };
+	static const char *const ends[] = { "drop", "gate", NULL };
+	static const int end_ix[] = { SL_SESSION_DROP, SL_SESSION_GATE };
+	static const char *const session_keys[] = { "steps", "max_tokens", "step_timeout",
+		"timeout", "output_bytes", "on_budget", NULL };
+	enum { K_STEPS, K_TOKENS, K_STEP_TIMEOUT, K_TIMEOUT, K_OUTPUT, K_ON_BUDGET };
+	const struct node *v[SL_CAP_SPEC_KEYS];
+	sl_spec_session *s = &spec->session;
+	int mode = 0, end = 0;
+	long long n;
+
+	s->steps = 30;
+	s->step_timeout_s = 60;
+	s->timeout_s = 900;
+	s->output_bytes = 8000;
+	if (spec_get_enum(ld, generate, "generate", NULL, modes, mode_ix, &mode))
+		return SL_EINPUT;
+	s->mode = (enum sl_generate_mode)mode;
+	if (!map)
+		return 0;
+	if (s->mode != SL_GENERATE_ACT)
+		return spec_fail(ld, map->start, "'session' belongs to 'generate: act'");
+	if (spec_want_type(ld, map, N_MAP, "session", NULL) ||
+	    spec_map_fields(ld, map, "session", session_keys, v) ||
+	    spec_get_uint(ld, v[K_STEPS], "steps", "session", 1, 1000, &s->steps) ||
+	    spec_get_uint(ld, v[K_STEP_TIMEOUT], "step_timeout", "session", 1, 86400,
+			  &s->step_timeout_s) ||
+	    spec_get_uint(ld, v[K_TIMEOUT], "timeout", "session", 1, 7 * 86400, &s->timeout_s) ||
+	    spec_get_uint(ld, v[K_OUTPUT], "output_bytes", "session", 200, 1 << 20,
+			  &s->output_bytes) ||
+	    spec_get_enum(ld, v[K_ON_BUDGET], "on_budget", "session", ends, end_ix, &end))
+		return SL_EINPUT;
+	s->on_budget = (enum sl_session_end)end;
+	if (v[K_TOKENS]) {
+		if (spec_get_int(ld, v[K_TOKENS], "max_tokens", "session", 1, LLONG_MAX, &n))
+			return SL_EINPUT;
+		s->max_tokens = n;
+	}
+	return 0;
+}
