@@ -109,4 +109,142 @@ test_expect_success 'show --steps prints the trajectory, text and JSON' '
 	jq -e ".steps[2].exit_status == 2 and .steps[2].command == \"make 2>&1\"" show.json
 '
 
+# attempt_of STORE: the attempt's outcome and error
+attempt_of() {
+	store_query "$1" "select outcome || \" \" || coalesce(error, \"\") from attempts order by id"
+}
+
+test_expect_success 'a model that loops for ever: the step budget ends it, the change is dropped' '
+	reply m2 default "ls" &&
+	campaign c2.yaml m2 "session: {steps: 4}" &&
+	{ sluice run --store s2.db c2.yaml >out 2>err; test $? = 1; } &&
+	grep -q "failed  *1" out &&
+	test "$(cat m2.log | tr "\n" " ")" = "1 2 3 4 " &&
+	attempt_of s2.db >actual &&
+	echo "no_edit the session'"'"'s 4 steps ran out" >expect &&
+	test_cmp expect actual &&
+	steps_of s2.db >actual &&
+	printf "%s\n" "1 command 0" "2 command 0" "3 command 0" "4 command 0" "5 budget -1" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'on_budget: gate judges the change a session out of steps left' '
+	reply m3 1 "sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
+	reply m3 default "ls" &&
+	campaign c3.yaml m3 "session: {steps: 2, on_budget: gate}" &&
+	sluice run --store s3.db c3.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	test "$(cat m3.log | tr "\n" " ")" = "1 2 "
+'
+
+test_expect_success 'a model that submits nothing: no candidate, said so' '
+	reply m4 1 submit &&
+	campaign c4.yaml m4 &&
+	{ sluice run --store s4.db c4.yaml >out 2>err; test $? = 1; } &&
+	grep -q "failed  *1" out &&
+	attempt_of s4.db >actual &&
+	echo "no_edit the session submitted no change" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a model that tries to escape: each try contained, refused or cut' '
+	reply m5 1 "cat /proc/[0-9]*/environ | tr \"\\\\0\" \"\\\\n\"; ls /proc | grep -c \"^[0-9]\"; env" &&
+	reply m5 2 "echo x >$TRASH/escaped; echo x >/usr/escaped; echo x >../escaped; ls /.lower /.ovl" &&
+	reply m5 3 "echo \"exit 0\" >check.sh && echo hi >docs/notes.txt && sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
+	reply m5 4 submit &&
+	reply m5 5 "sleep 60; echo woke" &&
+	reply m5 6 "yes flood | head -c 3000000" &&
+	reply m5 7 "printf \"\\\\033]0;evil\\\\007\\\\033[2J\\\\n\"" &&
+	reply m5 8 "echo notes >docs/notes.txt && rm check.sh" &&
+	reply m5 9 submit &&
+	reply m5 10 "echo \"exit 0\" >check.sh" &&
+	reply m5 11 submit &&
+	campaign c5.yaml m5 "session: {steps: 12, step_timeout: 2, output_bytes: 1000}" &&
+	SLUICE_TEST_SECRET=topsecret-value sluice run --store s5.db c5.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	! test -e "$TRASH/escaped" && ! test -e "$TRASH/../escaped" &&
+	sluice show --store s5.db --steps --json 1 >steps.json &&
+	jq -r ".steps[0].output" steps.json >o1 &&
+	! grep -q topsecret o1 && ! grep -q "$TRASH" o1 &&
+	! grep -q "$TRASH" steps.json &&
+	jq -r ".steps[1].output" steps.json >o2 &&
+	grep -q "Read-only file system\|Permission denied" o2 &&
+	jq -r ".steps[3].output" steps.json >o4 &&
+	grep -q "^Your submit was refused" o4 &&
+	grep -q "check.sh. is run by gate .test." o4 &&
+	grep -q "docs/notes.txt. is outside the paths" o4 &&
+	jq -r ".steps[4].output" steps.json >o5 &&
+	grep -q "time ran out: 2 s" o5 && ! grep -q woke o5 &&
+	jq -r ".steps[5].output" steps.json >o6 &&
+	grep -q "bytes cut: the output was 3000000 bytes" o6 &&
+	test $(wc -c <o6) -lt 1400 &&
+	jq -e ".steps[5].output_bytes == 3000000" steps.json &&
+	jq -r ".steps[8].output" steps.json >o9 &&
+	grep -q "check.sh. is run by gate" o9 &&
+	sluice show --store s5.db --steps 1 >show &&
+	grep -q "\^\[\]0;evil" show &&
+	! grep -q "$(printf "\033")" show &&
+	store_query s5.db "select diff from candidates" >diff &&
+	! grep -q "check.sh\|notes" diff &&
+	sqlite3 s5.db .dump >dump &&
+	! grep -q topsecret dump
+'
+
+test_expect_success 'a failing gate after submit is the next step'"'"'s observation, in the same session' '
+	reply m6 1 "sed -i \"s/old_api(3) \\\\* 2/new_api(3) * 3/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
+	reply m6 2 submit &&
+	cat >m6/3 <<-\EOF &&
+	if tail -n 30 "$1" | grep -q "gate .test. failed"; then
+	cat <<\END
+	```sh
+	sed -i "s/\* 3/* 2/" src/calc.c
+	```
+	END
+	else
+	echo nothing
+	fi
+	EOF
+	reply m6 4 submit &&
+	campaign c6.yaml m6 "attempts: 2" &&
+	sed -i "/^attempts: 1$/d" c6.yaml &&
+	sluice run --store s6.db c6.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	test "$(cat m6.log | tr "\n" " ")" = "1 2 3 4 " &&
+	store_query s6.db "select n || \" \" || step || \" \" || kind from steps order by n, step" >actual &&
+	printf "%s\n" "1 1 command" "1 2 submit" "2 1 command" "2 2 submit" >expect &&
+	test_cmp expect actual
+'
+
+# the sluice process above this model script (it is run by sluice's command provider)
+cat >"$TRASH/kill-sluice.sh" <<\EOF
+p=$$
+for i in 1 2 3 4 5 6; do
+	p=$(awk '{print $4}' /proc/$p/stat)
+	test "$(cat /proc/$p/comm)" = sluice && { kill -9 $p; exit 0; }
+done
+exit 1
+EOF
+
+test_expect_success 'kill -9 mid-session: the resumed run replays recorded replies, pays nothing twice' '
+	reply m7 1 "od -An -tx8 -N8 /dev/urandom; sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c" &&
+	reply m7 2 "sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
+	cat >m7/3 <<-EOF &&
+	if ! test -e $TRASH/killed; then touch $TRASH/killed; sh $TRASH/kill-sluice.sh; sleep 60; fi
+	printf "%s\\n" "\\\`\\\`\\\`sh" "make 2>&1 && make test" "\\\`\\\`\\\`"
+	EOF
+	reply m7 4 submit &&
+	campaign c7.yaml m7 &&
+	{ sluice run --store s7.db c7.yaml >out1 2>err1; test $? = 137; } &&
+	test -e killed &&
+	sluice run --store s7.db c7.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	test "$(cat m7.log | tr "\n" " ")" = "1 2 3 3 4 " &&
+	steps_of s7.db >actual &&
+	printf "%s\n" "1 command 0" "2 command 0" "3 command 0" "4 submit -1" >expect &&
+	test_cmp expect actual &&
+	store_query s7.db "select step || \" \" || differs from steps order by step" >actual &&
+	printf "%s\n" "1 1" "2 0" "3 0" "4 0" >expect &&
+	test_cmp expect actual
+'
+
 test_done
