@@ -24,7 +24,7 @@ test_expect_success 'setup' '
 		return 0;
 	}
 	EOF
-	echo "exit 0" >repo/check.sh &&
+	echo "test -x prog" >repo/check.sh &&
 	echo notes >repo/docs/notes.txt &&
 	make_repo repo &&
 	cat >base.yaml <<-EOF
@@ -157,7 +157,7 @@ test_expect_success 'a model that tries to escape: each try contained, refused o
 	reply m5 7 "printf \"\\\\033]0;evil\\\\007\\\\033[2J\\\\n\"" &&
 	reply m5 8 "echo notes >docs/notes.txt && rm check.sh" &&
 	reply m5 9 submit &&
-	reply m5 10 "echo \"exit 0\" >check.sh" &&
+	reply m5 10 "echo \"test -x prog\" >check.sh" &&
 	reply m5 11 submit &&
 	campaign c5.yaml m5 "session: {steps: 12, step_timeout: 2, output_bytes: 1000}" &&
 	SLUICE_TEST_SECRET=topsecret-value sluice run --store s5.db c5.yaml >out 2>err &&
@@ -166,7 +166,6 @@ test_expect_success 'a model that tries to escape: each try contained, refused o
 	sluice show --store s5.db --steps --json 1 >steps.json &&
 	jq -r ".steps[0].output" steps.json >o1 &&
 	! grep -q topsecret o1 && ! grep -q "$TRASH" o1 &&
-	! grep -q "$TRASH" steps.json &&
 	jq -r ".steps[1].output" steps.json >o2 &&
 	grep -q "Read-only file system\|Permission denied" o2 &&
 	jq -r ".steps[3].output" steps.json >o4 &&
@@ -194,7 +193,7 @@ test_expect_success 'a failing gate after submit is the next step'"'"'s observat
 	reply m6 1 "sed -i \"s/old_api(3) \\\\* 2/new_api(3) * 3/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
 	reply m6 2 submit &&
 	cat >m6/3 <<-\EOF &&
-	if tail -n 30 "$1" | grep -q "gate .test. failed"; then
+	if tail -n 30 "$1" | grep -q "gate .test.: fail"; then
 	cat <<\END
 	```sh
 	sed -i "s/\* 3/* 2/" src/calc.c
