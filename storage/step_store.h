@@ -22,8 +22,10 @@ typedef struct sl_step_rec {
 	int64_t target_id, n, step;
 	char *reply;                /* the model's message, as it came */
 	char *request_key;          /* may be NULL */
-	char *kind;                 /* "command", "submit", "format", "gates", "refused",
-				       "budget" (the session's words, act.h) */
+	char *kind;                 /* "command", "submit", "format", "budget"
+				       (sl_act_kind, pipeline/generate/act.h); a
+				       refused submit or the gates' feedback on it
+				       is its output */
 	char *command;              /* may be NULL */
 	int64_t exit_status;        /* -1: none */
 	char *output;               /* the observation the model was shown; may be NULL */

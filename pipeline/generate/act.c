@@ -12,7 +12,7 @@
 
 static const char *const kind_names[] = {
 	[SL_ACT_COMMAND] = "command", [SL_ACT_SUBMIT] = "submit", [SL_ACT_FORMAT] = "format",
-	[SL_ACT_GATES] = "gates", [SL_ACT_REFUSED] = "refused", [SL_ACT_BUDGET] = "budget",
+	[SL_ACT_BUDGET] = "budget",
 };
 
 const char *sl_act_kind_name(enum sl_act_kind k)

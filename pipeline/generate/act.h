@@ -36,8 +36,6 @@ enum sl_act_kind {
 	SL_ACT_COMMAND = 1,         /* "command": run it */
 	SL_ACT_SUBMIT,              /* "submit": the session ends with a candidate */
 	SL_ACT_FORMAT,              /* "format": the reply could not be read */
-	SL_ACT_GATES,               /* "gates": a submitted candidate failed its gates */
-	SL_ACT_REFUSED,             /* "refused": a submit sluice refused (paths, policy) */
 	SL_ACT_BUDGET,              /* "budget": the session's budget ran out */
 };
 
