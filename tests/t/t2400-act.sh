@@ -246,4 +246,49 @@ test_expect_success 'kill -9 mid-session: the resumed run replays recorded repli
 	test_cmp expect actual
 '
 
+# http_campaign FILE DIR [yaml...]: base.yaml with the stub OpenAI endpoint serving DIR
+http_campaign() {
+	f=$1 d=$2
+	shift 2
+	cp base.yaml "$f" &&
+	printf "%s\n" "provider:" "  kind: openai" "  base_url: http://127.0.0.1:$stub_port/v1" \
+		"  model: stub-model-1" >>"$f" &&
+	for extra in "$@"; do printf "%s\n" "$extra" >>"$f"; done
+}
+
+test_expect_success 'the OpenAI wire form: plain chat, each observation the next user message' '
+	mkdir h1 &&
+	printf "%s\n" "\`\`\`sh" "sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c && make 2>&1" "\`\`\`" |
+		openai_reply h1/reply-1.json &&
+	printf "%s\n" "\`\`\`sh" "sed -i '"'"'1i #include \"api.h\"'"'"' src/calc.c" "\`\`\`" |
+		openai_reply h1/reply-2.json &&
+	printf "%s\n" "\`\`\`sh" "submit" "\`\`\`" | openai_reply h1/reply-3.json &&
+	start_stub h1 && echo $stub_pid >stub.pid &&
+	http_campaign h1.yaml h1 &&
+	sluice run --store h1.db h1.yaml >out 2>err &&
+	kill $(cat stub.pid) &&
+	grep -q "proposed  *1" out &&
+	test -f h1/request-3.json && ! test -f h1/request-4.json &&
+	jq -r ".messages[-1].content" h1/request-2.json >obs &&
+	grep -q "^exit status 2" obs &&
+	grep -q "implicit declaration of function" obs &&
+	jq -e ".messages | length == 6 and .[0].role == \"system\" and .[4].role == \"assistant\" and .[5].role == \"user\"" h1/request-3.json
+'
+
+test_expect_success 'the session'"'"'s token budget: 150 tokens a reply, 300 at most' '
+	mkdir h2 &&
+	printf "%s\n" "\`\`\`sh" "ls" "\`\`\`" | openai_reply h2/reply-1.json &&
+	start_stub h2 && echo $stub_pid >stub.pid &&
+	http_campaign h2.yaml h2 "session: {max_tokens: 300}" &&
+	{ sluice run --store h2.db h2.yaml >out 2>err; test $? = 1; } &&
+	kill $(cat stub.pid) &&
+	test -f h2/request-2.json && ! test -f h2/request-3.json &&
+	attempt_of h2.db >actual &&
+	echo "no_edit the session'"'"'s 300 tokens ran out" >expect &&
+	test_cmp expect actual &&
+	store_query h2.db "select tokens_in || \" \" || tokens_out from attempts" >actual &&
+	echo "240 60" >expect &&
+	test_cmp expect actual
+'
+
 test_done
