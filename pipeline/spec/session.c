@@ -10,6 +10,22 @@
 #include "common/caps.h"
 #include "pipeline/spec/spec_internal.h"
 
+/* A session's commands run over the warm base: a jailed gate prepares it. */
+static int check_act(struct loader *ld, const struct node *generate, const sl_spec *spec)
+{
+	int jailed = 0;
+
+	for (size_t i = 0; i < spec->ngates; i++)
+		jailed |= spec->gates[i].kind != SL_GATE_POLICY;
+	if (!jailed)
+		return spec_fail(ld, generate->start, "'generate: act' needs a gate that runs in "
+				 "the jail: the session works over the warm base the gates use");
+	if (spec->jail.warm_base == SL_WARM_OFF || spec->jail.writable)
+		return spec_fail(ld, generate->start, "'generate: act' needs the warm base: "
+				 "not with 'warm_base: off' or 'writable_worktree' in 'jail'");
+	return 0;
+}
+
 int spec_load_session(struct loader *ld, const struct node *generate, const struct node *map,
 		      sl_spec *spec)
 {
@@ -32,6 +48,8 @@ int spec_load_session(struct loader *ld, const struct node *generate, const stru
 	if (spec_get_enum(ld, generate, "generate", NULL, modes, mode_ix, &mode))
 		return SL_EINPUT;
 	s->mode = (enum sl_generate_mode)mode;
+	if (s->mode == SL_GENERATE_ACT && check_act(ld, generate, spec))
+		return SL_EINPUT;
 	if (!map)
 		return 0;
 	if (s->mode != SL_GENERATE_ACT)

@@ -291,4 +291,23 @@ test_expect_success 'the session'"'"'s token budget: 150 tokens a reply, 300 at 
 	test_cmp expect actual
 '
 
+test_expect_success 'the replay provider replays a recorded session step for step, asking no model' '
+	campaign r1.yaml m1 &&
+	sed -i "s/^name: act$/name: rec/" r1.yaml &&
+	sluice run --store r1.db --record "$TRASH/session.jsonl" r1.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	test $(wc -l <session.jsonl) = 6 &&
+	cp m1.log m1.before &&
+	cp base.yaml r2.yaml &&
+	sed -i "s/^name: act$/name: replayed/" r2.yaml &&
+	printf "%s\n" "provider: {kind: replay, replay: $TRASH/session.jsonl}" >>r2.yaml &&
+	sluice run --store r2.db r2.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	test_cmp m1.before m1.log &&
+	test "$(store_query r1.db "select diff from candidates")" = "$(store_query r2.db "select diff from candidates")" &&
+	store_query r1.db "select step || kind || reply || output from steps order by step" >steps1 &&
+	store_query r2.db "select step || kind || reply || output from steps order by step" >steps2 &&
+	test_cmp steps1 steps2
+'
+
 test_done
