@@ -93,7 +93,10 @@ static int run_command(session *ss, const char *command, sl_buf *obs, int64_t *t
 	jo.accept = j->accept;
 	jo.unsafe = x->opts->unsafe;
 	sl_jail_result_init(&jr);
+	/* a step's command is a gate's peer: at most `jobs` jails at once */
+	sem_wait(&x->gate_slots);
 	r = sl_jail_run(&jr, &jo, err);
+	sem_post(&x->gate_slots);
 	if (!r) {
 		*status = jr.exited ? jr.exit_status : 128 + jr.term_signal;
 		*ms = jr.duration_ms;
@@ -153,6 +156,9 @@ static int take_step(session *ss, sl_step_rec *rec, int recorded, int *submit, s
 	if (k == SL_ACT_FORMAT) {
 		sl_buf_addf(&obs, "Your reply could not be used: %s", perr.msg);
 	} else if ((ret = run_command(ss, command, &obs, &total, &ms, &status, err))) {
+		goto done;
+	} else if (run_interrupted(ss->a->x)) {
+		/* killed by the run's stop, not by itself: nothing to record */
 		goto done;
 	}
 	if (recorded && rec->ran && rec->output && strcmp(rec->output, obs.buf))
