@@ -79,6 +79,9 @@ enum sl_generate_mode {
 	SL_GENERATE_ACT,            /* "act": a session of shell commands in the jail */
 };
 
+/* How a session's steps travel (`session: wire`): fenced text, or native tool calls. */
+enum sl_session_wire { SL_WIRE_TEXT = 0, SL_WIRE_TOOLS };
+
 /* What a session that runs out of budget does with its change (`session: on_budget`). */
 enum sl_session_end { SL_SESSION_DROP = 0, SL_SESSION_GATE };
 
@@ -91,6 +94,7 @@ typedef struct sl_spec_session {
 	unsigned timeout_s;         /* the session's wall time per attempt; default 900 */
 	unsigned output_bytes;      /* of a step's output shown (head + tail); default 8000 */
 	enum sl_session_end on_budget; /* drop (default) or gate the change so far */
+	enum sl_session_wire wire;  /* text (default) or tools (openai, anthropic) */
 } sl_spec_session;
 
 typedef struct sl_spec {

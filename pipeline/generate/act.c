@@ -28,8 +28,18 @@ enum sl_act_kind sl_act_kind_parse(const char *name)
 	return 0;
 }
 
-const char *sl_act_system(void)
+const char *sl_act_system(int tools)
 {
+	if (tools)
+		return "You are a careful software engineer working in a shell, in a checkout of "
+		       "the repository (your working directory; the project is already built "
+		       "there). Use the bash tool, one command a call: each runs in a fresh "
+		       "process (no shell state carries over; files you write do), without "
+		       "network, and you see its exit status and output (cut when long). Read "
+		       "the code (cat, grep, sed -n), edit it (sed -i, a heredoc), build and run "
+		       "the tests. When the change is done, call the tool with the command "
+		       "submit. Your change is then checked; if a check fails you are told why "
+		       "and may go on.";
 	return "You are a careful software engineer working in a shell, in a checkout of the "
 	       "repository (your working directory; the project is already built there). "
 	       "Each reply holds exactly one shell command in one fenced block:\n"

@@ -51,8 +51,8 @@ enum sl_act_kind sl_act_kind_parse(const char *name);
  */
 enum sl_act_kind sl_act_parse(char **command_out, const char *reply, sl_err *err);
 
-/* The system message of a session (static text). */
-const char *sl_act_system(void);
+/* The system message of a session (static text): plain text, or tools (provider.h). */
+const char *sl_act_system(int tools);
 
 /*
  * The command line the jail runs for a step: the model's command (passed

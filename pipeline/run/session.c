@@ -546,7 +546,7 @@ int run_session_step(run_attempt *a, sl_err *err)
 				  "gate, jail.warm_base not off, and an overlay the jail can mount");
 	if ((r = run_prompt_text(a, err)))
 		goto done;
-	chat_add(&ss, "system", sl_act_system());
+	chat_add(&ss, "system", sl_act_system(b->wire == SL_WIRE_TOOLS));
 	chat_add(&ss, "user", s->prompt.buf);
 	if ((r = sl_warm_layer_add(&ss.layer, &capped, x->warm, a->repo, &x->c->base,
 				   run_layer_cap(x), err)) ||

@@ -33,12 +33,14 @@ int spec_load_session(struct loader *ld, const struct node *generate, const stru
 	static const int mode_ix[] = { SL_GENERATE_REPLY, SL_GENERATE_ACT };
 	static const char *const ends[] = { "drop", "gate", NULL };
 	static const int end_ix[] = { SL_SESSION_DROP, SL_SESSION_GATE };
+	static const char *const wires[] = { "text", "tools", NULL };
+	static const int wire_ix[] = { SL_WIRE_TEXT, SL_WIRE_TOOLS };
 	static const char *const session_keys[] = { "steps", "max_tokens", "step_timeout",
-		"timeout", "output_bytes", "on_budget", NULL };
-	enum { K_STEPS, K_TOKENS, K_STEP_TIMEOUT, K_TIMEOUT, K_OUTPUT, K_ON_BUDGET };
+		"timeout", "output_bytes", "on_budget", "wire", NULL };
+	enum { K_STEPS, K_TOKENS, K_STEP_TIMEOUT, K_TIMEOUT, K_OUTPUT, K_ON_BUDGET, K_WIRE };
 	const struct node *v[SL_CAP_SPEC_KEYS];
 	sl_spec_session *s = &spec->session;
-	int mode = 0, end = 0;
+	int mode = 0, end = 0, wire = 0;
 	long long n;
 
 	s->steps = 30;
@@ -62,9 +64,15 @@ int spec_load_session(struct loader *ld, const struct node *generate, const stru
 	    spec_get_uint(ld, v[K_TIMEOUT], "timeout", "session", 1, 7 * 86400, &s->timeout_s) ||
 	    spec_get_uint(ld, v[K_OUTPUT], "output_bytes", "session", 200, 1 << 20,
 			  &s->output_bytes) ||
-	    spec_get_enum(ld, v[K_ON_BUDGET], "on_budget", "session", ends, end_ix, &end))
+	    spec_get_enum(ld, v[K_ON_BUDGET], "on_budget", "session", ends, end_ix, &end) ||
+	    spec_get_enum(ld, v[K_WIRE], "wire", "session", wires, wire_ix, &wire))
 		return SL_EINPUT;
 	s->on_budget = (enum sl_session_end)end;
+	s->wire = (enum sl_session_wire)wire;
+	if (s->wire == SL_WIRE_TOOLS && spec->provider != SL_PROVIDER_OPENAI &&
+	    spec->provider != SL_PROVIDER_ANTHROPIC && spec->provider != SL_PROVIDER_REPLAY)
+		return spec_fail(ld, v[K_WIRE]->start, "'wire: tools' needs an openai or "
+				 "anthropic provider (the command provider reads text)");
 	if (v[K_TOKENS]) {
 		if (spec_get_int(ld, v[K_TOKENS], "max_tokens", "session", 1, LLONG_MAX, &n))
 			return SL_EINPUT;

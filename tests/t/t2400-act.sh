@@ -310,4 +310,76 @@ test_expect_success 'the replay provider replays a recorded session step for ste
 	test_cmp steps1 steps2
 '
 
+# tool_reply KIND FILE: a canned reply (openai or anthropic) that calls the
+# tool bash with the command on stdin
+tool_reply() {
+	jq -Rs --arg kind "$1" 'sub("\n$"; "") as $c |
+		if $kind == "openai" then
+		{id: "cmpl-1", object: "chat.completion", model: "stub",
+		 choices: [{index: 0, message: {role: "assistant", content: null,
+		   tool_calls: [{id: "call_stub", type: "function",
+		     function: {name: "bash", arguments: ({command: $c} | tojson)}}]},
+		   finish_reason: "tool_calls"}],
+		 usage: {prompt_tokens: 100, completion_tokens: 10, total_tokens: 110}}
+		else
+		{id: "msg_1", type: "message", role: "assistant", model: "stub",
+		 content: [{type: "text", text: "Next step."},
+		   {type: "tool_use", id: "toolu_stub", name: "bash", input: {command: $c}}],
+		 stop_reason: "tool_use", usage: {input_tokens: 100, output_tokens: 10}}
+		end' >"$2"
+}
+
+# tool_session KIND DIR: the three steps of the fix as tool calls
+tool_session() {
+	mkdir "$2" &&
+	echo 'sed -i "s/old_api(3)/new_api(3)/" src/calc.c && make 2>&1' | tool_reply "$1" "$2/reply-1.json" &&
+	echo "sed -i '1i #include \"api.h\"' src/calc.c" | tool_reply "$1" "$2/reply-2.json" &&
+	echo submit | tool_reply "$1" "$2/reply-3.json"
+}
+
+test_expect_success 'native tools, OpenAI: the bash function, tool_calls and tool messages' '
+	tool_session openai t1 &&
+	start_stub t1 && echo $stub_pid >stub.pid &&
+	http_campaign t1.yaml t1 "session: {wire: tools}" &&
+	sluice run --store t1.db t1.yaml >out 2>err &&
+	kill $(cat stub.pid) &&
+	grep -q "proposed  *1" out &&
+	test -f t1/request-3.json && ! test -f t1/request-4.json &&
+	jq -e ".tools[0].type == \"function\" and .tools[0].function.name == \"bash\" and
+		.tools[0].function.parameters.required == [\"command\"]" t1/request-1.json &&
+	jq -e ".messages[2].role == \"assistant\" and .messages[2].content == null and
+		(.messages[2].tool_calls[0].function.arguments | fromjson | .command | startswith(\"sed -i\")) and
+		.messages[3].role == \"tool\" and
+		.messages[3].tool_call_id == .messages[2].tool_calls[0].id and
+		(.messages[3].content | startswith(\"exit status 2\"))" t1/request-2.json &&
+	jq -e ".messages | length == 6 and .[5].role == \"tool\"" t1/request-3.json &&
+	store_query t1.db "select command from steps order by step" >actual &&
+	tail -n 1 actual | grep -qx submit
+'
+
+test_expect_success 'native tools, Anthropic: tool_use and tool_result blocks' '
+	tool_session anthropic t2 &&
+	start_stub t2 && echo $stub_pid >stub.pid &&
+	cp base.yaml t2.yaml &&
+	printf "%s\n" "provider:" "  kind: anthropic" "  base_url: http://127.0.0.1:$stub_port/v1" \
+		"  model: stub-model-1" "session: {wire: tools}" >>t2.yaml &&
+	sluice run --store t2.db t2.yaml >out 2>err &&
+	kill $(cat stub.pid) &&
+	grep -q "proposed  *1" out &&
+	test -f t2/request-3.json && ! test -f t2/request-4.json &&
+	jq -e ".tools[0].name == \"bash\" and .tools[0].input_schema.type == \"object\"" t2/request-1.json &&
+	jq -e ".messages[1].role == \"assistant\" and .messages[1].content[0].type == \"tool_use\" and
+		(.messages[1].content[0].input.command | startswith(\"sed -i\")) and
+		.messages[2].role == \"user\" and .messages[2].content[0].type == \"tool_result\" and
+		.messages[2].content[0].tool_use_id == .messages[1].content[0].id" t2/request-2.json &&
+	store_query t2.db "select reply from steps where step = 1" >reply &&
+	grep -qx "Next step." reply
+'
+
+test_expect_success 'wire: tools needs an HTTP provider' '
+	campaign bad.yaml m1 "session: {wire: tools}" &&
+	test_expect_code 2 sluice scope bad.yaml 2>err &&
+	grep -q "wire: tools. needs an openai or anthropic provider" err
+'
+
 test_done
