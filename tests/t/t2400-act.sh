@@ -235,6 +235,8 @@ test_expect_success 'kill -9 mid-session: the resumed run replays recorded repli
 	campaign c7.yaml m7 &&
 	{ sluice run --store s7.db c7.yaml >out1 2>err1; test $? = 137; } &&
 	test -e killed &&
+	sluice status --store s7.db --json >st.json &&
+	jq -e ".budget.tokens_used > 0" st.json &&
 	sluice run --store s7.db c7.yaml >out 2>err &&
 	grep -q "proposed  *1" out &&
 	test "$(cat m7.log | tr "\n" " ")" = "1 2 3 3 4 " &&
