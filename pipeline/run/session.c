@@ -161,25 +161,28 @@ static int take_step(session *ss, sl_step_rec *rec, int recorded, int *submit, s
 		/* killed by the run's stop, not by itself: nothing to record */
 		goto done;
 	}
-	if (recorded && rec->ran && rec->output && strcmp(rec->output, obs.buf))
-		rec->differs = 1;
-	free(rec->kind);
-	rec->kind = sl_xstrdup(sl_act_kind_name(k));
-	free(rec->command);
-	rec->command = command;
-	command = NULL;
-	rec->exit_status = status;
-	rec->output_bytes = total;
-	rec->command_ms = ms;
-	if (!recorded || !rec->ran || rec->differs) {
-		if (!rec->ran || !recorded) {
-			free(rec->output);
-			rec->output = sl_xstrdup(obs.buf);
+	if (recorded && rec->ran) {
+		/* replayed to rebuild the layer: the record stays, a new output is marked */
+		if (!rec->differs && rec->output && strcmp(rec->output, obs.buf)) {
+			rec->differs = 1;
+			ret = put_step(ss, rec, err);
 		}
+	} else {
+		free(rec->kind);
+		rec->kind = sl_xstrdup(sl_act_kind_name(k));
+		free(rec->command);
+		rec->command = command;
+		command = NULL;
+		rec->exit_status = status;
+		rec->output_bytes = total;
+		rec->command_ms = ms;
+		free(rec->output);
+		rec->output = sl_xstrdup(obs.buf);
 		rec->ran = 1;
 		ret = put_step(ss, rec, err);
 	}
-	chat_add(ss, "user", recorded && rec->output && !rec->differs ? rec->output : obs.buf);
+	/* the conversation goes on from what the model was shown */
+	chat_add(ss, "user", recorded && rec->output ? rec->output : obs.buf);
 done:
 	free(command);
 	sl_buf_release(&obs);
