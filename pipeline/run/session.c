@@ -223,9 +223,13 @@ static int ask(session *ss, sl_step_rec *rec, sl_err *err)
 	}
 	sl_completion_init(&comp);
 	rc = sl_provider_complete(x->provider, ss->msgs, ss->nmsgs, &comp, &perr);
-	rec->tokens_in = comp.tokens_in >= 0 ? comp.tokens_in : (est > 0 ? est : 0);
+	/* not said (or impossible): counted from the bytes, 4 a token, as model.c does */
+	rec->tokens_in = comp.tokens_in >= 0 ? comp.tokens_in :
+		(int64_t)(comp.request.len + 3) / 4;
 	rec->tokens_out = comp.tokens_out >= 0 ? comp.tokens_out :
 		(int64_t)(comp.text.len + 3) / 4;
+	if (!rc && (comp.tokens_in < 0 || comp.tokens_out < 0))
+		a->s.a.tokens_estimated = 1;
 	if (rc) {
 		rec->tokens_in = rec->tokens_out = 0;
 	}
