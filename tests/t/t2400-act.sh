@@ -395,4 +395,32 @@ test_expect_success 'wire: tools needs an HTTP provider' '
 	grep -q "wire: tools. needs an openai or anthropic provider" err
 '
 
+test_expect_success 'two sessions at once: each works in its own layer, each candidate holds only its change' '
+	mkdir -p two/src &&
+	printf "%s\n" "all:" "	cat src/a.c src/b.c >/dev/null" >two/Makefile &&
+	echo "int a(void) { return old_api(1); }" >two/src/a.c &&
+	echo "int b(void) { return old_api(2); }" >two/src/b.c &&
+	make_repo two &&
+	mkdir m9 &&
+	cat >m9/1 <<-\EOF &&
+	f=$(grep -o "file src/[ab].c" "$1" | head -n 1 | cut -d" " -f2)
+	printf "%s\n" "\`\`\`sh" "sed -i s/old_api/new_api/ $f && grep -c new_api src/a.c src/b.c; true" "\`\`\`"
+	EOF
+	reply m9 2 submit &&
+	sed -e "s|^repository: repo$|repository: two|" -e "s|^scratch: .*|scratch: $TRASH/scratch2|" \
+		-e "s|^  - {name: test.*||" base.yaml >c9.yaml &&
+	echo "provider: {kind: command, command: \"ACT_DIR=$TRASH/m9 ACT_LOG=$TRASH/m9.log sh $FIXTURES/act/model.sh\"}" >>c9.yaml &&
+	printf "%s\n" "concurrency: 2" "jobs: 2" >>c9.yaml &&
+	sluice run --store s9.db c9.yaml >out 2>err &&
+	grep -q "proposed  *2" out &&
+	test "$(sort m9.log | tr "\n" " ")" = "1 1 2 2 " &&
+	store_query s9.db "select t.path || \" \" || ((length(c.diff) - length(replace(c.diff, \"diff --git\", \"\"))) / 10) || \" \" || (instr(c.diff, \"b/\" || t.path) > 0) from candidates c join targets t on t.id = c.target_id order by t.path" >diffs &&
+	printf "%s\n" "src/a.c 1 1" "src/b.c 1 1" >expect &&
+	test_cmp expect diffs &&
+	store_query s9.db "select s.output from steps s join targets t on t.id = s.target_id where s.step = 1 order by t.path" >obs &&
+	grep "^src" obs >actual &&
+	printf "%s\n" "src/a.c:1" "src/b.c:0" "src/a.c:0" "src/b.c:1" >expect &&
+	test_cmp expect actual
+'
+
 test_done
