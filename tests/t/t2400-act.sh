@@ -323,35 +323,17 @@ test_expect_success 'the replay provider replays a recorded session step for ste
 	test_cmp steps1 steps2
 '
 
-# tool_reply KIND FILE: a canned reply (openai or anthropic) that calls the
-# tool bash with the command on stdin
-tool_reply() {
-	jq -Rs --arg kind "$1" 'sub("\n$"; "") as $c |
-		if $kind == "openai" then
-		{id: "cmpl-1", object: "chat.completion", model: "stub",
-		 choices: [{index: 0, message: {role: "assistant", content: null,
-		   tool_calls: [{id: "call_stub", type: "function",
-		     function: {name: "bash", arguments: ({command: $c} | tojson)}}]},
-		   finish_reason: "tool_calls"}],
-		 usage: {prompt_tokens: 100, completion_tokens: 10, total_tokens: 110}}
-		else
-		{id: "msg_1", type: "message", role: "assistant", model: "stub",
-		 content: [{type: "text", text: "Next step."},
-		   {type: "tool_use", id: "toolu_stub", name: "bash", input: {command: $c}}],
-		 stop_reason: "tool_use", usage: {input_tokens: 100, output_tokens: 10}}
-		end' >"$2"
-}
-
-# tool_session KIND DIR: the three steps of the fix as tool calls
+# tool_session DIR: the three steps of the fix as calls of the tool the
+# request offers (the stub's reply-K.tool, in the request's own wire form)
 tool_session() {
-	mkdir "$2" &&
-	echo 'sed -i "s/old_api(3)/new_api(3)/" src/calc.c && make 2>&1' | tool_reply "$1" "$2/reply-1.json" &&
-	echo "sed -i '1i #include \"api.h\"' src/calc.c" | tool_reply "$1" "$2/reply-2.json" &&
-	echo submit | tool_reply "$1" "$2/reply-3.json"
+	mkdir "$1" &&
+	echo 'sed -i "s/old_api(3)/new_api(3)/" src/calc.c && make 2>&1' >"$1/reply-1.tool" &&
+	echo "sed -i '1i #include \"api.h\"' src/calc.c" >"$1/reply-2.tool" &&
+	echo submit >"$1/reply-3.tool"
 }
 
 test_expect_success 'native tools, OpenAI: the bash function, tool_calls and tool messages' '
-	tool_session openai t1 &&
+	tool_session t1 &&
 	start_stub t1 && echo $stub_pid >stub.pid &&
 	http_campaign t1.yaml t1 "session: {wire: tools}" &&
 	sluice run --store t1.db t1.yaml >out 2>err &&
@@ -371,7 +353,7 @@ test_expect_success 'native tools, OpenAI: the bash function, tool_calls and too
 '
 
 test_expect_success 'native tools, Anthropic: tool_use and tool_result blocks' '
-	tool_session anthropic t2 &&
+	tool_session t2 &&
 	start_stub t2 && echo $stub_pid >stub.pid &&
 	cp base.yaml t2.yaml &&
 	printf "%s\n" "provider:" "  kind: anthropic" "  base_url: http://127.0.0.1:$stub_port/v1" \
@@ -385,8 +367,9 @@ test_expect_success 'native tools, Anthropic: tool_use and tool_result blocks' '
 		(.messages[1].content[0].input.command | startswith(\"sed -i\")) and
 		.messages[2].role == \"user\" and .messages[2].content[0].type == \"tool_result\" and
 		.messages[2].content[0].tool_use_id == .messages[1].content[0].id" t2/request-2.json &&
-	store_query t2.db "select reply from steps where step = 1" >reply &&
-	grep -qx "Next step." reply
+	store_query t2.db "select command from steps where step = 2" >actual &&
+	echo "sed -i '"'"'1i #include \"api.h\"'"'"' src/calc.c" >expect &&
+	test_cmp expect actual
 '
 
 test_expect_success 'wire: tools needs an HTTP provider' '
