@@ -104,18 +104,15 @@ static int parse(sl_completion *out, const sl_buf *body, sl_err *err)
 			sl_buf_add(&prose, json_string_value(text), json_string_length(text));
 			ntext++;
 		} else if (!call && json_is_string(type) &&
-			   !strcmp(json_string_value(type), "tool_use")) {
+			   !strcmp(json_string_value(type), "tool_use") &&
+			   json_is_string(json_object_get(block, "name")) &&
+			   !strcmp(json_string_value(json_object_get(block, "name")),
+				   sl_tool_name)) {
+			/* the session's tool; calls of others are not replies (as before) */
 			call = block;
 		}
 	}
 	if (call) {
-		json_t *name = json_object_get(call, "name");
-
-		if (!json_is_string(name) || strcmp(json_string_value(name), sl_tool_name)) {
-			sl_err_set(err, SL_ERROR, "the model called a tool other than '%s'",
-				   sl_tool_name);
-			goto done;
-		}
 		if (sl_tool_reply(out, prose.buf, json_object_get(call, "input"), err))
 			goto done;
 		ntext++;

@@ -90,7 +90,7 @@ static char *body(const sl_provider *p, const sl_chat_msg *msgs, size_t n)
 	return sl_provider_json_dump(root);
 }
 
-/* The first call of bash in message, into out->text; 1 if there was one, -1 if malformed. */
+/* The first call of bash in message, into out->text; 1 if it is one, -1 if malformed. */
 static int take_tool_call(sl_completion *out, json_t *message, sl_err *err)
 {
 	json_t *calls = json_object_get(message, "tool_calls");
@@ -99,11 +99,12 @@ static int take_tool_call(sl_completion *out, json_t *message, sl_err *err)
 	json_t *content = json_object_get(message, "content"), *input;
 	int r;
 
-	if (!json_is_array(calls) || !json_array_size(calls))
+	/* calls of other tools are not the session's: the content is the reply (as before) */
+	if (!json_is_array(calls) || !json_array_size(calls) || !json_is_string(name) ||
+	    strcmp(json_string_value(name), sl_tool_name))
 		return 0;
-	if (!json_is_string(name) || strcmp(json_string_value(name), sl_tool_name) ||
-	    !json_is_string(args)) {
-		sl_err_set(err, SL_ERROR, "the model called a tool other than '%s'", sl_tool_name);
+	if (!json_is_string(args)) {
+		sl_err_set(err, SL_ERROR, "the arguments of the model's tool call are not a string");
 		return -1;
 	}
 	if (!(input = json_loads(json_string_value(args), 0, NULL))) {
