@@ -88,6 +88,30 @@ typedef struct sl_spec_judge {
 	sl_pos pos;
 } sl_spec_judge;
 
+/* How candidates come from the model (`generate:`). */
+enum sl_generate_mode {
+	SL_GENERATE_REPLY = 0,      /* "reply": one reply of edits an attempt */
+	SL_GENERATE_ACT,            /* "act": a session of shell commands in the jail */
+};
+
+/* How a session's steps travel (`session: wire`): fenced text, or native tool calls. */
+enum sl_session_wire { SL_WIRE_TEXT = 0, SL_WIRE_TOOLS };
+
+/* What a session that runs out of budget does with its change (`session: on_budget`). */
+enum sl_session_end { SL_SESSION_DROP = 0, SL_SESSION_GATE };
+
+/* `generate: act` and its `session:` section (README, "Letting the model work"). */
+typedef struct sl_spec_session {
+	enum sl_generate_mode mode;
+	unsigned steps;             /* steps per attempt; default 30 */
+	int64_t max_tokens;         /* tokens in+out per attempt's session; 0 = none */
+	unsigned step_timeout_s;    /* one command's wall time; default 60 */
+	unsigned timeout_s;         /* the session's wall time per attempt; default 900 */
+	unsigned output_bytes;      /* of a step's output shown (head + tail); default 8000 */
+	enum sl_session_end on_budget; /* drop (default) or gate the change so far */
+	enum sl_session_wire wire;  /* text (default) or tools (openai, anthropic) */
+} sl_spec_session;
+
 typedef struct sl_spec {
 	char *path;                 /* the file as given */
 	char *dir;                  /* its directory (for relative paths) */
@@ -156,6 +180,7 @@ typedef struct sl_spec {
 				       SL_LEASE_TTL_MAX */
 
 	sl_jail_limits jail;         /* for every gate (0 = the jail's defaults) */
+	sl_spec_session session;    /* `generate: act`: the model works in a session */
 
 	char *instructions;         /* what the model is asked to do; may be NULL */
 	char *prompt;               /* template; NULL = the default template */

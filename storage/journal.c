@@ -117,13 +117,20 @@ int sl_journal_usage(sl_store *st, int64_t campaign_id, int64_t *tokens_out, dou
 
 	*tokens_out = 0;
 	*cost_out = 0;
-	if (!(s = sl_store_prepare(st, "SELECT total(max(r.tokens_in, 0) + "
-			       "max(r.tokens_out, 0)), total(r.cost) FROM replies r JOIN targets t "
+	/* and the steps of sessions (generate: act) whose attempt is not recorded yet */
+	if (!(s = sl_store_prepare(st, "SELECT total(tk), total(c) FROM (SELECT "
+			       "max(r.tokens_in, 0) + max(r.tokens_out, 0) AS tk, r.cost AS c "
+			       "FROM replies r JOIN targets t "
 			       "ON t.id = r.target_id WHERE t.campaign_id = ? AND NOT EXISTS "
 			       "(SELECT 1 FROM attempts a WHERE a.target_id = r.target_id "
-			       "AND a.n = r.n)", err)))
+			       "AND a.n = r.n) UNION ALL SELECT max(p.tokens_in, 0) + "
+			       "max(p.tokens_out, 0), p.cost FROM steps p JOIN targets t ON "
+			       "t.id = p.target_id WHERE t.campaign_id = ? AND NOT EXISTS "
+			       "(SELECT 1 FROM attempts a WHERE a.target_id = p.target_id "
+			       "AND a.n = p.n))", err)))
 		return SL_ERROR;
 	sqlite3_bind_int64(s, 1, campaign_id);
+	sqlite3_bind_int64(s, 2, campaign_id);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		double t = sqlite3_column_double(s, 0);

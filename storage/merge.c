@@ -395,6 +395,7 @@ static int drop_old(merge_ctx *x, sl_err *err)
 		"DELETE FROM main.candidates WHERE target_id IN (SELECT id FROM temp.old)",
 		"DELETE FROM main.attempts WHERE target_id IN (SELECT id FROM temp.old)",
 		"DELETE FROM main.replies WHERE target_id IN (SELECT id FROM temp.old)",
+		"DELETE FROM main.steps WHERE target_id IN (SELECT id FROM temp.old)",
 	};
 
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
@@ -420,6 +421,7 @@ static int copy_targets(merge_ctx *x, sl_err *err)
 		{ "attempts", "INSERT", "JOIN temp.m_t m ON m.src = s.target_id ORDER BY s.id", attempt_set,
 		  NULL },
 		{ "replies", "INSERT", "JOIN temp.m_t m ON m.src = s.target_id", attempt_set, NULL },
+		{ "steps", "INSERT", "JOIN temp.m_t m ON m.src = s.target_id", attempt_set, NULL },
 		{ "candidates", "INSERT", "JOIN temp.m_a a ON a.src = s.attempt_id JOIN temp.m_t m "
 		  "ON m.src = s.target_id ORDER BY s.id", cand_set, NULL },
 		{ "gate_runs", "INSERT", by_cand, run_set, NULL },

@@ -252,6 +252,28 @@ static const char *const migrations[] = {
 	"  src_campaign_id INTEGER NOT NULL,"
 	"  PRIMARY KEY (campaign_id, store_id, src_campaign_id)"
 	") STRICT, WITHOUT ROWID;",
+	/* 15: a model's session (generate: act): each step of an attempt, the
+	   reply the moment it arrives, then the command's result */
+	"CREATE TABLE steps("
+	"  target_id INTEGER NOT NULL REFERENCES targets(id),"
+	"  n INTEGER NOT NULL,"
+	"  step INTEGER NOT NULL,"
+	"  reply TEXT NOT NULL,"
+	"  request_key TEXT,"
+	"  kind TEXT NOT NULL,"
+	"  command TEXT,"
+	"  exit_status INTEGER NOT NULL DEFAULT -1,"
+	"  output TEXT,"
+	"  output_bytes INTEGER NOT NULL DEFAULT 0,"
+	"  model_ms INTEGER NOT NULL DEFAULT 0,"
+	"  command_ms INTEGER NOT NULL DEFAULT 0,"
+	"  tokens_in INTEGER NOT NULL DEFAULT 0,"
+	"  tokens_out INTEGER NOT NULL DEFAULT 0,"
+	"  cost REAL NOT NULL DEFAULT 0,"
+	"  ran INTEGER NOT NULL DEFAULT 0,"
+	"  differs INTEGER NOT NULL DEFAULT 0,"
+	"  PRIMARY KEY (target_id, n, step)"
+	") STRICT, WITHOUT ROWID;",
 };
 
 size_t sl_migrations_count(void)

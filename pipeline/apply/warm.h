@@ -35,6 +35,7 @@
 #include <git2.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 
 typedef struct sl_warm sl_warm;
@@ -83,6 +84,16 @@ void sl_warm_free(sl_warm *w);
  */
 int sl_warm_layer_add(char **layer_out, int *capped_out, sl_warm *w, git_repository *repo,
 		      const git_oid *commit, unsigned cap_mb, sl_err *err);
+/*
+ * What a layer changed against the base commit, as edits appended to out
+ * (whole files: splices, new files, deletions; layer.c says which files
+ * count); what cannot be taken (links, binary files) is said in why, one
+ * line each.  SL_EREFUSED when the layer is too large or deep to read.
+ */
+struct sl_edit_list;
+int sl_warm_layer_changes(struct sl_edit_list *out, sl_buf *why, sl_warm *w,
+			  git_repository *repo, const git_oid *base, const char *layer,
+			  sl_err *err);
 /* Remove a layer (unmount its tmpfs), never following links.  NULL is a no-op. */
 int sl_warm_layer_remove(const char *layer, sl_err *err);
 

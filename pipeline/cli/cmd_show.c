@@ -3,7 +3,8 @@
  * the target whose lines hold PATH:LINE (its latest candidate, else its
  * state, attempts and reason); --attempts adds every attempt with its
  * request and reply, the middle of a long chat message or reply cut
- * unless --full (which implies --attempts).  Reads the store.
+ * unless --full (which implies --attempts); --steps the model's session
+ * (generate: act).  Reads the store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 
 struct show_opts {
 	const char *store;
-	int json, attempts, full;
+	int json, attempts, full, steps;
 };
 
 /* The review's flags for the options: JSON, the attempts, whole. */
@@ -73,7 +74,8 @@ static int show_main(const sl_command *self, void *opts, const sl_opt_args *args
 		return sl_cmd_usage(self, "expected one candidate id or PATH:LINE");
 	path = sl_default_store_path(o->store);
 	if (sl_store_open(&st, path, 0, &err) ||
-	    sl_review_show(&out, st, id, show_flags(o), &err))
+	    (o->steps ? sl_report_steps(&out, st, id, o->json, &err) :
+	     sl_review_show(&out, st, id, show_flags(o), &err)))
 		ret = sl_cmd_fail(&err);
 	else
 		sl_cmd_print(stdout, out.buf, o->json);
@@ -93,13 +95,16 @@ static const sl_option show_options[] = {
 		    attempts),
 	SL_OPT_BOOL("full", 0, "with --attempts (implied): the requests and replies whole",
 		    struct show_opts, full),
+	SL_OPT_BOOL("steps", 0, "the model's session instead (generate: act): each step's "
+		    "message, command, exit status, output, durations and tokens",
+		    struct show_opts, steps),
 	SL_OPT_END(),
 };
 
 const sl_command cmd_show = {
 	.name = "show",
 	.summary = "show a candidate: gates and diff",
-	.usage = "usage: sluice show ID [--store PATH] [--json] [--attempts] [--full]\n"
+	.usage = "usage: sluice show ID [--store PATH] [--json] [--attempts] [--full | --steps]\n"
 		"   or: sluice show [NAME] PATH:LINE [--store PATH] [--json] [--attempts] [--full]\n",
 	.about = "PATH:LINE shows the target whose lines hold LINE: its latest candidate,\n"
 		"or, when it has none, its state, attempts and reason.\n",

@@ -106,6 +106,7 @@ static int copy_opts(sl_provider *p, const sl_provider_opts *opts, sl_err *err)
 		(opts->timeout_s ? (opts->timeout_s < 4000000 ? opts->timeout_s : 4000000) : 300) * 1000;
 	p->model = sl_xstrdup(opts->model ? opts->model : "");
 	p->temperature = opts->temperature;
+	p->tools = opts->tools;
 	p->max_tokens = opts->max_tokens;
 	p->anthropic_version = sl_xstrdup(opts->anthropic_version && *opts->anthropic_version ?
 					  opts->anthropic_version : "2023-06-01");

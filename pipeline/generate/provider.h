@@ -149,6 +149,20 @@ typedef struct sl_provider_opts {
 	int64_t deadline_ms;        /* openai, anthropic, command: an sl_now_ms() instant
 				     * (the run's wall-time budget); no try or command
 				     * runs past it and no retry waits past it; 0 = none */
+	/*
+	 * openai, anthropic: offer the one tool `bash` ({"command": string}) and
+	 * send a session's steps in the kind's native form (an assistant message
+	 * that is one fenced command, act.h, is a call of the tool with that
+	 * command, and the user message after it is the call's result):
+	 * OpenAI "tools" with a function, the assistant's "tool_calls" and
+	 * "tool" messages with their tool_call_id; Anthropic "tools" with an
+	 * input_schema, "tool_use" and "tool_result" blocks.  A reply that calls
+	 * the tool becomes the text "```sh\nCOMMAND\n```\n" after any text the
+	 * reply has (the session's plain form, act.h); ids are made from the
+	 * message's place in the chat (call_N, toolu_N), so a chat is sent the
+	 * same way every time.
+	 */
+	int tools;
 	const volatile int *stop;   /* openai, anthropic, command: when *stop becomes
 				     * non-zero, the transfer in progress is aborted
 				     * (the command's process group killed) and no

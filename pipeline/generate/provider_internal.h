@@ -51,6 +51,7 @@ struct sl_provider {
 	char *key;                  /* NULL: no key header */
 	double temperature;
 	int max_tokens;
+	int tools;                  /* opts.tools */
 	sl_strvec headers;          /* extra "Name: value" lines */
 	char *response_format;      /* JSON text or NULL */
 	char *anthropic_version;
@@ -149,6 +150,20 @@ struct sl_provider_ops {
 	/* can the provider work at all (sl_provider_probe)? NULL: nothing to check */
 	int (*probe)(sl_provider *p, sl_err *err);
 };
+
+/*
+ * provider_tools.c: the session's one tool (opts.tools): its name and
+ * description, its JSON schema (a new reference), the command of an
+ * assistant message that is one fenced command, sent as a tool call (NULL:
+ * send it as text; caller frees), the tool's input for a command (a new reference), and a call's
+ * input turned into the reply text (prose, when not NULL, before it).
+ */
+extern const char sl_tool_name[];
+extern const char sl_tool_about[];
+json_t *sl_tool_schema(void);
+char *sl_tool_command(const sl_chat_msg *m);
+json_t *sl_tool_input(const char *command);
+int sl_tool_reply(sl_completion *out, const char *prose, json_t *input, sl_err *err);
 
 /* provider_openai.c, provider_anthropic.c, provider_command.c, provider_replay.c */
 extern const sl_provider_ops sl_provider_openai;

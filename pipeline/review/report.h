@@ -26,6 +26,13 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, unsigned s
 		      int json, size_t *count_out, sl_err *err);
 
 /*
+ * `sluice show ID --steps`: the session steps of the candidate's target
+ * (`generate: act`), every attempt's in order, as text or one JSON object
+ * {"candidate": ID, "steps": [...]}.  SL_ENOTFOUND for no such candidate.
+ */
+int sl_report_steps(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl_err *err);
+
+/*
  * `sluice show PATH:LINE`: the target whose lines hold LINE in PATH.  When it
  * has candidates, the latest is shown as sl_review_show() shows it; else the
  * target itself (state, attempts, reason; flags as sl_review_show's).

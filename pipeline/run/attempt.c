@@ -240,7 +240,8 @@ static int attempt(run_attempt *a, sl_err *err)
 		if ((ret = record_nothing_to_try(a, err)))
 			goto done;
 		a->ended = 1;
-	} else if (!s->use_rules && (ret = run_model_step(a, err))) {
+	} else if (!s->use_rules && (ret = spec->session.mode == SL_GENERATE_ACT ?
+				     run_session_step(a, err) : run_model_step(a, err))) {
 		goto done;
 	}
 	if (a->ended) {

@@ -201,7 +201,12 @@ int run_open_gating(run_ctx *x, sl_err *err)
 				  x->campaign_id, &x->c->base, x->opts->unsafe, err)))
 		return ret;
 	sl_gating_watch(x->gating, run_ev_gate, x);
-	return open_tree(x, err);
+	if ((ret = open_tree(x, err)))
+		return ret;
+	if (spec->session.mode == SL_GENERATE_ACT && x->provider && !x->warm)
+		return sl_err_set(err, SL_EINPUT, "generate: act needs the warm base, and the jail "
+				  "cannot mount an overlay here (see the tree: line above)");
+	return SL_OK;
 }
 
 /* The baseline measured before the targets are chosen from it. */

@@ -213,10 +213,11 @@ static void from_journal(attempt_state *s, const sl_reply_rec *jr)
 
 /*
  * The attempt's prompt: the template rendered with the target, the
- * findings (fix) or the test instructions (testgen) and the last feedback,
- * then the chat with the earlier attempts (m->msgs).
+ * findings (fix) or the test instructions (testgen) and the last feedback
+ * (s->prompt); render_prompt() adds the chat with the earlier attempts
+ * (m->msgs).
  */
-static int render_prompt(run_attempt *a, model_round *m, sl_err *err)
+int run_prompt_text(run_attempt *a, sl_err *err)
 {
 	run_ctx *x = a->x;
 	const sl_spec *spec = x->c->spec;
@@ -270,7 +271,18 @@ static int render_prompt(run_attempt *a, model_round *m, sl_err *err)
 	vars.edit_format = spec->edit_format;
 	if (sl_prompt_render(&s->prompt, tmpl, &vars, err))
 		return SL_EINPUT;
-	build_chat(&s->prompt, &m->msgs, &m->nmsgs, sl_prompt_system(spec->edit_format), h->v,
+	return SL_OK;
+}
+
+static int render_prompt(run_attempt *a, model_round *m, sl_err *err)
+{
+	const run_history *h = a->hist;
+	attempt_state *s = &a->s;
+	int r;
+
+	if ((r = run_prompt_text(a, err)))
+		return r;
+	build_chat(&s->prompt, &m->msgs, &m->nmsgs, sl_prompt_system(a->x->c->spec->edit_format), h->v,
 		   h->n);
 	s->chat = chat_text(m->msgs, m->nmsgs);
 	s->a.prompt = s->chat;

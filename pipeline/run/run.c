@@ -156,6 +156,7 @@ static int open_provider(run_ctx *x, sl_err *err)
 	po.anthropic_version = spec->anthropic_version;
 	po.max_retries = spec->max_retries;
 	po.response_format = spec->response_format;
+	po.tools = spec->session.mode == SL_GENERATE_ACT && spec->session.wire == SL_WIRE_TOOLS;
 	/* a hanging endpoint cannot hold the run past its wall-time budget */
 	if (spec->budget_wall_s)
 		po.deadline_ms = x->start_ms + (int64_t)spec->budget_wall_s * 1000;

@@ -13,6 +13,8 @@
  *              the candidate, judging it, recording it
  *   model.c    the model step: the prompt, the request (or the reply
  *              journalled before a crash), the reply's format, its usage
+ *   session.c  the model step of `generate: act`: a session of shell
+ *              commands in the jail, recorded step by step
  *   judge.c    the candidate judged: syntax and policy on the diff, then
  *              its tree (warm base and layer, or a worktree) and the gates
  *   judge_model.c  the model judge gate: one request, accept or reject
@@ -310,6 +312,16 @@ int run_journal_put(run_attempt *a, int round, const sl_completion *c, sl_reply_
 #define RUN_JUDGE_ROUND 2           /* the judge's reply in the journal (and in
 				       sl_store_export_replies) */
 int run_model_judge(run_attempt *a, sl_err *err);
+
+/* The attempt's prompt rendered into a->s.prompt (no chat). */
+int run_prompt_text(run_attempt *a, sl_err *err);
+
+/*
+ * session.c: the model step of `generate: act`: a session of jailed shell
+ * commands over the warm base whose change becomes a->s.edits; a->ended
+ * as in run_model_step().
+ */
+int run_session_step(run_attempt *a, sl_err *err);
 
 /* judge.c */
 int run_judge_step(run_attempt *a, sl_err *err);

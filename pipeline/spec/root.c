@@ -59,12 +59,12 @@ static const char *const root_keys[] = { "name", "repository", "base", "scratch"
 	"rules", "provider", "instructions", "prompt", "edit_format", "attempts",
 	"gates", "review", "concurrency", "jobs", "budget", "context", "context_tokens", "jail",
 	"goal", "kind", "test_paths", "test_template", "coverage_below", "findings", "lease_ttl",
-	"fix", NULL };
+	"fix", "generate", "session", NULL };
 enum { R_NAME, R_REPOSITORY, R_BASE, R_SCRATCH, R_TARGETS, R_RULES, R_PROVIDER,
 	R_INSTRUCTIONS, R_PROMPT, R_EDIT_FORMAT, R_ATTEMPTS, R_GATES, R_REVIEW,
 	R_CONCURRENCY, R_JOBS, R_BUDGET, R_CONTEXT, R_CONTEXT_TOKENS, R_JAIL, R_GOAL, R_KIND,
 	R_TEST_PATHS, R_TEST_TEMPLATE, R_COVERAGE_BELOW, R_FINDINGS, R_LEASE_TTL,
-	R_FIX };
+	R_FIX, R_GENERATE, R_SESSION };
 
 /* A mapping at the top level, its keys into v; name, repository, base and scratch. */
 static int read_root_identity(struct loader *ld, const struct node *root,
@@ -136,7 +136,8 @@ static int read_root_stages(struct loader *ld, const struct node *const *v, sl_s
 	    (v[R_GATES] && spec_load_gates(ld, v[R_GATES], spec)) ||
 	    (v[R_REVIEW] && spec_load_review(ld, v[R_REVIEW], spec)) ||
 	    (v[R_BUDGET] && spec_load_budget(ld, v[R_BUDGET], spec)) ||
-	    (v[R_JAIL] && spec_load_jail(ld, v[R_JAIL], spec)))
+	    (v[R_JAIL] && spec_load_jail(ld, v[R_JAIL], spec)) ||
+	    spec_load_session(ld, v[R_GENERATE], v[R_SESSION], spec))
 		return SL_EINPUT;
 	return 0;
 }

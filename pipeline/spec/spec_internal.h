@@ -122,6 +122,9 @@ int spec_load_gates(struct loader *ld, const struct node *seq, sl_spec *spec);
 int spec_load_jail(struct loader *ld, const struct node *map, sl_spec *spec);
 int spec_load_review(struct loader *ld, const struct node *map, sl_spec *spec);
 int spec_load_budget(struct loader *ld, const struct node *map, sl_spec *spec);
+/* session.c: `generate` (may be NULL) and the `session` section (may be NULL). */
+int spec_load_session(struct loader *ld, const struct node *generate, const struct node *map,
+		      sl_spec *spec);
 /* The top level, the whole file: every section, then the defaults. */
 int spec_load_root(struct loader *ld, const struct node *root, sl_spec *spec);
 

@@ -20,6 +20,15 @@
  *     reply-K.status   the status (default 200)
  *     reply-K.headers  extra response header lines ("Retry-After: 2")
  *     reply-K.delay    milliseconds to wait before answering
+ *     reply-K.tool     a shell command: the body is a successful reply that
+ *                      calls the first tool the request offers with
+ *                      {"command": the file's text without its final newline},
+ *                      as the APIs document it: OpenAI message.tool_calls
+ *                      (function name, arguments as a JSON string),
+ *                      finish_reason "tool_calls"; Anthropic a content block
+ *                      {type: tool_use, id, name, input}, stop_reason
+ *                      "tool_use"; usage 100 in, 10 out.  A request that
+ *                      offers no tool gets a 400 error body instead
  *     reply-K.echo     (any content) the body is a successful reply whose text
  *                      is "echo: " and the last message's content, tokens
  *                      in = that content's length, out = 7
@@ -74,7 +83,8 @@ static const char *dir;
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long count;
 
-static const char *const suffixes[] = { "json", "status", "headers", "delay", "echo", "fault" };
+static const char *const suffixes[] = { "json", "status", "headers", "delay", "echo", "tool",
+	"fault" };
 
 static int exists(const char *path)
 {
@@ -166,6 +176,56 @@ static const char *reason(int status)
 	case 529: return "Overloaded";
 	}
 	return "Status";
+}
+
+/*
+ * A reply calling the request's first tool with {"command": cmd}, in the
+ * request's format; 0, or -1 (an error body) when the request offers none.
+ */
+static int tool_body(sl_buf *out, const char *req, size_t len, int anthropic, sl_buf *cmd)
+{
+	json_t *r = json_loadb(req, len, 0, NULL), *tool, *name, *root;
+	char *s;
+	int ret = -1;
+
+	while (cmd->len && cmd->buf[cmd->len - 1] == '\n')
+		cmd->buf[--cmd->len] = '\0';
+	tool = json_array_get(json_object_get(r, "tools"), 0);
+	name = anthropic ? json_object_get(tool, "name") :
+		json_object_get(json_object_get(tool, "function"), "name");
+	if (!json_is_string(name)) {
+		sl_buf_adds(out, "{\"error\":{\"message\":\"stub-model: the request offers no tool\"}}");
+		json_decref(r);
+		return -1;
+	}
+	if (anthropic) {
+		root = json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:{s:s}}], s:s, s:{s:i, s:i}}",
+				 "id", "msg_stub", "type", "message", "role", "assistant", "content",
+				 "type", "tool_use", "id", "toolu_stub", "name",
+				 json_string_value(name), "input", "command", cmd->buf, "stop_reason",
+				 "tool_use", "usage", "input_tokens", 100, "output_tokens", 10);
+	} else {
+		json_t *args = json_pack("{s:s}", "command", cmd->buf);
+		char *a = json_dumps(args, JSON_COMPACT);
+
+		root = json_pack("{s:[{s:i, s:{s:s, s:n, s:[{s:s, s:s, s:{s:s, s:s}}]}, s:s}], "
+				 "s:{s:i, s:i}}", "choices", "index", 0, "message", "role",
+				 "assistant", "content", "tool_calls", "id", "call_stub", "type",
+				 "function", "function", "name", json_string_value(name),
+				 "arguments", a ? a : "{}", "finish_reason", "tool_calls", "usage",
+				 "prompt_tokens", 100, "completion_tokens", 10);
+		free(a);
+		json_decref(args);
+	}
+	s = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	if (s) {
+		sl_buf_adds(out, s);
+		ret = 0;
+	}
+	free(s);
+	json_decref(root);
+	json_decref(r);
+	return ret;
 }
 
 /* A successful reply echoing the request's last message, in the request's format. */
@@ -283,6 +343,9 @@ static void reply(int fd, unsigned long n, const char *req, size_t reqlen, int a
 		}
 		if (!reply_file(&tmp, k, "echo")) {
 			echo_body(&body, req, reqlen, anthropic);
+		} else if (!reply_file(&tmp, k, "tool")) {
+			if (tool_body(&body, req, reqlen, anthropic, &tmp))
+				status = 400;
 		} else if (reply_file(&body, k, "json")) {
 			sl_buf_reset(&body);
 			sl_buf_addf(&body, "{\"error\":{\"message\":\"stub-model: no reply-%lu.json\"}}", k);

@@ -47,6 +47,15 @@ test_expect_success 'an integer too large for its field exits 2' '
 	spec_error c.yaml ".max_tokens. must be between"
 '
 
+test_expect_success 'a bad session (generate: act) exits 2 naming the key' '
+	write_campaign c.yaml "generate: agent" &&
+	spec_error c.yaml ".generate. must be one of: reply, act" &&
+	write_campaign c.yaml "session: {steps: 3}" &&
+	spec_error c.yaml ".session. belongs to .generate: act." &&
+	write_campaign c.yaml "generate: act" "session: {on_budget: keep}" &&
+	spec_error c.yaml ".on_budget. must be one of: drop, gate"
+'
+
 test_expect_success 'a model priced twice exits 2' '
 	write_campaign c.yaml "provider:" "  kind: rules" "  model: m" \
 		"  prices: {m: {input: 1, output: 1}, m: {input: 2, output: 2}}" &&

@@ -226,6 +226,38 @@ static void test_defaults(void)
 	sl_spec_free(s);
 }
 
+/* generate: act and its session's budgets; reply and the defaults otherwise. */
+static void test_session(void)
+{
+	sl_spec *s = load_ok(BASE "generate: act\nsession: {steps: 5, max_tokens: 900, "
+			     "step_timeout: 7, timeout: 70, output_bytes: 400, on_budget: gate}\n"
+			     "gates: [{name: b, command: make}]\n",
+			     NULL);
+
+	if (s) {
+		CHECK_INT(s->session.mode, SL_GENERATE_ACT);
+		CHECK_INT(s->session.steps, 5);
+		CHECK_INT(s->session.max_tokens, 900);
+		CHECK_INT(s->session.step_timeout_s, 7);
+		CHECK_INT(s->session.timeout_s, 70);
+		CHECK_INT(s->session.output_bytes, 400);
+		CHECK_INT(s->session.on_budget, SL_SESSION_GATE);
+		sl_spec_free(s);
+	}
+	if ((s = load_ok(BASE "generate: act\ngates: [{name: b, command: make}]\n", NULL))) {
+		CHECK_INT(s->session.steps, 30);
+		CHECK_INT(s->session.step_timeout_s, 60);
+		CHECK_INT(s->session.timeout_s, 900);
+		CHECK_INT(s->session.output_bytes, 8000);
+		CHECK_INT(s->session.on_budget, SL_SESSION_DROP);
+		sl_spec_free(s);
+	}
+	if ((s = load_ok(BASE, NULL))) {
+		CHECK_INT(s->session.mode, SL_GENERATE_REPLY);
+		sl_spec_free(s);
+	}
+}
+
 /* expect defaults to pass; goal: fix makes test gates (only) expect fix. */
 static void test_expectations(void)
 {
@@ -532,6 +564,17 @@ static void test_errors(void)
 	EXPECT_ERROR("name: t\nrepository: r\ntargets: {language: c, query: q, unit: fn}\n",
 		     "3:40: 'unit' must be one of: capture, statement, function, class, file");
 	EXPECT_ERROR(BASE "edit_format: diff\n", "9:14: 'edit_format' must be one of: udiff, search-replace, node");
+	EXPECT_ERROR(BASE "generate: agent\n", "9:11: 'generate' must be one of: reply, act");
+	EXPECT_ERROR(BASE "session: {steps: 3}\n", "9:10: 'session' belongs to 'generate: act'");
+	EXPECT_ERROR("name: t\nrepository: r\ntargets: {language: c, query: \"(x)\"}\n"
+		     "generate: act\n", "4:11: 'generate: act' needs a gate that runs in the jail: "
+		     "the session works over the warm base the gates use");
+	EXPECT_ERROR(BASE "generate: act\nsession: {steps: 0}\ngates: [{name: b, command: make}]\n",
+		     "10:18: 'steps' must be between 1 and 1000");
+	EXPECT_ERROR(BASE "generate: act\nsession: {on_budget: keep}\ngates: [{name: b, command: make}]\n",
+		     "10:22: 'on_budget' must be one of: drop, gate");
+	EXPECT_ERROR(BASE "generate: act\nsession: {stepz: 3}\ngates: [{name: b, command: make}]\n",
+		     "10:11: unknown key 'stepz' in 'session'; did you mean 'steps'?");
 	EXPECT_ERROR(BASE "provider:\n  kind: claude\n",
 		     "10:9: 'kind' must be one of: rules, openai, command, anthropic, replay");
 	EXPECT_ERROR(BASE "attempts: 0\n", "9:11: 'attempts' must be between 1 and 100");
@@ -760,6 +803,7 @@ int main(void)
 	}
 	RUN(test_full_spec);
 	RUN(test_defaults);
+	RUN(test_session);
 	RUN(test_expectations);
 	RUN(test_fix_default_query);
 	RUN(test_paths_single_string);
