@@ -27,6 +27,9 @@
 #include "storage/lease.h"
 #include "common/sha256.h"
 
+/* Bytes of parsed objects libgit2 keeps in its cache, for the whole process. */
+#define RUN_GIT_CACHE_MAX ((size_t)8 << 20)
+
 char *sl_default_store_path(const char *explicit_path)
 {
 	const char *env = getenv("SLUICE_STORE"), *data = getenv("XDG_DATA_HOME");
@@ -344,6 +347,12 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	if ((ret = sl_campaign_load(&x->c, opts->spec_path, opts->repo, err)))
 		return ret;
 	spec_warnings(x);
+	/*
+	 * libgit2 keeps every small tree and commit it parses, up to 256 MiB:
+	 * each candidate's trees stayed, 9 KB a target (issue 29).  The base's
+	 * trees, read by every candidate, stay within a few MiB.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)RUN_GIT_CACHE_MAX);
 	/* before the targets fill this process: its jails are copies of a small one */
 	if (x->c->spec->ngates && !getenv("SLUICE_NO_JAIL_SPAWNER") &&
 	    (ret = sl_jail_spawner_start(err)))
@@ -464,6 +473,10 @@ static int run_workers(run_ctx *x, sl_run_summary *out, sl_err *err)
 		pthread_join(threads[i], NULL);
 	free(threads);
 	out->processed = x->next;
+	out->targets_held_max = x->held_max;
+	if (getenv("SLUICE_RUN_STATS"))
+		run_notice(x, "run stats: at most %zu target records in memory at once "
+			   "(chunks of %zu, %zu workers)", x->held_max, x->chunk_size, nthreads);
 	out->proposed_now = x->passed_now;
 	out->held_elsewhere = x->held_elsewhere;
 	out->lease_lost = x->lost;
@@ -501,7 +514,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 		sem_destroy(&x->model_slots);
 		sem_destroy(&x->gate_slots);
 	}
-	sl_target_list_free(x->pending, x->npending);
+	sl_target_list_free(x->chunk, x->nchunk);
 	run_target_index_release(&x->index);
 	sl_target_list_release(list);
 	sl_provider_free(x->provider);

@@ -78,8 +78,7 @@ typedef struct run_ctx {
 	int64_t campaign_id;
 	const sl_target_list *list; /* scoped at the base; read-only */
 	target_index index;         /* of list; read-only once the workers run */
-	sl_target_rec *pending;     /* targets this run works on */
-	size_t npending;
+	size_t npending;            /* targets this run works on, counted at its start */
 	sem_t model_slots;          /* `concurrency` */
 	sem_t gate_slots;           /* `jobs` */
 	int64_t start_ms;
@@ -97,7 +96,18 @@ typedef struct run_ctx {
 	pthread_mutex_t git_lock;   /* ref and worktree changes in the repository: libgit2
 				       creates and prunes ref directories without locking */
 	pthread_mutex_t lock;
-	size_t next;                /* next index into pending */
+	size_t next;                /* targets taken by the workers */
+	/*
+	 * The targets this run works on are read from the store a chunk at a
+	 * time (run_next_target): what the run holds does not grow with the
+	 * campaign.  held counts the target records in memory, the chunk's and
+	 * those the workers took.
+	 */
+	sl_target_rec *chunk;
+	size_t nchunk, chunk_at, chunk_size;
+	int64_t cursor;             /* the id of the last target read */
+	int chunk_end;              /* the store has no more */
+	size_t held, held_max;
 	size_t seq;                 /* worktree names */
 	size_t finished, passed_now;
 	int64_t tokens_used;        /* campaign-wide, including earlier runs */
@@ -242,6 +252,13 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 int run_testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_load_pending(run_ctx *x, sl_err *err);
+/*
+ * The next target this run works on, moved into *out (the caller releases
+ * it with run_put_target): 1, or 0 when there is none left, or SL_ERROR.
+ * The caller holds x->lock.
+ */
+int run_next_target(run_ctx *x, sl_target_rec *out, sl_err *err);
+void run_put_target(run_ctx *x, sl_target_rec *rec);
 /* 1 if the target of this key is in the run's shard (every target when it is none). */
 int run_in_shard(const run_ctx *x, const char *key);
 /* Refuse a base other than opts.base; record the shard in the store (after open_store). */
