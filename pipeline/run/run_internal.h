@@ -135,6 +135,9 @@ typedef struct run_ctx {
 	int failed;                 /* machinery broke: every worker stops */
 	sl_err err;                 /* the first such error */
 	int base_stopped;           /* a signal came before the baseline was complete */
+	int base_state;             /* the base (warm base, baseline): 0 being made while
+				       the workers generate, 1 ready, -1 failed */
+	pthread_cond_t base_cond;   /* base_state changed */
 } run_ctx;
 
 /* The attempts at a target so far: earlier replies and what went wrong with them. */
@@ -238,6 +241,12 @@ void run_notice(const run_ctx *x, const char *fmt, ...) __attribute__((format(pr
 void run_git_lock_take(run_ctx *x);
 void run_git_lock_give(run_ctx *x);
 int64_t run_attempt_limit(const run_ctx *x, const sl_target_rec *rec);
+/*
+ * Wait until the base is made and measured: the gates need it, generation
+ * does not.  SL_OK when it is ready; SL_ERROR when it failed (the run has
+ * failed: nothing is judged).
+ */
+int run_base_wait(run_ctx *x, sl_err *err);
 
 /* pool.c */
 void *run_worker(void *arg);
