@@ -208,6 +208,14 @@ typedef struct run_attempt {
  * so batches are large: a few tens of MB of objects per worker.
  */
 #define BATCH_MAX 4096
+/*
+ * And bytes of objects per batch: the mempack is most of what a run
+ * without gates holds (about 5 KB a candidate in a tree of 10,000 files),
+ * so a batch is flushed at whichever comes first (issue 29).
+ */
+#define BATCH_BYTES ((size_t)8 << 20)
+/* The batch is full: flush it before the next candidate (run_batch_flush). */
+#define BATCH_FULL(b) ((b)->count >= BATCH_MAX || (b)->bytes >= BATCH_BYTES)
 
 typedef struct objbatch {
 	git_repository *repo;       /* the worker's */
@@ -220,6 +228,7 @@ typedef struct objbatch {
 	int64_t *target, *epoch;
 	size_t n, alloc;
 	size_t count;               /* candidates written since the last flush */
+	size_t bytes;               /* and the size of their objects */
 	git_oid *written;           /* each object the mempack took since the last flush */
 	size_t nwritten, awritten;
 	int (*mem_write)(git_odb_backend *, const git_oid *, const void *, size_t, git_object_t);
