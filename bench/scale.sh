@@ -21,7 +21,9 @@
 # past GATED_MAX, the end that marks the rest out of budget: what one more
 # target costs in a tree and a store of that size) and its ratio to the
 # anchor, store bytes per scoped target (the store holds every target, done
-# or not) and bytes added to the repository's .git per target done.
+# or not), bytes added to the repository's .git per target done, and the
+# run's peak RSS in MiB (from /usr/bin/time; "-" without it): a run reads its
+# targets from the store a chunk at a time, so it should not grow with N.
 #
 # Environment: SIZES; WORK (default: a new directory under $TMPDIR or /tmp;
 # the repositories and stores live there, so its file system is the one
@@ -93,8 +95,8 @@ EOF
 }
 
 anchor_0= anchor_1= steady_0= steady_1=
-printf '%-8s %-10s %8s %10s %8s %10s %8s %12s %12s\n' targets gates done ms/target ratio \
-	steady steady-x store-B/tgt git-B/tgt
+printf '%-8s %-10s %8s %10s %8s %10s %8s %12s %12s %8s\n' targets gates done ms/target ratio \
+	steady steady-x store-B/tgt git-B/tgt rss-MiB
 for n in $SIZES; do
 	for gated in ${MODES:-0 1}; do
 		rm -rf repo s.db s.db-wal s.db-shm
@@ -102,7 +104,13 @@ for n in $SIZES; do
 		git0=$(bytes repo/.git)
 		campaign "scale$n" "$work/repo" $gated "$n" >c.yaml
 		t0=$(now_ms)
-		{ "$BUILD/sluice" run --store s.db c.yaml 2>&1 >out.txt || true; } | stamp >err.txt
+		rm -f rss.txt
+		if [ -x /usr/bin/time ]; then
+			{ /usr/bin/time -f %M -o rss.txt "$BUILD/sluice" run --store s.db c.yaml 2>&1 \
+				>out.txt || true; } | stamp >err.txt
+		else
+			{ "$BUILD/sluice" run --store s.db c.yaml 2>&1 >out.txt || true; } | stamp >err.txt
+		fi
 		t1=$(now_ms)
 		steady=$(awk '/ proposed after / { if (!n++) f = $1; l = $1 }
 			END { if (n > 1) printf "%.2f", (l - f) / (n - 1); else print 0 }' err.txt)
@@ -119,11 +127,12 @@ for n in $SIZES; do
 		eval "a=\${anchor_$gated} sa=\${steady_$gated}"
 		[ -n "$a" ] || { a=$ms; eval "anchor_$gated=$ms"; }
 		[ -n "$sa" ] || { sa=$steady; eval "steady_$gated=$steady"; }
-		printf '%-8s %-10s %8s %10s %7.2fx %10s %7.2fx %12d %12d\n' "$n" \
+		rss=$(tail -1 rss.txt 2>/dev/null | awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }')
+		printf '%-8s %-10s %8s %10s %7.2fx %10s %7.2fx %12d %12d %8s\n' "$n" \
 			"$([ $gated = 1 ] && echo trivial || echo none)" "$done_n" "$ms" \
 			"$(awk -v m="$ms" -v a="$a" 'BEGIN { print m / a }')" "$steady" \
 			"$(awk -v m="$steady" -v a="$sa" 'BEGIN { print (a > 0 ? m / a : 0) }')" \
-			$((store / n)) $((gitb / done_n))
+			$((store / n)) $((gitb / done_n)) "${rss:--}"
 		if [ $gated = 1 ] && [ "$n" -gt "$GATED_MAX" ] && [ "$done_n" -lt "$n" ]; then
 			echo "         (trivial gate: the first $done_n targets within ${GATED_SECONDS} s)"
 		fi

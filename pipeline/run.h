@@ -195,6 +195,8 @@ typedef struct sl_run_summary {
 				       paused past its lease: left to it, nothing written */
 	size_t transient;           /* targets left pending after retries ran out */
 	size_t usage_rejected;      /* replies whose usage numbers were not believed */
+	size_t targets_held_max;    /* target records the run held at once (a chunk read
+				       from the store and the workers' own) */
 	int64_t stale_digest;       /* finished targets judged under another definition */
 	int interrupted;            /* opts.stop was set */
 	int64_t tokens_used, budget_tokens; /* campaign-wide, after the run */

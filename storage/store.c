@@ -948,6 +948,46 @@ int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 			    err);
 }
 
+/*
+ * Each state's rows come from the (campaign_id, state) index in id order,
+ * at most limit of them, so a chunk costs the same at the end of a million
+ * targets as at the start.
+ */
+#define OPEN_TARGETS(state) "SELECT * FROM (SELECT " TARGET_COLS " FROM targets " \
+	"WHERE campaign_id = ?1 AND state = '" state "' AND id > ?2 ORDER BY id LIMIT ?3)"
+
+int sl_store_targets_open(sl_store *st, int64_t campaign_id, int64_t after_id, size_t limit,
+			  sl_target_rec **out, size_t *n, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT * FROM (" OPEN_TARGETS("pending") " UNION ALL "
+			       OPEN_TARGETS("budget") ") ORDER BY id LIMIT ?3", err);
+
+	if (s) {
+		sqlite3_bind_int64(s, 1, campaign_id);
+		sqlite3_bind_int64(s, 2, after_id);
+		sqlite3_bind_int64(s, 3, (sqlite3_int64)limit);
+	}
+	return sl_store_rows(st, s, sizeof(**out), read_target, (void **)out, n,
+			     "list open targets", err);
+}
+
+int sl_store_targets_open_count(sl_store *st, int64_t campaign_id, size_t *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT count(*) FROM targets WHERE campaign_id = ? AND "
+			       "state IN ('pending', 'budget')", err);
+	int rc;
+
+	*out = 0;
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, campaign_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = (size_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "count open targets");
+}
+
 int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err)
 {
 	memset(out, 0, sizeof(*out));

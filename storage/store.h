@@ -118,6 +118,15 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err);
 int sl_store_target_get(sl_store *st, int64_t id, sl_target_rec *out, sl_err *err);
+/*
+ * The targets a run may work on (pending, or stopped by a budget) whose id
+ * is above after_id, in id order, at most limit: a run reads them a chunk
+ * at a time.  *out is the caller's (sl_target_list_free).
+ */
+int sl_store_targets_open(sl_store *st, int64_t campaign_id, int64_t after_id, size_t limit,
+			  sl_target_rec **out, size_t *n, sl_err *err);
+/* How many targets of the campaign are pending or stopped by a budget. */
+int sl_store_targets_open_count(sl_store *st, int64_t campaign_id, size_t *out, sl_err *err);
 int sl_store_target_update(sl_store *st, int64_t id, int state, int64_t attempts,
 			   const char *reason, sl_err *err);
 

@@ -254,7 +254,7 @@ static int attempt(run_attempt *a, sl_err *err)
 	run_ev_applied(a);
 	if (s->a.outcome == SL_A_CANDIDATE) {
 		a->branch = sl_xstrdup(a->target_branch);
-		if ((ret = run_judge_step(a, err)))
+		if ((ret = run_base_wait(x, err)) || (ret = run_judge_step(a, err)))
 			goto done;
 		if (a->ended) {
 			a->done = 1;

@@ -35,7 +35,11 @@ int run_base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err)
 	sl_buf_addf(&br, "%s/base-%.12s-%ld", b->prefix, hex, (long)getpid());
 	b->branch = sl_buf_detach(&br, NULL);
 	snprintf(name, sizeof(name), "sl-base-%ld", (long)getpid());
-	if ((ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err)))
+	/* the workers change refs meanwhile (run_base in run.c) */
+	run_git_lock_take(b->x);
+	ret = sl_worktree_add(&b->wt, b->repo, b->scratch, name, b->branch, b->base, err);
+	run_git_lock_give(b->x);
+	if (ret)
 		return ret;
 	out->dir = sl_worktree_path(b->wt);
 	out->layer = NULL;
@@ -46,6 +50,7 @@ int run_base_checkout_dir(void *ctx, sl_gate_tree *out, sl_err *err)
 /* Remove the checkout and its branch; ret: the measurement's result, returned or SL_ERROR. */
 int run_base_checkout_release(base_checkout *b, int ret, sl_err *err)
 {
+	run_git_lock_take(b->x);
 	if (b->wt && sl_worktree_remove(b->wt, ret ? NULL : err) && !ret)
 		ret = SL_ERROR;
 	if (b->layer && sl_warm_layer_remove(b->layer, ret ? NULL : err) && !ret)
@@ -53,6 +58,7 @@ int run_base_checkout_release(base_checkout *b, int ret, sl_err *err)
 	free(b->layer);
 	if (b->branch)
 		sl_branch_delete(b->repo, b->branch, NULL);
+	run_git_lock_give(b->x);
 	free(b->branch);
 	return ret;
 }

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ static int batch_write(git_odb_backend *be, const git_oid *oid, const void *data
 	if (!(rc = b->mem_write(be, oid, data, len, type))) {
 		SL_ALLOC_GROW(b->written, b->nwritten + 1, b->awritten);
 		git_oid_cpy(&b->written[b->nwritten++], oid);
+		b->bytes += len;
 	}
 	return rc;
 }
@@ -255,7 +257,9 @@ int run_batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 	}
 	for (size_t i = 0; i < b->n; i++)
 		free(b->branch[i]);
-	b->n = b->count = 0;
+	b->n = b->count = b->bytes = 0;
+	/* the batch's objects were this worker's arena: give the pages back */
+	malloc_trim(0);
 	ret = SL_OK;
 done:
 	run_git_lock_give(x);

@@ -103,7 +103,7 @@ static int check_diff(run_attempt *a, sl_err *err)
 	sl_gate_run_rec *rec;
 
 	if (run_cur_batch) {
-		if (run_cur_batch->count >= BATCH_MAX && run_batch_flush(x, run_cur_batch, err))
+		if (BATCH_FULL(run_cur_batch) && run_batch_flush(x, run_cur_batch, err))
 			return SL_ERROR;
 		run_cur_batch->count++;
 	}

@@ -70,27 +70,18 @@ static int set_aside(run_ctx *x, git_repository *repo, const sl_target_rec *rec,
 }
 
 /*
- * Take the next pending target, claim it and take it through its
- * attempts.  0 when the worker stops: nothing is left, the run failed or
+ * Claim the target rec and take it through its attempts (stop: a budget
+ * ran out, it is set aside).  0 when the worker stops: the run failed or
  * it was stopped.
  */
-static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
+static int work_on(run_ctx *x, git_repository *repo, sl_target_rec *rec, int stop,
+		   sl_buf *tmp, sl_err *err)
 {
-	sl_target_rec *rec, after = { 0 };
+	sl_target_rec after = { 0 };
 	const sl_target *t;
-	int stop, ret, claimed = 0;
+	int ret, claimed = 0;
 	int64_t t0 = sl_now_ms();
 
-	pthread_mutex_lock(&x->lock);
-	if (x->failed || run_interrupted(x) || x->next >= x->npending) {
-		pthread_mutex_unlock(&x->lock);
-		return 0;
-	}
-	rec = &x->pending[x->next++];
-	stop = run_budget_reached(x);
-	pthread_mutex_unlock(&x->lock);
-
-	sl_err_clear(err);
 	/* another run may hold it: only the holder touches its branch */
 	if ((ret = sl_lease_claim(x->st, rec->id, x->owner, sl_wall_ms(), x->lease_ttl_ms,
 				  &claimed, &run_cur_epoch, err))) {
@@ -149,6 +140,32 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 	finished_one(x, &after);
 	sl_target_rec_release(&after);
 	return 1;
+}
+
+/*
+ * Take the next target this run works on (read from the store a chunk at
+ * a time) and work on it.  0 when the worker stops: nothing is left, the
+ * run failed or it was stopped.
+ */
+static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
+{
+	sl_target_rec rec;
+	int stop, got = 0, ret;
+
+	sl_err_clear(err);
+	pthread_mutex_lock(&x->lock);
+	if (!x->failed && !run_interrupted(x))
+		got = run_next_target(x, &rec, err);
+	stop = got > 0 && run_budget_reached(x);
+	pthread_mutex_unlock(&x->lock);
+	if (got <= 0) {
+		if (got < 0)
+			fail_run(x, err, NULL);
+		return 0;
+	}
+	ret = work_on(x, repo, &rec, stop, tmp, err);
+	run_put_target(x, &rec);
+	return ret;
 }
 
 /*

@@ -28,6 +28,9 @@
 #include "storage/merge.h"
 #include "common/sha256.h"
 
+/* Bytes of parsed objects libgit2 keeps in its cache, for the whole process. */
+#define RUN_GIT_CACHE_MAX ((size_t)8 << 20)
+
 char *sl_default_store_path(const char *explicit_path)
 {
 	const char *env = getenv("SLUICE_STORE"), *data = getenv("XDG_DATA_HOME");
@@ -308,6 +311,7 @@ static void run_ctx_init(run_ctx *x, const sl_run_opts *opts)
 	x->git_lock_fd = -1;
 	pthread_cond_init(&x->settled, NULL);
 	pthread_cond_init(&x->end_cond, NULL);
+	pthread_cond_init(&x->base_cond, NULL);
 	x->opts = opts;
 	x->start_ms = sl_now_ms();
 	run_make_owner(x);
@@ -343,6 +347,7 @@ int sl_run_baseline(sl_buf *out, const sl_run_opts *opts, int json, sl_err *err)
 	pthread_mutex_destroy(&x.git_lock);
 	pthread_cond_destroy(&x.settled);
 	pthread_cond_destroy(&x.end_cond);
+	pthread_cond_destroy(&x.base_cond);
 	return ret;
 }
 
@@ -360,6 +365,12 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	if ((ret = sl_campaign_load(&x->c, opts->spec_path, opts->repo, err)))
 		return ret;
 	spec_warnings(x);
+	/*
+	 * libgit2 keeps every small tree and commit it parses, up to 256 MiB:
+	 * each candidate's trees stayed, 9 KB a target (issue 29).  The base's
+	 * trees, read by every candidate, stay within a few MiB.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)RUN_GIT_CACHE_MAX);
 	/* before the targets fill this process: its jails are copies of a small one */
 	if (x->c->spec->ngates && !getenv("SLUICE_NO_JAIL_SPAWNER") &&
 	    (ret = sl_jail_spawner_start(err)))
@@ -408,8 +419,9 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 
 /*
  * Restore what crashed runs left, scope the base, choose and record the
- * targets, list the pending ones and the usage so far, probe the provider
- * (sl_provider_probe), and measure the baseline.
+ * targets, count the pending ones and the usage so far, and probe the
+ * provider (sl_provider_probe).  The base is made while the workers run
+ * (run_base).
  */
 static int run_targets(run_ctx *x, sl_target_list *list, sl_run_summary *out, sl_err *err)
 {
@@ -444,11 +456,44 @@ static int run_targets(run_ctx *x, sl_target_list *list, sl_run_summary *out, sl
 		sl_err_prefix(err, "provider: ");
 		return ret;
 	}
-	if ((!x->gating && (ret = run_open_gating(x, err))) ||
-	    (x->npending && x->c->spec->job != SL_JOB_FIX && !x->c->spec->coverage_below &&
-	     (ret = run_baseline(x, err))))
-		return ret;
 	return SL_OK;
+}
+
+/*
+ * The base made and measured (the warm base, the baseline; fix and testgen
+ * measured theirs to choose the targets) while the workers generate: the
+ * model waits for neither, the gates wait for both (run_base_wait).  A
+ * base that fails fails the run: no candidate is judged.
+ */
+static int run_base(run_ctx *x, sl_err *err)
+{
+	int ret = SL_OK;
+
+	if (!x->gating)
+		ret = run_open_gating(x, err);
+	if (!ret && x->npending && x->c->spec->job != SL_JOB_FIX && !x->c->spec->coverage_below)
+		ret = run_baseline(x, err);
+	pthread_mutex_lock(&x->lock);
+	x->base_state = ret ? -1 : 1;
+	if (ret && !x->failed) {
+		x->failed = 1;
+		x->err = *err;
+	}
+	pthread_cond_broadcast(&x->base_cond);
+	pthread_mutex_unlock(&x->lock);
+	return ret;
+}
+
+int run_base_wait(run_ctx *x, sl_err *err)
+{
+	int state;
+
+	pthread_mutex_lock(&x->lock);
+	while (!x->base_state)
+		pthread_cond_wait(&x->base_cond, &x->lock);
+	state = x->base_state;
+	pthread_mutex_unlock(&x->lock);
+	return state > 0 ? SL_OK : sl_err_set(err, SL_ERROR, "the base failed");
 }
 
 /* The worker threads, started and joined; the summary of what they did. */
@@ -457,6 +502,7 @@ static int run_workers(run_ctx *x, sl_run_summary *out, sl_err *err)
 	pthread_t *threads;
 	size_t nthreads = 0, want;
 	unsigned jobs;
+	int base;
 
 	jobs = x->c->spec->jobs ? x->c->spec->jobs : online_cores();
 	sem_init(&x->model_slots, 0, x->c->spec->concurrency);
@@ -481,10 +527,17 @@ static int run_workers(run_ctx *x, sl_run_summary *out, sl_err *err)
 		}
 		nthreads++;
 	}
+	base = run_base(x, err);
 	for (size_t i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
+	if (base)
+		return base;
 	out->processed = x->next;
+	out->targets_held_max = x->held_max;
+	if (getenv("SLUICE_RUN_STATS"))
+		run_notice(x, "run stats: at most %zu target records in memory at once "
+			   "(chunks of %zu, %zu workers)", x->held_max, x->chunk_size, nthreads);
 	out->proposed_now = x->passed_now;
 	out->held_elsewhere = x->held_elsewhere;
 	out->lease_lost = x->lost;
@@ -528,7 +581,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 		sem_destroy(&x->model_slots);
 		sem_destroy(&x->gate_slots);
 	}
-	sl_target_list_free(x->pending, x->npending);
+	sl_target_list_free(x->chunk, x->nchunk);
 	run_target_index_release(&x->index);
 	sl_target_list_release(list);
 	sl_provider_free(x->provider);
@@ -552,6 +605,7 @@ static int run_end(run_ctx *x, sl_target_list *list, sl_run_summary *out, int re
 	pthread_cond_destroy(&x->settled);
 	pthread_cond_destroy(&x->end_cond);
 	run_watch_close(x);
+	pthread_cond_destroy(&x->base_cond);
 	return ret;
 }
 

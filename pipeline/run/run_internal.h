@@ -85,8 +85,7 @@ typedef struct run_ctx {
 	int64_t campaign_id;
 	const sl_target_list *list; /* scoped at the base; read-only */
 	target_index index;         /* of list; read-only once the workers run */
-	sl_target_rec *pending;     /* targets this run works on */
-	size_t npending;
+	size_t npending;            /* targets this run works on, counted at its start */
 	sem_t model_slots;          /* `concurrency` */
 	sem_t gate_slots;           /* `jobs` */
 	int64_t start_ms;
@@ -106,7 +105,18 @@ typedef struct run_ctx {
 	pthread_mutex_t git_lock;   /* ref and worktree changes in the repository: libgit2
 				       creates and prunes ref directories without locking */
 	pthread_mutex_t lock;
-	size_t next;                /* next index into pending */
+	size_t next;                /* targets taken by the workers */
+	/*
+	 * The targets this run works on are read from the store a chunk at a
+	 * time (run_next_target): what the run holds does not grow with the
+	 * campaign.  held counts the target records in memory, the chunk's and
+	 * those the workers took.
+	 */
+	sl_target_rec *chunk;
+	size_t nchunk, chunk_at, chunk_size;
+	int64_t cursor;             /* the id of the last target read */
+	int chunk_end;              /* the store has no more */
+	size_t held, held_max;
 	size_t seq;                 /* worktree names */
 	size_t finished, passed_now;
 	int64_t tokens_used;        /* campaign-wide, including earlier runs */
@@ -136,6 +146,9 @@ typedef struct run_ctx {
 	int base_stopped;           /* a signal came before the baseline was complete */
 	sl_run_watch *watch;        /* opts.watch, or the run's own (own_watch) */
 	int own_watch;
+	int base_state;             /* the base (warm base, baseline): 0 being made while
+				       the workers generate, 1 ready, -1 failed */
+	pthread_cond_t base_cond;   /* base_state changed */
 } run_ctx;
 
 /* The attempts at a target so far: earlier replies and what went wrong with them. */
@@ -206,6 +219,14 @@ typedef struct run_attempt {
  * so batches are large: a few tens of MB of objects per worker.
  */
 #define BATCH_MAX 4096
+/*
+ * And bytes of objects per batch: the mempack is most of what a run
+ * without gates holds (about 5 KB a candidate in a tree of 10,000 files),
+ * so a batch is flushed at whichever comes first (issue 29).
+ */
+#define BATCH_BYTES ((size_t)8 << 20)
+/* The batch is full: flush it before the next candidate (run_batch_flush). */
+#define BATCH_FULL(b) ((b)->count >= BATCH_MAX || (b)->bytes >= BATCH_BYTES)
 
 typedef struct objbatch {
 	git_repository *repo;       /* the worker's */
@@ -218,6 +239,7 @@ typedef struct objbatch {
 	int64_t *target, *epoch;
 	size_t n, alloc;
 	size_t count;               /* candidates written since the last flush */
+	size_t bytes;               /* and the size of their objects */
 	git_oid *written;           /* each object the mempack took since the last flush */
 	size_t nwritten, awritten;
 	int (*mem_write)(git_odb_backend *, const git_oid *, const void *, size_t, git_object_t);
@@ -239,6 +261,12 @@ void run_notice(const run_ctx *x, const char *fmt, ...) __attribute__((format(pr
 void run_git_lock_take(run_ctx *x);
 void run_git_lock_give(run_ctx *x);
 int64_t run_attempt_limit(const run_ctx *x, const sl_target_rec *rec);
+/*
+ * Wait until the base is made and measured: the gates need it, generation
+ * does not.  SL_OK when it is ready; SL_ERROR when it failed (the run has
+ * failed: nothing is judged).
+ */
+int run_base_wait(run_ctx *x, sl_err *err);
 
 /* pool.c */
 void *run_worker(void *arg);
@@ -253,6 +281,13 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 int run_testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_load_pending(run_ctx *x, sl_err *err);
+/*
+ * The next target this run works on, moved into *out (the caller releases
+ * it with run_put_target): 1, or 0 when there is none left, or SL_ERROR.
+ * The caller holds x->lock.
+ */
+int run_next_target(run_ctx *x, sl_target_rec *out, sl_err *err);
+void run_put_target(run_ctx *x, sl_target_rec *rec);
 /* 1 if the target of this key is in the run's shard (every target when it is none). */
 int run_in_shard(const run_ctx *x, const char *key);
 /* Refuse a base other than opts.base; record the shard in the store (after open_store). */

@@ -548,6 +548,9 @@ int run_session_step(run_attempt *a, sl_err *err)
 	ss.t0 = sl_now_ms();
 	ss.head = b->output_bytes / 2;
 	ss.tail = b->output_bytes - ss.head;
+	/* unlike a one-shot reply, a session works on the warm base: it waits for it */
+	if ((r = run_base_wait(x, err)))
+		return r;
 	if (!x->warm)
 		return sl_err_set(err, SL_EINPUT, "generate: act needs the warm base: a jailed "
 				  "gate, jail.warm_base not off, and an overlay the jail can mount");

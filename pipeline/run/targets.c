@@ -215,23 +215,51 @@ int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 }
 
 /* Pending targets, and those a budget stopped in an earlier run, in id order. */
+/* Target records per chunk read from the store; SLUICE_RUN_CHUNK in tests. */
+#define RUN_CHUNK 256
+
 int run_load_pending(run_ctx *x, sl_err *err)
 {
-	sl_target_rec *a = NULL, *b = NULL;
-	size_t na = 0, nb = 0;
+	const char *env = getenv("SLUICE_RUN_CHUNK");
 
-	if (sl_store_targets(x->st, x->campaign_id, SL_T_PENDING, &a, &na, err))
-		return SL_ERROR;
-	if (sl_store_targets(x->st, x->campaign_id, SL_T_BUDGET, &b, &nb, err)) {
-		sl_target_list_free(a, na);
-		return SL_ERROR;
+	x->chunk_size = env && atoi(env) > 0 ? (size_t)atoi(env) : RUN_CHUNK;
+	return sl_store_targets_open_count(x->st, x->campaign_id, &x->npending, err) ?
+		SL_ERROR : SL_OK;
+}
+
+int run_next_target(run_ctx *x, sl_target_rec *out, sl_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (x->chunk_at == x->nchunk) {
+		/* every record of the chunk was moved out: its array holds none */
+		free(x->chunk);
+		x->chunk = NULL;
+		x->nchunk = x->chunk_at = 0;
+		if (x->chunk_end)
+			return 0;
+		if (sl_store_targets_open(x->st, x->campaign_id, x->cursor, x->chunk_size,
+					  &x->chunk, &x->nchunk, err))
+			return SL_ERROR;
+		x->chunk_end = x->nchunk < x->chunk_size;
+		if (!x->nchunk)
+			return 0;
+		x->cursor = x->chunk[x->nchunk - 1].id;
+		x->held += x->nchunk;
+		if (x->held > x->held_max)
+			x->held_max = x->held;
 	}
-	x->pending = sl_xrealloc(a, sl_st_mult(na + nb + 1, sizeof(*a)));
-	if (nb)
-		memcpy(x->pending + na, b, nb * sizeof(*b));
-	free(b);
-	x->npending = na + nb;
-	return SL_OK;
+	*out = x->chunk[x->chunk_at];
+	memset(&x->chunk[x->chunk_at++], 0, sizeof(*out));
+	x->next++;
+	return 1;
+}
+
+void run_put_target(run_ctx *x, sl_target_rec *rec)
+{
+	sl_target_rec_release(rec);
+	pthread_mutex_lock(&x->lock);
+	x->held--;
+	pthread_mutex_unlock(&x->lock);
 }
 
 unsigned sl_run_shard_of(const char *key, unsigned n)

@@ -134,12 +134,12 @@ test_expect_success 'the feedback of a goal-fix rejection names the test for the
 '
 
 # Broken gates: the campaign stops on the base, before any model call.
-test_expect_success 'a missing tool (exit 127) stops the campaign with one line, before the model is asked' '
+test_expect_success 'a missing tool (exit 127) stops the campaign with one line, before any candidate is judged' '
 	rm -f asked &&
 	campaign tool right "gates:" "  - {name: build, command: \"meson compile\"}" >tool.yaml &&
 	test_expect_code 1 sluice run --store tool.db tool.yaml >out 2>err &&
 	test "$(grep "^sluice: " err)" = "sluice: gate '"'"'build'"'"' fails on the base commit (exit 127): bash: line 1: meson: command not found" &&
-	! test -e asked &&
+	test "$(store_query tool.db "select count(*) from candidates")" = 0 &&
 	test "$(store_query tool.db "select count(*) from attempts")" = 0
 '
 
@@ -157,7 +157,7 @@ test_expect_success 'a gate failing on the base stops the campaign, naming its e
 	grep -q "^sluice: gate .test. fails on the base commit (exit 2): make: \*\*\* \[Makefile:[0-9]*: check\] Error 1$" err &&
 	grep -q "^tree: " err &&
 	grep -q "^baseline: gate .test. on the base" err &&
-	! test -e asked &&
+	test "$(store_query failbase.db "select count(*) from candidates")" = 0 &&
 	test "$(store_query failbase.db "select count(*) from attempts")" = 0
 '
 

@@ -1,0 +1,62 @@
+#!/bin/sh
+test_description='a run reads the targets it works on from the store a chunk at a time: the records it holds do not grow with the campaign'
+. ./test-lib.sh
+
+# 30 function targets in three files, a rule for each, no gate, two workers.
+test_expect_success 'setup: thirty calls to old_api, one per function' '
+	mkdir -p repo/src &&
+	for f in a b c; do
+		{
+			echo "int old_api(int x);"
+			echo "int new_api(int x);"
+			for i in 0 1 2 3 4 5 6 7 8 9; do
+				echo "int $f$i(void) { return old_api($i); }"
+			done
+		} >repo/src/$f.c || return 1
+	done &&
+	make_repo repo &&
+	cat >c.yaml <<-EOF
+	name: chunks
+	repository: repo
+	scratch: $TRASH/scratch
+	jobs: 2
+	targets:
+	  language: c
+	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\"))"
+	  capture: call
+	  unit: function
+	rules:
+	  - capture: call
+	    template: "new_api(\${arg})"
+	attempts: 1
+	EOF
+'
+
+# held: the number in "at most N target records" of the run's stats notice
+held() {
+	sed -n "s/.*run stats: at most \([0-9]*\) target records in memory.*/\1/p" "$1"
+}
+
+test_expect_success 'chunks of 4: every target proposed, at most a chunk and one a worker held' '
+	SLUICE_RUN_CHUNK=4 SLUICE_RUN_STATS=1 sluice run --store s.db c.yaml >out 2>err &&
+	grep -q "^  proposed  *30" out &&
+	n=$(held err) &&
+	test -n "$n" &&
+	test "$n" -ge 1 &&
+	test "$n" -le 6 &&
+	test "$(sqlite3 s.db "select count(distinct target_id) from candidates")" = 30
+'
+
+test_expect_success 'pending and budget targets mixed are all worked on again, chunk by chunk' '
+	sluice retry --store s.db src/a.c:3 src/a.c:4 src/b.c:7 src/b.c:12 src/c.c:3 src/c.c:9 >out &&
+	grep -q "sent back 6 targets" out &&
+	sqlite3 s.db "update targets set state = '"'"'budget'"'"' where state = '"'"'pending'"'"' and id % 2 = 0" &&
+	test "$(sqlite3 s.db "select count(*) from targets where state = '"'"'budget'"'"'")" -ge 1 &&
+	SLUICE_RUN_CHUNK=2 SLUICE_RUN_STATS=1 sluice run --store s.db c.yaml >out 2>err &&
+	grep -q "^  proposed  *30" out &&
+	n=$(held err) &&
+	test "$n" -ge 1 && test "$n" -le 4 &&
+	test "$(sqlite3 s.db "select count(*) from targets where attempts = 2")" = 6
+'
+
+test_done
