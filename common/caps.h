@@ -20,7 +20,10 @@
 					    * component (and twice that for branch_prefix) */
 #define SL_CAP_QUERY_FILE_BYTES (1u << 20) /* a query read from a file (scope --query-file) */
 #define SL_CAP_QUERY_DEPTH 256             /* groups nested in a tree-sitter query */
-#define SL_CAP_QUERY_COMPILE_MS 10000      /* compiling a query (in a child process) */
+#define SL_CAP_QUERY_COMPILE_MS 10000      /* CPU time compiling a query (in a child
+					      process; CPU, not wall time: a loaded
+					      machine must not refuse a good query) */
+#define SL_CAP_QUERY_COMPILE_WALL_MS 300000 /* that child's wall time, a backstop */
 #define SL_CAP_QUERY_COMPILE_MEM_MB 1024   /* memory of that child process */
 #define SL_CAP_QUERY_MATCHES 10000         /* partial matches in progress, per file */
 #define SL_CAP_QUERY_FILE_MS 10000         /* running a query on one file */

@@ -332,7 +332,7 @@ fail:
 static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 {
 	int fds[2] = { -1, -1 }, st = 0, ret = SL_ERROR, ended = 0;
-	int64_t deadline = sl_now_ms() + SL_CAP_QUERY_COMPILE_MS;
+	int64_t deadline = sl_now_ms() + SL_CAP_QUERY_COMPILE_WALL_MS;
 	pid_t pid;
 
 	/* close-on-exec: a child another thread starts must not hold it open */
@@ -348,6 +348,13 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 		TSQuery *q;
 
 		close(fds[0]);
+		{
+			/* SIGXCPU at the cap, SIGKILL a second later */
+			rlim_t cpu = (SL_CAP_QUERY_COMPILE_MS + 999) / 1000;
+			struct rlimit rl = { cpu, cpu + 1 };
+
+			setrlimit(RLIMIT_CPU, &rl);
+		}
 #ifndef UNDER_ASAN
 		{
 			struct rlimit rl = { (rlim_t)SL_CAP_QUERY_COMPILE_MEM_MB << 20,
@@ -376,10 +383,10 @@ static int compile_in_child(const sl_lang *lang, const char *query, sl_err *err)
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	if (!ended)
+	if (!ended || (WIFSIGNALED(st) && (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL)))
 		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter did not finish compiling it "
-				 "in %d s (a quantifier right after another is not supported)",
-				 SL_CAP_QUERY_COMPILE_MS / 1000);
+				 "in %d s of CPU time (a quantifier right after another is not "
+				 "supported)", SL_CAP_QUERY_COMPILE_MS / 1000);
 	else if (WIFSIGNALED(st))
 		ret = sl_err_set(err, SL_EINPUT, "invalid query: tree-sitter crashed compiling it "
 				 "(signal %d; a quantifier right after another is not supported)",

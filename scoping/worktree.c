@@ -142,6 +142,33 @@ static int attrs_ask(const sl_worktree *wt, git_repository *repo, git_config *cf
 }
 
 /*
+ * 1 if cfg names a filter driver that converts on checkout
+ * (filter.NAME.smudge or .process), or cannot be read.  The names are
+ * matched here, not by a regex iterator: libgit2 1.5 leaks a pcre2 match
+ * block for every entry its regex does not match.
+ */
+static int has_filter_driver(git_config *cfg)
+{
+	git_config_iterator *it = NULL;
+	git_config_entry *ce;
+	int found = 0, r;
+
+	if (git_config_iterator_new(&it, cfg))
+		return 1;
+	while (!found && !(r = git_config_next(&ce, it))) {
+		size_t n = strlen(ce->name);
+
+		found = !strncmp(ce->name, "filter.", 7) &&
+			((n >= 15 && !strcmp(ce->name + n - 7, ".smudge")) ||
+			 (n >= 16 && !strcmp(ce->name + n - 8, ".process")));
+	}
+	if (!found && r != GIT_ITEROVER)
+		found = 1;
+	git_config_iterator_free(it);
+	return found;
+}
+
+/*
  * Whether a checkout may have converted a blob without changing its size
  * (then the work tree is not used): a filter driver in the configuration
  * (its attribute is then honoured), a working-tree-encoding attribute, or
@@ -152,8 +179,6 @@ static int attrs_ask(const sl_worktree *wt, git_repository *repo, git_config *cf
 static int may_convert(sl_worktree *wt, git_repository *repo)
 {
 	git_config *cfg = NULL;
-	git_config_iterator *it = NULL;
-	git_config_entry *ce;
 	int autocrlf = 0, ret = 1, asked;
 
 	if (git_repository_config_snapshot(&cfg, repo))
@@ -162,15 +187,13 @@ static int may_convert(sl_worktree *wt, git_repository *repo)
 		autocrlf = 0;
 	else if (git_config_get_bool(&autocrlf, cfg, "core.autocrlf"))
 		autocrlf = 1;          /* "input" */
-	if (autocrlf || git_config_iterator_glob_new(&it, cfg, "^filter\\..*\\.(smudge|process)$") ||
-	    git_config_next(&ce, it) != GIT_ITEROVER)
+	if (autocrlf || has_filter_driver(cfg))
 		goto done;
 	if ((asked = attrs_ask(wt, repo, cfg)) == 2)
 		goto done;
 	wt->sizes = asked == 1;
 	ret = 0;
 done:
-	git_config_iterator_free(it);
 	git_config_free(cfg);
 	return ret;
 }
