@@ -200,6 +200,24 @@ test_expect_success 'a model that tries to escape: each try contained, refused o
 	! grep -q topsecret dump
 '
 
+test_expect_success 'report.html shows the trajectory, hostile output escaped' '
+	reply m10 1 "echo \"<script>alert(1)</script>\"; printf \"\\\\033[2J\\\\n\"; exit 3" &&
+	reply m10 2 "sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
+	reply m10 3 submit &&
+	campaign c10.yaml m10 &&
+	sluice run --store s10.db c10.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	sluice export --store s10.db --out exp10 &&
+	grep -q "session: 3 steps" exp10/report.html &&
+	grep -q "<td>1</td><td>command</td><td><code>echo &quot;&lt;script&gt;" exp10/report.html &&
+	grep -q "</code></td><td>3</td>" exp10/report.html &&
+	grep -q "^&lt;script&gt;alert(1)&lt;/script&gt;$" exp10/report.html &&
+	grep -q "^\\^\\[\\[2J$" exp10/report.html &&
+	grep -q "<td>3</td><td>submit</td>" exp10/report.html &&
+	! grep -q "<script>" exp10/report.html &&
+	! grep -q "$(printf "\033")" exp10/report.html
+'
+
 test_expect_success 'a failing gate after submit is the next step'"'"'s observation, in the same session' '
 	reply m6 1 "sed -i \"s/old_api(3) \\\\* 2/new_api(3) * 3/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
 	reply m6 2 submit &&
