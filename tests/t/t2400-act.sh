@@ -341,6 +341,28 @@ test_expect_success 'the replay provider replays a recorded session step for ste
 	test_cmp steps1 steps2
 '
 
+test_expect_success 'replay: a command whose output differs is flagged, the session goes on by position' '
+	reply m11 1 "od -An -tx8 -N8 /dev/urandom; sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c" &&
+	reply m11 2 "sed -i \"1i #include \\\"api.h\\\"\" src/calc.c && make 2>&1" &&
+	reply m11 3 submit &&
+	campaign r3.yaml m11 &&
+	sluice run --store r3.db --record "$TRASH/random.jsonl" r3.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	jq -e "select(.at != null) | .seen | length == 64" random.jsonl >/dev/null &&
+	cp base.yaml r4.yaml &&
+	printf "%s\n" "provider: {kind: replay, replay: $TRASH/random.jsonl}" >>r4.yaml &&
+	sluice run --store r4.db r4.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	test "$(cat m11.log | tr "\n" " ")" = "1 2 3 " &&
+	store_query r4.db "select step || \" \" || differs from steps order by step" >actual &&
+	printf "%s\n" "1 1" "2 0" "3 0" >expect &&
+	test_cmp expect actual &&
+	sluice show --store r4.db --steps 1 >show &&
+	grep -q "DIFFERS from the recorded output on replay" show &&
+	sluice export --store r4.db --out exp4 &&
+	grep -q "differs on replay" exp4/report.html
+'
+
 # tool_session DIR: the three steps of the fix as calls of the tool the
 # request offers (the stub's reply-K.tool, in the request's own wire form)
 tool_session() {
