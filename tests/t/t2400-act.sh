@@ -2,6 +2,7 @@
 test_description='generate: act: the model works in a jailed session of shell commands before it submits'
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
+. "$TEST_DIRECTORY/lib-act.sh"
 
 # A small C project: src/calc.c calls old_api, which is to become new_api,
 # declared in src/api.h, which calc.c does not include yet.  The build
@@ -9,21 +10,8 @@ test_description='generate: act: the model works in a jailed session of shell co
 # The scripted model (tests/fixtures/act/model.sh) answers step K with what
 # the script DIR/K prints.
 test_expect_success 'setup' '
-	mkdir -p repo/src repo/docs &&
-	printf "%s\n" "CFLAGS := -O0 -Werror=implicit-function-declaration" \
-		"prog: src/calc.o src/api.o" "	\$(CC) -o \$@ src/calc.o src/api.o" \
-		"test: prog" "	./prog | grep -qx 6" >repo/Makefile &&
-	printf "%s\n" "int new_api(int x);" "int old_api(int x);" >repo/src/api.h &&
-	printf "%s\n" "int new_api(int x) { return x; }" "int old_api(int x) { return x; }" >repo/src/api.c &&
-	cat >repo/src/calc.c <<-\EOF &&
-	#include <stdio.h>
-	int old_api(int x);
-	int main(void)
-	{
-		printf("%d\n", old_api(3) * 2);
-		return 0;
-	}
-	EOF
+	act_repo repo &&
+	mkdir repo/docs &&
 	echo "test -x prog" >repo/check.sh &&
 	echo notes >repo/docs/notes.txt &&
 	make_repo repo &&
@@ -52,14 +40,6 @@ campaign() {
 	cp base.yaml "$f" &&
 	echo "provider: {kind: command, command: \"ACT_DIR=$TRASH/$d ACT_LOG=$TRASH/$d.log sh $FIXTURES/act/model.sh\"}" >>"$f" &&
 	for extra in "$@"; do printf "%s\n" "$extra" >>"$f"; done
-}
-
-# reply DIR K TEXT...: step K of DIR replies with one fenced command
-reply() {
-	d=$1 k=$2
-	shift 2
-	mkdir -p "$d" &&
-	{ echo "cat <<\\END_OF_REPLY"; echo "Step $k."; echo "\`\`\`sh"; printf "%s\n" "$@"; echo "\`\`\`"; echo "END_OF_REPLY"; } >"$d/$k"
 }
 
 steps_of() {
