@@ -24,3 +24,12 @@ reply() {
 	mkdir -p "$d" &&
 	{ echo "cat <<\\END_OF_REPLY"; echo "Step $k."; echo "\`\`\`sh"; printf "%s\n" "$@"; echo "\`\`\`"; echo "END_OF_REPLY"; } >"$d/$k"
 }
+
+# act_yaml NAME: the head of a campaign on act_repo's repo (name, repository,
+# scratch, targets: the calls of old_api, instructions)
+act_yaml() {
+	printf "%s\n" "name: $1" "repository: repo" "scratch: $TRASH/scratch" "targets:" \
+		"  language: c" "  paths: [\"src/*.c\"]" \
+		"  query: \"((call_expression function: (identifier) @fn) @call (#eq? @fn \\\"old_api\\\"))\"" \
+		"  capture: call" "instructions: \"Replace old_api with new_api.\""
+}

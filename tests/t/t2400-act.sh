@@ -15,16 +15,8 @@ test_expect_success 'setup' '
 	echo "test -x prog" >repo/check.sh &&
 	echo notes >repo/docs/notes.txt &&
 	make_repo repo &&
-	cat >base.yaml <<-EOF
-	name: act
-	repository: repo
-	scratch: $TRASH/scratch
-	targets:
-	  language: c
-	  paths: ["src/*.c"]
-	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"
-	  capture: call
-	instructions: "Replace old_api with new_api."
+	act_yaml act >base.yaml &&
+	cat >>base.yaml <<-EOF
 	generate: act
 	attempts: 1
 	gates:

@@ -13,16 +13,8 @@ test_description='generate: act reaches the fix with fewer gate runs than one-sh
 test_expect_success 'setup' '
 	act_repo repo &&
 	make_repo repo &&
-	cat >base.yaml <<-EOF
-	name: fixture
-	repository: repo
-	scratch: $TRASH/scratch
-	targets:
-	  language: c
-	  paths: ["src/*.c"]
-	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"
-	  capture: call
-	instructions: "Replace old_api with new_api."
+	act_yaml fixture >base.yaml &&
+	cat >>base.yaml <<-EOF
 	attempts: 3
 	gates:
 	  - {name: build, command: "make 2>&1", prepare: true}
