@@ -75,16 +75,20 @@ enum sl_fix_target {
 
 /*
  * The model judge (a `kind: judge` entry of `gates`): after every other gate
- * passed, the campaign's provider and model read the instructions, the
- * target's unit and the candidate's diff and answer accept or reject
- * (pipeline/run/judge_model.c).  Not in spec->gates: it runs no command.
+ * passed, the campaign's provider and model (or the judge's own) read the
+ * instructions, the target's unit and the candidate's diff and answer
+ * accept or reject (pipeline/run/judge_model.c).  Not in spec->gates: it
+ * runs no command.
  */
+struct sl_spec;
 typedef struct sl_spec_judge {
 	char *name;                 /* the gate's name in its gate runs */
 	char *instructions;         /* what the judge checks beyond the campaign's
 				       instructions; NULL = nothing more */
 	int include_trajectory;     /* also show the model's reply and the earlier
 				       attempts' feedback */
+	struct sl_spec *provider;   /* its own `provider:` (only the provider's fields
+				       are set, kind not rules); NULL = the campaign's */
 	sl_pos pos;
 } sl_spec_judge;
 

@@ -40,10 +40,14 @@ void sl_completion_init(sl_completion *c)
 	c->truncated = 0;
 	c->transient = 0;
 	c->finish_reason[0] = '\0';
+	c->at = NULL;
+	c->seen[0] = '\0';
+	c->seen_differs = 0;
 }
 
 void sl_completion_release(sl_completion *c)
 {
+	free(c->at);
 	sl_buf_release(&c->text);
 	sl_buf_release(&c->request);
 	sl_completion_init(c);
@@ -196,12 +200,37 @@ static int request_kind(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 			  keys[0], keys[1], keys[2], p->replay_path);
 }
 
+/*
+ * A replayed call at a session position recorded in the file: that entry,
+ * whatever the request's key (which out->key takes from the record); its
+ * kind as request_kind's; -1 when nothing is recorded there.
+ */
+static int replay_at(sl_provider *p, const char *at, size_t n, sl_completion *out,
+		     size_t *first)
+{
+	size_t i;
+
+	if (p->kind != SL_PROVIDER_REPLAY || !at ||
+	    (i = sl_provider_replay_find_at(p, at)) == (size_t)-1)
+		return -1;
+	*first = i;
+	memcpy(out->key, p->replay[i].key, sizeof(out->key));
+	out->seen_differs = p->replay[i].seen[0] && n && strcmp(p->replay[i].seen, out->seen);
+	return p->replay_kind ? (int)p->replay_kind : SL_PROVIDER_REPLAY;
+}
+
 int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 			 sl_completion *out, sl_err *err)
 {
+	return sl_provider_complete_at(p, NULL, msgs, n, out, err);
+}
+
+int sl_provider_complete_at(sl_provider *p, const char *at, const sl_chat_msg *msgs,
+			    size_t n, sl_completion *out, sl_err *err)
+{
 	int64_t t0 = sl_now_ms();
 	const sl_provider_ops *ops;
-	sl_provider_call call = { msgs, n, NULL, (size_t)-1 };
+	sl_provider_call call = { msgs, n, NULL, (size_t)-1, 0 };
 	char *body = NULL;
 	int kind, ret;
 
@@ -215,7 +244,17 @@ int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 	out->truncated = 0;
 	out->transient = 0;
 	out->finish_reason[0] = '\0';
-	kind = request_kind(p, msgs, n, out, &call.first, err);
+	free(out->at);
+	out->at = at ? sl_xstrdup(at) : NULL;
+	out->seen[0] = '\0';
+	out->seen_differs = 0;
+	if (at && n)
+		sl_sha256_hex(out->seen, msgs[n - 1].content ? msgs[n - 1].content : "",
+			      msgs[n - 1].content ? strlen(msgs[n - 1].content) : 0);
+	if ((kind = replay_at(p, at, n, out, &call.first)) >= 0)
+		call.exact = 1;
+	else
+		kind = request_kind(p, msgs, n, out, &call.first, err);
 	if ((ops = ops_of(kind)) && ops->wire) {
 		call.body = body = ops->wire->body(p, msgs, n);
 		sl_buf_adds(&out->request, body);
@@ -254,8 +293,10 @@ void sl_provider_free(sl_provider *p)
 	sl_strvec_release(&p->headers);
 	free(p->response_format);
 	free(p->anthropic_version);
-	for (size_t i = 0; i < p->nreplay; i++)
+	for (size_t i = 0; i < p->nreplay; i++) {
 		free(p->replay[i].reply);
+		free(p->replay[i].at);
+	}
 	free(p->replay);
 	free(p->replay_path);
 	free(p);

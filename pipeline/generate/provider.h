@@ -198,6 +198,12 @@ typedef struct sl_completion {
 	int transient;              /* the call failed for a reason that may go away
 				     * (connection, timeout, 408/429/5xx, a body that is
 				     * cut or not the expected JSON), after its retries */
+	char *at;                   /* sl_provider_complete_at: the call's position in a
+				     * session, recorded with the reply; else NULL */
+	char seen[65];              /* with at: sha256 of the chat's last message */
+	int seen_differs;           /* replayed by position: the chat's last message is
+				     * not the one recorded (the observation before it
+				     * differs) */
 } sl_completion;
 
 void sl_completion_init(sl_completion *c);
@@ -228,6 +234,16 @@ int sl_provider_new(sl_provider **out, const sl_provider_opts *opts, sl_err *err
 int sl_provider_complete(sl_provider *p, const sl_chat_msg *msgs, size_t n,
 			 sl_completion *out, sl_err *err);
 /*
+ * sl_provider_complete for a call at a position of a session (at: "TARGET
+ * ATTEMPT STEP"), which out keeps (at, seen) for sl_replay_record.  Replay
+ * takes the reply recorded at that position whatever the request's key (a
+ * command's output may differ on replay), setting out->seen_differs when
+ * the chat's last message is not the recorded one; with none recorded
+ * there, it matches by key as sl_provider_complete does.
+ */
+int sl_provider_complete_at(sl_provider *p, const char *at, const sl_chat_msg *msgs,
+			    size_t n, sl_completion *out, sl_err *err);
+/*
  * Check, without a request and without spending anything, that the
  * provider can work at all.  command: the shell checks the command's
  * syntax (sh -n) and finds its first program (command -v) without running
@@ -252,7 +268,8 @@ void sl_request_key(char out[65], int kind, const char *model,
 		    const sl_chat_msg *msgs, size_t n);
 
 /*
- * Append one line to the replay file at path (created 0600 if missing):
+ * Append one line to the replay file at path (with c->at, the position and
+ * the hash of the last message seen too) (created 0600 if missing):
  *     {"key":K,"reply":TEXT,"tokens_in":N,"tokens_out":N[,"truncated":true]
  *      [,"http_status":S]}
  * with a single write to a descriptor opened O_APPEND, under a process-wide

@@ -37,6 +37,8 @@ typedef struct replay_entry {
 	int truncated, http_status;
 	size_t line;                /* 1-based, for ordering and messages */
 	size_t used;                /* first of a key group: replies handed out */
+	char *at;                   /* the session position it answered; may be NULL */
+	char seen[65];              /* with at: hash of the last message then; "" if none */
 } replay_entry;
 
 typedef struct sl_provider_ops sl_provider_ops;
@@ -138,6 +140,7 @@ typedef struct sl_provider_call {
 	size_t n;
 	const char *body;           /* HTTP kinds: the exact request body to send */
 	size_t first;               /* replay: the first entry of the key's group */
+	int exact;                  /* replay: first is the entry itself (by position) */
 } sl_provider_call;
 
 /* A kind of provider: what provider.c calls. */
@@ -179,5 +182,7 @@ extern const sl_provider_ops *const sl_provider_kinds[SL_PROVIDER_NKINDS];
 
 /* Index of the first entry recorded for key, or (size_t)-1. */
 size_t sl_provider_replay_find(const sl_provider *p, const char *key);
+/* Index of the entry recorded at a session position, or (size_t)-1. */
+size_t sl_provider_replay_find_at(const sl_provider *p, const char *at);
 
 #endif

@@ -4,7 +4,8 @@
  *
  * The file is read whole by sl_provider_new into an array sorted by key
  * (file order kept among equal keys); the k-th call with a key gets the
- * k-th line recorded for it, the last one again past the end.
+ * k-th line recorded for it, the last one again past the end.  A line
+ * recorded at a session's position ("at") is found by that position first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -126,6 +127,11 @@ static int replay_load(sl_provider *p, const char *path, sl_err *err)
 		e->http_status = json_is_integer(json_object_get(root, "http_status")) ?
 			(int)json_integer_value(json_object_get(root, "http_status")) : 0;
 		e->line = line;
+		if (json_is_string(json_object_get(root, "at")))
+			e->at = sl_xstrdup(json_string_value(json_object_get(root, "at")));
+		tr = json_object_get(root, "seen");
+		if (json_is_string(tr) && is_hex64(json_string_value(tr)))
+			memcpy(e->seen, json_string_value(tr), 65);
 		json_decref(root);
 	}
 	if (p->nreplay)
@@ -169,7 +175,15 @@ size_t sl_provider_replay_find(const sl_provider *p, const char *key)
 	return lo < p->nreplay && !strcmp(p->replay[lo].key, key) ? lo : (size_t)-1;
 }
 
-/* The next reply recorded for the key group starting at call->first. */
+size_t sl_provider_replay_find_at(const sl_provider *p, const char *at)
+{
+	for (size_t i = 0; i < p->nreplay; i++)
+		if (p->replay[i].at && !strcmp(p->replay[i].at, at))
+			return i;
+	return (size_t)-1;
+}
+
+/* The next reply recorded for the key group starting at call->first (exact: that one). */
 static int replay_complete(sl_provider *p, const sl_provider_call *call, sl_completion *out,
 			   sl_err *err)
 {
@@ -180,7 +194,10 @@ static int replay_complete(sl_provider *p, const sl_provider_call *call, sl_comp
 	     !strcmp(p->replay[first + count].key, p->replay[first].key); count++)
 		;
 	pthread_mutex_lock(&p->lock);
-	pick = p->replay[first].used < count ? p->replay[first].used++ : count - 1;
+	if (call->exact)
+		pick = 0;
+	else
+		pick = p->replay[first].used < count ? p->replay[first].used++ : count - 1;
 	pthread_mutex_unlock(&p->lock);
 	e = &p->replay[first + pick];
 	sl_buf_add(&out->text, e->reply, e->reply_len);
@@ -216,6 +233,10 @@ int sl_replay_record(const char *path, const char *key, const sl_completion *c, 
 		json_object_set_new(root, "truncated", json_true());
 	if (c->http_status)
 		json_object_set_new(root, "http_status", json_integer(c->http_status));
+	if (c->at) {
+		json_object_set_new(root, "at", json_string(c->at));
+		json_object_set_new(root, "seen", json_string(c->seen));
+	}
 	line = json_dumps(root, JSON_COMPACT);
 	if (!line)
 		BUG("json_dumps failed");

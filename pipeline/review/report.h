@@ -33,6 +33,13 @@ int sl_report_targets(sl_buf *out, sl_store *st, int64_t campaign_id, unsigned s
 int sl_report_steps(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl_err *err);
 
 /*
+ * report.html's trajectory of attempt n of a target (nothing when it had no
+ * session): each step's kind, command, exit status, durations, tokens,
+ * output size and replay flag, its message and observation folded; escaped.
+ */
+int sl_report_html_steps(sl_buf *out, sl_store *st, int64_t target_id, int64_t n, sl_err *err);
+
+/*
  * `sluice show PATH:LINE`: the target whose lines hold LINE in PATH.  When it
  * has candidates, the latest is shown as sl_review_show() shows it; else the
  * target itself (state, attempts, reason; flags as sl_review_show's).

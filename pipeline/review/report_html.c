@@ -10,7 +10,8 @@
  * (keywords, strings, comments); rejected candidates; failed or skipped
  * targets with their reasons.  Every attempt at a change's or a failed
  * target's target is folded in a <details>: source, outcome, why it
- * failed, its candidate's gates and logs and its coloured diff.
+ * failed, its session's steps (generate: act), its candidate's gates and
+ * logs and its coloured diff.
  * Everything from the store is escaped: gate output and model text are
  * hostile.
  */
@@ -418,6 +419,8 @@ static int add_attempt(struct html_ctx *h, const sl_attempt_rec *a, int64_t show
 		sl_report_add_xml(out, a->error);
 		sl_buf_adds(out, "</pre>\n");
 	}
+	if ((ret = sl_report_html_steps(out, h->st, a->target_id, a->n, err)))
+		goto done;
 	if (c && c->id != shown_id) {
 		sl_report_html_gates(out, g, ng, 0);
 		sl_report_html_diff(out, c->diff);

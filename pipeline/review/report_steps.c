@@ -3,7 +3,9 @@
  * that led to a candidate, every step of its target in order: the model's
  * message, the command, its exit status, what the model was shown, the
  * durations and tokens, and whether a replay's output differed from the
- * record.  Reads the store; the caller prints (terminal-safe).
+ * record.  Reads the store; the caller prints (terminal-safe).  The same
+ * trajectory, one attempt's, as HTML for report.html: a table of the steps,
+ * each step's model message and observation folded, everything escaped.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -68,6 +70,50 @@ static void steps_json(sl_buf *out, int64_t cand, const sl_step_rec *v, size_t n
 		free(s);
 	}
 	json_decref(o);
+}
+
+/* One step as a row of the trajectory table, its texts folded below it. */
+static void step_html(sl_buf *out, const sl_step_rec *r)
+{
+	sl_buf_addf(out, "<tr><td>%lld</td><td>", (long long)r->step);
+	sl_report_add_xml(out, r->kind);
+	sl_buf_adds(out, "</td><td><code>");
+	sl_report_add_xml(out, r->command);
+	sl_buf_adds(out, "</code></td><td>");
+	if (r->exit_status >= 0)
+		sl_buf_addf(out, "%lld", (long long)r->exit_status);
+	sl_buf_addf(out, "</td><td>%lld ms</td><td>%lld ms</td><td>%lld+%lld</td><td>%lld%s</td>"
+		    "</tr>\n", (long long)r->model_ms, (long long)r->command_ms,
+		    (long long)r->tokens_in, (long long)r->tokens_out, (long long)r->output_bytes,
+		    r->differs ? " <span class=\"fail\">differs on replay</span>" : "");
+	if ((!r->reply || !*r->reply) && (!r->output || !*r->output))
+		return;
+	sl_buf_adds(out, "<tr><td></td><td colspan=\"7\"><details><summary>message and "
+		    "observation</summary>\n<pre class=\"reply\">");
+	sl_report_add_xml(out, r->reply);
+	sl_buf_adds(out, "</pre>\n<pre class=\"log\">");
+	sl_report_add_xml(out, r->output);
+	sl_buf_adds(out, "</pre></details></td></tr>\n");
+}
+
+int sl_report_html_steps(sl_buf *out, sl_store *st, int64_t target_id, int64_t n, sl_err *err)
+{
+	sl_step_rec *v = NULL;
+	size_t nv = 0;
+	int ret;
+
+	if ((ret = sl_step_list(st, target_id, n, &v, &nv, err)) || !nv)
+		goto done;
+	sl_buf_addf(out, "<details class=\"steps\"><summary>session: %zu step%s</summary>\n"
+		    "<table><tr><th>step</th><th>kind</th><th>command</th><th>exit</th>"
+		    "<th>model</th><th>command</th><th>tokens</th><th>output bytes</th></tr>\n",
+		    nv, nv == 1 ? "" : "s");
+	for (size_t i = 0; i < nv; i++)
+		step_html(out, &v[i]);
+	sl_buf_adds(out, "</table></details>\n");
+done:
+	sl_step_list_free(v, nv);
+	return ret;
 }
 
 int sl_report_steps(sl_buf *out, sl_store *st, int64_t candidate_id, int json, sl_err *err)

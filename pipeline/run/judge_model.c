@@ -177,10 +177,18 @@ static int from_journal(run_attempt *a, judge_call *c, sl_err *err)
  * after.  SL_EBUDGET (a budget), JUDGE_STOPPING, SL_ERROR; SL_OK with
  * c->rc the provider's result.
  */
+/* The spec whose provider fields the judge uses: its own `provider:`, or the campaign's. */
+static const sl_spec *judge_spec(const run_ctx *x)
+{
+	const sl_spec *spec = x->c->spec;
+
+	return spec->judge->provider ? spec->judge->provider : spec;
+}
+
 static int judge_ask(run_attempt *a, judge_call *c, sl_err *err)
 {
 	run_ctx *x = a->x;
-	const sl_spec *spec = x->c->spec;
+	const sl_spec *spec = judge_spec(x);
 	double est_cost;
 	int r = from_journal(a, c, err);
 
@@ -229,8 +237,8 @@ static void judge_record(run_attempt *a, judge_call *c, int64_t t0)
 			    perr.msg, c->comp.text.buf);
 	else
 		sl_buf_addf(&tail, "%s: %s", accept ? "accept" : "reject", reason.buf);
-	sl_buf_addf(&note, "judged by %s (%s)", spec->model ? spec->model : "the model",
-		    sl_provider_kind_name(spec->provider));
+	sl_buf_addf(&note, "judged by %s (%s)", judge_spec(x)->model ? judge_spec(x)->model :
+		    "the model", sl_provider_kind_name(judge_spec(x)->provider));
 	SL_ALLOC_GROW(a->gates.v, a->gates.n + 1, a->gates.alloc);
 	rec = &a->gates.v[a->gates.n++];
 	memset(rec, 0, sizeof(*rec));

@@ -139,14 +139,11 @@ done:
 	return out;
 }
 
-static int open_provider(run_ctx *x, sl_err *err)
+/* The provider options of a spec's provider fields (the campaign's or its judge's). */
+static void provider_opts(run_ctx *x, const sl_spec *spec, sl_provider_opts *out)
 {
-	const sl_spec *spec = x->c->spec;
 	sl_provider_opts po = SL_PROVIDER_OPTS_INIT;
-	int r;
 
-	if (spec->provider == SL_PROVIDER_RULES)
-		return SL_OK;
 	po.kind = spec->provider;
 	po.base_url = spec->base_url;
 	po.model = spec->model;
@@ -161,9 +158,44 @@ static int open_provider(run_ctx *x, sl_err *err)
 	po.response_format = spec->response_format;
 	po.tools = spec->session.mode == SL_GENERATE_ACT && spec->session.wire == SL_WIRE_TOOLS;
 	/* a hanging endpoint cannot hold the run past its wall-time budget */
-	if (spec->budget_wall_s)
-		po.deadline_ms = x->start_ms + (int64_t)spec->budget_wall_s * 1000;
+	if (x->c->spec->budget_wall_s)
+		po.deadline_ms = x->start_ms + (int64_t)x->c->spec->budget_wall_s * 1000;
 	po.stop = x->opts->stop;
+	*out = po;
+}
+
+/*
+ * The judge's own provider (its `provider:`), without the campaign's
+ * format for edits; a replay file relative to the campaign's directory.
+ */
+static int open_judge_provider(run_ctx *x, const sl_spec *js, sl_err *err)
+{
+	sl_provider_opts po;
+	char *replay = NULL;
+	int r;
+
+	provider_opts(x, js, &po);
+	po.response_format = NULL;
+	if (js->provider == SL_PROVIDER_REPLAY)
+		po.replay_path = replay = js->replay[0] == '/' ? sl_xstrdup(js->replay) :
+			sl_path_join(js->dir, js->replay);
+	r = sl_provider_new(&x->judge_provider, &po, err);
+	free(replay);
+	return r;
+}
+
+static int open_provider(run_ctx *x, sl_err *err)
+{
+	const sl_spec *spec = x->c->spec;
+	sl_provider_opts po;
+	int r;
+
+	if (spec->judge && spec->judge->provider &&
+	    (r = open_judge_provider(x, spec->judge->provider, err)))
+		return r;
+	if (spec->provider == SL_PROVIDER_RULES)
+		return SL_OK;
+	provider_opts(x, spec, &po);
 	if (spec->provider == SL_PROVIDER_REPLAY) {
 		if (!(x->replay_file = replay_source(x, err)))
 			return SL_EINPUT;
@@ -173,7 +205,7 @@ static int open_provider(run_ctx *x, sl_err *err)
 		return r;
 	/* the format asked of edits is not the judge's: it gets a provider without it */
 	po.response_format = NULL;
-	if (spec->judge && spec->response_format)
+	if (spec->judge && !spec->judge->provider && spec->response_format)
 		return sl_provider_new(&x->judge_provider, &po, err);
 	return SL_OK;
 }
@@ -240,6 +272,12 @@ static void campaign_digest(char out[65], const sl_spec *spec)
 		digest_add(&h, spec->judge->name);
 		digest_add(&h, spec->judge->instructions);
 		digest_num(&h, spec->judge->include_trajectory);
+		if (spec->judge->provider) {
+			digest_num(&h, spec->judge->provider->provider);
+			digest_add(&h, spec->judge->provider->base_url);
+			digest_add(&h, spec->judge->provider->model);
+			digest_add(&h, spec->judge->provider->command);
+		}
 	}
 	for (size_t i = 0; i < spec->ngates; i++) {
 		const sl_gate_conf *g = &spec->gates[i];

@@ -199,6 +199,27 @@ static int64_t chat_tokens(const session *ss)
 	return t;
 }
 
+/*
+ * A replay found the chat before step `step` not as recorded: the output of
+ * the step before it differs.  Marked on that step, which stays as it ran.
+ */
+static int mark_differs(session *ss, int64_t step, sl_err *err)
+{
+	sl_step_rec *v = NULL;
+	size_t n = 0;
+	int r;
+
+	if ((r = sl_step_list(ss->a->x->st, ss->a->rec->id, ss->a->n, &v, &n, err)))
+		return r;
+	for (size_t i = 0; i < n && !r; i++)
+		if (v[i].step == step && !v[i].differs) {
+			v[i].differs = 1;
+			r = put_step(ss, &v[i], err);
+		}
+	sl_step_list_free(v, n);
+	return r;
+}
+
 /* Ask the model for the next step; rec gets the reply, recorded at once. */
 static int ask(session *ss, sl_step_rec *rec, sl_err *err)
 {
@@ -209,6 +230,7 @@ static int ask(session *ss, sl_step_rec *rec, sl_err *err)
 	sl_err perr = SL_ERR_INIT;
 	int64_t est, cap = spec->max_tokens > 0 ? spec->max_tokens : 4096;
 	double est_cost;
+	sl_buf at = SL_BUF_INIT;
 	int r, rc;
 
 	chat_fix(ss);
@@ -222,7 +244,10 @@ static int ask(session *ss, sl_step_rec *rec, sl_err *err)
 		return r == 1 ? SL_EBUDGET : SL_OK;
 	}
 	sl_completion_init(&comp);
-	rc = sl_provider_complete(x->provider, ss->msgs, ss->nmsgs, &comp, &perr);
+	/* the session's position: a replay finds its reply there, whatever came before */
+	sl_buf_addf(&at, "%s %lld %lld", a->rec->key, (long long)rec->n, (long long)rec->step);
+	rc = sl_provider_complete_at(x->provider, at.buf, ss->msgs, ss->nmsgs, &comp, &perr);
+	sl_buf_release(&at);
 	/* not said (or impossible): counted from the bytes, 4 a token, as model.c does */
 	rec->tokens_in = comp.tokens_in >= 0 ? comp.tokens_in :
 		(int64_t)(comp.request.len + 3) / 4;
@@ -241,6 +266,8 @@ static int ask(session *ss, sl_step_rec *rec, sl_err *err)
 		rec->model_ms = comp.latency_ms;
 		rec->kind = sl_xstrdup("command");
 		r = put_step(ss, rec, err);
+		if (!r && comp.seen_differs && rec->step > 1)
+			r = mark_differs(ss, rec->step - 1, err);
 		if (!r && x->opts->record && sl_replay_record(x->opts->record, comp.key, &comp, err))
 			r = SL_ERROR;
 	}

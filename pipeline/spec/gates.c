@@ -291,11 +291,34 @@ static int is_judge(const struct node *item)
 	return 0;
 }
 
-/* The model judge's entry: name, kind, instructions, include_trajectory; one a campaign. */
+/*
+ * The judge's own `provider:`, read as the campaign's is (same keys, same
+ * checks) into a spec of its own that holds only those fields.
+ */
+static int read_judge_provider(struct loader *ld, const struct node *map, sl_spec *spec,
+			       sl_spec_judge *j)
+{
+	sl_spec *p = j->provider = sl_xcalloc(1, sizeof(*p));
+
+	p->dir = sl_xstrdup(spec->dir);
+	p->provider = SL_PROVIDER_RULES;
+	p->temperature = -1;
+	p->provider_timeout_s = 300;
+	p->max_retries = -1;
+	p->price_in = p->price_out = -1;
+	if (spec_load_provider(ld, map, p))
+		return SL_EINPUT;
+	if (p->provider == SL_PROVIDER_RULES)
+		return spec_fail(ld, map->start, "the judge's 'provider' must ask a model "
+				 "(openai, anthropic, command or replay), not rules");
+	return 0;
+}
+
+/* The model judge's entry: name, kind, instructions, include_trajectory, provider; one a campaign. */
 static int read_judge(struct loader *ld, const struct node *item, sl_spec *spec)
 {
 	static const char *const judge_keys[] = { "name", "kind", "instructions",
-		"include_trajectory", NULL };
+		"include_trajectory", "provider", NULL };
 	const struct node *v[SL_CAP_SPEC_KEYS] = { NULL };
 	sl_spec_judge *j;
 	char sbuf[80];
@@ -310,6 +333,7 @@ static int read_judge(struct loader *ld, const struct node *item, sl_spec *spec)
 	    spec_get_str(ld, v[0], "name", "gates", 1, &j->name) ||
 	    spec_get_str(ld, v[2], "instructions", "gates", 1, &j->instructions) ||
 	    spec_get_bool(ld, v[3], "include_trajectory", "gates", &j->include_trajectory) ||
+	    (v[4] && read_judge_provider(ld, v[4], spec, j)) ||
 	    spec_need(ld, item, v[0], "name", "gates"))
 		return SL_EINPUT;
 	if (!spec_valid_name(j->name))

@@ -124,6 +124,7 @@ void sl_spec_free(sl_spec *spec)
 	if (spec->judge) {
 		free(spec->judge->name);
 		free(spec->judge->instructions);
+		sl_spec_free(spec->judge->provider);
 		free(spec->judge);
 	}
 	sl_strvec_release(&spec->warnings);

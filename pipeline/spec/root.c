@@ -193,10 +193,12 @@ static int check_root_job(struct loader *ld, const struct node *root,
 	if (spec->job != SL_JOB_TESTGEN && v[R_TEST_TEMPLATE])
 		return spec_fail(ld, v[R_TEST_TEMPLATE]->start,
 				 "'test_template' belongs to testgen campaigns");
-	if (spec->judge && (!spec->provider || spec->provider == SL_PROVIDER_RULES))
+	if (spec->judge && !spec->judge->provider &&
+	    (!spec->provider || spec->provider == SL_PROVIDER_RULES))
 		return spec_fail_at(ld, spec->judge->pos.line, spec->judge->pos.col, "a gate of "
 				    "kind judge asks the campaign's model: it needs a 'provider' "
-				    "(openai, anthropic, command or replay)");
+				    "(openai, anthropic, command or replay), the campaign's or "
+				    "its own");
 	if (spec->job == SL_JOB_FIX && !spec_has_gate_kind(spec, SL_GATE_FINDING_GONE))
 		return spec_fail(ld, v[R_KIND]->start, "a fix campaign needs a gate of kind "
 				 "finding-gone: its findings on the base are the targets");

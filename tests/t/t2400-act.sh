@@ -2,6 +2,7 @@
 test_description='generate: act: the model works in a jailed session of shell commands before it submits'
 . ./test-lib.sh
 . "$TEST_DIRECTORY/lib-campaign.sh"
+. "$TEST_DIRECTORY/lib-act.sh"
 
 # A small C project: src/calc.c calls old_api, which is to become new_api,
 # declared in src/api.h, which calc.c does not include yet.  The build
@@ -9,34 +10,13 @@ test_description='generate: act: the model works in a jailed session of shell co
 # The scripted model (tests/fixtures/act/model.sh) answers step K with what
 # the script DIR/K prints.
 test_expect_success 'setup' '
-	mkdir -p repo/src repo/docs &&
-	printf "%s\n" "CFLAGS := -O0 -Werror=implicit-function-declaration" \
-		"prog: src/calc.o src/api.o" "	\$(CC) -o \$@ src/calc.o src/api.o" \
-		"test: prog" "	./prog | grep -qx 6" >repo/Makefile &&
-	printf "%s\n" "int new_api(int x);" "int old_api(int x);" >repo/src/api.h &&
-	printf "%s\n" "int new_api(int x) { return x; }" "int old_api(int x) { return x; }" >repo/src/api.c &&
-	cat >repo/src/calc.c <<-\EOF &&
-	#include <stdio.h>
-	int old_api(int x);
-	int main(void)
-	{
-		printf("%d\n", old_api(3) * 2);
-		return 0;
-	}
-	EOF
+	act_repo repo &&
+	mkdir repo/docs &&
 	echo "test -x prog" >repo/check.sh &&
 	echo notes >repo/docs/notes.txt &&
 	make_repo repo &&
-	cat >base.yaml <<-EOF
-	name: act
-	repository: repo
-	scratch: $TRASH/scratch
-	targets:
-	  language: c
-	  paths: ["src/*.c"]
-	  query: "((call_expression function: (identifier) @fn) @call (#eq? @fn \"old_api\"))"
-	  capture: call
-	instructions: "Replace old_api with new_api."
+	act_yaml act >base.yaml &&
+	cat >>base.yaml <<-EOF
 	generate: act
 	attempts: 1
 	gates:
@@ -52,14 +32,6 @@ campaign() {
 	cp base.yaml "$f" &&
 	echo "provider: {kind: command, command: \"ACT_DIR=$TRASH/$d ACT_LOG=$TRASH/$d.log sh $FIXTURES/act/model.sh\"}" >>"$f" &&
 	for extra in "$@"; do printf "%s\n" "$extra" >>"$f"; done
-}
-
-# reply DIR K TEXT...: step K of DIR replies with one fenced command
-reply() {
-	d=$1 k=$2
-	shift 2
-	mkdir -p "$d" &&
-	{ echo "cat <<\\END_OF_REPLY"; echo "Step $k."; echo "\`\`\`sh"; printf "%s\n" "$@"; echo "\`\`\`"; echo "END_OF_REPLY"; } >"$d/$k"
 }
 
 steps_of() {
@@ -200,6 +172,24 @@ test_expect_success 'a model that tries to escape: each try contained, refused o
 	! grep -q topsecret dump
 '
 
+test_expect_success 'report.html shows the trajectory, hostile output escaped' '
+	reply m10 1 "echo \"<script>alert(1)</script>\"; printf \"\\\\033[2J\\\\n\"; exit 3" &&
+	reply m10 2 "sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
+	reply m10 3 submit &&
+	campaign c10.yaml m10 &&
+	sluice run --store s10.db c10.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	sluice export --store s10.db --out exp10 &&
+	grep -q "session: 3 steps" exp10/report.html &&
+	grep -q "<td>1</td><td>command</td><td><code>echo &quot;&lt;script&gt;" exp10/report.html &&
+	grep -q "</code></td><td>3</td>" exp10/report.html &&
+	grep -q "^&lt;script&gt;alert(1)&lt;/script&gt;$" exp10/report.html &&
+	grep -q "^\\^\\[\\[2J$" exp10/report.html &&
+	grep -q "<td>3</td><td>submit</td>" exp10/report.html &&
+	! grep -q "<script>" exp10/report.html &&
+	! grep -q "$(printf "\033")" exp10/report.html
+'
+
 test_expect_success 'a failing gate after submit is the next step'"'"'s observation, in the same session' '
 	reply m6 1 "sed -i \"s/old_api(3) \\\\* 2/new_api(3) * 3/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
 	reply m6 2 submit &&
@@ -321,6 +311,28 @@ test_expect_success 'the replay provider replays a recorded session step for ste
 	store_query r1.db "select step || kind || reply || output from steps order by step" >steps1 &&
 	store_query r2.db "select step || kind || reply || output from steps order by step" >steps2 &&
 	test_cmp steps1 steps2
+'
+
+test_expect_success 'replay: a command whose output differs is flagged, the session goes on by position' '
+	reply m11 1 "od -An -tx8 -N8 /dev/urandom; sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c" &&
+	reply m11 2 "sed -i \"1i #include \\\"api.h\\\"\" src/calc.c && make 2>&1" &&
+	reply m11 3 submit &&
+	campaign r3.yaml m11 &&
+	sluice run --store r3.db --record "$TRASH/random.jsonl" r3.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	jq -e "select(.at != null) | .seen | length == 64" random.jsonl >/dev/null &&
+	cp base.yaml r4.yaml &&
+	printf "%s\n" "provider: {kind: replay, replay: $TRASH/random.jsonl}" >>r4.yaml &&
+	sluice run --store r4.db r4.yaml >out 2>err &&
+	grep -q "proposed  *1" out &&
+	test "$(cat m11.log | tr "\n" " ")" = "1 2 3 " &&
+	store_query r4.db "select step || \" \" || differs from steps order by step" >actual &&
+	printf "%s\n" "1 1" "2 0" "3 0" >expect &&
+	test_cmp expect actual &&
+	sluice show --store r4.db --steps 1 >show &&
+	grep -q "DIFFERS from the recorded output on replay" show &&
+	sluice export --store r4.db --out exp4 &&
+	grep -q "differs on replay" exp4/report.html
 '
 
 # tool_session DIR: the three steps of the fix as calls of the tool the

@@ -101,6 +101,47 @@ test_expect_success 'the judge accepts: proposed, its gate run and tokens record
 	stop_stub $(cat a.pid)
 '
 
+test_expect_success 'the judge with its own provider: another model on another endpoint judges' '
+	judge_stub g "{\"verdict\": \"accept\", \"reason\": \"never asked\"}" &&
+	mkdir j &&
+	echo "You review a proposed code change" >j/match-1.contains &&
+	printf "%s\n" "{\"verdict\": \"reject\", \"reason\": \"the second model says no\"}" |
+		openai_reply j/match-1.json &&
+	start_stub g && echo $stub_pid >g.pid && gport=$stub_port &&
+	start_stub j && echo $stub_pid >j.pid && jport=$stub_port &&
+	judge_campaign own.yaml own $gport &&
+	cat >jp.txt <<-EOF &&
+	    provider: {kind: openai, base_url: "http://127.0.0.1:$jport/v1", model: judge-model-2}
+	EOF
+	sed -i "/^    kind: judge$/r jp.txt" own.yaml &&
+	grep -q "^    provider: {kind: openai" own.yaml &&
+	{ sluice run --store own.db own.yaml >out; test $? = 1; } &&
+	stop_stub $(cat g.pid) && stop_stub $(cat j.pid) &&
+	test -f g/request-1.json && ! test -f g/request-2.json &&
+	! grep -q "You review a proposed code change" g/request-1.json &&
+	grep -q "\"model\":\"stub-model-1\"" g/request-1.json &&
+	test -f j/request-1.json && ! test -f j/request-2.json &&
+	grep -q "You review a proposed code change" j/request-1.json &&
+	grep -q "\"model\":\"judge-model-2\"" j/request-1.json &&
+	store_query own.db "select verdict || \" \" || note from gate_runs where gate = \"review\"" >actual &&
+	echo "fail judged by judge-model-2 (openai)" >expect &&
+	test_cmp expect actual &&
+	store_query own.db "select output_tail from gate_runs where gate = \"review\"" | grep -q "^reject: the second model says no"
+'
+
+test_expect_success 'the judge'"'"'s own provider is checked as the campaign'"'"'s is' '
+	judge_campaign bad2.yaml bad2 1 &&
+	echo "    provider: {kind: command, command: \"echo x\"}" >cmd.txt &&
+	sed -i "/^    kind: judge$/r cmd.txt" bad2.yaml &&
+	sluice scope bad2.yaml >/dev/null &&
+	sed -i "s/{kind: command, command: .*}/{kind: openai, model: m}/" bad2.yaml &&
+	test_expect_code 2 sluice scope bad2.yaml 2>err &&
+	grep -q "bad2.yaml:.*base_url" err &&
+	sed -i "s/{kind: openai, model: m}/{kind: rules}/" bad2.yaml &&
+	test_expect_code 2 sluice scope bad2.yaml 2>err &&
+	grep -q "bad2.yaml:.*the judge.s .provider. must ask a model" err
+'
+
 test_expect_success 'status counts the judge, and what reviewers decided on what it accepted' '
 	sluice status --store a.db >st &&
 	grep -q "model judge: vetoed 0; of those it accepted, reviewers accepted 0 and rejected 0" st &&

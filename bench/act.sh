@@ -1,0 +1,88 @@
+#!/bin/sh
+# bench/act.sh [BUILD] [STEPS] - what a step of a `generate: act` session
+# costs beyond its command, and an edit-build-test step against the same
+# incremental `make` run by hand (issue 28; docs/BENCHMARKS.md).
+#
+# (1) A session of STEPS (default 50) `true` commands, then submit, from the
+#     scripted command provider (tests/fixtures/act/model.sh) over the warm
+#     base of a small C project.  From the store: each step's command_ms (the
+#     jailed run of `true`: the jail, the wrapper, the observation; `true`
+#     itself is well under a millisecond), p50 and p90; from --events: the
+#     session's wall time (target claimed to target done), less
+#     every step's model_ms and command_ms, per step: sluice's own work
+#     between steps (the store's writes, the chat, the budgets).  The steps
+#     change nothing, so each session ends "no change" (exit status 1).
+# (2) A session of 10 steps `touch src/calc.c && make && make test` against
+#     the same command run 10 times by hand in a copy of the project built
+#     beforehand: medians and their ratio (goal: within 1.2x).
+# Run by hand after `make`:  sh bench/act.sh
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$top/build}
+STEPS=${2:-50}
+sluice=$BUILD/sluice
+test -x "$sluice" || { echo "missing $sluice: make" >&2; exit 2; }
+command -v jq >/dev/null && command -v sqlite3 >/dev/null || { echo "needs jq and sqlite3" >&2; exit 2; }
+tmp=$(mktemp -d /tmp/sluice-bench-act.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2
+TRASH=$tmp
+. "$top/tests/t/lib-act.sh"
+
+act_repo repo && (cd repo && git init -q -b main && git add -A && git commit -q -m initial) || exit 2
+
+# steps DIR N COMMAND: the scripted model's replies, N times COMMAND, then submit
+steps() {
+	mkdir -p "$1" &&
+	printf "%s\n" "cat <<\\END" "\`\`\`sh" "$3" "\`\`\`" "END" >"$1/default" &&
+	printf "%s\n" "cat <<\\END" "\`\`\`sh" "submit" "\`\`\`" "END" >"$1/$(($2 + 1))"
+}
+
+# session NAME DIR N: run the campaign; the store NAME.db, the events NAME.jsonl
+session() {
+	act_yaml "$1" >"$1.yaml" &&
+	printf "%s\n" "generate: act" "attempts: 1" "session: {steps: $(($3 + 1))}" "gates:" \
+		"  - {name: build, command: \"make 2>&1\", prepare: true}" \
+		"provider: {kind: command, command: \"ACT_DIR=$tmp/$2 ACT_LOG=$tmp/$2.log sh $top/tests/fixtures/act/model.sh\"}" \
+		>>"$1.yaml" &&
+	# the steps change nothing: the session ends "no change" (exit 1), as meant
+	"$sluice" run --store "$1.db" --events "$1.jsonl" "$1.yaml" >/dev/null 2>"$1.err"
+	test $? -le 1 && test "$(sqlite3 "$1.db" "select count(*) from steps")" = $(($3 + 1)) ||
+		{ echo "the session $1 failed:" >&2; tail -n 5 "$1.err" >&2; exit 1; }
+}
+
+# pct P: the P-th percentile of the numbers on stdin
+pct() {
+	sort -n | awk -v p="$1" '{ v[NR] = $1 } END { i = int((NR - 1) * p / 100) + 1; print v[i] }'
+}
+
+ms_of() { date -d "$1" +%s%3N; }
+
+steps t "$STEPS" true && session trues t "$STEPS"
+q="select command_ms from steps where kind = 'command'"
+n=$(sqlite3 trues.db "select count(*) from steps where kind = 'command'")
+p50=$(sqlite3 trues.db "$q" | pct 50)
+p90=$(sqlite3 trues.db "$q" | pct 90)
+m50=$(sqlite3 trues.db "select model_ms from steps" | pct 50)
+t0=$(ms_of "$(jq -r 'select(.event == "target_claimed") | .ts' trues.jsonl | head -n 1)")
+t1=$(ms_of "$(jq -r 'select(.event == "target_done") | .ts' trues.jsonl | head -n 1)")
+sum=$(sqlite3 trues.db "select sum(model_ms) + sum(command_ms) from steps")
+steps_all=$(sqlite3 trues.db "select count(*) from steps")
+own=$(awk -v w=$((t1 - t0)) -v s="$sum" -v k="$steps_all" 'BEGIN { printf "%.1f", (w - s) / k }')
+echo "steps of \`true\`: $n; command_ms p50 $p50 ms, p90 $p90 ms (goal: p50 under 20 ms)"
+echo "  the scripted model: model_ms p50 $m50 ms (a shell per request; not sluice's)"
+echo "  session wall $((t1 - t0)) ms, of it model + command $sum ms: sluice's own $own ms per step"
+
+cmd='touch src/calc.c && make 2>&1 && make test'
+steps e 10 "$cmd" && session ebt e 10
+s50=$(sqlite3 ebt.db "select command_ms from steps where kind = 'command'" | pct 50)
+cp -a repo byhand && (cd byhand && make >/dev/null 2>&1) || exit 1
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	a=$(date +%s%N)
+	(cd byhand && sh -c "$cmd" >/dev/null 2>&1) || { echo "by hand: $cmd failed" >&2; exit 1; }
+	b=$(date +%s%N)
+	echo $(((b - a) / 1000000))
+done >byhand.ms
+h50=$(pct 50 <byhand.ms)
+echo "edit-build-test step ($cmd): session p50 $s50 ms, by hand p50 $h50 ms: $(awk -v s="$s50" -v h="$h50" 'BEGIN { printf "%.2f", h ? s / h : 0 }')x (goal: within 1.2x)"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
