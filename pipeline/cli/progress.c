@@ -281,7 +281,14 @@ static void on_event(void *ctx, const sl_run_event *ev)
 
 	pthread_mutex_lock(&p->lock);
 	write_event(p, ev->json);
-	if (!p->tty) {
+	if (p->tty && !ev->worker) {
+		/*
+		 * the run's own steps (set-up, base preparation, the baseline's
+		 * gates, stops) are drawn as they begin, however short they are;
+		 * the workers' many steps wait for the next tick
+		 */
+		draw_block(p);
+	} else if (!p->tty) {
 		sl_buf safe = SL_BUF_INIT;
 
 		sl_term_safe(&safe, ev->text, strlen(ev->text), 0);
