@@ -52,8 +52,12 @@ test_expect_success 'setup: a slow model, so that runs hold targets while they w
 test_expect_success 'run A paused past its leases, run B takes them over, A resumes' '
 	{ sluice run --store f.db --lease-ttl 1 f.yaml >outA 2>errA & pa=$!; } &&
 	echo $pa >a.pid &&
-	# A waits on the model for four targets: it holds them, touches no branch
+	# A waits on the model for four targets: it holds them, touches no branch;
+	# paused only once its base is made and measured (the model is asked
+	# meanwhile, and a run paused while it builds the warm base holds that
+	# lock: B would wait for it, as it should for a live process)
 	poll "test \$(rel_requests m1) -ge 4" &&
+	poll "grep -q \"pass in .* (baseline)\$\" errA" &&
 	stop_quiet $pa f.db &&
 	oa=$(owner_of f.db $pa) && test -n "$oa" && echo "$oa" >a.owner &&
 	sqlite3 f.db "select id || \" \" || lease_epoch from targets
