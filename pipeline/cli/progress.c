@@ -280,6 +280,13 @@ static void on_event(void *ctx, const sl_run_event *ev)
 	sl_progress *p = ctx;
 
 	pthread_mutex_lock(&p->lock);
+	/*
+	 * the ticker starts with the run's first event, after the campaign is
+	 * loaded: loading forks a child that compiles the query without
+	 * exec, which must not inherit another thread's allocator lock
+	 */
+	if (!p->ticking && !p->quit)
+		p->ticking = !pthread_create(&p->ticker, NULL, tick, p);
 	write_event(p, ev->json);
 	if (p->tty && !ev->worker) {
 		/*
@@ -318,7 +325,6 @@ sl_progress *sl_progress_start(sl_run_opts *ro, const char *events)
 	ro->event = on_event;
 	ro->event_ctx = p;
 	ro->watch = p->watch;
-	p->ticking = !pthread_create(&p->ticker, NULL, tick, p);
 	return p;
 }
 
