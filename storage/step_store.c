@@ -1,10 +1,13 @@
 /*
- * step_store.c - the steps table (migration 14): a session's steps written
- * and read back in order (step_store.h).
+ * step_store.c - the steps table (migration 15): a session's steps written
+ * and read back in order, and exported as the replay provider's lines
+ * (step_store.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sha256.h"
+#include "common/util.h"
 #include "storage/step_store.h"
 #include "storage/store_internal.h"
 
@@ -96,4 +99,41 @@ void sl_step_list_free(sl_step_rec *v, size_t n)
 		free(v[i].output);
 	}
 	free(v);
+}
+
+int sl_step_export(sl_store *st, sl_buf *out, sl_err *err)
+{
+	/* the position is the session's (session.c): target key, attempt, step */
+	sqlite3_stmt *s = sl_store_prepare(st, "SELECT json_object('key', s.request_key, "
+					   "'reply', s.reply, 'tokens_in', s.tokens_in, "
+					   "'tokens_out', s.tokens_out, 'at', printf('%s %lld %lld', "
+					   "t.key, s.n, s.step)), p.output FROM steps s "
+					   "JOIN targets t ON t.id = s.target_id LEFT JOIN steps p "
+					   "ON p.target_id = s.target_id AND p.n = s.n AND "
+					   "p.step = s.step - 1 WHERE s.request_key IS NOT NULL "
+					   "ORDER BY s.target_id, s.n, s.step", err);
+	int rc;
+
+	if (!s)
+		return SL_ERROR;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *line = (const char *)sqlite3_column_text(s, 0);
+		size_t len = (size_t)sqlite3_column_bytes(s, 0);
+		char seen[65];
+
+		if (!line || !len || line[len - 1] != '}')
+			BUG("json_object gave no object");
+		if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
+			sl_buf_add(out, line, len);
+		} else {
+			/* what the model was shown last: the step before's observation */
+			sl_sha256_hex(seen, sqlite3_column_text(s, 1),
+				      (size_t)sqlite3_column_bytes(s, 1));
+			sl_buf_add(out, line, len - 1);
+			sl_buf_addf(out, ",\"seen\":\"%s\"}", seen);
+		}
+		sl_buf_addch(out, '\n');
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? SL_OK : sl_store_fail(st, err, "export steps");
 }

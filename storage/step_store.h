@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "storage/store.h"
 
@@ -43,5 +44,12 @@ int sl_step_put(sl_store *st, const sl_step_rec *in, sl_err *err);
 int sl_step_list(sl_store *st, int64_t target_id, int64_t n, sl_step_rec **out,
 		 size_t *nout, sl_err *err);
 void sl_step_list_free(sl_step_rec *v, size_t n);
+/*
+ * Append to out one line of the replay provider's file for each step with a
+ * reply (sl_replay_record's shape): its key and reply, its position in the
+ * session ("at") and the hash of the observation the model had seen
+ * ("seen"), so a replay from a store finds it as from a --record file.
+ */
+int sl_step_export(sl_store *st, sl_buf *out, sl_err *err);
 
 #endif

@@ -22,6 +22,7 @@
 #include "storage/store.h"
 #include "storage/store_internal.h"
 #include "storage/migrations.h"
+#include "storage/step_store.h"
 #include "common/util.h"
 
 /* How long a connection waits on another's write lock, and how often BEGIN tries. */
@@ -1138,7 +1139,7 @@ int sl_store_export_replies(sl_store *st, const char *path, sl_err *err)
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		ret = sl_store_fail(st, err, "export replies");
-	else
+	else if (!(ret = sl_step_export(st, &out, err)))
 		ret = sl_write_file(path, out.buf, out.len, err);
 	sl_buf_release(&out);
 	return ret;

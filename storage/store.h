@@ -173,7 +173,8 @@ int sl_store_attempt_add(sl_store *st, const sl_attempt_rec *in, int64_t *id_out
 int sl_store_attempts(sl_store *st, int64_t target_id, sl_attempt_rec **out, size_t *n, sl_err *err);
 /*
  * Write every recorded reply (with its request key) as JSON lines in the
- * format sl_replay_record() writes, for the replay provider.
+ * format sl_replay_record() writes, for the replay provider; a session's
+ * steps with their positions (sl_step_export).
  */
 int sl_store_export_replies(sl_store *st, const char *path, sl_err *err);
 

@@ -11,9 +11,11 @@
  * the warm base has it (a product of the prepared build) or the
  * repository's ignore rules name it.  Refused (the reasons appended to why,
  * one a line): symbolic links and files with NUL bytes at paths that would
- * count, and files over 4 MiB.  Directories a command emptied and made
- * again (opaque in overlay terms) are read like any other: files of the
- * base below them that are gone are not seen as deleted.
+ * count, and files over 4 MiB.  A directory a command removed and made
+ * again is opaque in overlay terms (the attribute overlay.opaque "y": in the
+ * user.* namespace on a layer mounted with userxattr, as the jail mounts a
+ * candidate's, trusted.* otherwise): every file of the base below it that
+ * the new directory does not hold is deleted.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -40,6 +43,7 @@ typedef struct layer_walk {
 	sl_edit_list *out;
 	sl_buf *why;
 	size_t entries;
+	int opaque;                 /* walking below an opaque directory */
 } layer_walk;
 
 static int read_fd(sl_buf *out, int fd)
@@ -55,15 +59,23 @@ static int read_fd(sl_buf *out, int fd)
 	return n < 0 ? -1 : 0;
 }
 
-/* Every blob of the base below path (a tree) deleted; or path itself (a blob). */
-static void delete_tracked(layer_walk *lw, const char *path, const git_tree_entry *e)
+/*
+ * Every blob of the base below path (a tree) deleted; or path itself (a
+ * blob).  With dirfd >= 0 (an opaque directory of the layer, at the first
+ * skip bytes of path), only those the layer does not hold below it.
+ */
+static void delete_tracked(layer_walk *lw, const char *path, const git_tree_entry *e,
+			   int dirfd, size_t skip)
 {
 	git_tree *sub = NULL;
 	git_blob *blob = NULL;
 
 	if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+		struct stat st;
 		sl_edit *ed;
 
+		if (dirfd >= 0 && !fstatat(dirfd, path + skip, &st, AT_SYMLINK_NOFOLLOW))
+			return;     /* the walk reads what is there */
 		if (git_blob_lookup(&blob, lw->repo, git_tree_entry_id(e)))
 			return;
 		ed = sl_edit_list_add(lw->out, SL_EDIT_HUNK, path, "", "");
@@ -79,7 +91,7 @@ static void delete_tracked(layer_walk *lw, const char *path, const git_tree_entr
 		sl_buf p = SL_BUF_INIT;
 
 		sl_buf_addf(&p, "%s/%s", path, git_tree_entry_name(c));
-		delete_tracked(lw, p.buf, c);
+		delete_tracked(lw, p.buf, c, dirfd, skip);
 		sl_buf_release(&p);
 	}
 	git_tree_free(sub);
@@ -143,6 +155,37 @@ done:
 
 static int walk_dir(layer_walk *lw, int dirfd, const char *prefix, int depth, sl_err *err);
 
+/* 1 if the layer's directory fd is opaque: made again where the base had one. */
+static int is_opaque(int fd)
+{
+	static const char *const names[] = { "user.overlay.opaque", "trusted.overlay.opaque" };
+	char v[4];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (fgetxattr(fd, names[i], v, sizeof(v)) == 1 && v[0] == 'y')
+			return 1;
+	return 0;
+}
+
+/*
+ * A directory of the layer at path (its descriptor fd, which the walk
+ * takes).  An opaque one hides the base's below it: those it does not
+ * hold again are deleted (once: not again for an opaque one below it).
+ */
+static int walk_subdir(layer_walk *lw, int fd, const char *path, const git_tree_entry *e,
+		       int depth, sl_err *err)
+{
+	int outer = lw->opaque, ret;
+
+	if (!outer && e && git_tree_entry_type(e) == GIT_OBJECT_TREE && is_opaque(fd)) {
+		delete_tracked(lw, path, e, fd, strlen(path) + 1);
+		lw->opaque = 1;
+	}
+	ret = walk_dir(lw, fd, path, depth + 1, err);
+	lw->opaque = outer;
+	return ret;
+}
+
 /* One entry of a directory of the layer. */
 static int walk_entry(layer_walk *lw, int dirfd, const char *name, const char *path, int depth,
 		      sl_err *err)
@@ -157,12 +200,12 @@ static int walk_entry(layer_walk *lw, int dirfd, const char *name, const char *p
 		e = NULL;
 	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) {
 		if (e)
-			delete_tracked(lw, path, e);
+			delete_tracked(lw, path, e, -1, 0);
 	} else if (S_ISDIR(st.st_mode)) {
 		if (e && git_tree_entry_type(e) == GIT_OBJECT_BLOB)
-			delete_tracked(lw, path, e);
+			delete_tracked(lw, path, e, -1, 0);
 		if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
-			ret = walk_dir(lw, fd, path, depth + 1, err);
+			ret = walk_subdir(lw, fd, path, e, depth, err);
 	} else if (S_ISREG(st.st_mode)) {
 		if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) >= 0)
 			changed_file(lw, path, fd, e);

@@ -90,7 +90,9 @@ int sl_report_unplaced(sl_buf *out, sl_store *st, int64_t campaign_id,
  * The pieces of report.html that the dashboard (serve.c) shows too, each
  * appended to out with every text from the store escaped: the style sheet;
  * a diff coloured by line kind and token; the funnel as an inline SVG bar
- * chart (<svg id="funnel">); the outcomes' tables (acceptance, landing,
+ * chart (<svg id="funnel">), a model judge's gate named so, and under it
+ * each model judge's vetoes and the reviewers' decisions on what it
+ * accepted (<p class="judge">); the outcomes' tables (acceptance, landing,
  * per group); a candidate's gates with the logs of those that did not pass
  * (open), and with all_logs those of the others too (folded).
  */

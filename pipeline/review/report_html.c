@@ -4,7 +4,8 @@
  * external asset.
  *
  * Reads the funnel, candidates, gate runs, attempts and targets from the
- * store.  Sections: the funnel as an inline SVG bar chart; each proposed
+ * store.  Sections: the funnel as an inline SVG bar chart (and each model
+ * judge's vetoes, and what reviewers decided on what it accepted); each proposed
  * change with its gates (notes, log excerpts of those that did not pass),
  * model and cost, and its diff coloured by line kind and by token
  * (keywords, strings, comments); rejected candidates; failed or skipped
@@ -199,17 +200,43 @@ static void add_log_excerpt(sl_buf *out, const char *log)
 	sl_buf_adds(out, "</pre>\n");
 }
 
+/*
+ * Each model judge's line under the funnel: a model's verdicts, not a
+ * command's, what it vetoed and what reviewers decided on what it let through.
+ */
+static void add_judges(sl_buf *out, const sl_funnel *f)
+{
+	for (size_t i = 0; i < f->ngates; i++) {
+		const sl_funnel_gate *g = &f->gates[i];
+
+		if (!g->judge)
+			continue;
+		sl_buf_adds(out, "<p class=\"judge\">Model judge <code>");
+		sl_report_add_xml(out, g->gate);
+		sl_buf_addf(out, "</code> (a model's verdict, not a gate's command): vetoed "
+			    "<b>%lld</b> of %lld candidates", (long long)g->failed,
+			    (long long)g->runs);
+		if (g->errors)
+			sl_buf_addf(out, ", %lld without a usable verdict", (long long)g->errors);
+		sl_buf_addf(out, "; of the %lld it accepted, reviewers accepted <b>%lld</b> and "
+			    "rejected <b>%lld</b>.</p>\n", (long long)g->passed,
+			    (long long)g->reviewed_accept, (long long)g->reviewed_reject);
+	}
+}
+
 void sl_report_html_funnel(sl_buf *out, const sl_funnel *f)
 {
-	struct { const char *label; int64_t v; } rows[64];
+	struct { const char *label, *kind; int64_t v; } rows[64];
 	size_t n = 0;
 	const int w = 520, x0 = 170, bar = 22, gap = 8;
 	int64_t max;
 
+	memset(rows, 0, sizeof(rows));
 	rows[n].label = "targets"; rows[n++].v = f->targets;
 	rows[n].label = "candidates"; rows[n++].v = f->candidates;
 	for (size_t i = 0; i < f->ngates && n < 60; i++) {
 		rows[n].label = f->gates[i].gate;
+		rows[n].kind = f->gates[i].judge ? "model judge " : "gate ";
 		rows[n++].v = f->gates[i].passed;
 	}
 	rows[n].label = "proposed targets"; rows[n++].v = f->proposed;
@@ -226,8 +253,8 @@ void sl_report_html_funnel(sl_buf *out, const sl_funnel *f)
 
 		sl_buf_addf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"13\" "
 			    "font-family=\"sans-serif\">", x0 - 8, y + 16);
-		if (i >= 2 && i < n - 2)
-			sl_buf_adds(out, "gate ");
+		if (rows[i].kind)
+			sl_buf_adds(out, rows[i].kind);
 		sl_report_add_xml(out, rows[i].label);
 		sl_buf_addf(out, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
 			    "fill=\"%s\"/><text x=\"%d\" y=\"%d\" font-size=\"13\" "
@@ -236,6 +263,7 @@ void sl_report_html_funnel(sl_buf *out, const sl_funnel *f)
 			    (long long)rows[i].v);
 	}
 	sl_buf_adds(out, "</svg>\n");
+	add_judges(out, f);
 }
 
 static void add_rate_cell(sl_buf *out, double rate, int64_t part, int64_t whole)

@@ -6,8 +6,11 @@
  * by state), sluice_gate_runs (counter, by gate and verdict, cached
  * verdicts too), sluice_gate_duration_seconds (histogram by gate, runs not
  * cached), sluice_tokens and sluice_cost (counters, by provider),
- * sluice_proposed (gauge), sluice_decisions (counter, by decision) and
- * sluice_acceptance_ratio (gauge, once anything is decided).  The text ends
+ * sluice_proposed (gauge), sluice_decisions (counter, by decision),
+ * sluice_acceptance_ratio (gauge, once anything is decided), and for a
+ * model judge's gate (kind: judge) sluice_judge_verdicts (counter, by gate
+ * and verdict: accept, reject, error) and sluice_judge_reviewed (counter,
+ * the candidates it accepted by the reviewers' latest decision).  The text ends
  * with "# EOF".  Label values are made safe for a terminal and escaped as
  * the format asks (backslash, quote, newline).
  */
@@ -29,6 +32,7 @@ typedef struct metric_camp {
 	int64_t by_state[SL_T_NSTATES];
 	sl_dash_gate *g;
 	size_t ng;
+	sl_funnel f;                /* its gates' model judges */
 } metric_camp;
 
 static void add_label_value(sl_buf *out, const char *s)
@@ -171,6 +175,42 @@ static void add_acceptance(sl_buf *out, const metric_camp *mc, size_t n)
 		}
 }
 
+/* A model judge's verdicts, and the reviewers' decisions on what it accepted. */
+static void add_judges(sl_buf *out, const metric_camp *mc, size_t n)
+{
+	family(out, "sluice_judge_verdicts", "counter",
+	       "Verdicts of a model judge's gate on candidates (a model, not a command).");
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < mc[i].f.ngates; k++) {
+			const sl_funnel_gate *g = &mc[i].f.gates[k];
+			const char *const names[] = { "accept", "reject", "error" };
+			const int64_t v[] = { g->passed, g->failed, g->errors };
+
+			for (size_t j = 0; g->judge && j < 3; j++) {
+				sample(out, "sluice_judge_verdicts_total", &mc[i]);
+				sl_buf_adds(out, ",gate=\"");
+				add_label_value(out, g->gate);
+				sl_buf_addf(out, "\",verdict=\"%s\"} %lld\n", names[j],
+					    (long long)v[j]);
+			}
+		}
+	family(out, "sluice_judge_reviewed", "counter",
+	       "Candidates a model judge accepted, by the reviewers' latest decision.");
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < mc[i].f.ngates; k++) {
+			const sl_funnel_gate *g = &mc[i].f.gates[k];
+
+			for (int j = 0; g->judge && j < 2; j++) {
+				sample(out, "sluice_judge_reviewed_total", &mc[i]);
+				sl_buf_adds(out, ",gate=\"");
+				add_label_value(out, g->gate);
+				sl_buf_addf(out, "\",decision=\"%s\"} %lld\n",
+					    j ? "reject" : "accept", (long long)(j ?
+					    g->reviewed_reject : g->reviewed_accept));
+			}
+		}
+}
+
 /* Read what the families need of campaign c (taken: mc owns it from here). */
 static int read_camp(metric_camp *mc, sl_store *st, const char *store, sl_campaign_rec *c,
 		     sl_err *err)
@@ -183,7 +223,8 @@ static int read_camp(metric_camp *mc, sl_store *st, const char *store, sl_campai
 	mc->c = *c;
 	memset(c, 0, sizeof(*c));
 	if ((ret = sl_store_metrics(st, mc->c.id, &mc->m, err)) ||
-	    (ret = sl_store_dash_gates(st, mc->c.id, &mc->g, &mc->ng, err)))
+	    (ret = sl_store_dash_gates(st, mc->c.id, &mc->g, &mc->ng, err)) ||
+	    (ret = sl_store_funnel(st, mc->c.id, &mc->f, err)))
 		return ret;
 	for (int s = 0; s < SL_T_NSTATES && !ret; s++) {
 		sl_dash_query q = { .state = (enum sl_target_state)s, .limit = 1 };
@@ -221,12 +262,14 @@ int serve_metrics(const serve_stores *s, const serve_req *r, serve_reply *rep, s
 		add_usage(&rep->body, mc, n, 0);
 		add_usage(&rep->body, mc, n, 1);
 		add_acceptance(&rep->body, mc, n);
+		add_judges(&rep->body, mc, n);
 		sl_buf_adds(&rep->body, "# EOF\n");
 	}
 	for (size_t i = 0; i < n; i++) {
 		sl_campaign_rec_release(&mc[i].c);
 		sl_metrics_release(&mc[i].m);
 		sl_dash_gate_list_free(mc[i].g, mc[i].ng);
+		sl_funnel_release(&mc[i].f);
 	}
 	free(mc);
 	return ret;

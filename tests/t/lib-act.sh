@@ -33,3 +33,13 @@ act_yaml() {
 		"  query: \"((call_expression function: (identifier) @fn) @call (#eq? @fn \\\"old_api\\\"))\"" \
 		"  capture: call" "instructions: \"Replace old_api with new_api.\""
 }
+
+# campaign FILE DIR [yaml...]: base.yaml with the scripted model in DIR
+# (tests/fixtures/act/model.sh) and the lines yaml...
+campaign() {
+	f=$1 d=$2
+	shift 2
+	cp base.yaml "$f" &&
+	echo "provider: {kind: command, command: \"ACT_DIR=$TRASH/$d ACT_LOG=$TRASH/$d.log sh $FIXTURES/act/model.sh\"}" >>"$f" &&
+	for extra in "$@"; do printf "%s\n" "$extra" >>"$f"; done
+}

@@ -11,6 +11,7 @@
 # python_campaign F NAME REPO     a rules campaign on REPO's Python calls, gate "true"
 # calc_campaign NAME TMPL ARG GATES...  a rules campaign on the calc fixture (below)
 # start_serve OUT ARGS... / stop_serve PID   `sluice serve ARGS` in the background
+# metric_samples FILE  each sample of an OpenMetrics text, read by a strict parser
 
 # start_serve OUT ARGS...: start `sluice serve ARGS` with its stdout in OUT;
 # sets $serve_url and $serve_pid once it prints its address (fails if it dies first).
@@ -27,6 +28,20 @@ start_serve() {
 	done
 	serve_url=$(sed -n "s/^serving //p" "$out")
 	test -n "$serve_url" || { cat "$out.err" >&2; false; }
+}
+
+# metric_samples FILE: each sample of the OpenMetrics text in FILE, as read by
+# prometheus_client's strict parser: "TYPE NAME LABELS VALUE", the labels
+# sorted and the store left out (fails on what the parser refuses).
+metric_samples() {
+	/usr/bin/python3 - "$1" <<-\EOF
+	import sys
+	from prometheus_client.openmetrics.parser import text_string_to_metric_families
+	for f in text_string_to_metric_families(open(sys.argv[1]).read()):
+	    for s in f.samples:
+	        labels = ",".join("%s=%s" % kv for kv in sorted(s.labels.items()) if kv[0] != "store")
+	        print(f.type, s.name, labels, s.value)
+	EOF
 }
 
 stop_serve() {

@@ -25,15 +25,6 @@ test_expect_success 'setup' '
 	EOF
 '
 
-# campaign FILE DIR [yaml...]: base.yaml with the scripted model in DIR
-campaign() {
-	f=$1 d=$2
-	shift 2
-	cp base.yaml "$f" &&
-	echo "provider: {kind: command, command: \"ACT_DIR=$TRASH/$d ACT_LOG=$TRASH/$d.log sh $FIXTURES/act/model.sh\"}" >>"$f" &&
-	for extra in "$@"; do printf "%s\n" "$extra" >>"$f"; done
-}
-
 steps_of() {
 	store_query "$1" "select s.step || \" \" || s.kind || \" \" || s.exit_status from steps s order by s.n, s.step"
 }

@@ -249,6 +249,52 @@ test_expect_success 'a judge the budget cannot pay for: the run stops, nothing p
 	stop_stub $(cat b.pid)
 '
 
+test_expect_success 'report.md and report.html name the model judge: its vetoes, and reviewers on what it accepted' '
+	sluice export --store a.db --out exp-a &&
+	grep -q "model judge: vetoed 0; of those it accepted, reviewers accepted 0 and rejected 1" exp-a/report.md &&
+	grep -q "<p class=\"judge\">Model judge <code>review</code> (a model.s verdict, not a gate.s command): vetoed <b>0</b> of 1 candidates; of the 1 it accepted, reviewers accepted <b>0</b> and rejected <b>1</b>.</p>" exp-a/report.html &&
+	grep -q ">model judge review</text>" exp-a/report.html &&
+	grep -q ">gate build</text>" exp-a/report.html &&
+	sluice export --store j.db --out exp-j &&
+	grep -q "model judge: vetoed 2; of those it accepted, reviewers accepted 0 and rejected 0" exp-j/report.md &&
+	grep -q "vetoed <b>2</b> of 2 candidates; of the 0 it accepted" exp-j/report.html &&
+	sluice export --store g.db --out exp-g &&
+	grep -q "vetoed <b>0</b> of 1 candidates, 1 without a usable verdict;" exp-g/report.html
+'
+
+test_expect_success 'the dashboard and /metrics count the model judge apart from the gates' '
+	start_serve serve.out --store a.db --store j.db --store g.db --listen 127.0.0.1:0 &&
+	curl -sf "$serve_url" >index.html &&
+	curl -sf "${serve_url}s/1/c/1" >camp.html &&
+	curl -sf "${serve_url}metrics" >metrics.txt &&
+	stop_serve $serve_pid &&
+	grep -q "Model judge <code>review</code> (a model.s verdict, not a gate.s command): vetoed <b>0</b> of 1 candidates; of the 1 it accepted, reviewers accepted <b>0</b> and rejected <b>1</b>" index.html &&
+	grep -q "vetoed <b>2</b> of 2 candidates" index.html &&
+	grep -q "vetoed <b>2</b> of 2 candidates" camp.html &&
+	grep -q ">model judge review</text>" camp.html &&
+	metric_samples metrics.txt >families &&
+	grep "^counter sluice_judge_" families >actual &&
+	cat >expect <<-\EOF &&
+	counter sluice_judge_verdicts_total campaign=accepted,gate=review,verdict=accept 1
+	counter sluice_judge_verdicts_total campaign=accepted,gate=review,verdict=reject 0
+	counter sluice_judge_verdicts_total campaign=accepted,gate=review,verdict=error 0
+	counter sluice_judge_verdicts_total campaign=rejected,gate=review,verdict=accept 0
+	counter sluice_judge_verdicts_total campaign=rejected,gate=review,verdict=reject 2
+	counter sluice_judge_verdicts_total campaign=rejected,gate=review,verdict=error 0
+	counter sluice_judge_verdicts_total campaign=garbage,gate=review,verdict=accept 0
+	counter sluice_judge_verdicts_total campaign=garbage,gate=review,verdict=reject 0
+	counter sluice_judge_verdicts_total campaign=garbage,gate=review,verdict=error 1
+	counter sluice_judge_reviewed_total campaign=accepted,decision=accept,gate=review 0
+	counter sluice_judge_reviewed_total campaign=accepted,decision=reject,gate=review 1
+	counter sluice_judge_reviewed_total campaign=rejected,decision=accept,gate=review 0
+	counter sluice_judge_reviewed_total campaign=rejected,decision=reject,gate=review 0
+	counter sluice_judge_reviewed_total campaign=garbage,decision=accept,gate=review 0
+	counter sluice_judge_reviewed_total campaign=garbage,decision=reject,gate=review 0
+	EOF
+	test_cmp expect actual &&
+	grep -q "^counter sluice_gate_runs_total campaign=accepted,gate=build,verdict=pass 1" families
+'
+
 test_expect_success 'cleanup' '
 	for p in a k j g b; do if test -f $p.pid; then stop_stub $(cat $p.pid); fi; done
 '

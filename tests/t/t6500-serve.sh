@@ -187,13 +187,7 @@ test_expect_success '/metrics is OpenMetrics that a strict parser reads' '
 	curl -s -D metrics.head "${serve_url}metrics" >metrics.txt &&
 	grep -qi "^Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8" metrics.head &&
 	test "$(tail -1 metrics.txt)" = "# EOF" &&
-	/usr/bin/python3 - >families <<-\EOF &&
-	from prometheus_client.openmetrics.parser import text_string_to_metric_families
-	for f in text_string_to_metric_families(open("metrics.txt").read()):
-	    for s in f.samples:
-	        labels = ",".join("%s=%s" % kv for kv in sorted(s.labels.items()) if kv[0] != "store")
-	        print(f.type, s.name, labels, s.value)
-	EOF
+	metric_samples metrics.txt >families &&
 	grep -q "^gauge sluice_targets campaign=rules,state=failed 2$" families &&
 	grep -q "^gauge sluice_targets campaign=rules,state=proposed 2$" families &&
 	grep -q "^gauge sluice_targets campaign=model,state=failed 1$" families &&

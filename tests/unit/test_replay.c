@@ -2,16 +2,20 @@
  * test_replay.c - request keys, recording replies to a JSON lines file and
  * replaying them: a run recorded against tests/helper/stub-model is replayed
  * with the stub stopped, request bodies and replies identical; misses,
- * repeats, malformed files and concurrent recorders.
+ * repeats, malformed files and concurrent recorders; a session's steps
+ * exported from a store, found by position.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/generate/provider.h"
+#include "storage/step_store.h"
 #include "stub.h"
+#include "common/sha256.h"
 #include "common/util.h"
 #include "unit.h"
+#include "store_fixture.h"
 
 static char tmp[PATH_MAX];
 
@@ -321,6 +325,70 @@ static void test_concurrent_recorders(void)
 	free(path);
 }
 
+/*
+ * A store's session steps exported (sl_store_export_replies) carry their
+ * position and what the model had seen, as a --record file's do: a replay
+ * finds each by position, and marks a step whose last message differs.
+ */
+static void test_store_steps_by_position(void)
+{
+	static const char *const replies[] = { "step one", "step two", "" };
+	static const char *const outputs[] = { "exit status 0\nfound\n", NULL, "out of steps" };
+	char *db = tmp_file("steps.db"), *path = tmp_file("steps.jsonl"), keys[3][65];
+	sl_store *st = NULL;
+	sl_provider *p = NULL;
+	sl_completion r;
+	sl_err err = SL_ERR_INIT;
+	sl_chat_msg m[2] = { { "system", "act" }, { "user", "exit status 0\nfound\n" } };
+	int64_t camp, tid = 0;
+	int inserted = 0;
+
+	sl_completion_init(&r);
+	CHECK_INT(sl_store_open(&st, db, 1, &err), 0);
+	camp = fixture_campaign(st, "c", "name: c\n");
+	CHECK_INT(fixture_target(st, camp, "src/a.c:3-4", &tid, &inserted, &err), 0);
+	for (int i = 0; st && i < 3; i++) {
+		sl_step_rec rec = { 0 };
+
+		sl_sha256_hex(keys[i], replies[i], strlen(replies[i]));
+		rec.target_id = tid;
+		rec.n = 1;
+		rec.step = i + 1;
+		rec.reply = (char *)replies[i];
+		rec.request_key = i < 2 ? keys[i] : NULL;   /* a budget step asks nobody */
+		rec.kind = i < 2 ? "command" : "budget";
+		rec.output = (char *)outputs[i];
+		rec.tokens_in = 10 + i;
+		rec.tokens_out = 3;
+		CHECK_INT(sl_step_put(st, &rec, &err), 0);
+	}
+	CHECK_INT(sl_store_export_replies(st, path, &err), 0);
+	sl_store_free(st);
+	p = replayer(path, SL_PROVIDER_COMMAND, NULL);
+	/* step 2: its key from the record whatever the chat, what it had seen the same */
+	CHECK_INT(p ? sl_provider_complete_at(p, "src/a.c:3-4 1 2", m, 2, &r, &err) : -1, 0);
+	CHECK_STR(r.text.buf, "step two");
+	CHECK_STR(r.key, keys[1]);
+	CHECK_INT(r.tokens_in, 11);
+	CHECK_INT(r.seen_differs, 0);
+	/* step 1's output was not what was recorded: step 2 says so */
+	m[1].content = "exit status 0\nfound something else\n";
+	CHECK_INT(p ? sl_provider_complete_at(p, "src/a.c:3-4 1 2", m, 2, &r, &err) : -1, 0);
+	CHECK_STR(r.text.buf, "step two");
+	CHECK_INT(r.seen_differs, 1);
+	/* step 1 has no step before it to have seen */
+	CHECK_INT(p ? sl_provider_complete_at(p, "src/a.c:3-4 1 1", m, 2, &r, &err) : -1, 0);
+	CHECK_STR(r.text.buf, "step one");
+	CHECK_INT(r.seen_differs, 0);
+	/* nothing recorded at step 3 (its budget step asked nobody) */
+	CHECK_INT(p ? sl_provider_complete_at(p, "src/a.c:3-4 1 3", m, 2, &r, &err) : -1,
+		  SL_EINPUT);
+	sl_provider_free(p);
+	sl_completion_release(&r);
+	free(db);
+	free(path);
+}
+
 int main(void)
 {
 	setenv("no_proxy", "127.0.0.1,localhost", 1);
@@ -336,6 +404,7 @@ int main(void)
 	RUN(test_repeats_in_order);
 	RUN(test_malformed_files);
 	RUN(test_concurrent_recorders);
+	RUN(test_store_steps_by_position);
 	sl_rm_rf(tmp, NULL);
 	return unit_done();
 }
