@@ -103,7 +103,7 @@ $(LIBSLUICE): $(LIB_OBJ) $(GRAMMAR_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/sluice: $(CLI_OBJ) $(LIBSLUICE)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBSLUICE) $(filter-out -lcurl -lxml2,$(PKG_LIBS)) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBSLUICE) $(filter-out -lcurl -lxml2 -lmicrohttpd,$(PKG_LIBS)) -lpthread
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSLUICE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
