@@ -19,10 +19,16 @@
  * rule and alias that makes it.
  *
  * Only the first token counts, not every keyword of a production (a SEQ's
- * union): tree-sitter's error recovery inserts a token a production lacks
- * as a MISSING node when the text after it then parses, so a do_statement
- * may hold a MISSING "while" that is nowhere in the text ("do {} (x);");
- * a production's first token has no such hole before it to fill.
+ * union), and only where another token must follow it in its production:
+ * tree-sitter's error recovery inserts a token the text lacks, as a
+ * MISSING node, where the lookahead can then be reduced (parser.c,
+ * ts_parser__handle_error).  A do_statement may thus hold a MISSING
+ * "while" that is nowhere in the text ("do {} (x);"), and a production
+ * that may end right after its keyword (Python's "return" with no value,
+ * C's NULL, a rule that is the keyword alone) may be a MISSING keyword
+ * whole.  After a first keyword that a further token must follow, the
+ * production is not complete, and nothing reduces on it there.  A second fixed point computes
+ * that ("safe"), from "no" everywhere, so a cycle of rules proves nothing.
  *
  * Output: a C file defining sl_lang_keyword_table(), the pairs (node type,
  * keywords) of each language, NULL-terminated, in the form
@@ -40,6 +46,7 @@
 struct first {
 	const char *w[MAX_WORDS];
 	int n, other, empty;       /* empty: a production may be empty */
+	int safe;                  /* a token follows the first one in its production */
 };
 
 struct rule {
@@ -107,21 +114,31 @@ static struct first first_of(struct grammar *g, json_t *e)
 		else
 			f.other = 1;
 	} else if (!strcmp(type, "BLANK")) {
-		f.empty = 1;
+		f.empty = f.safe = 1;   /* no first token: nothing to follow it */
 	} else if (!strcmp(type, "SEQ")) {
-		f.empty = 1;
-		for (size_t i = 0; f.empty && i < json_array_size(m); i++) {
+		size_t n = json_array_size(m), last = n;    /* the last member that cannot be empty */
+
+		for (size_t i = 0; i < n; i++)
+			if (!first_of(g, json_array_get(m, i)).empty)
+				last = i;
+		f.empty = f.safe = 1;
+		for (size_t i = 0; f.empty && i < n; i++) {
 			struct first a = first_of(g, json_array_get(m, i));
 
 			join(&f, &a);
+			/* the first token from member i: then a token must follow, in it or after */
+			if (a.n || a.other)
+				f.safe &= a.safe || (last != n && last > i);
 			f.empty = a.empty;
 		}
 	} else if (!strcmp(type, "CHOICE")) {
+		f.safe = 1;
 		for (size_t i = 0; i < json_array_size(m); i++) {
 			struct first a = first_of(g, json_array_get(m, i));
 
 			join(&f, &a);
 			f.empty |= a.empty;
+			f.safe &= a.safe;
 		}
 	} else if (!strcmp(type, "REPEAT") || !strcmp(type, "REPEAT1")) {
 		f = first_of(g, c);
@@ -132,7 +149,7 @@ static struct first first_of(struct grammar *g, json_t *e)
 		if (r)
 			f = r->f;      /* this round's value; the fixed point settles it */
 		else
-			f.other = 1;   /* an external token */
+			f.other = 1;   /* an external token: alone in its production */
 	} else if (!strcmp(type, "ALIAS") || !strcmp(type, "FIELD") || !strncmp(type, "PREC", 4)) {
 		f = first_of(g, c);
 	} else {
@@ -141,9 +158,11 @@ static struct first first_of(struct grammar *g, json_t *e)
 	return f;
 }
 
-static int first_eq(const struct first *a, const struct first *b)
+/* The sets only grow, so their sizes tell a change; safe is compared in the second pass. */
+static int first_eq(const struct first *a, const struct first *b, int safe)
 {
-	return a->n == b->n && a->other == b->other && a->empty == b->empty;
+	return a->n == b->n && a->other == b->other && a->empty == b->empty &&
+	       (!safe || a->safe == b->safe);
 }
 
 /* Every named ALIAS of type name below e: join its content's set into f. */
@@ -160,6 +179,7 @@ static void join_aliases(struct grammar *g, json_t *e, const char *name, struct 
 
 		join(f, &a);
 		f->empty |= a.empty;
+		f->safe &= a.safe;
 	}
 	for (size_t i = 0; i < json_array_size(m); i++)
 		join_aliases(g, json_array_get(m, i), name, f);
@@ -199,7 +219,7 @@ static int emit(FILE *out, const char *lang, const char *path, int *count)
 {
 	json_error_t jerr;
 	json_t *root = json_load_file(path, JSON_ALLOW_NUL, &jerr), *rules, *v;
-	struct grammar g = { NULL, 0, 1 };
+	struct grammar g = { NULL, 0, 0 };
 	const char *key, **types = NULL;
 	size_t ntypes = 0;
 
@@ -212,15 +232,23 @@ static int emit(FILE *out, const char *lang, const char *path, int *count)
 		g.r[g.n].name = key;
 		g.r[g.n++].body = v;
 	}
-	/* sets only grow: iterate until none does */
-	for (int round = 0; g.changed && round < 1000; round++) {
-		g.changed = 0;
-		for (size_t i = 0; i < g.n; i++) {
-			struct first f = first_of(&g, g.r[i].body);
+	/*
+	 * First the sets, which only grow: iterate until none does.  Then,
+	 * the sets fixed, safe from 0 everywhere up (a cycle proves nothing).
+	 */
+	for (int pass = 0; pass < 2 && !g.changed; pass++) {
+		g.changed = 1;
+		for (size_t i = 0; pass && i < g.n; i++)
+			g.r[i].f.safe = 0;
+		for (int round = 0; g.changed && round < 1000; round++) {
+			g.changed = 0;
+			for (size_t i = 0; i < g.n; i++) {
+				struct first f = first_of(&g, g.r[i].body);
 
-			if (!first_eq(&f, &g.r[i].f)) {
-				g.r[i].f = f;
-				g.changed = 1;
+				if (!first_eq(&f, &g.r[i].f, pass)) {
+					g.r[i].f = f;
+					g.changed = 1;
+				}
 			}
 		}
 	}
@@ -239,14 +267,14 @@ static int emit(FILE *out, const char *lang, const char *path, int *count)
 	qsort(types, ntypes, sizeof(*types), cmp_str);
 	for (size_t t = 0; t < ntypes; t++) {
 		struct rule *r = find_rule(&g, types[t]);
-		struct first f = { .n = 0 };
+		struct first f = { .n = 0, .safe = 1 };
 
 		if (r)
 			f = r->f;
 
 		for (size_t i = 0; i < g.n; i++)
 			join_aliases(&g, g.r[i].body, types[t], &f);
-		if (f.other || f.empty || !f.n)
+		if (f.other || f.empty || !f.n || !f.safe)
 			continue;
 		qsort(f.w, (size_t)f.n, sizeof(f.w[0]), cmp_str);
 		fprintf(out, "\t\"%s\", \"", types[t]);

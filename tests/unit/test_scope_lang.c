@@ -380,6 +380,9 @@ static void test_prefilter_keywords(void)
 	/* a type that begins with one of several keywords: any one of them */
 	check_kw("(case_statement) @c", "case,default");
 	check_kw("(type_definition) @t", "__extension__,typedef");
+	/* a keyword alone in its production may be a MISSING node: no requirement */
+	check_kw("(null) @n", NULL);
+	check_kw("(ms_restrict_modifier) @m", NULL);
 	check_kw("(for_statement) @f (identifier) @i", NULL);
 	/* what every branch shares; either pattern; with a predicate's literal */
 	check_kw("[(for_statement (break_statement)) (while_statement (break_statement))] @l", "break");
