@@ -60,6 +60,10 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 GRAMMAR_SRC := $(foreach g,$(GRAMMARS),node_modules/tree-sitter-$(g)/src/parser.c) \
 	$(foreach g,$(SCANNERS),node_modules/tree-sitter-$(g)/src/scanner.c)
 GRAMMAR_OBJ := $(patsubst node_modules/tree-sitter-%.c,$(BUILD)/grammars/%.o,$(GRAMMAR_SRC))
+# scoping's keyword table (scoping/keywords.h), generated from each grammar.json
+# as LANG=PATH (sluice's language names: typescript/tsx are "typescript", "tsx")
+KEYWORD_ARGS := $(foreach g,$(GRAMMARS),$(lastword $(subst /, ,$(g)))=node_modules/tree-sitter-$(g)/src/grammar.json)
+KEYWORDS_OBJ := $(BUILD)/gen/keywords.o
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(BUILD)/%)
@@ -98,12 +102,22 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(LIBSLUICE): $(LIB_OBJ) $(GRAMMAR_OBJ)
+$(BUILD)/gen/gen-keywords: ci/gen-keywords.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -ljansson
+
+$(BUILD)/gen/keywords.c: $(BUILD)/gen/gen-keywords $(foreach g,$(GRAMMARS),node_modules/tree-sitter-$(g)/src/grammar.json)
+	$(BUILD)/gen/gen-keywords $(KEYWORD_ARGS) >$@.tmp && mv $@.tmp $@
+
+$(KEYWORDS_OBJ): $(BUILD)/gen/keywords.c
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBSLUICE): $(LIB_OBJ) $(GRAMMAR_OBJ) $(KEYWORDS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/sluice: $(CLI_OBJ) $(LIBSLUICE)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBSLUICE) $(filter-out -lcurl -lxml2,$(PKG_LIBS)) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBSLUICE) $(filter-out -lcurl -lxml2 -lmicrohttpd,$(PKG_LIBS)) -lpthread
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSLUICE) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -147,7 +161,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP) fuzz-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/libsluice.a: $(FUZZ_LIB_OBJ) $(GRAMMAR_OBJ)
+$(FUZZ_BUILD)/libsluice.a: $(FUZZ_LIB_OBJ) $(GRAMMAR_OBJ) $(KEYWORDS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -172,7 +186,7 @@ install: $(BUILD)/sluice
 
 clean:
 	rm -rf $(BUILD)/common $(BUILD)/scoping $(BUILD)/pipeline $(BUILD)/validators \
-		$(BUILD)/storage $(BUILD)/tests $(BUILD)/sluice $(LIBSLUICE)
+		$(BUILD)/storage $(BUILD)/tests $(BUILD)/gen $(BUILD)/sluice $(LIBSLUICE)
 
 distclean:
 	rm -rf $(BUILD) node_modules

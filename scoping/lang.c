@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "scoping/lang.h"
+#include "scoping/keywords.h"
 #include "scoping/scope.h"
 #include "common/util.h"
 
@@ -184,35 +185,9 @@ int sl_lang_is_def_type(const sl_lang *lang, const char *type)
 	return in_list(lang->def_types, type);
 }
 
-/*
- * Checked against each grammar's src/grammar.json: the keyword is a string
- * every production of the rule holds, and no alias names another rule so.
- * Only statement-like keywords that the parser shifts a token after:
- * error recovery never inserts one as a MISSING node.  case_statement is
- * absent on purpose ("default:" has no "case").
- */
-#define C_KEYWORD_NODES "for_statement", "for", "while_statement", "while", \
-	"do_statement", "do", "if_statement", "if", "else_clause", "else", \
-	"switch_statement", "switch", "return_statement", "return", \
-	"goto_statement", "goto", "break_statement", "break", \
-	"continue_statement", "continue", "sizeof_expression", "sizeof", \
-	"struct_specifier", "struct", "union_specifier", "union", \
-	"enum_specifier", "enum", "type_definition", "typedef"
-
-static const struct {
-	const char *lang;
-	const char *const *pairs;
-} keyword_nodes[] = {
-	{ "c", L(C_KEYWORD_NODES) },
-	{ "cpp", L(C_KEYWORD_NODES, "for_range_loop", "for") },
-};
-
 const char *const *sl_lang_keyword_nodes(const sl_lang *lang)
 {
-	for (size_t i = 0; i < sizeof(keyword_nodes) / sizeof(keyword_nodes[0]); i++)
-		if (!strcmp(keyword_nodes[i].lang, lang->name))
-			return keyword_nodes[i].pairs;
-	return NULL;
+	return sl_lang_keyword_table(lang->name);
 }
 
 int sl_lang_known(const char *name)

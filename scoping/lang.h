@@ -46,10 +46,11 @@ int sl_lang_is_import_type(const sl_lang *lang, const char *type);
 int sl_lang_is_def_type(const sl_lang *lang, const char *type);
 
 /*
- * Pairs (node type, keyword), NULL-terminated: every node of that type holds
- * the keyword token, so a file without the keyword as a word holds no such
- * node (the keyword prefilter, prefilter.h).  NULL for a language without
- * a table.  Static.
+ * Pairs (node type, keywords), NULL-terminated: every node of that type
+ * begins with the keyword token, or with one of the keywords joined by
+ * '|', so a file without one of them as a word holds no such node (the
+ * keyword prefilter, prefilter.h).  Generated from the grammar
+ * (keywords.h).  NULL for a language without a table.  Static.
  */
 const char *const *sl_lang_keyword_nodes(const sl_lang *lang);
 

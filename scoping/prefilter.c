@@ -638,26 +638,54 @@ static struct kneed pattern_needs(const char *s, size_t n, const char *const *kw
 	return p.bad ? kno : b;
 }
 
-/* Add to pattern p a word requirement for each keyword of bits. */
+/*
+ * Add to pattern p a word requirement for each keyword of bits: one of the
+ * words the pair joins with '|'.
+ */
 static void add_keyword_reqs(sl_prefilter *f, struct pattern *p, uint64_t bits,
 			     const char *const *kw)
 {
 	for (unsigned b = 0; b < 64; b++) {
+		const char *w = kw[2 * b + 1], *bar;
 		struct req r;
 
 		if (!(bits & (UINT64_C(1) << b)))
 			continue;
 		memset(&r, 0, sizeof(r));
-		r.alts = sl_xcalloc(1, sizeof(*r.alts));
-		r.lens = sl_xcalloc(1, sizeof(*r.lens));
-		r.alts[0] = sl_xstrdup(kw[2 * b + 1]);
-		r.lens[0] = strlen(r.alts[0]);
-		r.nalts = 1;
 		r.word = 1;
+		for (;; w = bar + 1) {
+			size_t n = (bar = strchr(w, '|')) ? (size_t)(bar - w) : strlen(w);
+
+			r.alts = sl_xrealloc(r.alts, sl_st_mult(r.nalts + 1, sizeof(*r.alts)));
+			r.lens = sl_xrealloc(r.lens, sl_st_mult(r.nalts + 1, sizeof(*r.lens)));
+			r.alts[r.nalts] = sl_xstrndup(w, n);
+			r.lens[r.nalts] = n;
+			add_all(f, r.alts[r.nalts++]);
+			if (!bar)
+				break;
+		}
 		p->reqs = sl_xrealloc(p->reqs, sl_st_mult(p->nreqs + 1, sizeof(*p->reqs)));
 		p->reqs[p->nreqs++] = r;
-		add_all(f, r.alts[0]);
 	}
+}
+
+/*
+ * The pairs of keyword_nodes whose node type or keywords occur in the
+ * query's source (len bytes), at most 64 (the bits of struct kneed), into
+ * out (129 entries); the others cannot be named by it.
+ */
+static void keyword_pairs_named(const char **out, const char *const *kw, const char *src,
+				size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; kw[i] && kw[i + 1] && n < 128; i += 2)
+		if (memmem(src, len, kw[i], strlen(kw[i])) ||
+		    memmem(src, len, kw[i + 1], strlen(kw[i + 1]))) {
+			out[n++] = kw[i];
+			out[n++] = kw[i + 1];
+		}
+	out[n] = NULL;
 }
 
 /*
@@ -949,12 +977,13 @@ sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
 
 		add_pred_reqs(f, p, q, pat);
 		if (src && (keyword_nodes || list_nodes)) {
-			static const char *const none[] = { NULL };
-			const char *const *kw = keyword_nodes ? keyword_nodes : none;
+			const char *kw[129] = { NULL };
 			size_t start = ts_query_start_byte_for_pattern(q, pat);
 			size_t end = pattern_end(q, pat, npats, len);
 			struct kneed need = kno;
 
+			if (keyword_nodes)
+				keyword_pairs_named(kw, keyword_nodes, src, len);
 			if (start < end)
 				need = pattern_needs(src + start, end - start, kw, list_nodes);
 			add_keyword_reqs(f, p, need.bits, kw);

@@ -48,6 +48,7 @@
 #include "scoping/prefilter.h"
 #include "scoping/worktree.h"
 #include "scoping/scope.h"
+#include "scoping/blank.h"
 #include "storage/scope_cache.h"
 #include "common/util.h"
 #include "common/caps.h"
@@ -1354,6 +1355,24 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 }
 
 /*
+ * Whether the whole file may hold a match: its text passes the filter,
+ * and where the language has a lexical scan (blank.h), its text with
+ * comments and literals blanked too.
+ */
+static int pass_whole(struct worker *wk, struct parse_state *ps, const char *text, size_t size)
+{
+	const struct compiled *c = wk->sh->c;
+
+	if (!sl_prefilter_pass(c->skip, text, size))
+		return 0;
+	if (!c->skip || c->by_items)
+		return 1;
+	SL_ALLOC_GROW(ps->code, size, ps->code_alloc);
+	return !sl_blank_code(c->lang->name, text, size, ps->code) ||
+	       sl_prefilter_pass_code(c->skip, text, ps->code, size);
+}
+
+/*
  * Scope one file from its blob's text: append its targets to the worker's
  * list, fill e's flags, encode the result when the cache or a duplicate
  * wants it.
@@ -1373,7 +1392,7 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		goto done;
 	}
 	if (!wk->sh->opts->no_prefilter &&
-	    (!sl_prefilter_pass(c->skip, text, size) ||
+	    (!pass_whole(wk, ps, text, size) ||
 	     (c->by_items && parse_items(wk, ps, text, size, &tree)))) {
 		/* as if parsed: a literal with no match is still one */
 		e->flags |= CF_PREFILTERED;
