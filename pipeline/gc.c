@@ -292,8 +292,15 @@ static int stale_under(git_repository *repo, const char *prefix, struct stale *s
 	}
 	while (!git_reference_next(&ref, it)) {
 		const char *name = git_reference_name(ref) + strlen("refs/heads/");
+		const char *rest = name + strlen(prefix) + 1;
 
-		if (kept_branch(s->keep, s->nkeep, name) ||
+		/*
+		 * PREFIX/review/KEY are publish's branches, the heads of pull
+		 * requests (candidate branches never hold a '/' past PREFIX):
+		 * not gc's to remove, nor another store's.
+		 */
+		if (!strncmp(rest, "review/", strlen("review/")) ||
+		    kept_branch(s->keep, s->nkeep, name) ||
 		    git_reference_type(ref) != GIT_REFERENCE_DIRECT) {
 			;
 		} else if (!sl_commit_made_by(repo, git_reference_target(ref), s->tag)) {

@@ -46,6 +46,15 @@ test_expect_success 'publish opens two pull requests (max_open 2) and paces the 
 	test "$(git -C remote.git for-each-ref refs/heads/sluice/greet/review/ | wc -l)" = 2
 '
 
+test_expect_success 'gc leaves the review branches alone and does not call them another store'"'"'s' '
+	git -C repo for-each-ref --format="%(refname)" refs/heads/sluice/greet/review/ >before &&
+	sluice gc --store s.db >out 2>err &&
+	cat err &&
+	! grep "review/" err &&
+	git -C repo for-each-ref --format="%(refname)" refs/heads/sluice/greet/review/ >after &&
+	test_cmp before after
+'
+
 test_expect_success 'rate limits are honoured: 429 and the secondary 403 are retried after Retry-After' '
 	grep -n " 429$" forge.log >r429 && test $(wc -l <r429) = 1 &&
 	grep -n " 403$" forge.log >r403 && test $(wc -l <r403) = 1 &&
