@@ -24,7 +24,7 @@ sluice=$BUILD/sluice
 test -x "$sluice" || { echo "missing $sluice: make" >&2; exit 2; }
 command -v jq >/dev/null && command -v sqlite3 >/dev/null || { echo "needs jq and sqlite3" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/sluice-bench-act.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+[ -n "${KEEP:-}" ] && echo "kept: $tmp" >&2 || trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
 TRASH=$tmp
 . "$top/tests/t/lib-act.sh"
