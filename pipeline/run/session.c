@@ -110,10 +110,16 @@ static int run_command(session *ss, const char *command, sl_buf *obs, int64_t *t
 	sl_jail_result_init(&jr);
 	/* a step's command is a gate's peer: at most `jobs` commands at once */
 	sem_wait(&x->gate_slots);
-	if (!(r = jail_ready(ss, err)))
-		r = sl_jail_session_exec(ss->jail, &jr, command,
-					 spec->session.step_timeout_s * 1000u, ss->head, ss->tail,
-					 err);
+	for (int tries = 0; tries < 2; tries++) {
+		if (!(r = jail_ready(ss, err)))
+			r = sl_jail_session_exec(ss->jail, &jr, command,
+						 spec->session.step_timeout_s * 1000u, ss->head,
+						 ss->tail, err);
+		/* a jail gone since the last step (its pid 1 killed) is made again, once */
+		if (!r || sl_jail_session_alive(ss->jail) || tries)
+			break;
+		sl_err_clear(err);
+	}
 	sem_post(&x->gate_slots);
 	if (!r) {
 		*status = jr.exited ? jr.exit_status : 128 + jr.term_signal;

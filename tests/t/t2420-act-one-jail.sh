@@ -67,6 +67,41 @@ test_expect_success 'a background process of one step is gone before the next; p
 	test_cmp init3 init4
 '
 
+test_expect_success 'a jail whose pid 1 was killed between steps is made again; the layer stays' '
+	reply m2 1 "sed -i \"s/old_api(3)/new_api(3)/\" src/calc.c && sed -i \"1i #include \\\"api.h\\\"\" src/calc.c" &&
+	# asked for step 2, the model kills the jail of its run (a sluice-init
+	# whose parent, or whose parent'"'"'s parent, is the run)
+	cat >m2/2 <<-EOF &&
+	run=\$PPID
+	while [ "\$(cat /proc/\$run/comm)" != sluice ] && [ \$run -gt 1 ]; do
+		run=\$(cut -d" " -f4 /proc/\$run/stat)
+	done
+	for st in /proc/[0-9]*/stat; do
+		set -- \$(cat \$st 2>/dev/null)
+		[ "\$2" = "(sluice-init)" ] || continue
+		up=\$(cut -d" " -f4 /proc/\$4/stat 2>/dev/null)
+		[ "\$4" = \$run ] || [ "\$up" = \$run ] || continue
+		kill -9 \$1 && echo \$1 >>$TRASH/killed
+		# until it is gone (or a zombie: its descriptors closed)
+		i=0
+		while kill -0 \$1 2>/dev/null && ! grep -q "^State:.*Z" /proc/\$1/status && [ \$i -lt 600 ]; do
+			sleep 0.05
+			i=\$((i + 1))
+		done
+	done
+	printf "%s\\n" "\\\`\\\`\\\`sh" "grep -c new_api src/calc.c" "\\\`\\\`\\\`"
+	EOF
+	reply m2 3 submit &&
+	campaign c2 m2 &&
+	sluice run --store s2.db c2.yaml >out 2>err &&
+	test $(wc -l <killed) = 1 &&
+	grep -q "proposed  *1" out &&
+	sluice show --store s2.db --steps --json 1 >steps.json &&
+	jq -r ".steps[1].output" steps.json >o2 &&
+	printf "%s\n" "exit status 0" "1" "" >expect &&
+	test_cmp expect o2
+'
+
 # kill_mid_session NAME DIGIT: a run whose step 1 sleeps is killed with -9 while
 # the step runs; nothing of its jail stays: no process, and (once status
 # has cleaned up after the dead run, as after a gate) no layer mount
