@@ -28,6 +28,11 @@
  *     the seccomp filter, a fresh environment, exec /bin/sh -c COMMAND
  *     (/bin/bash -o pipefail -c COMMAND with opts.pipefail).
  *
+ * In a session (sl_jail_run_session(), jail_session.c) pid 1 does not run
+ * one payload and exit: it takes commands on the session's control socket
+ * and forks a payload for each (session_loop()), killing and reaping every
+ * other process after each, until the socket closes.
+ *
  * The supervisor also makes the jail's cgroup (cgroup.c) and moves pid 1 in
  * before releasing it; pid 1 then makes its cgroup namespace, so the jail
  * sees its own group as the root.  With opts.collect pid 1 kills everything

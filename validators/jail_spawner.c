@@ -17,7 +17,11 @@
  * request is a fresh stream socket pair: its one end goes to the spawner in
  * a one-byte message ('R') with SCM_RIGHTS; on its own end the caller writes
  * the options (a length, then the fields, encoded below) and reads the
- * reply (a length, then the return code, the error and the result).  'S' on
+ * reply (a length, then the return code, the error and the result).  A
+ * session's jail (jail_session.c) is asked with 'Q': after the options the
+ * caller sends the jail's end of the session's control socket on the
+ * request's socket (one byte, SCM_RIGHTS); the spawner runs
+ * sl_jail_run_session() and replies when that jail is gone.  'S' on
  * the control socket sets the spawner's stop flag: every jail in flight is
  * killed as at its timeout (sl_jail_set_stop); the caller sends it once
  * sl_jail_stopping() is true here.  End of file on the control socket (the
