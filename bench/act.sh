@@ -108,7 +108,8 @@ echo "  session wall $((t1 - t0)) ms, of it model + command $sum ms: sluice's ow
 # it answers each step.  Where this user may make a CPU cgroup as the jail
 # makes one (root, cgroup v1 cpu or v2 with its cpu controller), it is run a
 # second time in one of the jail's weight (cpu.shares 512, cpu.weight 50:
-# the host's own work first), which under load is most of the difference.
+# the host's own work first), to see what that weight costs under load (in
+# the runs of 2026-11-27 it did not explain the spread between runs).
 cp -a repo byhand && (cd byhand && sh -c "$prepare" >/dev/null 2>&1) || exit 1
 printf "%s\n" "$cmd" >byhand.cmd
 anchor_cg=
