@@ -699,10 +699,16 @@ int sl_dl_load(const char *const *names, const char *const *syms, void *const *f
 
 int sl_send_fd(int sock, char byte, int fd)
 {
+	return sl_send_fd_with(sock, &byte, 1, fd);
+}
+
+int sl_send_fd_with(int sock, const void *buf, size_t len, int fd)
+{
 	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
+	struct iovec iov = { (void *)buf, len };
 	struct msghdr m;
 	struct cmsghdr *cm;
+	ssize_t n;
 
 	memset(&m, 0, sizeof(m));
 	memset(cbuf, 0, sizeof(cbuf));
@@ -715,5 +721,32 @@ int sl_send_fd(int sock, char byte, int fd)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
+	do
+		n = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+ssize_t sl_recv_fd(int sock, void *buf, size_t len, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { buf, len };
+	struct msghdr m;
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cbuf;
+	m.msg_controllen = sizeof(cbuf);
+	do
+		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	for (cm = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return n;
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -151,6 +152,14 @@ const char *sl_getenv_or(const char *name, const char *dflt);
  * a child between fork and exec may use it.
  */
 int sl_send_fd(int sock, char byte, int fd);
+/* sl_send_fd() with len bytes of buf as the message (one message on a SOCK_SEQPACKET socket). */
+int sl_send_fd_with(int sock, const void *buf, size_t len, int fd);
+/*
+ * Receive one message of at most len bytes into buf, and the descriptor
+ * sent with it (close-on-exec) into *fd, or -1 when none came; returns
+ * what recvmsg() returned (retried on EINTR).  Async-signal-safe.
+ */
+ssize_t sl_recv_fd(int sock, void *buf, size_t len, int *fd);
 
 #include "common/banned.h"
 

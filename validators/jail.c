@@ -28,6 +28,11 @@
  *     the seccomp filter, a fresh environment, exec /bin/sh -c COMMAND
  *     (/bin/bash -o pipefail -c COMMAND with opts.pipefail).
  *
+ * In a session (sl_jail_run_session(), jail_session.c) pid 1 does not run
+ * one payload and exit: it takes commands on the session's control socket
+ * and forks a payload for each (session_loop()), killing and reaping every
+ * other process after each, until the socket closes.
+ *
  * The supervisor also makes the jail's cgroup (cgroup.c) and moves pid 1 in
  * before releasing it; pid 1 then makes its cgroup namespace, so the jail
  * sees its own group as the root.  With opts.collect pid 1 kills everything
@@ -63,6 +68,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -203,6 +209,9 @@ struct report {
 	int status;           /* REP_STATUS: the payload's wait status */
 	char what[116];       /* REP_FAIL: the step */
 };
+_Static_assert(sizeof(struct report) == SL_JAIL_SESSION_REPORT && REP_STATUS == SL_JAIL_REP_STATUS &&
+	       offsetof(struct report, status) == 2 * sizeof(int) &&
+	       REP_STARTED == SL_JAIL_REP_STARTED, "a session's client reads struct report");
 
 void sl_jail_result_init(sl_jail_result *r)
 {
@@ -1199,7 +1208,7 @@ static void collect_files(const struct plan *p, const char *srcdir, int fw)
 
 /* The descriptors pid 1 gets from the supervisor. */
 struct init_fds {
-	int sync_r, out_w, rep, files_w, wfd, lfd;
+	int sync_r, out_w, rep, files_w, wfd, lfd, ctl;
 };
 
 /*
@@ -1299,12 +1308,140 @@ static void report_to(int rep, int kind, int status)
 	}
 }
 
+/*
+ * A session's /tmp and /dev/shm made again between commands, so that a
+ * command leaves the next one nothing but the files of /src.
+ */
+static void fresh_tmp(const struct plan *p, int rep)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct op *op = &p->ops[i];
+
+		if (op->kind != OP_MOUNT || op->post ||
+		    (strcmp(op->dst, "/tmp") && strcmp(op->dst, "/dev/shm")))
+			continue;
+		if (umount2(op->dst, MNT_DETACH) ||
+		    mount(op->src, op->dst, op->src, op->flags, op->data))
+			fail(rep, op->what);
+	}
+}
+
+/* The next command of a session, as pid 1 receives it. */
+struct session_msg {
+	struct sl_jail_session_cmd h;
+	char cmd[SL_JAIL_SESSION_CMD_MAX + 1];
+};
+
+/*
+ * The next command of a session: one message on ctl, a struct
+ * sl_jail_session_cmd then the command's bytes, with the write end of its
+ * output pipe attached.  0, or -1 when the session is over (end of file,
+ * or a message that breaks the protocol).
+ */
+static int session_recv(int ctl, struct session_msg *m, int *out_w)
+{
+	ssize_t n = sl_recv_fd(ctl, m, sizeof(*m) - 1, out_w);
+
+	if (n < (ssize_t)sizeof(m->h) || *out_w < 0 || (size_t)n - sizeof(m->h) != m->h.len)
+		return -1;
+	m->cmd[m->h.len] = '\0';
+	return 0;
+}
+
+/*
+ * Wait for the payload (reaping every orphan meanwhile); anything on ctl
+ * while it runs, or its end, is the client's timeout or death: pid 1 exits
+ * and the kernel takes the rest.  Returns the payload's wait status.
+ */
+static int session_wait(int rep, int ctl, int sfd, pid_t child)
+{
+	struct signalfd_siginfo si;
+	int st, status = 0, done = 0;
+	pid_t w;
+
+	while (!done) {
+		struct pollfd pf[2] = { { ctl, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fail(rep, "wait for the payload");
+		}
+		if (pf[0].revents)
+			_exit(0);
+		while (read(sfd, &si, sizeof(si)) > 0)
+			;
+		while ((w = wait4(-1, &st, WNOHANG | __WALL, NULL)) > 0)
+			if (w == child) {
+				status = st;
+				done = 1;
+			}
+	}
+	return status;
+}
+
+/*
+ * Pid 1 of a session: one command a message on ctl, each a fresh payload
+ * (in a fresh IPC namespace) with the command's own output pipe; once it
+ * exits every other process of the jail is killed and reaped, the status
+ * goes back on ctl, and /tmp and /dev/shm are made anew.  The payload gets
+ * none of pid 1's descriptors (close_except; all are close-on-exec too).
+ * End of file on ctl ends the session: pid 1 exits and the kernel kills
+ * whatever is left.  Signals from inside the jail cannot reach pid 1: it
+ * has no handler (SIGCHLD, the only one it blocks, it reads itself).
+ */
+static _Noreturn void session_loop(const struct plan *p, pid_t me, int rep, int ctl)
+{
+	static struct session_msg m;
+	struct plan q = *p;
+	struct report r;
+	sigset_t chld;
+	size_t na = 0;
+	int sfd, out_w, st;
+	unsigned long fl = (p->ns & CLONE_NEWIPC) ? CLONE_NEWIPC : 0;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &chld, NULL) ||
+	    (sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+		fail(rep, "signalfd");
+	while (q.argv[na])
+		na++;
+	q.argv[na - 1] = m.cmd;
+	memset(&r, 0, sizeof(r));
+	r.kind = REP_STARTED;
+	if (send(ctl, &r, sizeof(r), MSG_NOSIGNAL) != (ssize_t)sizeof(r))
+		_exit(0);
+	for (;;) {
+		pid_t child;
+
+		/* received at the lowest free number, maybe 0-2, which stdio takes over */
+		if (session_recv(ctl, &m, &out_w) < 0 || (out_w = fd_high(out_w)) < 0)
+			_exit(0);
+		q.cpu_s = (rlim_t)m.h.timeout_s + 1 + 5;
+		child = raw_fork(fl);
+		if (child < 0)
+			fail(rep, "fork the payload");
+		if (child == 0)
+			payload(&q, me, out_w, rep);
+		close(out_w);
+		st = session_wait(rep, ctl, sfd, child);
+		kill_the_rest(p, child);
+		r.kind = REP_STATUS;
+		r.status = st;
+		if (send(ctl, &r, sizeof(r), MSG_NOSIGNAL) != (ssize_t)sizeof(r))
+			_exit(0);
+		if (p->fs)
+			fresh_tmp(p, rep);
+	}
+}
+
 static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 {
 	struct sigaction sa;
-	int keep[6] = { fds.sync_r, fds.out_w, fds.rep, -1, -1, -1 };
+	int keep[7] = { fds.sync_r, fds.out_w, fds.rep, -1, -1, -1, -1 };
 	int nkeep = 3;
-	int sync_r, out_w, rep, files_w = -1, wfd = fds.wfd, lfd = fds.lfd;
+	int sync_r, out_w, rep, files_w = -1, wfd = fds.wfd, lfd = fds.lfd, ctl = -1;
 	pid_t child, w, me;
 	char c;
 	int st;
@@ -1315,11 +1452,15 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 		keep[nkeep++] = fds.lfd;
 	if (fds.files_w >= 0)
 		keep[nkeep++] = fds.files_w;
+	if (fds.ctl >= 0)
+		keep[nkeep++] = fds.ctl;
 	close_except(keep, nkeep);
 	sync_r = fd_high(fds.sync_r);
 	out_w = fd_high(fds.out_w);
 	rep = fd_high(fds.rep);
 	if (fds.files_w >= 0 && (files_w = fd_high(fds.files_w)) < 0)
+		_exit(126);
+	if (fds.ctl >= 0 && (ctl = fd_high(fds.ctl)) < 0)
 		_exit(126);
 	if (sync_r < 0 || out_w < 0 || rep < 0)
 		_exit(126);
@@ -1372,6 +1513,10 @@ static _Noreturn void jail_init(const struct plan *p, struct init_fds fds)
 
 	/* the jail is set up: the supervisor times it */
 	report_to(rep, REP_STARTED, 0);
+	if (ctl >= 0) {
+		close(out_w);
+		session_loop(p, me, rep, ctl);
+	}
 	child = raw_fork(0);
 	if (child < 0)
 		fail(rep, "fork the payload");
@@ -1917,7 +2062,11 @@ static size_t files_cap(const char *const *paths, size_t each)
 	return sl_st_add(sl_st_mult(n, sl_st_add(each, sizeof(struct file_hdr))), 1);
 }
 
-int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
+/*
+ * sl_jail_run(), or with ctl >= 0 pid 1 of a session (jail_session.c):
+ * ctl goes to pid 1 and is closed here, in every case.
+ */
+static int jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, int ctl, sl_err *err)
 {
 	enum { CHUNK = 65536 };
 	sl_jail_opts opts = SL_JAIL_OPTS_INIT;
@@ -1940,16 +2089,18 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 	sl_buf_init(&s.files, 0);
 	result_reset(out);
 
-	if (!opts_in)
-		return sl_err_set(err, SL_EINPUT, "jail: no options");
-	if (sl_jail_spawner_active())
-		return sl_jail_spawner_run(out, opts_in, err);
+	if (!opts_in) {
+		ret = sl_err_set(err, SL_EINPUT, "jail: no options");
+		goto done;
+	}
 	opts = *opts_in;
-	if (!opts.collect)
+	if (!opts.collect || ctl >= 0)
 		opts.collect = no_paths;
-	if (!opts.command || !opts.workdir)
-		return sl_err_set(err, SL_EINPUT, "jail: no %s given",
-				  opts.command ? "workdir" : "command");
+	if (!opts.command || !opts.workdir) {
+		ret = sl_err_set(err, SL_EINPUT, "jail: no %s given",
+				 opts.command ? "workdir" : "command");
+		goto done;
+	}
 	timeout_ms = opts.timeout_ms ? opts.timeout_ms : DEFAULT_TIMEOUT_MS;
 	cap = opts.output_cap ? opts.output_cap : SL_CAP_GATE_OUTPUT;
 	plan.tmp_mb = opts.tmp_mb ? opts.tmp_mb : DEFAULT_TMP_MB;
@@ -2026,10 +2177,12 @@ int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts_in, sl_err *err)
 		fds.files_w = pp.files[1];
 		fds.wfd = wfd;
 		fds.lfd = lfd;
+		fds.ctl = ctl;
 		jail_init(&plan, fds);
 	}
 
 	STEP(ST_CLONE);
+	close_fd(&ctl);
 	close_fd(&pp.out[1]);
 	close_fd(&pp.rep[1]);
 	close_fd(&pp.files[1]);
@@ -2085,6 +2238,7 @@ done:
 	close_fd(&wfd);
 	close_fd(&lfd);
 	close_fd(&cgfd);
+	close_fd(&ctl);
 	if (plan.root)
 		rmdir(plan.root);
 	plan_release(&plan);
@@ -2094,6 +2248,20 @@ done:
 	free(chunk);
 	STEP(ST_END);
 	return ret;
+}
+
+int sl_jail_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err)
+{
+	if (opts && sl_jail_spawner_active()) {
+		result_reset(out);
+		return sl_jail_spawner_run(out, opts, err);
+	}
+	return jail_run(out, opts, -1, err);
+}
+
+int sl_jail_run_session(sl_jail_result *out, const sl_jail_opts *opts, int ctl, sl_err *err)
+{
+	return jail_run(out, opts, ctl, err);
 }
 
 static void copy_msg(char *dst, size_t n, const char *msg)

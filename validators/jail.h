@@ -102,4 +102,44 @@ pid_t sl_jail_spawner_pid(void);
 int sl_jail_spawner_active(void);
 int sl_jail_spawner_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err);
 
+/*
+ * A session (jail_session.c): one jail whose pid 1 runs command after
+ * command.  A command travels to pid 1 as one SOCK_SEQPACKET message on
+ * the session's control socket: this header, then len bytes (at most
+ * SL_JAIL_SESSION_CMD_MAX, the kernel's limit of one argument), with the
+ * write end of the command's output pipe attached (SCM_RIGHTS).  Pid 1
+ * answers with a struct report of kind REP_STATUS (jail.c: SL_JAIL_SESSION_REPORT
+ * bytes, the kind an int at 0, the wait status an int at 8) once the
+ * command and everything it started are gone; its first message, kind
+ * REP_STARTED, says the jail is set up.
+ */
+#define SL_JAIL_SESSION_CMD_MAX 131071u
+struct sl_jail_session_cmd {
+	uint32_t timeout_s;         /* the command's CPU time limit: this + 6 s */
+	uint32_t len;
+};
+/* The size of pid 1's messages on the control socket (jail.c's struct report). */
+#define SL_JAIL_SESSION_REPORT 128
+#define SL_JAIL_REP_STATUS 2
+#define SL_JAIL_REP_STARTED 3
+
+/*
+ * sl_jail_run() with pid 1 serving the session's control socket ctl (the
+ * jail's end; always closed by the call) instead of running opts.command:
+ * returns when pid 1 is gone (ctl's other end closed, the timeout, the
+ * stop) and the jail cleaned up.  Never through the spawner: the caller
+ * chooses (sl_jail_spawner_session()).
+ */
+int sl_jail_run_session(sl_jail_result *out, const sl_jail_opts *opts, int ctl, sl_err *err);
+
+/*
+ * The spawner runs sl_jail_run_session(opts, ctl) in a thread of its own:
+ * returns the request's socket (the reply comes on it when the session's
+ * jail is gone: sl_jail_spawner_reply()), or -1 with err set.  ctl is sent,
+ * not closed.
+ */
+int sl_jail_spawner_session(const sl_jail_opts *opts, int ctl, sl_err *err);
+/* The reply to a request (sl_jail_spawner_session()) on fd, which is closed. */
+int sl_jail_spawner_reply(int fd, sl_jail_result *out, sl_err *err);
+
 #endif

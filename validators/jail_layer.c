@@ -127,24 +127,9 @@ static int receive_layer(int sock, sl_err *err)
 		struct layer_fail f;
 		char byte;
 	} u;
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &u, sizeof(u) };
-	struct msghdr msg;
-	struct cmsghdr *cm;
-	ssize_t n;
-	int fd = -1;
+	int fd;
+	ssize_t n = sl_recv_fd(sock, &u, sizeof(u), &fd);
 
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	if (fd >= 0)
 		return fd;
 	if (n == (ssize_t)sizeof(u.f)) {

@@ -17,7 +17,11 @@
  * request is a fresh stream socket pair: its one end goes to the spawner in
  * a one-byte message ('R') with SCM_RIGHTS; on its own end the caller writes
  * the options (a length, then the fields, encoded below) and reads the
- * reply (a length, then the return code, the error and the result).  'S' on
+ * reply (a length, then the return code, the error and the result).  A
+ * session's jail (jail_session.c) is asked with 'Q': after the options the
+ * caller sends the jail's end of the session's control socket on the
+ * request's socket (one byte, SCM_RIGHTS); the spawner runs
+ * sl_jail_run_session() and replies when that jail is gone.  'S' on
  * the control socket sets the spawner's stop flag: every jail in flight is
  * killed as at its timeout (sl_jail_set_stop); the caller sends it once
  * sl_jail_stopping() is true here.  End of file on the control socket (the
@@ -411,10 +415,14 @@ static pthread_mutex_t serving_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t serving_done = PTHREAD_COND_INITIALIZER;
 static unsigned serving;
 
-/* One request: read the options, run the jail, write the reply. */
+/*
+ * One request: read the options, run the jail, write the reply.  A
+ * session's request ('Q') is followed by the session's control socket.
+ */
 static void *serve(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	int fd = (int)((intptr_t)arg >> 1), session = (int)((intptr_t)arg & 1), ctl = -1;
+	char c;
 	sl_jail_opts o = SL_JAIL_OPTS_INIT;
 	sl_jail_result res;
 	sl_err err = SL_ERR_INIT;
@@ -429,8 +437,12 @@ static void *serve(void *arg)
 
 		if (decode_opts(&r, &o))
 			ret = sl_err_set(&err, SL_ERROR, "jail spawner: a malformed request");
-		else
+		else if (!session)
 			ret = sl_jail_run(&res, &o, &err);
+		else if (sl_recv_fd(fd, &c, 1, &ctl) != 1 || ctl < 0)
+			ret = sl_err_set(&err, SL_ERROR, "jail spawner: a session without its socket");
+		else
+			ret = sl_jail_run_session(&res, &o, ctl, &err);
 		encode_reply(&reply, ret, &err, &res);
 		send_msg(fd, &reply);
 	}
@@ -495,40 +507,24 @@ static _Noreturn void spawner_main(int ctl)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (;;) {
-		char c = 0, cbuf[CMSG_SPACE(sizeof(int))];
-		struct iovec iov = { &c, 1 };
-		struct msghdr m;
-		struct cmsghdr *cm;
-		ssize_t n;
-		int fd = -1;
+		char c = 0;
+		int fd;
 		pthread_t t;
 
-		memset(&m, 0, sizeof(m));
-		m.msg_iov = &iov;
-		m.msg_iovlen = 1;
-		m.msg_control = cbuf;
-		m.msg_controllen = sizeof(cbuf);
-		n = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
+		if (sl_recv_fd(ctl, &c, 1, &fd) <= 0)
 			break;
-		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-				memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 		if (c == 'S')
 			spawner_stop = 1;
 		if (fd < 0)
 			continue;
-		if (c != 'R') {
+		if (c != 'R' && c != 'Q') {
 			close(fd);
 			continue;
 		}
 		pthread_mutex_lock(&serving_lock);
 		serving++;
 		pthread_mutex_unlock(&serving_lock);
-		if (pthread_create(&t, &attr, serve, (void *)(intptr_t)fd)) {
+		if (pthread_create(&t, &attr, serve, (void *)(((intptr_t)fd << 1) | (c == 'Q')))) {
 			/* the caller reads end of file: "the spawner could not take it" */
 			close(fd);
 			pthread_mutex_lock(&serving_lock);
@@ -593,8 +589,8 @@ pid_t sl_jail_spawner_pid(void)
 
 /* ---- the caller's side ---- */
 
-/* Hand one end of a new socket pair to the spawner; the other end, or -1. */
-static int open_request(void)
+/* Hand one end of a new socket pair to the spawner (KIND 'R' or 'Q'); the other end, or -1. */
+static int open_request(char kind)
 {
 	int sv[2], sent = -1;
 
@@ -602,7 +598,7 @@ static int open_request(void)
 		return -1;
 	pthread_mutex_lock(&ctl_lock);
 	if (ctl_fd >= 0)
-		sent = sl_send_fd(ctl_fd, 'R', sv[1]) ? -1 : 1;
+		sent = sl_send_fd(ctl_fd, kind, sv[1]) ? -1 : 1;
 	pthread_mutex_unlock(&ctl_lock);
 	close(sv[1]);
 	if (sent != 1) {
@@ -612,18 +608,23 @@ static int open_request(void)
 	return sv[0];
 }
 
-int sl_jail_spawner_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err)
+/*
+ * Send a request of KIND with OPTS (and, for a session, its control socket
+ * ctl); the request's socket, or -1 with err set.
+ */
+static int send_request(char kind, const sl_jail_opts *opts, int ctl, sl_err *err)
 {
 	sl_buf req = SL_BUF_INIT, abs_workdir = SL_BUF_INIT, abs_layer = SL_BUF_INIT;
 	sl_jail_opts o = *opts;
-	char cwd[4096], *msg = NULL;
-	size_t len = 0;
-	int fd, ret = SL_ERROR;
+	char cwd[4096];
+	int fd;
 
-	fd = open_request();
-	if (fd < 0)
-		return sl_err_set(err, SL_ERROR, "jail spawner (pid %ld) is gone: %s",
-				  (long)spawner_pid, strerror(errno));
+	fd = open_request(kind);
+	if (fd < 0) {
+		sl_err_set(err, SL_ERROR, "jail spawner (pid %ld) is gone: %s",
+			   (long)spawner_pid, strerror(errno));
+		goto done;
+	}
 	/* the spawner's working directory is where this process started it */
 	if (opts->workdir && opts->workdir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
 		sl_buf_addf(&abs_workdir, "%s/%s", cwd, opts->workdir);
@@ -634,7 +635,26 @@ int sl_jail_spawner_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *e
 		o.layer = abs_layer.buf;
 	}
 	encode_opts(&req, &o);
-	if (send_msg(fd, &req) || recv_msg(fd, &msg, &len, 1)) {
+	if (send_msg(fd, &req) || (ctl >= 0 && sl_send_fd(fd, 'C', ctl))) {
+		sl_err_set(err, SL_ERROR, "jail spawner (pid %ld) ended without a reply",
+			   (long)spawner_pid);
+		close(fd);
+		fd = -1;
+	}
+done:
+	sl_buf_release(&req);
+	sl_buf_release(&abs_workdir);
+	sl_buf_release(&abs_layer);
+	return fd;
+}
+
+int sl_jail_spawner_reply(int fd, sl_jail_result *out, sl_err *err)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (recv_msg(fd, &msg, &len, 1)) {
 		ret = sl_err_set(err, SL_ERROR, "jail spawner (pid %ld) ended without a reply",
 				 (long)spawner_pid);
 	} else {
@@ -644,11 +664,20 @@ int sl_jail_spawner_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *e
 			ret = sl_err_set(err, SL_ERROR, "jail spawner: a malformed reply");
 	}
 	free(msg);
-	sl_buf_release(&req);
-	sl_buf_release(&abs_workdir);
-	sl_buf_release(&abs_layer);
 	close(fd);
 	return ret;
+}
+
+int sl_jail_spawner_run(sl_jail_result *out, const sl_jail_opts *opts, sl_err *err)
+{
+	int fd = send_request('R', opts, -1, err);
+
+	return fd < 0 ? SL_ERROR : sl_jail_spawner_reply(fd, out, err);
+}
+
+int sl_jail_spawner_session(const sl_jail_opts *opts, int ctl, sl_err *err)
+{
+	return send_request('Q', opts, ctl, err);
 }
 
 int sl_jail_spawner_active(void)

@@ -451,6 +451,26 @@ void sl_jail_set_stop(const volatile int *stop);
  */
 int sl_jail_spawner_start(sl_err *err);
 void sl_jail_spawner_stop(void);
+/*
+ * A jail for a session of commands (jail_session.c): built once, on
+ * opts (opts.command is not run); each sl_jail_session_exec() runs one
+ * command in it as a fresh process, with the jail's limits, and kills
+ * everything the command left before it returns; /tmp is made anew
+ * between commands, so only /src (opts.layer) carries anything over.
+ * The cgroup's limits hold for the whole session.  exec fills out's status,
+ * timed_out (timeout_ms ran out: the jail is then gone), duration_ms,
+ * output (the first head and the last tail bytes, stdout and stderr
+ * interleaved) and output_total; SL_ERROR when the jail is gone
+ * (sl_jail_session_alive() says so beforehand).  One thread at a time per
+ * session.  sl_jail_session_free() ends the jail and waits for its
+ * cleanup; if NULL nothing occurs.
+ */
+typedef struct sl_jail_session sl_jail_session;
+int sl_jail_session_open(sl_jail_session **out, const sl_jail_opts *opts, sl_err *err);
+int sl_jail_session_exec(sl_jail_session *j, sl_jail_result *out, const char *command,
+			 unsigned timeout_ms, size_t head, size_t tail, sl_err *err);
+int sl_jail_session_alive(const sl_jail_session *j);
+void sl_jail_session_free(sl_jail_session *j);
 /* What this machine offers, for `sluice doctor` and for refusing to run. */
 typedef struct sl_jail_layers {
 	unsigned available;         /* SL_JAIL_* bits that work here */

@@ -1,7 +1,7 @@
 /*
  * act.c - a session's wire form in plain text (act.h): the system message,
- * one fenced command a reply or the submit word, the jailed wrapper that
- * keeps a step's output head and tail, and the observation shown back.
+ * one fenced command a reply or the submit word, and the observation shown
+ * back (the step's output head and tail, kept by the session's jail).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -140,15 +140,6 @@ enum sl_act_kind sl_act_parse(char **command_out, const char *reply, sl_err *err
 fail:
 	sl_buf_release(&cmd);
 	return SL_ACT_FORMAT;
-}
-
-void sl_act_wrapper(sl_buf *out, unsigned timeout_s, size_t head, size_t tail)
-{
-	sl_buf_addf(out, "timeout -k 2 %u sh -c \"$SLUICE_STEP\" </dev/null "
-		    ">/tmp/.sluice-step 2>&1; s=$?; n=$(wc -c </tmp/.sluice-step); "
-		    "echo \"$n\"; if [ \"$n\" -le %zu ]; then cat /tmp/.sluice-step; else "
-		    "head -c %zu /tmp/.sluice-step; tail -c %zu /tmp/.sluice-step; fi; exit $s",
-		    timeout_s, head + tail, head, tail);
 }
 
 void sl_act_observe(sl_buf *out, int64_t *total_out, const char *raw, size_t len,

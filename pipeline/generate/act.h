@@ -55,18 +55,11 @@ enum sl_act_kind sl_act_parse(char **command_out, const char *reply, sl_err *err
 const char *sl_act_system(int tools);
 
 /*
- * The command line the jail runs for a step: the model's command (passed
- * in the environment as SLUICE_STEP, never spliced into shell text) under
- * timeout(1) at timeout_s, its output to a file in the jail's /tmp, then
- * the total byte count on a line and at most head + tail bytes of it, as
- * sl_act_observe() reads them.
- */
-void sl_act_wrapper(sl_buf *out, unsigned timeout_s, size_t head, size_t tail);
-
-/*
- * The observation of a step from the wrapper's output raw (len bytes) and
- * the jail's exit status: appended to out; *total_out is the bytes the
- * command wrote.  timed_out: the step's limit ended it (timeout_s, said).
+ * The observation of a step from raw (len bytes: the total byte count the
+ * command wrote on a line, then at most head + tail bytes of its output,
+ * its first head and last tail) and its exit status: appended to out;
+ * *total_out is the bytes the command wrote.  timed_out: the step's limit
+ * ended it (timeout_s, said).
  */
 void sl_act_observe(sl_buf *out, int64_t *total_out, const char *raw, size_t len,
 		    int status, int timed_out, unsigned timeout_s, size_t head, size_t tail);

@@ -29,6 +29,7 @@
 typedef struct session {
 	run_attempt *a;
 	char *layer;                /* the layer the commands write */
+	sl_jail_session *jail;      /* the jail its commands run in, made at the first */
 	sl_chat_msg *msgs;          /* the chat so far; contents in texts */
 	size_t nmsgs, amsgs;
 	sl_strvec texts;
@@ -61,30 +62,27 @@ static void chat_fix(session *ss)
 		ss->msgs[i].content = ss->texts.v[i];
 }
 
-/* Run one command in the jail on the session's layer; the observation into obs. */
-static int run_command(session *ss, const char *command, sl_buf *obs, int64_t *total,
-		       int64_t *ms, int *status, sl_err *err)
+/*
+ * The session's jail: one for all its commands (validators.h), on the
+ * layer, with the gates' limits; made at the first command, and again
+ * after a command whose time ran out took it down.  The jail's own time is
+ * the session's, and a step's more (a step may begin at its last moment).
+ */
+static int jail_ready(session *ss, sl_err *err)
 {
 	run_ctx *x = ss->a->x;
 	const sl_spec *spec = x->c->spec;
 	const sl_jail_limits *j = &spec->jail;
 	sl_jail_opts jo = SL_JAIL_OPTS_INIT;
-	sl_jail_result jr;
-	sl_buf wrapper = SL_BUF_INIT, env = SL_BUF_INIT;
-	const char *envv[2];
-	int r;
 
-	sl_act_wrapper(&wrapper, spec->session.step_timeout_s, ss->head, ss->tail);
-	sl_buf_adds(&env, "SLUICE_STEP=");
-	sl_buf_adds(&env, command);
-	envv[0] = env.buf;
-	envv[1] = NULL;
+	if (sl_jail_session_alive(ss->jail))
+		return 0;
+	sl_jail_session_free(ss->jail);
+	ss->jail = NULL;
 	jo.workdir = sl_warm_tree(x->warm);
 	jo.layer = ss->layer;
-	jo.command = wrapper.buf;
-	jo.env = envv;
-	jo.timeout_ms = (spec->session.step_timeout_s + 15) * 1000u;
-	jo.output_cap = ss->head + ss->tail + 64;
+	jo.command = "true";
+	jo.timeout_ms = (spec->session.timeout_s + spec->session.step_timeout_s + 15) * 1000u;
 	jo.mem_mb = j->mem_mb;
 	jo.pids_max = j->pids;
 	jo.tmp_mb = j->tmp_mb;
@@ -92,20 +90,47 @@ static int run_command(session *ss, const char *command, sl_buf *obs, int64_t *t
 	jo.as_mb = j->as_mb;
 	jo.accept = j->accept;
 	jo.unsafe = x->opts->unsafe;
+	return sl_jail_session_open(&ss->jail, &jo, err);
+}
+
+/*
+ * Run one command in the session's jail; the observation into obs, in the
+ * form the model has always been shown (sl_act_observe: the byte count,
+ * then the output's head and tail).
+ */
+static int run_command(session *ss, const char *command, sl_buf *obs, int64_t *total,
+		       int64_t *ms, int *status, sl_err *err)
+{
+	run_ctx *x = ss->a->x;
+	const sl_spec *spec = x->c->spec;
+	sl_jail_result jr;
+	sl_buf raw = SL_BUF_INIT;
+	int r;
+
 	sl_jail_result_init(&jr);
-	/* a step's command is a gate's peer: at most `jobs` jails at once */
+	/* a step's command is a gate's peer: at most `jobs` commands at once */
 	sem_wait(&x->gate_slots);
-	r = sl_jail_run(&jr, &jo, err);
+	for (int tries = 0; tries < 2; tries++) {
+		if (!(r = jail_ready(ss, err)))
+			r = sl_jail_session_exec(ss->jail, &jr, command,
+						 spec->session.step_timeout_s * 1000u, ss->head,
+						 ss->tail, err);
+		/* a jail gone since the last step (its pid 1 killed) is made again, once */
+		if (!r || sl_jail_session_alive(ss->jail) || tries)
+			break;
+		sl_err_clear(err);
+	}
 	sem_post(&x->gate_slots);
 	if (!r) {
 		*status = jr.exited ? jr.exit_status : 128 + jr.term_signal;
 		*ms = jr.duration_ms;
-		sl_act_observe(obs, total, jr.output.buf, jr.output.len, *status, jr.timed_out,
+		sl_buf_addf(&raw, "%zu\n", jr.output_total);
+		sl_buf_add(&raw, jr.output.buf, jr.output.len);
+		sl_act_observe(obs, total, raw.buf, raw.len, *status, jr.timed_out,
 			       spec->session.step_timeout_s, ss->head, ss->tail);
 	}
 	sl_jail_result_release(&jr);
-	sl_buf_release(&wrapper);
-	sl_buf_release(&env);
+	sl_buf_release(&raw);
 	return r;
 }
 
@@ -626,6 +651,7 @@ int run_session_step(run_attempt *a, sl_err *err)
 	}
 	s->a.prompt = s->chat;
 done:
+	sl_jail_session_free(ss.jail);
 	if (ss.layer && sl_warm_layer_remove(ss.layer, r ? NULL : err) && !r)
 		r = SL_ERROR;
 	free(ss.layer);

@@ -2,6 +2,9 @@
  * test_jail.c - the jail (validators/jail.h) and the gate runner
  * (validators/gate.h), against real namespaces and real processes.
  *
+ * Sessions (one jail, many commands) are tested at the end, with and
+ * without the spawner.
+ *
  * Every test runs commands in a jail on a fresh scratch directory under
  * $TMPDIR (or /tmp) and checks what they could see and do.  Works as root and
  * as an unprivileged user; the test that needs a mount of its own (locked
@@ -1059,6 +1062,226 @@ static void test_spawner_gone(void)
 	unscratch(dir);
 }
 
+/*
+ * Sessions (validators/jail_session.c): one jail for many commands.  Files
+ * in /src persist from one command to the next, nothing else does
+ * (processes, /tmp, SysV IPC); pid 1 and its control socket are out of a
+ * command's reach; a timeout takes the jail down; nothing is left behind.
+ */
+
+/* A session on dir/tree with dir/layer (u/ and w/) as its layer. */
+static sl_jail_session *open_on(const char *dir, unsigned timeout_ms)
+{
+	sl_jail_opts o = SL_JAIL_OPTS_INIT;
+	sl_jail_session *j = NULL;
+	sl_err err = SL_ERR_INIT;
+	char *tree = sl_path_join(dir, "tree"), *layer = sl_path_join(dir, "layer");
+	char *u = sl_path_join(layer, "u"), *w = sl_path_join(layer, "w");
+
+	mkdir(tree, 0755);
+	mkdir(layer, 0755);
+	mkdir(u, 0755);
+	mkdir(w, 0755);
+	o.workdir = tree;
+	o.layer = layer;
+	o.timeout_ms = timeout_ms;
+	if (sl_jail_session_open(&j, &o, &err))
+		fprintf(stderr, "sl_jail_session_open: %s\n", err.msg);
+	free(tree);
+	free(layer);
+	free(u);
+	free(w);
+	return j;
+}
+
+/* Run cmd; its output (the caller frees), *status its exit status or 128+signal. */
+static char *exec_out(sl_jail_session *j, const char *cmd, int *status)
+{
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	char *out;
+
+	sl_jail_result_init(&r);
+	*status = -1;
+	if (sl_jail_session_exec(j, &r, cmd, 30000, 4096, 4096, &err)) {
+		fprintf(stderr, "sl_jail_session_exec: %s\n", err.msg);
+		sl_jail_result_release(&r);
+		return sl_xstrdup("");
+	}
+	*status = r.exited ? r.exit_status : 128 + r.term_signal;
+	out = sl_xstrdup(r.output.buf);
+	sl_jail_result_release(&r);
+	return out;
+}
+
+/*
+ * SESSION_TEST(name) { body }: a test whose body runs with j, a session on
+ * a scratch directory dir, opened before and freed after.
+ */
+static void with_session(void (*body)(sl_jail_session *j, const char *dir))
+{
+	char *dir = scratch();
+	sl_jail_session *j = open_on(dir, 0);
+
+	CHECK(j != NULL);
+	if (j)
+		body(j, dir);
+	sl_jail_session_free(j);
+	unscratch(dir);
+}
+#define SESSION_TEST(name) \
+	static void name##_body(sl_jail_session *j, const char *dir); \
+	static void name(void) { with_session(name##_body); } \
+	static void name##_body(sl_jail_session *j, const char *dir)
+
+SESSION_TEST(test_session_files_persist_nothing_else)
+{
+	char *out;
+	int st;
+
+	out = exec_out(j, "echo kept >/src/f; echo gone >/tmp/t; echo shm >/dev/shm/s; "
+		       "x=1; export Y=2; cd /tmp; ipcmk -M 4096 >/dev/null && echo ok", &st);
+	CHECK_INT(st, 0);
+	CHECK_STR(out, "ok\n");
+	free(out);
+	out = exec_out(j, "cat /src/f; pwd; ls -A /tmp /dev/shm; echo \"x=$x Y=$Y\"; "
+		       "ipcs -m 2>/dev/null | grep -c 4096", &st);
+	CHECK_STR(out, "kept\n/src\n/dev/shm:\n\n/tmp:\nx= Y=\n0\n");
+	free(out);
+	/* the layer holds the file on the host, nothing else */
+	{
+		char *f = sl_path_join(dir, "layer/u/f");
+
+		CHECK(access(f, F_OK) == 0);
+		free(f);
+	}
+	out = exec_out(j, "exit 7", &st);
+	CHECK_INT(st, 7);
+	free(out);
+}
+
+/* A background process of one command is gone before the next one runs. */
+SESSION_TEST(test_session_background_killed)
+{
+	char *out, marker[64], cmd[256];
+	int st;
+
+	snprintf(marker, sizeof(marker), "100%d.5", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "sleep 1%s & setsid sleep 2%s & echo started", marker, marker);
+	out = exec_out(j, cmd, &st);
+	CHECK_STR(out, "started\n");
+	free(out);
+	CHECK_INT(host_procs_with(marker), 0);
+	out = exec_out(j, "ls /proc | grep -c '^[0-9]'; cat /proc/[0-9]*/comm | sort | tr '\\n' ' '",
+		       &st);
+	/* pid 1, the shell, ls and grep or cat, sort, tr: no sleep */
+	CHECK(strstr(out, "sleep") == NULL);
+	CHECK(strstr(out, "sluice-init") != NULL);
+	free(out);
+}
+
+/* Pid 1 and its control socket are out of a command's reach. */
+SESSION_TEST(test_session_init_out_of_reach)
+{
+	char *out;
+	int st;
+
+	out = exec_out(j, "for s in TERM KILL INT HUP STOP CHLD USR1; do "
+		       "kill -s $s 1 2>/dev/null; done; "
+		       "ls /proc/1/fd 2>&1 >/dev/null | grep -c denied; "
+		       "cat /proc/1/environ 2>&1 >/dev/null | grep -c denied; "
+		       "ls -l /proc/self/fd | grep -c socket; "
+		       "grep -c . /proc/1/cmdline", &st);
+	CHECK_STR(out, "1\n1\n0\n1\n");
+	free(out);
+	/* a debugger is refused too (no ptrace in the filter, pid 1 not dumpable) */
+	out = exec_out(j, "{ command -v gdb >/dev/null && gdb -batch -p 1 2>&1 || echo denied; } | "
+		       "grep -q -i 'denied\\|not permitted' && echo refused; "
+		       "head -c 1 /proc/1/mem 2>&1 | grep -c denied; "
+		       "grep TracerPid /proc/1/status", &st);
+	CHECK_STR(out, "refused\n1\nTracerPid:\t0\n");
+	free(out);
+	/* and it still serves */
+	out = exec_out(j, "echo alive", &st);
+	CHECK_STR(out, "alive\n");
+	CHECK(sl_jail_session_alive(j));
+	free(out);
+}
+
+/* A command's time running out takes the jail down; what it wrote stays. */
+static void test_session_timeout_ends_jail(void)
+{
+	char *dir = scratch(), *out, marker[64], cmd[256];
+	sl_jail_session *j = open_on(dir, 0);
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+	int st;
+
+	CHECK(j != NULL);
+	if (!j)
+		goto done;
+	snprintf(marker, sizeof(marker), "1000.%d4", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "echo before >/src/b; echo said; sleep %s", marker);
+	sl_jail_result_init(&r);
+	CHECK_INT(sl_jail_session_exec(j, &r, cmd, 300, 100, 100, &err), 0);
+	CHECK_INT(r.timed_out, 1);
+	CHECK_INT(r.term_signal, SIGKILL);
+	CHECK_STR(r.output.buf, "said\n");
+	CHECK(!sl_jail_session_alive(j));
+	CHECK_INT(sl_jail_session_exec(j, &r, "true", 1000, 100, 100, &err), SL_ERROR);
+	sl_jail_result_release(&r);
+	sl_jail_session_free(j);
+	CHECK_INT(host_procs_with(marker), 0);
+	j = open_on(dir, 0);
+	CHECK(j != NULL);
+	if (!j)
+		goto done;
+	out = exec_out(j, "cat /src/b", &st);
+	CHECK_STR(out, "before\n");
+	free(out);
+done:
+	sl_jail_session_free(j);
+	unscratch(dir);
+}
+
+/* Head and tail of a flood, the total counted; a command too long for exec refused. */
+SESSION_TEST(test_session_output_ends)
+{
+	char *big;
+	sl_jail_result r;
+	sl_err err = SL_ERR_INIT;
+
+	sl_jail_result_init(&r);
+	CHECK_INT(sl_jail_session_exec(j, &r, "echo first; yes | head -c 3000000; echo; echo last",
+				       30000, 6, 5, &err), 0);
+	CHECK_INT(r.output_total, 6 + 3000000 + 1 + 5);
+	CHECK_INT(r.output.len, 11);
+	CHECK(!memcmp(r.output.buf, "first\n", 6) && !memcmp(r.output.buf + 6, "last\n", 5));
+	big = sl_xmalloc(SL_JAIL_SESSION_CMD_MAX + 2);
+	memset(big, ' ', SL_JAIL_SESSION_CMD_MAX + 1);
+	big[SL_JAIL_SESSION_CMD_MAX + 1] = '\0';
+	CHECK_INT(sl_jail_session_exec(j, &r, big, 30000, 100, 100, &err), 0);
+	CHECK_INT(r.exit_status, 126);
+	CHECK(strstr(r.output.buf, "bytes long") != NULL);
+	free(big);
+	CHECK_INT(sl_jail_session_exec(j, &r, "echo still", 30000, 100, 100, &err), 0);
+	CHECK_STR(r.output.buf, "still\n");
+	sl_jail_result_release(&r);
+}
+
+/* A setup error is an error with its message, as sl_jail_run's. */
+static void test_session_setup_error(void)
+{
+	sl_jail_opts o = SL_JAIL_OPTS_INIT;
+	sl_jail_session *j = NULL;
+	sl_err err = SL_ERR_INIT;
+
+	o.workdir = "/nonexistent/sluice-test";
+	CHECK(sl_jail_session_open(&j, &o, &err) != 0);
+	CHECK(j == NULL);
+	CHECK(strstr(err.msg, "nonexistent") != NULL);
+}
+
 int main(void)
 {
 	sl_err err = SL_ERR_INIT;
@@ -1089,6 +1312,12 @@ int main(void)
 	RUN(test_cgroup_limits);
 	RUN(test_cpu_settings);
 	RUN(test_probe);
+	RUN(test_session_files_persist_nothing_else);
+	RUN(test_session_background_killed);
+	RUN(test_session_init_out_of_reach);
+	RUN(test_session_timeout_ends_jail);
+	RUN(test_session_output_ends);
+	RUN(test_session_setup_error);
 
 	/* again, the jails run by the spawner: the same behaviour */
 	if (sl_jail_spawner_start(&err)) {
@@ -1114,6 +1343,12 @@ int main(void)
 	RUN_AS(test_overlay_collect, "spawner: test_overlay_collect");
 	RUN_AS(test_cgroup_limits, "spawner: test_cgroup_limits");
 	RUN_AS(test_cpu_settings, "spawner: test_cpu_settings");
+	RUN_AS(test_session_files_persist_nothing_else, "spawner: test_session_files_persist_nothing_else");
+	RUN_AS(test_session_background_killed, "spawner: test_session_background_killed");
+	RUN_AS(test_session_init_out_of_reach, "spawner: test_session_init_out_of_reach");
+	RUN_AS(test_session_timeout_ends_jail, "spawner: test_session_timeout_ends_jail");
+	RUN_AS(test_session_output_ends, "spawner: test_session_output_ends");
+	RUN_AS(test_session_setup_error, "spawner: test_session_setup_error");
 	RUN(test_spawner_stop);
 	RUN(test_spawner_gone);
 	sl_jail_spawner_stop();
