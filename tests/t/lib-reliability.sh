@@ -17,11 +17,14 @@
 # run_pid_of STORE        the process of the store's unfinished run
 # paused_let_go PIDFILE   continue and end the process PIDFILE names, if any:
 #                         a test never leaves a stopped run behind
-# stop_quiet PID STORE    stop PID at an instant it holds no write
+# stop_quiet PID STORE [GITDIR]
+#                         stop PID at an instant it holds no write
 #                         transaction on STORE (a stopped writer would lock
-#                         everyone else out): stop, and if the store is
-#                         locked, continue it briefly and stop again; at most
-#                         200 tries
+#                         everyone else out) and, with GITDIR, not the run's
+#                         lock on the repository either (flock of GITDIR: a
+#                         run holds it while it changes refs or worktrees):
+#                         stop, and if one is held, continue it briefly and
+#                         stop again; at most 200 tries
 # waiting_gate FILE [COND]  a gate script that, where the shell condition
 #                         COND holds (default: always), writes "waiting" in
 #                         its tree and waits (120 s at most) for a file "go"
@@ -161,13 +164,14 @@ run_pid_of() {
 stop_quiet() {
 	n=0
 	while kill -STOP "$1"; do
-		if sqlite3 "$2" "begin immediate; rollback" >/dev/null 2>&1; then
+		if sqlite3 "$2" "begin immediate; rollback" >/dev/null 2>&1 &&
+		   { test -z "${3:-}" || flock -n -x "$3" true; }; then
 			return 0
 		fi
 		kill -CONT "$1"
 		n=$((n + 1))
 		if [ $n -ge 200 ]; then
-			echo "stop_quiet: $2 stayed locked" >&2
+			echo "stop_quiet: $2${3:+ or $3} stayed locked" >&2
 			return 1
 		fi
 		sleep 0.05

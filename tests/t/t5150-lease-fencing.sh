@@ -58,7 +58,7 @@ test_expect_success 'run A paused past its leases, run B takes them over, A resu
 	# lock: B would wait for it, as it should for a live process)
 	poll "test \$(rel_requests m1) -ge 4" &&
 	poll "grep -q \"pass in .* (baseline)\$\" errA" &&
-	stop_quiet $pa f.db &&
+	stop_quiet $pa f.db repo/.git &&
 	oa=$(owner_of f.db $pa) && test -n "$oa" && echo "$oa" >a.owner &&
 	sqlite3 f.db "select id || \" \" || lease_epoch from targets
 		where lease_owner = '"'"'$oa'"'"' and state = '"'"'pending'"'"'" >held.a &&
@@ -69,7 +69,7 @@ test_expect_success 'run A paused past its leases, run B takes them over, A resu
 	sluice status --store f.db --json >status.paused.json &&
 	# bounded: a B that waits on the paused A (the warm base locked
 	# exclusively, say) fails here instead of hanging, and A is let go
-	{ timeout 600 sluice run --store f.db --lease-ttl 600 f.yaml >outB 2>errB & pb=$!; } &&
+	{ timeout -s KILL 600 sluice run --store f.db --lease-ttl 600 f.yaml >outB 2>errB & pb=$!; } &&
 	echo $pb >b.pid &&
 	{ wait $pb; rb=$?; } &&
 	cat errB &&

@@ -32,7 +32,7 @@ test_expect_success 'run A paused while it measures the base; B takes the baseli
 	da=$(waiting_dir) &&
 	poll "test -n \"\$(run_pid_of f.db)\"" &&
 	pa=$(run_pid_of f.db) && echo $pa >a.pid &&
-	stop_quiet $pa f.db &&
+	stop_quiet $pa f.db repo/.git &&
 	poll "test \"\$(sqlite3 f.db \"select baseline_expires < \$(now_ms) from campaigns\")\" = 1" &&
 	epoch=$(sqlite3 f.db "select baseline_epoch from campaigns") &&
 	{ timeout -s KILL 600 sluice run --store f.db --lease-ttl 600 f.yaml >outB 2>errB & pb=$!; } &&
