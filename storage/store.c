@@ -931,6 +931,38 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "read target id");
 }
 
+int sl_store_target_scope_put(sl_store *st, int64_t id, const void *data, size_t len,
+			      sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "INSERT OR REPLACE INTO target_scope (target_id, data) "
+			       "VALUES (?, ?)", err);
+
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_blob64(s, 2, len ? data : "", (sqlite3_uint64)len, SQLITE_STATIC);
+	return sl_store_exec(st, s, "record a target's scope", err);
+}
+
+int sl_store_target_scope_get(sl_store *st, int64_t id, sl_buf *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT data FROM target_scope WHERE target_id = ?", err);
+	int rc;
+
+	sl_buf_reset(out);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		sl_buf_add(out, sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return sl_err_set(err, SL_ENOTFOUND, "target %lld: nothing scoped recorded",
+				  (long long)id);
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "read a target's scope");
+}
+
 int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err)
 {
