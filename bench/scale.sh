@@ -4,7 +4,8 @@
 #   sh bench/scale.sh [BUILD]
 #
 # For each size N of SIZES (default "100 1000 10000 100000") it generates a
-# repository of N/10 C files (10 functions each, 100 files per directory),
+# repository of N/10 C files (10 functions each, 100 files per directory;
+# past 100,000 targets, 100 such directories per directory),
 # each function calling old_api() once, and runs a campaign with the rules
 # provider (a rule rewrites the call; unit: function, so N targets):
 #   - without gates: every target, the whole pipeline (scope, rule, apply,
@@ -63,7 +64,10 @@ gen_repo() { # dir n
 	awk -v dir="$1/src" -v n="$2" 'BEGIN {
 		files = int((n + 9) / 10)
 		for (f = 0; f < files; f++) {
-			d = dir "/d" int(f / 100)
+			# past 10,000 files, two levels: a tree of 1,000 entries would
+			# make each candidate 30 KB of trees
+			d = files > 10000 ? dir "/d" int(f / 10000) "/d" (int(f / 100) % 100) : \
+				dir "/d" int(f / 100)
 			if (f % 100 == 0) system("mkdir -p " d)
 			path = d "/f" f ".c"
 			print "int old_api(int x);\nint new_api(int x);\n" > path

@@ -764,7 +764,7 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		packed_ent *e;
-		git_oid now;
+		git_oid now, packed_at;
 		int r, is_loose;
 
 		if (valid_branch(&refname, branch[i], err))
@@ -776,7 +776,7 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 			/* r > 0 and not loose: it is in the file */
 			sl_strvec_push(&drops, refname.buf);
 			dirty = 1;
-		} else if (f.rfd >= 0 && packed_value(&f, refname.buf, &now) > 0) {
+		} else if (f.rfd >= 0 && packed_value(&f, refname.buf, &packed_at) > 0) {
 			sl_strvec_push(&drops, refname.buf);
 			dirty = 1;
 		} else if ((e = packed_find(&f, refname.buf))) {

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,15 @@
 
 /* Bytes of parsed objects libgit2 keeps in its cache, for the whole process. */
 #define RUN_GIT_CACHE_MAX ((size_t)8 << 20)
+/*
+ * malloc arenas the run's threads share.  glibc gives each thread that
+ * meets a locked arena one of its own, up to eight a core; each keeps the
+ * peak of what its thread once held (freed chunks between live ones are
+ * not returned): a run of 100,000 targets held two of 36 and 21 MB with
+ * 40 MB live.  The threads spend their time in libgit2, SQLite and the
+ * store, not in malloc: two arenas cost nothing measurable.
+ */
+#define RUN_MALLOC_ARENAS 2
 
 char *sl_default_store_path(const char *explicit_path)
 {
@@ -400,6 +410,7 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	char host[160];
 	int ret;
 
+	mallopt(M_ARENA_MAX, RUN_MALLOC_ARENAS);
 	if ((ret = sl_campaign_load(&x->c, opts->spec_path, opts->repo, err)))
 		return ret;
 	spec_warnings(x);
