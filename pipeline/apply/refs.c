@@ -852,16 +852,34 @@ static int trailer_names(const char *p, const char *tags)
 int sl_commit_made_by(git_repository *repo, const git_oid *commit, const char *tag)
 {
 	git_commit *c = NULL;
-	const char *msg, *p;
+	git_odb *dir = NULL;
+	git_odb_object *raw = NULL;
+	sl_buf objects = SL_BUF_INIT;
+	const char *msg = NULL, *p;
 	int mine = 0;
 
-	if (git_commit_lookup(&c, repo, commit) || !(msg = git_commit_message(c)))
-		goto done;
+	if (!git_commit_lookup(&c, repo, commit)) {
+		msg = git_commit_message(c);
+	} else {
+		/* a pack the repository's object database does not take in (a run's
+		   worker: run_batch_open) may hold it: the directory's then */
+		sl_buf_addf(&objects, "%sobjects", git_repository_commondir(repo));
+		if (!git_odb_open(&dir, objects.buf) && !git_odb_read(&raw, dir, commit) &&
+		    git_odb_object_type(raw) == GIT_OBJECT_COMMIT) {
+			/* NUL-terminated here: the header's end, then the message */
+			sl_buf_reset(&objects);
+			sl_buf_add(&objects, git_odb_object_data(raw), git_odb_object_size(raw));
+			if ((msg = strstr(objects.buf, "\n\n")))
+				msg += 2;
+		}
+	}
 	/* the trailer is a whole line: "Sluice-Store: TAG" */
 	for (p = msg; p && *p && !mine; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		mine = trailer_names(p, tag);
-done:
 	git_commit_free(c);
+	git_odb_object_free(raw);
+	git_odb_free(dir);
+	sl_buf_release(&objects);
 	return mine;
 }
 
