@@ -132,6 +132,8 @@ int run_batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl
 	memset(b, 0, sizeof(*b));
 	b->fd = -1;
 	b->repo = repo;
+	b->max = getenv("SLUICE_RUN_BATCH") && atoi(getenv("SLUICE_RUN_BATCH")) > 0 ?
+		(size_t)atoi(getenv("SLUICE_RUN_BATCH")) : BATCH_MAX;
 	journal_name(&path, x, (long)getpid(), seq);
 	b->journal = sl_buf_detach(&path, NULL);
 	if ((b->fd = open(b->journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,

@@ -154,6 +154,12 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 	int stop, got = 0, ret;
 
 	sl_err_clear(err);
+	/* between targets: a target's objects are read until it is done, and a
+	   worker's object database does not take in the packs (run_batch_open) */
+	if (run_cur_batch && BATCH_FULL(run_cur_batch) && run_batch_flush(x, run_cur_batch, err)) {
+		fail_run(x, err, NULL);
+		return 0;
+	}
 	pthread_mutex_lock(&x->lock);
 	if (!x->failed && !run_interrupted(x))
 		got = run_next_target(x, &rec, err);

@@ -247,8 +247,8 @@ typedef struct run_attempt {
  * so a batch is flushed at whichever comes first (issue 29).
  */
 #define BATCH_BYTES ((size_t)8 << 20)
-/* The batch is full: flush it before the next candidate (run_batch_flush). */
-#define BATCH_FULL(b) ((b)->count >= BATCH_MAX || (b)->bytes >= BATCH_BYTES)
+/* The batch is full: flush it before the next target (run_batch_flush). */
+#define BATCH_FULL(b) ((b)->count >= (b)->max || (b)->bytes >= BATCH_BYTES)
 
 typedef struct objbatch {
 	git_repository *repo;       /* the worker's */
@@ -261,6 +261,7 @@ typedef struct objbatch {
 	int64_t *target, *epoch;
 	size_t n, alloc;
 	size_t count;               /* candidates written since the last flush */
+	size_t max;                 /* BATCH_MAX (SLUICE_RUN_BATCH in tests) */
 	size_t bytes;               /* and the size of their objects */
 	git_oid *written;           /* each object the mempack took since the last flush */
 	size_t nwritten, awritten;

@@ -59,6 +59,15 @@ test_expect_success 'pending and budget targets mixed are all worked on again, c
 	test "$(sqlite3 s.db "select count(*) from targets where attempts = 2")" = 6
 '
 
+test_expect_success 'batches of 3 candidates: each flushed between targets, every target proposed' '
+	SLUICE_RUN_BATCH=3 sluice run --store s4.db c.yaml >out 2>err &&
+	grep -q "^  proposed  *30" out &&
+	test "$(sqlite3 s4.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = 30 &&
+	for b in $(sqlite3 s4.db "select branch from candidates where branch is not null"); do
+		git -C repo rev-parse --verify -q "refs/heads/$b^{commit}" >/dev/null || return 1
+	done
+'
+
 # scoped: "at most N of M targets held at once" while scoping and recording
 scoped() {
 	sed -n "s/.*scoping: at most \([0-9]*\) of \([0-9]*\) targets held at once.*/\1 \2/p" "$1"
