@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <tree_sitter/api.h>
 
@@ -1118,9 +1119,21 @@ struct shared {
 	sl_scope_cache *cache;
 	size_t *puts, nputs;       /* entries passed on, not in the cache yet */
 	sl_err cache_err;
+	/*
+	 * With opts->emit, a helper takes no file more than EMIT_AHEAD
+	 * positions of todo past those passed on: else it parses the whole
+	 * tree while the main thread's emit (a store's inserts, say) is
+	 * slower, and every file's result waits in memory (200 MB at 300,000
+	 * targets).
+	 */
+	size_t todo_emitted;       /* main thread: positions of todo passed on */
+	atomic_size_t emitted_pos; /* the same, for the helpers */
+	atomic_uint helpers_active;
+	atomic_int no_wait;        /* a file was deferred, or emit failed: none waits */
 };
 
 #define CACHE_PUT_BATCH 256
+#define EMIT_AHEAD 64
 
 /* A thread that reads and parses: the main thread, or a helper. */
 struct worker {
@@ -1545,6 +1558,11 @@ static int emit_ready(struct shared *sh)
 			sh->emit_err = SL_ERROR;
 	}
 	free(one.v);
+	while (sh->todo_emitted < sh->ntodo && sh->todo[sh->todo_emitted] < sh->emit_next)
+		sh->todo_emitted++;
+	atomic_store(&sh->emitted_pos, sh->todo_emitted);
+	if (sh->emit_err)
+		atomic_store(&sh->no_wait, 1);
 	return sh->emit_err;
 }
 
@@ -1579,16 +1597,30 @@ static int scope_one(struct worker *wk, struct parse_state *ps, size_t k)
 	return ret ? (worker_fail(wk, k), -1) : 0;
 }
 
-/* The next position in todo into *k: 0 when none is left or a file before it failed. */
-static int take(struct shared *sh, size_t *k)
+/*
+ * The next position in todo into *k: 0 when none is left or a file before
+ * it failed.  A helper waits while it is EMIT_AHEAD past what was passed
+ * on: the positions before it are done or being done by threads that do
+ * not wait, and the main thread passes them on (run_workers, at the end).
+ */
+static int take(struct worker *wk, size_t *k)
 {
+	struct shared *sh = wk->sh;
+	const struct timespec ms = { 0, 1000 * 1000 };
+
 	*k = atomic_fetch_add(&sh->next, 1);
+	while (wk->helper && sh->opts->emit && *k < sh->ntodo &&
+	       *k >= atomic_load(&sh->emitted_pos) + EMIT_AHEAD && !atomic_load(&sh->no_wait) &&
+	       *k <= atomic_load(&sh->fail_at))
+		nanosleep(&ms, NULL);
 	return *k < sh->ntodo && *k <= atomic_load(&sh->fail_at);
 }
 
 /* A blob a helper could not read: the main thread reads it at the end. */
 static void defer(struct shared *sh, size_t k)
 {
+	/* it is read after the helpers end: none may wait for it to be passed on */
+	atomic_store(&sh->no_wait, 1);
 	pthread_mutex_lock(&sh->lock);
 	SL_ALLOC_GROW(sh->deferred, sh->ndeferred + 1, sh->deferred_alloc);
 	sh->deferred[sh->ndeferred++] = k;
@@ -1615,7 +1647,7 @@ static void work(struct worker *wk)
 		worker_fail(wk, 0);
 		goto done;
 	}
-	while (take(sh, &k)) {
+	while (take(wk, &k)) {
 		if ((rc = scope_one(wk, &ps, k)) == 1) {
 			defer(sh, k);
 			continue;
@@ -1639,11 +1671,12 @@ static void *helper_main(void *arg)
 {
 	struct worker *wk = arg;
 
-	if (git_repository_open_ext(&wk->repo, wk->sh->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL))
-		return NULL;
-	work(wk);
+	if (!git_repository_open_ext(&wk->repo, wk->sh->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH,
+				     NULL))
+		work(wk);
 	git_repository_free(wk->repo);
 	wk->repo = NULL;
+	atomic_fetch_sub(&wk->sh->helpers_active, 1);
 	return NULL;
 }
 
@@ -1988,11 +2021,25 @@ static int run_workers(struct scope_run *r, sl_err *err)
 		r->wks[i].err_at = SIZE_MAX;
 		sl_err_clear(&r->wks[i].err);
 	}
-	for (; started < r->nthreads; started++)
-		if (pthread_create(&r->wks[started].tid, NULL, helper_main, &r->wks[started]))
+	atomic_init(&sh->emitted_pos, 0);
+	atomic_init(&sh->no_wait, 0);
+	atomic_init(&sh->helpers_active, 0);
+	for (; started < r->nthreads; started++) {
+		atomic_fetch_add(&sh->helpers_active, 1);
+		if (pthread_create(&r->wks[started].tid, NULL, helper_main, &r->wks[started])) {
+			atomic_fetch_sub(&sh->helpers_active, 1);
 			break;
+		}
+	}
 	if (r->nthreads)
 		work(&r->wks[0]);
+	/* the helpers may wait for their files' turn to be passed on */
+	while (r->opts->emit && atomic_load(&sh->helpers_active)) {
+		const struct timespec ms = { 0, 1000 * 1000 };
+
+		emit_ready(sh);
+		nanosleep(&ms, NULL);
+	}
 	for (unsigned i = 1; i < started; i++)
 		pthread_join(r->wks[i].tid, NULL);
 	if (r->nthreads)

@@ -253,6 +253,13 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
  */
 int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err);
+/*
+ * The same, one at a time: fn gets each (borrowed for the call) until it
+ * returns nonzero, which is returned.  Memory holds one candidate, not the
+ * campaign's.
+ */
+int sl_store_candidates_each(sl_store *st, int64_t campaign_id, int state,
+			     int (*fn)(const sl_candidate_rec *c, void *arg), void *arg, sl_err *err);
 
 /*
  * Verdicts of gate runs; names ("pass" ...) only in the store's rows, JSON

@@ -902,44 +902,32 @@ static int branch_value(git_repository *repo, const char *refname, git_oid *oid)
 	return r;
 }
 
-enum sl_holder sl_branch_holder(git_repository *repo, const char *branch, const char *tag,
-				git_oid *at)
+int sl_branch_target(git_oid *oid, git_repository *repo, const char *branch)
 {
-	git_reference *ref = NULL, *res = NULL;
 	sl_buf refname = SL_BUF_INIT;
-	enum sl_holder h = SL_HOLDER_OTHER;
-	git_oid oid;
-	int rc, valid = 0, r = -1;
+	int valid = 0, r = -1, rc;
 
 	sl_buf_addf(&refname, "refs/heads/%s", branch);
 	if (!git_reference_name_is_valid(&valid, refname.buf) && valid)
-		r = branch_value(repo, refname.buf, &oid);
-	if (!r) {
-		h = SL_HOLDER_NONE;
-		goto done;
-	}
-	if (r > 0) {
-		if (at)
-			git_oid_cpy(at, &oid);
-		h = sl_commit_made_by(repo, &oid, tag) ? SL_HOLDER_MINE : SL_HOLDER_OTHER;
-		goto done;
-	}
-	rc = git_reference_lookup(&ref, repo, refname.buf);
-	if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC) {
-		h = SL_HOLDER_NONE;
-		goto done;
-	}
-	if (rc || git_reference_resolve(&res, ref))
-		goto done;
-	if (at)
-		git_oid_cpy(at, git_reference_target(res));
-	if (sl_commit_made_by(repo, git_reference_target(res), tag))
-		h = SL_HOLDER_MINE;
-done:
-	git_reference_free(res);
-	git_reference_free(ref);
+		r = branch_value(repo, refname.buf, oid);
+	rc = r > 0 ? 0 : !r ? GIT_ENOTFOUND : git_reference_name_to_id(oid, repo, refname.buf);
 	sl_buf_release(&refname);
-	return h;
+	return rc;
+}
+
+enum sl_holder sl_branch_holder(git_repository *repo, const char *branch, const char *tag,
+				git_oid *at)
+{
+	git_oid oid;
+	int rc = sl_branch_target(&oid, repo, branch);
+
+	if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
+		return SL_HOLDER_NONE;
+	if (rc)
+		return SL_HOLDER_OTHER;
+	if (at)
+		git_oid_cpy(at, &oid);
+	return sl_commit_made_by(repo, &oid, tag) ? SL_HOLDER_MINE : SL_HOLDER_OTHER;
 }
 
 int sl_packed_lock_check(git_repository *repo, long *stale_pid, sl_err *err)
