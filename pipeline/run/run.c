@@ -30,7 +30,7 @@
 #include "common/sha256.h"
 
 /* Bytes of parsed objects libgit2 keeps in its cache, for the whole process. */
-#define RUN_GIT_CACHE_MAX ((size_t)8 << 20)
+#define RUN_GIT_CACHE_MAX ((size_t)4 << 20)
 /*
  * malloc arenas the run's threads share.  glibc gives each thread that
  * meets a locked arena one of its own, up to eight a core; each keeps the

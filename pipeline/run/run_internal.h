@@ -246,7 +246,7 @@ typedef struct run_attempt {
  * without gates holds (about 5 KB a candidate in a tree of 10,000 files),
  * so a batch is flushed at whichever comes first (issue 29).
  */
-#define BATCH_BYTES ((size_t)8 << 20)
+#define BATCH_BYTES ((size_t)6 << 20)
 /* The batch is full: flush it before the next target (run_batch_flush). */
 #define BATCH_FULL(b) ((b)->count >= (b)->max || (b)->bytes >= BATCH_BYTES)
 
