@@ -536,6 +536,9 @@ static int merge_sorted(packed_file *f)
 			} else {
 				goto done;
 			}
+			/* the file's last line, without its newline: it is not the last now */
+			if (out.len && out.buf[out.len - 1] != '\n')
+				sl_buf_addch(&out, '\n');
 			sl_buf_reset(&line);
 			if (put_out(f, &out, 0))
 				goto done;
