@@ -4,7 +4,8 @@
 #   sh bench/scale.sh [BUILD]
 #
 # For each size N of SIZES (default "100 1000 10000 100000") it generates a
-# repository of N/10 C files (10 functions each, 100 files per directory),
+# repository of N/10 C files (10 functions each, 100 files per directory;
+# past 100,000 targets, 100 such directories per directory),
 # each function calling old_api() once, and runs a campaign with the rules
 # provider (a rule rewrites the call; unit: function, so N targets):
 #   - without gates: every target, the whole pipeline (scope, rule, apply,
@@ -29,7 +30,12 @@
 # the repositories and stores live there, so its file system is the one
 # measured); SCRATCH (the campaigns' scratch root; default: sluice's own);
 # GATED_MAX, GATED_SECONDS; MODES (default "0 1": without gates, with the
-# trivial gate).  Everything is removed at the end.
+# trivial gate).  Everything is removed at the end.  Each run is followed
+# by how long generating its repository and the run took and the load.
+#
+# A million targets: SIZES="1000 1000000" MODES=0 WORK=/var/tmp (100,000
+# files; about 1 GB in WORK; the run's log is not kept whole, only its
+# first and last proposals and its end).
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 SIZES=${SIZES:-"100 1000 10000 100000"}
@@ -42,8 +48,15 @@ cd "$work"
 echo "work: $work ($(stat -f -c %T "$work")), scratch: ${SCRATCH:-sluice's default}"
 
 now_ms() { date +%s%3N; }
-# each line of the run's log after the wall clock in milliseconds
-stamp() { perl -MTime::HiRes=time -ne '$|=1; printf "%d %s", time * 1000, $_'; }
+# the run's log, each line after the wall clock in milliseconds: kept are
+# the first and the last "proposed after" lines and the last 20 lines (a
+# run of 1,000,000 targets logs about 3 lines a target)
+stamp() {
+	perl -MTime::HiRes=time -ne 'BEGIN { $|=1 } my $l = sprintf "%d %s", time * 1000, $_;
+		if (/ proposed after /) { print $l unless $n++; $last = $l }
+		push @t, $l; shift @t if @t > 20;
+		END { print $last if $n > 1; print "proposed: ", $n + 0, "\n"; print "tail: $_" for @t }'
+}
 bytes() { du -sb "$1" | cut -f1; }
 
 gen_repo() { # dir n
@@ -51,7 +64,10 @@ gen_repo() { # dir n
 	awk -v dir="$1/src" -v n="$2" 'BEGIN {
 		files = int((n + 9) / 10)
 		for (f = 0; f < files; f++) {
-			d = dir "/d" int(f / 100)
+			# past 10,000 files, two levels: a tree of 1,000 entries would
+			# make each candidate 30 KB of trees
+			d = files > 10000 ? dir "/d" int(f / 10000) "/d" (int(f / 100) % 100) : \
+				dir "/d" int(f / 100)
 			if (f % 100 == 0) system("mkdir -p " d)
 			path = d "/f" f ".c"
 			print "int old_api(int x);\nint new_api(int x);\n" > path
@@ -100,7 +116,9 @@ printf '%-8s %-10s %8s %10s %8s %10s %8s %12s %12s %8s\n' targets gates done ms/
 for n in $SIZES; do
 	for gated in ${MODES:-0 1}; do
 		rm -rf repo s.db s.db-wal s.db-shm
+		g0=$(now_ms)
 		gen_repo repo "$n"
+		g1=$(now_ms)
 		git0=$(bytes repo/.git)
 		campaign "scale$n" "$work/repo" $gated "$n" >c.yaml
 		t0=$(now_ms)
@@ -112,8 +130,8 @@ for n in $SIZES; do
 			{ "$BUILD/sluice" run --store s.db c.yaml 2>&1 >out.txt || true; } | stamp >err.txt
 		fi
 		t1=$(now_ms)
-		steady=$(awk '/ proposed after / { if (!n++) f = $1; l = $1 }
-			END { if (n > 1) printf "%.2f", (l - f) / (n - 1); else print 0 }' err.txt)
+		steady=$(awk '/^proposed: / { c = $2 } /^[0-9]+ .* proposed after / { if (!n++) f = $1; l = $1 }
+			END { if (c > 1) printf "%.2f", (l - f) / (c - 1); else print 0 }' err.txt)
 		done_n=$(sqlite3 s.db "select count(*) from targets where state = 'proposed'")
 		if [ "$done_n" -eq 0 ]; then
 			echo "bench/scale.sh: nothing proposed for N=$n gates=$gated:" >&2
@@ -133,6 +151,8 @@ for n in $SIZES; do
 			"$(awk -v m="$ms" -v a="$a" 'BEGIN { print m / a }')" "$steady" \
 			"$(awk -v m="$steady" -v a="$sa" 'BEGIN { print (a > 0 ? m / a : 0) }')" \
 			$((store / n)) $((gitb / done_n)) "${rss:--}"
+		echo "         (generated in $(((g1 - g0) / 1000)) s, run in $(((t1 - t0) / 1000)) s," \
+			"load $(cut -d' ' -f1-3 /proc/loadavg))"
 		if [ $gated = 1 ] && [ "$n" -gt "$GATED_MAX" ] && [ "$done_n" -lt "$n" ]; then
 			echo "         (trivial gate: the first $done_n targets within ${GATED_SECONDS} s)"
 		fi

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <tree_sitter/api.h>
 
@@ -94,6 +95,7 @@ struct entry {
 	unsigned char from_cache;
 	unsigned char skipped; /* too large or binary */
 	unsigned char has_dups; /* other entries have the same blob and copy this result */
+	unsigned char put;     /* its encoding is in the cache already (opts->emit) */
 	atomic_int done;       /* a worker's result is in (opts->emit) */
 	uint32_t dup_of;       /* 1 + the entry whose result this one copies; 0: none */
 	uint32_t dups_left;    /* opts->emit: duplicates of this one not passed on yet */
@@ -660,12 +662,19 @@ static void site_release(sl_site *s)
 
 static void target_release(sl_target *t)
 {
+	if (!t)
+		return;
 	free(t->path);
 	free(t->unit_text);
 	for (size_t i = 0; i < t->nsites; i++)
 		site_release(&t->sites[i]);
 	free(t->sites);
 	memset(t, 0, sizeof(*t));
+}
+
+void sl_target_release(sl_target *t)
+{
+	target_release(t);
 }
 
 void sl_target_list_release(sl_target_list *list)
@@ -1030,6 +1039,34 @@ static int decode_targets(sl_target_list *out, const void *data, size_t len,
 	return 0;
 }
 
+void sl_target_encode(sl_buf *out, const sl_target *t)
+{
+	encode_targets(out, t, 1);
+}
+
+int sl_target_decode(sl_target *out, const void *data, size_t len, const char *path,
+		     const char *blob, const char *lang, sl_err *err)
+{
+	sl_target_list one = SL_TARGET_LIST_INIT;
+	struct entry e = { .path = (char *)path };
+	const sl_lang *l = sl_lang_find(lang);
+	int ret = SL_OK;
+
+	memset(out, 0, sizeof(*out));
+	if (!l || git_oid_fromstr(&e.oid, blob))
+		ret = sl_err_set(err, SL_EINPUT, "%s: a target of language '%s', blob '%s': "
+				 "not scoped here", path, lang, blob);
+	else if (decode_targets(&one, data, len, &e, l) || one.n != 1)
+		ret = sl_err_set(err, SL_EINPUT, "%s: the stored target does not decode", path);
+	else
+		*out = one.v[0];
+	if (ret)
+		sl_target_list_release(&one);
+	else
+		free(one.v);
+	return ret;
+}
+
 /* The cache key of a query and the options that change a file's result. */
 static void query_key(char out[GIT_OID_HEXSZ + 1], const sl_scope_opts *opts,
 		      const struct compiled *c, enum unit_kind unit)
@@ -1072,9 +1109,32 @@ struct shared {
 	size_t ndeferred, deferred_alloc;
 	/* opts->emit: the main thread passes on the targets of v in order */
 	size_t nv, emit_next;      /* entries; the first not passed on yet */
-	int keep_enc;              /* the cache stores the results at the end */
+	int keep_enc;              /* the cache stores the results */
 	int emit_err;              /* what opts->emit returned, if not 0 */
+	/*
+	 * With opts->emit and a cache, the results parsed now go to the cache
+	 * as they are passed on, CACHE_PUT_BATCH files a transaction, so no
+	 * more than that many encodings wait: memory does not grow with the
+	 * tree.
+	 */
+	sl_scope_cache *cache;
+	size_t *puts, nputs;       /* entries passed on, not in the cache yet */
+	sl_err cache_err;
+	/*
+	 * With opts->emit, a helper takes no file more than EMIT_AHEAD
+	 * positions of todo past those passed on: else it parses the whole
+	 * tree while the main thread's emit (a store's inserts, say) is
+	 * slower, and every file's result waits in memory (200 MB at 300,000
+	 * targets).
+	 */
+	size_t todo_emitted;       /* main thread: positions of todo passed on */
+	atomic_size_t emitted_pos; /* the same, for the helpers */
+	atomic_uint helpers_active;
+	atomic_int no_wait;        /* a file was deferred, or emit failed: none waits */
 };
+
+#define CACHE_PUT_BATCH 256
+#define EMIT_AHEAD 64
 
 /* A thread that reads and parses: the main thread, or a helper. */
 struct worker {
@@ -1446,6 +1506,41 @@ done:
  * first entry still being scoped.  An encoding no one needs any more is
  * freed.  Main thread only.  Returns what emit returned, if not 0.
  */
+static int flush_puts(struct shared *sh)
+{
+	char bhex[GIT_OID_HEXSZ + 1];
+	int ret = 0;
+
+	if (!sh->nputs)
+		return 0;
+	if (sl_scope_cache_begin(sh->cache, &sh->cache_err))
+		ret = SL_ERROR;
+	for (size_t i = 0; !ret && i < sh->nputs; i++) {
+		const struct entry *e = &sh->v[sh->puts[i]];
+
+		git_oid_tostr(bhex, sizeof(bhex), &e->oid);
+		if (sl_scope_cache_put(sh->cache, bhex, e->flags, e->enc, e->enc_len, &sh->cache_err))
+			ret = SL_ERROR;
+	}
+	if (!ret && sl_scope_cache_commit(sh->cache, &sh->cache_err))
+		ret = SL_ERROR;
+	if (ret) {
+		sl_scope_cache_abort(sh->cache);
+		return ret;
+	}
+	for (size_t i = 0; i < sh->nputs; i++) {
+		struct entry *e = &sh->v[sh->puts[i]];
+
+		e->put = 1;
+		if (!e->dups_left) {
+			free(e->enc);
+			e->enc = NULL;
+		}
+	}
+	sh->nputs = 0;
+	return 0;
+}
+
 static int emit_ready(struct shared *sh)
 {
 	sl_target_list one = SL_TARGET_LIST_INIT;
@@ -1468,13 +1563,25 @@ static int emit_ready(struct shared *sh)
 		/* a duplicate comes after its first: the last one frees the encoding */
 		if (e->dup_of)
 			src->dups_left--;
-		if (!sh->keep_enc && !src->dups_left) {
+		if (sh->cache && !e->dup_of && !e->from_cache && !e->skipped && e->enc) {
+			if (!sh->puts)
+				sh->puts = sl_xcalloc(CACHE_PUT_BATCH, sizeof(*sh->puts));
+			sh->puts[sh->nputs++] = sh->emit_next;
+		}
+		if ((!sh->keep_enc || src->from_cache || src->put) && !src->dups_left) {
 			free(src->enc);
 			src->enc = NULL;
 		}
 		sh->emit_next++;
+		if (sh->nputs == CACHE_PUT_BATCH && flush_puts(sh))
+			sh->emit_err = SL_ERROR;
 	}
 	free(one.v);
+	while (sh->todo_emitted < sh->ntodo && sh->todo[sh->todo_emitted] < sh->emit_next)
+		sh->todo_emitted++;
+	atomic_store(&sh->emitted_pos, sh->todo_emitted);
+	if (sh->emit_err)
+		atomic_store(&sh->no_wait, 1);
 	return sh->emit_err;
 }
 
@@ -1509,16 +1616,30 @@ static int scope_one(struct worker *wk, struct parse_state *ps, size_t k)
 	return ret ? (worker_fail(wk, k), -1) : 0;
 }
 
-/* The next position in todo into *k: 0 when none is left or a file before it failed. */
-static int take(struct shared *sh, size_t *k)
+/*
+ * The next position in todo into *k: 0 when none is left or a file before
+ * it failed.  A helper waits while it is EMIT_AHEAD past what was passed
+ * on: the positions before it are done or being done by threads that do
+ * not wait, and the main thread passes them on (run_workers, at the end).
+ */
+static int take(struct worker *wk, size_t *k)
 {
+	struct shared *sh = wk->sh;
+	const struct timespec ms = { 0, 1000 * 1000 };
+
 	*k = atomic_fetch_add(&sh->next, 1);
+	while (wk->helper && sh->opts->emit && *k < sh->ntodo &&
+	       *k >= atomic_load(&sh->emitted_pos) + EMIT_AHEAD && !atomic_load(&sh->no_wait) &&
+	       *k <= atomic_load(&sh->fail_at))
+		nanosleep(&ms, NULL);
 	return *k < sh->ntodo && *k <= atomic_load(&sh->fail_at);
 }
 
 /* A blob a helper could not read: the main thread reads it at the end. */
 static void defer(struct shared *sh, size_t k)
 {
+	/* it is read after the helpers end: none may wait for it to be passed on */
+	atomic_store(&sh->no_wait, 1);
 	pthread_mutex_lock(&sh->lock);
 	SL_ALLOC_GROW(sh->deferred, sh->ndeferred + 1, sh->deferred_alloc);
 	sh->deferred[sh->ndeferred++] = k;
@@ -1545,7 +1666,7 @@ static void work(struct worker *wk)
 		worker_fail(wk, 0);
 		goto done;
 	}
-	while (take(sh, &k)) {
+	while (take(wk, &k)) {
 		if ((rc = scope_one(wk, &ps, k)) == 1) {
 			defer(sh, k);
 			continue;
@@ -1569,11 +1690,12 @@ static void *helper_main(void *arg)
 {
 	struct worker *wk = arg;
 
-	if (git_repository_open_ext(&wk->repo, wk->sh->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL))
-		return NULL;
-	work(wk);
+	if (!git_repository_open_ext(&wk->repo, wk->sh->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH,
+				     NULL))
+		work(wk);
 	git_repository_free(wk->repo);
 	wk->repo = NULL;
+	atomic_fetch_sub(&wk->sh->helpers_active, 1);
 	return NULL;
 }
 
@@ -1887,6 +2009,7 @@ static int run_workers(struct scope_run *r, sl_err *err)
 	sh->v = r->w.v;
 	sh->want_enc = r->cache != NULL || r->opts->emit;
 	sh->keep_enc = r->cache != NULL;
+	sh->cache = r->opts->emit ? r->cache : NULL;
 	sh->nv = r->w.n;
 	if (r->w.n >= UINT32_MAX)
 		return sl_err_set(err, SL_EINPUT, "more than %u files to scope", UINT32_MAX - 1);
@@ -1917,11 +2040,25 @@ static int run_workers(struct scope_run *r, sl_err *err)
 		r->wks[i].err_at = SIZE_MAX;
 		sl_err_clear(&r->wks[i].err);
 	}
-	for (; started < r->nthreads; started++)
-		if (pthread_create(&r->wks[started].tid, NULL, helper_main, &r->wks[started]))
+	atomic_init(&sh->emitted_pos, 0);
+	atomic_init(&sh->no_wait, 0);
+	atomic_init(&sh->helpers_active, 0);
+	for (; started < r->nthreads; started++) {
+		atomic_fetch_add(&sh->helpers_active, 1);
+		if (pthread_create(&r->wks[started].tid, NULL, helper_main, &r->wks[started])) {
+			atomic_fetch_sub(&sh->helpers_active, 1);
 			break;
+		}
+	}
 	if (r->nthreads)
 		work(&r->wks[0]);
+	/* the helpers may wait for their files' turn to be passed on */
+	while (r->opts->emit && atomic_load(&sh->helpers_active)) {
+		const struct timespec ms = { 0, 1000 * 1000 };
+
+		emit_ready(sh);
+		nanosleep(&ms, NULL);
+	}
 	for (unsigned i = 1; i < started; i++)
 		pthread_join(r->wks[i].tid, NULL);
 	if (r->nthreads)
@@ -2015,7 +2152,7 @@ static int store_cache(struct scope_run *r, sl_err *err)
 	for (size_t i = 0; i < r->sh.ntodo; i++) {
 		const struct entry *e = &r->w.v[r->sh.todo[i]];
 
-		if (!e->scoped || e->skipped || !e->enc)
+		if (!e->scoped || e->skipped || !e->enc || e->put)
 			continue;
 		git_oid_tostr(bhex, sizeof(bhex), &e->oid);
 		if (sl_scope_cache_put(r->cache, bhex, e->flags, e->enc, e->enc_len, err))
@@ -2040,6 +2177,7 @@ static void scope_run_release(struct scope_run *r, int failed)
 	if (r->wks)
 		pthread_mutex_destroy(&r->sh.lock);
 	free(r->sh.deferred);
+	free(r->sh.puts);
 	free(r->dups);
 	free(r->sh.todo);
 	for (size_t i = 0; i < r->w.n; i++) {
@@ -2088,8 +2226,11 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	}
 	if ((ret = run_workers(&r, err)) || (ret = collect_workers(&r, err)))
 		goto done;
-	if (opts->emit && (ret = emit_ready(&r.sh))) {
-		sl_err_set(err, ret, "cannot pass the targets on");
+	if (opts->emit && ((ret = emit_ready(&r.sh)) || (ret = flush_puts(&r.sh)))) {
+		if (r.sh.cache_err.code)
+			*err = r.sh.cache_err;
+		else
+			sl_err_set(err, ret, "cannot pass the targets on");
 		goto done;
 	}
 	if (opts->emit && r.sh.emit_next != r.w.n)

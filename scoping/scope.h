@@ -159,6 +159,8 @@ typedef struct sl_scope_opts {
 	 * results of the files being scoped, not of the whole tree.  A
 	 * nonzero return stops scoping and is returned.  On a failure the
 	 * targets of the files before the failing one may have been passed on.
+	 * With a cache too, the files' results are written to it as they are
+	 * passed on, a few hundred files a transaction, outside emit's calls.
 	 */
 	int (*emit)(const sl_target *t, void *arg);
 	void *emit_arg;
@@ -191,6 +193,20 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	     const sl_scope_opts *opts, sl_err *err);
 
 void sl_target_list_release(sl_target_list *list);
+/* Free a target's contents (the struct is reusable).  If NULL nothing occurs. */
+void sl_target_release(sl_target *t);
+
+/*
+ * One target as bytes (the scope cache's encoding: unit, region, unit text,
+ * sites and captures; not path, blob nor language), appended to out, and
+ * back: sl_target_decode fills *out (the caller releases it) from data
+ * and the path, blob id and language it was scoped with.  SL_EINPUT when
+ * the bytes are not one target or the language is unknown.  A run keeps
+ * its targets so in the store, not in memory.
+ */
+void sl_target_encode(sl_buf *out, const sl_target *t);
+int sl_target_decode(sl_target *out, const void *data, size_t len, const char *path,
+		     const char *blob, const char *lang, sl_err *err);
 
 /* 1 if the language is built in. */
 int sl_lang_known(const char *name);

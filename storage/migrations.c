@@ -274,6 +274,14 @@ static const char *const migrations[] = {
 	"  differs INTEGER NOT NULL DEFAULT 0,"
 	"  PRIMARY KEY (target_id, n, step)"
 	") STRICT, WITHOUT ROWID;",
+	/* 16: what scoping gave for a target (its unit text, sites and captures,
+	   scoping's encoding: sl_target_encode), written as the run scopes
+	   and read back when a worker takes the target: a run does not hold
+	   its targets in memory (issue 29) */
+	"CREATE TABLE target_scope("
+	"  target_id INTEGER PRIMARY KEY REFERENCES targets(id),"
+	"  data BLOB NOT NULL"
+	") STRICT;",
 };
 
 size_t sl_migrations_count(void)

@@ -932,6 +932,38 @@ int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "read target id");
 }
 
+int sl_store_target_scope_put(sl_store *st, int64_t id, const void *data, size_t len,
+			      sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "INSERT OR REPLACE INTO target_scope (target_id, data) "
+			       "VALUES (?, ?)", err);
+
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_blob64(s, 2, len ? data : "", (sqlite3_uint64)len, SQLITE_STATIC);
+	return sl_store_exec(st, s, "record a target's scope", err);
+}
+
+int sl_store_target_scope_get(sl_store *st, int64_t id, sl_buf *out, sl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT data FROM target_scope WHERE target_id = ?", err);
+	int rc;
+
+	sl_buf_reset(out);
+	if (!s)
+		return SL_ERROR;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		sl_buf_add(out, sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return sl_err_set(err, SL_ENOTFOUND, "target %lld: nothing scoped recorded",
+				  (long long)id);
+	return rc == SQLITE_ROW ? SL_OK : sl_store_fail(st, err, "read a target's scope");
+}
+
 int sl_store_targets(sl_store *st, int64_t campaign_id, int state,
 		     sl_target_rec **out, size_t *n, sl_err *err)
 {
@@ -1286,11 +1318,13 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
 			 "candidate", err);
 }
 
-int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
-			sl_candidate_rec **out, size_t *n, sl_err *err)
+/*
+ * A campaign's candidates by target in scope order (sl_store_targets), then
+ * attempt: not the order in which concurrent workers, or the shards of a
+ * merged store, made them.
+ */
+static sqlite3_stmt *candidates_stmt(sl_store *st, int64_t campaign_id, int state, sl_err *err)
 {
-	/* by target in scope order (sl_store_targets), then attempt: not the order
-	   in which concurrent workers, or the shards of a merged store, made them */
 	sqlite3_stmt *s = prep(st, CANDIDATE_SELECT "WHERE t.campaign_id = ?1 "
 			       "AND (?2 IS NULL OR c.state = ?2) ORDER BY t.path, t.start_byte, "
 			       "t.end_byte DESC, a.n, c.id", err);
@@ -1299,8 +1333,35 @@ int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 		sqlite3_bind_int64(s, 1, campaign_id);
 		sl_store_bind_text(s, 2, state == SL_C_ANY ? NULL : sl_candidate_state_name(state));
 	}
-	return sl_store_rows(st, s, sizeof(**out), read_candidate, (void **)out, n,
-			    "list candidates", err);
+	return s;
+}
+
+int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
+			sl_candidate_rec **out, size_t *n, sl_err *err)
+{
+	return sl_store_rows(st, candidates_stmt(st, campaign_id, state, err), sizeof(**out),
+			     read_candidate, (void **)out, n, "list candidates", err);
+}
+
+int sl_store_candidates_each(sl_store *st, int64_t campaign_id, int state,
+			     int (*fn)(const sl_candidate_rec *c, void *arg), void *arg, sl_err *err)
+{
+	sqlite3_stmt *s = candidates_stmt(st, campaign_id, state, err);
+	int rc, ret = SL_OK;
+
+	if (!s)
+		return SL_ERROR;
+	while (!ret && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		sl_candidate_rec c = { 0 };
+
+		read_candidate(s, &c);
+		ret = fn(&c, arg);
+		sl_candidate_rec_release(&c);
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = sl_store_fail(st, err, "list candidates");
+	sqlite3_finalize(s);
+	return ret;
 }
 
 /* gate runs */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 
 typedef struct sl_store sl_store;
@@ -110,6 +111,13 @@ void sl_target_list_free(sl_target_rec *v, size_t n);
 /* Insert unless (campaign, key) exists; *id_out is the row either way. */
 int sl_store_target_add(sl_store *st, const sl_target_rec *in, int64_t *id_out,
 			int *inserted_out, sl_err *err);
+/*
+ * What scoping gave for target id (sl_target_encode's bytes), written (or
+ * replaced) and read back into out; SL_ENOTFOUND when none was written.
+ */
+int sl_store_target_scope_put(sl_store *st, int64_t id, const void *data, size_t len,
+			      sl_err *err);
+int sl_store_target_scope_get(sl_store *st, int64_t id, sl_buf *out, sl_err *err);
 /*
  * Targets of a campaign in scope order (path, then position, an enclosing
  * unit before what it holds): the same order in a merged store as in one
@@ -246,6 +254,13 @@ int sl_store_candidate_get(sl_store *st, int64_t id, sl_candidate_rec *out, sl_e
  */
 int sl_store_candidates(sl_store *st, int64_t campaign_id, int state,
 			sl_candidate_rec **out, size_t *n, sl_err *err);
+/*
+ * The same, one at a time: fn gets each (borrowed for the call) until it
+ * returns nonzero, which is returned.  Memory holds one candidate, not the
+ * campaign's.
+ */
+int sl_store_candidates_each(sl_store *st, int64_t campaign_id, int state,
+			     int (*fn)(const sl_candidate_rec *c, void *arg), void *arg, sl_err *err);
 
 /*
  * Verdicts of gate runs; names ("pass" ...) only in the store's rows, JSON

@@ -190,6 +190,14 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
  * proven ours, so never moved or deleted).  *at gets the commit (if not
  * NULL and the branch exists).
  */
+/*
+ * The commit refs/heads/BRANCH points at (resolved): 0 with *oid,
+ * GIT_ENOTFOUND, or another libgit2 error.  A sorted packed-refs is
+ * searched by its lines, never mapped whole (libgit2 maps it, and a
+ * campaign's grows with every branch).
+ */
+int sl_branch_target(git_oid *oid, git_repository *repo, const char *branch);
+
 #define SL_STORE_TRAILER "Sluice-Store: "
 enum sl_holder { SL_HOLDER_NONE, SL_HOLDER_MINE, SL_HOLDER_OTHER };
 enum sl_holder sl_branch_holder(git_repository *repo, const char *branch, const char *tag,

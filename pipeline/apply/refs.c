@@ -56,14 +56,24 @@ typedef struct packed_ent {
 	int drop;                   /* left out of the file written */
 } packed_ent;
 
-/* The packed-refs file under its lock, as read. */
+/*
+ * The packed-refs file under its lock.  A file whose header says it is
+ * sorted (git's and ours do) is never read whole: a ref is found by a
+ * binary search of its lines (pread), and the file is written again by
+ * merging it, a block at a time, with the entries in v, which are then
+ * only the changes.  Any other file is read into text, v its entries.
+ */
 typedef struct packed_file {
 	const char *dir;            /* the common git directory, with its final '/' */
 	sl_buf path, lock, text;
 	packed_ent *v;
 	size_t n, alloc, nold, header_len;
 	int fd, note_fd, locked;
+	int rfd;                    /* the file read (sorted), or -1 */
+	off_t size;                 /* its size */
 } packed_file;
+
+#define PACKED_BLOCK 65536
 
 static int cmp_ent(const void *a, const void *b)
 {
@@ -237,7 +247,7 @@ static int give_lock(packed_file *f, int commit, sl_err *err)
 static void packed_init(packed_file *f, git_repository *repo)
 {
 	memset(f, 0, sizeof(*f));
-	f->fd = f->note_fd = -1;
+	f->fd = f->note_fd = f->rfd = -1;
 	f->dir = git_repository_commondir(repo);
 	sl_buf_init(&f->path, 0);
 	sl_buf_init(&f->lock, 0);
@@ -246,15 +256,155 @@ static void packed_init(packed_file *f, git_repository *repo)
 	sl_buf_addf(&f->lock, "%spacked-refs.lock", f->dir);
 }
 
+/*
+ * Open a sorted packed-refs file at path: its descriptor (-1 when it is
+ * absent, not sorted or unreadable: *absent says which), its size and its
+ * header's length.
+ */
+static int sorted_open(const char *path, off_t *size, size_t *header_len, int *absent)
+{
+	char head[512];
+	struct stat sb;
+	ssize_t len;
+	char *nl;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*absent = fd < 0 && errno == ENOENT;
+	if (fd < 0)
+		return -1;
+	len = pread(fd, head, sizeof(head) - 1, 0);
+	if (len <= 0 || fstat(fd, &sb) || head[0] != '#') {
+		close(fd);
+		return -1;
+	}
+	head[len] = '\0';
+	if (!(nl = strchr(head, '\n')) || !memmem(head, (size_t)(nl - head), " sorted ", 8)) {
+		close(fd);
+		return -1;
+	}
+	*size = sb.st_size;
+	*header_len = (size_t)(nl - head) + 1;
+	return fd;
+}
+
+/*
+ * The first ref line (not a "^" peel line) that starts at or after off
+ * and before end, into line (with its newline) and *at: 1, or 0 when
+ * there is none, -1 when the file cannot be read.
+ */
+static int line_from(int fd, off_t off, off_t end, sl_buf *line, off_t *at)
+{
+	char buf[4096];
+	int start = 0;
+
+	sl_buf_reset(line);
+	if (off > 0) {
+		char c;
+
+		if (pread(fd, &c, 1, off - 1) != 1)
+			return -1;
+		start = c == '\n';
+	} else {
+		start = 1;
+	}
+	while (off < end) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off), i = 0;
+
+		if (n <= 0)
+			return -1;
+		while (i < n) {
+			char *nl = memchr(buf + i, '\n', (size_t)(n - i));
+			size_t len = nl ? (size_t)(nl - (buf + i)) + 1 : (size_t)(n - i);
+
+			if (start && !line->len && buf[i] == '^')
+				start = 0;          /* a peel line: the next one */
+			if (start) {
+				if (!line->len)
+					*at = off + i;
+				sl_buf_add(line, buf + i, len);
+				if (nl)
+					return 1;
+			}
+			start = nl != NULL;
+			i += (ssize_t)len;
+		}
+		off += n;
+		if (line->len)
+			return 1;           /* the last line, without a newline */
+		if (off >= end)
+			break;
+	}
+	return line->len ? 1 : 0;
+}
+
+/* Compare a ref line's name with refname. */
+static int line_cmp(const sl_buf *line, const char *refname)
+{
+	const char *name = line->buf + GIT_OID_HEXSZ + 1;
+	size_t len = line->len - GIT_OID_HEXSZ - 1, rlen = strlen(refname), n;
+	int c;
+
+	while (len && (name[len - 1] == '\n' || name[len - 1] == '\r'))
+		len--;
+	n = len < rlen ? len : rlen;
+	c = memcmp(name, refname, n);
+	return c ? c : len < rlen ? -1 : len > rlen;
+}
+
+/*
+ * refname's value in the sorted file fd (lines from start to end), by a
+ * binary search: 1 with *oid, 0 when it is not there, -1 when the file
+ * cannot be read.  It reads about 2 log2(refs) lines, never the file.
+ */
+static int sorted_lookup(int fd, off_t start, off_t end, const char *refname, git_oid *oid)
+{
+	sl_buf line = SL_BUF_INIT;
+	off_t lo = start, hi = end, at = 0;
+	int r = 0;
+
+	while (lo < hi) {
+		off_t mid = lo + (hi - lo) / 2;
+		int c;
+
+		if ((r = line_from(fd, mid, hi, &line, &at)) < 0)
+			break;
+		if (!r || at >= hi) {
+			hi = mid;
+			r = 0;
+			continue;
+		}
+		if (line.len <= GIT_OID_HEXSZ + 1 || line.buf[GIT_OID_HEXSZ] != ' ') {
+			r = -1;
+			break;
+		}
+		c = line_cmp(&line, refname);
+		if (!c) {
+			r = git_oid_fromstrn(oid, line.buf, GIT_OID_HEXSZ) ? -1 : 1;
+			break;
+		}
+		r = 0;
+		if (c < 0)
+			lo = at + (off_t)line.len;
+		else
+			hi = mid;
+	}
+	sl_buf_release(&line);
+	return r;
+}
+
 /* Lock and read the repository's packed-refs: entries sorted by name. */
 static int packed_open(packed_file *f, git_repository *repo, sl_err *err)
 {
 	sl_err rerr = SL_ERR_INIT;
-	int rc;
+	int rc, absent;
 
 	packed_init(f, repo);
 	if (take_lock(f, err))
 		return SL_ERROR;
+	/* read under the lock: no one changes it meanwhile */
+	f->rfd = sorted_open(f->path.buf, &f->size, &f->header_len, &absent);
+	if (f->rfd >= 0)
+		return SL_OK;
 	if ((rc = sl_read_file(&f->text, f->path.buf, 0, &rerr)) && rc != SL_ENOTFOUND)
 		return sl_err_set(err, SL_ERROR, "%s", rerr.msg);
 	if (parse_packed(f, err))
@@ -269,6 +419,8 @@ static void packed_release(packed_file *f)
 	give_lock(f, 0, NULL);
 	if (f->note_fd >= 0)
 		close(f->note_fd);
+	if (f->rfd >= 0)
+		close(f->rfd);
 	free(f->v);
 	sl_buf_release(&f->path);
 	sl_buf_release(&f->lock);
@@ -283,12 +435,146 @@ static packed_ent *packed_find(packed_file *f, const char *refname)
 	return bsearch(&key, f->v, f->nold, sizeof(*f->v), cmp_ent);
 }
 
+/* refname's value in the file read: 1 with *oid, 0 when absent, -1 when it cannot be told. */
+static int packed_value(packed_file *f, const char *refname, git_oid *oid)
+{
+	packed_ent *e;
+
+	if (f->rfd >= 0)
+		return sorted_lookup(f->rfd, (off_t)f->header_len, f->size, refname, oid);
+	return (e = packed_find(f, refname)) && !git_oid_fromstrn(oid, e->text, GIT_OID_HEXSZ);
+}
+
+/* Write out's bytes to the lock file once a block has gathered (all: at the end). */
+static int put_out(packed_file *f, sl_buf *out, int all)
+{
+	if (out->len < PACKED_BLOCK && !all)
+		return SL_OK;
+	if (sl_write_all(f->fd, out->buf, out->len))
+		return SL_ERROR;
+	sl_buf_reset(out);
+	return SL_OK;
+}
+
+/*
+ * The changes in v (sorted; new ones, or names dropped) from position *j
+ * that sort before the ref line (NULL: all of them) go out: the new ones
+ * written.  Returns the change of the line's own name, or NULL.
+ */
+static const packed_ent *changes_before(packed_file *f, size_t *j, const sl_buf *line,
+					sl_buf *out)
+{
+	while (*j < f->n) {
+		const packed_ent *e = &f->v[*j];
+		int c = 0;
+
+		if (line) {
+			size_t len = line->len - GIT_OID_HEXSZ - 1, n;
+			const char *name = line->buf + GIT_OID_HEXSZ + 1;
+
+			while (len && (name[len - 1] == '\n' || name[len - 1] == '\r'))
+				len--;
+			n = len < e->name_len ? len : e->name_len;
+			c = memcmp(e->name, name, n);
+			if (!c)
+				c = e->name_len < len ? -1 : e->name_len > len;
+			if (c > 0)
+				return NULL;
+		}
+		(*j)++;
+		/* a name twice in v: its first (the new one) counts */
+		if (*j > 1 && e->name_len == e[-1].name_len && !memcmp(e->name, e[-1].name, e->name_len))
+			continue;
+		if (!c && line)
+			return e;
+		if (e->is_new)
+			sl_buf_add(out, e->text, e->text_len);
+	}
+	return NULL;
+}
+
+/* A sorted file merged with the changes in v, a block at a time, into the lock file. */
+static int merge_sorted(packed_file *f)
+{
+	sl_buf out = SL_BUF_INIT, line = SL_BUF_INIT, block = SL_BUF_INIT;
+	off_t off = 0;
+	size_t j = 0;
+	int skip = 0, ret = SL_ERROR;
+
+	qsort(f->v, f->n, sizeof(*f->v), cmp_ent);
+	sl_buf_grow(&block, PACKED_BLOCK);
+	for (;;) {
+		ssize_t n = pread(f->rfd, block.buf, PACKED_BLOCK, off);
+		size_t i = 0;
+
+		if (n < 0)
+			goto done;
+		if (!n && !line.len)
+			break;
+		/* each whole line, the last one of the file also without its newline */
+		while (i < (size_t)n || (!n && line.len)) {
+			char *nl = n ? memchr(block.buf + i, '\n', (size_t)n - i) : NULL;
+			size_t len = nl ? (size_t)(nl - (block.buf + i)) + 1 : (size_t)n - i;
+			const packed_ent *e;
+
+			sl_buf_add(&line, block.buf + i, len);
+			i += len;
+			if (!nl && n)
+				break;
+			if (off == 0 && i == len && line.buf[0] == '#') {
+				sl_buf_add(&out, line.buf, line.len);
+			} else if (line.buf[0] == '^') {
+				if (!skip)
+					sl_buf_add(&out, line.buf, line.len);
+			} else if (line.len > GIT_OID_HEXSZ + 1 && line.buf[GIT_OID_HEXSZ] == ' ') {
+				e = changes_before(f, &j, &line, &out);
+				skip = e != NULL;
+				if (e && e->is_new)
+					sl_buf_add(&out, e->text, e->text_len);
+				else if (!e)
+					sl_buf_add(&out, line.buf, line.len);
+			} else {
+				goto done;
+			}
+			/* the file's last line, without its newline: it is not the last now */
+			if (out.len && out.buf[out.len - 1] != '\n')
+				sl_buf_addch(&out, '\n');
+			sl_buf_reset(&line);
+			if (put_out(f, &out, 0))
+				goto done;
+			if (!n)
+				break;
+		}
+		if (!n)
+			break;
+		off += n;
+	}
+	changes_before(f, &j, NULL, &out);
+	ret = put_out(f, &out, 1);
+done:
+	sl_buf_release(&out);
+	sl_buf_release(&line);
+	sl_buf_release(&block);
+	return ret;
+}
+
 /* Write the entries (the new ones win, dropped ones go) and rename over packed-refs. */
 static int packed_commit(packed_file *f, sl_err *err)
 {
 	sl_buf out = SL_BUF_INIT;
 	int ret = SL_ERROR;
 
+	if (f->rfd >= 0) {
+		if (merge_sorted(f) || close(f->fd)) {
+			f->fd = -1;
+			sl_err_set(err, SL_ERROR, "cannot write '%s': %s", f->lock.buf,
+				   strerror(errno));
+			goto done;
+		}
+		f->fd = -1;
+		ret = give_lock(f, 1, err);
+		goto done;
+	}
 	qsort(f->v, f->n, sizeof(*f->v), cmp_ent);
 	if (f->header_len)
 		sl_buf_add(&out, f->text.buf, f->header_len);
@@ -320,14 +606,13 @@ done:
 static int ref_value(git_oid *oid, int *is_loose, packed_file *f, const char *refname)
 {
 	sl_buf path = SL_BUF_INIT, text = SL_BUF_INIT;
-	packed_ent *e;
 	int r;
 
 	sl_buf_addf(&path, "%s%s", f->dir, refname);
 	r = sl_read_file(&text, path.buf, 4096, NULL);
 	*is_loose = r != SL_ENOTFOUND;
 	if (r == SL_ENOTFOUND)
-		r = (e = packed_find(f, refname)) && !git_oid_fromstrn(oid, e->text, GIT_OID_HEXSZ);
+		r = packed_value(f, refname, oid);
 	else if (r || text.len < GIT_OID_HEXSZ || git_oid_fromstrn(oid, text.buf, GIT_OID_HEXSZ))
 		r = -1;
 	else
@@ -467,6 +752,7 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 {
 	packed_file f;
 	sl_buf refname = SL_BUF_INIT;
+	sl_strvec drops = SL_STRVEC_INIT;   /* a sorted file's names to drop */
 	git_oid *loose_at = NULL;
 	char *loose = NULL;
 	size_t count = 0;
@@ -481,7 +767,7 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		packed_ent *e;
-		git_oid now;
+		git_oid now, packed_at;
 		int r, is_loose;
 
 		if (valid_branch(&refname, branch[i], err))
@@ -489,7 +775,14 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 		r = ref_value(&now, &is_loose, &f, refname.buf);
 		if (r <= 0 || (expected && !git_oid_equal(&now, &expected[i])))
 			continue;   /* gone already, or another run's now */
-		if ((e = packed_find(&f, refname.buf))) {
+		if (f.rfd >= 0 && !is_loose) {
+			/* r > 0 and not loose: it is in the file */
+			sl_strvec_push(&drops, refname.buf);
+			dirty = 1;
+		} else if (f.rfd >= 0 && packed_value(&f, refname.buf, &packed_at) > 0) {
+			sl_strvec_push(&drops, refname.buf);
+			dirty = 1;
+		} else if ((e = packed_find(&f, refname.buf))) {
 			e->drop = 1;
 			dirty = 1;
 		}
@@ -499,6 +792,11 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 		} else {
 			count++;
 		}
+	}
+	for (size_t i = 0; i < drops.n; i++) {
+		SL_ALLOC_GROW(f.v, f.n + 1, f.alloc);
+		f.v[f.n++] = (packed_ent){ .name = drops.v[i], .name_len = strlen(drops.v[i]),
+					   .drop = 1 };
 	}
 	if (dirty ? packed_commit(&f, err) : give_lock(&f, 0, err))
 		goto done;
@@ -518,6 +816,7 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
 done:
 	*deleted = count;
 	packed_release(&f);
+	sl_strvec_release(&drops);
 	free(loose);
 	free(loose_at);
 	sl_buf_release(&refname);
@@ -556,44 +855,82 @@ static int trailer_names(const char *p, const char *tags)
 int sl_commit_made_by(git_repository *repo, const git_oid *commit, const char *tag)
 {
 	git_commit *c = NULL;
-	const char *msg, *p;
+	git_odb *dir = NULL;
+	git_odb_object *raw = NULL;
+	sl_buf objects = SL_BUF_INIT;
+	const char *msg = NULL, *p;
 	int mine = 0;
 
-	if (git_commit_lookup(&c, repo, commit) || !(msg = git_commit_message(c)))
-		goto done;
+	if (!git_commit_lookup(&c, repo, commit)) {
+		msg = git_commit_message(c);
+	} else {
+		/* a pack the repository's object database does not take in (a run's
+		   worker: run_batch_open) may hold it: the directory's then */
+		sl_buf_addf(&objects, "%sobjects", git_repository_commondir(repo));
+		if (!git_odb_open(&dir, objects.buf) && !git_odb_read(&raw, dir, commit) &&
+		    git_odb_object_type(raw) == GIT_OBJECT_COMMIT) {
+			/* NUL-terminated here: the header's end, then the message */
+			sl_buf_reset(&objects);
+			sl_buf_add(&objects, git_odb_object_data(raw), git_odb_object_size(raw));
+			if ((msg = strstr(objects.buf, "\n\n")))
+				msg += 2;
+		}
+	}
 	/* the trailer is a whole line: "Sluice-Store: TAG" */
 	for (p = msg; p && *p && !mine; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		mine = trailer_names(p, tag);
-done:
 	git_commit_free(c);
+	git_odb_object_free(raw);
+	git_odb_free(dir);
+	sl_buf_release(&objects);
 	return mine;
+}
+
+/*
+ * The branch's commit read as git would, without libgit2's reading of
+ * packed-refs (it maps the whole file, and a campaign's file grows with
+ * every branch): 1 with *oid, 0 when it does not exist, -1 when libgit2
+ * must tell (a symbolic or odd loose ref, a packed-refs not sorted).
+ */
+static int branch_value(git_repository *repo, const char *refname, git_oid *oid)
+{
+	packed_file f;
+	int r = -1, is_loose, absent;
+
+	packed_init(&f, repo);
+	f.rfd = sorted_open(f.path.buf, &f.size, &f.header_len, &absent);
+	if (f.rfd >= 0 || absent)
+		r = ref_value(oid, &is_loose, &f, refname);
+	packed_release(&f);
+	return r;
+}
+
+int sl_branch_target(git_oid *oid, git_repository *repo, const char *branch)
+{
+	sl_buf refname = SL_BUF_INIT;
+	int valid = 0, r = -1, rc;
+
+	sl_buf_addf(&refname, "refs/heads/%s", branch);
+	if (!git_reference_name_is_valid(&valid, refname.buf) && valid)
+		r = branch_value(repo, refname.buf, oid);
+	rc = r > 0 ? 0 : !r ? GIT_ENOTFOUND : git_reference_name_to_id(oid, repo, refname.buf);
+	sl_buf_release(&refname);
+	return rc;
 }
 
 enum sl_holder sl_branch_holder(git_repository *repo, const char *branch, const char *tag,
 				git_oid *at)
 {
-	git_reference *ref = NULL, *res = NULL;
-	sl_buf refname = SL_BUF_INIT;
-	enum sl_holder h = SL_HOLDER_OTHER;
-	int rc;
+	git_oid oid;
+	int rc = sl_branch_target(&oid, repo, branch);
 
-	sl_buf_addf(&refname, "refs/heads/%s", branch);
-	rc = git_reference_lookup(&ref, repo, refname.buf);
-	if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC) {
-		h = SL_HOLDER_NONE;
-		goto done;
-	}
-	if (rc || git_reference_resolve(&res, ref))
-		goto done;
+	if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
+		return SL_HOLDER_NONE;
+	if (rc)
+		return SL_HOLDER_OTHER;
 	if (at)
-		git_oid_cpy(at, git_reference_target(res));
-	if (sl_commit_made_by(repo, git_reference_target(res), tag))
-		h = SL_HOLDER_MINE;
-done:
-	git_reference_free(res);
-	git_reference_free(ref);
-	sl_buf_release(&refname);
-	return h;
+		git_oid_cpy(at, &oid);
+	return sl_commit_made_by(repo, &oid, tag) ? SL_HOLDER_MINE : SL_HOLDER_OTHER;
 }
 
 int sl_packed_lock_check(git_repository *repo, long *stale_pid, sl_err *err)

@@ -146,20 +146,48 @@ done:
 	return ret;
 }
 
+/* The list of proposed candidates, a line each as the store yields them. */
+struct cand_lines {
+	FILE *to;
+	sl_store *st;
+	int64_t campaign_id;
+	sl_branch_view v;
+	int opened;
+	sl_buf line;
+	sl_err *err;
+};
+
+static int cand_line(const sl_candidate_rec *c, void *arg)
+{
+	struct cand_lines *l = arg;
+	const char *note;
+
+	if (!l->opened) {
+		fputs("\nproposed candidates:\n", l->to);
+		/* whether each branch still holds its candidate */
+		if (sl_branch_view_open(&l->v, l->st, l->campaign_id, l->err))
+			return SL_ERROR;
+		l->opened = 1;
+	}
+	note = sl_review_branch_note(sl_branch_state_of(&l->v, c->branch, c->commit_oid));
+	sl_buf_reset(&l->line);
+	sl_buf_addf(&l->line, "  %4lld  %s:%lld  %s%s%s%s%s\n", (long long)c->id, c->path,
+		    (long long)c->start_line, c->branch, *note ? " " : "", note,
+		    c->decision ? "  " : "", c->decision ? sl_decision_name(c->decision) : "");
+	sl_cmd_print(l->to, l->line.buf, 0);
+	return SL_OK;
+}
+
 int sl_cmd_print_status(FILE *to, sl_store *st, const sl_campaign_rec *camp, int json,
 			int64_t *proposed, sl_err *err)
 {
 	sl_funnel f;
 	sl_buf out = SL_BUF_INIT;
-	sl_candidate_rec *cands = NULL;
-	sl_branch_view v = { 0 };
-	size_t nc = 0;
+	struct cand_lines l = { to, st, camp->id, { 0 }, 0, SL_BUF_INIT, err };
 	int ret;
 
 	if ((ret = sl_store_funnel(st, camp->id, &f, err)))
 		return ret;
-	if ((ret = sl_store_candidates(st, camp->id, SL_C_PASSED, &cands, &nc, err)))
-		goto done;
 	if (json) {
 		if ((ret = sl_report_status_json(&out, st, camp, &f, err)) ||
 		    (ret = print_usage_and_leases(&out, 1, st, camp, err)) ||
@@ -173,27 +201,16 @@ int sl_cmd_print_status(FILE *to, sl_store *st, const sl_campaign_rec *camp, int
 		    (ret = print_usage_and_leases(&out, 0, st, camp, err)) ||
 		    (ret = sl_cmd_shard_status(&out, 0, st, camp, err)))
 			goto done;
-		if (nc) {
-			sl_buf_adds(&out, "\nproposed candidates:\n");
-			/* whether each branch still holds its candidate */
-			if ((ret = sl_branch_view_open(&v, st, camp->id, err)))
-				goto done;
-		}
-		for (size_t i = 0; i < nc; i++) {
-			const char *note = sl_review_branch_note(sl_branch_state_of(&v,
-						cands[i].branch, cands[i].commit_oid));
-
-			sl_buf_addf(&out, "  %4lld  %s:%lld  %s%s%s%s%s\n", (long long)cands[i].id,
-				    cands[i].path, (long long)cands[i].start_line, cands[i].branch,
-				    *note ? " " : "", note, cands[i].decision ? "  " : "",
-				    cands[i].decision ? sl_decision_name(cands[i].decision) : "");
-		}
 	}
 	sl_cmd_print(to, out.buf, json);
+	/* one at a time: a campaign of 1,000,000 proposals is not held */
+	if (!json && (ret = sl_store_candidates_each(st, camp->id, SL_C_PASSED, cand_line, &l,
+						     err)))
+		goto done;
 	*proposed = f.proposed;
 done:
-	sl_branch_view_release(&v);
-	sl_candidate_list_free(cands, nc);
+	sl_branch_view_release(&l.v);
+	sl_buf_release(&l.line);
 	sl_funnel_release(&f);
 	sl_buf_release(&out);
 	return ret;

@@ -456,14 +456,11 @@ enum sl_branch_state sl_branch_state_of(const sl_branch_view *v, const char *bra
 					const char *commit_oid)
 {
 	git_oid want, now;
-	sl_buf refname = SL_BUF_INIT;
 	int rc;
 
 	if (!v->repo || !branch || !commit_oid || git_oid_fromstr(&want, commit_oid))
 		return SL_BRANCH_UNKNOWN;
-	sl_buf_addf(&refname, "refs/heads/%s", branch);
-	rc = git_reference_name_to_id(&now, v->repo, refname.buf);
-	sl_buf_release(&refname);
+	rc = sl_branch_target(&now, v->repo, branch);
 	if (rc == GIT_ENOTFOUND)
 		return SL_BRANCH_GONE;
 	if (rc)

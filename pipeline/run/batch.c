@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <git2/sys/mempack.h>
+#include <git2/sys/repository.h>
 
 #include "pipeline/run/run_internal.h"
 #include "storage/lease.h"
@@ -64,19 +65,85 @@ static void journal_name(sl_buf *out, const run_ctx *x, long pid, size_t seq)
 		    x->store_tag, (long long)x->campaign_id, pid, ms ? ms + 1 : "0", seq);
 }
 
+/*
+ * The worker's object database: the loose objects, each pack there is now
+ * (one_pack: never refreshed), then the batch's mempack.  With the
+ * repository's own, every new object's write looked for it in every pack
+ * and, missing, read the pack directory again and took in the packs
+ * written since: each batch's pack, so a run of 1,000,000 targets searched
+ * hundreds of packs per object and kept every one's index mapped (150 MB).
+ * The worker never reads what another batch wrote (a candidate's objects
+ * are the base's and its own); a branch's commit written since is read by
+ * sl_commit_made_by from the directory.  NULL where objects live elsewhere
+ * too (alternates, GIT_OBJECT_DIRECTORY): the repository's own then.
+ */
+static git_odb *worker_odb(git_repository *repo)
+{
+	sl_buf dir = SL_BUF_INIT, path = SL_BUF_INIT;
+	git_odb *odb = NULL;
+	git_odb_backend *be = NULL;
+	DIR *d = NULL;
+	struct dirent *de;
+	int ok = 0;
+
+	sl_buf_addf(&dir, "%sobjects", git_repository_commondir(repo));
+	sl_buf_addf(&path, "%s/info/alternates", dir.buf);
+	if (getenv("GIT_OBJECT_DIRECTORY") || getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES") ||
+	    !access(path.buf, F_OK) || git_odb_new(&odb) ||
+	    git_odb_backend_loose(&be, dir.buf, -1, 0, 0, 0) || git_odb_add_backend(odb, be, 1))
+		goto done;
+	be = NULL;
+	sl_buf_reset(&path);
+	sl_buf_addf(&path, "%s/pack", dir.buf);
+	if ((d = opendir(path.buf))) {
+		while ((de = readdir(d))) {
+			size_t len = strlen(de->d_name);
+
+			if (len < 5 || strcmp(de->d_name + len - 4, ".idx"))
+				continue;
+			sl_buf_reset(&path);
+			sl_buf_addf(&path, "%s/pack/%s", dir.buf, de->d_name);
+			if (git_odb_backend_one_pack(&be, path.buf) || git_odb_add_backend(odb, be, 2))
+				goto done;
+			be = NULL;
+		}
+	}
+	ok = 1;
+done:
+	if (be && be->free)
+		be->free(be);
+	if (d)
+		closedir(d);
+	if (!ok) {
+		git_odb_free(odb);
+		odb = NULL;
+	}
+	sl_buf_release(&dir);
+	sl_buf_release(&path);
+	return odb;
+}
+
 int run_batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl_err *err)
 {
+	git_odb *own;
+
 	sl_buf path = SL_BUF_INIT;
 
 	memset(b, 0, sizeof(*b));
 	b->fd = -1;
 	b->repo = repo;
+	b->max = getenv("SLUICE_RUN_BATCH") && atoi(getenv("SLUICE_RUN_BATCH")) > 0 ?
+		(size_t)atoi(getenv("SLUICE_RUN_BATCH")) : BATCH_MAX;
 	journal_name(&path, x, (long)getpid(), seq);
 	b->journal = sl_buf_detach(&path, NULL);
 	if ((b->fd = open(b->journal, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
 			  0600)) < 0)
 		return sl_err_set(err, SL_ERROR, "cannot create '%s': %s", b->journal,
 				  strerror(errno));
+	if ((own = worker_odb(repo))) {
+		git_repository_set_odb(repo, own);
+		git_odb_free(own);
+	}
 	if (git_repository_odb(&b->odb, repo) || git_mempack_new(&b->mem) ||
 	    git_odb_add_backend(b->odb, b->mem, 1000)) {
 		if (b->mem && b->mem->free)
@@ -233,7 +300,9 @@ int run_batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 {
 	git_buf pack = { 0 };
 	git_odb_writepack *wp = NULL;
+	git_odb *dir = NULL;
 	git_indexer_progress prog;
+	sl_buf objects = SL_BUF_INIT;
 	int ret = SL_ERROR;
 
 	if (!b->mem || !b->count)
@@ -242,7 +311,10 @@ int run_batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 	run_git_lock_take(x);
 	if (batch_drop_lost(x, b, err))
 		goto done;
-	if (pack_written(&pack, b) || git_odb_write_pack(&wp, b->odb, NULL, NULL) ||
+	/* through an object database of its own: the worker's never takes the pack in */
+	sl_buf_addf(&objects, "%sobjects", git_repository_commondir(b->repo));
+	if (pack_written(&pack, b) || git_odb_open(&dir, objects.buf) ||
+	    git_odb_write_pack(&wp, dir, NULL, NULL) ||
 	    wp->append(wp, pack.ptr, pack.size, &prog) || wp->commit(wp, &prog)) {
 		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());
 		goto done;
@@ -265,6 +337,8 @@ done:
 	run_git_lock_give(x);
 	if (wp)
 		wp->free(wp);
+	git_odb_free(dir);
+	sl_buf_release(&objects);
 	git_buf_dispose(&pack);
 	return ret;
 }

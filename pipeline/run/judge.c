@@ -102,11 +102,8 @@ static int check_diff(run_attempt *a, sl_err *err)
 	int64_t t0 = sl_now_ms();
 	sl_gate_run_rec *rec;
 
-	if (run_cur_batch) {
-		if (BATCH_FULL(run_cur_batch) && run_batch_flush(x, run_cur_batch, err))
-			return SL_ERROR;
+	if (run_cur_batch)
 		run_cur_batch->count++;
-	}
 	if (sl_syntax_check_commit(a->repo, &x->c->base, &a->commit, &report, &ok, err)) {
 		sl_buf_release(&report);
 		return SL_ERROR;

@@ -78,7 +78,7 @@ static int work_on(run_ctx *x, git_repository *repo, sl_target_rec *rec, int sto
 		   sl_buf *tmp, sl_err *err)
 {
 	sl_target_rec after = { 0 };
-	const sl_target *t;
+	sl_target t = { 0 };
 	int ret, claimed = 0;
 	int64_t t0 = sl_now_ms();
 
@@ -112,13 +112,14 @@ static int work_on(run_ctx *x, git_repository *repo, sl_target_rec *rec, int sto
 	sl_target_rec_release(&after);
 	memset(&after, 0, sizeof(after));
 	run_ev_claimed(x, rec);
-	t = run_find_target(&x->index, rec, tmp);
-	if (!t)
+	ret = run_scoped_target(x, rec, &t, tmp, err);
+	if (ret == SL_ENOTFOUND)
 		ret = set_aside(x, repo, rec, SL_T_SKIPPED, "no longer matches the query", err);
-	else if (stop)
+	else if (!ret && stop)
 		ret = set_aside(x, repo, rec, SL_T_BUDGET, x->stop_reason, err);
-	else
-		ret = run_process_target(x, repo, rec, t, err);
+	else if (!ret)
+		ret = run_process_target(x, repo, rec, &t, err);
+	sl_target_release(&t);
 	if (ret == SL_ELEASE) {
 		/* paused past its lease: the target is another run's now */
 		run_ev_left(x);
@@ -153,6 +154,12 @@ static int work_one(run_ctx *x, git_repository *repo, sl_buf *tmp, sl_err *err)
 	int stop, got = 0, ret;
 
 	sl_err_clear(err);
+	/* between targets: a target's objects are read until it is done, and a
+	   worker's object database does not take in the packs (run_batch_open) */
+	if (run_cur_batch && BATCH_FULL(run_cur_batch) && run_batch_flush(x, run_cur_batch, err)) {
+		fail_run(x, err, NULL);
+		return 0;
+	}
 	pthread_mutex_lock(&x->lock);
 	if (!x->failed && !run_interrupted(x))
 		got = run_next_target(x, &rec, err);

@@ -54,16 +54,38 @@
 #include "common/util.h"
 
 /*
- * The scoped targets, looked up by key and by start position in O(log n):
- * a lookup per target must not cost a pass over every target, or a
- * campaign's cost per target grows with its size.
+ * What the run knows of the targets it scoped, by target id, one bit a
+ * target: the targets themselves (unit text, sites) are in the store
+ * (target_scope), read back when a worker takes one, so memory does not
+ * grow with the campaign.  Filled while scoping, read-only once the
+ * workers run.
  */
 typedef struct target_index {
-	const sl_target_list *list;
-	size_t *by_key;             /* (path, start_byte, end_byte) */
-	size_t *by_start;           /* (path, start_line, start_col) */
+	uint64_t *scoped;           /* scoped by this run: not set, no longer matches */
+	uint64_t *shares;           /* another target scoped by this run starts where it
+				       does (their branch names would collide) */
+	size_t nwords;
 	unsigned shard_k, shard_n;  /* the run's shard (sl_run_opts); shard_n = 0: none */
 } target_index;
+
+/*
+ * The sink scoping passes the targets to, in scope order (run_record_emit):
+ * they are written to the store a chunk at a time, each chunk in one
+ * transaction, and forgotten.
+ */
+typedef struct run_recorder {
+	struct run_ctx *x;
+	struct rec_item *v;         /* the chunk not written yet */
+	size_t n, size;
+	size_t scoped;              /* targets passed on (in the shard or not) */
+	size_t held_max;            /* the most held at once */
+	/* the target passed on before: does the next start where it does? */
+	char *prev_path;
+	uint32_t prev_start, prev_end;
+	size_t prev_at;             /* its place in v; SIZE_MAX: written or not recorded */
+	int64_t prev_id;            /* once written; 0: not recorded */
+	sl_err err;
+} run_recorder;
 
 /*
  * The per-run state.  Workers (threads) share it; everything below `lock`
@@ -83,8 +105,8 @@ typedef struct run_ctx {
 	char *gitconfig;            /* config layered on each repo handle: no reflog */
 	int gitconfig_fd;
 	int64_t campaign_id;
-	const sl_target_list *list; /* scoped at the base; read-only */
-	target_index index;         /* of list; read-only once the workers run */
+	target_index index;         /* the targets scoped at the base */
+	size_t scope_held_max;      /* scoped targets held at once while recording */
 	size_t npending;            /* targets this run works on, counted at its start */
 	sem_t model_slots;          /* `concurrency` */
 	sem_t gate_slots;           /* `jobs` */
@@ -224,9 +246,9 @@ typedef struct run_attempt {
  * without gates holds (about 5 KB a candidate in a tree of 10,000 files),
  * so a batch is flushed at whichever comes first (issue 29).
  */
-#define BATCH_BYTES ((size_t)8 << 20)
-/* The batch is full: flush it before the next candidate (run_batch_flush). */
-#define BATCH_FULL(b) ((b)->count >= BATCH_MAX || (b)->bytes >= BATCH_BYTES)
+#define BATCH_BYTES ((size_t)6 << 20)
+/* The batch is full: flush it before the next target (run_batch_flush). */
+#define BATCH_FULL(b) ((b)->count >= (b)->max || (b)->bytes >= BATCH_BYTES)
 
 typedef struct objbatch {
 	git_repository *repo;       /* the worker's */
@@ -239,6 +261,7 @@ typedef struct objbatch {
 	int64_t *target, *epoch;
 	size_t n, alloc;
 	size_t count;               /* candidates written since the last flush */
+	size_t max;                 /* BATCH_MAX (SLUICE_RUN_BATCH in tests) */
 	size_t bytes;               /* and the size of their objects */
 	git_oid *written;           /* each object the mempack took since the last flush */
 	size_t nwritten, awritten;
@@ -273,11 +296,20 @@ void *run_worker(void *arg);
 
 /* targets.c */
 void run_key_of(sl_buf *b, const sl_target *t);
-void run_target_index_init(target_index *ix, const sl_target_list *list);
+/* Note target id as scoped by this run (shares: another starts where it does). */
+void run_target_index_mark(target_index *ix, int64_t id, int shares);
 void run_target_index_release(target_index *ix);
-const sl_target *run_find_target(const target_index *ix, const sl_target_rec *rec,
-				 sl_buf *tmp);
+/*
+ * The target of rec as this run scoped it, read back from the store into
+ * *out (the caller releases it: sl_target_release); tmp is scratch space.
+ * SL_ENOTFOUND (no message) when this run did not scope it: it no longer
+ * matches the query.
+ */
+int run_scoped_target(run_ctx *x, const sl_target_rec *rec, sl_target *out, sl_buf *tmp,
+		      sl_err *err);
 char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_index *list);
+/* Target records a run holds at once: a chunk (SLUICE_RUN_CHUNK in tests). */
+size_t run_chunk_size(void);
 int run_testgen_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err);
 int run_load_pending(run_ctx *x, sl_err *err);
@@ -376,7 +408,14 @@ int run_record_plain(run_attempt *a, enum sl_target_state state, int64_t attempt
 		     const char *reason, sl_err *err);
 int run_record_attempt(run_attempt *a, const char *feedback, sl_err *err);
 int run_record_campaign(run_ctx *x, sl_err *err);
-int run_record_targets(run_ctx *x, const sl_target_list *list, sl_err *err);
+void run_recorder_init(run_recorder *r, run_ctx *x);
+/* sl_scope_opts.emit: record t (arg: the run_recorder); nonzero: failed, see r->err. */
+int run_record_emit(const sl_target *t, void *arg);
+/* Record the targets of a list (fix, testgen: chosen after scoping), in its order. */
+int run_record_list(run_recorder *r, const sl_target_list *list);
+/* Write what is left, and a fix campaign's unplaced findings; then release. */
+int run_record_finish(run_recorder *r, sl_err *err);
+void run_recorder_release(run_recorder *r);
 
 /* budget.c */
 int run_interrupted(const run_ctx *x);

@@ -1,7 +1,7 @@
 /*
- * targets.c - the targets of a run: the scoped targets' index (by key and
- * by start position, for a lookup per target in O(log n)), the branch
- * name of each, and which targets this run works on: the pending ones, and
+ * targets.c - the targets of a run: which ones this run scoped (a bit a
+ * target id; each target's unit text and sites are read back from the
+ * store when a worker takes it), the branch name of each, and which targets this run works on: the pending ones, and
  * for fix and testgen campaigns those the baseline chooses; of a shard, only
  * those its key puts in the shard, on the base every shard is told.
  */
@@ -19,93 +19,52 @@ void run_key_of(sl_buf *b, const sl_target *t)
 	sl_buf_addf(b, "%s:%u-%u", t->path, t->start_byte, t->end_byte);
 }
 
-static const sl_target_list *sort_list;    /* only during run_target_index_init's qsort */
-
-static int cmp_key(const char *path, int64_t sb, int64_t eb, const sl_target *o)
+static int bit_get(const uint64_t *v, size_t nwords, int64_t id)
 {
-	int c = strcmp(path, o->path);
-
-	if (c)
-		return c;
-	if (sb != (int64_t)o->start_byte)
-		return sb < (int64_t)o->start_byte ? -1 : 1;
-	return eb < (int64_t)o->end_byte ? -1 : eb > (int64_t)o->end_byte;
+	return id > 0 && (size_t)id / 64 < nwords && (v[id / 64] >> (id % 64) & 1);
 }
 
-static int cmp_start(const char *path, int64_t line, int64_t col, const sl_target *o)
+void run_target_index_mark(target_index *ix, int64_t id, int shares)
 {
-	int c = strcmp(path, o->path);
+	size_t w = (size_t)id / 64;
 
-	if (c)
-		return c;
-	if (line != (int64_t)o->start_line)
-		return line < (int64_t)o->start_line ? -1 : 1;
-	return col < (int64_t)o->start_col ? -1 : col > (int64_t)o->start_col;
-}
+	if (id <= 0)
+		BUG("target id %lld", (long long)id);
+	if (w >= ix->nwords) {
+		size_t n = ix->nwords ? ix->nwords : 64;
 
-static int qcmp_key(const void *a, const void *b)
-{
-	const sl_target *x = &sort_list->v[*(const size_t *)a], *y = &sort_list->v[*(const size_t *)b];
-
-	return cmp_key(x->path, x->start_byte, x->end_byte, y);
-}
-
-static int qcmp_start(const void *a, const void *b)
-{
-	const sl_target *x = &sort_list->v[*(const size_t *)a], *y = &sort_list->v[*(const size_t *)b];
-
-	return cmp_start(x->path, x->start_line, x->start_col, y);
-}
-
-/* Called once, before the workers start. */
-void run_target_index_init(target_index *ix, const sl_target_list *list)
-{
-	ix->list = list;
-	ix->by_key = sl_xcalloc(list->n ? list->n : 1, sizeof(size_t));
-	ix->by_start = sl_xcalloc(list->n ? list->n : 1, sizeof(size_t));
-	for (size_t i = 0; i < list->n; i++)
-		ix->by_key[i] = ix->by_start[i] = i;
-	sort_list = list;
-	qsort(ix->by_key, list->n, sizeof(size_t), qcmp_key);
-	qsort(ix->by_start, list->n, sizeof(size_t), qcmp_start);
-	sort_list = NULL;
+		while (n <= w)
+			n = sl_st_mult(n, 2);
+		ix->scoped = sl_xrealloc(ix->scoped, sl_st_mult(n, sizeof(uint64_t)));
+		ix->shares = sl_xrealloc(ix->shares, sl_st_mult(n, sizeof(uint64_t)));
+		memset(ix->scoped + ix->nwords, 0, (n - ix->nwords) * sizeof(uint64_t));
+		memset(ix->shares + ix->nwords, 0, (n - ix->nwords) * sizeof(uint64_t));
+		ix->nwords = n;
+	}
+	ix->scoped[w] |= (uint64_t)1 << (id % 64);
+	if (shares)
+		ix->shares[w] |= (uint64_t)1 << (id % 64);
 }
 
 void run_target_index_release(target_index *ix)
 {
-	free(ix->by_key);
-	free(ix->by_start);
+	free(ix->scoped);
+	free(ix->shares);
 	memset(ix, 0, sizeof(*ix));
 }
 
-/* The first position in by_start whose target does not sort before (path, line, col). */
-static size_t lower_start(const target_index *ix, const char *path, int64_t line, int64_t col)
+int run_scoped_target(run_ctx *x, const sl_target_rec *rec, sl_target *out, sl_buf *tmp,
+		      sl_err *err)
 {
-	size_t lo = 0, hi = ix->list->n;
+	int ret;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cmp_start(path, line, col, &ix->list->v[ix->by_start[mid]]) > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* 1 if another scoped target starts where t does: their names would collide. */
-static int shares_start(const target_index *ix, const sl_target_rec *t)
-{
-	for (size_t i = lower_start(ix, t->path, t->start_line, t->start_col); i < ix->list->n; i++) {
-		const sl_target *o = &ix->list->v[ix->by_start[i]];
-
-		if (cmp_start(t->path, t->start_line, t->start_col, o))
-			break;
-		if ((int64_t)o->start_byte != t->start_byte || (int64_t)o->end_byte != t->end_byte)
-			return 1;
-	}
-	return 0;
+	memset(out, 0, sizeof(*out));
+	if (!bit_get(x->index.scoped, x->index.nwords, rec->id))
+		return SL_ENOTFOUND;
+	/* scoped, then nothing recorded: the store is not what this run wrote */
+	if ((ret = sl_store_target_scope_get(x->st, rec->id, tmp, err)))
+		return ret == SL_ENOTFOUND ? SL_ERROR : ret;
+	return sl_target_decode(out, tmp->buf, tmp->len, rec->path, rec->blob, rec->lang, err);
 }
 
 char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_index *list)
@@ -131,7 +90,8 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 	sl_ref_name_bound(&b, from, from + SL_REF_COMPONENT_MAX - at.len, t->path);
 	sl_buf_add(&b, at.buf, at.len);
 	sl_buf_addf(&ref, "refs/heads/%s", b.buf);
-	if (shares_start(list, t) || git_reference_name_is_valid(&valid, ref.buf) || !valid) {
+	if (bit_get(list->shares, list->nwords, t->id) ||
+	    git_reference_name_is_valid(&valid, ref.buf) || !valid) {
 		sl_buf_reset(&b);
 		/* ids are a store's: a shard's name its branches apart from other shards' */
 		if (list->shard_n)
@@ -142,28 +102,6 @@ char *run_branch_name(const char *prefix, const sl_target_rec *t, const target_i
 	sl_buf_release(&ref);
 	sl_buf_release(&at);
 	return sl_buf_detach(&b, NULL);
-}
-
-const sl_target *run_find_target(const target_index *ix, const sl_target_rec *rec,
-				 sl_buf *tmp)
-{
-	size_t lo = 0, hi = ix->list->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const sl_target *o = &ix->list->v[ix->by_key[mid]];
-		int c = cmp_key(rec->path, rec->start_byte, rec->end_byte, o);
-
-		if (!c) {
-			run_key_of(tmp, o);
-			return strcmp(tmp->buf, rec->key) ? NULL : o;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
 }
 
 /* testgen with coverage_below: only the units the base's tests cover too little. */
@@ -214,15 +152,20 @@ int run_fix_targets(run_ctx *x, sl_target_list *list, sl_err *err)
 	return ret;
 }
 
-/* Pending targets, and those a budget stopped in an earlier run, in id order. */
-/* Target records per chunk read from the store; SLUICE_RUN_CHUNK in tests. */
+/* Target records per chunk read from or written to the store. */
 #define RUN_CHUNK 256
 
-int run_load_pending(run_ctx *x, sl_err *err)
+size_t run_chunk_size(void)
 {
 	const char *env = getenv("SLUICE_RUN_CHUNK");
 
-	x->chunk_size = env && atoi(env) > 0 ? (size_t)atoi(env) : RUN_CHUNK;
+	return env && atoi(env) > 0 ? (size_t)atoi(env) : RUN_CHUNK;
+}
+
+/* Pending targets, and those a budget stopped in an earlier run, in id order. */
+int run_load_pending(run_ctx *x, sl_err *err)
+{
+	x->chunk_size = run_chunk_size();
 	return sl_store_targets_open_count(x->st, x->campaign_id, &x->npending, err) ?
 		SL_ERROR : SL_OK;
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='a run reads the targets it works on from the store a chunk at a time: the records it holds do not grow with the campaign'
+test_description='a run records the targets as scoping passes them on and reads those it works on from the store, a chunk at a time: what it holds does not grow with the campaign'
 . ./test-lib.sh
 
 # 30 function targets in three files, a rule for each, no gate, two workers.
@@ -57,6 +57,65 @@ test_expect_success 'pending and budget targets mixed are all worked on again, c
 	n=$(held err) &&
 	test "$n" -ge 1 && test "$n" -le 4 &&
 	test "$(sqlite3 s.db "select count(*) from targets where attempts = 2")" = 6
+'
+
+test_expect_success 'batches of 3 candidates: each flushed between targets, every target proposed' '
+	SLUICE_RUN_BATCH=3 sluice run --store s4.db c.yaml >out 2>err &&
+	grep -q "^  proposed  *30" out &&
+	test "$(sqlite3 s4.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = 30 &&
+	for b in $(sqlite3 s4.db "select branch from candidates where branch is not null"); do
+		git -C repo rev-parse --verify -q "refs/heads/$b^{commit}" >/dev/null || return 1
+	done
+'
+
+# scoped: "at most N of M targets held at once" while scoping and recording
+scoped() {
+	sed -n "s/.*scoping: at most \([0-9]*\) of \([0-9]*\) targets held at once.*/\1 \2/p" "$1"
+}
+
+test_expect_success 'recorded while scoped: at most a chunk of the 30 targets held, same ids and order' '
+	SLUICE_RUN_CHUNK=4 SLUICE_RUN_STATS=1 sluice run --store s2.db c.yaml >out 2>err &&
+	grep -q "^  proposed  *30" out &&
+	set -- $(scoped err) &&
+	test "$2" = 30 &&
+	test "$1" -ge 1 && test "$1" -le 4 &&
+	sqlite3 s.db "select id, key from targets order by id" >ids1 &&
+	sqlite3 s2.db "select id, key from targets order by id" >ids2 &&
+	test_cmp ids1 ids2 &&
+	sqlite3 s2.db "select key from targets order by path, start_byte, end_byte desc" >scope-order &&
+	cut -d"|" -f2 ids2 >id-order &&
+	test_cmp scope-order id-order
+'
+
+test_expect_success 'a rerun scopes again: at most a chunk held, targets out of the query set aside' '
+	cat >c5.yaml <<-EOF &&
+	name: chunks
+	repository: repo
+	scratch: $TRASH/scratch
+	jobs: 2
+	targets:
+	  language: c
+	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\") (#match? @arg \"^[0-4]\$\"))"
+	  capture: call
+	  unit: function
+	rules:
+	  - capture: call
+	    template: "new_api(\${arg})"
+	attempts: 1
+	EOF
+	sqlite3 s2.db "update targets set state = '"'"'pending'"'"'" &&
+	{
+		# exit 1: the 15 still matching fail (their one attempt was made)
+		SLUICE_RUN_CHUNK=4 SLUICE_RUN_STATS=1 sluice run --store s2.db c5.yaml >out 2>err
+		test $? = 1
+	} &&
+	set -- $(scoped err) &&
+	test "$2" = 15 &&
+	test "$1" -ge 1 && test "$1" -le 4 &&
+	test "$(sqlite3 s2.db "select count(*) from targets")" = 30 &&
+	sqlite3 s2.db "select key from targets where state = '"'"'skipped'"'"' and reason = '"'"'no longer matches the query'"'"' order by id" >gone &&
+	test "$(wc -l <gone)" = 15 &&
+	test "$(sqlite3 s2.db "select count(*) from targets where state <> '"'"'skipped'"'"'")" = 15
 '
 
 test_done

@@ -150,6 +150,64 @@ static void test_delete_matching(void)
 	git_repository_free(repo);
 }
 
+/*
+ * A sorted packed-refs is searched by its lines: the first, the last, one
+ * between, names that sort before, between and after them, a peeled tag's
+ * "^" line in the middle, and a file without its last newline.
+ */
+static void test_sorted_lookup(void)
+{
+	git_oid c[2], got;
+	git_repository *repo = fresh("sorted", c);
+	char *packed = git_path(repo, "packed-refs"), hex[2][GIT_OID_HEXSZ + 1];
+	sl_buf text = SL_BUF_INIT;
+	FILE *fp;
+
+	git_oid_tostr(hex[0], sizeof(hex[0]), &c[0]);
+	git_oid_tostr(hex[1], sizeof(hex[1]), &c[1]);
+	sl_buf_adds(&text, "# pack-refs with: peeled fully-peeled sorted \n");
+	for (int i = 0; i < 300; i++) {
+		sl_buf_addf(&text, "%s refs/heads/b%03d\n", hex[i % 2], i * 2);
+		if (i == 150)
+			sl_buf_addf(&text, "^%s\n", hex[0]);
+	}
+	text.len--;                 /* no newline at the end */
+	text.buf[text.len] = '\0';
+	CHECK((fp = fopen(packed, "w")) != NULL);
+	fputs(text.buf, fp);
+	fclose(fp);
+	CHECK_INT(sl_branch_target(&got, repo, "b000"), 0);
+	CHECK(git_oid_equal(&got, &c[0]));
+	CHECK_INT(sl_branch_target(&got, repo, "b598"), 0);
+	CHECK(git_oid_equal(&got, &c[1]));
+	CHECK_INT(sl_branch_target(&got, repo, "b301"), GIT_ENOTFOUND);
+	CHECK_INT(sl_branch_target(&got, repo, "b302"), 0);
+	CHECK(git_oid_equal(&got, &c[1]));
+	CHECK_INT(sl_branch_target(&got, repo, "b300"), 0);
+	CHECK(git_oid_equal(&got, &c[0]));
+	CHECK_INT(sl_branch_target(&got, repo, "a"), GIT_ENOTFOUND);
+	CHECK_INT(sl_branch_target(&got, repo, "c"), GIT_ENOTFOUND);
+	CHECK_INT(sl_branch_target(&got, repo, "b5990"), GIT_ENOTFOUND);
+	/* a rewrite keeps every line and the peel, and adds the new one in order */
+	{
+		char *name = "b301";
+
+		CHECK_INT(sl_branches_write_packed(repo, &name, &c[0], 1, NULL), 0);
+	}
+	CHECK_INT(sl_branch_target(&got, repo, "b301"), 0);
+	CHECK(git_oid_equal(&got, &c[0]));
+	CHECK(at(repo, "b598", &got) && git_oid_equal(&got, &c[1]));
+	CHECK(at(repo, "b300", &got) && git_oid_equal(&got, &c[0]));
+	sl_buf_reset(&text);
+	CHECK_INT(sl_read_file(&text, packed, 0, NULL), 0);
+	CHECK(strstr(text.buf, "refs/heads/b300\n^") != NULL);
+	CHECK(strstr(text.buf, "refs/heads/b300\n^") < strstr(text.buf, "refs/heads/b301\n"));
+	CHECK(strstr(text.buf, "refs/heads/b301\n") < strstr(text.buf, "refs/heads/b302\n"));
+	sl_buf_release(&text);
+	free(packed);
+	git_repository_free(repo);
+}
+
 /* A pid that is surely gone: a child that exited and was reaped. */
 static long dead_pid(void)
 {
@@ -339,6 +397,7 @@ int main(void)
 	RUN(test_write_compare_and_swap);
 	RUN(test_delete_in_one_rewrite);
 	RUN(test_delete_matching);
+	RUN(test_sorted_lookup);
 	RUN(test_stale_lock);
 	RUN(test_name_bound);
 	RUN(test_holder);
