@@ -29,7 +29,7 @@
 # Run by hand after `make`:  sh bench/act.sh;  sh bench/act.sh build 50 /tmp/cjson
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-$top/build}
+BUILD=$(cd "${1:-$top/build}" && pwd) || exit 2
 STEPS=${2:-50}
 PROJECT=${3:-}
 sluice=$BUILD/sluice
