@@ -339,14 +339,18 @@ static void test_trickle_times_out(void)
 	if (!stub_start(&s))
 		return;
 	fake_init(&f, 1.0);
-	/* about 190 bytes at one per 20 ms: 3.8 s, far beyond a 300 ms timeout */
+	/*
+	 * about 190 bytes at one per 200 ms: 38 s a try, so that an answer in
+	 * under 20 s (two tries of 300 ms and a wait of 100 ms, with room for
+	 * a loaded machine) can only be the timeout's doing
+	 */
 	stub_fixture(&s, "reply-1.json", "openai-ok.json");
-	stub_put(&s, "reply-1.fault", "trickle 20\n");
+	stub_put(&s, "reply-1.fault", "trickle 200\n");
 	p = provider(&s, SL_PROVIDER_OPENAI, &f, 1, 100, 1000, 300);
 	sl_completion_init(&c);
 	t0 = sl_now_ms();
 	CHECK_INT(call(p, &c, &err), SL_ERROR);
-	CHECK(sl_now_ms() - t0 < 2000);
+	CHECK(sl_now_ms() - t0 < 20000);
 	CHECK(strstr(err.msg, "timed out after 300 ms (gave up after 1 retry)") != NULL);
 	CHECK_INT(c.retries, 1);
 	CHECK_INT(c.waits_ms[0], 100);
