@@ -64,6 +64,7 @@ GRAMMAR_OBJ := $(patsubst node_modules/tree-sitter-%.c,$(BUILD)/grammars/%.o,$(G
 # as LANG=PATH (sluice's language names: typescript/tsx are "typescript", "tsx")
 KEYWORD_ARGS := $(foreach g,$(GRAMMARS),$(lastword $(subst /, ,$(g)))=node_modules/tree-sitter-$(g)/src/grammar.json)
 KEYWORDS_OBJ := $(BUILD)/gen/keywords.o
+GRAMMAR_JSON := $(foreach g,$(GRAMMARS),node_modules/tree-sitter-$(g)/src/grammar.json)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(BUILD)/%)
@@ -106,7 +107,11 @@ $(BUILD)/gen/gen-keywords: ci/gen-keywords.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -ljansson
 
-$(BUILD)/gen/keywords.c: $(BUILD)/gen/gen-keywords $(foreach g,$(GRAMMARS),node_modules/tree-sitter-$(g)/src/grammar.json)
+# in a fresh clone node_modules appears with the dependencies (npm ci)
+$(GRAMMAR_JSON): | $(DEPS_STAMP)
+	@test -f $@ || { echo "missing $@: run sh ci/install-deps.sh" >&2; exit 2; }
+
+$(BUILD)/gen/keywords.c: $(BUILD)/gen/gen-keywords $(GRAMMAR_JSON)
 	$(BUILD)/gen/gen-keywords $(KEYWORD_ARGS) >$@.tmp && mv $@.tmp $@
 
 $(KEYWORDS_OBJ): $(BUILD)/gen/keywords.c
