@@ -225,6 +225,7 @@ static int emit(FILE *out, const char *lang, const char *path, int *count)
 
 	if (!root || !(rules = json_object_get(root, "rules"))) {
 		fprintf(stderr, "gen-keywords: %s:%d: %s\n", path, jerr.line, root ? "no rules" : jerr.text);
+		json_decref(root);
 		return -1;
 	}
 	g.r = calloc(json_object_size(rules), sizeof(*g.r));
@@ -254,6 +255,8 @@ static int emit(FILE *out, const char *lang, const char *path, int *count)
 	}
 	if (g.changed) {
 		fprintf(stderr, "gen-keywords: %s: no fixed point\n", path);
+		free(g.r);
+		json_decref(root);
 		return -1;
 	}
 	/* the visible types: rules not starting with '_', and named aliases' values */
@@ -286,7 +289,7 @@ static int emit(FILE *out, const char *lang, const char *path, int *count)
 	fprintf(out, "\tNULL\n};\n\n");
 	free(types);
 	free(g.r);
-	/* root holds every string the table printed; the process ends soon */
+	json_decref(root);  /* it held every string the table printed */
 	return 0;
 }
 
