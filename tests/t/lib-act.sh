@@ -34,6 +34,15 @@ act_yaml() {
 		"  capture: call" "instructions: \"Replace old_api with new_api.\""
 }
 
+# act_session_yaml NAME TEST: act_yaml NAME, then a one-attempt session
+# whose gates are `make` (preparing) and the command TEST
+act_session_yaml() {
+	act_yaml "$1" &&
+	printf "%s\n" "generate: act" "attempts: 1" "gates:" \
+		"  - {name: build, command: \"make 2>&1\", prepare: true}" \
+		"  - {name: test, command: \"$2\"}"
+}
+
 # campaign FILE DIR [yaml...]: base.yaml with the scripted model in DIR
 # (tests/fixtures/act/model.sh) and the lines yaml...
 campaign() {

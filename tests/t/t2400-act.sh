@@ -15,14 +15,7 @@ test_expect_success 'setup' '
 	echo "test -x prog" >repo/check.sh &&
 	echo notes >repo/docs/notes.txt &&
 	make_repo repo &&
-	act_yaml act >base.yaml &&
-	cat >>base.yaml <<-EOF
-	generate: act
-	attempts: 1
-	gates:
-	  - {name: build, command: "make 2>&1", prepare: true}
-	  - {name: test, command: "make test 2>&1 && sh check.sh"}
-	EOF
+	act_session_yaml act "make test 2>&1 && sh check.sh" >base.yaml
 '
 
 steps_of() {

@@ -12,14 +12,7 @@ test_description='generate: act: a session replayed from an earlier run'"'"'s st
 test_expect_success 'setup' '
 	act_repo repo &&
 	make_repo repo &&
-	act_yaml act >base.yaml &&
-	cat >>base.yaml <<-EOF
-	generate: act
-	attempts: 1
-	gates:
-	  - {name: build, command: "make 2>&1", prepare: true}
-	  - {name: test, command: "make test 2>&1"}
-	EOF
+	act_session_yaml act "make test 2>&1" >base.yaml
 '
 
 # replayed FILE STORE: base.yaml replaying the replies of the run in STORE

@@ -2,6 +2,25 @@
 test_description='a run records the targets as scoping passes them on and reads those it works on from the store, a chunk at a time: what it holds does not grow with the campaign'
 . ./test-lib.sh
 
+# chunks_yaml [PREDICATES]: the campaign, its query with PREDICATES added
+chunks_yaml() {
+	cat <<-EOF
+	name: chunks
+	repository: repo
+	scratch: $TRASH/scratch
+	jobs: 2
+	targets:
+	  language: c
+	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\")${1:-})"
+	  capture: call
+	  unit: function
+	rules:
+	  - capture: call
+	    template: "new_api(\${arg})"
+	attempts: 1
+	EOF
+}
+
 # 30 function targets in three files, a rule for each, no gate, two workers.
 test_expect_success 'setup: thirty calls to old_api, one per function' '
 	mkdir -p repo/src &&
@@ -15,21 +34,7 @@ test_expect_success 'setup: thirty calls to old_api, one per function' '
 		} >repo/src/$f.c || return 1
 	done &&
 	make_repo repo &&
-	cat >c.yaml <<-EOF
-	name: chunks
-	repository: repo
-	scratch: $TRASH/scratch
-	jobs: 2
-	targets:
-	  language: c
-	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\"))"
-	  capture: call
-	  unit: function
-	rules:
-	  - capture: call
-	    template: "new_api(\${arg})"
-	attempts: 1
-	EOF
+	chunks_yaml >c.yaml
 '
 
 # held: the number in "at most N target records" of the run's stats notice
@@ -88,21 +93,7 @@ test_expect_success 'recorded while scoped: at most a chunk of the 30 targets he
 '
 
 test_expect_success 'a rerun scopes again: at most a chunk held, targets out of the query set aside' '
-	cat >c5.yaml <<-EOF &&
-	name: chunks
-	repository: repo
-	scratch: $TRASH/scratch
-	jobs: 2
-	targets:
-	  language: c
-	  query: "((call_expression function: (identifier) @fn arguments: (argument_list (_) @arg)) @call (#eq? @fn \"old_api\") (#match? @arg \"^[0-4]\$\"))"
-	  capture: call
-	  unit: function
-	rules:
-	  - capture: call
-	    template: "new_api(\${arg})"
-	attempts: 1
-	EOF
+	chunks_yaml " (#match? @arg \\\"^[0-4]\$\\\")" >c5.yaml &&
 	sqlite3 s2.db "update targets set state = '"'"'pending'"'"'" &&
 	{
 		# exit 1: the 15 still matching fail (their one attempt was made)
