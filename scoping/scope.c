@@ -1891,6 +1891,35 @@ static int check_opts(struct scope_run *r, sl_err *err)
 	return 0;
 }
 
+/*
+ * opts->paths into r->w, each looked up in tree: a file of a campaign's
+ * target checked again needs its one path, not a walk of 100,000 (issue 29).
+ */
+static int walk_paths(struct scope_run *r, git_tree *tree, sl_err *err)
+{
+	sl_buf root = SL_BUF_INIT;
+	int ret = 0;
+
+	for (size_t i = 0; i < r->opts->npaths && !ret; i++) {
+		const char *path = r->opts->paths[i], *slash = strrchr(path, '/');
+		git_tree_entry *te = NULL;
+		int rc = git_tree_entry_bypath(&te, tree, path);
+
+		if (rc == GIT_ENOTFOUND)
+			continue;
+		if (rc) {
+			ret = git_fail(err, "cannot read the tree of the commit");
+			break;
+		}
+		sl_buf_reset(&root);
+		sl_buf_add(&root, path, slash ? (size_t)(slash - path) + 1 : 0);
+		walk_cb(root.buf, te, &r->w);
+		git_tree_entry_free(te);
+	}
+	sl_buf_release(&root);
+	return ret;
+}
+
 /* Walk the tree of commit into r->w (SL_ENOTFOUND: no such commit). */
 static int walk_commit(struct scope_run *r, const git_oid *commit, sl_err *err)
 {
@@ -1914,11 +1943,12 @@ static int walk_commit(struct scope_run *r, const git_oid *commit, sl_err *err)
 	r->w.lang = r->c.lang;
 	r->w.opts = r->opts;
 	r->w.stats = r->st;
-	if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &r->w)) {
+	if (r->opts->npaths)
+		ret = walk_paths(r, tree, err);
+	else if (git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &r->w))
 		git_fail(err, "cannot walk the tree of the commit");
-		goto done;
-	}
-	ret = 0;
+	else
+		ret = 0;
 done:
 	git_tree_free(tree);
 	git_commit_free(gc);

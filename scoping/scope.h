@@ -132,6 +132,10 @@ typedef struct sl_scope_opts {
 	const char *query;          /* required: tree-sitter query source */
 	const char *const *globs;   /* path globs (sl_glob_match); none = every file of the language */
 	size_t nglobs;
+	const char *const *paths;   /* exact paths: only these files, in this order, each
+				       looked up in the tree instead of walking it (a
+				       path not in the tree is no file); globs still apply */
+	size_t npaths;
 	const char *capture;        /* the capture marking a site ("name" or "@name");
 				       NULL = the query's first capture; a match
 				       without it is ignored */

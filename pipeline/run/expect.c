@@ -18,7 +18,8 @@
  * the first changed byte, its end to the last), the stretches those of
  * sl_text_changes (rules.h): the bytes that differ.
  * Then the query runs on the candidate's file alone (sl_scope with the
- * file's path as the only glob) and its sites inside that extent count.
+ * file's path as its only path: looked up, not a walk of the tree) and its
+ * sites inside that extent count.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,20 +83,6 @@ done:
 	return ret;
 }
 
-/* path as a glob that matches only itself. */
-static char *exact_glob(const char *path)
-{
-	sl_buf b = SL_BUF_INIT;
-
-	for (const char *p = path; *p; p++) {
-		if (strchr("*?[]\\", *p))
-			sl_buf_addf(&b, "[%c]", *p);
-		else
-			sl_buf_addch(&b, *p);
-	}
-	return sl_buf_detach(&b, NULL);
-}
-
 /* The text of a site's own capture (the one that spans it), or "". */
 static const char *site_text(const sl_site *s)
 {
@@ -137,15 +124,14 @@ static int sites_inside(sl_buf *out, size_t *count, run_attempt *a, const char *
 	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
 	sl_target_list list = SL_TARGET_LIST_INIT;
 	sl_lang_override *ov = sl_campaign_scope_opts(&so, a->x->c);
-	char *glob = exact_glob(a->t->path);
 	int ret;
 
 	*count = 0;
 	so.query = q;
 	so.capture = capture;
 	so.unit = "capture";
-	so.globs = (const char *const *)&glob;
-	so.nglobs = 1;
+	so.paths = (const char *const *)&a->t->path;
+	so.npaths = 1;
 	so.threads = 1;
 	if (!(ret = sl_scope(&list, a->repo, &a->commit, &so, err))) {
 		for (size_t i = 0; i < list.n; i++)
@@ -164,7 +150,6 @@ static int sites_inside(sl_buf *out, size_t *count, run_attempt *a, const char *
 	sl_target_list_release(&list);
 	free(used);
 	free(ov);
-	free(glob);
 	return ret;
 }
 

@@ -293,6 +293,63 @@ static void test_globs(void)
 	CHECK_SCOPE("", "c", q, NULL, NULL, top, 1);
 }
 
+/*
+ * opts->paths: only those files, looked up (files_seen counts one a path
+ * found, not the tree's six); a missing one is no file; globs and the
+ * language still apply.
+ */
+static void test_paths(void)
+{
+	static const char *const main_only[] = { "src/main.c" };
+	static const char *const two[] = { "lib/util.h", "nope/x.c", "tools/gen.py" };
+	static const char *const lib[] = { "lib/**" };
+	static const char *const q = "((call_expression function: (identifier) @fn) (#eq? @fn memcpy))";
+	sl_scope_opts o = SL_SCOPE_OPTS_INIT;
+	sl_scope_stats st = SL_SCOPE_STATS_INIT;
+	sl_target_list l = SL_TARGET_LIST_INIT;
+	sl_err err = SL_ERR_INIT;
+	sl_buf b = SL_BUF_INIT;
+
+	o.language = "c";
+	o.query = q;
+	o.paths = main_only;
+	o.npaths = 1;
+	o.stats = &st;
+	CHECK_INT(sl_scope(&l, repo, &head, &o, &err), 0);
+	render(&b, &l);
+	CHECK_STR(b.buf, "src/main.c:14:2-14:8 n1 [14:2] memcpy\n");
+	CHECK_INT(st.files_seen, 1);
+	sl_target_list_release(&l);
+	sl_scope_stats_release(&st);
+	sl_buf_reset(&b);
+
+	memset(&st, 0, sizeof(st));
+	o.query = "((call_expression function: (identifier) @fn) (#eq? @fn mul))";
+	o.paths = two;
+	o.npaths = 3;
+	CHECK_INT(sl_scope(&l, repo, &head, &o, &err), 0);
+	render(&b, &l);
+	CHECK_STR(b.buf, "lib/util.h:2:38-2:41 n1 [2:38] mul\n");
+	CHECK_INT(st.files_seen, 2);
+	CHECK_INT(st.skipped_lang, 1);
+	sl_target_list_release(&l);
+	sl_scope_stats_release(&st);
+	sl_buf_reset(&b);
+
+	/* a glob that leaves the path out */
+	memset(&st, 0, sizeof(st));
+	o.query = q;
+	o.paths = main_only;
+	o.npaths = 1;
+	o.globs = lib;
+	o.nglobs = 1;
+	CHECK_INT(sl_scope(&l, repo, &head, &o, &err), 0);
+	CHECK_INT((long)l.n, 0);
+	sl_target_list_release(&l);
+	sl_scope_stats_release(&st);
+	sl_buf_release(&b);
+}
+
 static void test_unit_function(void)
 {
 	CHECK_SCOPE("lib/util.h:2:1-2:50 n1 [2:38] static inline int sq(int x) { return mul(x, x); }\n"
@@ -626,6 +683,7 @@ int main(void)
 	RUN(test_match_real);
 	RUN(test_any_of);
 	RUN(test_globs);
+	RUN(test_paths);
 	RUN(test_unit_function);
 	RUN(test_duplicates);
 	RUN(test_same_blob);
