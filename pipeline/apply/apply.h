@@ -191,6 +191,12 @@ int sl_branches_delete_packed(git_repository *repo, char *const *branch, const g
  * NULL and the branch exists).
  */
 /*
+ * The n objects ids of repo as one pack in *pack (libgit2's packbuilder,
+ * one thread), without reading repo's refs (pack.c); 0 or a libgit2 error.
+ */
+int sl_pack_objects(git_buf *pack, git_repository *repo, const git_oid *ids, size_t n);
+
+/*
  * The commit refs/heads/BRANCH points at (resolved): 0 with *oid,
  * GIT_ENOTFOUND, or another libgit2 error.  A sorted packed-refs is
  * searched by its lines, never mapped whole (libgit2 maps it, and a

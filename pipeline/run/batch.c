@@ -157,23 +157,6 @@ int run_batch_open(objbatch *b, run_ctx *x, git_repository *repo, size_t seq, sl
 	return SL_OK;
 }
 
-/* The objects the batch's mempack took, as one pack in *pack. */
-static int pack_written(git_buf *pack, objbatch *b)
-{
-	git_packbuilder *pb = NULL;
-	int rc;
-
-	if ((rc = git_packbuilder_new(&pb, b->repo)))
-		return rc;
-	git_packbuilder_set_threads(pb, 1);
-	for (size_t i = 0; !rc && i < b->nwritten; i++)
-		rc = git_packbuilder_insert(pb, &b->written[i], NULL);
-	if (!rc)
-		rc = git_packbuilder_write_buf(pack, pb);
-	git_packbuilder_free(pb);
-	return rc;
-}
-
 /* Forget queued branch i: the flush will not write it. */
 static void batch_forget(objbatch *b, size_t i)
 {
@@ -313,7 +296,7 @@ int run_batch_flush(run_ctx *x, objbatch *b, sl_err *err)
 		goto done;
 	/* through an object database of its own: the worker's never takes the pack in */
 	sl_buf_addf(&objects, "%sobjects", git_repository_commondir(b->repo));
-	if (pack_written(&pack, b) || git_odb_open(&dir, objects.buf) ||
+	if (sl_pack_objects(&pack, b->repo, b->written, b->nwritten) || git_odb_open(&dir, objects.buf) ||
 	    git_odb_write_pack(&wp, dir, NULL, NULL) ||
 	    wp->append(wp, pack.ptr, pack.size, &prog) || wp->commit(wp, &prog)) {
 		sl_err_set(err, SL_ERROR, "cannot write a pack of candidates: %s", sl_git_error());

@@ -2,7 +2,7 @@
  * test_refs.c - candidate branches in packed-refs (refs.c): written and
  * deleted in one rewrite, compare and swap, the lock a crashed sluice left;
  * branch names made from long paths, bounded; who made a branch (the
- * Sluice-Store trailer of its commit).
+ * Sluice-Store trailer of its commit); a pack built without reading refs.
  * Each test works in a fresh repository made with libgit2 in a temporary
  * directory.
  */
@@ -387,6 +387,51 @@ static void test_holder(void)
 	git_repository_free(repo);
 }
 
+/*
+ * sl_pack_objects builds its pack without reading refs: with a packed-refs
+ * file libgit2 cannot parse, the packbuilder (git_tag_foreach) fails, yet
+ * the pack is made, indexes both commits, and the repository's own refs
+ * are back in place after it.
+ */
+static void test_pack_without_refs(void)
+{
+	git_oid c[2], found;
+	git_repository *repo = fresh("pack", c);
+	git_buf pack = { 0 };
+	git_indexer *idx = NULL;
+	git_indexer_progress prog;
+	git_reference *ref = NULL;
+	char *packed = git_path(repo, "packed-refs");
+	char *pdir = git_path(repo, "objects/pack");
+	FILE *f = fopen(packed, "w");
+
+	CHECK(f != NULL);
+	fputs("# pack-refs with: peeled fully-peeled sorted \nnot a ref line\n", f);
+	fclose(f);
+	CHECK(git_reference_name_to_id(&found, repo, "refs/heads/x") < 0);
+	CHECK_INT(sl_pack_objects(&pack, repo, c, 2), 0);
+	CHECK(pack.size > 32 && !memcmp(pack.ptr, "PACK", 4));
+	memset(&prog, 0, sizeof(prog));
+	CHECK_INT(git_indexer_new(&idx, pdir, 0, NULL, NULL), 0);
+	CHECK_INT(git_indexer_append(idx, pack.ptr, pack.size, &prog), 0);
+	CHECK_INT(git_indexer_commit(idx, &prog), 0);
+	CHECK_INT(prog.indexed_objects, 2);
+	/* the repository's refs database is its own again */
+	f = fopen(packed, "w");
+	CHECK(f != NULL);
+	fprintf(f, "# pack-refs with: peeled fully-peeled sorted \n%s refs/heads/x\n",
+		git_oid_tostr_s(&c[1]));
+	fclose(f);
+	CHECK_INT(git_reference_lookup(&ref, repo, "refs/heads/x"), 0);
+	CHECK(git_oid_equal(git_reference_target(ref), &c[1]));
+	git_reference_free(ref);
+	git_indexer_free(idx);
+	git_buf_dispose(&pack);
+	free(packed);
+	free(pdir);
+	git_repository_free(repo);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -401,6 +446,7 @@ int main(void)
 	RUN(test_stale_lock);
 	RUN(test_name_bound);
 	RUN(test_holder);
+	RUN(test_pack_without_refs);
 	git_libgit2_shutdown();
 	sl_rm_rf(dir, NULL);
 	return unit_done();
