@@ -1131,10 +1131,33 @@ struct shared {
 	atomic_size_t emitted_pos; /* the same, for the helpers */
 	atomic_uint helpers_active;
 	atomic_int no_wait;        /* a file was deferred, or emit failed: none waits */
+	atomic_size_t nenc, nenc_max; /* encodings held (entry.enc), now and at the most */
 };
 
 #define CACHE_PUT_BATCH 256
 #define EMIT_AHEAD 64
+
+/* Give e the encoding enc of len bytes, counted in sh->nenc. */
+static void enc_keep(struct shared *sh, struct entry *e, char *enc, size_t len)
+{
+	size_t n = atomic_fetch_add(&sh->nenc, 1) + 1;
+	size_t max = atomic_load(&sh->nenc_max);
+
+	e->enc = enc;
+	e->enc_len = len;
+	while (n > max && !atomic_compare_exchange_weak(&sh->nenc_max, &max, n))
+		;
+}
+
+/* Free e's encoding, if any. */
+static void enc_drop(struct shared *sh, struct entry *e)
+{
+	if (!e->enc)
+		return;
+	free(e->enc);
+	e->enc = NULL;
+	atomic_fetch_sub(&sh->nenc, 1);
+}
 
 /* A thread that reads and parses: the main thread, or a helper. */
 struct worker {
@@ -1478,8 +1501,12 @@ encode:
 	if (wk->sh->want_enc || e->has_dups) {
 		sl_buf b = SL_BUF_INIT;
 
+		size_t len;
+		char *enc;
+
 		encode_targets(&b, wk->out.v + before, wk->out.n - before);
-		e->enc = sl_buf_detach(&b, &e->enc_len);
+		enc = sl_buf_detach(&b, &len);
+		enc_keep(wk->sh, e, enc, len);
 	}
 	if (wk->sh->opts->emit) {
 		/* passed on from the encoding, in order, by the main thread */
@@ -1532,10 +1559,8 @@ static int flush_puts(struct shared *sh)
 		struct entry *e = &sh->v[sh->puts[i]];
 
 		e->put = 1;
-		if (!e->dups_left) {
-			free(e->enc);
-			e->enc = NULL;
-		}
+		if (!e->dups_left)
+			enc_drop(sh, e);
 	}
 	sh->nputs = 0;
 	return 0;
@@ -1568,10 +1593,8 @@ static int emit_ready(struct shared *sh)
 				sh->puts = sl_xcalloc(CACHE_PUT_BATCH, sizeof(*sh->puts));
 			sh->puts[sh->nputs++] = sh->emit_next;
 		}
-		if ((!sh->keep_enc || src->from_cache || src->put) && !src->dups_left) {
-			free(src->enc);
-			src->enc = NULL;
-		}
+		if ((!sh->keep_enc || src->from_cache || src->put) && !src->dups_left)
+			enc_drop(sh, src);
 		sh->emit_next++;
 		if (sh->nputs == CACHE_PUT_BATCH && flush_puts(sh))
 			sh->emit_err = SL_ERROR;
@@ -1936,15 +1959,16 @@ done:
 static int cache_hit(struct scope_run *r, struct entry *e, const sl_scope_cache_val *val)
 {
 	sl_target_list check = SL_TARGET_LIST_INIT;
+	char *enc;
 
 	if (!r->opts->emit)
 		return decode_targets(r->out, val->data, val->len, e, r->c.lang);
 	if (decode_targets(&check, val->data, val->len, e, r->c.lang))
 		return -1;
 	sl_target_list_release(&check);
-	e->enc = sl_xmalloc(val->len ? val->len : 1);
-	memcpy(e->enc, val->data, val->len);
-	e->enc_len = val->len;
+	enc = sl_xmalloc(val->len ? val->len : 1);
+	memcpy(enc, val->data, val->len);
+	enc_keep(&r->sh, e, enc, val->len);
 	return 0;
 }
 
@@ -2199,6 +2223,8 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	int ret;
 
 	memset(&r, 0, sizeof(r));
+	atomic_init(&r.sh.nenc, 0);
+	atomic_init(&r.sh.nenc_max, 0);
 	r.out = out;
 	r.base = out->n;
 	r.repo = repo;
@@ -2244,8 +2270,10 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 		qsort(out->v + r.base, out->n - r.base, sizeof(*out->v), target_cmp);
 done:
 	scope_run_release(&r, ret != 0);
-	if (opts && opts->stats)
+	if (opts && opts->stats) {
+		opts->stats->results_held = atomic_load(&r.sh.nenc_max);
 		opts->stats->ms = sl_now_ms() - t0;
+	}
 	sl_scope_stats_release(&local);
 	return ret;
 }

@@ -120,6 +120,9 @@ typedef struct sl_scope_stats {
 	size_t literals;            /* literals and keywords the prefilter looks for;
 				       0: the query has none to prefilter on */
 	unsigned threads;
+	size_t results_held;        /* the most files' encoded results held at once (with
+				       opts->emit, the files being scoped and passed on,
+				       whatever the tree's size) */
 	int64_t ms;                 /* wall-clock time of sl_scope */
 } sl_scope_stats;
 #define SL_SCOPE_STATS_INIT { .literal_no_match_paths = SL_STRVEC_INIT }
