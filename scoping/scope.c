@@ -96,6 +96,8 @@ struct entry {
 	unsigned char skipped; /* too large or binary */
 	unsigned char has_dups; /* other entries have the same blob and copy this result */
 	unsigned char put;     /* its encoding is in the cache already (opts->emit) */
+	unsigned char reread;  /* a cache hit with targets: its encoding is read again
+				  when its turn to be passed on comes (opts->emit) */
 	atomic_int done;       /* a worker's result is in (opts->emit) */
 	uint32_t dup_of;       /* 1 + the entry whose result this one copies; 0: none */
 	uint32_t dups_left;    /* opts->emit: duplicates of this one not passed on yet */
@@ -1114,8 +1116,10 @@ struct shared {
 	/*
 	 * With opts->emit and a cache, the results parsed now go to the cache
 	 * as they are passed on, CACHE_PUT_BATCH files a transaction, so no
-	 * more than that many encodings wait: memory does not grow with the
-	 * tree.
+	 * more than that many encodings wait, and the cache hits' results are
+	 * read again when their turn comes, those among the next
+	 * CACHE_READ_BATCH files a transaction: memory does not grow with the
+	 * tree, fresh or cached.
 	 */
 	sl_scope_cache *cache;
 	size_t *puts, nputs;       /* entries passed on, not in the cache yet */
@@ -1135,6 +1139,7 @@ struct shared {
 };
 
 #define CACHE_PUT_BATCH 256
+#define CACHE_READ_BATCH 128
 #define EMIT_AHEAD 64
 
 /* Give e the encoding enc of len bytes, counted in sh->nenc. */
@@ -1566,6 +1571,46 @@ static int flush_puts(struct shared *sh)
 	return 0;
 }
 
+/*
+ * Read from the cache the encodings of the hits among the CACHE_READ_BATCH
+ * entries from sh->emit_next on.  lookup_cache found and decoded them
+ * already: a row gone or changed since (another campaign's run on the same
+ * store pruning the cache) fails the run, which a rerun scopes afresh.
+ */
+static int reread_hits(struct shared *sh)
+{
+	size_t end = sh->nv - sh->emit_next > CACHE_READ_BATCH ?
+		sh->emit_next + CACHE_READ_BATCH : sh->nv;
+	char bhex[GIT_OID_HEXSZ + 1];
+	int rc = 0;
+
+	if (sl_scope_cache_begin(sh->cache, &sh->cache_err))
+		return SL_ERROR;
+	for (size_t i = sh->emit_next; rc >= 0 && i < end; i++) {
+		struct entry *e = &sh->v[i];
+		sl_scope_cache_val val;
+		char *enc;
+
+		if (!e->reread)
+			continue;
+		git_oid_tostr(bhex, sizeof(bhex), &e->oid);
+		if ((rc = sl_scope_cache_get(sh->cache, bhex, &val, &sh->cache_err)) == 0)
+			rc = sl_err_set(&sh->cache_err, SL_ERROR, "%s: its row of the scope cache "
+					"went away while scoping; run again", e->path);
+		if (rc < 0)
+			break;
+		enc = sl_xmalloc(val.len ? val.len : 1);
+		memcpy(enc, val.data, val.len);
+		enc_keep(sh, e, enc, val.len);
+		e->reread = 0;
+	}
+	if (rc < 0) {
+		sl_scope_cache_abort(sh->cache);
+		return SL_ERROR;
+	}
+	return sl_scope_cache_commit(sh->cache, &sh->cache_err) ? SL_ERROR : 0;
+}
+
 static int emit_ready(struct shared *sh)
 {
 	sl_target_list one = SL_TARGET_LIST_INIT;
@@ -1576,8 +1621,18 @@ static int emit_ready(struct shared *sh)
 
 		if (!src->from_cache && !atomic_load_explicit(&src->done, memory_order_acquire))
 			break;
-		if (src->enc && decode_targets(&one, src->enc, src->enc_len, e, sh->c->lang))
-			BUG("cannot decode the result of '%s'", src->path);
+		if (src->reread && reread_hits(sh)) {
+			sh->emit_err = SL_ERROR;
+			break;
+		}
+		if (src->enc && decode_targets(&one, src->enc, src->enc_len, e, sh->c->lang)) {
+			if (!src->from_cache)
+				BUG("cannot decode the result of '%s'", src->path);
+			sl_err_set(&sh->cache_err, SL_ERROR, "%s: its row of the scope cache "
+				   "changed while scoping; run again", src->path);
+			sh->emit_err = SL_ERROR;
+			break;
+		}
 		if (one.n > 1)
 			qsort(one.v, one.n, sizeof(*one.v), target_cmp);
 		for (size_t i = 0; i < one.n && !sh->emit_err; i++)
@@ -1949,29 +2004,29 @@ done:
 }
 
 /*
- * Answer from the cache what it holds (targets appended to out); every
- * other file goes to r->sh.todo, in tree order.  Opens r->cache.
- */
-/*
- * A cache hit's targets into r->out, or with opts->emit its encoding kept
- * in e to be passed on in order; -1 if the cached value does not decode.
+ * A cache hit's targets into r->out; with opts->emit only whether it has
+ * any: its encoding is read again when its turn to be passed on comes
+ * (reread_hits), so a rerun of a large tree never holds every file's
+ * result.  -1 if the cached value does not decode (the file is scoped
+ * again and its row rewritten).
  */
 static int cache_hit(struct scope_run *r, struct entry *e, const sl_scope_cache_val *val)
 {
 	sl_target_list check = SL_TARGET_LIST_INIT;
-	char *enc;
 
 	if (!r->opts->emit)
 		return decode_targets(r->out, val->data, val->len, e, r->c.lang);
 	if (decode_targets(&check, val->data, val->len, e, r->c.lang))
 		return -1;
+	e->reread = check.n > 0;
 	sl_target_list_release(&check);
-	enc = sl_xmalloc(val->len ? val->len : 1);
-	memcpy(enc, val->data, val->len);
-	enc_keep(&r->sh, e, enc, val->len);
 	return 0;
 }
 
+/*
+ * Answer from the cache what it holds (cache_hit); every
+ * other file goes to r->sh.todo, in tree order.  Opens r->cache.
+ */
 static int lookup_cache(struct scope_run *r, sl_err *err)
 {
 	struct entry **order = NULL;
