@@ -163,7 +163,9 @@ typedef struct sl_scope_opts {
 	 * nonzero return stops scoping and is returned.  On a failure the
 	 * targets of the files before the failing one may have been passed on.
 	 * With a cache too, the files' results are written to it as they are
-	 * passed on, a few hundred files a transaction, outside emit's calls.
+	 * passed on, a few hundred files a transaction, outside emit's calls,
+	 * and a cache hit's result is read from it again when its turn comes
+	 * (a rerun holds a chunk of them, not the tree's).
 	 */
 	int (*emit)(const sl_target *t, void *arg);
 	void *emit_arg;
