@@ -1505,7 +1505,6 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 encode:
 	if (wk->sh->want_enc || e->has_dups) {
 		sl_buf b = SL_BUF_INIT;
-
 		size_t len;
 		char *enc;
 
@@ -2024,8 +2023,8 @@ static int cache_hit(struct scope_run *r, struct entry *e, const sl_scope_cache_
 }
 
 /*
- * Answer from the cache what it holds (cache_hit); every
- * other file goes to r->sh.todo, in tree order.  Opens r->cache.
+ * Answer from the cache what it holds (cache_hit); every other file goes
+ * to r->sh.todo, in tree order.  Opens r->cache.
  */
 static int lookup_cache(struct scope_run *r, sl_err *err)
 {
