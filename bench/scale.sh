@@ -30,8 +30,11 @@
 # the repositories and stores live there, so its file system is the one
 # measured); SCRATCH (the campaigns' scratch root; default: sluice's own);
 # GATED_MAX, GATED_SECONDS; MODES (default "0 1": without gates, with the
-# trivial gate).  Everything is removed at the end.  Each run is followed
-# by how long generating its repository and the run took and the load.
+# trivial gate); RESUME=1: after each run, a second campaign with the same
+# query on the same store (a row marked "*"): scoping answers every file
+# from the scope cache, as a rerun or a resumed campaign does, and the new
+# campaign's targets are recorded and worked on.  Everything is removed at
+# the end.  Each run is followed by how long it took and the load.
 #
 # A million targets: SIZES="1000 1000000" MODES=0 WORK=/var/tmp (100,000
 # files; about 1 GB in WORK; the run's log is not kept whole, only its
@@ -110,7 +113,51 @@ EOF
 	fi
 }
 
-anchor_0= anchor_1= steady_0= steady_1=
+anchors=
+# measure NAME N GATED AGAIN: run campaign NAME on repo and s.db, print its row
+# (AGAIN=1: a second campaign on the same store, its files scope-cache hits)
+measure() {
+	name=$1 n=$2 gated=$3 again=$4
+	git0=$(bytes repo/.git)
+	campaign "$name" "$work/repo" $gated "$n" >c.yaml
+	t0=$(now_ms)
+	rm -f rss.txt
+	if [ -x /usr/bin/time ]; then
+		{ /usr/bin/time -f %M -o rss.txt "$BUILD/sluice" run --store s.db c.yaml 2>&1 \
+			>out.txt || true; } | stamp >err.txt
+	else
+		{ "$BUILD/sluice" run --store s.db c.yaml 2>&1 >out.txt || true; } | stamp >err.txt
+	fi
+	t1=$(now_ms)
+	steady=$(awk '/^proposed: / { c = $2 } /^[0-9]+ .* proposed after / { if (!n++) f = $1; l = $1 }
+		END { if (c > 1) printf "%.2f", (l - f) / (c - 1); else print 0 }' err.txt)
+	done_n=$(sqlite3 s.db "select count(*) from targets t join campaigns c on c.id = t.campaign_id
+		where c.name = '$name' and t.state = 'proposed'")
+	if [ "$done_n" -eq 0 ]; then
+		echo "bench/scale.sh: nothing proposed for N=$n gates=$gated again=$again:" >&2
+		tail -5 err.txt >&2
+		exit 1
+	fi
+	sqlite3 s.db "pragma wal_checkpoint(truncate)" >/dev/null
+	store=$(bytes s.db)
+	gitb=$(($(bytes repo/.git) - git0))
+	ms=$(awk -v ms=$((t1 - t0)) -v n="$done_n" 'BEGIN { printf "%.2f", ms / n }')
+	# the anchors: the first size's, per mode and run
+	key="$gated.$again"
+	a=$(echo "$anchors" | tr ' ' '\n' | awk -F= -v k="$key" '$1 == k { print $2 }')
+	[ -n "$a" ] || { a="$ms,$steady"; anchors="$anchors $key=$a"; }
+	rss=$(tail -1 rss.txt 2>/dev/null | awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }')
+	printf '%-8s %-10s %8s %10s %7.2fx %10s %7.2fx %12d %12d %8s\n' "$n" \
+		"$([ $gated = 1 ] && echo trivial || echo none)$([ $again = 1 ] && echo '*')" \
+		"$done_n" "$ms" "$(awk -v m="$ms" -v a="${a%,*}" 'BEGIN { print m / a }')" "$steady" \
+		"$(awk -v m="$steady" -v a="${a#*,}" 'BEGIN { print (a > 0 ? m / a : 0) }')" \
+		$((store / n)) $((gitb / done_n)) "${rss:--}"
+	echo "         (run in $(((t1 - t0) / 1000)) s, load $(cut -d' ' -f1-3 /proc/loadavg))"
+	if [ $gated = 1 ] && [ "$n" -gt "$GATED_MAX" ] && [ "$done_n" -lt "$n" ]; then
+		echo "         (trivial gate: the first $done_n targets within ${GATED_SECONDS} s)"
+	fi
+}
+
 printf '%-8s %-10s %8s %10s %8s %10s %8s %12s %12s %8s\n' targets gates done ms/target ratio \
 	steady steady-x store-B/tgt git-B/tgt rss-MiB
 for n in $SIZES; do
@@ -119,42 +166,12 @@ for n in $SIZES; do
 		g0=$(now_ms)
 		gen_repo repo "$n"
 		g1=$(now_ms)
-		git0=$(bytes repo/.git)
-		campaign "scale$n" "$work/repo" $gated "$n" >c.yaml
-		t0=$(now_ms)
-		rm -f rss.txt
-		if [ -x /usr/bin/time ]; then
-			{ /usr/bin/time -f %M -o rss.txt "$BUILD/sluice" run --store s.db c.yaml 2>&1 \
-				>out.txt || true; } | stamp >err.txt
-		else
-			{ "$BUILD/sluice" run --store s.db c.yaml 2>&1 >out.txt || true; } | stamp >err.txt
-		fi
-		t1=$(now_ms)
-		steady=$(awk '/^proposed: / { c = $2 } /^[0-9]+ .* proposed after / { if (!n++) f = $1; l = $1 }
-			END { if (c > 1) printf "%.2f", (l - f) / (c - 1); else print 0 }' err.txt)
-		done_n=$(sqlite3 s.db "select count(*) from targets where state = 'proposed'")
-		if [ "$done_n" -eq 0 ]; then
-			echo "bench/scale.sh: nothing proposed for N=$n gates=$gated:" >&2
-			tail -5 err.txt >&2
-			exit 1
-		fi
-		sqlite3 s.db "pragma wal_checkpoint(truncate)" >/dev/null
-		store=$(bytes s.db)
-		gitb=$(($(bytes repo/.git) - git0))
-		ms=$(awk -v ms=$((t1 - t0)) -v n="$done_n" 'BEGIN { printf "%.2f", ms / n }')
-		eval "a=\${anchor_$gated} sa=\${steady_$gated}"
-		[ -n "$a" ] || { a=$ms; eval "anchor_$gated=$ms"; }
-		[ -n "$sa" ] || { sa=$steady; eval "steady_$gated=$steady"; }
-		rss=$(tail -1 rss.txt 2>/dev/null | awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }')
-		printf '%-8s %-10s %8s %10s %7.2fx %10s %7.2fx %12d %12d %8s\n' "$n" \
-			"$([ $gated = 1 ] && echo trivial || echo none)" "$done_n" "$ms" \
-			"$(awk -v m="$ms" -v a="$a" 'BEGIN { print m / a }')" "$steady" \
-			"$(awk -v m="$steady" -v a="$sa" 'BEGIN { print (a > 0 ? m / a : 0) }')" \
-			$((store / n)) $((gitb / done_n)) "${rss:--}"
-		echo "         (generated in $(((g1 - g0) / 1000)) s, run in $(((t1 - t0) / 1000)) s," \
-			"load $(cut -d' ' -f1-3 /proc/loadavg))"
-		if [ $gated = 1 ] && [ "$n" -gt "$GATED_MAX" ] && [ "$done_n" -lt "$n" ]; then
-			echo "         (trivial gate: the first $done_n targets within ${GATED_SECONDS} s)"
-		fi
+		echo "         (N=$n: repository generated in $(((g1 - g0) / 1000)) s)"
+		measure "scale$n" "$n" $gated 0
+		[ "${RESUME:-0}" = 1 ] && measure "scale${n}b" "$n" $gated 1
 	done
 done
+if [ "${RESUME:-0}" = 1 ]; then
+	echo "*: a second campaign of the same query on the same store: scoping answers every" \
+		"file from the scope cache; store-B/tgt counts both campaigns"
+fi

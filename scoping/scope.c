@@ -96,6 +96,8 @@ struct entry {
 	unsigned char skipped; /* too large or binary */
 	unsigned char has_dups; /* other entries have the same blob and copy this result */
 	unsigned char put;     /* its encoding is in the cache already (opts->emit) */
+	unsigned char reread;  /* a cache hit with targets: its encoding is read again
+				  when its turn to be passed on comes (opts->emit) */
 	atomic_int done;       /* a worker's result is in (opts->emit) */
 	uint32_t dup_of;       /* 1 + the entry whose result this one copies; 0: none */
 	uint32_t dups_left;    /* opts->emit: duplicates of this one not passed on yet */
@@ -1114,8 +1116,10 @@ struct shared {
 	/*
 	 * With opts->emit and a cache, the results parsed now go to the cache
 	 * as they are passed on, CACHE_PUT_BATCH files a transaction, so no
-	 * more than that many encodings wait: memory does not grow with the
-	 * tree.
+	 * more than that many encodings wait, and the cache hits' results are
+	 * read again when their turn comes, those among the next
+	 * CACHE_READ_BATCH files a transaction: memory does not grow with the
+	 * tree, fresh or cached.
 	 */
 	sl_scope_cache *cache;
 	size_t *puts, nputs;       /* entries passed on, not in the cache yet */
@@ -1131,10 +1135,34 @@ struct shared {
 	atomic_size_t emitted_pos; /* the same, for the helpers */
 	atomic_uint helpers_active;
 	atomic_int no_wait;        /* a file was deferred, or emit failed: none waits */
+	atomic_size_t nenc, nenc_max; /* encodings held (entry.enc), now and at the most */
 };
 
 #define CACHE_PUT_BATCH 256
+#define CACHE_READ_BATCH 128
 #define EMIT_AHEAD 64
+
+/* Give e the encoding enc of len bytes, counted in sh->nenc. */
+static void enc_keep(struct shared *sh, struct entry *e, char *enc, size_t len)
+{
+	size_t n = atomic_fetch_add(&sh->nenc, 1) + 1;
+	size_t max = atomic_load(&sh->nenc_max);
+
+	e->enc = enc;
+	e->enc_len = len;
+	while (n > max && !atomic_compare_exchange_weak(&sh->nenc_max, &max, n))
+		;
+}
+
+/* Free e's encoding, if any. */
+static void enc_drop(struct shared *sh, struct entry *e)
+{
+	if (!e->enc)
+		return;
+	free(e->enc);
+	e->enc = NULL;
+	atomic_fetch_sub(&sh->nenc, 1);
+}
 
 /* A thread that reads and parses: the main thread, or a helper. */
 struct worker {
@@ -1477,9 +1505,12 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 encode:
 	if (wk->sh->want_enc || e->has_dups) {
 		sl_buf b = SL_BUF_INIT;
+		size_t len;
+		char *enc;
 
 		encode_targets(&b, wk->out.v + before, wk->out.n - before);
-		e->enc = sl_buf_detach(&b, &e->enc_len);
+		enc = sl_buf_detach(&b, &len);
+		enc_keep(wk->sh, e, enc, len);
 	}
 	if (wk->sh->opts->emit) {
 		/* passed on from the encoding, in order, by the main thread */
@@ -1532,13 +1563,51 @@ static int flush_puts(struct shared *sh)
 		struct entry *e = &sh->v[sh->puts[i]];
 
 		e->put = 1;
-		if (!e->dups_left) {
-			free(e->enc);
-			e->enc = NULL;
-		}
+		if (!e->dups_left)
+			enc_drop(sh, e);
 	}
 	sh->nputs = 0;
 	return 0;
+}
+
+/*
+ * Read from the cache the encodings of the hits among the CACHE_READ_BATCH
+ * entries from sh->emit_next on.  lookup_cache found and decoded them
+ * already: a row gone or changed since (another campaign's run on the same
+ * store pruning the cache) fails the run, which a rerun scopes afresh.
+ */
+static int reread_hits(struct shared *sh)
+{
+	size_t end = sh->nv - sh->emit_next > CACHE_READ_BATCH ?
+		sh->emit_next + CACHE_READ_BATCH : sh->nv;
+	char bhex[GIT_OID_HEXSZ + 1];
+	int rc = 0;
+
+	if (sl_scope_cache_begin(sh->cache, &sh->cache_err))
+		return SL_ERROR;
+	for (size_t i = sh->emit_next; rc >= 0 && i < end; i++) {
+		struct entry *e = &sh->v[i];
+		sl_scope_cache_val val;
+		char *enc;
+
+		if (!e->reread)
+			continue;
+		git_oid_tostr(bhex, sizeof(bhex), &e->oid);
+		if ((rc = sl_scope_cache_get(sh->cache, bhex, &val, &sh->cache_err)) == 0)
+			rc = sl_err_set(&sh->cache_err, SL_ERROR, "%s: its row of the scope cache "
+					"went away while scoping; run again", e->path);
+		if (rc < 0)
+			break;
+		enc = sl_xmalloc(val.len ? val.len : 1);
+		memcpy(enc, val.data, val.len);
+		enc_keep(sh, e, enc, val.len);
+		e->reread = 0;
+	}
+	if (rc < 0) {
+		sl_scope_cache_abort(sh->cache);
+		return SL_ERROR;
+	}
+	return sl_scope_cache_commit(sh->cache, &sh->cache_err) ? SL_ERROR : 0;
 }
 
 static int emit_ready(struct shared *sh)
@@ -1551,8 +1620,18 @@ static int emit_ready(struct shared *sh)
 
 		if (!src->from_cache && !atomic_load_explicit(&src->done, memory_order_acquire))
 			break;
-		if (src->enc && decode_targets(&one, src->enc, src->enc_len, e, sh->c->lang))
-			BUG("cannot decode the result of '%s'", src->path);
+		if (src->reread && reread_hits(sh)) {
+			sh->emit_err = SL_ERROR;
+			break;
+		}
+		if (src->enc && decode_targets(&one, src->enc, src->enc_len, e, sh->c->lang)) {
+			if (!src->from_cache)
+				BUG("cannot decode the result of '%s'", src->path);
+			sl_err_set(&sh->cache_err, SL_ERROR, "%s: its row of the scope cache "
+				   "changed while scoping; run again", src->path);
+			sh->emit_err = SL_ERROR;
+			break;
+		}
 		if (one.n > 1)
 			qsort(one.v, one.n, sizeof(*one.v), target_cmp);
 		for (size_t i = 0; i < one.n && !sh->emit_err; i++)
@@ -1568,10 +1647,8 @@ static int emit_ready(struct shared *sh)
 				sh->puts = sl_xcalloc(CACHE_PUT_BATCH, sizeof(*sh->puts));
 			sh->puts[sh->nputs++] = sh->emit_next;
 		}
-		if ((!sh->keep_enc || src->from_cache || src->put) && !src->dups_left) {
-			free(src->enc);
-			src->enc = NULL;
-		}
+		if ((!sh->keep_enc || src->from_cache || src->put) && !src->dups_left)
+			enc_drop(sh, src);
 		sh->emit_next++;
 		if (sh->nputs == CACHE_PUT_BATCH && flush_puts(sh))
 			sh->emit_err = SL_ERROR;
@@ -1956,12 +2033,11 @@ done:
 }
 
 /*
- * Answer from the cache what it holds (targets appended to out); every
- * other file goes to r->sh.todo, in tree order.  Opens r->cache.
- */
-/*
- * A cache hit's targets into r->out, or with opts->emit its encoding kept
- * in e to be passed on in order; -1 if the cached value does not decode.
+ * A cache hit's targets into r->out; with opts->emit only whether it has
+ * any: its encoding is read again when its turn to be passed on comes
+ * (reread_hits), so a rerun of a large tree never holds every file's
+ * result.  -1 if the cached value does not decode (the file is scoped
+ * again and its row rewritten).
  */
 static int cache_hit(struct scope_run *r, struct entry *e, const sl_scope_cache_val *val)
 {
@@ -1971,13 +2047,15 @@ static int cache_hit(struct scope_run *r, struct entry *e, const sl_scope_cache_
 		return decode_targets(r->out, val->data, val->len, e, r->c.lang);
 	if (decode_targets(&check, val->data, val->len, e, r->c.lang))
 		return -1;
+	e->reread = check.n > 0;
 	sl_target_list_release(&check);
-	e->enc = sl_xmalloc(val->len ? val->len : 1);
-	memcpy(e->enc, val->data, val->len);
-	e->enc_len = val->len;
 	return 0;
 }
 
+/*
+ * Answer from the cache what it holds (cache_hit); every other file goes
+ * to r->sh.todo, in tree order.  Opens r->cache.
+ */
 static int lookup_cache(struct scope_run *r, sl_err *err)
 {
 	struct entry **order = NULL;
@@ -2229,6 +2307,8 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 	int ret;
 
 	memset(&r, 0, sizeof(r));
+	atomic_init(&r.sh.nenc, 0);
+	atomic_init(&r.sh.nenc_max, 0);
 	r.out = out;
 	r.base = out->n;
 	r.repo = repo;
@@ -2274,8 +2354,10 @@ int sl_scope(sl_target_list *out, git_repository *repo, const git_oid *commit,
 		qsort(out->v + r.base, out->n - r.base, sizeof(*out->v), target_cmp);
 done:
 	scope_run_release(&r, ret != 0);
-	if (opts && opts->stats)
+	if (opts && opts->stats) {
+		opts->stats->results_held = atomic_load(&r.sh.nenc_max);
 		opts->stats->ms = sl_now_ms() - t0;
+	}
 	sl_scope_stats_release(&local);
 	return ret;
 }

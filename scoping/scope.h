@@ -120,6 +120,9 @@ typedef struct sl_scope_stats {
 	size_t literals;            /* literals and keywords the prefilter looks for;
 				       0: the query has none to prefilter on */
 	unsigned threads;
+	size_t results_held;        /* the most files' encoded results held at once (with
+				       opts->emit, the files being scoped and passed on,
+				       whatever the tree's size) */
 	int64_t ms;                 /* wall-clock time of sl_scope */
 } sl_scope_stats;
 #define SL_SCOPE_STATS_INIT { .literal_no_match_paths = SL_STRVEC_INIT }
@@ -164,7 +167,9 @@ typedef struct sl_scope_opts {
 	 * nonzero return stops scoping and is returned.  On a failure the
 	 * targets of the files before the failing one may have been passed on.
 	 * With a cache too, the files' results are written to it as they are
-	 * passed on, a few hundred files a transaction, outside emit's calls.
+	 * passed on, a few hundred files a transaction, outside emit's calls,
+	 * and a cache hit's result is read from it again when its turn comes
+	 * (a rerun holds a chunk of them, not the tree's).
 	 */
 	int (*emit)(const sl_target *t, void *arg);
 	void *emit_arg;

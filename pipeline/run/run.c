@@ -476,12 +476,14 @@ static int scope_and_record(run_ctx *x, size_t *scoped, sl_err *err)
 {
 	sl_target_list list = SL_TARGET_LIST_INIT;
 	sl_scope_opts so = SL_SCOPE_OPTS_INIT;
+	sl_scope_stats stats = SL_SCOPE_STATS_INIT;
 	sl_lang_override *ov = sl_campaign_scope_opts(&so, x->c);
 	run_recorder rec;
 	int ret;
 
 	run_recorder_init(&rec, x);
 	so.cache = x->st;
+	so.stats = &stats;
 	if (x->c->spec->job == SL_JOB_FIX || x->c->spec->coverage_below) {
 		if (!(ret = sl_scope(&list, x->c->repo, &x->c->base, &so, err)) &&
 		    !(x->c->spec->job == SL_JOB_FIX && (ret = run_fix_targets(x, &list, err))) &&
@@ -499,6 +501,8 @@ static int scope_and_record(run_ctx *x, size_t *scoped, sl_err *err)
 		ret = run_record_finish(&rec, err);
 	*scoped = rec.scoped;
 	x->scope_held_max = rec.held_max;
+	x->scope_results_max = stats.results_held;
+	sl_scope_stats_release(&stats);
 	run_recorder_release(&rec);
 	free(ov);
 	return ret;
@@ -621,8 +625,8 @@ static int run_workers(run_ctx *x, sl_run_summary *out, sl_err *err)
 	if (getenv("SLUICE_RUN_STATS"))
 		run_notice(x, "run stats: at most %zu target records in memory at once "
 			   "(chunks of %zu, %zu workers); scoping: at most %zu of %zu targets "
-			   "held at once", x->held_max, x->chunk_size, nthreads, x->scope_held_max,
-			   out->targets);
+			   "held at once, the results of %zu files", x->held_max, x->chunk_size,
+			   nthreads, x->scope_held_max, out->targets, x->scope_results_max);
 	out->proposed_now = x->passed_now;
 	out->held_elsewhere = x->held_elsewhere;
 	out->lease_lost = x->lost;

@@ -107,6 +107,7 @@ typedef struct run_ctx {
 	int64_t campaign_id;
 	target_index index;         /* the targets scoped at the base */
 	size_t scope_held_max;      /* scoped targets held at once while recording */
+	size_t scope_results_max;   /* files' encoded results scoping held at once */
 	size_t npending;            /* targets this run works on, counted at its start */
 	sem_t model_slots;          /* `concurrency` */
 	sem_t gate_slots;           /* `jobs` */

@@ -109,4 +109,66 @@ test_expect_success 'a rerun scopes again: at most a chunk held, targets out of 
 	test "$(sqlite3 s2.db "select count(*) from targets where state <> '"'"'skipped'"'"'")" = 15
 '
 
+# results: the N of "the results of N files" (what scoping held at once)
+results() {
+	sed -n "s/.*scoping: at most [0-9]* of [0-9]* targets held at once, the results of \([0-9]*\) files.*/\1/p" "$1"
+}
+
+test_expect_success 'setup: 2,000 files, a call to old_api in each' '
+	mkdir -p many/src &&
+	awk -v dir=many/src "BEGIN {
+		for (f = 0; f < 2000; f++) {
+			d = dir \"/d\" int(f / 100)
+			if (f % 100 == 0) system(\"mkdir -p \" d)
+			p = d \"/f\" f \".c\"
+			printf \"int old_api(int x);\\nint f%d(void) { return old_api(%d); }\\n\", f, f > p
+			close(p)
+		}
+	}" &&
+	test -f many/src/d19/f1999.c &&
+	make_repo many &&
+	chunks_yaml | sed "s/^name: chunks/name: many/; s/^repository: repo/repository: many/" >many.yaml &&
+	sluice scope many.yaml --json >plain &&
+	test "$(wc -l <plain)" = 2000
+'
+
+# A rerun scopes the base again and every file is a cache hit: scoping
+# reads each hit's result again from the cache when its turn to be passed
+# on comes, 128 files a transaction (it held all 2,000 before).
+test_expect_success 'a rerun answered from the cache holds the results of a chunk of files, not all: same ids and order' '
+	sluice run --store s7.db many.yaml >out 2>err &&
+	grep -q "^  proposed  *2000" out &&
+	sqlite3 s7.db "select id, key from targets order by id" >ids1 &&
+	SLUICE_RUN_STATS=1 sluice run --store s7.db many.yaml >out 2>err &&
+	set -- $(scoped err) &&
+	test "$2" = 2000 &&
+	n=$(results err) &&
+	test -n "$n" && test "$n" -ge 1 && test "$n" -le 200 &&
+	sqlite3 s7.db "select id, key from targets order by id" >ids2 &&
+	test_cmp ids1 ids2 &&
+	sqlite3 s7.db "select key from targets order by path, start_byte, end_byte desc" >scope-order &&
+	cut -d"|" -f2 ids2 >id-order &&
+	test_cmp scope-order id-order &&
+	sluice scope many.yaml --cache s7.db --json --stats >warm &&
+	grep -q "\"cache_hits\":2000," warm &&
+	grep -v "^{\"stats\"" warm >warm-targets &&
+	test_cmp plain warm-targets
+'
+
+test_expect_success 'cached results that do not decode are scoped again, passed on in order and rewritten' '
+	sqlite3 s7.db "update scope_cache set data = x'"'"'0500'"'"' where blob in (select blob from scope_cache order by blob limit 1000)" &&
+	test "$(sqlite3 s7.db "select count(*) from scope_cache where data = x'"'"'0500'"'"'")" = 1000 &&
+	SLUICE_RUN_STATS=1 sluice run --store s7.db many.yaml >out 2>err &&
+	set -- $(scoped err) &&
+	test "$2" = 2000 &&
+	sqlite3 s7.db "select id, key from targets order by id" >ids3 &&
+	test_cmp ids1 ids3 &&
+	test "$(sqlite3 s7.db "select count(*) from scope_cache where data = x'"'"'0500'"'"'")" = 0 &&
+	sqlite3 s7.db "update scope_cache set data = x'"'"'0500'"'"' where blob not in (select blob from scope_cache order by blob limit 1000)" &&
+	sluice scope many.yaml --cache s7.db --json --stats >warm &&
+	grep -q "\"cache_hits\":1000," warm &&
+	grep -v "^{\"stats\"" warm >warm-targets &&
+	test_cmp plain warm-targets
+'
+
 test_done
