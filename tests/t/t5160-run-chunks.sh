@@ -73,6 +73,18 @@ test_expect_success 'batches of 3 candidates: each flushed between targets, ever
 	done
 '
 
+test_expect_success 'a pack write that fails is written once more; failing twice fails the run' '
+	SLUICE_TEST_PACK_FAILS=1 SLUICE_RUN_BATCH=3 sluice run --store s6p.db c.yaml >out 2>err &&
+	grep -q "writing a pack of 3 candidates failed (made to fail.*); once more" err &&
+	test "$(sqlite3 s6p.db "select count(*) from targets where state = '"'"'proposed'"'"'")" = 30 &&
+	for b in $(sqlite3 s6p.db "select branch from candidates where branch is not null"); do
+		git -C repo rev-parse --verify -q "refs/heads/$b^{commit}" >/dev/null || return 1
+	done &&
+	test_must_fail env SLUICE_TEST_PACK_FAILS=2 SLUICE_RUN_BATCH=3 \
+		sluice run --store s7p.db c.yaml >out 2>err &&
+	grep -q "cannot write a pack of candidates: made to fail" err
+'
+
 # scoped: "at most N of M targets held at once" while scoping and recording
 scoped() {
 	sed -n "s/.*scoping: at most \([0-9]*\) of \([0-9]*\) targets held at once.*/\1 \2/p" "$1"
