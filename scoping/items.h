@@ -79,6 +79,18 @@ typedef struct sl_item {
  * inside one statement may be filtered this way (sl_prefilter_below_root).
  */
 #define SL_ITEMS_STATEMENTS 1
+/*
+ * Split function bodies into the statements of their top level only:
+ * each function's head and its body's braces SL_ITEM_FRAME, each
+ * statement directly in the body one SL_ITEM_MAY piece, whole (the blocks
+ * it controls, its "else" and a do's "while (c);" with it).  Parsing the
+ * frame and any subset of those statements gives a body whose children
+ * are those statements, each as in the whole file (no "else" is left
+ * without its "if"); any other item is one piece.  For queries whose
+ * matches are each one statement of a body's top level
+ * (sl_prefilter_body_child).
+ */
+#define SL_ITEMS_BODY 2
 
 /*
  * The pieces of text (len bytes) into *v (grown, *alloc its capacity; the

@@ -931,8 +931,65 @@ static int top_below(struct kparse *p, const char *const *holders)
 	return !p->bad;
 }
 
-int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
-			    const char *const *holders)
+/* Past the predicates at p->i, up to the end or a ')' (then past it, when group): 1, or 0. */
+static int kw_predicates(struct kparse *p, int group)
+{
+	for (;;) {
+		kw_blank(p);
+		if (p->i >= p->n)
+			return !group && !p->bad;
+		if (group && p->s[p->i] == ')') {
+			p->i++;
+			return !p->bad;
+		}
+		if (!at_predicate(p))
+			return 0;
+		p->i++;
+		kw_skip_form(p);
+		if (p->bad)
+			return 0;
+	}
+}
+
+/* Past w at p->i (after blanks): 1, or 0 when something else is there. */
+static int kw_expect(struct kparse *p, const char *w)
+{
+	size_t wl = strlen(w);
+
+	kw_blank(p);
+	if (p->n - p->i < wl || memcmp(p->s + p->i, w, wl) ||
+	    (kw_word_char(w[wl - 1]) && p->i + wl < p->n && kw_word_char(p->s[p->i + wl])))
+		return 0;
+	p->i += wl;
+	return 1;
+}
+
+/*
+ * (function_definition body: (compound_statement X)) at p->i, perhaps in
+ * a group with predicates, X as top_below reads it (sl_prefilter_body_child).
+ */
+static int body_child(struct kparse *p, const char *const *holders)
+{
+	struct kparse ahead;
+	int group;
+
+	if (!kw_expect(p, "("))
+		return 0;
+	ahead = *p;
+	if ((group = kw_expect(&ahead, "(")))
+		*p = ahead;
+	if (!kw_expect(p, "function_definition"))
+		return 0;
+	ahead = *p;
+	if (kw_expect(&ahead, "body") && kw_expect(&ahead, ":"))
+		*p = ahead;        /* the only compound_statement child is the body */
+	return kw_expect(p, "(") && kw_expect(p, "compound_statement") && top_below(p, holders) &&
+	       kw_expect(p, ")") && kw_expect(p, ")") && (!group || kw_predicates(p, 1));
+}
+
+/* 1 if every pattern of q is of the shape, followed by predicates only. */
+static int each_pattern(const TSQuery *q, const char *src, size_t len, const char *const *holders,
+			int (*shape)(struct kparse *, const char *const *))
 {
 	uint32_t npats = ts_query_pattern_count(q);
 
@@ -942,21 +999,22 @@ int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 		size_t start = ts_query_start_byte_for_pattern(q, pat);
 		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, NULL, 0 };
 
-		if (start >= p.n || !top_below(&p, holders))
+		if (start >= p.n || !shape(&p, holders) || !kw_predicates(&p, 0))
 			return 0;
-		for (;;) {
-			kw_blank(&p);
-			if (p.i >= p.n)
-				break;
-			if (!at_predicate(&p))
-				return 0;
-			p.i++;
-			kw_skip_form(&p);
-			if (p.bad)
-				return 0;
-		}
 	}
 	return 1;
+}
+
+int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
+			    const char *const *holders)
+{
+	return each_pattern(q, src, len, holders, top_below);
+}
+
+int sl_prefilter_body_child(const TSQuery *q, const char *src, size_t len,
+			    const char *const *holders)
+{
+	return each_pattern(q, src, len, holders, body_child);
 }
 
 sl_prefilter *sl_prefilter_new(const TSQuery *q)

@@ -271,6 +271,9 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 		if (c->by_items && c->lang->stmt_holders &&
 		    sl_prefilter_below_root(c->q, query, len, c->lang->stmt_holders))
 			c->split = SL_ITEMS_STATEMENTS;
+		else if (c->by_items && c->lang->body_holders &&
+			 sl_prefilter_body_child(c->q, query, len, c->lang->body_holders))
+			c->split = SL_ITEMS_BODY;
 	}
 	if (!c->q) {
 		if (offset_out)

@@ -131,6 +131,30 @@ static void test_statements(void)
 		  "f() {\n#if A\n\tif (a) {\n#else\n\tif (b) {\n#endif\n\t}\n}\n}|");
 }
 
+static const char *body(const char *text)
+{
+	return split(text, SL_ITEMS_BODY);
+}
+
+static void test_body(void)
+{
+	/* the head and the body's braces frame its statements, each whole */
+	CHECK_STR(body("int a;\nint f(int x)\n{\n\tg(x);\n\treturn x;\n}\n"),
+		  "int a;|*\n|*<int f(int x)\n>|<{>|\n\tg(x);|\n\treturn x;\n|<}>|*\n|");
+	/* a block, an else, a do's while stay with the statement they belong to */
+	CHECK_STR(body("f() { if (a) { for (;;) b; } else for (;;) { c; } x: { d; } { e; } }"),
+		  "<f() >|<{>| if (a) { for (;;) b; } else for (;;) { c; }| x: { d; } |{ e; } |<}>|");
+	CHECK_STR(body("f() { do g; while (h); do { i; } while (j); do while (k) l; while (m); n; }"),
+		  "<f() >|<{>| do g; while (h); |do { i; } while (j); |do while (k) l; while (m);| n; |<}>|");
+	CHECK_STR(body("f() { while (a) do b; while (c); d; }"),
+		  "<f() >|<{>| while (a) do b; while (c);| d; |<}>|");
+	/* a conditional between statements, a directive or a try: the function is one piece */
+	CHECK_STR(body("f() {\n#ifdef A\n\ta;\n#endif\n}\nint z;"),
+		  "f() {\n#ifdef A\n\ta;\n#endif\n}|*\n|*int z;|");
+	CHECK_STR(body("f() { try { a; } catch (...) { b; } }"),
+		  "f() { try { a; } catch (...) { b; } }|");
+}
+
 static void test_gives_up(void)
 {
 	/* a K&R function's body starts an item */
@@ -182,6 +206,7 @@ int main(void)
 	RUN(test_directives);
 	RUN(test_joined_conditionals);
 	RUN(test_statements);
+	RUN(test_body);
 	RUN(test_gives_up);
 	RUN(test_points);
 	return unit_done();
