@@ -652,8 +652,19 @@ static size_t body_item(const struct lex *l, sl_item *v, size_t from, size_t to,
 		if (it->kind == SL_ITEM_FRAME) {
 			char c = l->s[it->r.start_byte];
 
-			if (it->r.end_byte - it->r.start_byte != 1 || (c != '{' && c != '}'))
-				return 0;       /* a conditional's line */
+			if (it->r.end_byte - it->r.start_byte != 1 || (c != '{' && c != '}')) {
+				/* a conditional's line: in a statement, or a frame between two */
+				if (w.depth > 1)
+					continue;
+				if (w.group != SIZE_MAX && !w.lead && !(w.complete && !w.dos))
+					return 0;
+				close_group(&w, v, i, &n, write);
+				if (write)
+					v[n] = *it;
+				n++;
+				w.group = SIZE_MAX;
+				continue;
+			}
 			if (c == '{' && w.depth == 1)
 				starts = body_piece(&w, it, l->s);
 			w.depth += c == '{' ? 1 : -1;

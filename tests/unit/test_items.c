@@ -148,9 +148,13 @@ static void test_body(void)
 		  "<f() >|<{>| do g; while (h); |do { i; } while (j); |do while (k) l; while (m);| n; |<}>|");
 	CHECK_STR(body("f() { while (a) do b; while (c); d; }"),
 		  "<f() >|<{>| while (a) do b; while (c);| d; |<}>|");
-	/* a conditional between statements, a directive or a try: the function is one piece */
-	CHECK_STR(body("f() {\n#ifdef A\n\ta;\n#endif\n}\nint z;"),
-		  "f() {\n#ifdef A\n\ta;\n#endif\n}|*\n|*int z;|");
+	/* a conditional's lines between statements are frames, inside one they are its */
+	CHECK_STR(body("f() {\n#ifdef A\n\ta;\n#else\n\tif (b) {\n#if C\n\t\tc;\n#endif\n\t}\n#endif\n}"),
+		  "<f() >|<{>|\n|<#ifdef A\n>|\ta;\n|<#else\n>|\tif (b) {\n#if C\n\t\tc;\n#endif\n\t}\n|"
+		  "<#endif\n>|<}>|");
+	/* a directive inside a statement, a try: the function is one piece */
+	CHECK_STR(body("f() {\n\ta =\n#if A\n\t1;\n#endif\n}\nint z;"),
+		  "f() {\n\ta =\n#if A\n\t1;\n#endif\n}|*\n|*int z;|");
 	CHECK_STR(body("f() { try { a; } catch (...) { b; } }"),
 		  "f() { try { a; } catch (...) { b; } }|");
 }
