@@ -46,7 +46,10 @@ static int fuzz_items_has_for(const char *s, size_t n)
 	return 0;
 }
 
-/* The [start, end) of every node of type inside the ranges r, in order, into v. */
+/*
+ * The [start, end) of every node of type inside the ranges r, in order,
+ * into v, each with 1 if it is directly in a function's body.
+ */
 static size_t fuzz_items_nodes(TSTree *tree, const char *type, const TSRange *r, size_t nr,
 			       uint32_t *v, size_t cap)
 {
@@ -60,9 +63,16 @@ static size_t fuzz_items_nodes(TSTree *tree, const char *type, const TSRange *r,
 			uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
 
 			for (size_t i = 0; i < nr; i++)
-				if (s >= r[i].start_byte && e <= r[i].end_byte && n + 2 <= cap) {
+				if (s >= r[i].start_byte && e <= r[i].end_byte && n + 3 <= cap) {
+					TSNode up = ts_node_parent(node);
+
 					v[n++] = s;
 					v[n++] = e;
+					/* directly in a function's body (SL_ITEMS_BODY) */
+					v[n++] = !ts_node_is_null(up) &&
+						!strcmp(ts_node_type(up), "compound_statement") &&
+						!ts_node_is_null(up = ts_node_parent(up)) &&
+						!strcmp(ts_node_type(up), "function_definition");
 					break;
 				}
 		}
@@ -87,8 +97,9 @@ static void fuzz_items_push(TSRange **v, size_t *n, const TSRange *r)
  * Split text by flags; check the pieces; parse the pieces kept and
  * compare the nodes of type inside the pieces that were picked with a
  * parse of the whole file.  Without SL_ITEMS_STATEMENTS the items picked
- * hold the word "for"; with it, any subset of the statements is picked
- * (by a hash of where each begins) with the frames of their items.
+ * hold the word "for"; with it or SL_ITEMS_BODY, any subset of the
+ * statements is picked (by a hash of where each begins) with the frames
+ * of their items.
  */
 static void fuzz_items_check(const char *text, size_t size, unsigned flags, const char *type)
 {
@@ -174,6 +185,7 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 		return 0;
 	fuzz_items_check((const char *)data, size, 0, "for_statement");
 	fuzz_items_check((const char *)data, size, SL_ITEMS_STATEMENTS, "call_expression");
+	fuzz_items_check((const char *)data, size, SL_ITEMS_BODY, "for_statement");
 	return 0;
 }
 SL_FUZZ_MAIN(sl_fuzz_items)
