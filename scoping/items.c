@@ -107,6 +107,7 @@ static void piece(struct lex *l, size_t b, int kind)
 	it = &(*l->v)[l->nv];
 	it->kind = (unsigned char)kind;
 	it->first = !l->item_open;
+	it->judge_end = 0;
 	if (!l->item_open)
 		l->item_first = l->nv;
 	l->item_open = 1;
@@ -536,6 +537,8 @@ struct walk {
 	int lead;                  /* the group so far holds no code */
 	unsigned dos;              /* the "do" seen whose "while (c);" has not come */
 	size_t group;              /* the index of the group's first piece, or SIZE_MAX */
+	int leaf;                  /* SL_ITEMS_BODY_LEAF: a group's pieces are kept apart */
+	size_t out;                /* and where its first was written */
 };
 
 /* 1 if the code of r begins with word, as a word. */
@@ -605,11 +608,20 @@ static int body_piece(struct walk *w, const sl_item *it, const char *s)
 	return starts;
 }
 
-/* Append the group [w->group, end) to v at *n (when write). */
+/*
+ * Append the group [w->group, end) to v at *n (when write); when leaf, its
+ * pieces were written already, its first at w->out, which is judged on
+ * the whole group.
+ */
 static void close_group(struct walk *w, sl_item *v, size_t end, size_t *n, int write)
 {
 	if (w->group == SIZE_MAX)
 		return;
+	if (w->leaf) {
+		if (write)
+			v[w->out].judge_end = v[*n - 1].r.end_byte;
+		return;
+	}
 	if (write) {
 		sl_item g = v[w->group];
 
@@ -631,9 +643,9 @@ static void close_group(struct walk *w, sl_item *v, size_t end, size_t *n, int w
  * pieces, or 0 when the item is no such function.
  */
 static size_t body_item(const struct lex *l, sl_item *v, size_t from, size_t to, size_t out,
-			int write)
+			int write, int leaf)
 {
-	struct walk w = { l->blanked ? l->blanked : l->s, 1, 1, 0, 0, SIZE_MAX };
+	struct walk w = { l->blanked ? l->blanked : l->s, 1, 1, 0, 0, SIZE_MAX, leaf, 0 };
 	size_t n = out + 2;
 
 	if (to - from < 3 || v[from].kind != SL_ITEM_MAY ||
@@ -646,40 +658,52 @@ static size_t body_item(const struct lex *l, sl_item *v, size_t from, size_t to,
 		v[out + 1] = v[from + 1];
 	}
 	for (size_t i = from + 2; i < to - 1; i++) {
-		const sl_item *it = &v[i];
-		int starts = 0;
+		sl_item it = v[i];
+		int starts = 0, level = w.depth == 1;
 
-		if (it->kind == SL_ITEM_FRAME) {
-			char c = l->s[it->r.start_byte];
+		if (it.kind == SL_ITEM_FRAME) {
+			char c = l->s[it.r.start_byte];
 
-			if (it->r.end_byte - it->r.start_byte != 1 || (c != '{' && c != '}')) {
+			if (it.r.end_byte - it.r.start_byte != 1 || (c != '{' && c != '}')) {
 				/* a conditional's line: in a statement, or a frame between two */
-				if (w.depth > 1)
+				if (w.depth == 1) {
+					if (w.group != SIZE_MAX && !w.lead && !(w.complete && !w.dos))
+						return 0;
+					close_group(&w, v, i, &n, write);
+					w.group = SIZE_MAX;
+				} else if (!leaf) {
 					continue;
-				if (w.group != SIZE_MAX && !w.lead && !(w.complete && !w.dos))
-					return 0;
-				close_group(&w, v, i, &n, write);
+				} else {
+					it.kind = SL_ITEM_WITH;
+				}
 				if (write)
-					v[n] = *it;
+					v[n] = it;
 				n++;
-				w.group = SIZE_MAX;
 				continue;
 			}
 			if (c == '{' && w.depth == 1)
-				starts = body_piece(&w, it, l->s);
+				starts = body_piece(&w, &it, l->s);
 			w.depth += c == '{' ? 1 : -1;
 			if (w.depth < 1)
 				return 0;
 			if (c == '}' && w.depth == 1)
 				w.complete = 1;
+			level = 1;      /* a brace in a statement is kept with it */
 		} else if (w.depth == 1) {
-			starts = body_piece(&w, it, l->s);
+			starts = body_piece(&w, &it, l->s);
 		}
 		if (starts) {
 			close_group(&w, v, i, &n, write);
 			w.group = i;
-			w.lead = it->kind != SL_ITEM_FRAME && !has_code(&w, &it->r);
+			w.out = n;
+			w.lead = it.kind != SL_ITEM_FRAME && !has_code(&w, &it.r);
 		}
+		if (!leaf)
+			continue;
+		it.kind = starts ? SL_ITEM_MAY : level ? SL_ITEM_WITH : SL_ITEM_NEVER;
+		if (write)
+			v[n] = it;
+		n++;
 	}
 	if (w.depth != 1)
 		return 0;
@@ -691,18 +715,18 @@ static size_t body_item(const struct lex *l, sl_item *v, size_t from, size_t to,
 
 /*
  * SL_ITEMS_BODY: each function's pieces (nv of them in v) regrouped by
- * body_item, any other item of several pieces made one.  Returns the
- * new count.
+ * body_item (their statements kept apart when leaf), any other item of
+ * several pieces made one.  Returns the new count.
  */
-static size_t body_items(const struct lex *l, sl_item *v, size_t nv)
+static size_t body_items(const struct lex *l, sl_item *v, size_t nv, int leaf)
 {
 	size_t out = 0;
 
 	for (size_t i = 0, j; i < nv; i = j) {
 		for (j = i + 1; j < nv && !v[j].first; j++)
 			;
-		if (body_item(l, v, i, j, out, 0)) {
-			out += body_item(l, v, i, j, out, 1);
+		if (body_item(l, v, i, j, out, 0, leaf)) {
+			out += body_item(l, v, i, j, out, 1, leaf);
 			continue;
 		}
 		v[out] = v[i];
@@ -776,6 +800,6 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 		return 0;
 	boundary(&l, l.n, SL_ITEM_MAY);
 	if (flags & SL_ITEMS_BODY)
-		return body_items(&l, *v, l.nv);
+		return body_items(&l, *v, l.nv, !!(flags & SL_ITEMS_BODY_LEAF));
 	return l.nv;
 }

@@ -53,13 +53,17 @@ enum sl_item_kind {
 	SL_ITEM_ALWAYS,            /* a conditional's line: parsed whatever it holds */
 	SL_ITEM_FRAME,             /* a function's head, a block's brace: parsed with the
 				      other pieces of its item, or when it may hold a match */
-	SL_ITEM_NEVER              /* "else", "do": never parsed */
+	SL_ITEM_NEVER,             /* "else", "do": never parsed */
+	SL_ITEM_WITH               /* parsed with the SL_ITEM_MAY piece before it
+				      (SL_ITEMS_BODY_LEAF) */
 };
 
 typedef struct sl_item {
 	TSRange r;                 /* bytes and points */
 	unsigned char kind;        /* enum sl_item_kind */
 	unsigned char first;       /* the first piece of its top-level item */
+	uint32_t judge_end;        /* 0, or where the text judged for this piece ends
+				      (SL_ITEMS_BODY_LEAF: its statement's end) */
 } sl_item;
 
 /*
@@ -91,6 +95,15 @@ typedef struct sl_item {
  * (sl_prefilter_body_child).
  */
 #define SL_ITEMS_BODY 2
+/*
+ * With SL_ITEMS_BODY, for queries whose match is the statement itself
+ * and nothing inside it (a node with no child pattern): a statement's
+ * first piece is SL_ITEM_MAY, judged on the whole statement (judge_end),
+ * the rest of its own level, "else" and "do" included, and every brace
+ * in it SL_ITEM_WITH, and the statements of the blocks it holds
+ * SL_ITEM_NEVER: kept, it parses as the same statement with empty blocks.
+ */
+#define SL_ITEMS_BODY_LEAF 4
 
 /*
  * The pieces of text (len bytes) into *v (grown, *alloc its capacity; the

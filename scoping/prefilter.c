@@ -348,6 +348,7 @@ struct kparse {
 	const char *const *kw;     /* pairs: node type, keyword; NULL-terminated */
 	const char *const *lists;  /* types of '('-delimited lists; NULL-terminated, or NULL */
 	int bad;
+	int inner;                 /* top_below met a node with a child or field pattern */
 };
 
 /*
@@ -622,7 +623,7 @@ static struct kneed kw_item(struct kparse *p, int *named)
 static struct kneed pattern_needs(const char *s, size_t n, const char *const *kw,
 				  const char *const *lists)
 {
-	struct kparse p = { s, 0, n, kw, lists, 0 };
+	struct kparse p = { s, 0, n, kw, lists, 0, 0 };
 	struct kneed b = kno;
 
 	for (;;) {
@@ -914,6 +915,8 @@ static int top_below(struct kparse *p, const char *const *holders)
 			    one_of(p->s + start, p->i - start, holders) ||
 			    (p->i - start == 5 && !memcmp(p->s + start, "ERROR", 5)))
 				return 0;
+			kw_blank(p);
+			p->inner |= p->i < p->n && p->s[p->i] != ')';
 			kw_skip_form(p);
 		}
 	} else {
@@ -987,28 +990,33 @@ static int body_child(struct kparse *p, const char *const *holders)
 	       kw_expect(p, ")") && kw_expect(p, ")") && (!group || kw_predicates(p, 1));
 }
 
-/* 1 if every pattern of q is of the shape, followed by predicates only. */
+/*
+ * 1 if every pattern of q is of the shape, followed by predicates only;
+ * 2 if besides, no node top_below read has a child or field pattern.
+ */
 static int each_pattern(const TSQuery *q, const char *src, size_t len, const char *const *holders,
 			int (*shape)(struct kparse *, const char *const *))
 {
 	uint32_t npats = ts_query_pattern_count(q);
+	int inner = 0;
 
 	if (!src || !holders || !npats)
 		return 0;
 	for (uint32_t pat = 0; pat < npats; pat++) {
 		size_t start = ts_query_start_byte_for_pattern(q, pat);
-		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, NULL, 0 };
+		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, NULL, 0, 0 };
 
 		if (start >= p.n || !shape(&p, holders) || !kw_predicates(&p, 0))
 			return 0;
+		inner |= p.inner;
 	}
-	return 1;
+	return inner ? 1 : 2;
 }
 
 int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 			    const char *const *holders)
 {
-	return each_pattern(q, src, len, holders, top_below);
+	return !!each_pattern(q, src, len, holders, top_below);
 }
 
 int sl_prefilter_body_child(const TSQuery *q, const char *src, size_t len,

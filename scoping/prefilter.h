@@ -75,7 +75,8 @@ int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
  * sl_prefilter_below_root reads the top level with the types holders
  * (which X may not be): each match is then one statement directly in a
  * function's body, and a filter may judge those statements one by one
- * (SL_ITEMS_BODY), since the outer nodes need no keyword.  0 when in doubt.
+ * (SL_ITEMS_BODY), since the outer nodes need no keyword; 2 when besides
+ * no X has a child or field pattern (SL_ITEMS_BODY_LEAF).  0 when in doubt.
  */
 int sl_prefilter_body_child(const TSQuery *q, const char *src, size_t len,
 			    const char *const *holders);
