@@ -107,6 +107,7 @@ static void piece(struct lex *l, size_t b, int kind)
 	it = &(*l->v)[l->nv];
 	it->kind = (unsigned char)kind;
 	it->first = !l->item_open;
+	it->judge_end = 0;
 	if (!l->item_open)
 		l->item_first = l->nv;
 	l->item_open = 1;
@@ -528,6 +529,217 @@ item_end:
 	return 0;
 }
 
+/* A body's walk (SL_ITEMS_BODY): where its statement of the top level stands. */
+struct walk {
+	const char *code;          /* the text with comments and literals blanked (or the text) */
+	int depth;                 /* open blocks, the body's own included */
+	int complete;              /* the statement so far is whole: it ends in ';' or a block */
+	int lead;                  /* the group so far holds no code */
+	unsigned dos;              /* the "do" seen whose "while (c);" has not come */
+	size_t group;              /* the index of the group's first piece, or SIZE_MAX */
+	int leaf;                  /* SL_ITEMS_BODY_LEAF: a group's pieces are kept apart */
+	size_t out;                /* and where its first was written */
+};
+
+/* 1 if the code of r begins with word, as a word. */
+static int first_word(const struct walk *w, const TSRange *r, const char *word)
+{
+	size_t i = r->start_byte, wl = strlen(word);
+
+	while (i < r->end_byte && (isspace((unsigned char)w->code[i]) || w->code[i] == '/'))
+		i++;
+	return i + wl <= r->end_byte && !memcmp(w->code + i, word, wl) &&
+	       (i + wl == r->end_byte || !ident_char(w->code[i + wl]));
+}
+
+/* How many times the code of r holds "do" as a word. */
+static unsigned count_do(const struct walk *w, const TSRange *r)
+{
+	unsigned n = 0;
+
+	for (size_t i = r->start_byte; i + 2 <= r->end_byte; i++)
+		if (w->code[i] == 'd' && w->code[i + 1] == 'o' &&
+		    (i == r->start_byte || !ident_char(w->code[i - 1])) &&
+		    (i + 2 == r->end_byte || !ident_char(w->code[i + 2])))
+			n++;
+	return n;
+}
+
+/* 1 if r holds code: more than blanks and what is left of comments. */
+static int has_code(const struct walk *w, const TSRange *r)
+{
+	for (size_t i = r->start_byte; i < r->end_byte; i++)
+		if (!isspace((unsigned char)w->code[i]) && w->code[i] != '/')
+			return 1;
+	return 0;
+}
+
+/*
+ * A piece at the body's level (w->depth 1, or the '{' that opens a block
+ * there): 1 if a new statement of the body's top level begins with it,
+ * and the walk past it.  A group closes only after a ';' or a block, and
+ * only when no "else" or "do" waits on what follows: closing one too late
+ * only joins two statements.
+ */
+static int body_piece(struct walk *w, const sl_item *it, const char *s)
+{
+	const TSRange *r = &it->r;
+	int none = w->group == SIZE_MAX, may_close = !w->lead && w->complete && !w->dos, starts;
+
+	if (it->kind == SL_ITEM_FRAME) {           /* a block's '{' */
+		starts = none || may_close;
+		w->complete = 0;
+	} else if (!has_code(w, r)) {
+		return none;
+	} else if (it->kind == SL_ITEM_NEVER) {    /* "else", "do" */
+		starts = none || (may_close && first_word(w, r, "do"));
+		w->dos += count_do(w, r);
+		w->complete = 0;
+	} else if (w->complete && w->dos && first_word(w, r, "while")) {
+		starts = 0;                         /* the tail of a do */
+		w->dos += count_do(w, r) - 1;
+		w->complete = s[r->end_byte - 1] == ';';
+	} else {
+		starts = none || may_close;
+		w->dos += count_do(w, r);
+		w->complete = s[r->end_byte - 1] == ';';
+	}
+	w->lead = 0;
+	return starts;
+}
+
+/*
+ * Append the group [w->group, end) to v at *n (when write); when leaf, its
+ * pieces were written already, its first at w->out, which is judged on
+ * the whole group.
+ */
+static void close_group(struct walk *w, sl_item *v, size_t end, size_t *n, int write)
+{
+	if (w->group == SIZE_MAX)
+		return;
+	if (w->leaf) {
+		if (write)
+			v[w->out].judge_end = v[*n - 1].r.end_byte;
+		return;
+	}
+	if (write) {
+		sl_item g = v[w->group];
+
+		g.r.end_byte = v[end - 1].r.end_byte;
+		g.r.end_point = v[end - 1].r.end_point;
+		g.kind = SL_ITEM_MAY;
+		g.first = 0;
+		v[*n] = g;
+	}
+	(*n)++;
+}
+
+/*
+ * The pieces of one item, v[from .. to), when it is a function split into
+ * statements: its head and its body's braces SL_ITEM_FRAME, and each
+ * statement of the body's top level one SL_ITEM_MAY piece (whole, with
+ * the blocks, "else" and "do" it holds), written from v[out] on when
+ * write (out <= from: each is written after it is read).  Returns how many
+ * pieces, or 0 when the item is no such function.
+ */
+static size_t body_item(const struct lex *l, sl_item *v, size_t from, size_t to, size_t out,
+			int write, int leaf)
+{
+	struct walk w = { l->blanked ? l->blanked : l->s, 1, 1, 0, 0, SIZE_MAX, leaf, 0 };
+	size_t n = out + 2;
+
+	if (to - from < 3 || v[from].kind != SL_ITEM_MAY ||
+	    v[from + 1].kind != SL_ITEM_FRAME || l->s[v[from + 1].r.start_byte] != '{' ||
+	    v[to - 1].kind != SL_ITEM_FRAME || l->s[v[to - 1].r.start_byte] != '}')
+		return 0;
+	if (write) {
+		v[out] = v[from];
+		v[out].kind = SL_ITEM_FRAME;
+		v[out + 1] = v[from + 1];
+	}
+	for (size_t i = from + 2; i < to - 1; i++) {
+		sl_item it = v[i];
+		int starts = 0, level = w.depth == 1;
+
+		if (it.kind == SL_ITEM_FRAME) {
+			char c = l->s[it.r.start_byte];
+
+			if (it.r.end_byte - it.r.start_byte != 1 || (c != '{' && c != '}')) {
+				/* a conditional's line: in a statement, or a frame between two */
+				if (w.depth == 1) {
+					if (w.group != SIZE_MAX && !w.lead && !(w.complete && !w.dos))
+						return 0;
+					close_group(&w, v, i, &n, write);
+					w.group = SIZE_MAX;
+				} else if (!leaf) {
+					continue;
+				} else {
+					it.kind = SL_ITEM_WITH;
+				}
+				if (write)
+					v[n] = it;
+				n++;
+				continue;
+			}
+			if (c == '{' && w.depth == 1)
+				starts = body_piece(&w, &it, l->s);
+			w.depth += c == '{' ? 1 : -1;
+			if (w.depth < 1)
+				return 0;
+			if (c == '}' && w.depth == 1)
+				w.complete = 1;
+			level = 1;      /* a brace in a statement is kept with it */
+		} else if (w.depth == 1) {
+			starts = body_piece(&w, &it, l->s);
+		}
+		if (starts) {
+			close_group(&w, v, i, &n, write);
+			w.group = i;
+			w.out = n;
+			w.lead = it.kind != SL_ITEM_FRAME && !has_code(&w, &it.r);
+		}
+		if (!leaf)
+			continue;
+		it.kind = starts ? SL_ITEM_MAY : level ? SL_ITEM_WITH : SL_ITEM_NEVER;
+		if (write)
+			v[n] = it;
+		n++;
+	}
+	if (w.depth != 1)
+		return 0;
+	close_group(&w, v, to - 1, &n, write);
+	if (write)
+		v[n] = v[to - 1];
+	return n + 1 - out;
+}
+
+/*
+ * SL_ITEMS_BODY: each function's pieces (nv of them in v) regrouped by
+ * body_item (their statements kept apart when leaf), any other item of
+ * several pieces made one.  Returns the new count.
+ */
+static size_t body_items(const struct lex *l, sl_item *v, size_t nv, int leaf)
+{
+	size_t out = 0;
+
+	for (size_t i = 0, j; i < nv; i = j) {
+		for (j = i + 1; j < nv && !v[j].first; j++)
+			;
+		if (body_item(l, v, i, j, out, 0, leaf)) {
+			out += body_item(l, v, i, j, out, 1, leaf);
+			continue;
+		}
+		v[out] = v[i];
+		if (j - i > 1) {
+			v[out].r.end_byte = v[j - 1].r.end_byte;
+			v[out].r.end_point = v[j - 1].r.end_point;
+			v[out].kind = SL_ITEM_MAY;
+		}
+		out++;
+	}
+	return out;
+}
+
 size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, char *blanked,
 		      unsigned flags)
 {
@@ -542,7 +754,7 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 	l.line_start = 1;
 	l.v = v;
 	l.alloc = alloc;
-	l.statements = !!(flags & SL_ITEMS_STATEMENTS);
+	l.statements = !!(flags & (SL_ITEMS_STATEMENTS | SL_ITEMS_BODY));
 	while (l.i < l.n) {
 		char c = text[l.i];
 
@@ -587,5 +799,7 @@ size_t sl_items_split(const char *text, size_t len, sl_item **v, size_t *alloc, 
 	if (l.brace || l.paren || l.ngrp)
 		return 0;
 	boundary(&l, l.n, SL_ITEM_MAY);
+	if (flags & SL_ITEMS_BODY)
+		return body_items(&l, *v, l.nv, !!(flags & SL_ITEMS_BODY_LEAF));
 	return l.nv;
 }

@@ -53,13 +53,17 @@ enum sl_item_kind {
 	SL_ITEM_ALWAYS,            /* a conditional's line: parsed whatever it holds */
 	SL_ITEM_FRAME,             /* a function's head, a block's brace: parsed with the
 				      other pieces of its item, or when it may hold a match */
-	SL_ITEM_NEVER              /* "else", "do": never parsed */
+	SL_ITEM_NEVER,             /* "else", "do": never parsed */
+	SL_ITEM_WITH               /* parsed with the SL_ITEM_MAY piece before it
+				      (SL_ITEMS_BODY_LEAF) */
 };
 
 typedef struct sl_item {
 	TSRange r;                 /* bytes and points */
 	unsigned char kind;        /* enum sl_item_kind */
 	unsigned char first;       /* the first piece of its top-level item */
+	uint32_t judge_end;        /* 0, or where the text judged for this piece ends
+				      (SL_ITEMS_BODY_LEAF: its statement's end) */
 } sl_item;
 
 /*
@@ -79,6 +83,27 @@ typedef struct sl_item {
  * inside one statement may be filtered this way (sl_prefilter_below_root).
  */
 #define SL_ITEMS_STATEMENTS 1
+/*
+ * Split function bodies into the statements of their top level only:
+ * each function's head and its body's braces SL_ITEM_FRAME, each
+ * statement directly in the body one SL_ITEM_MAY piece, whole (the blocks
+ * it controls, its "else" and a do's "while (c);" with it).  Parsing the
+ * frame and any subset of those statements gives a body whose children
+ * are those statements, each as in the whole file (no "else" is left
+ * without its "if"); any other item is one piece.  For queries whose
+ * matches are each one statement of a body's top level
+ * (sl_prefilter_body_child).
+ */
+#define SL_ITEMS_BODY 2
+/*
+ * With SL_ITEMS_BODY, for queries whose match is the statement itself
+ * and nothing inside it (a node with no child pattern): a statement's
+ * first piece is SL_ITEM_MAY, judged on the whole statement (judge_end),
+ * the rest of its own level, "else" and "do" included, and every brace
+ * in it SL_ITEM_WITH, and the statements of the blocks it holds
+ * SL_ITEM_NEVER: kept, it parses as the same statement with empty blocks.
+ */
+#define SL_ITEMS_BODY_LEAF 4
 
 /*
  * The pieces of text (len bytes) into *v (grown, *alloc its capacity; the

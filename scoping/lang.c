@@ -54,6 +54,13 @@ const TSLanguage *tree_sitter_tsx(void);
 #define CPP_STMT_HOLDERS L("translation_unit", "preproc_*", "function_definition", \
 			   "compound_statement", "*_statement", "else_clause", "catch_clause", \
 			   "declaration_list", "\"")
+/*
+ * what a statement directly in a function's body is not (SL_ITEMS_BODY):
+ * the function, the file, a directive (its function is one piece), an
+ * anonymous node (a body's own braces), a MISSING one
+ */
+#define C_BODY_HOLDERS L("translation_unit", "preproc_*", "function_definition", "\"", \
+			 "MISSING")
 /* not parameter_list: a definition's are not counted (SL_ITEMS_PARAMS) */
 #define C_LISTS L("argument_list")
 
@@ -65,7 +72,7 @@ static const sl_lang langs[] = {
 	  L("preproc_include"),
 	  L("function_definition", "type_definition", "struct_specifier", "union_specifier",
 	    "enum_specifier", "preproc_def", "preproc_function_def", "declaration"),
-	  C_ITEM_HOLDERS, C_STMT_HOLDERS, C_LISTS },
+	  C_ITEM_HOLDERS, C_STMT_HOLDERS, C_LISTS, C_BODY_HOLDERS },
 	{ "cpp", L(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp"),
 	  tree_sitter_cpp,
 	  L("function_definition", "lambda_expression"), NULL,
@@ -75,35 +82,35 @@ static const sl_lang langs[] = {
 	  L("function_definition", "type_definition", "class_specifier", "struct_specifier",
 	    "union_specifier", "enum_specifier", "preproc_def", "preproc_function_def",
 	    "alias_declaration", "declaration"),
-	  C_ITEM_HOLDERS, CPP_STMT_HOLDERS, C_LISTS },
+	  C_ITEM_HOLDERS, CPP_STMT_HOLDERS, C_LISTS, C_BODY_HOLDERS },
 	{ "python", L(".py", ".pyi"), tree_sitter_python,
 	  L("function_definition"), "decorated_definition",
 	  L("class_definition"),
 	  L("decorated_definition"), NONE,
 	  L("import_statement", "import_from_statement"),
-	  L("function_definition", "class_definition", "assignment"), NULL, NULL, NULL },
+	  L("function_definition", "class_definition", "assignment"), NULL, NULL, NULL, NULL },
 	{ "javascript", L(".js", ".mjs", ".cjs", ".jsx"), tree_sitter_javascript,
 	  JS_FUNCS, NULL,
 	  L("class_declaration", "class"),
 	  L("lexical_declaration", "variable_declaration"), NONE,
 	  L("import_statement"),
-	  JS_DEFS, NULL, NULL, NULL },
+	  JS_DEFS, NULL, NULL, NULL, NULL },
 	{ "typescript", L(".ts", ".mts", ".cts"), tree_sitter_typescript,
 	  JS_FUNCS, NULL, TS_CLASSES,
 	  L("lexical_declaration", "variable_declaration", "type_alias_declaration"), NONE,
 	  L("import_statement"),
-	  TS_DEFS, NULL, NULL, NULL },
+	  TS_DEFS, NULL, NULL, NULL, NULL },
 	{ "tsx", L(".tsx"), tree_sitter_tsx,
 	  JS_FUNCS, NULL, TS_CLASSES,
 	  L("lexical_declaration", "variable_declaration", "type_alias_declaration"), NONE,
 	  L("import_statement"),
-	  TS_DEFS, NULL, NULL, NULL },
+	  TS_DEFS, NULL, NULL, NULL, NULL },
 	{ "go", L(".go"), tree_sitter_go,
 	  L("function_declaration", "method_declaration", "func_literal"), NULL,
 	  L("type_declaration"),
 	  L("short_var_declaration", "var_declaration", "const_declaration"), NONE,
 	  L("import_declaration"),
-	  L("function_declaration", "method_declaration", "type_spec", "var_spec", "const_spec"), NULL, NULL, NULL },
+	  L("function_declaration", "method_declaration", "type_spec", "var_spec", "const_spec"), NULL, NULL, NULL, NULL },
 	{ "java", L(".java"), tree_sitter_java,
 	  L("method_declaration", "constructor_declaration", "lambda_expression"), NULL,
 	  L("class_declaration", "interface_declaration", "enum_declaration",
@@ -111,14 +118,14 @@ static const sl_lang langs[] = {
 	  L("local_variable_declaration"), NONE,
 	  L("import_declaration", "package_declaration"),
 	  L("method_declaration", "constructor_declaration", "class_declaration",
-	    "interface_declaration", "enum_declaration", "record_declaration", "field_declaration"), NULL, NULL, NULL },
+	    "interface_declaration", "enum_declaration", "record_declaration", "field_declaration"), NULL, NULL, NULL, NULL },
 	{ "rust", L(".rs"), tree_sitter_rust,
 	  L("function_item", "closure_expression"), NULL,
 	  L("struct_item", "enum_item", "union_item", "trait_item", "impl_item"),
 	  L("let_declaration"), NONE,
 	  L("use_declaration", "extern_crate_declaration", "mod_item"),
 	  L("function_item", "struct_item", "enum_item", "union_item", "trait_item",
-	    "type_item", "const_item", "static_item", "macro_definition"), NULL, NULL, NULL },
+	    "type_item", "const_item", "static_item", "macro_definition"), NULL, NULL, NULL, NULL },
 	{ "bash", L(".sh", ".bash"), tree_sitter_bash,
 	  L("function_definition"), NULL,
 	  NONE,
@@ -126,13 +133,13 @@ static const sl_lang langs[] = {
 	    "redirected_statement", "negated_command", "test_command", "subshell"),
 	  L("redirected_statement"),
 	  NONE,
-	  L("function_definition"), NULL, NULL, NULL },
+	  L("function_definition"), NULL, NULL, NULL, NULL },
 	{ "json", L(".json"), tree_sitter_json,
 	  NONE, NULL,
 	  NONE,
 	  L("pair"), NONE,
 	  NONE,
-	  NONE, NULL, NULL, NULL },
+	  NONE, NULL, NULL, NULL, NULL },
 };
 
 #define NLANGS (sizeof(langs) / sizeof(langs[0]))

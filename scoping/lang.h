@@ -33,6 +33,9 @@ typedef struct sl_lang {
 					   sl_prefilter_below_root reads */
 	const char *const *list_nodes;  /* '('-delimited lists whose children ',' separates
 					   (prefilter.h), NULL-terminated; or NULL */
+	const char *const *body_holders;/* with item_holders: the types a statement directly
+					   in a function's body is not (SL_ITEMS_BODY), in the
+					   form sl_prefilter_body_child reads; or NULL */
 } sl_lang;
 
 /* The built-in language called name, or NULL. */

@@ -348,6 +348,7 @@ struct kparse {
 	const char *const *kw;     /* pairs: node type, keyword; NULL-terminated */
 	const char *const *lists;  /* types of '('-delimited lists; NULL-terminated, or NULL */
 	int bad;
+	int inner;                 /* top_below met a node with a child or field pattern */
 };
 
 /*
@@ -622,7 +623,7 @@ static struct kneed kw_item(struct kparse *p, int *named)
 static struct kneed pattern_needs(const char *s, size_t n, const char *const *kw,
 				  const char *const *lists)
 {
-	struct kparse p = { s, 0, n, kw, lists, 0 };
+	struct kparse p = { s, 0, n, kw, lists, 0, 0 };
 	struct kneed b = kno;
 
 	for (;;) {
@@ -914,6 +915,8 @@ static int top_below(struct kparse *p, const char *const *holders)
 			    one_of(p->s + start, p->i - start, holders) ||
 			    (p->i - start == 5 && !memcmp(p->s + start, "ERROR", 5)))
 				return 0;
+			kw_blank(p);
+			p->inner |= p->i < p->n && p->s[p->i] != ')';
 			kw_skip_form(p);
 		}
 	} else {
@@ -931,32 +934,95 @@ static int top_below(struct kparse *p, const char *const *holders)
 	return !p->bad;
 }
 
-int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
-			    const char *const *holders)
+/* Past the predicates at p->i, up to the end or a ')' (then past it, when group): 1, or 0. */
+static int kw_predicates(struct kparse *p, int group)
+{
+	for (;;) {
+		kw_blank(p);
+		if (p->i >= p->n)
+			return !group && !p->bad;
+		if (group && p->s[p->i] == ')') {
+			p->i++;
+			return !p->bad;
+		}
+		if (!at_predicate(p))
+			return 0;
+		p->i++;
+		kw_skip_form(p);
+		if (p->bad)
+			return 0;
+	}
+}
+
+/* Past w at p->i (after blanks): 1, or 0 when something else is there. */
+static int kw_expect(struct kparse *p, const char *w)
+{
+	size_t wl = strlen(w);
+
+	kw_blank(p);
+	if (p->n - p->i < wl || memcmp(p->s + p->i, w, wl) ||
+	    (kw_word_char(w[wl - 1]) && p->i + wl < p->n && kw_word_char(p->s[p->i + wl])))
+		return 0;
+	p->i += wl;
+	return 1;
+}
+
+/*
+ * (function_definition body: (compound_statement X)) at p->i, perhaps in
+ * a group with predicates, X as top_below reads it (sl_prefilter_body_child).
+ */
+static int body_child(struct kparse *p, const char *const *holders)
+{
+	struct kparse ahead;
+	int group;
+
+	if (!kw_expect(p, "("))
+		return 0;
+	ahead = *p;
+	if ((group = kw_expect(&ahead, "(")))
+		*p = ahead;
+	if (!kw_expect(p, "function_definition"))
+		return 0;
+	ahead = *p;
+	if (kw_expect(&ahead, "body") && kw_expect(&ahead, ":"))
+		*p = ahead;        /* the only compound_statement child is the body */
+	return kw_expect(p, "(") && kw_expect(p, "compound_statement") && top_below(p, holders) &&
+	       kw_expect(p, ")") && kw_expect(p, ")") && (!group || kw_predicates(p, 1));
+}
+
+/*
+ * 1 if every pattern of q is of the shape, followed by predicates only;
+ * 2 if besides, no node top_below read has a child or field pattern.
+ */
+static int each_pattern(const TSQuery *q, const char *src, size_t len, const char *const *holders,
+			int (*shape)(struct kparse *, const char *const *))
 {
 	uint32_t npats = ts_query_pattern_count(q);
+	int inner = 0;
 
 	if (!src || !holders || !npats)
 		return 0;
 	for (uint32_t pat = 0; pat < npats; pat++) {
 		size_t start = ts_query_start_byte_for_pattern(q, pat);
-		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, NULL, 0 };
+		struct kparse p = { src, start, pattern_end(q, pat, npats, len), NULL, NULL, 0, 0 };
 
-		if (start >= p.n || !top_below(&p, holders))
+		if (start >= p.n || !shape(&p, holders) || !kw_predicates(&p, 0))
 			return 0;
-		for (;;) {
-			kw_blank(&p);
-			if (p.i >= p.n)
-				break;
-			if (!at_predicate(&p))
-				return 0;
-			p.i++;
-			kw_skip_form(&p);
-			if (p.bad)
-				return 0;
-		}
+		inner |= p.inner;
 	}
-	return 1;
+	return inner ? 1 : 2;
+}
+
+int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
+			    const char *const *holders)
+{
+	return !!each_pattern(q, src, len, holders, top_below);
+}
+
+int sl_prefilter_body_child(const TSQuery *q, const char *src, size_t len,
+			    const char *const *holders)
+{
+	return each_pattern(q, src, len, holders, body_child);
 }
 
 sl_prefilter *sl_prefilter_new(const TSQuery *q)

@@ -68,6 +68,18 @@ sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
  */
 int sl_prefilter_below_root(const TSQuery *q, const char *src, size_t len,
 			    const char *const *holders);
+/*
+ * 1 if every pattern of q (source src, len bytes) is (function_definition
+ * body: (compound_statement X)), perhaps in a group with predicates, with
+ * no capture, field or anchor of the two outer nodes, and X one node as
+ * sl_prefilter_below_root reads the top level with the types holders
+ * (which X may not be): each match is then one statement directly in a
+ * function's body, and a filter may judge those statements one by one
+ * (SL_ITEMS_BODY), since the outer nodes need no keyword; 2 when besides
+ * no X has a child or field pattern (SL_ITEMS_BODY_LEAF).  0 when in doubt.
+ */
+int sl_prefilter_body_child(const TSQuery *q, const char *src, size_t len,
+			    const char *const *holders);
 /* 1 if the text may hold a match (always 1 for a NULL filter). */
 int sl_prefilter_pass(const sl_prefilter *f, const char *text, size_t len);
 /*

@@ -249,6 +249,7 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 	uint32_t off = 0, ncaps;
 	TSQueryError type = TSQueryErrorNone;
 	size_t len;
+	int leaf;
 
 	memset(c, 0, sizeof(*c));
 	if (offset_out)
@@ -273,6 +274,9 @@ static int compile_query(struct compiled *c, const char *language, const char *q
 		if (c->by_items && c->lang->stmt_holders &&
 		    sl_prefilter_below_root(c->q, query, len, c->lang->stmt_holders))
 			c->split = SL_ITEMS_STATEMENTS;
+		else if (c->by_items && c->lang->body_holders &&
+			 (leaf = sl_prefilter_body_child(c->q, query, len, c->lang->body_holders)))
+			c->split = SL_ITEMS_BODY | (leaf > 1 ? SL_ITEMS_BODY_LEAF : 0);
 	}
 	if (!c->q) {
 		if (offset_out)
@@ -1409,13 +1413,20 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 	if (n < 2)
 		return 0;
 	SL_ALLOC_GROW(ps->may, n, ps->may_alloc);
-	for (size_t i = 0; i < n; i++) {
-		const TSRange *r = &ps->items[i].r;
+	for (size_t i = 0, judged = 0; i < n; i++) {
+		const sl_item *it = &ps->items[i];
+		uint32_t end = it->judge_end ? it->judge_end : it->r.end_byte;
 
-		ps->may[i] = ps->items[i].kind != SL_ITEM_NEVER &&
-			sl_prefilter_pass_code(c->skip, text + r->start_byte, ps->code + r->start_byte,
-					       r->end_byte - r->start_byte);
+		if (it->kind == SL_ITEM_WITH) {
+			ps->may[i] = ps->may[judged];   /* kept with its statement's first piece */
+			continue;
+		}
+		ps->may[i] = it->kind != SL_ITEM_NEVER &&
+			sl_prefilter_pass_code(c->skip, text + it->r.start_byte,
+					       ps->code + it->r.start_byte, end - it->r.start_byte);
 		may += ps->may[i];
+		if (it->kind == SL_ITEM_MAY)
+			judged = i;
 	}
 	if (!may)
 		return 1;

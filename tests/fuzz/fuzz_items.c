@@ -46,7 +46,10 @@ static int fuzz_items_has_for(const char *s, size_t n)
 	return 0;
 }
 
-/* The [start, end) of every node of type inside the ranges r, in order, into v. */
+/*
+ * The [start, end) of every node of type inside the ranges r, in order,
+ * into v, each with 1 if it is directly in a function's body.
+ */
 static size_t fuzz_items_nodes(TSTree *tree, const char *type, const TSRange *r, size_t nr,
 			       uint32_t *v, size_t cap)
 {
@@ -60,9 +63,16 @@ static size_t fuzz_items_nodes(TSTree *tree, const char *type, const TSRange *r,
 			uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
 
 			for (size_t i = 0; i < nr; i++)
-				if (s >= r[i].start_byte && e <= r[i].end_byte && n + 2 <= cap) {
+				if (s >= r[i].start_byte && e <= r[i].end_byte && n + 3 <= cap) {
+					TSNode up = ts_node_parent(node);
+
 					v[n++] = s;
 					v[n++] = e;
+					/* directly in a function's body (SL_ITEMS_BODY) */
+					v[n++] = !ts_node_is_null(up) &&
+						!strcmp(ts_node_type(up), "compound_statement") &&
+						!ts_node_is_null(up = ts_node_parent(up)) &&
+						!strcmp(ts_node_type(up), "function_definition");
 					break;
 				}
 		}
@@ -77,6 +87,19 @@ done:
 	return n;
 }
 
+/* Keep of the n values of v (start, end, in a body) the nodes directly in a body. */
+static size_t fuzz_items_in_body(uint32_t *v, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i + 3 <= n; i += 3)
+		if (v[i + 2]) {
+			memmove(v + m, v + i, 3 * sizeof(*v));
+			m += 3;
+		}
+	return m;
+}
+
 static void fuzz_items_push(TSRange **v, size_t *n, const TSRange *r)
 {
 	*v = sl_xrealloc(*v, (*n + 1) * sizeof(**v));
@@ -87,8 +110,10 @@ static void fuzz_items_push(TSRange **v, size_t *n, const TSRange *r)
  * Split text by flags; check the pieces; parse the pieces kept and
  * compare the nodes of type inside the pieces that were picked with a
  * parse of the whole file.  Without SL_ITEMS_STATEMENTS the items picked
- * hold the word "for"; with it, any subset of the statements is picked
- * (by a hash of where each begins) with the frames of their items.
+ * hold the word "for"; with it or SL_ITEMS_BODY, any subset of the
+ * statements is picked (by a hash of where each begins) with the frames
+ * of their items (with SL_ITEMS_BODY_LEAF, the pieces kept with each, and
+ * only the nodes directly in a body compared).
  */
 static void fuzz_items_check(const char *text, size_t size, unsigned flags, const char *type)
 {
@@ -108,7 +133,7 @@ static void fuzz_items_check(const char *text, size_t size, unsigned flags, cons
 			   (blanked[i] == SL_ITEMS_PARAMS && text[i] == '('));
 	FUZZ_CHECK(!n || v[0].first);
 	for (size_t i = 0, j; i < n; i = j) {
-		int any = 0;
+		int any = 0, with = 0;
 
 		for (j = i + 1; j < n && !v[j].first; j++)
 			;
@@ -123,13 +148,23 @@ static void fuzz_items_check(const char *text, size_t size, unsigned flags, cons
 			FUZZ_CHECK(sp.row == r->start_point.row && sp.column == r->start_point.column);
 			FUZZ_CHECK(ep.row == r->end_point.row && ep.column == r->end_point.column);
 			FUZZ_CHECK(flags || v[k].kind == SL_ITEM_MAY || v[k].kind == SL_ITEM_ALWAYS);
-			if (flags)
+			FUZZ_CHECK(!v[k].judge_end || v[k].judge_end >= r->end_byte);
+			if (v[k].kind == SL_ITEM_WITH)
+				pick = with;    /* kept with its statement's first piece */
+			else if (flags)
 				pick = v[k].kind == SL_ITEM_MAY && ((r->start_byte * 2654435761u) >> 7) & 1;
 			else
 				pick = v[k].kind == SL_ITEM_MAY &&
 					fuzz_items_has_for(blanked + r->start_byte, r->end_byte - r->start_byte);
-			if (pick)
-				fuzz_items_push(&picked, &npicked, r);
+			if (v[k].kind == SL_ITEM_MAY)
+				with = pick;
+			if (pick && v[k].kind == SL_ITEM_MAY) {
+				TSRange whole_r = *r;
+
+				if (v[k].judge_end)
+					whole_r.end_byte = v[k].judge_end;
+				fuzz_items_push(&picked, &npicked, &whole_r);
+			}
 			pk[k] = (unsigned char)pick;
 			any |= pick;
 		}
@@ -151,6 +186,11 @@ static void fuzz_items_check(const char *text, size_t size, unsigned flags, cons
 	if (part) {
 		size_t na = fuzz_items_nodes(whole, type, picked, npicked, a, 256);
 		size_t nb = fuzz_items_nodes(part, type, picked, npicked, b, 256);
+
+		if (flags & SL_ITEMS_BODY_LEAF) {       /* only the nodes directly in a body */
+			na = fuzz_items_in_body(a, na);
+			nb = fuzz_items_in_body(b, nb);
+		}
 
 		FUZZ_CHECK(na == nb && !memcmp(a, b, na * sizeof(*a)));
 	}
@@ -174,6 +214,8 @@ int sl_fuzz_items(const uint8_t *data, size_t size)
 		return 0;
 	fuzz_items_check((const char *)data, size, 0, "for_statement");
 	fuzz_items_check((const char *)data, size, SL_ITEMS_STATEMENTS, "call_expression");
+	fuzz_items_check((const char *)data, size, SL_ITEMS_BODY, "for_statement");
+	fuzz_items_check((const char *)data, size, SL_ITEMS_BODY | SL_ITEMS_BODY_LEAF, "for_statement");
 	return 0;
 }
 SL_FUZZ_MAIN(sl_fuzz_items)

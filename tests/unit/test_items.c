@@ -10,14 +10,16 @@
 /*
  * The pieces of text split with flags as "text|text|": a fixed item's
  * (SL_ITEM_ALWAYS) text in brackets, a frame's in angle brackets, one
- * never parsed in tildes, a '*' before the first piece of an item when it
+ * never parsed in tildes, one parsed with the piece before in pluses (and
+ * "=N" after a piece judged up to byte N), a '*' before the first piece of an item when it
  * follows a piece of another item in the same function... of flags, and
  * "none" when the split gives up.
  */
 static const char *split(const char *text, unsigned flags)
 {
 	static char out[4096];
-	static const char *const open[] = { "", "[", "<", "~" }, *const close[] = { "", "]", ">", "~" };
+	static const char *const open[] = { "", "[", "<", "~", "+" };
+	static const char *const close[] = { "", "]", ">", "~", "+" };
 	sl_item *v = NULL;
 	size_t alloc = 0, n = sl_items_split(text, strlen(text), &v, &alloc, NULL, flags), len = 0;
 
@@ -31,6 +33,8 @@ static const char *split(const char *text, unsigned flags)
 					flags && i && v[i].first ? "*" : "", open[v[i].kind],
 					(int)(r->end_byte - r->start_byte), text + r->start_byte,
 					close[v[i].kind]);
+		if (v[i].judge_end && len < sizeof(out))
+			len += (size_t)snprintf(out + len, sizeof(out) - len, "=%u|", v[i].judge_end);
 	}
 	free(v);
 	return out;
@@ -131,6 +135,43 @@ static void test_statements(void)
 		  "f() {\n#if A\n\tif (a) {\n#else\n\tif (b) {\n#endif\n\t}\n}\n}|");
 }
 
+static const char *body(const char *text)
+{
+	return split(text, SL_ITEMS_BODY);
+}
+
+static void test_body(void)
+{
+	/* the head and the body's braces frame its statements, each whole */
+	CHECK_STR(body("int a;\nint f(int x)\n{\n\tg(x);\n\treturn x;\n}\n"),
+		  "int a;|*\n|*<int f(int x)\n>|<{>|\n\tg(x);|\n\treturn x;\n|<}>|*\n|");
+	/* a block, an else, a do's while stay with the statement they belong to */
+	CHECK_STR(body("f() { if (a) { for (;;) b; } else for (;;) { c; } x: { d; } { e; } }"),
+		  "<f() >|<{>| if (a) { for (;;) b; } else for (;;) { c; }| x: { d; } |{ e; } |<}>|");
+	CHECK_STR(body("f() { do g; while (h); do { i; } while (j); do while (k) l; while (m); n; }"),
+		  "<f() >|<{>| do g; while (h); |do { i; } while (j); |do while (k) l; while (m);| n; |<}>|");
+	CHECK_STR(body("f() { while (a) do b; while (c); d; }"),
+		  "<f() >|<{>| while (a) do b; while (c);| d; |<}>|");
+	/* a conditional's lines between statements are frames, inside one they are its */
+	CHECK_STR(body("f() {\n#ifdef A\n\ta;\n#else\n\tif (b) {\n#if C\n\t\tc;\n#endif\n\t}\n#endif\n}"),
+		  "<f() >|<{>|\n|<#ifdef A\n>|\ta;\n|<#else\n>|\tif (b) {\n#if C\n\t\tc;\n#endif\n\t}\n|"
+		  "<#endif\n>|<}>|");
+	/* a directive inside a statement, a try: the function is one piece */
+	CHECK_STR(body("f() {\n\ta =\n#if A\n\t1;\n#endif\n}\nint z;"),
+		  "f() {\n\ta =\n#if A\n\t1;\n#endif\n}|*\n|*int z;|");
+	CHECK_STR(body("f() { try { a; } catch (...) { b; } }"),
+		  "f() { try { a; } catch (...) { b; } }|");
+}
+
+static void test_body_leaf(void)
+{
+	/* a statement's own level and braces go with its first piece, its blocks' statements never */
+	CHECK_STR(split("f() { a; if (b) { c; } else for (;;) { d; } do e; while (g); }",
+			SL_ITEMS_BODY | SL_ITEMS_BODY_LEAF),
+		  "<f() >|<{>| a;|=8| if (b) |=44|+{+|~ c;~|~ ~|+}+|+ +|+else+|+ for (;;) +|+{+|~ d;~|"
+		  "~ ~|+}+|+ +|do|=61|+ e;+|+ while (g);+|+ +|<}>|");
+}
+
 static void test_gives_up(void)
 {
 	/* a K&R function's body starts an item */
@@ -182,6 +223,8 @@ int main(void)
 	RUN(test_directives);
 	RUN(test_joined_conditionals);
 	RUN(test_statements);
+	RUN(test_body);
+	RUN(test_body_leaf);
 	RUN(test_gives_up);
 	RUN(test_points);
 	return unit_done();
