@@ -43,9 +43,11 @@ let_go_until_end() {
 			return 1
 		fi
 		# touch, not ": >": a failed redirection of a special builtin
-		# (the checkout went meanwhile) ends a POSIX shell
+		# (the checkout went meanwhile) ends a POSIX shell; only once: a
+		# gate that went on removed "waiting", and its checkout is being
+		# removed (a "go" made again in it failed that removal)
 		for w in $(find scratch -maxdepth 3 -name waiting 2>/dev/null); do
-			touch "$(dirname "$w")/go" 2>/dev/null || :
+			test -e "$(dirname "$w")/go" || touch "$(dirname "$w")/go" 2>/dev/null || :
 		done
 		sleep 0.1
 		i=$((i + 1))
