@@ -40,15 +40,6 @@
  * store, not in malloc: two arenas cost nothing measurable.
  */
 #define RUN_MALLOC_ARENAS 2
-/*
- * Blocks from this size up are mapped for themselves and given back when
- * freed.  glibc raises the threshold to the size of each mapped block
- * freed (a batch's pack: 360 KB), and from then on such blocks came from
- * the arenas, between small live ones: at 1,000,000 targets the arenas
- * grew by 20 bytes a target with the live heap flat (malloc_info).
- * Setting it keeps glibc's default from rising.
- */
-#define RUN_MMAP_THRESHOLD (128 * 1024)
 
 char *sl_default_store_path(const char *explicit_path)
 {
@@ -420,7 +411,6 @@ static int run_open(run_ctx *x, sl_run_summary *out, sl_err *err)
 	int ret;
 
 	mallopt(M_ARENA_MAX, RUN_MALLOC_ARENAS);
-	mallopt(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD);
 	if ((ret = sl_campaign_load(&x->c, opts->spec_path, opts->repo, err)))
 		return ret;
 	spec_warnings(x);
