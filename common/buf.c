@@ -115,6 +115,17 @@ int sl_buf_addch(sl_buf *b, int c)
 	return sl_buf_add(b, &ch, 1);
 }
 
+int sl_buf_add_uint(sl_buf *b, uintmax_t v)
+{
+	char digits[24];
+	size_t i = sizeof(digits);
+
+	do
+		digits[--i] = (char)('0' + v % 10);
+	while ((v /= 10));
+	return sl_buf_add(b, digits + i, sizeof(digits) - i);
+}
+
 int sl_buf_vaddf(sl_buf *b, const char *fmt, va_list ap)
 {
 	char small[256];

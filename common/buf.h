@@ -16,6 +16,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 extern char sl_buf_empty[];
 
@@ -40,6 +41,8 @@ void sl_buf_setlen(sl_buf *b, size_t len);
 int sl_buf_add(sl_buf *b, const void *data, size_t len);
 int sl_buf_adds(sl_buf *b, const char *s);
 int sl_buf_addch(sl_buf *b, int c);
+/* Append v in decimal: what "%ju" would, without a format to read. */
+int sl_buf_add_uint(sl_buf *b, uintmax_t v);
 int sl_buf_addf(sl_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int sl_buf_vaddf(sl_buf *b, const char *fmt, va_list ap);

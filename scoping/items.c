@@ -66,7 +66,17 @@ static void blank(struct lex *l, size_t from, size_t to)
 
 static int ident_char(char c)
 {
-	return isalnum((unsigned char)c) || c == '_';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The length of the run of word characters at l->i, which is one. */
+static size_t ident_run(const struct lex *l)
+{
+	size_t k = 1;
+
+	while (l->i + k < l->n && ident_char(l->s[l->i + k]))
+		k++;
+	return k;
 }
 
 static TSPoint point_at(struct lex *l, size_t b)
@@ -217,6 +227,35 @@ static void join_group(struct lex *l)
 	l->inner++;
 }
 
+static int word_is(const char *w, size_t wl, const char *want)
+{
+	return strlen(want) == wl && !memcmp(w, want, wl);
+}
+
+/* A directive whose word (wl bytes at w) must be followed by a name, path or condition. */
+static int needs_argument(const char *w, size_t wl)
+{
+	static const char *const words[] = {
+		"define", "undef", "include", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"
+	};
+
+	for (size_t k = 0; k < sizeof(words) / sizeof(*words); k++)
+		if (word_is(w, wl, words[k]))
+			return 1;
+	return 0;
+}
+
+/* Nothing but blanks or a comment follows on the directive's line at l->i. */
+static int no_argument(const struct lex *l)
+{
+	size_t j = l->i;
+
+	while (j < l->n && (l->s[j] == ' ' || l->s[j] == '\t'))
+		j++;
+	return j == l->n || l->s[j] == '\n' || l->s[j] == '\r' ||
+	       (l->s[j] == '/' && j + 1 < l->n && (l->s[j + 1] == '*' || l->s[j + 1] == '/'));
+}
+
 /* The directive at l->i (its '#'): 0, or -1 to give up. */
 static int directive(struct lex *l)
 {
@@ -242,6 +281,8 @@ static int directive(struct lex *l)
 		closes = 1;
 	else if (l->i - w >= 4 && (!memcmp(l->s + w, "else", 4) || !memcmp(l->s + w, "elif", 4)))
 		other_branch = 1;
+	if (needs_argument(l->s + w, l->i - w) && no_argument(l))
+		return -1;      /* tree-sitter-c looks for it on the lines below */
 	/* to the end of the line, continuation lines and comments included */
 	while (l->i < l->n) {
 		char c = l->s[l->i];
@@ -327,11 +368,6 @@ static void note(struct lex *l, char c)
 	l->p_code = 1;
 	l->p_last2 = l->p_last;
 	l->p_last = c;
-}
-
-static int word_is(const char *w, size_t wl, const char *want)
-{
-	return strlen(want) == wl && !memcmp(w, want, wl);
 }
 
 /*
@@ -449,7 +485,19 @@ static int body_code(struct lex *l, char c)
 		break;
 	}
 	note(l, c);
-	l->last = ident_char(c) ? 'a' : c;
+	if (ident_char(c)) {
+		/* the rest of a word or number changes only the last two characters */
+		size_t k = ident_run(l);
+
+		if (k > 1) {
+			l->p_last2 = l->s[l->i + k - 2];
+			l->p_last = l->s[l->i + k - 1];
+		}
+		l->last = 'a';
+		l->i += k;
+		return 0;
+	}
+	l->last = c;
 	l->i++;
 	return 0;
 }
@@ -519,7 +567,12 @@ static int code(struct lex *l)
 	default:
 		break;
 	}
-	l->last = ident_char(c) ? 'a' : c;
+	if (ident_char(c)) {
+		l->last = 'a';
+		l->i += ident_run(l);
+		return 0;
+	}
+	l->last = c;
 	l->i++;
 	return 0;
 item_end:

@@ -1075,14 +1075,29 @@ sl_prefilter *sl_prefilter_new_ex(const TSQuery *q, const char *src, size_t len,
  * keeps more), and when exact, at most n ','.  A function definition's
  * parameters (SL_ITEMS_PARAMS) are no such group.
  */
+/* the bytes has_separators looks at: brackets, separators, the parameters' mark */
+static const unsigned char separator_byte[256] = {
+	['('] = 1, ['['] = 1, ['{'] = 1, [')'] = 1, [']'] = 1, ['}'] = 1,
+	[','] = 1, ['/'] = 1, [(unsigned char)SL_ITEMS_PARAMS] = 1,
+};
+
 static int has_separators(const char *code, size_t len, unsigned n, int exact)
 {
 	struct { unsigned commas, seps; int paren; } g[64];
-	size_t depth = 0;
+	size_t depth = 0, all = 0;
 
+	/* most pieces hold fewer separators in all than one group needs */
+	for (const char *sep = ",/"; *sep && all < n; sep++)
+		for (const char *p = code; all < n && (p = memchr(p, *sep, len - (size_t)(p - code))); p++)
+			all++;
+	if (all < n)
+		return 0;
 	for (size_t i = 0; i <= len; i++) {
-		char c = i < len ? code[i] : 0;
+		char c;
 
+		while (i < len && !separator_byte[(unsigned char)code[i]])
+			i++;
+		c = i < len ? code[i] : 0;
 		if (c == '(' || c == '[' || c == '{' || c == SL_ITEMS_PARAMS) {
 			if (depth == 64)
 				return 1;

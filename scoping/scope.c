@@ -1394,6 +1394,16 @@ static size_t keep_items(struct parse_state *ps, size_t n)
 	return kept;
 }
 
+/* The bytes in n ranges. */
+static size_t ranges_bytes(const TSRange *r, size_t n)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += r[i].end_byte - r[i].start_byte;
+	return sum;
+}
+
 /*
  * Parse only the top-level items of the file, or the statements of its
  * functions (c->split), that may hold a match, when the query allows it
@@ -1434,6 +1444,7 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 	if ((kept == 1 && ps->ranges[0].start_byte == 0 && ps->ranges[0].end_byte == size) ||
 	    !ts_parser_set_included_ranges(ps->parser, ps->ranges, (uint32_t)kept))
 		return 0;
+	wk->st.bytes_parsed += ranges_bytes(ps->ranges, kept);
 	*tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size);
 	if (*tree && c->split && ts_node_has_error(ts_tree_root_node(*tree))) {
 		int again = mark_errors(ps, n, *tree);
@@ -1444,8 +1455,10 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 			*tree = NULL;
 		}
 		if (again > 0 && ts_parser_set_included_ranges(ps->parser, ps->ranges,
-							       (uint32_t)(kept = keep_items(ps, n))))
+							       (uint32_t)(kept = keep_items(ps, n)))) {
+			wk->st.bytes_parsed += ranges_bytes(ps->ranges, kept);
 			*tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size);
+		}
 	}
 	ts_parser_set_included_ranges(ps->parser, NULL, 0);
 	if (*tree)
@@ -1490,6 +1503,7 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		ret = 0;
 		goto done;
 	}
+	wk->st.bytes_read += size;
 	if (!wk->sh->opts->no_prefilter &&
 	    (!pass_whole(wk, ps, text, size) ||
 	     (c->by_items && parse_items(wk, ps, text, size, &tree)))) {
@@ -1500,6 +1514,8 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		wk->st.skipped_prefilter++;
 		goto encode;
 	}
+	if (!tree)
+		wk->st.bytes_parsed += size;
 	if (!tree && !(tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size))) {
 		sl_err_set(&wk->err, SL_ERROR, "%s: tree-sitter could not parse the file", e->path);
 		goto done;
@@ -2208,6 +2224,8 @@ static int collect_workers(struct scope_run *r, sl_err *err)
 		r->st->skipped_prefilter += wk->st.skipped_prefilter;
 		r->st->parsed_in_part += wk->st.parsed_in_part;
 		r->st->parsed_again += wk->st.parsed_again;
+		r->st->bytes_read += wk->st.bytes_read;
+		r->st->bytes_parsed += wk->st.bytes_parsed;
 		r->st->read_worktree += wk->st.read_worktree;
 		for (size_t j = 0; j < wk->out.n; j++) {
 			SL_ALLOC_GROW(r->out->v, r->out->n + 1, r->out->alloc);

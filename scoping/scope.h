@@ -111,6 +111,10 @@ typedef struct sl_scope_stats {
 	size_t parsed_again;        /* parsed in part, then again with more of the file: a
 				       syntax error outside one statement (items.h) */
 	size_t parse_errors;        /* parsed with ERROR or MISSING nodes (in the part parsed) */
+	size_t bytes_read;          /* the text of the files scoped (not cache hits) */
+	size_t bytes_parsed;        /* of those, the bytes given to the parser: whole files,
+				       or the items and statements kept (a part parsed
+				       again counts twice) */
 	size_t read_worktree;       /* read from the work tree, which held their blobs
 				       (worktree.h), not inflated from the object database */
 	size_t cache_hits;

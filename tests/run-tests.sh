@@ -33,6 +33,7 @@ durations="$BUILD/tests/durations"
 rm -rf "$log" && mkdir -p "$log/.jobs"
 pass=0 fail=0 skip=0
 : >"$log/skipped"
+: >"$log/failed"
 jobs=${JOBS:-$((3 * $(nproc 2>/dev/null || echo 1)))}
 case $jobs in ''|*[!0-9]*|0) echo "run-tests.sh: JOBS must be a positive number" >&2; exit 2 ;; esac
 
@@ -43,12 +44,20 @@ count() { # name logfile rc seconds
 	grep '^ok [0-9]* # skip' "$2" | sed "s|^ok [0-9]* # skip|$1:|" >>"$log/skipped"
 	if [ "$3" != 0 ] && [ "$f" = 0 ]; then
 		f=1
-		echo "not ok - $1 exited with status $3 (see $2)"
+		echo "not ok - $1 exited with status $3 (see $2)" | tee -a "$log/failed"
 	elif ! grep -q '^# [0-9]* passed, [0-9]* failed' "$2"; then
 		f=$((f + 1))
-		echo "not ok - $1 ended before its summary line (see $2)"
+		echo "not ok - $1 ended before its summary line (see $2)" | tee -a "$log/failed"
 	fi
-	grep '^not ok ' "$2" | sed "s|^|$1: |"
+	grep '^not ok ' "$2" | sed "s|^|$1: |" | tee -a "$log/failed"
+	# what each failing case printed last (its "#   " lines), for a log
+	# that keeps only its tail
+	[ "$f" = 0 ] || awk -v name="$1" '
+		function flush(   i) { for (i = (n > 10 ? n - 10 : 0); i < n; i++) print "  " name "| " b[i % 10]; n = 0 }
+		/^not ok / { flush(); on = 1; next }
+		on && /^#   / { b[n++ % 10] = $0; next }
+		{ flush(); on = 0 }
+		END { flush() }' "$2" >>"$log/failed"
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	printf '%-40s %3d passed, %d failed, %d skipped %5ss\n' "$1" "$p" "$f" "$s" "$4"
 }
@@ -217,6 +226,11 @@ rm -rf "$log/.jobs" "$log/.durations"
 if [ -s "$log/skipped" ]; then
 	echo "skipped:"
 	sed 's/^/  /' "$log/skipped"
+fi
+# the failures again, last, so that a log cut to its tail still names them
+if [ -s "$log/failed" ]; then
+	echo "failed:"
+	sed 's/^/  /' "$log/failed"
 fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

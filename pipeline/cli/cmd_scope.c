@@ -43,7 +43,9 @@ struct scope_args {
 /* ,"key": */
 static void json_key(sl_buf *b, const char *key)
 {
-	sl_buf_addf(b, ",\"%s\":", key);
+	sl_buf_adds(b, ",\"");
+	sl_buf_adds(b, key);
+	sl_buf_adds(b, "\":");
 }
 
 /*
@@ -52,19 +54,29 @@ static void json_key(sl_buf *b, const char *key)
  * keys in this order; a capture named twice keeps its first place and
  * last text, as a JSON object's key would.
  */
+/* key (its quotes, colon and any comma before it written out) and the number v */
+static void add_uint(sl_buf *b, const char *key, uintmax_t v)
+{
+	sl_buf_adds(b, key);
+	sl_buf_add_uint(b, v);
+}
+
 static void print_target_json(sl_buf *b, const sl_target *t)
 {
 	sl_buf_reset(b);
 	sl_buf_adds(b, "{\"path\":");
 	sl_buf_add_json_str(b, t->path, strlen(t->path));
-	sl_buf_addf(b, ",\"start_line\":%u,\"start_col\":%u,\"end_line\":%u,\"end_col\":%u"
-		    ",\"start_byte\":%u,\"end_byte\":%u", t->start_line, t->start_col,
-		    t->end_line, t->end_col, t->start_byte, t->end_byte);
+	add_uint(b, ",\"start_line\":", t->start_line);
+	add_uint(b, ",\"start_col\":", t->start_col);
+	add_uint(b, ",\"end_line\":", t->end_line);
+	add_uint(b, ",\"end_col\":", t->end_col);
+	add_uint(b, ",\"start_byte\":", t->start_byte);
+	add_uint(b, ",\"end_byte\":", t->end_byte);
 	json_key(b, "unit");
 	sl_buf_add_json_str(b, t->unit, strlen(t->unit));
 	json_key(b, "language");
 	sl_buf_add_json_str(b, t->lang, strlen(t->lang));
-	sl_buf_addf(b, ",\"sites\":%zu", t->nsites);
+	add_uint(b, ",\"sites\":", t->nsites);
 	json_key(b, "blob");
 	sl_buf_add_json_str(b, t->blob, strlen(t->blob));
 	sl_buf_adds(b, ",\"site_list\":[");
@@ -72,9 +84,11 @@ static void print_target_json(sl_buf *b, const sl_target *t)
 		const sl_site *site = &t->sites[i];
 		int first = 1;
 
-		sl_buf_addf(b, "%s{\"start_line\":%u,\"start_col\":%u,\"end_line\":%u,"
-			    "\"end_col\":%u,\"captures\":{", i ? "," : "", site->start_line,
-			    site->start_col, site->end_line, site->end_col);
+		add_uint(b, i ? ",{\"start_line\":" : "{\"start_line\":", site->start_line);
+		add_uint(b, ",\"start_col\":", site->start_col);
+		add_uint(b, ",\"end_line\":", site->end_line);
+		add_uint(b, ",\"end_col\":", site->end_col);
+		sl_buf_adds(b, ",\"captures\":{");
 		for (size_t k = 0; k < site->ncaps; k++) {
 			const char *name = site->caps[k].name, *text;
 			size_t j, last = k;
@@ -117,6 +131,8 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 		json_object_set_new(st, "parsed_in_part", json_integer((json_int_t)s->parsed_in_part));
 		json_object_set_new(st, "parsed_again", json_integer((json_int_t)s->parsed_again));
 		json_object_set_new(st, "parse_errors", json_integer((json_int_t)s->parse_errors));
+		json_object_set_new(st, "bytes_read", json_integer((json_int_t)s->bytes_read));
+		json_object_set_new(st, "bytes_parsed", json_integer((json_int_t)s->bytes_parsed));
 		json_object_set_new(st, "read_worktree", json_integer((json_int_t)s->read_worktree));
 		json_object_set_new(st, "literal_no_match", json_integer((json_int_t)s->literal_no_match));
 		json_object_set_new(st, "literal_no_match_paths", paths);
@@ -141,6 +157,8 @@ static void print_stats(const sl_scope_stats *s, const sl_scope_opts *so, int js
 	printf("parsed in part: %zu\n", s->parsed_in_part);
 	printf("parsed again: %zu\n", s->parsed_again);
 	printf("parse errors: %zu\n", s->parse_errors);
+	printf("bytes parsed: %zu of %zu read (%.1f%%)\n", s->bytes_parsed, s->bytes_read,
+	       s->bytes_read ? 100.0 * (double)s->bytes_parsed / (double)s->bytes_read : 0.0);
 	printf("read from the work tree: %zu\n", s->read_worktree);
 	printf("literal without match: %zu\n", s->literal_no_match);
 	for (size_t i = 0; i < s->literal_no_match_paths.n; i++)

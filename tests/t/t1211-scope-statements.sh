@@ -42,6 +42,17 @@ test_expect_success 'calls with three arguments: the same 25, parsed in part, no
 	grep -x "parsed again: 0" on.stats
 '
 
+test_expect_success 'the stats count the bytes given to the parser: part of the file, or all of it' '
+	bytes=$(wc -c <c/stmts.c) &&
+	sed -n "s/^bytes parsed: \([0-9]*\) of \([0-9]*\) read (.*%)$/\1 \2/p" on.stats >parsed &&
+	read p r <parsed &&
+	test "$r" -eq "$bytes" && test "$p" -gt 0 && test "$p" -lt "$bytes" &&
+	sluice scope --repo c --lang c --query "$THREE" --no-prefilter --stats >whole &&
+	grep -x "bytes parsed: $bytes of $bytes read (100.0%)" whole &&
+	sluice scope --repo c --lang c --query "$THREE" --stats --json | tail -1 >stats.json &&
+	grep "\"bytes_read\":$bytes,\"bytes_parsed\":$p," stats.json
+'
+
 test_expect_success 'other queries inside a statement give the same targets' '
 	for q in \
 		"((call_expression function: (identifier) @f) @c (#eq? @f \"memset\"))" \

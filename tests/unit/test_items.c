@@ -189,6 +189,12 @@ static void test_gives_up(void)
 	CHECK_STR(items("int f(void) ?\?< return 0; ?\?>\nint x;"), "none");
 	CHECK_STR(items("const char *s = R\"(})\";\nint x;"), "none");
 	CHECK_STR(items("const char *s = u8R\"x(})x\";\nint x;"), "none");
+	/* a directive with no name on its line: tree-sitter-c takes the next line's word */
+	CHECK_STR(items("#define \nvoid a(char *d)\n{\n\tf(d);\n}\nint b;\n"), "none");
+	CHECK_STR(items("#ifdef /* x */\nA\nint x;\n#endif\nint y;\n"), "none");
+	CHECK_STR(items("#include\n<a.h>\nint x;\n"), "none");
+	/* one whose name comes after a continued line is split as before */
+	CHECK_STR(items("#define \\\n A 1\nint x;\n"), "#define \\\n A 1\n|int x;|\n|");
 	/* an identifier ending in R before a string is no raw string */
 	CHECK_STR(items("#define STR \"a\"\nconst char *s = BAR \"}\";\nint x;"),
 		  "#define STR \"a\"\n|const char *s = BAR \"}\";|\nint x;|");
