@@ -236,7 +236,7 @@ static int word_is(const char *w, size_t wl, const char *want)
 static int needs_argument(const char *w, size_t wl)
 {
 	static const char *const words[] = {
-		"define", "undef", "include", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"
+		"undef", "include", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"
 	};
 
 	for (size_t k = 0; k < sizeof(words) / sizeof(*words); k++)
@@ -245,15 +245,60 @@ static int needs_argument(const char *w, size_t wl)
 	return 0;
 }
 
-/* Nothing but blanks or a comment follows on the directive's line at l->i. */
-static int no_argument(const struct lex *l)
+/* Past the blanks (spaces, tabs, a '\\' that continues the line) at j. */
+static size_t skip_blanks(const struct lex *l, size_t j)
 {
-	size_t j = l->i;
+	for (;;) {
+		if (j < l->n && (l->s[j] == ' ' || l->s[j] == '\t'))
+			j++;
+		else if (j + 1 < l->n && l->s[j] == '\\' && l->s[j + 1] == '\n')
+			j += 2;
+		else if (j + 2 < l->n && l->s[j] == '\\' && l->s[j + 1] == '\r' && l->s[j + 2] == '\n')
+			j += 3;
+		else
+			return j;
+	}
+}
 
-	while (j < l->n && (l->s[j] == ' ' || l->s[j] == '\t'))
-		j++;
-	return j == l->n || l->s[j] == '\n' || l->s[j] == '\r' ||
-	       (l->s[j] == '/' && j + 1 < l->n && (l->s[j + 1] == '*' || l->s[j + 1] == '/'));
+/* The line ends at j ("\n", "\r\n" or the text's end). */
+static int line_end(const struct lex *l, size_t j)
+{
+	return j == l->n || l->s[j] == '\n' || (l->s[j] == '\r' && j + 1 < l->n && l->s[j + 1] == '\n');
+}
+
+/*
+ * 1 if tree-sitter-c would read the argument of the directive whose word
+ * is w (wl bytes; l->i just past it) from a line below: a word that needs
+ * a name, path or condition with none on its line (or only a comment), and
+ * where an argument may follow (after a define's name and parameters, after
+ * any other word but else and endif), a line that ends in blanks before
+ * any: "#define X " takes the next line that is not blank as its value.
+ */
+static int argument_below(const struct lex *l, const char *w, size_t wl)
+{
+	size_t j = skip_blanks(l, l->i), k;
+
+	if (word_is(w, wl, "else") || word_is(w, wl, "endif"))
+		return 0;
+	if (needs_argument(w, wl))
+		return line_end(l, j) ||
+		       (l->s[j] == '/' && j + 1 < l->n && (l->s[j + 1] == '*' || l->s[j + 1] == '/'));
+	j = l->i;
+	if (word_is(w, wl, "define")) {
+		j = skip_blanks(l, j);
+		for (k = j; k < l->n && ident_char(l->s[k]); k++)
+			;
+		if (k == j)
+			return 1;       /* no name */
+		if (k < l->n && l->s[k] == '(') {
+			while (k < l->n && l->s[k] != ')' && l->s[k] != '\n')
+				k++;
+			k += k < l->n && l->s[k] == ')';
+		}
+		j = k;
+	}
+	k = skip_blanks(l, j);
+	return k > j && line_end(l, k);
 }
 
 /* The directive at l->i (its '#'): 0, or -1 to give up. */
@@ -281,8 +326,8 @@ static int directive(struct lex *l)
 		closes = 1;
 	else if (l->i - w >= 4 && (!memcmp(l->s + w, "else", 4) || !memcmp(l->s + w, "elif", 4)))
 		other_branch = 1;
-	if (needs_argument(l->s + w, l->i - w) && no_argument(l))
-		return -1;      /* tree-sitter-c looks for it on the lines below */
+	if (argument_below(l, l->s + w, l->i - w))
+		return -1;      /* the parse of the whole file reads on */
 	/* to the end of the line, continuation lines and comments included */
 	while (l->i < l->n) {
 		char c = l->s[l->i];

@@ -193,8 +193,18 @@ static void test_gives_up(void)
 	CHECK_STR(items("#define \nvoid a(char *d)\n{\n\tf(d);\n}\nint b;\n"), "none");
 	CHECK_STR(items("#ifdef /* x */\nA\nint x;\n#endif\nint y;\n"), "none");
 	CHECK_STR(items("#include\n<a.h>\nint x;\n"), "none");
+	/* or with blanks where its argument would be: the next line that is not blank is it */
+	CHECK_STR(items("#define X \n\nvoid a(char *d)\n{\n\tf(d);\n}\nint b;\n"), "none");
+	CHECK_STR(items("#define F(a)\t\nint b;\n"), "none");
+	CHECK_STR(items("#pragma \nint b;\n"), "none");
+	/* blanks after an argument, or after else and endif, are nothing */
+	CHECK_STR(items("#define X 1 \nint b;\n"), "#define X 1 \n|int b;|\n|");
+	CHECK_STR(items("#define X\r\nint b;\r\n"), "#define X\r\n|int b;|\r\n|");
+	CHECK_STR(items("#ifdef A \nint a;\n#else \nint b;\n#endif \nint c;\n"),
+		  "[#ifdef A \n]|int a;|[\n#else \n]|int b;|[\n#endif \n]|int c;|\n|");
 	/* one whose name comes after a continued line is split as before */
 	CHECK_STR(items("#define \\\n A 1\nint x;\n"), "#define \\\n A 1\n|int x;|\n|");
+	CHECK_STR(items("#define A \\\n\nint x;\n"), "none");
 	/* an identifier ending in R before a string is no raw string */
 	CHECK_STR(items("#define STR \"a\"\nconst char *s = BAR \"}\";\nint x;"),
 		  "#define STR \"a\"\n|const char *s = BAR \"}\";|\nint x;|");
