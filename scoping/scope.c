@@ -1191,6 +1191,7 @@ struct parse_state {
 	char *code;                /* the file with comments and literals blanked */
 	unsigned char *may;        /* per piece: 1 it may hold a match; 2 (an item's first
 				      piece) its item is parsed whole (mark_errors) */
+	size_t nitems;             /* the pieces in items */
 	size_t items_alloc, ranges_alloc, code_alloc, may_alloc;
 };
 
@@ -1361,7 +1362,10 @@ static int mark_errors(struct parse_state *ps, size_t n, TSTree *tree)
 		if (end - first < 2)
 			goto next;
 		it = &ps->items[p];
-		if (it->kind == SL_ITEM_MAY && it->r.start_byte <= from && to <= it->r.end_byte)
+		/* inside one statement, or inside a function's head (SL_ITEMS_BODY's frame) */
+		if ((it->kind == SL_ITEM_MAY && it->r.start_byte <= from && to <= it->r.end_byte) ||
+		    (it->kind == SL_ITEM_FRAME && p == first && it->r.start_byte <= from &&
+		     to < it->r.end_byte))
 			goto next;
 		if (!(ps->may[first] & 2))
 			for (size_t i = first; i < end; i++)
@@ -1394,6 +1398,97 @@ static size_t keep_items(struct parse_state *ps, size_t n)
 	return kept;
 }
 
+/*
+ * The ranges to parse again of the n pieces in ps->items: every piece of
+ * each item marked whole (mark_errors), and the conditionals' lines, which
+ * keep them in their branches as in the first parse.
+ */
+static size_t keep_marked(struct parse_state *ps, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		int whole = ps->may[i] & 2;
+
+		for (j = i + 1; j < n && !ps->items[j].first; j++)
+			;
+		for (size_t k = i; k < j; k++) {
+			const sl_item *it = &ps->items[k];
+
+			if (!whole && it->kind != SL_ITEM_ALWAYS)
+				continue;
+			if (kept && ps->ranges[kept - 1].end_byte == it->r.start_byte) {
+				ps->ranges[kept - 1].end_byte = it->r.end_byte;
+				ps->ranges[kept - 1].end_point = it->r.end_point;
+			} else {
+				SL_ALLOC_GROW(ps->ranges, kept + 1, ps->ranges_alloc);
+				ps->ranges[kept++] = it->r;
+			}
+		}
+	}
+	return kept;
+}
+
+/* 1 if byte b lies in an item marked whole (mark_errors). */
+static int in_marked(const struct parse_state *ps, uint32_t b)
+{
+	size_t lo = 0, hi = ps->nitems;
+
+	/* the piece that holds b, then the first piece of its item */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ps->items[mid].r.end_byte <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ps->nitems)
+		return 0;
+	while (lo && !ps->items[lo].first)
+		lo--;
+	return !!(ps->may[lo] & 2);
+}
+
+/*
+ * Of raws [from, *nraws), keep those whose site lies in an item marked
+ * whole (inside), or those whose site does not (!inside); the others are
+ * released.
+ */
+static void filter_raws(struct parse_state *ps, size_t from, size_t *nraws, int inside)
+{
+	size_t out = from;
+
+	for (size_t i = from; i < *nraws; i++) {
+		struct raw *r = &ps->raws[i];
+
+		if (in_marked(ps, r->site.start_byte) == inside) {
+			ps->raws[out] = *r;
+			ps->raws[out].seq = out;
+			out++;
+		} else {
+			site_release(&r->site);
+		}
+	}
+	*nraws = out;
+}
+
+/* 1 if tree has a syntax error outside the items marked whole. */
+static int error_outside_marked(const struct parse_state *ps, TSTree *tree)
+{
+	TSNode root = ts_tree_root_node(tree);
+	uint32_t n = ts_node_child_count(root);
+
+	for (uint32_t i = 0; i < n; i++) {
+		TSNode child = ts_node_child(root, i);
+
+		if ((ts_node_has_error(child) || ts_node_is_missing(child)) &&
+		    !in_marked(ps, ts_node_start_byte(child)))
+			return 1;
+	}
+	return 0;
+}
+
 /* The bytes in n ranges. */
 static size_t ranges_bytes(const TSRange *r, size_t n)
 {
@@ -1412,12 +1507,13 @@ static size_t ranges_bytes(const TSRange *r, size_t n)
  * may hold a match, else 0.
  */
 static int parse_items(struct worker *wk, struct parse_state *ps, const char *text, size_t size,
-		       TSTree **tree)
+		       TSTree **tree, TSTree **marked)
 {
 	const struct compiled *c = wk->sh->c;
 	size_t n, kept = 0, may = 0;
 
-	*tree = NULL;
+	*tree = *marked = NULL;
+	ps->nitems = 0;
 	SL_ALLOC_GROW(ps->code, size, ps->code_alloc);
 	n = sl_items_split(text, size, &ps->items, &ps->items_alloc, ps->code, c->split);
 	if (n < 2)
@@ -1449,15 +1545,22 @@ static int parse_items(struct worker *wk, struct parse_state *ps, const char *te
 	if (*tree && c->split && ts_node_has_error(ts_tree_root_node(*tree))) {
 		int again = mark_errors(ps, n, *tree);
 
-		if (again) {
+		if (again)
 			wk->st.parsed_again++;
+		/*
+		 * The items marked are parsed again whole, by themselves: the
+		 * first tree still serves for the others (an error across
+		 * items gave -1)
+		 */
+		if (again > 0 && ts_parser_set_included_ranges(ps->parser, ps->ranges,
+							       (uint32_t)(kept = keep_marked(ps, n)))) {
+			wk->st.bytes_parsed += ranges_bytes(ps->ranges, kept);
+			*marked = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size);
+			ps->nitems = n;
+		}
+		if (again && !*marked) {
 			ts_tree_delete(*tree);
 			*tree = NULL;
-		}
-		if (again > 0 && ts_parser_set_included_ranges(ps->parser, ps->ranges,
-							       (uint32_t)(kept = keep_items(ps, n)))) {
-			wk->st.bytes_parsed += ranges_bytes(ps->ranges, kept);
-			*tree = ts_parser_parse_string(ps->parser, NULL, text, (uint32_t)size);
 		}
 	}
 	ts_parser_set_included_ranges(ps->parser, NULL, 0);
@@ -1493,7 +1596,7 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		      const char *text, size_t size)
 {
 	const struct compiled *c = wk->sh->c;
-	TSTree *tree = NULL;
+	TSTree *tree = NULL, *marked = NULL;
 	size_t nraws = 0, before = wk->out.n;
 	int ret = SL_ERROR;
 
@@ -1506,7 +1609,7 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 	wk->st.bytes_read += size;
 	if (!wk->sh->opts->no_prefilter &&
 	    (!pass_whole(wk, ps, text, size) ||
-	     (c->by_items && parse_items(wk, ps, text, size, &tree)))) {
+	     (c->by_items && parse_items(wk, ps, text, size, &tree, &marked)))) {
 		/* as if parsed: a literal with no match is still one */
 		e->flags |= CF_PREFILTERED;
 		if (c->pf && sl_prefilter_pass(c->pf, text, size))
@@ -1521,10 +1624,21 @@ static int scope_text(struct worker *wk, struct parse_state *ps, struct entry *e
 		goto done;
 	}
 	wk->st.parsed++;
-	if (ts_node_has_error(ts_tree_root_node(tree)))
+	if (marked ? ts_node_has_error(ts_tree_root_node(marked)) || error_outside_marked(ps, tree) :
+	    ts_node_has_error(ts_tree_root_node(tree)))
 		e->flags |= CF_PARSE_ERROR;
 	if (run_query(wk, ps, e, tree, text, size, &nraws))
 		goto done;
+	if (marked) {
+		/* the items marked whole: their sites from their own parse */
+		size_t first;
+
+		filter_raws(ps, 0, &nraws, 0);
+		first = nraws;
+		if (run_query(wk, ps, e, marked, text, size, &nraws))
+			goto done;
+		filter_raws(ps, first, &nraws, 1);
+	}
 	group_targets(&wk->out, ps->raws, nraws, e, c, text);
 	nraws = 0;
 	if (c->pf && wk->out.n == before && sl_prefilter_pass(c->pf, text, size))
@@ -1551,6 +1665,8 @@ done:
 		site_release(&ps->raws[i].site);
 	if (tree)
 		ts_tree_delete(tree);
+	if (marked)
+		ts_tree_delete(marked);
 	e->scoped = !ret;
 	if (!ret)
 		atomic_store_explicit(&e->done, 1, memory_order_release);

@@ -88,4 +88,34 @@ test_expect_success 'a capture on an outer node: the body is not split' '
 	grep -x "parse errors: 1" out
 '
 
+test_expect_success 'a function head with a syntax error: the body is not parsed again' '
+	mkdir head &&
+	cat >head/head.c <<-\EOF &&
+	UNITTEST int k(int n)
+	{
+		int s = 0;
+
+		for (int i = 0; i < n; i++)
+			s += i;
+		return s;
+	}
+
+	int p(int n)
+	{
+		for (int i = 0; i < n; i++)
+			n--;
+		return n;
+	}
+	EOF
+	make_repo head &&
+	sluice scope --repo head --lang c --query "$Q" --stats >out &&
+	sluice scope --repo head --lang c --query "$Q" --no-prefilter >all &&
+	grep -v -e "^[a-z ]*: " -e "^  " out >sites &&
+	test_cmp all sites &&
+	test "$(wc -l <sites)" = 2 &&
+	grep -x "parsed in part: 1" out &&
+	grep -x "parsed again: 0" out &&
+	grep -x "parse errors: 1" out
+'
+
 test_done
