@@ -74,9 +74,23 @@ static void journal_name(sl_buf *out, const run_ctx *x, long pid, size_t seq)
  * hundreds of packs per object and kept every one's index mapped (150 MB).
  * The worker never reads what another batch wrote (a candidate's objects
  * are the base's and its own); a branch's commit written since is read by
- * sl_commit_made_by from the directory.  NULL where objects live elsewhere
- * too (alternates, GIT_OBJECT_DIRECTORY): the repository's own then.
+ * sl_commit_made_by from the directory.  A candidate's new object that a
+ * pack already holds (another campaign's same change) is written to the
+ * mempack all the same, not found and "freshened" in that pack: read back
+ * from there, it filled each old pack's cache of delta bases (libgit2 keeps
+ * up to 16 MB a pack, a second campaign of 100,000 targets over the first's
+ * 1,200 packs grew by 80 MB), and each write touched a pack's mtime.  NULL
+ * where objects live elsewhere too (alternates, GIT_OBJECT_DIRECTORY): the
+ * repository's own then.
  */
+/* A pack's freshen that never finds: a write goes on to the batch's mempack. */
+static int pack_not_fresh(git_odb_backend *be, const git_oid *oid)
+{
+	(void)be;
+	(void)oid;
+	return GIT_ENOTFOUND;
+}
+
 static git_odb *worker_odb(git_repository *repo)
 {
 	sl_buf dir = SL_BUF_INIT, path = SL_BUF_INIT;
@@ -103,7 +117,10 @@ static git_odb *worker_odb(git_repository *repo)
 				continue;
 			sl_buf_reset(&path);
 			sl_buf_addf(&path, "%s/pack/%s", dir.buf, de->d_name);
-			if (git_odb_backend_one_pack(&be, path.buf) || git_odb_add_backend(odb, be, 2))
+			if (git_odb_backend_one_pack(&be, path.buf))
+				goto done;
+			be->freshen = pack_not_fresh;
+			if (git_odb_add_backend(odb, be, 2))
 				goto done;
 			be = NULL;
 		}

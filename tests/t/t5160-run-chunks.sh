@@ -183,4 +183,23 @@ test_expect_success 'cached results that do not decode are scoped again, passed 
 	test_cmp plain warm-targets
 '
 
+# A second campaign of the same changes finds its new objects already in the
+# first campaign packs; read back from there they filled each pack cache
+# of delta bases (80 MB over 1,200 packs), so they go to packs of its own.
+test_expect_success 'a second campaign of the same changes leaves the first one packs alone' '
+	chunks_yaml | sed "s/^name: chunks/name: again/" >again.yaml &&
+	ls repo/.git/objects/pack/*.pack >packs.before &&
+	test -s packs.before &&
+	touch -d @978307200 $(cat packs.before) &&
+	sluice run --store s9.db again.yaml >out 2>err &&
+	grep -q "^  proposed  *30" out &&
+	for p in $(cat packs.before); do
+		test "$(stat -c %Y "$p")" = 978307200 || return 1
+	done &&
+	ls repo/.git/objects/pack/*.pack >packs.after &&
+	test "$(comm -13 packs.before packs.after | wc -l)" -ge 1 &&
+	test "$(git -C repo for-each-ref "refs/heads/sluice/again/*" | wc -l)" = 30 &&
+	git -C repo fsck --connectivity-only
+'
+
 test_done
