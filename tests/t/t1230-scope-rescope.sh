@@ -35,8 +35,11 @@ test_expect_success 'after a one-file change only that file is read and parsed' 
 	grep "^f3.c:" s2 >f3 && test "$(wc -l <f3)" -eq 2 &&
 	SLUICE_SCOPE_NO_WORKTREE=1 sluice scope --repo repo --lang c --query "$Q" --stats >s3 &&
 	grep -x "parsed: 5" s3 &&
-	grep -v -e "^cache hits" -e "^parsed" -e "^skipped by prefilter" -e "^threads" -e "^read from" s2 >a &&
-	grep -v -e "^cache hits" -e "^parsed" -e "^skipped by prefilter" -e "^threads" -e "^read from" s3 >b &&
+	grep "^bytes parsed: [0-9]* of $(wc -c <repo/f3.c) read " s2 &&
+	grep -v -e "^cache hits" -e "^parsed" -e "^skipped by prefilter" -e "^threads" -e "^read from" \
+		-e "^bytes parsed" s2 >a &&
+	grep -v -e "^cache hits" -e "^parsed" -e "^skipped by prefilter" -e "^threads" -e "^read from" \
+		-e "^bytes parsed" s3 >b &&
 	test_cmp b a &&
 	test "$(sqlite3 c.db "select count(*) from store_meta where key like '"'"'scope-query-ok:%'"'"'")" = 1
 '
