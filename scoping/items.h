@@ -18,8 +18,11 @@
  * so splitting too little merges items and never cuts one.  Anything the
  * lexing below cannot vouch for (unbalanced brackets or conditionals, an
  * unterminated comment, a C++ raw string, digraphs and trigraphs for
- * braces, an item that starts with '{' as a K&R function's body does)
- * gives no items: the file is parsed whole.  A directive's line goes on
+ * braces, an item that starts with '{' as a K&R function's body does, a
+ * directive whose argument tree-sitter-c would read from a line below:
+ * a name, path or condition missing, or blanks before the line's end where
+ * a define's value or another directive's argument may come) gives no
+ * items: the file is parsed whole.  A directive's line goes on
  * past a newline after a '\\', and after a '/' (tree-sitter-c reads a
  * directive's argument on, a '//' comment in one included).
  *
@@ -29,8 +32,9 @@
  * neighbour is read as if the error were not there.  Split into
  * statements (SL_ITEMS_STATEMENTS below), the same holds of statements,
  * and of a function's head, which is left out unless it may hold a match:
- * scope.c parses again, whole, a function where the part parsed has an
- * error outside one statement, and the file where one crosses items.  On
+ * scope.c parses again, whole and by itself (the first parse serves the
+ * rest of the file), a function where the part parsed has an error outside
+ * one statement and outside its head, and the file where one crosses items.  On
  * git and curl (2,002 files, 574 of them with syntax errors) eighteen of
  * twenty-two queries gave the same targets either way, and the other four
  * differ by 17 of their 127,816 targets, all in files with syntax errors
