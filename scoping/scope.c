@@ -1290,6 +1290,19 @@ static int run_query(struct worker *wk, struct parse_state *ps, const struct ent
 	return 0;
 }
 
+/* Append r to ps->ranges (kept of them so far), merged with the last where they touch. */
+static size_t add_range(struct parse_state *ps, size_t kept, const TSRange *r)
+{
+	if (kept && ps->ranges[kept - 1].end_byte == r->start_byte) {
+		ps->ranges[kept - 1].end_byte = r->end_byte;
+		ps->ranges[kept - 1].end_point = r->end_point;
+		return kept;
+	}
+	SL_ALLOC_GROW(ps->ranges, kept + 1, ps->ranges_alloc);
+	ps->ranges[kept] = *r;
+	return kept + 1;
+}
+
 /*
  * Add to ps->ranges (kept of them so far; merged where they touch) the
  * pieces of one item, ps->items[from .. to), that may hold a match, and
@@ -1308,13 +1321,7 @@ static size_t keep_item(struct parse_state *ps, size_t from, size_t to, size_t k
 		if (!(whole || (ps->may[i] & 1) || it->kind == SL_ITEM_ALWAYS ||
 		      (any && it->kind == SL_ITEM_FRAME)))
 			continue;
-		if (kept && ps->ranges[kept - 1].end_byte == it->r.start_byte) {
-			ps->ranges[kept - 1].end_byte = it->r.end_byte;
-			ps->ranges[kept - 1].end_point = it->r.end_point;
-		} else {
-			SL_ALLOC_GROW(ps->ranges, kept + 1, ps->ranges_alloc);
-			ps->ranges[kept++] = it->r;
-		}
+		kept = add_range(ps, kept, &it->r);
 	}
 	return kept;
 }
@@ -1417,13 +1424,7 @@ static size_t keep_marked(struct parse_state *ps, size_t n)
 
 			if (!whole && it->kind != SL_ITEM_ALWAYS)
 				continue;
-			if (kept && ps->ranges[kept - 1].end_byte == it->r.start_byte) {
-				ps->ranges[kept - 1].end_byte = it->r.end_byte;
-				ps->ranges[kept - 1].end_point = it->r.end_point;
-			} else {
-				SL_ALLOC_GROW(ps->ranges, kept + 1, ps->ranges_alloc);
-				ps->ranges[kept++] = it->r;
-			}
+			kept = add_range(ps, kept, &it->r);
 		}
 	}
 	return kept;
