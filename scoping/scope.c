@@ -1477,17 +1477,20 @@ static void filter_raws(struct parse_state *ps, size_t from, size_t *nraws, int 
 /* 1 if tree has a syntax error outside the items marked whole. */
 static int error_outside_marked(const struct parse_state *ps, TSTree *tree)
 {
-	TSNode root = ts_tree_root_node(tree);
-	uint32_t n = ts_node_child_count(root);
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
+	int found = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		TSNode child = ts_node_child(root, i);
+	/* a cursor: ts_node_child(root, i) walks the i children before it */
+	if (ts_tree_cursor_goto_first_child(&cur)) {
+		do {
+			TSNode child = ts_tree_cursor_current_node(&cur);
 
-		if ((ts_node_has_error(child) || ts_node_is_missing(child)) &&
-		    !in_marked(ps, ts_node_start_byte(child)))
-			return 1;
+			found = (ts_node_has_error(child) || ts_node_is_missing(child)) &&
+				!in_marked(ps, ts_node_start_byte(child));
+		} while (!found && ts_tree_cursor_goto_next_sibling(&cur));
 	}
-	return 0;
+	ts_tree_cursor_delete(&cur);
+	return found;
 }
 
 /* The bytes in n ranges. */
